@@ -1,0 +1,88 @@
+# Builds everything into $(BUILD). build.sh installs the toolchain and fetches
+# cJSON's source first; call this Makefile directly only after that has run.
+
+BUILD     ?= build
+CJSON_DIR ?= $(BUILD)/third_party/cjson
+CC        ?= cc
+CLANG     ?= clang
+EMCC      ?= emcc
+
+# The project's own C is held to these; cJSON (third-party) is not.
+WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+          -Wpointer-arith -Wcast-qual -Wvla -Wformat=2
+CSTD   := -std=c11 -D_POSIX_C_SOURCE=200809L
+INC    := -Icore/include -Icore -I$(CJSON_DIR) -DCJSON_NESTING_LIMIT=256
+
+CORE_SRC    := $(sort $(wildcard core/*.c))
+CORE_HDR    := $(wildcard core/*.h core/include/*.h)
+UNIT_SRC    := $(sort $(wildcard tests/unit/*.c))
+UNIT_HDR    := $(wildcard tests/unit/*.h)
+BACKEND_SRC := $(sort $(wildcard backend/*.c))
+BACKEND_HDR := $(wildcard backend/*.h)
+FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+CJSON_C     := $(CJSON_DIR)/cJSON.c
+
+.PHONY: all native asan wasm backend fuzz clean
+all: native asan wasm backend
+
+# --- native core + unit tests -------------------------------------------
+native: $(BUILD)/native/unit_tests
+asan:   $(BUILD)/asan/unit_tests
+
+$(BUILD)/native/libe2bw.a: $(CORE_SRC) $(CORE_HDR) $(CJSON_C)
+	@mkdir -p $(BUILD)/native/obj
+	rm -f $@
+	for f in $(CORE_SRC); do \
+	  $(CC) $(CSTD) -O2 -g $(WARN) $(INC) -c $$f -o $(BUILD)/native/obj/$$(basename $$f .c).o || exit 1; done
+	$(CC) $(CSTD) -O2 -g $(INC) -c $(CJSON_C) -o $(BUILD)/native/obj/cJSON.o
+	ar rcs $@ $(BUILD)/native/obj/*.o
+
+$(BUILD)/native/unit_tests: $(BUILD)/native/libe2bw.a $(UNIT_SRC) $(UNIT_HDR)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(INC) $(UNIT_SRC) $(BUILD)/native/libe2bw.a -lm -o $@
+
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+$(BUILD)/asan/unit_tests: $(CORE_SRC) $(CORE_HDR) $(UNIT_SRC) $(UNIT_HDR) $(CJSON_C)
+	@mkdir -p $(BUILD)/asan
+	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) -c $(CJSON_C) -o $(BUILD)/asan/cJSON.o
+	$(CC) $(CSTD) -O1 -g $(SAN) $(WARN) $(INC) $(CORE_SRC) $(UNIT_SRC) $(BUILD)/asan/cJSON.o -lm -o $@
+
+# --- WebAssembly -------------------------------------------------------
+# core.wasm: Emscripten, no imports (wasm/abi.c defines the one hook the
+# allocator would otherwise import). core-wasi.wasm: the same sources through
+# clang + wasi-libc, to prove the core does not depend on one toolchain.
+WASM_SRC := $(CORE_SRC) wasm/abi.c $(CJSON_C)
+wasm: $(BUILD)/wasm/core.wasm $(BUILD)/wasm/core-wasi.wasm
+
+$(BUILD)/wasm/core.wasm: $(WASM_SRC) $(CORE_HDR)
+	@mkdir -p $(BUILD)/wasm
+	NODE_PATH=/usr/share/nodejs $(EMCC) $(CSTD) -Oz $(INC) -DE2BW_WASM \
+	  -sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB \
+	  -sTOTAL_STACK=262144 -sERROR_ON_UNDEFINED_SYMBOLS=1 \
+	  $(WASM_SRC) -o $@
+
+$(BUILD)/wasm/core-wasi.wasm: $(WASM_SRC) wasm/wasi_noio.c $(CORE_HDR)
+	@mkdir -p $(BUILD)/wasm
+	$(CLANG) --target=wasm32-wasi --sysroot=/usr $(CSTD) -Oz $(INC) -DE2BW_WASM \
+	  -nostartfiles -Wl,--no-entry -Wl,-z,stack-size=262144 \
+	  $(WASM_SRC) wasm/wasi_noio.c -o $@
+
+# --- local E2B-compatible backend -----------------------------------------
+backend: $(BUILD)/bin/e2b-local-backend
+
+$(BUILD)/bin/e2b-local-backend: $(BACKEND_SRC) $(BACKEND_HDR) $(CJSON_C)
+	@mkdir -p $(BUILD)/bin $(BUILD)/backend
+	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON.o
+	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
+	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o -levent -lutil -o $@
+
+# --- libFuzzer targets (clang) ------------------------------------------
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+fuzz: $(FUZZ_BIN)
+
+FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C)
+	@mkdir -p $(BUILD)/fuzz
+	$(CLANG) $(CSTD) $(FUZZ_FLAGS) $(INC) $< $(CORE_SRC) $(CJSON_C) -lm -o $@
+
+clean:
+	rm -rf $(BUILD)/native $(BUILD)/asan $(BUILD)/wasm $(BUILD)/bin $(BUILD)/fuzz $(BUILD)/backend

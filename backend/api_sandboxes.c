@@ -1,0 +1,242 @@
+/* Control-plane handlers for one sandbox: create, get, kill, timeout, pause,
+ * resume and connect. */
+#include "api_handlers.h"
+
+#include "clock.h"
+#include "http_reply.h"
+#include "registry.h"
+#include "request_body.h"
+#include "sandbox_json.h"
+
+#include <cJSON.h>
+#include <event2/http.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Default lifetimes in seconds, per route (reference §1.1/§1.2). */
+#define TIMEOUT_DEFAULT_V1 15
+#define TIMEOUT_DEFAULT_V2 300
+#define TIMEOUT_DEFAULT_RESUME 15
+#define TIMEOUT_DEFAULT_CONNECT 300
+
+static int reply_body_error(struct evhttp_request *req, const struct body_error *err)
+{
+	return reply_error(req, err->status, err->message);
+}
+
+/* "timeout" in seconds: an int32, not negative, at most 24 hours. */
+static enum field_result read_timeout(const cJSON *body, int64_t *out, struct body_error *err)
+{
+	enum field_result r = field_int(body, "timeout", INT32_MIN, INT32_MAX, out, err);
+	if (r != FIELD_OK)
+		return r;
+	if (*out < 0) {
+		body_error_set(err, "field \"timeout\" must not be negative");
+		return FIELD_BAD;
+	}
+	if (*out > SANDBOX_MAX_TIMEOUT_S) {
+		err->status = 400;
+		snprintf(err->message, sizeof err->message, "Timeout cannot be greater than 24 hours");
+		return FIELD_BAD;
+	}
+	return FIELD_OK;
+}
+
+/* Fills spec from a NewSandbox (v1) or NewSandboxV2 body. Unknown fields
+ * (network, mcp, volumeMounts, ...) are accepted and ignored. */
+static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spec,
+	struct body_error *err)
+{
+	spec->timeout_s = v2 ? TIMEOUT_DEFAULT_V2 : TIMEOUT_DEFAULT_V1;
+	spec->secure = v2; /* v2 is always secure */
+	spec->allow_internet_access = -1;
+
+	enum field_result r = field_string(body, "templateID", &spec->template_id, err);
+	if (r == FIELD_BAD)
+		return -1;
+	if (r == FIELD_ABSENT || spec->template_id[0] == '\0') {
+		body_error_set(err, "field \"templateID\" is required");
+		return -1;
+	}
+	bool flag;
+	if (read_timeout(body, &spec->timeout_s, err) == FIELD_BAD ||
+	    field_string_map(body, "metadata", &spec->metadata, err) == FIELD_BAD ||
+	    field_string_map(body, "envVars", &spec->env_vars, err) == FIELD_BAD ||
+	    field_bool(body, "autoPause", &spec->auto_pause, err) == FIELD_BAD ||
+	    field_bool(body, "autoPauseMemory", &flag, err) == FIELD_BAD)
+		return -1;
+	if (!v2 && field_bool(body, "secure", &spec->secure, err) == FIELD_BAD)
+		return -1;
+	r = field_bool(body, "allow_internet_access", &flag, err);
+	if (r == FIELD_BAD)
+		return -1;
+	if (r == FIELD_OK)
+		spec->allow_internet_access = flag;
+	return 0;
+}
+
+static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, BODY_REQUIRED, &err);
+	if (!body)
+		return reply_body_error(req, &err);
+	struct sandbox_spec spec = {0};
+	if (read_new_sandbox(body, v2, &spec, &err) != 0) {
+		cJSON_Delete(body);
+		return reply_body_error(req, &err);
+	}
+	struct sandbox *sb = registry_create(ctx->reg, &spec);
+	cJSON_Delete(body); /* spec pointed into it; the registry made copies */
+	if (!sb)
+		return reply_error(req, 500, "Failed to create sandbox");
+	return reply_json(req, 201, sandbox_json_created(sb));
+}
+
+int api_create_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	(void)id;
+	return create(ctx, req, false);
+}
+
+int api_create_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	(void)id;
+	return create(ctx, req, true);
+}
+
+int api_get(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return api_reply_not_found(req, id);
+	return reply_json(req, 200, sandbox_json_detail(sb));
+}
+
+int api_kill(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return api_reply_not_found(req, id);
+	registry_kill(ctx->reg, sb);
+	return reply_empty(req, 204);
+}
+
+int api_set_timeout(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, BODY_REQUIRED, &err);
+	if (!body)
+		return reply_body_error(req, &err);
+	int64_t timeout = 0;
+	enum field_result r = read_timeout(body, &timeout, &err);
+	cJSON_Delete(body);
+	if (r == FIELD_ABSENT)
+		body_error_set(&err, "field \"timeout\" is required");
+	if (r != FIELD_OK)
+		return reply_body_error(req, &err);
+
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return api_reply_not_found(req, id);
+	/* E2B keeps only running sandboxes in the store this route updates. */
+	if (sb->state != SANDBOX_RUNNING)
+		return reply_errorf(req, 404, "Sandbox \"%s\" is not running", id);
+	registry_set_timeout(ctx->reg, sb, timeout);
+	return reply_empty(req, 204);
+}
+
+int api_pause(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
+	if (!body)
+		return reply_body_error(req, &err);
+	bool memory;
+	enum field_result r = field_bool(body, "memory", &memory, &err);
+	cJSON_Delete(body);
+	if (r == FIELD_BAD)
+		return reply_body_error(req, &err);
+
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return api_reply_not_found(req, id);
+	if (sb->state == SANDBOX_PAUSED)
+		return reply_errorf(req, 409, "Sandbox %s is already paused", id);
+	registry_pause(ctx->reg, sb);
+	return reply_empty(req, 204);
+}
+
+int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
+	if (!body)
+		return reply_body_error(req, &err);
+	int64_t timeout = TIMEOUT_DEFAULT_RESUME;
+	bool auto_pause = false, memory;
+	enum field_result auto_pause_given = FIELD_BAD;
+	if (read_timeout(body, &timeout, &err) == FIELD_BAD ||
+	    (auto_pause_given = field_bool(body, "autoPause", &auto_pause, &err)) == FIELD_BAD ||
+	    field_bool(body, "memory", &memory, &err) == FIELD_BAD) {
+		cJSON_Delete(body);
+		return reply_body_error(req, &err);
+	}
+	cJSON_Delete(body);
+
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return api_reply_not_found(req, id);
+	if (sb->state == SANDBOX_RUNNING)
+		return reply_errorf(req, 409, "Sandbox %s is already running", id);
+	if (auto_pause_given == FIELD_OK)
+		sb->auto_pause = auto_pause;
+	registry_resume(ctx->reg, sb, timeout);
+	return reply_json(req, 201, sandbox_json_created(sb));
+}
+
+/* Both connect routes: 200 when it was running, 201 when it was resumed. */
+static int connect_sandbox(struct api_ctx *ctx, struct evhttp_request *req, const char *id,
+	bool v2)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, v2 ? BODY_OPTIONAL : BODY_REQUIRED, &err);
+	if (!body)
+		return reply_body_error(req, &err);
+	int64_t timeout = TIMEOUT_DEFAULT_CONNECT;
+	bool memory;
+	enum field_result r = read_timeout(body, &timeout, &err);
+	if (r == FIELD_ABSENT && !v2) {
+		body_error_set(&err, "field \"timeout\" is required");
+		r = FIELD_BAD;
+	}
+	if (r == FIELD_BAD || field_bool(body, "memory", &memory, &err) == FIELD_BAD) {
+		cJSON_Delete(body);
+		return reply_body_error(req, &err);
+	}
+	cJSON_Delete(body);
+
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return api_reply_not_found(req, id);
+	if (sb->state == SANDBOX_PAUSED) {
+		registry_resume(ctx->reg, sb, timeout);
+		return reply_json(req, 201, sandbox_json_created(sb));
+	}
+	/* The trap: a connect without a timeout means 300 s, and by default it
+	 * replaces endAt even when that brings it closer. */
+	bool shorter = clock_now_ms() + timeout * 1000 < sb->end_at_ms;
+	if (!(shorter && ctx->connect_extend_only))
+		registry_set_timeout(ctx->reg, sb, timeout);
+	return reply_json(req, 200, sandbox_json_created(sb));
+}
+
+int api_connect_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	return connect_sandbox(ctx, req, id, false);
+}
+
+int api_connect_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	return connect_sandbox(ctx, req, id, true);
+}

@@ -1,0 +1,34 @@
+/* Writing responses: JSON bodies, the E2B error shape {"code","message"},
+ * CORS headers on every answer, and the one-line request log on stderr.
+ * Each reply function returns the status it sent, so handlers can
+ * `return reply_error(...)` and the dispatcher can log it. */
+#ifndef E2B_BACKEND_HTTP_REPLY_H
+#define E2B_BACKEND_HTTP_REPLY_H
+
+struct cJSON;
+struct evhttp_request;
+
+/* Sends body as application/json and deletes it. */
+int reply_json(struct evhttp_request *req, int status, struct cJSON *body);
+/* {"code":status,"message":message}, the schema E2B uses for every error. */
+int reply_error(struct evhttp_request *req, int status, const char *message);
+int reply_errorf(struct evhttp_request *req, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* No body, e.g. 204. */
+int reply_empty(struct evhttp_request *req, int status);
+/* Answers a CORS preflight (OPTIONS) with 204. */
+int reply_preflight(struct evhttp_request *req);
+
+/* Adds the CORS headers every answer carries. The reply_* functions call it;
+ * a streaming handler that uses evhttp_send_reply_start must call it too. */
+void reply_add_cors(struct evhttp_request *req);
+
+/* "<server> <METHOD> <path> <status>" on stderr. Only the path is logged:
+ * never headers, bodies or query strings, so no key or token can leak. */
+void log_request(const char *server, struct evhttp_request *req, int status);
+
+const char *request_method_name(const struct evhttp_request *req);
+/* The request path without query, never NULL. */
+const char *request_path(const struct evhttp_request *req);
+
+#endif

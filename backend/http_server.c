@@ -1,0 +1,51 @@
+/* evhttp setup shared by the control-plane and envd listeners. */
+#include "http_server.h"
+
+#include <errno.h>
+#include <event2/http.h>
+#include <event2/util.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+struct evhttp *http_server_new(struct event_base *base,
+	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg)
+{
+	struct evhttp *http = evhttp_new(base);
+	if (!http)
+		return NULL;
+	evhttp_set_max_body_size(http, HTTP_MAX_BODY_BYTES);
+	evhttp_set_max_headers_size(http, HTTP_MAX_HEADER_BYTES);
+	evhttp_set_timeout(http, HTTP_IDLE_TIMEOUT_S);
+	/* Read (and discard) an oversized body before answering 413, so the
+	 * client sees the answer instead of a connection reset. */
+	evhttp_set_flags(http, EVHTTP_SERVER_LINGERING_CLOSE);
+	/* Let every method reach our router, which answers 405 in JSON. */
+	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+		EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
+		EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+	evhttp_set_gencb(http, dispatch, arg);
+	return http;
+}
+
+int http_server_bind(struct evhttp *http, const char *host, uint16_t port, uint16_t *bound_port)
+{
+	struct evhttp_bound_socket *handle = evhttp_bind_socket_with_handle(http, host, port);
+	if (!handle) {
+		fprintf(stderr, "e2b-local-backend: cannot listen on %s:%u: %s\n", host, port,
+			strerror(errno));
+		return -1;
+	}
+	struct sockaddr_storage addr;
+	socklen_t len = sizeof addr;
+	if (getsockname(evhttp_bound_socket_get_fd(handle), (struct sockaddr *)&addr, &len) != 0) {
+		fprintf(stderr, "e2b-local-backend: getsockname: %s\n", strerror(errno));
+		return -1;
+	}
+	if (addr.ss_family == AF_INET6)
+		*bound_port = ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
+	else
+		*bound_port = ntohs(((struct sockaddr_in *)&addr)->sin_port);
+	return 0;
+}

@@ -1,0 +1,23 @@
+/* One evhttp server with the backend's limits, all requests going to one
+ * dispatch function (the routing is ours, so every answer is JSON). */
+#ifndef E2B_BACKEND_HTTP_SERVER_H
+#define E2B_BACKEND_HTTP_SERVER_H
+
+#include <stdint.h>
+
+struct event_base;
+struct evhttp;
+struct evhttp_request;
+
+#define HTTP_MAX_BODY_BYTES (1024 * 1024)  /* above: 413 from evhttp */
+#define HTTP_MAX_HEADER_BYTES (32 * 1024)  /* above: evhttp rejects the request */
+#define HTTP_IDLE_TIMEOUT_S 60             /* slow or idle clients are dropped */
+
+struct evhttp *http_server_new(struct event_base *base,
+	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg);
+
+/* Binds host:port (port 0 = ephemeral) and reports the real port.
+ * 0 on success, -1 with a message on stderr. */
+int http_server_bind(struct evhttp *http, const char *host, uint16_t port, uint16_t *bound_port);
+
+#endif

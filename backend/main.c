@@ -1,0 +1,109 @@
+/* e2b-local-backend: wires the options, the state directory, the sandbox
+ * registry and the two HTTP listeners (control-plane API and envd) onto one
+ * libevent loop, prints the ready line, and tears everything down again on
+ * SIGTERM/SIGINT. */
+#include "api_handlers.h"
+#include "api_routes.h"
+#include "envd_routes.h"
+#include "http_server.h"
+#include "options.h"
+#include "registry.h"
+#include "state_dir.h"
+
+#include <cJSON.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	fprintf(stderr, "e2b-local-backend: signal %d, shutting down\n", (int)sig);
+	event_base_loopbreak(arg);
+}
+
+/* The single stdout line test harnesses wait for. */
+static int print_ready_line(const char *api_url, const char *sandbox_url, const char *state_dir)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return -1;
+	cJSON_AddStringToObject(o, "api_url", api_url);
+	cJSON_AddStringToObject(o, "sandbox_url", sandbox_url);
+	cJSON_AddStringToObject(o, "state_dir", state_dir);
+	cJSON_AddNumberToObject(o, "pid", (double)getpid());
+	char *line = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!line)
+		return -1;
+	printf("%s\n", line);
+	fflush(stdout);
+	cJSON_free(line);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct backend_options opt;
+	switch (options_parse(argc, argv, &opt)) {
+	case OPTIONS_OK: break;
+	case OPTIONS_EXIT_OK: return 0;
+	case OPTIONS_EXIT_USAGE: return 2;
+	}
+	/* A client that hangs up mid-answer must not kill the server. */
+	signal(SIGPIPE, SIG_IGN);
+
+	int rc = 1;
+	struct state_dir sd;
+	if (state_dir_open(&sd, opt.state_dir) != 0)
+		return 1;
+
+	struct event_base *base = event_base_new();
+	struct registry *reg = base ? registry_new(base, sd.sandboxes) : NULL;
+	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
+		.connect_extend_only = opt.connect_extend_only};
+	struct envd_ctx envd_ctx = {.reg = reg};
+	struct evhttp *api = reg ? http_server_new(base, api_dispatch, &api_ctx) : NULL;
+	struct evhttp *envd = api ? http_server_new(base, envd_dispatch, &envd_ctx) : NULL;
+	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
+	struct event *sigterm = envd ? evsignal_new(base, SIGTERM, on_stop_signal, base) : NULL;
+	struct event *sigint = sigterm ? evsignal_new(base, SIGINT, on_stop_signal, base) : NULL;
+	if (!sigint || event_add(sigterm, NULL) != 0 || event_add(sigint, NULL) != 0) {
+		fprintf(stderr, "e2b-local-backend: cannot set up the event loop\n");
+		goto out;
+	}
+
+	uint16_t api_port, envd_port;
+	if (http_server_bind(api, opt.api.host, opt.api.port, &api_port) != 0 ||
+	    http_server_bind(envd, opt.envd.host, opt.envd.port, &envd_port) != 0)
+		goto out;
+	char api_url[96], sandbox_url[96];
+	listen_addr_url(&opt.api, api_port, api_url, sizeof api_url);
+	listen_addr_url(&opt.envd, envd_port, sandbox_url, sizeof sandbox_url);
+	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s\n", api_url, sandbox_url,
+		sd.root);
+	if (print_ready_line(api_url, sandbox_url, sd.root) != 0)
+		goto out;
+
+	event_base_dispatch(base);
+	rc = 0;
+
+out:
+	if (api)
+		evhttp_free(api);
+	if (envd)
+		evhttp_free(envd);
+	registry_free(reg); /* kills every sandbox and deletes its directory */
+	if (sigterm)
+		event_free(sigterm);
+	if (sigint)
+		event_free(sigint);
+	if (base)
+		event_base_free(base);
+	libevent_global_shutdown(); /* lets leak checkers see a clean exit */
+	state_dir_close(&sd);
+	return rc;
+}

@@ -1,0 +1,89 @@
+/* Every sandbox the backend knows about, and the lifecycle rules that change
+ * them: create, pause, resume, timeout changes, kill, and expiry at endAt.
+ *
+ * A later process manager hooks in through registry_hooks (to start, stop or
+ * kill the processes of a sandbox) and may hang its own state on
+ * sandbox.user_data. */
+#ifndef E2B_BACKEND_REGISTRY_H
+#define E2B_BACKEND_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cJSON;
+struct event;
+struct event_base;
+struct registry;
+
+#define SANDBOX_ID_LEN 20        /* [a-z0-9], like E2B's */
+#define SANDBOX_CLIENT_ID_LEN 8  /* deprecated field, any string */
+#define SANDBOX_TOKEN_LEN 64     /* envdAccessToken, hex */
+#define SANDBOX_MAX_TIMEOUT_S 86400
+
+enum sandbox_state { SANDBOX_RUNNING, SANDBOX_PAUSED };
+
+struct sandbox {
+	char id[SANDBOX_ID_LEN + 1];
+	char client_id[SANDBOX_CLIENT_ID_LEN + 1];
+	char access_token[SANDBOX_TOKEN_LEN + 1]; /* "" when not secure */
+	char *template_id;
+	char *dir;               /* <state-dir>/sandboxes/<id>, exists while the sandbox does */
+	struct cJSON *metadata;  /* object of strings, never NULL */
+	struct cJSON *env_vars;  /* object of strings, never NULL */
+	bool secure;
+	bool auto_pause;         /* on expiry: pause instead of kill */
+	int allow_internet_access; /* -1 not given, else 0/1 */
+	enum sandbox_state state;
+	int64_t started_at_ms;
+	int64_t end_at_ms;       /* expiry while running; the pause time while paused */
+	void *user_data;         /* free for a process manager */
+
+	/* private to registry.c */
+	struct event *expiry;
+	struct registry *owner;
+};
+
+/* What a create request asks for; the registry copies everything. */
+struct sandbox_spec {
+	const char *template_id;
+	int64_t timeout_s;
+	const struct cJSON *metadata; /* NULL = none */
+	const struct cJSON *env_vars; /* NULL = none */
+	bool secure;
+	bool auto_pause;
+	int allow_internet_access;    /* -1 not given */
+};
+
+/* Called around lifecycle changes. Any pointer may be NULL. */
+struct registry_hooks {
+	void *ctx;
+	void (*created)(void *ctx, struct sandbox *sb);
+	void (*paused)(void *ctx, struct sandbox *sb);   /* now paused: stop its processes */
+	void (*resumed)(void *ctx, struct sandbox *sb);  /* running again */
+	void (*removing)(void *ctx, struct sandbox *sb); /* about to be freed, dir still there */
+};
+
+struct registry *registry_new(struct event_base *base, const char *sandboxes_dir);
+/* Removes every sandbox (hooks fire, directories are deleted). */
+void registry_free(struct registry *reg);
+void registry_set_hooks(struct registry *reg, const struct registry_hooks *hooks);
+
+/* Creates a running sandbox with its directory and expiry timer.
+ * NULL on failure (out of memory, or the directory cannot be made). */
+struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec);
+struct sandbox *registry_find(const struct registry *reg, const char *id);
+
+/* Removes the sandbox and deletes its directory; sb is freed. */
+void registry_kill(struct registry *reg, struct sandbox *sb);
+/* running -> paused: stops the expiry timer, endAt becomes the pause time. */
+void registry_pause(struct registry *reg, struct sandbox *sb);
+/* paused -> running with endAt = now + timeout_s. */
+void registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s);
+/* endAt = now + timeout_s (shorter or longer) and re-arms the timer. */
+void registry_set_timeout(struct registry *reg, struct sandbox *sb, int64_t timeout_s);
+
+size_t registry_count(const struct registry *reg);
+struct sandbox *registry_at(const struct registry *reg, size_t i);
+
+#endif

@@ -1,0 +1,140 @@
+/* Reading a JSON request body and its typed fields. */
+#include "request_body.h"
+
+#include <cJSON.h>
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void body_error_set(struct body_error *err, const char *fmt, ...)
+{
+	static const char prefix[] = "Error when parsing request: ";
+	err->status = 400;
+	memcpy(err->message, prefix, sizeof prefix);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->message + sizeof prefix - 1, sizeof err->message - (sizeof prefix - 1), fmt, ap);
+	va_end(ap);
+}
+
+static bool only_whitespace(const char *p, const char *end)
+{
+	for (; p < end; p++)
+		if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
+			return false;
+	return true;
+}
+
+cJSON *body_parse_object(struct evhttp_request *req, enum body_need need, struct body_error *err)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	size_t len = evbuffer_get_length(in);
+	/* evhttp_set_max_body_size already capped len (413 above it). */
+	const char *text = len ? (const char *)evbuffer_pullup(in, -1) : "";
+	if (len && !text) {
+		err->status = 500;
+		snprintf(err->message, sizeof err->message, "out of memory");
+		return NULL;
+	}
+	if (only_whitespace(text, text + len)) {
+		if (need == BODY_OPTIONAL)
+			return cJSON_CreateObject();
+		body_error_set(err, "request body is required");
+		return NULL;
+	}
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root || !end || !only_whitespace(end, text + len)) {
+		cJSON_Delete(root);
+		body_error_set(err, "request body is not valid JSON");
+		return NULL;
+	}
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		body_error_set(err, "request body must be a JSON object");
+		return NULL;
+	}
+	return root;
+}
+
+/* The member, or NULL when missing or null. Names are case-sensitive. */
+static const cJSON *member(const cJSON *obj, const char *name)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, name);
+	return item && !cJSON_IsNull(item) ? item : NULL;
+}
+
+enum field_result field_int(const cJSON *obj, const char *name, int64_t min, int64_t max,
+	int64_t *out, struct body_error *err)
+{
+	const cJSON *item = member(obj, name);
+	if (!item)
+		return FIELD_ABSENT;
+	if (!cJSON_IsNumber(item)) {
+		body_error_set(err, "field \"%s\" must be an integer", name);
+		return FIELD_BAD;
+	}
+	double v = item->valuedouble;
+	/* Range first: it also keeps the cast below defined. */
+	if (!(v >= (double)min && v <= (double)max)) {
+		body_error_set(err, "field \"%s\" must be between %lld and %lld", name, (long long)min,
+			(long long)max);
+		return FIELD_BAD;
+	}
+	if ((double)(int64_t)v != v) {
+		body_error_set(err, "field \"%s\" must be an integer", name);
+		return FIELD_BAD;
+	}
+	*out = (int64_t)v;
+	return FIELD_OK;
+}
+
+enum field_result field_bool(const cJSON *obj, const char *name, bool *out, struct body_error *err)
+{
+	const cJSON *item = member(obj, name);
+	if (!item)
+		return FIELD_ABSENT;
+	if (!cJSON_IsBool(item)) {
+		body_error_set(err, "field \"%s\" must be a boolean", name);
+		return FIELD_BAD;
+	}
+	*out = cJSON_IsTrue(item);
+	return FIELD_OK;
+}
+
+enum field_result field_string(const cJSON *obj, const char *name, const char **out,
+	struct body_error *err)
+{
+	const cJSON *item = member(obj, name);
+	if (!item)
+		return FIELD_ABSENT;
+	if (!cJSON_IsString(item) || !item->valuestring) {
+		body_error_set(err, "field \"%s\" must be a string", name);
+		return FIELD_BAD;
+	}
+	*out = item->valuestring;
+	return FIELD_OK;
+}
+
+enum field_result field_string_map(const cJSON *obj, const char *name, const cJSON **out,
+	struct body_error *err)
+{
+	const cJSON *item = member(obj, name);
+	if (!item)
+		return FIELD_ABSENT;
+	if (!cJSON_IsObject(item)) {
+		body_error_set(err, "field \"%s\" must be an object of strings", name);
+		return FIELD_BAD;
+	}
+	const cJSON *entry;
+	cJSON_ArrayForEach(entry, item) {
+		if (!cJSON_IsString(entry)) {
+			body_error_set(err, "field \"%s\" must be an object of strings", name);
+			return FIELD_BAD;
+		}
+	}
+	*out = item;
+	return FIELD_OK;
+}

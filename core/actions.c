@@ -1,0 +1,84 @@
+/* actions.c — the outgoing action queue (FIFO). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_internal.h"
+
+static int push(e2bw_core *core, e2bw_action *a) {
+  if (core->actions_tail) core->actions_tail->next = a;
+  else core->actions = a;
+  core->actions_tail = a;
+  return 0;
+}
+
+void e2bw_emit_text(e2bw_core *core, char *text) {
+  if (!text) return;
+  e2bw_action *a = calloc(1, sizeof *a);
+  if (!a) {
+    free(text);
+    return;
+  }
+  a->kind = E2BW_ACTION_SEND;
+  a->text = text;
+  a->text_len = strlen(text);
+  push(core, a);
+}
+
+int e2bw_emit_http(e2bw_core *core, uint32_t op, char *head, uint8_t *body, size_t body_len) {
+  e2bw_action *a = calloc(1, sizeof *a);
+  if (!a) {
+    free(head);
+    free(body);
+    return -1;
+  }
+  a->kind = E2BW_ACTION_HTTP;
+  a->op = op;
+  a->text = head;
+  a->text_len = strlen(head);
+  a->body = body;
+  a->body_len = body_len;
+  push(core, a);
+  return 0;
+}
+
+void e2bw_emit_cancel(e2bw_core *core, uint32_t op) {
+  e2bw_action *a = calloc(1, sizeof *a);
+  if (!a) return;
+  a->kind = E2BW_ACTION_CANCEL;
+  a->op = op;
+  push(core, a);
+}
+
+static void action_free(e2bw_action *a) {
+  if (!a) return;
+  free(a->text);
+  free(a->body);
+  free(a);
+}
+
+int e2bw_core_next_action(e2bw_core *core) {
+  action_free(core->current);
+  core->current = core->actions;
+  if (!core->current) return E2BW_ACTION_NONE;
+  core->actions = core->current->next;
+  if (!core->actions) core->actions_tail = NULL;
+  core->current->next = NULL;
+  return core->current->kind;
+}
+
+uint32_t e2bw_action_op(const e2bw_core *core) { return core->current ? core->current->op : 0; }
+const char *e2bw_action_text(const e2bw_core *core) { return core->current ? core->current->text : NULL; }
+size_t e2bw_action_text_len(const e2bw_core *core) { return core->current ? core->current->text_len : 0; }
+const uint8_t *e2bw_action_body(const e2bw_core *core) { return core->current ? core->current->body : NULL; }
+size_t e2bw_action_body_len(const e2bw_core *core) { return core->current ? core->current->body_len : 0; }
+
+void e2bw_actions_free(e2bw_core *core) {
+  action_free(core->current);
+  core->current = NULL;
+  while (core->actions) {
+    e2bw_action *next = core->actions->next;
+    action_free(core->actions);
+    core->actions = next;
+  }
+  core->actions_tail = NULL;
+}

@@ -1,0 +1,133 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+
+static char *dup_str(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = malloc(n);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+static int has_control_chars(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f) return 1;
+  return 0;
+}
+
+int e2bw_config_url_ok(const char *s) {
+  const char *rest;
+  if (strncmp(s, "http://", 7) == 0) rest = s + 7;
+  else if (strncmp(s, "https://", 8) == 0) rest = s + 8;
+  else return 0;
+  if (*rest == '\0' || *rest == '/') return 0;
+  if (has_control_chars(s) || strchr(s, ' ')) return 0;
+  size_t host_len = strcspn(rest, "/");
+  if (memchr(rest, '@', host_len)) return 0; /* credentials in URLs leak into logs */
+  if (strchr(rest, '?') || strchr(rest, '#')) return 0;
+  return 1;
+}
+
+static int domain_ok(const char *s) {
+  if (!*s || strlen(s) > 253) return 0;
+  for (; *s; s++) {
+    char c = *s;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == ':'))
+      return 0;
+  }
+  return 1;
+}
+
+static cJSON *field_error(const char *field, const char *what) {
+  cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid config: '%s' %s", field, what);
+  char path[64];
+  snprintf(path, sizeof path, "config.%s", field);
+  return e2bw_error_set_str(e, "field", path);
+}
+
+/* Optional string field: NULL item or JSON null means "not set". */
+static cJSON *get_string(const cJSON *config, const char *name, const char **out) {
+  *out = NULL;
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(config, name);
+  if (!item || cJSON_IsNull(item)) return NULL;
+  if (!cJSON_IsString(item)) return field_error(name, "must be a string");
+  if (item->valuestring[0] != '\0') *out = item->valuestring; /* "" = unset, as env vars give it */
+  return NULL;
+}
+
+static char *without_trailing_slash(const char *s) {
+  char *p = dup_str(s);
+  if (!p) return NULL;
+  size_t n = strlen(p);
+  while (n > 0 && p[n - 1] == '/') p[--n] = '\0';
+  return p;
+}
+
+cJSON *e2bw_config_parse(e2bw_config *cfg, const cJSON *config) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->request_timeout_ms = E2BW_DEFAULT_REQUEST_TIMEOUT_S * 1000.0;
+  if (!cJSON_IsObject(config)) return field_error("api_key", "is required: initialize must carry a config object");
+
+  const char *api_key, *domain, *api_url, *sandbox_url;
+  cJSON *err;
+  if ((err = get_string(config, "api_key", &api_key))) return err;
+  if (!api_key) return field_error("api_key", "is required (set ABX_E2B_WASM_API_KEY or E2B_API_KEY)");
+  if (has_control_chars(api_key)) return field_error("api_key", "must not contain control characters");
+  if ((err = get_string(config, "domain", &domain))) return err;
+  if (domain && !domain_ok(domain)) return field_error("domain", "must be a host name such as e2b.app");
+  if ((err = get_string(config, "api_url", &api_url))) return err;
+  if (api_url && !e2bw_config_url_ok(api_url))
+    return field_error("api_url", "must be an http(s) URL without credentials, query or fragment");
+  if ((err = get_string(config, "sandbox_url", &sandbox_url))) return err;
+  if (sandbox_url && !e2bw_config_url_ok(sandbox_url))
+    return field_error("sandbox_url", "must be an http(s) URL without credentials, query or fragment");
+
+  const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(config, "request_timeout");
+  if (timeout && !cJSON_IsNull(timeout) && !(cJSON_IsString(timeout) && timeout->valuestring[0] == '\0')) {
+    double seconds;
+    char *end = NULL;
+    /* Hosts may pass env-derived values as strings ("30"). */
+    if (cJSON_IsNumber(timeout)) seconds = timeout->valuedouble;
+    else if (cJSON_IsString(timeout)) seconds = strtod(timeout->valuestring, &end);
+    else return field_error("request_timeout", "must be a number of seconds");
+    if ((end && *end != '\0') || !(seconds > 0) || seconds > E2BW_MAX_REQUEST_TIMEOUT_S)
+      return field_error("request_timeout", "must be a number of seconds, > 0 and <= 3600");
+    cfg->request_timeout_ms = seconds * 1000.0;
+  }
+  const cJSON *passthrough = cJSON_GetObjectItemCaseSensitive(config, "envd_passthrough");
+  if (passthrough && !cJSON_IsNull(passthrough)) {
+    if (cJSON_IsBool(passthrough)) cfg->envd_passthrough = cJSON_IsTrue(passthrough);
+    else if (cJSON_IsString(passthrough) && (!strcmp(passthrough->valuestring, "true") || !strcmp(passthrough->valuestring, "1")))
+      cfg->envd_passthrough = 1;
+    else if (!(cJSON_IsString(passthrough) && (!strcmp(passthrough->valuestring, "false") || !strcmp(passthrough->valuestring, "0") || !passthrough->valuestring[0])))
+      return field_error("envd_passthrough", "must be a boolean");
+  }
+
+  cfg->api_key = dup_str(api_key);
+  cfg->domain = dup_str(domain ? domain : E2BW_DEFAULT_DOMAIN);
+  if (api_url) {
+    cfg->api_url = without_trailing_slash(api_url);
+  } else if (cfg->domain) {
+    size_t n = strlen(cfg->domain) + sizeof "https://api.";
+    cfg->api_url = malloc(n);
+    if (cfg->api_url) snprintf(cfg->api_url, n, "https://api.%s", cfg->domain);
+  }
+  if (sandbox_url) cfg->sandbox_url = without_trailing_slash(sandbox_url);
+  if (!cfg->api_key || !cfg->domain || !cfg->api_url || (sandbox_url && !cfg->sandbox_url)) {
+    e2bw_config_free(cfg);
+    return e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory while reading the config");
+  }
+  return NULL;
+}
+
+void e2bw_config_free(e2bw_config *cfg) {
+  free(cfg->api_key);
+  free(cfg->domain);
+  free(cfg->api_url);
+  free(cfg->sandbox_url);
+  memset(cfg, 0, sizeof *cfg);
+}

@@ -1,0 +1,196 @@
+/* core.c — the core object: takes EPP messages in, validates the envelope,
+ * routes through the method table and answers every request exactly once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_internal.h"
+#include "errors.h"
+#include "jsonrpc.h"
+#include "methods.h"
+
+#define PROVIDER_ID "e2b-wasm"
+
+const char *e2bw_version(void) { return E2BW_VERSION; }
+void e2bw_free(void *p) { free(p); }
+
+e2bw_core *e2bw_core_new(void) {
+  e2bw_core *core = calloc(1, sizeof *core);
+  if (!core) return NULL;
+  e2bw_ndjson_init(&core->ndjson, E2BW_MAX_MESSAGE_BYTES);
+  return core;
+}
+
+static void call_unlink_free(e2bw_core *core, e2bw_call *call) {
+  for (e2bw_call **p = &core->calls; *p; p = &(*p)->next) {
+    if (*p == call) {
+      *p = call->next;
+      break;
+    }
+  }
+  cJSON_Delete(call->id);
+  cJSON_Delete(call->params);
+  cJSON_Delete(call->scratch);
+  free(call);
+}
+
+void e2bw_core_free(e2bw_core *core) {
+  if (!core) return;
+  e2bw_http_ops_free(core);
+  while (core->calls) call_unlink_free(core, core->calls);
+  e2bw_actions_free(core);
+  e2bw_ndjson_free(&core->ndjson);
+  e2bw_config_free(&core->config);
+  free(core);
+}
+
+int e2bw_core_is_shut_down(const e2bw_core *core) { return core->shut_down; }
+
+void e2bw_reply_error(e2bw_core *core, const cJSON *id, cJSON *error) {
+  if (!error) error = e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory");
+  e2bw_error_redact(error, core->secrets);
+  e2bw_emit_text(core, e2bw_rpc_error_text(id, error));
+}
+
+void e2bw_call_succeed(e2bw_core *core, e2bw_call *call, cJSON *result) {
+  e2bw_http_cancel_call(core, call);
+  e2bw_emit_text(core, e2bw_rpc_result_text(call->id, result));
+  call_unlink_free(core, call);
+}
+
+void e2bw_call_fail(e2bw_core *core, e2bw_call *call, cJSON *error) {
+  e2bw_http_cancel_call(core, call);
+  e2bw_reply_error(core, call->id, error);
+  call_unlink_free(core, call);
+}
+
+static void start_call(e2bw_core *core, const e2bw_method *m, const e2bw_rpc_request *req) {
+  e2bw_call *call = calloc(1, sizeof *call);
+  if (call) {
+    call->id = cJSON_Duplicate(req->id, 1);
+    call->params = req->params ? cJSON_Duplicate(req->params, 1) : cJSON_CreateObject();
+  }
+  if (!call || !call->id || !call->params) {
+    if (call) {
+      cJSON_Delete(call->id);
+      cJSON_Delete(call->params);
+      free(call);
+    }
+    e2bw_reply_error(core, req->id, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+    return;
+  }
+  call->method = m;
+  call->request_timeout_ms = core->config.request_timeout_ms;
+  const cJSON *rt = cJSON_GetObjectItemCaseSensitive(call->params, "request_timeout");
+  if (cJSON_IsNumber(rt) && rt->valuedouble > 0) call->request_timeout_ms = rt->valuedouble * 1000.0;
+  call->next = core->calls;
+  core->calls = call;
+  m->start(core, call);
+}
+
+static void process_message(e2bw_core *core, const char *text, size_t len) {
+  e2bw_rpc_request req;
+  cJSON *error = NULL;
+  e2bw_rpc_parse_result kind = e2bw_rpc_parse(text, len, &req, &error);
+  const e2bw_method *m = NULL;
+
+  if (kind == E2BW_RPC_INVALID) {
+    e2bw_reply_error(core, req.id, error);
+    error = NULL;
+  } else if (kind == E2BW_RPC_REQUEST) {
+    m = e2bw_method_find(req.method);
+    if (core->shut_down) {
+      error = e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: the provider has shut down");
+    } else if (!m) {
+      error = e2bw_error_new(E2BW_ERR_METHOD_NOT_FOUND, "Method not found: '%.100s' is not an EPP/1 method", req.method);
+    } else if (!core->initialized && strcmp(m->name, "initialize") != 0) {
+      error = e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: call initialize before '%s'", m->name);
+    } else if (!m->start) {
+      error = e2bw_error_new(E2BW_ERR_UNSUPPORTED, "Provider '" PROVIDER_ID "' does not support '%s'", m->feature);
+      e2bw_error_set_str(error, "feature", m->feature);
+    } else {
+      error = e2bw_params_check(m, req.params);
+    }
+    if (error) e2bw_reply_error(core, req.id, error);
+    else start_call(core, m, &req);
+    error = NULL;
+  }
+  /* Notifications and stray responses get no answer (JSON-RPC 2.0 §4.1). */
+  cJSON_Delete(error);
+  e2bw_rpc_request_free(&req);
+}
+
+void e2bw_core_submit(e2bw_core *core, const char *msg, size_t len, double now_ms) {
+  core->now = now_ms;
+  if (len > E2BW_MAX_MESSAGE_BYTES) {
+    e2bw_reply_error(core, NULL, e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: message of %lu bytes exceeds the %u-byte limit",
+                                                (unsigned long)len, (unsigned)E2BW_MAX_MESSAGE_BYTES));
+    return;
+  }
+  process_message(core, msg, len);
+}
+
+static void on_ndjson_line(void *ctx, const char *line, size_t len) {
+  e2bw_core *core = ctx;
+  if (!line) {
+    e2bw_reply_error(core, NULL, e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: line exceeds the %u-byte message limit",
+                                                (unsigned)E2BW_MAX_MESSAGE_BYTES));
+    return;
+  }
+  process_message(core, line, len);
+}
+
+void e2bw_core_ndjson_feed(e2bw_core *core, const char *data, size_t len, double now_ms) {
+  core->now = now_ms;
+  e2bw_ndjson_feed(&core->ndjson, data, len, on_ndjson_line, core);
+}
+
+void e2bw_core_ndjson_end(e2bw_core *core, double now_ms) {
+  core->now = now_ms;
+  e2bw_ndjson_finish(&core->ndjson, on_ndjson_line, core);
+}
+
+/* --- handshake ------------------------------------------------------------ */
+
+void e2bw_handle_initialize(e2bw_core *core, e2bw_call *call) {
+  if (core->initialized) {
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: initialize was already called"));
+    return;
+  }
+  const cJSON *protocol = cJSON_GetObjectItemCaseSensitive(call->params, "protocol");
+  if (cJSON_IsString(protocol) && strcmp(protocol->valuestring, "epp/1") != 0 && strcmp(protocol->valuestring, "node/1") != 0) {
+    cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: protocol '%.40s' is not spoken here (epp/1)", protocol->valuestring);
+    e2bw_call_fail(core, call, e2bw_error_set_str(e, "field", "protocol"));
+    return;
+  }
+  cJSON *error = e2bw_config_parse(&core->config, cJSON_GetObjectItemCaseSensitive(call->params, "config"));
+  if (error) {
+    e2bw_call_fail(core, call, error);
+    return;
+  }
+  core->initialized = 1;
+  core->secrets[0] = core->config.api_key;
+  core->secrets[1] = NULL;
+
+  cJSON *result = cJSON_CreateObject();
+  cJSON *provider = cJSON_AddObjectToObject(result, "provider");
+  cJSON_AddStringToObject(result, "protocol", "epp/1");
+  cJSON_AddStringToObject(provider, "id", PROVIDER_ID);
+  cJSON_AddStringToObject(provider, "version", E2BW_VERSION);
+  cJSON_AddItemToObject(result, "features", e2bw_features_json());
+  cJSON *limits = cJSON_AddObjectToObject(result, "limits");
+  cJSON_AddNumberToObject(limits, "max_message_bytes", E2BW_MAX_MESSAGE_BYTES);
+  cJSON_AddNumberToObject(limits, "request_timeout", core->config.request_timeout_ms / 1000.0);
+  e2bw_call_succeed(core, call, result);
+}
+
+void e2bw_handle_shutdown(e2bw_core *core, e2bw_call *call) {
+  /* Every other call in flight still gets its one answer. */
+  e2bw_call *c = core->calls;
+  while (c) {
+    e2bw_call *next = c->next;
+    if (c != call) e2bw_call_fail(core, c, e2bw_error_new(E2BW_ERR_CANCELED, "Canceled: the provider is shutting down"));
+    c = next;
+  }
+  core->shut_down = 1;
+  e2bw_call_succeed(core, call, cJSON_CreateObject());
+}

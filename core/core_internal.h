@@ -1,0 +1,103 @@
+/* core_internal.h — the core's private state, shared by its modules.
+ * Nothing here is part of the public API (include/e2bw.h). */
+#ifndef E2BW_CORE_INTERNAL_H
+#define E2BW_CORE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "cJSON.h"
+#include "config.h"
+#include "e2bw.h"
+#include "ndjson.h"
+
+typedef struct e2bw_call e2bw_call;
+typedef struct e2bw_http_op e2bw_http_op;
+typedef struct e2bw_method e2bw_method;
+
+/* One pending output, pulled by e2bw_core_next_action(). */
+typedef struct e2bw_action {
+  int kind;
+  uint32_t op;
+  char *text;
+  size_t text_len;
+  uint8_t *body;
+  size_t body_len;
+  struct e2bw_action *next;
+} e2bw_action;
+
+/* Called when a buffered HTTP response is complete (any status). */
+typedef void (*e2bw_http_done_fn)(e2bw_core *core, e2bw_http_op *op);
+
+/* One HTTP request the core asked the host to perform. */
+struct e2bw_http_op {
+  uint32_t id;
+  e2bw_call *call;          /* the EPP call it serves (never NULL) */
+  double deadline;          /* absolute, same clock as now_ms */
+  char *what;               /* "GET /sandboxes/<id>", for error messages */
+  char *origin;             /* "https://api.e2b.app", for error messages */
+  int status;               /* 0 until the head arrived */
+  e2bw_buf headers;
+  e2bw_buf body;
+  e2bw_http_done_fn on_done;
+  e2bw_http_op *next;
+};
+
+/* One EPP request being served. */
+struct e2bw_call {
+  cJSON *id;                /* a copy of the request id (string, number or null) */
+  const e2bw_method *method;
+  cJSON *params;            /* the request's params (an object, owned) */
+  double request_timeout_ms;
+  int step;                 /* the handler's own progress marker */
+  cJSON *scratch;           /* the handler's own state between steps (owned) */
+  e2bw_call *next;
+};
+
+typedef void (*e2bw_start_fn)(e2bw_core *core, e2bw_call *call);
+
+struct e2bw_core {
+  e2bw_config config;
+  int initialized;
+  int shut_down;
+  double now;               /* the latest time an input carried */
+  uint32_t next_op_id;
+  e2bw_call *calls;
+  e2bw_http_op *ops;
+  e2bw_action *actions, *actions_tail;
+  e2bw_action *current;     /* the action the accessors describe */
+  e2bw_ndjson ndjson;
+  const char *secrets[2];   /* what error redaction scrubs: the API key */
+};
+
+/* --- actions.c --------------------------------------------------------- */
+/* Queue an outgoing EPP message; takes ownership of text (NULL = out of memory,
+ * reported as an internal error to nobody: the host's own timeout covers it). */
+void e2bw_emit_text(e2bw_core *core, char *text);
+int e2bw_emit_http(e2bw_core *core, uint32_t op, char *head, uint8_t *body, size_t body_len);
+void e2bw_emit_cancel(e2bw_core *core, uint32_t op);
+void e2bw_actions_free(e2bw_core *core);
+
+/* --- calls (core.c) ---------------------------------------------------- */
+/* Answer the call and free it. Both take ownership of result / error. */
+void e2bw_call_succeed(e2bw_core *core, e2bw_call *call, cJSON *result);
+void e2bw_call_fail(e2bw_core *core, e2bw_call *call, cJSON *error);
+/* Answer a request that never became a call (bad envelope, unknown method). */
+void e2bw_reply_error(e2bw_core *core, const cJSON *id, cJSON *error);
+
+/* --- http_ops.c -------------------------------------------------------- */
+/* Ask the host for a request on behalf of `call`. headers: NULL-terminated
+ * name/value pairs. Returns the op, or NULL after failing the call. */
+e2bw_http_op *e2bw_http_request(e2bw_core *core, e2bw_call *call, const char *method, const char *url,
+                                const char *what, const char *const *headers, const cJSON *json_body,
+                                e2bw_http_done_fn on_done);
+/* Finds a response header (case-insensitive); copies at most cap-1 bytes.
+ * Returns 1 when found. */
+int e2bw_http_header(const e2bw_http_op *op, const char *name, char *out, size_t cap);
+/* Drops the op (no cancel action); used once its response is consumed. */
+void e2bw_http_op_finish(e2bw_core *core, e2bw_http_op *op);
+/* Cancels every op of a call (emits cancel actions). */
+void e2bw_http_cancel_call(e2bw_core *core, e2bw_call *call);
+void e2bw_http_ops_free(e2bw_core *core);
+
+#endif

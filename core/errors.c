@@ -1,0 +1,131 @@
+#include "errors.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MESSAGE_MAX 600 /* long enough for a path and a backend message */
+
+static const struct {
+  int code;
+  const char *name;
+  const char *sdk_code;
+} error_table[E2BW_ERR__COUNT] = {
+#define E2BW_X(kind, code, name, sdk) {code, name, sdk},
+    E2BW_ERROR_TABLE(E2BW_X)
+#undef E2BW_X
+};
+
+int e2bw_error_code(e2bw_error_kind kind) { return error_table[kind].code; }
+const char *e2bw_error_name(e2bw_error_kind kind) { return error_table[kind].name; }
+
+cJSON *e2bw_error_new(e2bw_error_kind kind, const char *fmt, ...) {
+  char message[MESSAGE_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  if (n < 0) message[0] = '\0';
+  else if ((size_t)n >= sizeof message) memcpy(message + sizeof message - 4, "...", 4);
+
+  cJSON *error = cJSON_CreateObject();
+  cJSON *data = cJSON_CreateObject();
+  if (!error || !data ||
+      !cJSON_AddNumberToObject(error, "code", error_table[kind].code) ||
+      !cJSON_AddStringToObject(error, "message", message) ||
+      !cJSON_AddStringToObject(data, "kind", error_table[kind].name) ||
+      (error_table[kind].sdk_code && !cJSON_AddStringToObject(data, "sdk_code", error_table[kind].sdk_code))) {
+    cJSON_Delete(error);
+    cJSON_Delete(data);
+    return NULL;
+  }
+  cJSON_AddItemToObject(error, "data", data);
+  return error;
+}
+
+cJSON *e2bw_error_set_str(cJSON *error, const char *key, const char *value) {
+  cJSON *data = error ? cJSON_GetObjectItemCaseSensitive(error, "data") : NULL;
+  if (!data || !value) return error;
+  cJSON *item = cJSON_CreateString(value);
+  if (!item) return error;
+  if (cJSON_HasObjectItem(data, key)) cJSON_ReplaceItemInObjectCaseSensitive(data, key, item);
+  else cJSON_AddItemToObject(data, key, item);
+  return error;
+}
+
+cJSON *e2bw_error_set_num(cJSON *error, const char *key, double value) {
+  cJSON *data = error ? cJSON_GetObjectItemCaseSensitive(error, "data") : NULL;
+  if (!data) return error;
+  cJSON *item = cJSON_CreateNumber(value);
+  if (!item) return error;
+  if (cJSON_HasObjectItem(data, key)) cJSON_ReplaceItemInObjectCaseSensitive(data, key, item);
+  else cJSON_AddItemToObject(data, key, item);
+  return error;
+}
+
+const char *e2bw_error_kind_of(const cJSON *error) {
+  const cJSON *data = cJSON_GetObjectItemCaseSensitive(error, "data");
+  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(data, "kind");
+  return cJSON_IsString(kind) ? kind->valuestring : NULL;
+}
+
+e2bw_error_kind e2bw_error_kind_for_status(int status) {
+  switch (status) {
+  case 400: return E2BW_ERR_INVALID_ARGUMENT;
+  case 401: return E2BW_ERR_UNAUTHENTICATED;
+  case 403: return E2BW_ERR_PERMISSION_DENIED;
+  case 404: return E2BW_ERR_NOT_FOUND;
+  case 409: return E2BW_ERR_CONFLICT;
+  case 429: return E2BW_ERR_RATE_LIMITED;
+  case 502:
+  case 503: return E2BW_ERR_UNAVAILABLE;
+  case 504: return E2BW_ERR_TIMEOUT;
+  default: return E2BW_ERR_BACKEND;
+  }
+}
+
+/* Returns a malloc'd copy of s with every secret replaced, or NULL when s
+ * holds none (the common case: no allocation). */
+static char *redacted_copy(const char *s, const char *const *secrets) {
+  char *out = NULL;
+  for (const char *const *sec = secrets; sec && *sec; sec++) {
+    size_t slen = strlen(*sec);
+    if (slen < 4) continue;
+    const char *src = out ? out : s;
+    if (!strstr(src, *sec)) continue;
+    size_t cap = strlen(src) + 1; /* "***" is never longer than a secret of 4+ */
+    char *next = malloc(cap);
+    if (!next) break;
+    char *w = next;
+    for (const char *r = src; *r;) {
+      if (strncmp(r, *sec, slen) == 0) {
+        memcpy(w, "***", 3);
+        w += 3;
+        r += slen;
+      } else {
+        *w++ = *r++;
+      }
+    }
+    *w = '\0';
+    free(out);
+    out = next;
+  }
+  return out;
+}
+
+static void redact_item(cJSON *item, const char *const *secrets, int depth) {
+  if (depth > 8) return;
+  for (cJSON *child = item->child; child; child = child->next) redact_item(child, secrets, depth + 1);
+  if (cJSON_IsString(item) && item->valuestring) {
+    char *copy = redacted_copy(item->valuestring, secrets);
+    if (copy) {
+      free(item->valuestring); /* cJSON's default allocator is malloc */
+      item->valuestring = copy;
+    }
+  }
+}
+
+void e2bw_error_redact(cJSON *error, const char *const *secrets) {
+  if (error && secrets) redact_item(error, secrets, 0);
+}

@@ -1,0 +1,253 @@
+/* http_ops.c — HTTP requests the core asks the host to perform: building the
+ * request action, collecting the response, deadlines and transport failures. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_internal.h"
+#include "errors.h"
+
+static char *dup_range(const char *s, size_t n) {
+  char *p = malloc(n + 1);
+  if (!p) return NULL;
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+/* "scheme://host[:port]" of a URL the config already validated. */
+static char *origin_of(const char *url) {
+  const char *host = strstr(url, "://");
+  host = host ? host + 3 : url;
+  return dup_range(url, (size_t)(host - url) + strcspn(host, "/"));
+}
+
+static void op_free(e2bw_http_op *op) {
+  free(op->what);
+  free(op->origin);
+  e2bw_buf_free(&op->headers);
+  e2bw_buf_free(&op->body);
+  free(op);
+}
+
+static void op_unlink(e2bw_core *core, e2bw_http_op *op) {
+  for (e2bw_http_op **p = &core->ops; *p; p = &(*p)->next) {
+    if (*p == op) {
+      *p = op->next;
+      return;
+    }
+  }
+}
+
+static e2bw_http_op *op_find(e2bw_core *core, uint32_t id) {
+  for (e2bw_http_op *op = core->ops; op; op = op->next)
+    if (op->id == id) return op;
+  return NULL;
+}
+
+e2bw_http_op *e2bw_http_request(e2bw_core *core, e2bw_call *call, const char *method, const char *url,
+                                const char *what, const char *const *headers, const cJSON *json_body,
+                                e2bw_http_done_fn on_done) {
+  e2bw_http_op *op = calloc(1, sizeof *op);
+  cJSON *head = cJSON_CreateObject();
+  cJSON *list = cJSON_CreateArray();
+  char *head_text = NULL, *body = NULL;
+  if (!op || !head || !list) goto oom;
+  op->id = ++core->next_op_id;
+  if (op->id == 0) op->id = ++core->next_op_id; /* 0 means "no op" to the host */
+  op->call = call;
+  op->on_done = on_done;
+  op->deadline = core->now + call->request_timeout_ms;
+  op->what = dup_range(what, strlen(what));
+  op->origin = origin_of(url);
+  if (!op->what || !op->origin) goto oom;
+
+  cJSON_AddNumberToObject(head, "op", op->id);
+  cJSON_AddStringToObject(head, "method", method);
+  cJSON_AddStringToObject(head, "url", url);
+  for (const char *const *h = headers; h && h[0]; h += 2) {
+    cJSON *pair = cJSON_CreateArray();
+    if (!pair) goto oom;
+    cJSON_AddItemToArray(list, pair);
+    cJSON_AddItemToArray(pair, cJSON_CreateString(h[0]));
+    cJSON_AddItemToArray(pair, cJSON_CreateString(h[1]));
+  }
+  cJSON_AddItemToObject(head, "headers", list);
+  list = NULL;
+  head_text = cJSON_PrintUnformatted(head);
+  if (!head_text) goto oom;
+  if (json_body && !(body = cJSON_PrintUnformatted(json_body))) goto oom;
+  cJSON_Delete(head);
+  head = NULL;
+  if (e2bw_emit_http(core, op->id, head_text, (uint8_t *)body, body ? strlen(body) : 0) != 0) {
+    head_text = body = NULL; /* freed by emit */
+    goto oom;
+  }
+  op->next = core->ops;
+  core->ops = op;
+  return op;
+
+oom:
+  free(head_text);
+  free(body);
+  cJSON_Delete(list);
+  cJSON_Delete(head);
+  if (op) op_free(op);
+  e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory while building a request"));
+  return NULL;
+}
+
+int e2bw_http_header(const e2bw_http_op *op, const char *name, char *out, size_t cap) {
+  size_t name_len = strlen(name);
+  const char *p = op->headers.data, *end = p ? p + op->headers.len : NULL;
+  while (p && p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    const char *colon = memchr(p, ':', (size_t)(eol - p));
+    if (colon && (size_t)(colon - p) == name_len) {
+      size_t i = 0;
+      for (; i < name_len; i++) {
+        char a = p[i], b = name[i];
+        if (a >= 'A' && a <= 'Z') a = (char)(a + 32);
+        if (b >= 'A' && b <= 'Z') b = (char)(b + 32);
+        if (a != b) break;
+      }
+      if (i == name_len) {
+        const char *v = colon + 1, *ve = eol;
+        while (v < ve && (*v == ' ' || *v == '\t')) v++;
+        while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t' || ve[-1] == '\r')) ve--;
+        size_t n = (size_t)(ve - v);
+        if (cap == 0) return 1;
+        if (n > cap - 1) n = cap - 1;
+        memcpy(out, v, n);
+        out[n] = '\0';
+        return 1;
+      }
+    }
+    p = eol + 1;
+  }
+  return 0;
+}
+
+void e2bw_http_op_finish(e2bw_core *core, e2bw_http_op *op) {
+  op_unlink(core, op);
+  op_free(op);
+}
+
+void e2bw_http_cancel_call(e2bw_core *core, e2bw_call *call) {
+  e2bw_http_op **p = &core->ops;
+  while (*p) {
+    e2bw_http_op *op = *p;
+    if (op->call == call) {
+      *p = op->next;
+      e2bw_emit_cancel(core, op->id);
+      op_free(op);
+    } else {
+      p = &op->next;
+    }
+  }
+}
+
+void e2bw_http_ops_free(e2bw_core *core) {
+  while (core->ops) {
+    e2bw_http_op *next = core->ops->next;
+    op_free(core->ops);
+    core->ops = next;
+  }
+}
+
+/* Fails the op's call with `error`; the op itself is dropped first so that
+ * the call's cleanup does not ask the host to cancel a request that is over. */
+static void op_fail(e2bw_core *core, e2bw_http_op *op, cJSON *error, int cancel) {
+  e2bw_call *call = op->call;
+  uint32_t id = op->id;
+  e2bw_http_op_finish(core, op);
+  if (cancel) e2bw_emit_cancel(core, id);
+  e2bw_call_fail(core, call, error);
+}
+
+void e2bw_core_http_head(e2bw_core *core, uint32_t id, int status, const char *headers, size_t headers_len,
+                         double now_ms) {
+  core->now = now_ms;
+  e2bw_http_op *op = op_find(core, id);
+  if (!op || op->status) return;
+  if (status < 100 || status > 599) {
+    op_fail(core, op, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend sent an invalid HTTP status (%d) to %s", status, op->what), 1);
+    return;
+  }
+  op->status = status;
+  if (headers_len > 64 * 1024) headers_len = 64 * 1024; /* only a few small headers matter */
+  if (headers && e2bw_buf_append(&op->headers, headers, headers_len) != 0)
+    op_fail(core, op, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory reading the response to %s", op->what), 1);
+}
+
+void e2bw_core_http_body(e2bw_core *core, uint32_t id, const uint8_t *data, size_t len, double now_ms) {
+  core->now = now_ms;
+  e2bw_http_op *op = op_find(core, id);
+  if (!op) return;
+  if (!op->status) {
+    op_fail(core, op, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The host reported body bytes before the response head for %s", op->what), 1);
+    return;
+  }
+  if (op->body.len + len > E2BW_MAX_RESPONSE_BYTES) {
+    op_fail(core, op, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend's response to %s exceeds %u bytes", op->what, (unsigned)E2BW_MAX_RESPONSE_BYTES), 1);
+    return;
+  }
+  if (e2bw_buf_append(&op->body, data, len) != 0)
+    op_fail(core, op, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory reading the response to %s", op->what), 1);
+}
+
+void e2bw_core_http_end(e2bw_core *core, uint32_t id, double now_ms) {
+  core->now = now_ms;
+  e2bw_http_op *op = op_find(core, id);
+  if (!op) return;
+  if (!op->status) {
+    op_fail(core, op, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend closed %s without a response", op->what), 0);
+    return;
+  }
+  op->on_done(core, op);
+}
+
+void e2bw_core_http_fail(e2bw_core *core, uint32_t id, int failure, double now_ms) {
+  core->now = now_ms;
+  e2bw_http_op *op = op_find(core, id);
+  if (!op) return;
+  if (failure == E2BW_NET_PROTOCOL) {
+    op_fail(core, op, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend at %s sent a malformed HTTP response to %s", op->origin, op->what), 0);
+    return;
+  }
+  const char *why;
+  switch (failure) {
+  case E2BW_NET_REFUSED: why = "connection refused"; break;
+  case E2BW_NET_DNS: why = "host name not resolved"; break;
+  case E2BW_NET_RESET: why = op->status ? "connection cut while reading the response" : "connection closed before a response"; break;
+  case E2BW_NET_TLS: why = "TLS failure"; break;
+  default: why = "network error"; break;
+  }
+  cJSON *error = e2bw_error_new(E2BW_ERR_UNREACHABLE, "Cannot reach the E2B backend at %s (%s) during %s", op->origin, why, op->what);
+  op_fail(core, op, error, 0);
+}
+
+double e2bw_core_next_deadline(const e2bw_core *core) {
+  double best = -1;
+  for (const e2bw_http_op *op = core->ops; op; op = op->next)
+    if (best < 0 || op->deadline < best) best = op->deadline;
+  return best;
+}
+
+void e2bw_core_tick(e2bw_core *core, double now_ms) {
+  core->now = now_ms;
+  /* Failing a call can drop several ops, so restart the scan after each. */
+  for (;;) {
+    e2bw_http_op *late = NULL;
+    for (e2bw_http_op *op = core->ops; op; op = op->next)
+      if (op->deadline <= now_ms) {
+        late = op;
+        break;
+      }
+    if (!late) return;
+    cJSON *error = e2bw_error_new(E2BW_ERR_TIMEOUT, "The E2B backend did not answer %s within %g s (request_timeout)",
+                                  late->what, late->call->request_timeout_ms / 1000.0);
+    op_fail(core, late, error, 1);
+  }
+}

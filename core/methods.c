@@ -1,0 +1,225 @@
+#include "methods.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+
+#define P_END {NULL, E2BW_P_STRING, 0}
+/* Every method takes `request_timeout` (seconds) to override the configured
+ * per-request deadline; it is checked here like any other parameter. */
+#define P_REQUEST_TIMEOUT {"request_timeout", E2BW_P_SECONDS, 0}
+
+static const e2bw_param initialize_params[] = {
+    {"protocol", E2BW_P_STRING, 0}, {"host", E2BW_P_OBJECT, 0}, {"provider_id", E2BW_P_STRING, 0},
+    {"config", E2BW_P_OBJECT, 0},   {"core", E2BW_P_OBJECT, 0}, {"locale", E2BW_P_STRING, 0},
+    {"data_dir", E2BW_P_STRING, 0}, P_END};
+static const e2bw_param no_params[] = {P_END};
+static const e2bw_param create_params[] = {
+    {"template", E2BW_P_STRING, 0},    {"timeout", E2BW_P_SECONDS, 0},   {"metadata", E2BW_P_STRING_MAP, 0},
+    {"envs", E2BW_P_STRING_MAP, 0},    {"cpu", E2BW_P_TEMPLATE_SET, 0}, {"memory", E2BW_P_TEMPLATE_SET, 0},
+    {"disk", E2BW_P_TEMPLATE_SET, 0},  {"gpu", E2BW_P_TEMPLATE_SET, 0}, {"secure", E2BW_P_BOOL, 0},
+    {"options", E2BW_P_OBJECT, 0},     P_REQUEST_TIMEOUT,               P_END};
+static const e2bw_param sandbox_id_params[] = {{"sandbox_id", E2BW_P_SANDBOX_ID, 1}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param list_params[] = {{"metadata", E2BW_P_STRING_MAP, 0}, {"state", E2BW_P_STATE_FILTER, 0},
+                                         {"limit", E2BW_P_LIMIT, 0},         {"next_token", E2BW_P_STRING, 0},
+                                         P_REQUEST_TIMEOUT,                  P_END};
+static const e2bw_param connect_params[] = {
+    {"sandbox_id", E2BW_P_SANDBOX_ID, 1}, {"timeout", E2BW_P_SECONDS, 0}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param set_timeout_params[] = {
+    {"sandbox_id", E2BW_P_SANDBOX_ID, 1}, {"timeout", E2BW_P_SECONDS, 1}, P_REQUEST_TIMEOUT, P_END};
+
+static const e2bw_method method_table[] = {
+    {"initialize", "handshake", e2bw_handle_initialize, initialize_params, 0},
+    {"shutdown", "handshake", e2bw_handle_shutdown, no_params, 0},
+
+    {"sandbox.create", "sandbox.lifecycle", e2bw_sandbox_create, create_params, 0},
+    {"sandbox.get", "sandbox.lifecycle", e2bw_sandbox_get, sandbox_id_params, 0},
+    {"sandbox.list", "sandbox.lifecycle", e2bw_sandbox_list, list_params, 0},
+    {"sandbox.kill", "sandbox.lifecycle", e2bw_sandbox_kill, sandbox_id_params, 0},
+    {"sandbox.connect", "sandbox.lifecycle", e2bw_sandbox_connect, connect_params, 1},
+    {"sandbox.set_timeout", "sandbox.timeout", e2bw_sandbox_set_timeout, set_timeout_params, 0},
+    {"sandbox.pause", "sandbox.pause", e2bw_sandbox_pause, sandbox_id_params, 0},
+    /* resume is connect: both resume a paused sandbox and keep a running one */
+    {"sandbox.resume", "sandbox.pause", e2bw_sandbox_connect, connect_params, 0},
+
+    {"exec.run", "exec.run", NULL, NULL, 0},
+    {"exec.start", "exec.stream", NULL, NULL, 0},
+    {"process.list", "process.manage", NULL, NULL, 0},
+    {"process.kill", "process.manage", NULL, NULL, 0},
+    {"process.signal", "process.manage", NULL, NULL, 0},
+    {"process.stdin", "process.manage", NULL, NULL, 0},
+    {"pty.open", "pty", NULL, NULL, 0},
+    {"pty.input", "pty", NULL, NULL, 0},
+    {"pty.resize", "pty", NULL, NULL, 0},
+    {"pty.close", "pty", NULL, NULL, 0},
+    {"files.read", "files.rw", NULL, NULL, 0},
+    {"files.write", "files.rw", NULL, NULL, 0},
+    {"files.list", "files.rw", NULL, NULL, 0},
+    {"files.stat", "files.rw", NULL, NULL, 0},
+    {"files.mkdir", "files.rw", NULL, NULL, 0},
+    {"files.remove", "files.rw", NULL, NULL, 0},
+    {"files.move", "files.rw", NULL, NULL, 0},
+    {"files.search", "files.rw", NULL, NULL, 1},
+    {"files.chmod", "files.rw", NULL, NULL, 1},
+    {"ports.url", "ports.url", NULL, NULL, 0},
+};
+#define METHOD_COUNT (sizeof method_table / sizeof method_table[0])
+
+const e2bw_method *e2bw_method_find(const char *name) {
+  for (size_t i = 0; i < METHOD_COUNT; i++)
+    if (strcmp(method_table[i].name, name) == 0) return &method_table[i];
+  return NULL;
+}
+
+static int feature_complete(const char *feature) {
+  int any = 0;
+  for (size_t i = 0; i < METHOD_COUNT; i++) {
+    if (strcmp(method_table[i].feature, feature) != 0 || method_table[i].optional) continue;
+    if (!method_table[i].start) return 0;
+    any = 1;
+  }
+  return any;
+}
+
+cJSON *e2bw_features_json(void) {
+  cJSON *list = cJSON_CreateArray();
+  if (!list) return NULL;
+  for (size_t i = 0; i < METHOD_COUNT; i++) {
+    const char *f = method_table[i].feature;
+    if (strcmp(f, "handshake") == 0) continue;
+    int seen = 0;
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(method_table[j].feature, f) == 0) seen = 1;
+    if (!seen && feature_complete(f)) cJSON_AddItemToArray(list, cJSON_CreateString(f));
+  }
+  return list;
+}
+
+static const char *type_name(e2bw_param_type t) {
+  switch (t) {
+  case E2BW_P_STRING: return "string";
+  case E2BW_P_SANDBOX_ID: return "sandbox_id";
+  case E2BW_P_SECONDS: return "seconds";
+  case E2BW_P_BOOL: return "boolean";
+  case E2BW_P_OBJECT: return "object";
+  case E2BW_P_STRING_MAP: return "string_map";
+  case E2BW_P_STATE_FILTER: return "state_filter";
+  case E2BW_P_LIMIT: return "limit";
+  case E2BW_P_TEMPLATE_SET: return "template_set";
+  }
+  return "?";
+}
+
+char *e2bw_describe_methods(void) {
+  cJSON *root = cJSON_CreateObject();
+  cJSON *methods = cJSON_AddArrayToObject(root, "methods");
+  char *text = NULL;
+  if (!methods) goto done;
+  for (size_t i = 0; i < METHOD_COUNT; i++) {
+    const e2bw_method *m = &method_table[i];
+    cJSON *entry = cJSON_CreateObject();
+    cJSON_AddItemToArray(methods, entry);
+    cJSON_AddStringToObject(entry, "name", m->name);
+    cJSON_AddStringToObject(entry, "feature", m->feature);
+    cJSON_AddBoolToObject(entry, "implemented", m->start != NULL);
+    cJSON_AddBoolToObject(entry, "optional", m->optional);
+    cJSON *params = cJSON_AddArrayToObject(entry, "params");
+    for (const e2bw_param *p = m->params; p && p->name; p++) {
+      cJSON *param = cJSON_CreateObject();
+      cJSON_AddItemToArray(params, param);
+      cJSON_AddStringToObject(param, "name", p->name);
+      cJSON_AddStringToObject(param, "type", type_name(p->type));
+      cJSON_AddBoolToObject(param, "required", p->required);
+    }
+  }
+  cJSON_AddItemToObject(root, "features", e2bw_features_json());
+  text = cJSON_PrintUnformatted(root);
+done:
+  cJSON_Delete(root);
+  return text;
+}
+
+static cJSON *param_error(const char *field, const char *what) {
+  cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: '%s' %s", field, what);
+  return e2bw_error_set_str(e, "field", field);
+}
+
+static int sandbox_id_ok(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n > 128) return 0;
+  for (; *s; s++) {
+    char c = *s;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) return 0;
+  }
+  return 1;
+}
+
+static int state_ok(const cJSON *item) {
+  return cJSON_IsString(item) && (!strcmp(item->valuestring, "running") || !strcmp(item->valuestring, "paused"));
+}
+
+static cJSON *check_one(const e2bw_param *p, const cJSON *v) {
+  switch (p->type) {
+  case E2BW_P_STRING:
+    if (!cJSON_IsString(v) || !v->valuestring[0]) return param_error(p->name, "must be a non-empty string");
+    return NULL;
+  case E2BW_P_SANDBOX_ID:
+    if (!cJSON_IsString(v)) return param_error(p->name, "must be a string");
+    if (!sandbox_id_ok(v->valuestring)) return param_error(p->name, "must be a bare sandbox id (letters, digits, '-' or '_', at most 128)");
+    return NULL;
+  case E2BW_P_SECONDS:
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > 2147483647.0)
+      return param_error(p->name, "must be a number of seconds between 0 and 2147483647");
+    return NULL;
+  case E2BW_P_BOOL:
+    if (!cJSON_IsBool(v)) return param_error(p->name, "must be a boolean");
+    return NULL;
+  case E2BW_P_OBJECT:
+    if (!cJSON_IsObject(v)) return param_error(p->name, "must be an object");
+    return NULL;
+  case E2BW_P_STRING_MAP: {
+    if (!cJSON_IsObject(v)) return param_error(p->name, "must be an object of string values");
+    const cJSON *item;
+    cJSON_ArrayForEach(item, v) {
+      if (!cJSON_IsString(item)) {
+        char field[160];
+        snprintf(field, sizeof field, "%s.%s", p->name, item->string ? item->string : "?");
+        return param_error(field, "must be a string");
+      }
+    }
+    return NULL;
+  }
+  case E2BW_P_STATE_FILTER: {
+    if (cJSON_IsString(v)) {
+      if (!state_ok(v)) return param_error(p->name, "must be \"running\" or \"paused\" (or an array of them)");
+      return NULL;
+    }
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0) return param_error(p->name, "must be \"running\", \"paused\" or a non-empty array of them");
+    const cJSON *item;
+    cJSON_ArrayForEach(item, v) if (!state_ok(item)) return param_error(p->name, "items must be \"running\" or \"paused\"");
+    return NULL;
+  }
+  case E2BW_P_LIMIT:
+    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 100 || v->valuedouble != (double)(int)v->valuedouble)
+      return param_error(p->name, "must be an integer from 1 to 100");
+    return NULL;
+  case E2BW_P_TEMPLATE_SET:
+    return param_error(p->name, "cannot be chosen at create time on E2B: the template fixes it (leave it out or null)");
+  }
+  return NULL;
+}
+
+cJSON *e2bw_params_check(const e2bw_method *m, const cJSON *params) {
+  for (const e2bw_param *p = m->params; p && p->name; p++) {
+    const cJSON *v = params ? cJSON_GetObjectItemCaseSensitive(params, p->name) : NULL;
+    if (!v || cJSON_IsNull(v)) {
+      if (p->required) return param_error(p->name, "is required");
+      continue;
+    }
+    cJSON *err = check_one(p, v);
+    if (err) return err;
+  }
+  return NULL;
+}

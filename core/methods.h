@@ -1,0 +1,55 @@
+/* methods.h — the one EPP/1 method table: name, feature group, handler and
+ * parameter spec. A feature group is declared by `initialize` exactly when
+ * every non-optional method of the group has a handler, so the declared
+ * features can never run ahead of the code. */
+#ifndef E2BW_METHODS_H
+#define E2BW_METHODS_H
+
+#include "cJSON.h"
+#include "core_internal.h"
+
+typedef enum e2bw_param_type {
+  E2BW_P_STRING,        /* non-empty string */
+  E2BW_P_SANDBOX_ID,    /* bare sandbox id: [A-Za-z0-9_-]{1,128} */
+  E2BW_P_SECONDS,       /* number >= 0, < 2^31 */
+  E2BW_P_BOOL,
+  E2BW_P_OBJECT,
+  E2BW_P_STRING_MAP,    /* object whose values are all strings */
+  E2BW_P_STATE_FILTER,  /* "running" | "paused" or an array of those */
+  E2BW_P_LIMIT,         /* integer 1..100 */
+  E2BW_P_TEMPLATE_SET   /* E2B fixes it in the template: only null/absent */
+} e2bw_param_type;
+
+typedef struct e2bw_param {
+  const char *name;
+  e2bw_param_type type;
+  int required;
+} e2bw_param;
+
+struct e2bw_method {
+  const char *name;
+  const char *feature;     /* feature group, or "handshake" */
+  e2bw_start_fn start;     /* NULL: not implemented (-32003 / E8004) */
+  const e2bw_param *params;/* terminated by {NULL}; NULL when not implemented */
+  int optional;            /* does not count when deriving features */
+};
+
+const e2bw_method *e2bw_method_find(const char *name);
+/* Features to declare in `initialize` (a new array). */
+cJSON *e2bw_features_json(void);
+/* NULL when params fit the method's spec, else an invalid_params error that
+ * names the field. params may be NULL (treated as {}). */
+cJSON *e2bw_params_check(const e2bw_method *m, const cJSON *params);
+
+/* Handlers (sandbox.c, core.c). */
+void e2bw_handle_initialize(e2bw_core *core, e2bw_call *call);
+void e2bw_handle_shutdown(e2bw_core *core, e2bw_call *call);
+void e2bw_sandbox_create(e2bw_core *core, e2bw_call *call);
+void e2bw_sandbox_get(e2bw_core *core, e2bw_call *call);
+void e2bw_sandbox_list(e2bw_core *core, e2bw_call *call);
+void e2bw_sandbox_kill(e2bw_core *core, e2bw_call *call);
+void e2bw_sandbox_connect(e2bw_core *core, e2bw_call *call);
+void e2bw_sandbox_set_timeout(e2bw_core *core, e2bw_call *call);
+void e2bw_sandbox_pause(e2bw_core *core, e2bw_call *call);
+
+#endif

@@ -1,0 +1,413 @@
+/* sandbox.c — sandbox.* methods mapped onto the E2B control plane. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "e2b_api.h"
+#include "errors.h"
+#include "methods.h"
+#include "url.h"
+
+/* E2B's connect route uses this when told no timeout (reference §1.1). */
+#define E2B_CONNECT_DEFAULT_TIMEOUT_S 300.0
+/* sandbox.list follows X-Next-Token at most this many pages. */
+#define LIST_MAX_PAGES 1000
+
+static const char *param_str(const e2bw_call *call, const char *name) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->params, name);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const cJSON *param_num(const e2bw_call *call, const char *name) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->params, name);
+  return cJSON_IsNumber(v) ? v : NULL;
+}
+
+/* E2B takes whole seconds; never round a requested lifetime down. */
+static double whole_seconds(double s) { return ceil(s); }
+
+static int ok_status(int status) { return status >= 200 && status < 300; }
+
+/* "/sandboxes/<id><suffix>" with the id percent-encoded (it was validated,
+ * but encoding keeps the path safe whatever the table allows). */
+static int sandbox_path(e2bw_buf *out, const char *prefix, const char *id, const char *suffix) {
+  return e2bw_buf_append_str(out, prefix) || e2bw_url_encode_str(out, id) || e2bw_buf_append_str(out, suffix);
+}
+
+static e2bw_http_op *sandbox_request(e2bw_core *core, e2bw_call *call, const char *method, const char *prefix,
+                                     const char *suffix, const cJSON *body, e2bw_http_done_fn done) {
+  e2bw_buf path = {0};
+  e2bw_http_op *op = NULL;
+  if (sandbox_path(&path, prefix, param_str(call, "sandbox_id"), suffix) != 0)
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+  else
+    op = e2bw_api_request(core, call, method, path.data, body, done);
+  e2bw_buf_free(&path);
+  return op;
+}
+
+/* Ends the call with the typed error for a non-2xx answer. */
+static void fail_with_status(e2bw_core *core, e2bw_http_op *op, const char *sandbox_id) {
+  e2bw_call *call = op->call;
+  cJSON *error = e2bw_api_error(op, sandbox_id);
+  e2bw_http_op_finish(core, op);
+  e2bw_call_fail(core, call, error);
+}
+
+static void succeed(e2bw_core *core, e2bw_http_op *op, cJSON *result) {
+  e2bw_call *call = op->call;
+  e2bw_http_op_finish(core, op);
+  if (!result) e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+  else e2bw_call_succeed(core, call, result);
+}
+
+static void fail_bad_record(e2bw_core *core, e2bw_http_op *op) {
+  e2bw_call *call = op->call;
+  cJSON *e = e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend's answer to %s has no sandboxID", op->what);
+  e2bw_http_op_finish(core, op);
+  e2bw_call_fail(core, call, e);
+}
+
+/* --- sandbox.create ---------------------------------------------------- */
+
+static void created(e2bw_core *core, e2bw_http_op *op) {
+  e2bw_call *call = op->call;
+  if (!ok_status(op->status)) {
+    if (op->status == 404) {
+      const char *tpl = param_str(call, "template");
+      cJSON *e = e2bw_error_new(E2BW_ERR_NOT_FOUND, "Template '%s' not found on the E2B backend", tpl ? tpl : "base");
+      e2bw_error_set_num(e, "http_status", 404);
+      e2bw_http_op_finish(core, op);
+      e2bw_call_fail(core, call, e);
+      return;
+    }
+    fail_with_status(core, op, NULL);
+    return;
+  }
+  cJSON *sandbox = e2bw_api_json(core, op, 0);
+  if (!sandbox) return;
+  cJSON *rec = e2bw_record_from_sandbox(&core->config, sandbox);
+  cJSON_Delete(sandbox);
+  if (!rec) {
+    fail_bad_record(core, op);
+    return;
+  }
+  /* The create answer carries no metadata; echo what E2B stored from us. */
+  const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(call->params, "metadata");
+  cJSON_AddItemToObject(rec, "metadata", cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject());
+  succeed(core, op, rec);
+}
+
+/* options: E2B-specific create settings, named in EPP style. */
+static cJSON *apply_options(cJSON *body, const cJSON *options) {
+  const cJSON *opt;
+  cJSON_ArrayForEach(opt, options) {
+    const char *k = opt->string;
+    const char *expect = NULL;
+    if (!strcmp(k, "auto_pause")) {
+      if (cJSON_IsBool(opt)) cJSON_AddBoolToObject(body, "autoPause", cJSON_IsTrue(opt));
+      else expect = "must be a boolean";
+    } else if (!strcmp(k, "auto_resume")) {
+      if (cJSON_IsBool(opt)) cJSON_AddBoolToObject(cJSON_AddObjectToObject(body, "autoResume"), "enabled", cJSON_IsTrue(opt));
+      else expect = "must be a boolean";
+    } else if (!strcmp(k, "allow_internet_access")) {
+      if (cJSON_IsBool(opt)) cJSON_AddBoolToObject(body, "allow_internet_access", cJSON_IsTrue(opt));
+      else expect = "must be a boolean";
+    } else if (!strcmp(k, "network")) {
+      if (cJSON_IsObject(opt)) cJSON_AddItemToObject(body, "network", cJSON_Duplicate(opt, 1));
+      else expect = "must be an object (E2B's network settings)";
+    } else {
+      expect = "is not an option of this provider (auto_pause, auto_resume, allow_internet_access, network)";
+    }
+    if (expect) {
+      char field[160];
+      snprintf(field, sizeof field, "options.%s", k);
+      cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: '%s' %s", field, expect);
+      return e2bw_error_set_str(e, "field", field);
+    }
+  }
+  return NULL;
+}
+
+void e2bw_sandbox_create(e2bw_core *core, e2bw_call *call) {
+  const char *tpl = param_str(call, "template");
+  const cJSON *timeout = param_num(call, "timeout");
+  const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(call->params, "metadata");
+  const cJSON *envs = cJSON_GetObjectItemCaseSensitive(call->params, "envs");
+  const cJSON *secure = cJSON_GetObjectItemCaseSensitive(call->params, "secure");
+  const cJSON *options = cJSON_GetObjectItemCaseSensitive(call->params, "options");
+  int v1 = cJSON_IsFalse(secure); /* only the v1 route can create a sandbox without an envd token */
+
+  cJSON *body = cJSON_CreateObject();
+  if (!body) {
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+    return;
+  }
+  cJSON_AddStringToObject(body, "templateID", tpl ? tpl : "base");
+  if (timeout) cJSON_AddNumberToObject(body, "timeout", whole_seconds(timeout->valuedouble));
+  if (cJSON_IsObject(metadata)) cJSON_AddItemToObject(body, "metadata", cJSON_Duplicate(metadata, 1));
+  if (cJSON_IsObject(envs)) cJSON_AddItemToObject(body, "envVars", cJSON_Duplicate(envs, 1));
+  if (v1) cJSON_AddBoolToObject(body, "secure", 0);
+  if (cJSON_IsObject(options)) {
+    cJSON *error = apply_options(body, options);
+    if (error) {
+      cJSON_Delete(body);
+      e2bw_call_fail(core, call, error);
+      return;
+    }
+  }
+  e2bw_api_request(core, call, "POST", v1 ? "/sandboxes" : "/v2/sandboxes", body, created);
+  cJSON_Delete(body);
+}
+
+/* --- sandbox.get ------------------------------------------------------- */
+
+static void got(e2bw_core *core, e2bw_http_op *op) {
+  if (!ok_status(op->status)) {
+    fail_with_status(core, op, param_str(op->call, "sandbox_id"));
+    return;
+  }
+  cJSON *detail = e2bw_api_json(core, op, 0);
+  if (!detail) return;
+  cJSON *rec = e2bw_record_from_detail(&core->config, detail);
+  cJSON_Delete(detail);
+  if (!rec) fail_bad_record(core, op);
+  else succeed(core, op, rec);
+}
+
+void e2bw_sandbox_get(e2bw_core *core, e2bw_call *call) { sandbox_request(core, call, "GET", "/sandboxes/", "", NULL, got); }
+
+/* --- sandbox.list ------------------------------------------------------ */
+
+static int list_request(e2bw_core *core, e2bw_call *call, const char *next_token);
+
+static void listed(e2bw_core *core, e2bw_http_op *op) {
+  e2bw_call *call = op->call;
+  if (!ok_status(op->status)) {
+    fail_with_status(core, op, NULL);
+    return;
+  }
+  cJSON *page = e2bw_api_json(core, op, 1);
+  if (!page) return;
+  cJSON *all = cJSON_GetObjectItemCaseSensitive(call->scratch, "sandboxes");
+  const cJSON *item;
+  cJSON_ArrayForEach(item, page) {
+    cJSON *rec = cJSON_IsObject(item) ? e2bw_record_from_detail(&core->config, item) : NULL;
+    if (!rec) {
+      cJSON_Delete(page);
+      fail_bad_record(core, op);
+      return;
+    }
+    cJSON_AddItemToArray(all, rec);
+  }
+  cJSON_Delete(page);
+
+  char token[512] = "";
+  e2bw_http_header(op, "x-next-token", token, sizeof token);
+  e2bw_http_op_finish(core, op);
+  int one_page = param_num(call, "limit") != NULL;
+  if (token[0] && !one_page) {
+    cJSON *pages = cJSON_GetObjectItemCaseSensitive(call->scratch, "pages");
+    cJSON *last = cJSON_GetObjectItemCaseSensitive(call->scratch, "last_token");
+    if ((cJSON_IsString(last) && !strcmp(last->valuestring, token)) || pages->valuedouble >= LIST_MAX_PAGES) {
+      e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend's list paging does not end (X-Next-Token repeats or exceeds %d pages)", LIST_MAX_PAGES));
+      return;
+    }
+    cJSON_SetNumberValue(pages, pages->valuedouble + 1);
+    cJSON_ReplaceItemInObjectCaseSensitive(call->scratch, "last_token", cJSON_CreateString(token));
+    list_request(core, call, token);
+    return;
+  }
+  cJSON *result = cJSON_CreateObject();
+  cJSON_AddItemToObject(result, "sandboxes", cJSON_DetachItemFromObjectCaseSensitive(call->scratch, "sandboxes"));
+  if (token[0]) cJSON_AddStringToObject(result, "next_token", token);
+  else cJSON_AddNullToObject(result, "next_token");
+  e2bw_call_succeed(core, call, result);
+}
+
+/* metadata: E2B wants one query value that is itself a URL-encoded
+ * "k=v&k2=v2" (reference §1.2), so keys and values are encoded twice. */
+static int append_metadata_query(e2bw_buf *q, const cJSON *metadata) {
+  e2bw_buf inner = {0};
+  const cJSON *kv;
+  int rc = 0;
+  cJSON_ArrayForEach(kv, metadata) {
+    if (inner.len) rc |= e2bw_buf_append_char(&inner, '&');
+    rc |= e2bw_url_encode_str(&inner, kv->string);
+    rc |= e2bw_buf_append_char(&inner, '=');
+    rc |= e2bw_url_encode_str(&inner, kv->valuestring);
+  }
+  if (inner.len) rc |= e2bw_buf_append_str(q, "&metadata=") || e2bw_url_encode(q, inner.data, inner.len);
+  e2bw_buf_free(&inner);
+  return rc;
+}
+
+static int list_request(e2bw_core *core, e2bw_call *call, const char *next_token) {
+  const cJSON *limit = param_num(call, "limit");
+  const cJSON *state = cJSON_GetObjectItemCaseSensitive(call->params, "state");
+  const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(call->params, "metadata");
+  char number[32];
+  snprintf(number, sizeof number, "%d", limit ? (int)limit->valuedouble : 100);
+  e2bw_buf q = {0};
+  int rc = e2bw_buf_append_str(&q, "/v2/sandboxes?limit=") || e2bw_buf_append_str(&q, number);
+  if (cJSON_IsString(state)) {
+    rc |= e2bw_buf_append_str(&q, "&state=") || e2bw_buf_append_str(&q, state->valuestring);
+  } else if (cJSON_IsArray(state)) {
+    rc |= e2bw_buf_append_str(&q, "&state=");
+    const cJSON *s;
+    int first = 1;
+    cJSON_ArrayForEach(s, state) {
+      rc |= (!first && e2bw_buf_append_char(&q, ',')) || e2bw_buf_append_str(&q, s->valuestring);
+      first = 0;
+    }
+  }
+  if (cJSON_IsObject(metadata)) rc |= append_metadata_query(&q, metadata);
+  if (next_token) rc |= e2bw_buf_append_str(&q, "&nextToken=") || e2bw_url_encode_str(&q, next_token);
+  e2bw_http_op *op = NULL;
+  if (rc) e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+  else op = e2bw_api_request(core, call, "GET", q.data, NULL, listed);
+  e2bw_buf_free(&q);
+  return op ? 0 : -1;
+}
+
+void e2bw_sandbox_list(e2bw_core *core, e2bw_call *call) {
+  call->scratch = cJSON_CreateObject();
+  if (!call->scratch || !cJSON_AddArrayToObject(call->scratch, "sandboxes") ||
+      !cJSON_AddNumberToObject(call->scratch, "pages", 1) || !cJSON_AddNullToObject(call->scratch, "last_token")) {
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+    return;
+  }
+  list_request(core, call, param_str(call, "next_token"));
+}
+
+/* --- sandbox.kill ------------------------------------------------------ */
+
+static cJSON *id_result(const e2bw_call *call) {
+  cJSON *r = cJSON_CreateObject();
+  if (r) cJSON_AddStringToObject(r, "sandbox_id", param_str(call, "sandbox_id"));
+  return r;
+}
+
+static void killed(e2bw_core *core, e2bw_http_op *op) {
+  /* Killing a sandbox that is already gone is not an error (seed §2). */
+  if (!ok_status(op->status) && op->status != 404) {
+    fail_with_status(core, op, param_str(op->call, "sandbox_id"));
+    return;
+  }
+  cJSON *r = id_result(op->call);
+  cJSON_AddBoolToObject(r, "killed", ok_status(op->status));
+  succeed(core, op, r);
+}
+
+void e2bw_sandbox_kill(e2bw_core *core, e2bw_call *call) { sandbox_request(core, call, "DELETE", "/sandboxes/", "", NULL, killed); }
+
+/* --- sandbox.set_timeout ---------------------------------------------- */
+
+static void timeout_set(e2bw_core *core, e2bw_http_op *op) {
+  if (!ok_status(op->status)) {
+    fail_with_status(core, op, param_str(op->call, "sandbox_id"));
+    return;
+  }
+  cJSON *r = id_result(op->call);
+  cJSON_AddNumberToObject(r, "timeout", whole_seconds(param_num(op->call, "timeout")->valuedouble));
+  succeed(core, op, r);
+}
+
+void e2bw_sandbox_set_timeout(e2bw_core *core, e2bw_call *call) {
+  cJSON *body = cJSON_CreateObject();
+  cJSON_AddNumberToObject(body, "timeout", whole_seconds(param_num(call, "timeout")->valuedouble));
+  sandbox_request(core, call, "POST", "/sandboxes/", "/timeout", body, timeout_set);
+  cJSON_Delete(body);
+}
+
+/* --- sandbox.pause ----------------------------------------------------- */
+
+static void paused(e2bw_core *core, e2bw_http_op *op) {
+  /* 409: already paused (or changing state) — pausing is idempotent. */
+  if (!ok_status(op->status) && op->status != 409) {
+    fail_with_status(core, op, param_str(op->call, "sandbox_id"));
+    return;
+  }
+  cJSON *r = id_result(op->call);
+  cJSON_AddStringToObject(r, "status", "paused");
+  cJSON_AddBoolToObject(r, "changed", ok_status(op->status));
+  succeed(core, op, r);
+}
+
+void e2bw_sandbox_pause(e2bw_core *core, e2bw_call *call) { sandbox_request(core, call, "POST", "/sandboxes/", "/pause", NULL, paused); }
+
+/* --- sandbox.connect / sandbox.resume ----------------------------------
+ * E2B's connect route sets the lifetime to `timeout`, or to 300 s when none
+ * is given — which silently SHORTENS a sandbox created with a longer one.
+ * Without an explicit timeout we therefore look first: a running sandbox is
+ * returned as it is (no connect call at all); a paused one is resumed with
+ * the larger of its remaining lifetime and E2B's default. */
+
+enum { CONNECT_LOOK = 1, CONNECT_RESUME, CONNECT_FINAL_LOOK };
+
+static void connect_step(e2bw_core *core, e2bw_http_op *op);
+
+static void connect_issue(e2bw_core *core, e2bw_call *call, int step, double timeout_s) {
+  call->step = step;
+  if (step == CONNECT_RESUME) {
+    cJSON *body = cJSON_CreateObject();
+    cJSON_AddNumberToObject(body, "timeout", whole_seconds(timeout_s));
+    sandbox_request(core, call, "POST", "/v2/sandboxes/", "/connect", body, connect_step);
+    cJSON_Delete(body);
+  } else {
+    sandbox_request(core, call, "GET", "/sandboxes/", "", NULL, connect_step);
+  }
+}
+
+/* Remaining lifetime in seconds from an RFC 3339 endAt, given the host's
+ * clock (now_ms is wall-clock milliseconds). Returns -1 when unknown. */
+static double seconds_until(const char *rfc3339, double now_ms) {
+  int y, mo, d, h, mi;
+  double s;
+  if (!rfc3339 || sscanf(rfc3339, "%4d-%2d-%2dT%2d:%2d:%lf", &y, &mo, &d, &h, &mi, &s) != 6) return -1;
+  /* days from civil (Howard Hinnant), valid for the Gregorian calendar */
+  y -= mo <= 2;
+  long era = (y >= 0 ? y : y - 399) / 400;
+  long yoe = y - era * 400;
+  long doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  double days = (double)(era * 146097 + doe - 719468);
+  double end_ms = ((days * 24 + h) * 60 + mi) * 60000.0 + s * 1000.0;
+  return (end_ms - now_ms) / 1000.0;
+}
+
+static void connect_step(e2bw_core *core, e2bw_http_op *op) {
+  e2bw_call *call = op->call;
+  if (!ok_status(op->status)) {
+    fail_with_status(core, op, param_str(call, "sandbox_id"));
+    return;
+  }
+  if (call->step == CONNECT_RESUME) { /* 200 or 201: now running; read its record */
+    e2bw_http_op_finish(core, op);
+    connect_issue(core, call, CONNECT_FINAL_LOOK, 0);
+    return;
+  }
+  cJSON *detail = e2bw_api_json(core, op, 0);
+  if (!detail) return;
+  const cJSON *state = cJSON_GetObjectItemCaseSensitive(detail, "state");
+  int is_paused = cJSON_IsString(state) && !strcmp(state->valuestring, "paused");
+  if (call->step == CONNECT_LOOK && is_paused) {
+    const cJSON *end = cJSON_GetObjectItemCaseSensitive(detail, "endAt");
+    double left = seconds_until(cJSON_IsString(end) ? end->valuestring : NULL, core->now);
+    cJSON_Delete(detail);
+    e2bw_http_op_finish(core, op);
+    connect_issue(core, call, CONNECT_RESUME, left > E2B_CONNECT_DEFAULT_TIMEOUT_S ? left : E2B_CONNECT_DEFAULT_TIMEOUT_S);
+    return;
+  }
+  cJSON *rec = e2bw_record_from_detail(&core->config, detail);
+  cJSON_Delete(detail);
+  if (!rec) fail_bad_record(core, op);
+  else succeed(core, op, rec);
+}
+
+void e2bw_sandbox_connect(e2bw_core *core, e2bw_call *call) {
+  const cJSON *timeout = param_num(call, "timeout");
+  if (timeout) connect_issue(core, call, CONNECT_RESUME, timeout->valuedouble);
+  else connect_issue(core, call, CONNECT_LOOK, 0);
+}

@@ -1,0 +1,167 @@
+// dispatcher.mjs — the EPP/1 dispatcher: one core instance plus the I/O it
+// asks for. It only moves bytes: EPP messages in and out, HTTP requests
+// performed with the chosen transport and streamed back into the core, one
+// timer for the core's next deadline. All protocol logic is in the core.
+import { ACTION, Core } from './core-module.mjs'
+import { classifyFailure, pickTransport } from './transport.mjs'
+
+// Wall-clock milliseconds that never go backwards within a process.
+const now = () => performance.timeOrigin + performance.now()
+
+/**
+ * createDispatcher({ module?, ctx?, fetch?, onMessage?, log? }) → Promise<Dispatcher>
+ *   module     core module source (URL, bytes or WebAssembly.Module); default wasm/core.wasm
+ *   ctx        the host's ctx: its http() is used when fetch-shaped (transport.mjs)
+ *   fetch      explicit fetch-shaped transport (overrides ctx)
+ *   onMessage  (text) => void, each outgoing EPP message (one JSON object, no newline)
+ *   log        (line) => void, diagnostics (never carries credentials)
+ *
+ * Dispatcher:
+ *   send(message)         one EPP message (string or object)
+ *   feed(bytes) / end()   EPP as NDJSON bytes, split anywhere (stdio form)
+ *   onMessage             settable after creation
+ *   idle()                resolves when no request is in flight
+ *   isShutDown()          true once `shutdown` has been answered
+ *   close()               aborts what is in flight, frees the core
+ *   transport             'ctx.http' or 'fetch'
+ */
+export async function createDispatcher(options = {}) {
+  const core = await Core.create(options.module)
+  const transport = options.fetch ? { fetch: options.fetch, source: 'fetch' } : pickTransport(options.ctx)
+  const log = options.log || (() => {})
+  const inflight = new Map() // op → AbortController
+  let timer = null
+  let closed = false
+  let idleWaiters = []
+
+  const d = {
+    onMessage: options.onMessage || null,
+    transport: transport.source,
+    send(message) {
+      if (closed) throw new Error('e2b-wasm dispatcher is closed')
+      core.submit(typeof message === 'string' ? message : JSON.stringify(message), now())
+      pump()
+    },
+    feed(bytes) {
+      if (closed) return
+      core.ndjsonFeed(bytes, now())
+      pump()
+    },
+    end() {
+      if (closed) return
+      core.ndjsonEnd(now())
+      pump()
+    },
+    idle() {
+      if (inflight.size === 0) return Promise.resolve()
+      return new Promise((resolve) => idleWaiters.push(resolve))
+    },
+    isShutDown: () => !closed && core.isShutDown(),
+    close() {
+      if (closed) return
+      closed = true
+      clearTimeout(timer)
+      for (const ctrl of inflight.values()) ctrl.abort()
+      inflight.clear()
+      core.free()
+      settleIdle()
+    },
+    describeMethods: () => core.describeMethods(),
+  }
+
+  function settleIdle() {
+    if (inflight.size !== 0) return
+    const waiters = idleWaiters
+    idleWaiters = []
+    for (const w of waiters) w()
+  }
+
+  // Runs every action the core has queued, then re-arms the deadline timer.
+  function pump() {
+    if (closed) return
+    for (const action of core.drain()) {
+      if (action.kind === ACTION.SEND) deliver(action.text)
+      else if (action.kind === ACTION.HTTP) perform(action)
+      else if (action.kind === ACTION.CANCEL) cancel(action.op)
+    }
+    armTimer()
+    settleIdle()
+  }
+
+  function deliver(text) {
+    try {
+      if (d.onMessage) d.onMessage(text)
+    } catch (err) {
+      log(`e2b-wasm: onMessage handler threw: ${err && err.message}`)
+    }
+  }
+
+  function armTimer() {
+    clearTimeout(timer)
+    timer = null
+    const deadline = core.nextDeadline()
+    if (deadline < 0) return
+    timer = setTimeout(() => {
+      timer = null
+      if (closed) return
+      core.tick(now())
+      pump()
+    }, Math.max(0, Math.ceil(deadline - now())))
+  }
+
+  function cancel(op) {
+    const ctrl = inflight.get(op)
+    inflight.delete(op)
+    if (ctrl) ctrl.abort()
+  }
+
+  async function perform(action) {
+    const { op } = action
+    const head = JSON.parse(action.text)
+    const ctrl = new AbortController()
+    inflight.set(op, ctrl)
+    const live = () => !closed && inflight.get(op) === ctrl
+    try {
+      const res = await transport.fetch(head.url, {
+        method: head.method,
+        headers: head.headers,
+        body: action.body || undefined,
+        signal: ctrl.signal,
+        redirect: 'follow',
+      })
+      if (!live()) return
+      let headerText = ''
+      for (const [name, value] of res.headers) headerText += `${name}: ${value}\n`
+      core.httpHead(op, res.status, headerText, now())
+      pump()
+      if (res.body) {
+        const reader = res.body.getReader()
+        for (;;) {
+          const { done, value } = await reader.read()
+          if (!live()) {
+            reader.cancel().catch(() => {})
+            return
+          }
+          if (done) break
+          core.httpBody(op, value, now())
+          pump()
+          if (!live()) {
+            reader.cancel().catch(() => {})
+            return
+          }
+        }
+      }
+      inflight.delete(op)
+      core.httpEnd(op, now())
+      pump()
+    } catch (err) {
+      if (!live()) return // aborted on the core's request: it already answered
+      inflight.delete(op)
+      log(`e2b-wasm: ${head.method} ${new URL(head.url).origin}: ${err && err.message}`)
+      core.httpFail(op, classifyFailure(err), now())
+      pump()
+    }
+  }
+
+  return d
+}

@@ -1,0 +1,15 @@
+// provider.mjs — the node/1 entry of the e2b-wasm abx provider plugin.
+// All protocol logic runs in wasm/core.wasm; js-shim/ only moves bytes.
+// The host contract this relies on is written down in docs/host-contract.md.
+import { createDispatcher } from './js-shim/dispatcher.mjs'
+
+export default function create(kit) {
+  return {
+    async buildInfra(ctx) {
+      if (!kit || !kit.epp || typeof kit.epp.infra !== 'function')
+        throw new Error("e2b-wasm needs a host with kit.epp.infra (node/1); or run 'node js-shim/epp-stdio.mjs'")
+      // The host runs the dispatcher in-process and adapts it to its protocol objects.
+      return kit.epp.infra(ctx, (hostCtx = ctx) => createDispatcher({ ctx: hostCtx }))
+    },
+  }
+}

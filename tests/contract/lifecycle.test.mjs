@@ -1,0 +1,232 @@
+// Lifecycle contract cases (seed 003 §3, the cases for the features this
+// release declares), run twice against the real local backend: in-process
+// through the reference host (node/1, kit.epp.infra) and through the exec
+// form (node js-shim/epp-stdio.mjs over NDJSON). All traffic is validated
+// against docs/epp-methods.json.
+import assert from 'node:assert/strict'
+import path from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { HostError, loadProvider, startStdioProvider } from '../host/host.mjs'
+import { startBackend } from '../lib/backend.mjs'
+import { validateTraffic } from '../lib/epp-schema.mjs'
+
+const pluginDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+const MODES = {
+  'in-process': (opts) => loadProvider(pluginDir, opts),
+  stdio: (opts) => startStdioProvider(pluginDir, opts),
+}
+
+const seconds = (iso) => Date.parse(iso) / 1000
+const nowS = () => Date.now() / 1000
+
+async function rejects(promise, check) {
+  try {
+    await promise
+  } catch (err) {
+    assert.ok(err instanceof HostError, `expected a HostError, got ${err}`)
+    check(err)
+    return err
+  }
+  assert.fail('expected the call to fail')
+}
+
+for (const [mode, start] of Object.entries(MODES)) {
+  describe(`lifecycle contract (${mode})`, () => {
+    let backend, infra, sp
+    const errorsSeen = []
+    // Every error message the plugin produced, raw (before host masking).
+    const remember = (err) => { errorsSeen.push(JSON.stringify(err.rpc || err.message)); return err }
+
+    before(async () => {
+      backend = await startBackend()
+      // Config arrives the way abx resolves it: ABX_E2B_WASM_API_KEY and declared aliases.
+      infra = await start({ env: { ABX_E2B_WASM_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl } })
+      sp = infra.sandbox_protocol
+    })
+
+    after(async () => {
+      const problems = validateTraffic(infra.traffic)
+      await infra.close()
+      await backend.stop()
+      assert.deepEqual(problems, [], 'traffic must match docs/epp-methods.json')
+      for (const text of errorsSeen) assert.ok(!text.includes(backend.apiKey), `secret leaked in ${text}`)
+    })
+
+    test('declared features are known, and equal what initialize offers', () => {
+      assert.deepEqual(infra.declared, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause'])
+      assert.deepEqual([...infra.offered].sort(), [...infra.declared].sort())
+      assert.equal(infra.initializeResult.provider.id, 'e2b-wasm')
+    })
+
+    test('create, get, list, connect, kill twice', async () => {
+      const rec = await sp.create({ template: 'base', timeout: 120, metadata: { suite: mode, n: '1' }, envs: { A: '1' } })
+      assert.match(rec.sandbox_id, /^[a-z0-9]+$/)
+      assert.equal(rec.status, 'running')
+      assert.equal(rec.template, 'base')
+      assert.deepEqual(rec.metadata, { suite: mode, n: '1' })
+      assert.equal(rec.envd_access_token, undefined, 'no envd token without passthrough')
+
+      const got = await sp.get(rec.sandbox_id)
+      assert.equal(got.sandbox_id, rec.sandbox_id)
+      assert.equal(got.status, 'running')
+      assert.deepEqual(got.metadata, { suite: mode, n: '1' })
+      assert.ok(Math.abs(seconds(got.expires_at) - seconds(got.created_at) - 120) <= 1)
+
+      const listed = await sp.list({ metadata: { suite: mode } })
+      assert.deepEqual(listed.sandboxes.map((s) => s.sandbox_id), [rec.sandbox_id])
+      assert.equal(listed.next_token, null)
+      const none = await sp.list({ metadata: { suite: 'nobody' } })
+      assert.deepEqual(none.sandboxes, [])
+
+      const connected = await sp.connect(rec.sandbox_id)
+      assert.equal(connected.status, 'running')
+
+      assert.deepEqual(await sp.kill(rec.sandbox_id), { sandbox_id: rec.sandbox_id, killed: true })
+      assert.deepEqual(await sp.kill(rec.sandbox_id), { sandbox_id: rec.sandbox_id, killed: false }, 'killing twice is not an error')
+      await rejects(sp.get(rec.sandbox_id), (err) => {
+        remember(err)
+        assert.equal(err.code, 'E2009')
+        assert.equal(err.rpc.code, -32002)
+      })
+    })
+
+    test('list follows every page, or returns one page with a cursor', async () => {
+      const ids = []
+      for (let i = 0; i < 5; i++) ids.push((await sp.create({ metadata: { paging: mode } })).sandbox_id)
+      const all = await sp.list({ metadata: { paging: mode } })
+      assert.deepEqual(all.sandboxes.map((s) => s.sandbox_id).sort(), [...ids].sort())
+      const seen = []
+      let token
+      do {
+        const page = await sp.list({ metadata: { paging: mode }, limit: 2, ...(token ? { next_token: token } : {}) })
+        assert.ok(page.sandboxes.length <= 2)
+        seen.push(...page.sandboxes.map((s) => s.sandbox_id))
+        token = page.next_token
+      } while (token)
+      assert.deepEqual(seen.sort(), [...ids].sort())
+      await sp.pause(ids[0])
+      const paused = await sp.list({ metadata: { paging: mode }, state: 'paused' })
+      assert.deepEqual(paused.sandboxes.map((s) => s.sandbox_id), [ids[0]])
+      for (const id of ids) await sp.kill(id)
+    })
+
+    test('set_timeout moves expires_at', async () => {
+      const { sandbox_id } = await sp.create({ timeout: 60 })
+      const before = nowS()
+      assert.deepEqual(await sp.setTimeout(sandbox_id, 600.2), { sandbox_id, timeout: 601 })
+      const got = await sp.get(sandbox_id)
+      assert.ok(Math.abs(seconds(got.expires_at) - (before + 601)) <= 2, `expires_at ${got.expires_at}`)
+      await sp.kill(sandbox_id)
+    })
+
+    test('pause and resume; pausing twice is idempotent', async () => {
+      const { sandbox_id } = await sp.create({ timeout: 120 })
+      assert.deepEqual(await sp.pause(sandbox_id), { sandbox_id, status: 'paused', changed: true })
+      assert.equal((await sp.get(sandbox_id)).status, 'paused')
+      assert.deepEqual(await sp.pause(sandbox_id), { sandbox_id, status: 'paused', changed: false })
+      const resumed = await sp.resume(sandbox_id)
+      assert.equal(resumed.status, 'running')
+      assert.equal((await sp.get(sandbox_id)).status, 'running')
+      const again = await sp.resume(sandbox_id) // resuming a running sandbox changes nothing
+      assert.equal(again.status, 'running')
+      await sp.kill(sandbox_id)
+    })
+
+    test('connect and resume without a timeout never shorten the lifetime (E2B would reset it to 300 s)', async () => {
+      const { sandbox_id } = await sp.create({ timeout: 3600 })
+      const c = await sp.connect(sandbox_id)
+      assert.ok(seconds(c.expires_at) - nowS() > 3500, `connect shortened the lifetime: ${c.expires_at}`)
+      // A paused sandbox's clock is stopped and E2B reports its end as the
+      // pause time: resuming without a timeout gives E2B's default, 300 s.
+      await sp.pause(sandbox_id)
+      const r = await sp.resume(sandbox_id)
+      assert.equal(r.status, 'running')
+      assert.ok(seconds(r.expires_at) - nowS() >= 298, `resume gave less than E2B's default: ${r.expires_at}`)
+      const c2 = await sp.connect(sandbox_id, 3600)
+      assert.ok(seconds(c2.expires_at) - nowS() > 3500)
+      const c3 = await sp.connect(sandbox_id)
+      assert.ok(seconds(c3.expires_at) - nowS() > 3500, `connect shortened the lifetime: ${c3.expires_at}`)
+      // An explicit timeout is the caller's choice and is applied.
+      const short = await sp.connect(sandbox_id, 100)
+      assert.ok(Math.abs(seconds(short.expires_at) - nowS() - 100) <= 2, `explicit timeout not applied: ${short.expires_at}`)
+      await sp.kill(sandbox_id)
+    })
+
+    test('a missing sandbox is E2009 (-32002) for get, connect, set_timeout, pause, resume', async () => {
+      for (const call of [() => sp.get('missing0'), () => sp.connect('missing0'), () => sp.setTimeout('missing0', 10),
+        () => sp.pause('missing0'), () => sp.resume('missing0'), () => sp.connect('missing0', 30)]) {
+        await rejects(call(), (err) => {
+          remember(err)
+          assert.equal(err.code, 'E2009')
+          assert.equal(err.rpc.code, -32002)
+          assert.match(err.rpc.message, /Sandbox 'missing0' not found/)
+        })
+      }
+    })
+
+    test('an undeclared feature is E8004 from the host, without calling the plugin', async () => {
+      const before = infra.callsProvided
+      await rejects(infra.call('exec.run', { sandbox_id: 'x', command: 'true' }), (err) => {
+        assert.equal(err.code, 'E8004')
+        assert.equal(err.rpc, null, 'the host answered, not the plugin')
+        assert.equal(err.message, "Provider 'e2b-wasm' does not support 'exec.run'")
+      })
+      assert.equal(infra.callsProvided, before)
+      // And the plugin itself agrees if asked directly.
+      await rejects(infra.raw('files.read', { sandbox_id: 'x', path: '/etc/hostname' }), (err) => {
+        assert.equal(err.rpc.code, -32003)
+        assert.equal(err.code, 'E8004')
+        assert.equal(err.rpc.message, "Provider 'e2b-wasm' does not support 'files.rw'")
+      })
+    })
+
+    test('bad params are -32602 naming the field, before any request', async () => {
+      await rejects(infra.call('sandbox.create', { timeout: 'soon' }), (err) => {
+        assert.equal(err.rpc.code, -32602)
+        assert.equal(err.rpc.data.field, 'timeout')
+      })
+      await rejects(infra.call('sandbox.get', { sandbox_id: '../../etc' }), (err) => assert.equal(err.rpc.data.field, 'sandbox_id'))
+      await rejects(infra.call('sandbox.create', { cpu: 4 }), (err) => assert.equal(err.rpc.data.field, 'cpu'))
+    })
+  })
+
+  describe(`error kinds stay distinct (${mode})`, () => {
+    test('refused key, unreachable backend, request timeout: three errors, never the secret', async () => {
+      const backend = await startBackend()
+      const wrongKey = 'sk-wrong-DO-NOT-LEAK-0123456789'
+      const bad = await start({ env: { E2B_API_KEY: wrongKey, E2B_API_URL: backend.apiUrl } })
+      const auth = await rejects(bad.sandbox_protocol.create({}), (err) => {
+        assert.equal(err.rpc.code, -32010)
+        assert.equal(err.rpc.data.kind, 'unauthenticated')
+        assert.equal(err.rpc.data.http_status, 401)
+      })
+      assert.ok(!JSON.stringify(auth.rpc).includes(wrongKey) && !auth.message.includes(wrongKey))
+      assert.deepEqual(validateTraffic(bad.traffic), [])
+      await bad.close()
+
+      const good = await start({ env: { E2B_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, ABX_E2B_WASM_REQUEST_TIMEOUT: '1' } })
+      const { sandbox_id } = await good.sandbox_protocol.create({})
+      process.kill(backend.pid, 'SIGSTOP') // the backend stops answering
+      try {
+        await rejects(good.sandbox_protocol.get(sandbox_id), (err) => {
+          assert.equal(err.rpc.code, -32013)
+          assert.equal(err.rpc.data.kind, 'timeout')
+          assert.match(err.rpc.message, /did not answer GET \/sandboxes\/\w+ within 1 s/)
+        })
+      } finally {
+        process.kill(backend.pid, 'SIGCONT')
+      }
+      assert.equal((await good.sandbox_protocol.get(sandbox_id)).status, 'running', 'the plugin recovers')
+      await backend.stop()
+      await rejects(good.sandbox_protocol.get(sandbox_id), (err) => {
+        assert.equal(err.rpc.code, -32012)
+        assert.equal(err.rpc.data.kind, 'unreachable')
+        assert.match(err.rpc.message, /connection refused/)
+        assert.ok(!err.rpc.message.includes(backend.apiKey))
+      })
+      assert.deepEqual(validateTraffic(good.traffic), [])
+      await good.close()
+    })
+  })
+}

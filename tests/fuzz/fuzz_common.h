@@ -1,0 +1,64 @@
+/* fuzz_common.h — shared by the fuzz targets: drain a core's actions and
+ * check the invariants every output must keep. */
+#ifndef E2BW_FUZZ_COMMON_H
+#define E2BW_FUZZ_COMMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cJSON.h"
+#include "e2bw.h"
+
+#define FUZZ_API_KEY "sk-fuzz-SECRET-4242"
+
+typedef struct fuzz_state {
+  uint32_t pending_ops[64];
+  int nops;
+  int answers; /* responses with an id (not notifications) */
+  int keyed;   /* initialized: the core knows the key and must redact it */
+} fuzz_state;
+
+/* Every SEND is one JSON-RPC 2.0 object on one line, and no error carries
+ * the API key (results may echo backend data verbatim); every HTTP head is
+ * valid JSON. Anything else is a bug. */
+static void fuzz_drain(e2bw_core *core, fuzz_state *st) {
+  int kind;
+  while ((kind = e2bw_core_next_action(core)) != E2BW_ACTION_NONE) {
+    const char *text = e2bw_action_text(core);
+    size_t len = e2bw_action_text_len(core);
+    if (kind == E2BW_ACTION_SEND) {
+      if (memchr(text, '\n', len)) { fprintf(stderr, "NL in: %.*s\n", (int)len, text); abort(); }
+      cJSON *msg = cJSON_ParseWithLength(text, len);
+      if (!msg) abort();
+      cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
+      if (!cJSON_IsString(v) || strcmp(v->valuestring, "2.0") != 0) abort();
+      int has_result = cJSON_HasObjectItem(msg, "result"), has_error = cJSON_HasObjectItem(msg, "error");
+      if (has_result == has_error && !cJSON_HasObjectItem(msg, "method")) abort();
+      if (has_result || has_error) st->answers++;
+      if (has_error && st->keyed) {
+        char *error = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(msg, "error"));
+        if (!error || strstr(error, FUZZ_API_KEY)) abort();
+        free(error);
+      }
+      cJSON_Delete(msg);
+    } else if (kind == E2BW_ACTION_HTTP) {
+      cJSON *head = cJSON_ParseWithLength(text, len);
+      if (!head) abort();
+      cJSON_Delete(head);
+      if (st->nops < 64) st->pending_ops[st->nops++] = e2bw_action_op(core);
+    }
+  }
+}
+
+static void fuzz_init(e2bw_core *core, fuzz_state *st) {
+  static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"config\":"
+                             "{\"api_key\":\"" FUZZ_API_KEY "\",\"api_url\":\"http://api.fuzz\",\"request_timeout\":5}}}";
+  e2bw_core_submit(core, init, sizeof init - 1, 0);
+  fuzz_drain(core, st);
+  st->answers = 0;
+  st->keyed = 1;
+}
+
+#endif

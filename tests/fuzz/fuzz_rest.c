@@ -1,0 +1,90 @@
+/* libFuzzer target: backend answers. One sandbox.* call is made (the first
+ * byte picks which); then the input plays the backend for every request the
+ * core issues: status, header block and body, split into chunks; or a
+ * transport failure. Whatever arrives, every call must end with exactly one
+ * answer once time runs out. */
+#include <stdio.h>
+
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *calls[] = {
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.create\",\"params\":{\"template\":\"base\",\"timeout\":60,\"metadata\":{\"a\":\"b\"}}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.get\",\"params\":{\"sandbox_id\":\"sbx1\"}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.list\",\"params\":{\"metadata\":{\"a\":\"b\"}}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.list\",\"params\":{\"limit\":3}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.kill\",\"params\":{\"sandbox_id\":\"sbx1\"}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.connect\",\"params\":{\"sandbox_id\":\"sbx1\"}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.resume\",\"params\":{\"sandbox_id\":\"sbx1\",\"timeout\":30}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.set_timeout\",\"params\":{\"sandbox_id\":\"sbx1\",\"timeout\":30}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.pause\",\"params\":{\"sandbox_id\":\"sbx1\"}}",
+};
+
+typedef struct reader {
+  const uint8_t *p;
+  size_t left;
+} reader;
+
+static size_t take(reader *r, size_t want, const uint8_t **out) {
+  size_t n = want < r->left ? want : r->left;
+  *out = r->p;
+  r->p += n;
+  r->left -= n;
+  return n;
+}
+
+static unsigned byte(reader *r) {
+  const uint8_t *b;
+  return take(r, 1, &b) ? b[0] : 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1) return 0;
+  e2bw_core *core = e2bw_core_new();
+  if (!core) return 0;
+  fuzz_state st = {0};
+  fuzz_init(core, &st);
+  const char *call = calls[data[0] % (sizeof calls / sizeof calls[0])];
+  st.nops = 0;
+  e2bw_core_submit(core, call, strlen(call), 10);
+  fuzz_drain(core, &st);
+  reader r = {data + 1, size - 1};
+  double now = 10;
+  /* answer requests in the order they come, while input lasts */
+  for (int served = 0; served < st.nops && r.left; served++) {
+    uint32_t op = st.pending_ops[served];
+    unsigned mode = byte(&r);
+    if (mode < 16) {
+      e2bw_core_http_fail(core, op, (int)(mode % 6), now);
+      fuzz_drain(core, &st);
+      continue;
+    }
+    int status = (int)(byte(&r) << 8 | byte(&r)) % 700;
+    const uint8_t *hdr;
+    size_t hlen = take(&r, byte(&r), &hdr);
+    e2bw_core_http_head(core, op, status, (const char *)hdr, hlen, now);
+    fuzz_drain(core, &st);
+    unsigned chunks = byte(&r) % 8;
+    for (unsigned c = 0; c < chunks && r.left; c++) {
+      const uint8_t *body;
+      size_t blen = take(&r, (size_t)byte(&r) * 4 + 1, &body);
+      e2bw_core_http_body(core, op, body, blen, now);
+      fuzz_drain(core, &st);
+    }
+    if (byte(&r) & 1) e2bw_core_http_end(core, op, now);
+    else e2bw_core_http_fail(core, op, E2BW_NET_RESET, now);
+    fuzz_drain(core, &st);
+    now += 1;
+  }
+  /* time runs out: whatever is still waiting must be answered now */
+  e2bw_core_tick(core, 1e12);
+  fuzz_drain(core, &st);
+  if (st.answers != 1) {
+    fprintf(stderr, "call answered %d times\n", st.answers);
+    abort();
+  }
+  if (e2bw_core_next_deadline(core) != -1) abort();
+  e2bw_core_free(core);
+  return 0;
+}

@@ -1,0 +1,107 @@
+// Starts the local E2B-compatible backend (build/bin/e2b-local-backend) for a
+// test and stops it again. Shared by every suite that needs a backend.
+//
+//   import { startBackend } from '../lib/backend.mjs';
+//   const backend = await startBackend();
+//   // backend.apiUrl, backend.sandboxUrl, backend.apiKey, backend.stateDir, backend.pid
+//   ...
+//   await backend.stop();   // SIGTERM (or stop('SIGINT')), resolves to { code, signal } on exit
+//
+// Options:
+//   apiKey     the key clients must send (default: a random one per backend)
+//   stateDir   a directory to keep sandboxes in (default: the backend makes a
+//              temporary one and removes it when it exits)
+//   extraArgs  more command-line arguments, e.g. ['--connect-extend-only']
+//   readyTimeoutMs  how long to wait for the ready line (default 15000)
+//
+// The binary comes from $E2BW_BUILD/bin (default <repo>/build/bin), so a
+// sanitizer build can be tested with E2BW_BUILD=/tmp/asan-build.
+// The backend's stderr (its request log) is kept in memory: read it with
+// backend.stderr(), e.g. in an assertion message. It is printed only when
+// the backend dies on its own, which always means a bug worth seeing.
+// Every backend still running when the test process exits is killed.
+
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export function backendBinary() {
+  const build = process.env.E2BW_BUILD || path.join(repoRoot, 'build');
+  return path.join(build, 'bin', 'e2b-local-backend');
+}
+
+const live = new Set();
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+export async function startBackend({ apiKey, stateDir, extraArgs = [], readyTimeoutMs = 15000 } = {}) {
+  apiKey ??= `e2b_local_${randomBytes(16).toString('hex')}`;
+  const args = ['--listen', '127.0.0.1:0', '--api-key', apiKey, ...extraArgs];
+  if (stateDir) args.push('--state-dir', stateDir);
+
+  const child = spawn(backendBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk) => { stderr += chunk; });
+
+  let stopping = false;
+  const exited = new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      live.delete(child);
+      if (!stopping) process.stderr.write(`[e2b-local-backend exited unexpectedly: code=${code} signal=${signal}]\n${stderr}`);
+      resolve({ code, signal });
+    });
+  });
+
+  const ready = await new Promise((resolve, reject) => {
+    let stdout = '';
+    let settled = false;
+    const timer = setTimeout(() => fail(new Error(`backend printed no ready line within ${readyTimeoutMs} ms`)), readyTimeoutMs);
+    function fail(err) {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      stopping = true; // the rejection below already carries stderr
+      child.kill('SIGKILL');
+      reject(new Error(`${err.message}\n--- backend stderr ---\n${stderr}`));
+    }
+    child.once('error', fail);
+    child.once('exit', (code, signal) => fail(new Error(`backend exited before it was ready (code=${code} signal=${signal})`)));
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      if (settled) return;
+      stdout += chunk;
+      const nl = stdout.indexOf('\n');
+      if (nl < 0) return;
+      try {
+        const line = JSON.parse(stdout.slice(0, nl));
+        settled = true;
+        clearTimeout(timer);
+        resolve(line);
+      } catch (err) {
+        fail(new Error(`bad ready line ${JSON.stringify(stdout.slice(0, nl))}: ${err.message}`));
+      }
+    });
+  });
+
+  return {
+    apiUrl: ready.api_url,
+    sandboxUrl: ready.sandbox_url,
+    stateDir: ready.state_dir,
+    pid: ready.pid,
+    apiKey,
+    stderr: () => stderr,
+    exited,
+    // Sends signal (SIGTERM by default) once and waits for the exit.
+    async stop(signal = 'SIGTERM') {
+      if (!stopping && child.exitCode === null && child.signalCode === null) child.kill(signal);
+      stopping = true;
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,112 @@
+// The JavaScript side: which transport the dispatcher uses, and what reaches
+// the EPP caller when the backend misbehaves at the HTTP level (the local
+// backend never does, so small raw-TCP servers play those parts).
+import assert from 'node:assert/strict'
+import net from 'node:net'
+import { after, before, test } from 'node:test'
+import { createDispatcher } from '../../js-shim/dispatcher.mjs'
+import { startBackend } from '../lib/backend.mjs'
+
+let backend
+before(async () => { backend = await startBackend() })
+after(async () => { await backend.stop() })
+
+// A tiny EPP caller over the dispatcher's message interface.
+function client(d) {
+  let id = 0
+  const pending = new Map()
+  d.onMessage = (text) => {
+    const msg = JSON.parse(text)
+    pending.get(msg.id)?.(msg)
+    pending.delete(msg.id)
+  }
+  return (method, params = {}) => new Promise((resolve) => {
+    const n = ++id
+    pending.set(n, resolve)
+    d.send({ jsonrpc: '2.0', id: n, method, params })
+  })
+}
+
+const config = (extra = {}) => ({ config: { api_key: backend.apiKey, api_url: backend.apiUrl, ...extra } })
+
+test('a fetch-shaped ctx.http carries every request', async () => {
+  const seen = []
+  const ctx = {
+    options: { api_url: backend.apiUrl },
+    http: (opts) => ({ fetch: (url, init) => { seen.push([init.method, url, opts.base_url]); return fetch(url, init) } }),
+    noAuth: () => ({ kind: 'none' }),
+  }
+  const d = await createDispatcher({ ctx })
+  assert.equal(d.transport, 'ctx.http')
+  const call = client(d)
+  await call('initialize', config())
+  const rec = (await call('sandbox.create', {})).result
+  await call('sandbox.kill', { sandbox_id: rec.sandbox_id })
+  assert.deepEqual(seen.map((s) => s[0]), ['POST', 'DELETE'])
+  assert.equal(seen[0][2], backend.apiUrl)
+  d.close()
+})
+
+test('a ctx.http of another shape falls back to fetch', async () => {
+  for (const http of [() => ({ get() {} }), () => { throw new Error('not this way') }, 'not a function']) {
+    const d = await createDispatcher({ ctx: { options: {}, http } })
+    assert.equal(d.transport, 'fetch')
+    const call = client(d)
+    await call('initialize', config())
+    assert.ok((await call('sandbox.list', {})).result)
+    d.close()
+  }
+})
+
+// A raw TCP server that answers every connection with `reply(socket)`.
+async function rawServer(reply) {
+  const sockets = new Set()
+  const server = net.createServer((s) => { sockets.add(s); s.on('error', () => {}); s.once('data', () => reply(s)) })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => { for (const s of sockets) s.destroy(); return new Promise((resolve) => server.close(resolve)) },
+  }
+}
+
+const misbehaviours = [
+  ['cut mid-body', (s) => s.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"sandboxID":"ab'), 'unreachable', /cut while reading/],
+  ['closed before any response', (s) => s.destroy(), 'unreachable', /closed before a response|cut/],
+  ['not HTTP at all', (s) => s.end('\x00\x01\x02 SSH-2.0-garbage\r\n\r\n'), 'bad_response', /malformed HTTP response/],
+  ['200 with a body that is not JSON', (s) => s.end('HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nnot json'), 'bad_response', /expected a JSON object/],
+  ['200 with JSON of the wrong shape', (s) => s.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n[]'), 'bad_response', /expected a JSON object/],
+  ['an HTML 502 page', (s) => s.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 13\r\n\r\n<html></html>'), 'unavailable', /unavailable \(HTTP 502\)/],
+  ['never answers', () => {}, 'timeout', /did not answer GET \/sandboxes\/abc within 0.5 s/],
+]
+
+for (const [name, reply, kind, message] of misbehaviours) {
+  test(`backend ${name} → ${kind}`, async () => {
+    const server = await rawServer(reply)
+    const d = await createDispatcher()
+    const call = client(d)
+    await call('initialize', { config: { api_key: 'sk-never-SHOWN-1234', api_url: server.url, request_timeout: 0.5 } })
+    const answer = await call('sandbox.get', { sandbox_id: 'abc' })
+    assert.equal(answer.error.data.kind, kind, JSON.stringify(answer))
+    assert.match(answer.error.message, message)
+    assert.ok(!JSON.stringify(answer).includes('sk-never-SHOWN-1234'))
+    // the dispatcher is still usable afterwards
+    const again = await call('sandbox.get', { sandbox_id: 'abc' })
+    assert.equal(again.error.data.kind, kind)
+    d.close()
+    await server.close()
+  })
+}
+
+test('close() with calls in flight aborts them quietly', async () => {
+  const server = await rawServer(() => {})
+  const d = await createDispatcher()
+  const call = client(d)
+  await call('initialize', { config: { api_key: 'k-123456', api_url: server.url } })
+  const pending = call('sandbox.get', { sandbox_id: 'abc' })
+  await new Promise((r) => setTimeout(r, 100))
+  d.close()
+  const outcome = await Promise.race([pending.then(() => 'answered'), new Promise((r) => setTimeout(() => r('silent'), 300))])
+  assert.equal(outcome, 'silent', 'a closed dispatcher sends nothing more')
+  await d.idle()
+  await server.close()
+})

@@ -1,0 +1,27 @@
+/* main.c — runs every unit suite; exit status 1 when any check failed. */
+#include <stdio.h>
+
+#include "check.h"
+#include "suites.h"
+
+int check_failures = 0;
+int check_count = 0;
+
+static const struct {
+  const char *name;
+  void (*run)(void);
+} suites[] = {
+    {"buf+url", suite_util},     {"ndjson", suite_ndjson},         {"jsonrpc", suite_jsonrpc},
+    {"errors", suite_errors},    {"dispatch", suite_dispatch},     {"config", suite_config},
+    {"sandbox", suite_sandbox},  {"transport", suite_transport},
+};
+
+int main(void) {
+  for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
+    int before = check_failures;
+    suites[i].run();
+    printf("%-10s %s\n", suites[i].name, check_failures == before ? "ok" : "FAILED");
+  }
+  printf("%d checks, %d failed\n", check_count, check_failures);
+  return check_failures ? 1 : 0;
+}

@@ -1,0 +1,11 @@
+#ifndef E2BW_SUITES_H
+#define E2BW_SUITES_H
+void suite_util(void);
+void suite_ndjson(void);
+void suite_jsonrpc(void);
+void suite_errors(void);
+void suite_dispatch(void);
+void suite_config(void);
+void suite_sandbox(void);
+void suite_transport(void);
+#endif

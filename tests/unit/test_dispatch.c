@@ -1,0 +1,120 @@
+/* initialize, feature gating, parameter validation, shutdown. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "harness.h"
+#include "suites.h"
+
+static int has_feature(const cJSON *features, const char *name) {
+  const cJSON *f;
+  cJSON_ArrayForEach(f, features) if (cJSON_IsString(f) && !strcmp(f->valuestring, name)) return 1;
+  return 0;
+}
+
+static void expect_param_error(harness *h, const char *method, const char *params, const char *field) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"%s\",\"params\":%s}", method, params);
+  h_submit(h, msg);
+  cJSON *r = h_send(h);
+  CHECK_NUM(h_error_code(r), -32602);
+  const cJSON *f = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "data"), "field");
+  CHECK(cJSON_IsString(f) && !strcmp(f->valuestring, field));
+  if (!(cJSON_IsString(f) && !strcmp(f->valuestring, field))) fprintf(stderr, "    for %s %s: %s\n", method, params, h_send_text_last(h));
+  CHECK(h->nhttp == h->http_pos); /* rejected before any request */
+}
+
+static void expect_unsupported(harness *h, const char *method, const char *feature) {
+  char msg[512], want[128];
+  snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"%s\",\"params\":{}}", method);
+  h_submit(h, msg);
+  cJSON *r = h_send(h);
+  CHECK_NUM(h_error_code(r), -32003);
+  snprintf(want, sizeof want, "Provider 'e2b-wasm' does not support '%s'", feature);
+  CHECK_STR(h_error_message(r), want);
+  const cJSON *data = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "data");
+  CHECK_STR(cJSON_GetObjectItem(data, "sdk_code")->valuestring, "E8004");
+  CHECK_STR(cJSON_GetObjectItem(data, "feature")->valuestring, feature);
+}
+
+void suite_dispatch(void) {
+  harness *h = h_new();
+  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocol\":\"epp/1\",\"provider_id\":\"e2b-wasm\","
+              "\"host\":{\"name\":\"abx\"},\"locale\":\"en\",\"config\":" H_CONFIG "}}");
+  cJSON *r = h_send(h);
+  const cJSON *res = h_result(r);
+  CHECK(res != NULL);
+  CHECK_STR(cJSON_GetObjectItem(res, "protocol")->valuestring, "epp/1");
+  CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "provider"), "id")->valuestring, "e2b-wasm");
+  const cJSON *features = cJSON_GetObjectItem(res, "features");
+  CHECK_NUM(cJSON_GetArraySize(features), 3); /* exactly what is implemented */
+  CHECK(has_feature(features, "sandbox.lifecycle"));
+  CHECK(has_feature(features, "sandbox.timeout"));
+  CHECK(has_feature(features, "sandbox.pause"));
+  CHECK(!has_feature(features, "exec.run"));
+  CHECK_NUM(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "limits"), "max_message_bytes")->valuedouble, E2BW_MAX_MESSAGE_BYTES);
+  CHECK_NUM(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "limits"), "request_timeout")->valuedouble, 10);
+
+  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"config\":" H_CONFIG "}}");
+  CHECK_NUM(h_error_code(h_send(h)), -32600);
+
+  expect_unsupported(h, "exec.run", "exec.run");
+  expect_unsupported(h, "exec.start", "exec.stream");
+  expect_unsupported(h, "process.list", "process.manage");
+  expect_unsupported(h, "files.read", "files.rw");
+  expect_unsupported(h, "ports.url", "ports.url");
+  expect_unsupported(h, "pty.open", "pty");
+
+  expect_param_error(h, "sandbox.get", "{}", "sandbox_id");
+  expect_param_error(h, "sandbox.get", "{\"sandbox_id\":12}", "sandbox_id");
+  expect_param_error(h, "sandbox.get", "{\"sandbox_id\":\"../etc\"}", "sandbox_id");
+  expect_param_error(h, "sandbox.get", "{\"sandbox_id\":\"\"}", "sandbox_id");
+  expect_param_error(h, "sandbox.kill", "{\"sandbox_id\":\"a b\"}", "sandbox_id");
+  expect_param_error(h, "sandbox.create", "{\"template\":5}", "template");
+  expect_param_error(h, "sandbox.create", "{\"timeout\":-1}", "timeout");
+  expect_param_error(h, "sandbox.create", "{\"timeout\":\"60\"}", "timeout");
+  expect_param_error(h, "sandbox.create", "{\"metadata\":{\"a\":1}}", "metadata.a");
+  expect_param_error(h, "sandbox.create", "{\"metadata\":[]}", "metadata");
+  expect_param_error(h, "sandbox.create", "{\"envs\":{\"A\":true}}", "envs.A");
+  expect_param_error(h, "sandbox.create", "{\"cpu\":2}", "cpu");
+  expect_param_error(h, "sandbox.create", "{\"memory\":512}", "memory");
+  expect_param_error(h, "sandbox.create", "{\"secure\":\"yes\"}", "secure");
+  expect_param_error(h, "sandbox.create", "{\"options\":{\"bogus\":1}}", "options.bogus");
+  expect_param_error(h, "sandbox.create", "{\"options\":{\"auto_pause\":1}}", "options.auto_pause");
+  expect_param_error(h, "sandbox.create", "{\"request_timeout\":false}", "request_timeout");
+  expect_param_error(h, "sandbox.list", "{\"limit\":0}", "limit");
+  expect_param_error(h, "sandbox.list", "{\"limit\":1.5}", "limit");
+  expect_param_error(h, "sandbox.list", "{\"state\":\"dead\"}", "state");
+  expect_param_error(h, "sandbox.list", "{\"state\":[]}", "state");
+  expect_param_error(h, "sandbox.list", "{\"state\":[\"running\",3]}", "state");
+  expect_param_error(h, "sandbox.set_timeout", "{\"sandbox_id\":\"abc\"}", "timeout");
+  expect_param_error(h, "sandbox.set_timeout", "{\"sandbox_id\":\"abc\",\"timeout\":1e12}", "timeout");
+  expect_param_error(h, "sandbox.connect", "{\"sandbox_id\":\"abc\",\"timeout\":true}", "timeout");
+
+  /* null means absent, so optional fields may be sent as null */
+  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"sandbox.create\",\"params\":{\"cpu\":null,\"gpu\":null,\"timeout\":null}}");
+  CHECK(h_http_next(h) != NULL);
+
+  /* shutdown answers the calls in flight (canceled), then itself */
+  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"shutdown\"}");
+  r = h_send(h);
+  CHECK_NUM(h_id(r), 5);
+  CHECK_NUM(h_error_code(r), -32018);
+  CHECK_STR(h_error_kind(r), "canceled");
+  CHECK(h_cancel_next(h) != 0);
+  r = h_send(h);
+  CHECK_NUM(h_id(r), 6);
+  CHECK(h_result(r) != NULL);
+  CHECK(e2bw_core_is_shut_down(h->core));
+  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"sandbox.list\"}");
+  CHECK_NUM(h_error_code(h_send(h)), -32600);
+  h_free(h);
+
+  /* the method table describes itself for docs/epp-methods.json checks */
+  char *described = e2bw_describe_methods();
+  cJSON *d = cJSON_Parse(described);
+  CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(d, "methods")) >= 30);
+  CHECK_NUM(cJSON_GetArraySize(cJSON_GetObjectItem(d, "features")), 3);
+  cJSON_Delete(d);
+  e2bw_free(described);
+}

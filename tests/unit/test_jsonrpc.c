@@ -1,0 +1,98 @@
+/* Every JSON-RPC envelope error path, through the core's public API. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "harness.h"
+#include "suites.h"
+
+static void expect_error(harness *h, const char *msg, int code, int id_is_null) {
+  h_submit(h, msg);
+  cJSON *r = h_send(h);
+  CHECK(r != NULL);
+  if (!r) return;
+  CHECK_NUM(h_error_code(r), code);
+  const cJSON *id = cJSON_GetObjectItem(r, "id");
+  if (id_is_null) CHECK(cJSON_IsNull(id));
+  CHECK_STR(cJSON_GetObjectItem(r, "jsonrpc")->valuestring, "2.0");
+  CHECK(h_pending(h) == 0);
+}
+
+static void expect_silence(harness *h, const char *msg) {
+  h_submit(h, msg);
+  CHECK(h_pending(h) == 0);
+}
+
+void suite_jsonrpc(void) {
+  harness *h = h_new();
+  expect_error(h, "not json", -32700, 1);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"} trailing", -32700, 1);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,", -32700, 1);
+  expect_error(h, "", -32700, 1);
+  expect_error(h, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}]", -32600, 1);
+  expect_error(h, "42", -32600, 1);
+  expect_error(h, "\"string\"", -32600, 1);
+  expect_error(h, "null", -32600, 1);
+  expect_error(h, "{\"id\":1,\"method\":\"initialize\"}", -32600, 0);
+  expect_error(h, "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"initialize\"}", -32600, 0);
+  expect_error(h, "{\"jsonrpc\":2,\"id\":1,\"method\":\"initialize\"}", -32600, 0);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"initialize\"}", -32600, 1);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"initialize\"}", -32600, 1);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1}", -32600, 0);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}", -32600, 0);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\"}", -32600, 0);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":[1]}", -32602, 0);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":\"x\"}", -32602, 0);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"no.such\"}", -32601, 0);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.get\",\"params\":{\"sandbox_id\":\"x\"}}", -32600, 0);
+
+  /* the id comes back exactly: strings, null, and integers up to 2^53 */
+  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":\"abc-1\",\"method\":\"no.such\"}");
+  cJSON *r = h_send(h);
+  CHECK_STR(cJSON_GetObjectItem(r, "id")->valuestring, "abc-1");
+  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":9007199254740991,\"method\":\"no.such\"}");
+  h_send(h);
+  CHECK(strstr(h_send_text_last(h), "\"id\":9007199254740991") != NULL);
+  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"no.such\"}");
+  r = h_send(h);
+  CHECK(cJSON_IsNull(cJSON_GetObjectItem(r, "id")) && h_error_code(r) == -32601);
+
+  /* deep nesting is refused before anything walks it */
+  char deep[4096] = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"initialize\",\"params\":{\"x\":";
+  for (int i = 0; i < 100; i++) strcat(deep, "[");
+  for (int i = 0; i < 100; i++) strcat(deep, "]");
+  strcat(deep, "}}");
+  expect_error(h, deep, -32600, 0);
+  char deeper[8192] = "";
+  for (int i = 0; i < 3000; i++) strcat(deeper, "[");
+  expect_error(h, deeper, -32700, 1); /* cJSON's own nesting limit */
+
+  /* notifications and stray responses are never answered */
+  expect_silence(h, "{\"jsonrpc\":\"2.0\",\"method\":\"no.such\"}");
+  expect_silence(h, "{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"params\":[1]}");
+  expect_silence(h, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}");
+
+  /* over-size: a submitted message and an NDJSON line; the stream goes on */
+  size_t big = E2BW_MAX_MESSAGE_BYTES + 10;
+  char *huge = malloc(big);
+  memset(huge, ' ', big);
+  huge[0] = '{';
+  e2bw_core_submit(h->core, huge, big, h->now);
+  h_drain(h);
+  r = h_send(h);
+  CHECK_NUM(h_error_code(r), -32600);
+  CHECK(cJSON_IsNull(cJSON_GetObjectItem(r, "id")));
+  for (size_t off = 0; off < big; off += 65536)
+    e2bw_core_ndjson_feed(h->core, huge + off, big - off < 65536 ? big - off : 65536, h->now);
+  const char *next = "\n{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"no.such\"}\n";
+  e2bw_core_ndjson_feed(h->core, next, strlen(next), h->now);
+  h_drain(h);
+  r = h_send(h);
+  CHECK_NUM(h_error_code(r), -32600);
+  CHECK(strstr(h_error_message(r), "limit") != NULL);
+  r = h_send(h);
+  CHECK_NUM(h_id(r), 77);
+  CHECK_NUM(h_error_code(r), -32601);
+  free(huge);
+  h_free(h);
+}

@@ -1,0 +1,324 @@
+/* sandbox.* → E2B control-plane requests, answers → records and errors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "harness.h"
+#include "suites.h"
+
+#define DETAIL(id, state, end)                                                                              \
+  "{\"sandboxID\":\"" id "\",\"templateID\":\"tpl-id\",\"alias\":\"base\",\"clientID\":\"c\",\"state\":\"" state \
+  "\",\"startedAt\":\"2026-01-01T00:00:00.000Z\",\"endAt\":\"" end "\",\"cpuCount\":2,\"memoryMB\":512,"         \
+  "\"diskSizeMB\":1024,\"envdVersion\":\"0.6.13\",\"envdAccessToken\":\"tok-SECRET-9\",\"metadata\":{\"k\":\"v\"}}"
+
+static harness *ready(void) {
+  harness *h = h_new();
+  h_init(h, H_CONFIG);
+  return h;
+}
+
+static void call(harness *h, int id, const char *method, const char *params) {
+  char msg[2048];
+  snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}", id, method, params);
+  h_submit(h, msg);
+}
+
+static const cJSON *field(const cJSON *obj, const char *name) { return cJSON_GetObjectItemCaseSensitive(obj, name); }
+
+static void test_create(void) {
+  harness *h = ready();
+  call(h, 1, "sandbox.create",
+       "{\"template\":\"py\",\"timeout\":60.2,\"metadata\":{\"app\":\"x\"},\"envs\":{\"A\":\"1\"},"
+       "\"options\":{\"auto_pause\":true,\"auto_resume\":false,\"allow_internet_access\":false,\"network\":{\"allowOut\":[\"1.1.1.1\"]}}}");
+  h_http *req = h_http_next(h);
+  CHECK_STR(req->method, "POST");
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes");
+  CHECK_STR(h_header(req, "X-API-Key"), "sk-test-SECRET-1234");
+  CHECK_STR(h_header(req, "Content-Type"), "application/json");
+  cJSON *body = cJSON_Parse(req->body);
+  CHECK_STR(field(body, "templateID")->valuestring, "py");
+  CHECK_NUM(field(body, "timeout")->valuedouble, 61); /* rounded up, never down */
+  CHECK_STR(field(field(body, "metadata"), "app")->valuestring, "x");
+  CHECK_STR(field(field(body, "envVars"), "A")->valuestring, "1");
+  CHECK(cJSON_IsTrue(field(body, "autoPause")));
+  CHECK(cJSON_IsFalse(field(field(body, "autoResume"), "enabled")));
+  CHECK(cJSON_IsFalse(field(body, "allow_internet_access")));
+  CHECK(cJSON_IsArray(field(field(body, "network"), "allowOut")));
+  CHECK(field(body, "secure") == NULL);
+  cJSON_Delete(body);
+  h_respond(h, req->op, 201, "content-type: application/json\n",
+            "{\"templateID\":\"tpl-id\",\"alias\":\"py\",\"sandboxID\":\"sbx1\",\"clientID\":\"c\",\"envdVersion\":\"0.6.13\","
+            "\"envdAccessToken\":\"tok-SECRET-9\",\"domain\":null}");
+  cJSON *r = h_send(h);
+  const cJSON *rec = h_result(r);
+  CHECK_NUM(h_id(r), 1);
+  CHECK_STR(field(rec, "sandbox_id")->valuestring, "sbx1");
+  CHECK_STR(field(rec, "template")->valuestring, "py");
+  CHECK_STR(field(rec, "template_id")->valuestring, "tpl-id");
+  CHECK_STR(field(rec, "status")->valuestring, "running");
+  CHECK_STR(field(field(rec, "metadata"), "app")->valuestring, "x");
+  CHECK_STR(field(rec, "envd_version")->valuestring, "0.6.13");
+  CHECK(field(rec, "domain") == NULL);
+  CHECK(strstr(h_send_text_last(h), "tok-SECRET") == NULL);
+
+  /* defaults; secure:false takes the v1 route, the only one without a token */
+  call(h, 2, "sandbox.create", "{\"secure\":false}");
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/sandboxes");
+  body = cJSON_Parse(req->body);
+  CHECK_STR(field(body, "templateID")->valuestring, "base");
+  CHECK(field(body, "timeout") == NULL);
+  CHECK(cJSON_IsFalse(field(body, "secure")));
+  cJSON_Delete(body);
+  h_respond(h, req->op, 404, NULL, "{\"code\":404,\"message\":\"template 'base' not found\"}");
+  r = h_send(h);
+  CHECK_NUM(h_error_code(r), -32002);
+  CHECK(strstr(h_error_message(r), "Template 'base' not found") != NULL);
+
+  call(h, 3, "sandbox.create", "{}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 201, NULL, "{\"templateID\":\"base\"}"); /* no sandboxID */
+  r = h_send(h);
+  CHECK_STR(h_error_kind(r), "bad_response");
+  CHECK_NUM(h_error_code(r), -32017);
+
+  call(h, 4, "sandbox.create", "{}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 400, NULL, "{\"code\":400,\"message\":\"Timeout cannot be greater than 24 hours\"}");
+  r = h_send(h);
+  CHECK_NUM(h_error_code(r), -32602);
+  CHECK_STR(h_error_kind(r), "invalid_argument");
+  CHECK(strstr(h_error_message(r), "Timeout cannot be greater than 24 hours") != NULL);
+  h_free(h);
+}
+
+static void test_get_and_errors(void) {
+  harness *h = ready();
+  call(h, 1, "sandbox.get", "{\"sandbox_id\":\"sbx1\"}");
+  h_http *req = h_http_next(h);
+  CHECK_STR(req->method, "GET");
+  CHECK_STR(req->url, "http://api.test/sandboxes/sbx1");
+  CHECK(req->body == NULL);
+  CHECK(h_header(req, "Content-Type") == NULL);
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "paused", "2026-01-01T00:05:00.000Z"));
+  const cJSON *rec = h_result(h_send(h));
+  CHECK_STR(field(rec, "status")->valuestring, "paused");
+  CHECK_STR(field(rec, "template")->valuestring, "base");
+  CHECK_STR(field(rec, "created_at")->valuestring, "2026-01-01T00:00:00.000Z");
+  CHECK_STR(field(rec, "expires_at")->valuestring, "2026-01-01T00:05:00.000Z");
+  CHECK_NUM(field(rec, "cpu")->valuedouble, 2);
+  CHECK_NUM(field(rec, "memory")->valuedouble, 512);
+  CHECK_NUM(field(rec, "disk")->valuedouble, 1024);
+  CHECK_STR(field(field(rec, "metadata"), "k")->valuestring, "v");
+  CHECK(field(rec, "envd_access_token") == NULL);
+
+  static const struct {
+    int status;
+    const char *headers, *body;
+    int code;
+    const char *kind;
+  } cases[] = {
+      {404, NULL, "{\"code\":404,\"message\":\"Sandbox \\\"sbx1\\\" doesn't exist\"}", -32002, "not_found"},
+      {401, NULL, "{\"code\":401,\"message\":\"Invalid API key sk-test-SECRET-1234\"}", -32010, "unauthenticated"},
+      {403, NULL, "{\"code\":403,\"message\":\"nope\"}", -32011, "permission_denied"},
+      {409, NULL, "{\"code\":409,\"message\":\"busy\"}", -32016, "conflict"},
+      {429, "Retry-After: 3\n", "{\"code\":429,\"message\":\"slow down\"}", -32014, "rate_limited"},
+      {500, NULL, "{\"code\":500,\"message\":\"boom\",\"error_code\":\"internal_server_error\"}", -32000, "backend_error"},
+      {502, NULL, "<html>bad gateway</html>", -32015, "unavailable"},
+      {503, NULL, "", -32015, "unavailable"},
+      {504, NULL, "{}", -32013, "timeout"},
+      {418, NULL, "\x01\x02 teapot", -32000, "backend_error"},
+      {200, NULL, "not json", -32017, "bad_response"},
+      {200, NULL, "[1,2]", -32017, "bad_response"},
+      {200, NULL, "", -32017, "bad_response"},
+      {204, NULL, NULL, -32017, "bad_response"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    call(h, 10 + (int)i, "sandbox.get", "{\"sandbox_id\":\"sbx1\"}");
+    req = h_http_next(h);
+    h_respond(h, req->op, cases[i].status, cases[i].headers, cases[i].body);
+    cJSON *r = h_send(h);
+    CHECK_NUM(h_id(r), 10 + (int)i);
+    CHECK_NUM(h_error_code(r), cases[i].code);
+    CHECK_STR(h_error_kind(r), cases[i].kind);
+    const char *text = h_send_text_last(h);
+    CHECK(strstr(text, "sk-test-SECRET-1234") == NULL); /* redacted even when the backend echoes it */
+    const cJSON *data = field(field(r, "error"), "data");
+    if (cases[i].status == 404) {
+      CHECK_STR(field(data, "sdk_code")->valuestring, "E2009");
+      CHECK(strstr(h_error_message(r), "Sandbox 'sbx1' not found") != NULL);
+    }
+    if (cases[i].status == 429) CHECK_NUM(field(data, "retry_after")->valuedouble, 3);
+    if (cases[i].status == 500) {
+      CHECK_STR(field(data, "backend_code")->valuestring, "internal_server_error");
+      CHECK(strstr(h_error_message(r), "boom") != NULL);
+    }
+    if (cases[i].status != 200 && cases[i].status != 204) CHECK_NUM(field(data, "http_status")->valuedouble, cases[i].status);
+  }
+  h_free(h);
+}
+
+static void test_list(void) {
+  harness *h = ready();
+  call(h, 1, "sandbox.list", "{\"metadata\":{\"a b\":\"c&d\"},\"state\":[\"running\",\"paused\"]}");
+  h_http *req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes?limit=100&state=running,paused&metadata=a%2520b%3Dc%2526d");
+  h_respond(h, req->op, 200, "X-Next-Token: t1\nX-Total-Running: 3\n",
+            "[" DETAIL("s1", "running", "2026-01-01T00:05:00Z") "," DETAIL("s2", "paused", "2026-01-01T00:05:00Z") "]");
+  req = h_http_next(h); /* follows the cursor by itself */
+  CHECK(req != NULL);
+  CHECK(strstr(req->url, "&nextToken=t1") != NULL);
+  CHECK(h_pending(h) == 0);
+  h_respond(h, req->op, 200, "x-next-token: \n", "[" DETAIL("s3", "running", "2026-01-01T00:05:00Z") "]");
+  cJSON *r = h_send(h);
+  const cJSON *list = field(h_result(r), "sandboxes");
+  CHECK_NUM(cJSON_GetArraySize(list), 3);
+  CHECK_STR(field(cJSON_GetArrayItem(list, 2), "sandbox_id")->valuestring, "s3");
+  CHECK(cJSON_IsNull(field(h_result(r), "next_token")));
+
+  /* with a limit: one page, and the cursor for the next */
+  call(h, 2, "sandbox.list", "{\"limit\":1,\"state\":\"paused\",\"next_token\":\"a/b\"}");
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes?limit=1&state=paused&nextToken=a%2Fb");
+  h_respond(h, req->op, 200, "X-Next-Token: t2\n", "[" DETAIL("s2", "paused", "2026-01-01T00:05:00Z") "]");
+  r = h_send(h);
+  CHECK_STR(field(h_result(r), "next_token")->valuestring, "t2");
+  CHECK(h_pending(h) == 0);
+
+  /* a cursor that never ends is a bad backend, not a hang */
+  call(h, 3, "sandbox.list", "{}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 200, "X-Next-Token: same\n", "[]");
+  req = h_http_next(h);
+  h_respond(h, req->op, 200, "X-Next-Token: same\n", "[]");
+  r = h_send(h);
+  CHECK_STR(h_error_kind(r), "bad_response");
+
+  call(h, 4, "sandbox.list", "{}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 200, NULL, "{\"not\":\"an array\"}");
+  CHECK_STR(h_error_kind(h_send(h)), "bad_response");
+  call(h, 5, "sandbox.list", "{}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 200, NULL, "[1]");
+  CHECK_STR(h_error_kind(h_send(h)), "bad_response");
+  h_free(h);
+}
+
+static void test_kill_timeout_pause(void) {
+  harness *h = ready();
+  call(h, 1, "sandbox.kill", "{\"sandbox_id\":\"sbx1\"}");
+  h_http *req = h_http_next(h);
+  CHECK_STR(req->method, "DELETE");
+  CHECK_STR(req->url, "http://api.test/sandboxes/sbx1");
+  h_respond(h, req->op, 204, NULL, NULL);
+  CHECK(cJSON_IsTrue(field(h_result(h_send(h)), "killed")));
+  call(h, 2, "sandbox.kill", "{\"sandbox_id\":\"sbx1\"}"); /* gone already: still a success */
+  req = h_http_next(h);
+  h_respond(h, req->op, 404, NULL, "{\"code\":404,\"message\":\"gone\"}");
+  cJSON *r = h_send(h);
+  CHECK(cJSON_IsFalse(field(h_result(r), "killed")));
+  call(h, 3, "sandbox.kill", "{\"sandbox_id\":\"sbx1\"}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 500, NULL, "{\"code\":500,\"message\":\"x\"}");
+  CHECK_NUM(h_error_code(h_send(h)), -32000);
+
+  call(h, 4, "sandbox.set_timeout", "{\"sandbox_id\":\"sbx1\",\"timeout\":60.5}");
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/sandboxes/sbx1/timeout");
+  CHECK_STR(req->body, "{\"timeout\":61}");
+  h_respond(h, req->op, 204, NULL, NULL);
+  CHECK_NUM(field(h_result(h_send(h)), "timeout")->valuedouble, 61);
+  call(h, 5, "sandbox.set_timeout", "{\"sandbox_id\":\"gone\",\"timeout\":5}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 404, NULL, "{\"code\":404}");
+  r = h_send(h);
+  CHECK_NUM(h_error_code(r), -32002);
+  CHECK_STR(field(field(field(r, "error"), "data"), "sdk_code")->valuestring, "E2009");
+
+  call(h, 6, "sandbox.pause", "{\"sandbox_id\":\"sbx1\"}");
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/sandboxes/sbx1/pause");
+  CHECK_STR(req->method, "POST");
+  h_respond(h, req->op, 204, NULL, NULL);
+  CHECK(cJSON_IsTrue(field(h_result(h_send(h)), "changed")));
+  call(h, 7, "sandbox.pause", "{\"sandbox_id\":\"sbx1\"}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 409, NULL, "{\"code\":409,\"message\":\"already paused\"}");
+  r = h_send(h);
+  CHECK(cJSON_IsFalse(field(h_result(r), "changed")));
+  CHECK_STR(field(h_result(r), "status")->valuestring, "paused");
+  call(h, 8, "sandbox.pause", "{\"sandbox_id\":\"gone\"}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 404, NULL, "{\"code\":404}");
+  CHECK_NUM(h_error_code(h_send(h)), -32002);
+  h_free(h);
+}
+
+static void test_connect(void) {
+  harness *h = ready(); /* now = 2026-01-01T00:00:00Z */
+  /* running, no timeout: look only, never touch the lifetime */
+  call(h, 1, "sandbox.connect", "{\"sandbox_id\":\"sbx1\"}");
+  h_http *req = h_http_next(h);
+  CHECK_STR(req->method, "GET");
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "running", "2026-01-01T01:00:00.000Z"));
+  cJSON *r = h_send(h);
+  CHECK_STR(field(h_result(r), "expires_at")->valuestring, "2026-01-01T01:00:00.000Z");
+  CHECK(h_pending(h) == 0);
+
+  /* paused with 1000.4 s left: resume with all of it, not E2B's 300 */
+  call(h, 2, "sandbox.resume", "{\"sandbox_id\":\"sbx1\"}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "paused", "2026-01-01T00:16:40.400Z"));
+  req = h_http_next(h);
+  CHECK_STR(req->method, "POST");
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes/sbx1/connect");
+  CHECK_STR(req->body, "{\"timeout\":1001}");
+  h_respond(h, req->op, 201, NULL, "{\"sandboxID\":\"sbx1\",\"templateID\":\"base\"}");
+  req = h_http_next(h);
+  CHECK_STR(req->method, "GET");
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "running", "2026-01-01T00:16:41.000Z"));
+  r = h_send(h);
+  CHECK_STR(field(h_result(r), "status")->valuestring, "running");
+
+  /* paused and past its end: E2B's default */
+  call(h, 3, "sandbox.connect", "{\"sandbox_id\":\"sbx1\"}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "paused", "2025-12-31T23:00:00Z"));
+  req = h_http_next(h);
+  CHECK_STR(req->body, "{\"timeout\":300}");
+  h_respond(h, req->op, 200, NULL, "{\"sandboxID\":\"sbx1\"}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "running", "2026-01-01T00:05:00Z"));
+  CHECK(h_result(h_send(h)) != NULL);
+
+  /* an explicit timeout is the caller's choice: connect with it */
+  call(h, 4, "sandbox.connect", "{\"sandbox_id\":\"sbx1\",\"timeout\":120}");
+  req = h_http_next(h);
+  CHECK_STR(req->method, "POST");
+  CHECK_STR(req->body, "{\"timeout\":120}");
+  h_respond(h, req->op, 200, NULL, "{\"sandboxID\":\"sbx1\"}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "running", "2026-01-01T00:02:00Z"));
+  CHECK(h_result(h_send(h)) != NULL);
+
+  call(h, 5, "sandbox.connect", "{\"sandbox_id\":\"nope\"}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 404, NULL, "{\"code\":404}");
+  r = h_send(h);
+  CHECK_NUM(h_error_code(r), -32002);
+  CHECK_STR(field(field(field(r, "error"), "data"), "sdk_code")->valuestring, "E2009");
+  call(h, 6, "sandbox.resume", "{\"sandbox_id\":\"nope\",\"timeout\":5}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 404, NULL, "{\"code\":404}");
+  CHECK_NUM(h_error_code(h_send(h)), -32002);
+  h_free(h);
+}
+
+void suite_sandbox(void) {
+  test_create();
+  test_get_and_errors();
+  test_list();
+  test_kill_timeout_pause();
+  test_connect();
+}
