@@ -108,7 +108,7 @@ run_tests() {
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$BUILD/asan/unit_tests"
   run_fuzzers
   say "node tests (wasm modules, contract suite, official SDK, browser)"
-  E2BW_BUILD="$BUILD" node --test --test-concurrency=1 tests/node tests/contract tests/sdk
+  E2BW_BUILD="$BUILD" node --test --test-concurrency=1 tests/node tests/contract tests/sdk tests/browser
 }
 
 case "${1:-build}" in

@@ -27,7 +27,8 @@ const now = () => performance.timeOrigin + performance.now()
  */
 export async function createDispatcher(options = {}) {
   const core = await Core.create(options.module)
-  const transport = options.fetch ? { fetch: options.fetch, source: 'fetch' } : pickTransport(options.ctx)
+  const given = options.fetch
+  const transport = given ? { fetch: (url, init) => given(url, init), source: 'fetch' } : pickTransport(options.ctx)
   const log = options.log || (() => {})
   const inflight = new Map() // op → AbortController
   let timer = null

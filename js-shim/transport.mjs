@@ -15,13 +15,15 @@ export function pickTransport(ctx, fallback = globalThis.fetch) {
       const auth = typeof ctx.noAuth === 'function' ? ctx.noAuth() : undefined
       const client = ctx.http({ base_url, domain, auth })
       if (client && typeof client.fetch === 'function') return { fetch: (u, i) => client.fetch(u, i), source: 'ctx.http' }
-      if (typeof client === 'function') return { fetch: client, source: 'ctx.http' }
+      if (typeof client === 'function') return { fetch: (u, i) => client(u, i), source: 'ctx.http' }
     } catch {
       // A ctx.http of another shape: the fallback below is the documented behaviour.
     }
   }
   if (typeof fallback !== 'function') throw new Error('e2b-wasm: no fetch available and ctx.http is not fetch-shaped')
-  return { fetch: fallback, source: 'fetch' }
+  // Called through a closure: a browser's fetch throws "Illegal invocation"
+  // when `this` is anything but the window.
+  return { fetch: (u, i) => fallback(u, i), source: 'fetch' }
 }
 
 /** Maps a thrown fetch error to the core's transport failure kinds. */
