@@ -88,9 +88,10 @@ EOF
 
 run_fuzzers() {
   make -s -j"$(nproc)" fuzz BUILD="$BUILD" >&2
-  local f name corpus
-  for f in "$BUILD"/fuzz/fuzz_*; do
-    name=$(basename "$f")
+  local src f name corpus
+  for src in tests/fuzz/fuzz_*.c; do
+    name=$(basename "$src" .c)
+    f=$BUILD/fuzz/$name
     corpus=$BUILD/fuzz-corpus/$name
     mkdir -p "$corpus"
     say "fuzz $name (${FUZZ_SECONDS}s)"

@@ -1,13 +1,18 @@
-/* Routing envd requests to the sandbox named by E2b-Sandbox-Id. */
+/* Routing envd requests to a sandbox, as E2B's proxy does, then to envd's
+ * routes. */
 #include "envd_routes.h"
 
 #include "http_reply.h"
+#include "process_rpc.h"
 #include "registry.h"
 #include "text.h"
 
+#include <arpa/inet.h>
 #include <cJSON.h>
 #include <event2/http.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum envd_auth {
@@ -31,9 +36,16 @@ static int envd_health(struct envd_ctx *ctx, struct evhttp_request *req, struct 
 
 static const struct envd_route routes[] = {
 	{"/health", EVHTTP_REQ_GET, ENVD_AUTH_NONE, envd_health},
+	{"/process.Process/Start", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_start},
+	{"/process.Process/Connect", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_connect},
+	{"/process.Process/List", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_list},
+	{"/process.Process/SendInput", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_send_input},
+	{"/process.Process/SendSignal", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_send_signal},
+	{"/process.Process/CloseStdin", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_close_stdin},
+	{"/process.Process/Update", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_update},
 };
 
-/* The proxy's answer for a sandbox it cannot reach (reference §2). */
+/* The proxy's answers for a sandbox it cannot reach (reference §2). */
 static int reply_sandbox_not_found(struct evhttp_request *req, const char *id)
 {
 	cJSON *body = cJSON_CreateObject();
@@ -45,19 +57,105 @@ static int reply_sandbox_not_found(struct evhttp_request *req, const char *id)
 	return reply_json(req, 502, body);
 }
 
+static int reply_port_closed(struct evhttp_request *req, const char *id, unsigned long port)
+{
+	cJSON *body = cJSON_CreateObject();
+	if (body) {
+		cJSON_AddStringToObject(body, "sandboxId", id);
+		cJSON_AddStringToObject(body, "message", "The sandbox is running but port is not open");
+		cJSON_AddNumberToObject(body, "port", (double)port);
+		cJSON_AddNumberToObject(body, "code", 502);
+	}
+	return reply_json(req, 502, body);
+}
+
+/* A port number of at most 5 digits; -1 otherwise. */
+static long parse_port(const char *s, size_t n)
+{
+	if (n == 0 || n > 5)
+		return -1;
+	long v = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+/* The Host header's name, lowercased, without port or IPv6 brackets. */
+static void host_name(const char *host, char *out, size_t cap)
+{
+	size_t n = 0;
+	if (host && host[0] == '[') {
+		for (host++; *host && *host != ']' && n + 1 < cap; host++)
+			out[n++] = *host;
+	} else if (host) {
+		const char *colon = strchr(host, ':');
+		bool bare_v6 = colon && strchr(colon + 1, ':');
+		for (; *host && (bare_v6 || *host != ':') && n + 1 < cap; host++)
+			out[n++] = (char)(*host >= 'A' && *host <= 'Z' ? *host + 32 : *host);
+	}
+	out[n] = '\0';
+}
+
+static bool header_routed(const char *name)
+{
+	unsigned char addr[16];
+	return !*name || strcmp(name, "localhost") == 0 || inet_pton(AF_INET, name, addr) == 1 ||
+	       inet_pton(AF_INET6, name, addr) == 1 || (strncmp(name, "sandbox.", 8) == 0 && name[8]);
+}
+
+/* Finds the sandbox ID and port the request is for. 0 on success, else the
+ * status of the answer it sent. */
+static int target(struct evhttp_request *req, char *id, size_t cap, long *port)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	char name[256];
+	host_name(evhttp_find_header(in, "Host"), name, sizeof name);
+	if (header_routed(name)) {
+		const char *hid = evhttp_find_header(in, "E2b-Sandbox-Id");
+		if (!hid || !*hid)
+			return reply_error(req, 400, "Missing E2b-Sandbox-Id header");
+		const char *hport = evhttp_find_header(in, "E2b-Sandbox-Port");
+		*port = hport ? parse_port(hport, strlen(hport)) : ENVD_PORT;
+		if (*port < 0)
+			return reply_error(req, 400, "Invalid E2b-Sandbox-Port header");
+		snprintf(id, cap, "%s", hid);
+		return 0;
+	}
+	/* "<port>-<sandboxID>[-<clientID>].<domain>" */
+	const char *dot = strchr(name, '.');
+	const char *dash = dot ? memchr(name, '-', (size_t)(dot - name)) : NULL;
+	if (!dash || dash + 1 >= dot)
+		return reply_error(req, 400, "Invalid host: expected <port>-<sandboxID>.<domain>");
+	*port = parse_port(name, (size_t)(dash - name));
+	if (*port < 0)
+		return reply_error(req, 400, "Invalid sandbox port in host");
+	const char *id_start = dash + 1;
+	const char *id_end = memchr(id_start, '-', (size_t)(dot - id_start));
+	if (!id_end)
+		id_end = dot;
+	snprintf(id, cap, "%.*s", (int)(id_end - id_start), id_start);
+	return 0;
+}
+
 static int route(struct envd_ctx *ctx, struct evhttp_request *req)
 {
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_OPTIONS)
 		return reply_preflight(req);
 
-	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
-	const char *id = evhttp_find_header(in, "E2b-Sandbox-Id");
-	if (!id || !*id)
-		return reply_error(req, 400, "Missing E2b-Sandbox-Id header");
+	char id[128];
+	long port;
+	int status = target(req, id, sizeof id, &port);
+	if (status)
+		return status;
 	/* Proxy first, envd second: an unreachable sandbox is a 502 on any path. */
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb || sb->state != SANDBOX_RUNNING)
 		return reply_sandbox_not_found(req, id);
+	if (port != ENVD_PORT)
+		return reply_port_closed(req, id, (unsigned long)port);
 
 	const char *path = request_path(req);
 	enum evhttp_cmd_type method = evhttp_request_get_command(req);
@@ -71,12 +169,17 @@ static int route(struct envd_ctx *ctx, struct evhttp_request *req)
 		    (routes[i].method == EVHTTP_REQ_GET && method == EVHTTP_REQ_HEAD))
 			found = &routes[i];
 	}
-	if (!found)
+	if (!found) {
+		if (path_known)
+			evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+				strcmp(path, "/health") == 0 ? "GET, HEAD" : "POST");
 		return path_known ? reply_error(req, 405, "Method not allowed")
 				  : reply_error(req, 404, "Not found");
+	}
 
 	if (found->auth == ENVD_AUTH_TOKEN && sb->secure) {
-		const char *token = evhttp_find_header(in, "X-Access-Token");
+		const char *token = evhttp_find_header(evhttp_request_get_input_headers(req),
+			"X-Access-Token");
 		if (!token || !text_secret_equal(token, sb->access_token))
 			return reply_error(req, 401,
 				"unauthorized access, please provide a valid access token or method signing if supported");

@@ -1,12 +1,15 @@
 /* The envd listener (sandbox_url). Every sandbox shares this one URL, as
- * with the SDK's sandboxUrl option, so requests are routed on the
- * E2b-Sandbox-Id header the SDK always sends, the way E2B's proxy does:
- * an unknown or paused sandbox gets the proxy's 502 JSON.
+ * with the SDK's sandboxUrl option, so requests are routed the way E2B's
+ * proxy does it (reference §2): on the E2b-Sandbox-Id (and optional
+ * E2b-Sandbox-Port) headers when the Host is an IP literal, localhost or
+ * sandbox.<domain>; otherwise on the Host's left-most label
+ * "<port>-<sandboxID>". An unknown or paused sandbox gets the proxy's 502
+ * JSON; a port other than envd's 49983 gets the proxy's "port is not open"
+ * 502.
  *
- * Today only GET /health exists. Later routes (process.Process Connect-RPC,
- * filesystem.Filesystem, /files) go in the table in envd_routes.c; each
- * declares whether envd's X-Access-Token check applies, and its handler gets
- * the resolved running sandbox (its dir is where its processes run). */
+ * Routes: GET /health and the process.Process Connect-RPC service
+ * (process_rpc.h). Each route declares whether envd's X-Access-Token check
+ * applies; its handler gets the resolved running sandbox. */
 #ifndef E2B_BACKEND_ENVD_ROUTES_H
 #define E2B_BACKEND_ENVD_ROUTES_H
 
@@ -14,9 +17,11 @@ struct evhttp_request;
 struct registry;
 struct sandbox;
 
+#define ENVD_PORT 49983
+
 struct envd_ctx {
 	struct registry *reg;
-	void *process_manager; /* for later handlers; unused today */
+	void *process_manager; /* struct proc_manager (process_manager.h) */
 };
 
 /* A handler answers (or starts streaming) and returns the status it sent. */

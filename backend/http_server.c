@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <event2/http.h>
 #include <event2/util.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,9 +38,17 @@ int http_server_bind(struct evhttp *http, const char *host, uint16_t port, uint1
 			strerror(errno));
 		return -1;
 	}
+	/* Processes the backend starts must not inherit the listener (libevent
+	 * already asks for close-on-exec; this makes it explicit). */
+	evutil_socket_t fd = evhttp_bound_socket_get_fd(handle);
+	int fd_flags = fcntl(fd, F_GETFD);
+	if (fd_flags < 0 || fcntl(fd, F_SETFD, fd_flags | FD_CLOEXEC) != 0) {
+		fprintf(stderr, "e2b-local-backend: fcntl: %s\n", strerror(errno));
+		return -1;
+	}
 	struct sockaddr_storage addr;
 	socklen_t len = sizeof addr;
-	if (getsockname(evhttp_bound_socket_get_fd(handle), (struct sockaddr *)&addr, &len) != 0) {
+	if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {
 		fprintf(stderr, "e2b-local-backend: getsockname: %s\n", strerror(errno));
 		return -1;
 	}

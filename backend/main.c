@@ -1,12 +1,14 @@
 /* e2b-local-backend: wires the options, the state directory, the sandbox
  * registry and the two HTTP listeners (control-plane API and envd) onto one
- * libevent loop, prints the ready line, and tears everything down again on
- * SIGTERM/SIGINT. */
+ * libevent loop with the process manager, prints the ready line, and tears
+ * everything down again on SIGTERM/SIGINT: every process group is killed
+ * and reaped before the backend exits. */
 #include "api_handlers.h"
 #include "api_routes.h"
 #include "envd_routes.h"
 #include "http_server.h"
 #include "options.h"
+#include "process_manager.h"
 #include "registry.h"
 #include "state_dir.h"
 
@@ -63,10 +65,16 @@ int main(int argc, char **argv)
 
 	struct event_base *base = event_base_new();
 	struct registry *reg = base ? registry_new(base, sd.sandboxes) : NULL;
+	struct proc_manager *pm = reg ? proc_manager_new(base) : NULL;
+	if (pm) {
+		struct registry_hooks hooks;
+		proc_manager_registry_hooks(pm, &hooks);
+		registry_set_hooks(reg, &hooks);
+	}
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_extend_only = opt.connect_extend_only};
-	struct envd_ctx envd_ctx = {.reg = reg};
-	struct evhttp *api = reg ? http_server_new(base, api_dispatch, &api_ctx) : NULL;
+	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm};
+	struct evhttp *api = pm ? http_server_new(base, api_dispatch, &api_ctx) : NULL;
 	struct evhttp *envd = api ? http_server_new(base, envd_dispatch, &envd_ctx) : NULL;
 	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
 	struct event *sigterm = envd ? evsignal_new(base, SIGTERM, on_stop_signal, base) : NULL;
@@ -95,8 +103,9 @@ out:
 	if (api)
 		evhttp_free(api);
 	if (envd)
-		evhttp_free(envd);
-	registry_free(reg); /* kills every sandbox and deletes its directory */
+		evhttp_free(envd); /* open process streams are detached here */
+	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
+	proc_manager_free(pm);    /* kills what is left, reaps every child */
 	if (sigterm)
 		event_free(sigterm);
 	if (sigint)

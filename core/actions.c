@@ -12,6 +12,10 @@ static int push(e2bw_core *core, e2bw_action *a) {
 }
 
 void e2bw_emit_text(e2bw_core *core, char *text) {
+  if (text) e2bw_emit_text_len(core, text, strlen(text));
+}
+
+void e2bw_emit_text_len(e2bw_core *core, char *text, size_t len) {
   if (!text) return;
   e2bw_action *a = calloc(1, sizeof *a);
   if (!a) {
@@ -20,7 +24,7 @@ void e2bw_emit_text(e2bw_core *core, char *text) {
   }
   a->kind = E2BW_ACTION_SEND;
   a->text = text;
-  a->text_len = strlen(text);
+  a->text_len = len;
   push(core, a);
 }
 

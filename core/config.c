@@ -59,6 +59,24 @@ static cJSON *get_string(const cJSON *config, const char *name, const char **out
   return NULL;
 }
 
+/* Optional seconds field; hosts may pass env-derived values as strings ("30"). */
+static cJSON *get_seconds(const cJSON *config, const char *name, double min, double max, double *out_ms) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, name);
+  if (!v || cJSON_IsNull(v) || (cJSON_IsString(v) && v->valuestring[0] == '\0')) return NULL;
+  double seconds;
+  char *end = NULL;
+  if (cJSON_IsNumber(v)) seconds = v->valuedouble;
+  else if (cJSON_IsString(v)) seconds = strtod(v->valuestring, &end);
+  else return field_error(name, "must be a number of seconds");
+  if ((end && *end != '\0') || !(seconds >= min) || seconds > max) {
+    char what[96];
+    snprintf(what, sizeof what, "must be a number of seconds from %g to %g", min, max);
+    return field_error(name, what);
+  }
+  *out_ms = seconds * 1000.0;
+  return NULL;
+}
+
 static char *without_trailing_slash(const char *s) {
   char *p = dup_str(s);
   if (!p) return NULL;
@@ -70,6 +88,7 @@ static char *without_trailing_slash(const char *s) {
 cJSON *e2bw_config_parse(e2bw_config *cfg, const cJSON *config) {
   memset(cfg, 0, sizeof *cfg);
   cfg->request_timeout_ms = E2BW_DEFAULT_REQUEST_TIMEOUT_S * 1000.0;
+  cfg->keepalive_interval_ms = E2BW_DEFAULT_KEEPALIVE_S * 1000.0;
   if (!cJSON_IsObject(config)) return field_error("api_key", "is required: initialize must carry a config object");
 
   const char *api_key, *domain, *api_url, *sandbox_url;
@@ -86,18 +105,8 @@ cJSON *e2bw_config_parse(e2bw_config *cfg, const cJSON *config) {
   if (sandbox_url && !e2bw_config_url_ok(sandbox_url))
     return field_error("sandbox_url", "must be an http(s) URL without credentials, query or fragment");
 
-  const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(config, "request_timeout");
-  if (timeout && !cJSON_IsNull(timeout) && !(cJSON_IsString(timeout) && timeout->valuestring[0] == '\0')) {
-    double seconds;
-    char *end = NULL;
-    /* Hosts may pass env-derived values as strings ("30"). */
-    if (cJSON_IsNumber(timeout)) seconds = timeout->valuedouble;
-    else if (cJSON_IsString(timeout)) seconds = strtod(timeout->valuestring, &end);
-    else return field_error("request_timeout", "must be a number of seconds");
-    if ((end && *end != '\0') || !(seconds > 0) || seconds > E2BW_MAX_REQUEST_TIMEOUT_S)
-      return field_error("request_timeout", "must be a number of seconds, > 0 and <= 3600");
-    cfg->request_timeout_ms = seconds * 1000.0;
-  }
+  if ((err = get_seconds(config, "request_timeout", 0.001, E2BW_MAX_REQUEST_TIMEOUT_S, &cfg->request_timeout_ms))) return err;
+  if ((err = get_seconds(config, "keepalive_interval", 0.1, 600, &cfg->keepalive_interval_ms))) return err;
   const cJSON *passthrough = cJSON_GetObjectItemCaseSensitive(config, "envd_passthrough");
   if (passthrough && !cJSON_IsNull(passthrough)) {
     if (cJSON_IsBool(passthrough)) cfg->envd_passthrough = cJSON_IsTrue(passthrough);

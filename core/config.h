@@ -11,12 +11,14 @@ typedef struct e2bw_config {
   char *api_url;            /* no trailing slash; default https://api.<domain> */
   char *sandbox_url;        /* NULL: envd at https://49983-<id>.<domain> */
   double request_timeout_ms;/* per backend request; default 60 s */
+  double keepalive_interval_ms; /* asked of envd on streams; default 15 s */
   int envd_passthrough;     /* return envd_url + token in records */
 } e2bw_config;
 
 #define E2BW_DEFAULT_DOMAIN "e2b.app"
 #define E2BW_DEFAULT_REQUEST_TIMEOUT_S 60.0
 #define E2BW_MAX_REQUEST_TIMEOUT_S 3600.0
+#define E2BW_DEFAULT_KEEPALIVE_S 15.0
 
 /* Fills *cfg from initialize's `config` object. Returns NULL on success, else
  * an invalid_params error naming the field (never quoting a secret). */

@@ -6,6 +6,7 @@
 #include "core_internal.h"
 #include "errors.h"
 #include "jsonrpc.h"
+#include "envd.h"
 #include "methods.h"
 
 #define PROVIDER_ID "e2b-wasm"
@@ -27,6 +28,11 @@ static void call_unlink_free(e2bw_core *core, e2bw_call *call) {
       break;
     }
   }
+  if (call->stream) { /* the stream cannot outlive the call it answers */
+    e2bw_stream *stream = call->stream;
+    call->stream = NULL;
+    e2bw_stream_abandon(core, stream);
+  }
   cJSON_Delete(call->id);
   cJSON_Delete(call->params);
   cJSON_Delete(call->scratch);
@@ -35,8 +41,10 @@ static void call_unlink_free(e2bw_core *core, e2bw_call *call) {
 
 void e2bw_core_free(e2bw_core *core) {
   if (!core) return;
+  e2bw_streams_free(core);
   e2bw_http_ops_free(core);
   while (core->calls) call_unlink_free(core, core->calls);
+  e2bw_sandboxes_free(core);
   e2bw_actions_free(core);
   e2bw_ndjson_free(&core->ndjson);
   e2bw_config_free(&core->config);
@@ -45,10 +53,41 @@ void e2bw_core_free(e2bw_core *core) {
 
 int e2bw_core_is_shut_down(const e2bw_core *core) { return core->shut_down; }
 
+void e2bw_redact(const e2bw_core *core, cJSON *error) {
+  /* The API key and every envd token the core has seen. */
+  size_t n = 1;
+  for (const e2bw_sandbox_info *s = core->sandboxes; s; s = s->next) n++;
+  const char **secrets = calloc(n + 1, sizeof *secrets);
+  if (!secrets) return;
+  size_t i = 0;
+  if (core->config.api_key) secrets[i++] = core->config.api_key;
+  for (const e2bw_sandbox_info *s = core->sandboxes; s; s = s->next)
+    if (s->token) secrets[i++] = s->token;
+  e2bw_error_redact(error, secrets);
+  free(secrets);
+}
+
 void e2bw_reply_error(e2bw_core *core, const cJSON *id, cJSON *error) {
   if (!error) error = e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory");
-  e2bw_error_redact(error, core->secrets);
+  e2bw_redact(core, error);
   e2bw_emit_text(core, e2bw_rpc_error_text(id, error));
+}
+
+void e2bw_notify(e2bw_core *core, const char *method, cJSON *params) {
+  e2bw_emit_text(core, e2bw_rpc_notification_text(method, params));
+}
+
+double e2bw_core_next_deadline(const e2bw_core *core) {
+  double a = e2bw_http_next_deadline(core), b = e2bw_streams_next_deadline(core);
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return a < b ? a : b;
+}
+
+void e2bw_core_tick(e2bw_core *core, double now_ms) {
+  core->now = now_ms;
+  e2bw_streams_tick(core);
+  e2bw_http_tick(core);
 }
 
 void e2bw_call_succeed(e2bw_core *core, e2bw_call *call, cJSON *result) {
@@ -168,8 +207,6 @@ void e2bw_handle_initialize(e2bw_core *core, e2bw_call *call) {
     return;
   }
   core->initialized = 1;
-  core->secrets[0] = core->config.api_key;
-  core->secrets[1] = NULL;
 
   cJSON *result = cJSON_CreateObject();
   cJSON *provider = cJSON_AddObjectToObject(result, "provider");
@@ -191,6 +228,7 @@ void e2bw_handle_shutdown(e2bw_core *core, e2bw_call *call) {
     if (c != call) e2bw_call_fail(core, c, e2bw_error_new(E2BW_ERR_CANCELED, "Canceled: the provider is shutting down"));
     c = next;
   }
+  e2bw_streams_cancel_all(core);
   core->shut_down = 1;
   e2bw_call_succeed(core, call, cJSON_CreateObject());
 }

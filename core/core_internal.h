@@ -26,22 +26,49 @@ typedef struct e2bw_action {
   struct e2bw_action *next;
 } e2bw_action;
 
-/* Called when a buffered HTTP response is complete (any status). */
+/* Called when a response is complete (any status). */
 typedef void (*e2bw_http_done_fn)(e2bw_core *core, e2bw_http_op *op);
+/* Streaming: body bytes as they arrive (instead of buffering them). */
+typedef void (*e2bw_http_data_fn)(e2bw_core *core, e2bw_http_op *op, const uint8_t *data, size_t len);
+/* Transport failure or deadline. The op is already unlinked (no more events
+ * will come for it) and is freed after the callback returns. */
+typedef void (*e2bw_http_fail_fn)(e2bw_core *core, e2bw_http_op *op, cJSON *error);
 
-/* One HTTP request the core asked the host to perform. */
+/* One HTTP request the core asked the host to perform. Its owner is either
+ * an EPP call (failures fail the call), a stream (on_fail), or nobody
+ * (fire-and-forget: the outcome is dropped). */
 struct e2bw_http_op {
   uint32_t id;
-  e2bw_call *call;          /* the EPP call it serves (never NULL) */
+  e2bw_call *call;          /* the EPP call it serves, or NULL */
+  void *owner;              /* the stream it serves, or NULL */
   double deadline;          /* absolute, same clock as now_ms */
+  double timeout_ms;        /* what the deadline was set from, for messages */
+  double idle_ms;           /* > 0: the deadline moves on with every byte */
   char *what;               /* "GET /sandboxes/<id>", for error messages */
   char *origin;             /* "https://api.e2b.app", for error messages */
   int status;               /* 0 until the head arrived */
+  int held;                 /* the caller paused reading: no idle deadline */
   e2bw_buf headers;
   e2bw_buf body;
-  e2bw_http_done_fn on_done;
+  e2bw_http_done_fn on_done;  /* NULL: finish quietly */
+  e2bw_http_data_fn on_data;  /* NULL: buffer the body (up to the limit) */
+  e2bw_http_fail_fn on_fail;  /* NULL: fail `call`, if any */
   e2bw_http_op *next;
 };
+
+/* A request to make: e2bw_http_start() copies everything. */
+typedef struct e2bw_http_spec {
+  const char *method;
+  const char *url;
+  const char *what;               /* short description for messages */
+  const char *const *headers;     /* name/value pairs, NULL-terminated */
+  const uint8_t *body;
+  size_t body_len;
+  double timeout_ms;              /* deadline from now */
+} e2bw_http_spec;
+
+typedef struct e2bw_stream e2bw_stream;
+typedef struct e2bw_sandbox_info e2bw_sandbox_info;
 
 /* One EPP request being served. */
 struct e2bw_call {
@@ -51,6 +78,8 @@ struct e2bw_call {
   double request_timeout_ms;
   int step;                 /* the handler's own progress marker */
   cJSON *scratch;           /* the handler's own state between steps (owned) */
+  void (*then)(e2bw_core *core, e2bw_call *call); /* continuation after e2bw_envd_ensure */
+  e2bw_stream *stream;      /* a stream that ends with this call, if any */
   e2bw_call *next;
 };
 
@@ -67,13 +96,16 @@ struct e2bw_core {
   e2bw_action *actions, *actions_tail;
   e2bw_action *current;     /* the action the accessors describe */
   e2bw_ndjson ndjson;
-  const char *secrets[2];   /* what error redaction scrubs: the API key */
+  e2bw_stream *streams;     /* envd streams (process.c) */
+  e2bw_sandbox_info *sandboxes; /* what the data plane knows of each sandbox (envd.c) */
+  uint32_t next_watch;      /* numbers the output streams a host follows */
 };
 
 /* --- actions.c --------------------------------------------------------- */
 /* Queue an outgoing EPP message; takes ownership of text (NULL = out of memory,
  * reported as an internal error to nobody: the host's own timeout covers it). */
 void e2bw_emit_text(e2bw_core *core, char *text);
+void e2bw_emit_text_len(e2bw_core *core, char *text, size_t len);
 int e2bw_emit_http(e2bw_core *core, uint32_t op, char *head, uint8_t *body, size_t body_len);
 void e2bw_emit_cancel(e2bw_core *core, uint32_t op);
 void e2bw_actions_free(e2bw_core *core);
@@ -86,6 +118,9 @@ void e2bw_call_fail(e2bw_core *core, e2bw_call *call, cJSON *error);
 void e2bw_reply_error(e2bw_core *core, const cJSON *id, cJSON *error);
 
 /* --- http_ops.c -------------------------------------------------------- */
+/* Queues the request; the caller sets the op's owner and callbacks. NULL
+ * when out of memory (nothing was queued). */
+e2bw_http_op *e2bw_http_start(e2bw_core *core, const e2bw_http_spec *spec);
 /* Ask the host for a request on behalf of `call`. headers: NULL-terminated
  * name/value pairs. Returns the op, or NULL after failing the call. */
 e2bw_http_op *e2bw_http_request(e2bw_core *core, e2bw_call *call, const char *method, const char *url,
@@ -99,5 +134,25 @@ void e2bw_http_op_finish(e2bw_core *core, e2bw_http_op *op);
 /* Cancels every op of a call (emits cancel actions). */
 void e2bw_http_cancel_call(e2bw_core *core, e2bw_call *call);
 void e2bw_http_ops_free(e2bw_core *core);
+double e2bw_http_next_deadline(const e2bw_core *core);
+void e2bw_http_tick(e2bw_core *core);
+
+/* --- core.c -------------------------------------------------------------- */
+/* Scrubs every known credential (API key, envd tokens) from an error. */
+void e2bw_redact(const e2bw_core *core, cJSON *error);
+/* Queues a notification (takes ownership of params). */
+void e2bw_notify(e2bw_core *core, const char *method, cJSON *params);
+
+/* --- process.c ----------------------------------------------------------- */
+double e2bw_streams_next_deadline(const e2bw_core *core);
+void e2bw_streams_tick(e2bw_core *core);
+/* Ends every stream (shutdown): each gets its exec.exit, as canceled. */
+void e2bw_streams_cancel_all(e2bw_core *core);
+void e2bw_streams_free(e2bw_core *core);
+/* The call's stream is torn down because the call ends another way. */
+void e2bw_stream_abandon(e2bw_core *core, e2bw_stream *stream);
+
+/* --- envd.c -------------------------------------------------------------- */
+void e2bw_sandboxes_free(e2bw_core *core);
 
 #endif

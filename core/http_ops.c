@@ -45,43 +45,43 @@ static e2bw_http_op *op_find(e2bw_core *core, uint32_t id) {
   return NULL;
 }
 
-e2bw_http_op *e2bw_http_request(e2bw_core *core, e2bw_call *call, const char *method, const char *url,
-                                const char *what, const char *const *headers, const cJSON *json_body,
-                                e2bw_http_done_fn on_done) {
+e2bw_http_op *e2bw_http_start(e2bw_core *core, const e2bw_http_spec *spec) {
   e2bw_http_op *op = calloc(1, sizeof *op);
   cJSON *head = cJSON_CreateObject();
   cJSON *list = cJSON_CreateArray();
-  char *head_text = NULL, *body = NULL;
+  char *head_text = NULL;
+  uint8_t *body = NULL;
   if (!op || !head || !list) goto oom;
   op->id = ++core->next_op_id;
   if (op->id == 0) op->id = ++core->next_op_id; /* 0 means "no op" to the host */
-  op->call = call;
-  op->on_done = on_done;
-  op->deadline = core->now + call->request_timeout_ms;
-  op->what = dup_range(what, strlen(what));
-  op->origin = origin_of(url);
+  op->timeout_ms = spec->timeout_ms;
+  op->deadline = core->now + spec->timeout_ms;
+  op->what = dup_range(spec->what, strlen(spec->what));
+  op->origin = origin_of(spec->url);
   if (!op->what || !op->origin) goto oom;
 
   cJSON_AddNumberToObject(head, "op", op->id);
-  cJSON_AddStringToObject(head, "method", method);
-  cJSON_AddStringToObject(head, "url", url);
-  for (const char *const *h = headers; h && h[0]; h += 2) {
+  cJSON_AddStringToObject(head, "method", spec->method);
+  cJSON_AddStringToObject(head, "url", spec->url);
+  for (const char *const *h = spec->headers; h && h[0]; h += 2) {
     cJSON *pair = cJSON_CreateArray();
     if (!pair) goto oom;
     cJSON_AddItemToArray(list, pair);
-    cJSON_AddItemToArray(pair, cJSON_CreateString(h[0]));
-    cJSON_AddItemToArray(pair, cJSON_CreateString(h[1]));
+    if (!cJSON_AddItemToArray(pair, cJSON_CreateString(h[0])) || !cJSON_AddItemToArray(pair, cJSON_CreateString(h[1]))) goto oom;
   }
   cJSON_AddItemToObject(head, "headers", list);
   list = NULL;
   head_text = cJSON_PrintUnformatted(head);
   if (!head_text) goto oom;
-  if (json_body && !(body = cJSON_PrintUnformatted(json_body))) goto oom;
+  if (spec->body_len) {
+    body = malloc(spec->body_len);
+    if (!body) goto oom;
+    memcpy(body, spec->body, spec->body_len);
+  }
   cJSON_Delete(head);
-  head = NULL;
-  if (e2bw_emit_http(core, op->id, head_text, (uint8_t *)body, body ? strlen(body) : 0) != 0) {
-    head_text = body = NULL; /* freed by emit */
-    goto oom;
+  if (e2bw_emit_http(core, op->id, head_text, body, spec->body_len) != 0) {
+    op_free(op); /* emit freed head_text and body */
+    return NULL;
   }
   op->next = core->ops;
   core->ops = op;
@@ -93,8 +93,23 @@ oom:
   cJSON_Delete(list);
   cJSON_Delete(head);
   if (op) op_free(op);
-  e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory while building a request"));
   return NULL;
+}
+
+e2bw_http_op *e2bw_http_request(e2bw_core *core, e2bw_call *call, const char *method, const char *url,
+                                const char *what, const char *const *headers, const cJSON *json_body,
+                                e2bw_http_done_fn on_done) {
+  char *body = json_body ? cJSON_PrintUnformatted(json_body) : NULL;
+  e2bw_http_spec spec = {method, url, what, headers, (const uint8_t *)body, body ? strlen(body) : 0, call->request_timeout_ms};
+  e2bw_http_op *op = (json_body && !body) ? NULL : e2bw_http_start(core, &spec);
+  free(body);
+  if (!op) {
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory while building a request"));
+    return NULL;
+  }
+  op->call = call;
+  op->on_done = on_done;
+  return op;
 }
 
 int e2bw_http_header(const e2bw_http_op *op, const char *name, char *out, size_t cap) {
@@ -156,14 +171,21 @@ void e2bw_http_ops_free(e2bw_core *core) {
   }
 }
 
-/* Fails the op's call with `error`; the op itself is dropped first so that
- * the call's cleanup does not ask the host to cancel a request that is over. */
+/* Ends the op with `error`, routed to its owner. The op is unlinked first so
+ * that the owner's cleanup does not ask the host to cancel a request that is
+ * over; `cancel` asks the host to stop it when the core gives up first. */
 static void op_fail(e2bw_core *core, e2bw_http_op *op, cJSON *error, int cancel) {
-  e2bw_call *call = op->call;
-  uint32_t id = op->id;
-  e2bw_http_op_finish(core, op);
-  if (cancel) e2bw_emit_cancel(core, id);
-  e2bw_call_fail(core, call, error);
+  op_unlink(core, op);
+  if (cancel) e2bw_emit_cancel(core, op->id);
+  if (op->on_fail) op->on_fail(core, op, error);
+  else if (op->call) e2bw_call_fail(core, op->call, error);
+  else cJSON_Delete(error); /* fire-and-forget */
+  op_free(op);
+}
+
+/* A stream's deadline moves on with every sign of life. */
+static void touch(e2bw_core *core, e2bw_http_op *op) {
+  if (op->idle_ms > 0) op->deadline = core->now + op->idle_ms;
 }
 
 void e2bw_core_http_head(e2bw_core *core, uint32_t id, int status, const char *headers, size_t headers_len,
@@ -176,6 +198,7 @@ void e2bw_core_http_head(e2bw_core *core, uint32_t id, int status, const char *h
     return;
   }
   op->status = status;
+  touch(core, op);
   if (headers_len > 64 * 1024) headers_len = 64 * 1024; /* only a few small headers matter */
   if (headers && e2bw_buf_append(&op->headers, headers, headers_len) != 0)
     op_fail(core, op, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory reading the response to %s", op->what), 1);
@@ -187,6 +210,11 @@ void e2bw_core_http_body(e2bw_core *core, uint32_t id, const uint8_t *data, size
   if (!op) return;
   if (!op->status) {
     op_fail(core, op, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The host reported body bytes before the response head for %s", op->what), 1);
+    return;
+  }
+  touch(core, op);
+  if (op->on_data) {
+    op->on_data(core, op, data, len);
     return;
   }
   if (op->body.len + len > E2BW_MAX_RESPONSE_BYTES) {
@@ -205,7 +233,8 @@ void e2bw_core_http_end(e2bw_core *core, uint32_t id, double now_ms) {
     op_fail(core, op, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend closed %s without a response", op->what), 0);
     return;
   }
-  op->on_done(core, op);
+  if (op->on_done) op->on_done(core, op);
+  else e2bw_http_op_finish(core, op);
 }
 
 void e2bw_core_http_fail(e2bw_core *core, uint32_t id, int failure, double now_ms) {
@@ -228,26 +257,41 @@ void e2bw_core_http_fail(e2bw_core *core, uint32_t id, int failure, double now_m
   op_fail(core, op, error, 0);
 }
 
-double e2bw_core_next_deadline(const e2bw_core *core) {
+void e2bw_core_http_hold(e2bw_core *core, uint32_t id, int held, double now_ms) {
+  core->now = now_ms;
+  e2bw_http_op *op = op_find(core, id);
+  if (!op || op->idle_ms <= 0 || !op->status) return; /* only running streams idle */
+  op->held = held != 0;
+  touch(core, op);
+}
+
+/* A held op waits on the caller, not on time. */
+static int timed(const e2bw_http_op *op) { return !op->held; }
+
+double e2bw_http_next_deadline(const e2bw_core *core) {
   double best = -1;
   for (const e2bw_http_op *op = core->ops; op; op = op->next)
-    if (best < 0 || op->deadline < best) best = op->deadline;
+    if (timed(op) && (best < 0 || op->deadline < best)) best = op->deadline;
   return best;
 }
 
-void e2bw_core_tick(e2bw_core *core, double now_ms) {
-  core->now = now_ms;
-  /* Failing a call can drop several ops, so restart the scan after each. */
+void e2bw_http_tick(e2bw_core *core) {
+  /* Failing an op's owner can drop other ops, so rescan after each. */
   for (;;) {
     e2bw_http_op *late = NULL;
     for (e2bw_http_op *op = core->ops; op; op = op->next)
-      if (op->deadline <= now_ms) {
+      if (timed(op) && op->deadline <= core->now) {
         late = op;
         break;
       }
     if (!late) return;
-    cJSON *error = e2bw_error_new(E2BW_ERR_TIMEOUT, "The E2B backend did not answer %s within %g s (request_timeout)",
-                                  late->what, late->call->request_timeout_ms / 1000.0);
+    cJSON *error;
+    if (late->idle_ms > 0 && late->status)
+      error = e2bw_error_new(E2BW_ERR_UNREACHABLE, "envd sent nothing, not even a keepalive, for %g s during %s: the sandbox is unreachable",
+                             late->idle_ms / 1000.0, late->what);
+    else
+      error = e2bw_error_new(E2BW_ERR_TIMEOUT, "The E2B backend did not answer %s within %g s (request_timeout)", late->what,
+                             late->timeout_ms / 1000.0);
     op_fail(core, late, error, 1);
   }
 }

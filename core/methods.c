@@ -30,6 +30,30 @@ static const e2bw_param connect_params[] = {
 static const e2bw_param set_timeout_params[] = {
     {"sandbox_id", E2BW_P_SANDBOX_ID, 1}, {"timeout", E2BW_P_SECONDS, 1}, P_REQUEST_TIMEOUT, P_END};
 
+#define P_SANDBOX {"sandbox_id", E2BW_P_SANDBOX_ID, 1}
+#define P_PROCESS {"pid", E2BW_P_PID, 1}
+static const e2bw_param run_params[] = {
+    P_SANDBOX, {"command", E2BW_P_STRING, 1}, {"cwd", E2BW_P_STRING, 0}, {"envs", E2BW_P_STRING_MAP, 0},
+    {"user", E2BW_P_USER, 0}, {"timeout", E2BW_P_SECONDS, 0}, {"stdin", E2BW_P_TEXT, 0}, {"encoding", E2BW_P_ENCODING, 0},
+    P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param start_params[] = {
+    P_SANDBOX, {"command", E2BW_P_STRING, 1}, {"cwd", E2BW_P_STRING, 0}, {"envs", E2BW_P_STRING_MAP, 0},
+    {"user", E2BW_P_USER, 0}, {"timeout", E2BW_P_SECONDS, 0}, {"stdin", E2BW_P_BOOL, 0}, {"encoding", E2BW_P_ENCODING, 0},
+    {"tag", E2BW_P_STRING, 0}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param list_processes_params[] = {P_SANDBOX, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param pid_params[] = {P_SANDBOX, P_PROCESS, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param signal_params[] = {P_SANDBOX, P_PROCESS, {"signal", E2BW_P_SIGNAL, 1}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param stdin_params[] = {P_SANDBOX, P_PROCESS, {"data", E2BW_P_TEXT, 0}, {"encoding", E2BW_P_ENCODING, 0},
+                                          {"close", E2BW_P_BOOL, 0}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param attach_params[] = {P_SANDBOX, P_PROCESS, {"encoding", E2BW_P_ENCODING, 0}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param pty_open_params[] = {
+    P_SANDBOX, {"cols", E2BW_P_DIM, 1}, {"rows", E2BW_P_DIM, 1}, {"cwd", E2BW_P_STRING, 0}, {"envs", E2BW_P_STRING_MAP, 0},
+    {"user", E2BW_P_USER, 0}, {"timeout", E2BW_P_SECONDS, 0}, {"encoding", E2BW_P_ENCODING, 0}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param pty_input_params[] = {P_SANDBOX, P_PROCESS, {"data", E2BW_P_TEXT, 1}, {"encoding", E2BW_P_ENCODING, 0},
+                                              P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param pty_resize_params[] = {P_SANDBOX, P_PROCESS, {"cols", E2BW_P_DIM, 1}, {"rows", E2BW_P_DIM, 1},
+                                               P_REQUEST_TIMEOUT, P_END};
+
 static const e2bw_method method_table[] = {
     {"initialize", "handshake", e2bw_handle_initialize, initialize_params, 0},
     {"shutdown", "handshake", e2bw_handle_shutdown, no_params, 0},
@@ -44,16 +68,18 @@ static const e2bw_method method_table[] = {
     /* resume is connect: both resume a paused sandbox and keep a running one */
     {"sandbox.resume", "sandbox.pause", e2bw_sandbox_connect, connect_params, 0},
 
-    {"exec.run", "exec.run", NULL, NULL, 0},
-    {"exec.start", "exec.stream", NULL, NULL, 0},
-    {"process.list", "process.manage", NULL, NULL, 0},
-    {"process.kill", "process.manage", NULL, NULL, 0},
-    {"process.signal", "process.manage", NULL, NULL, 0},
-    {"process.stdin", "process.manage", NULL, NULL, 0},
-    {"pty.open", "pty", NULL, NULL, 0},
-    {"pty.input", "pty", NULL, NULL, 0},
-    {"pty.resize", "pty", NULL, NULL, 0},
-    {"pty.close", "pty", NULL, NULL, 0},
+    {"exec.run", "exec.run", e2bw_exec_run, run_params, 0},
+    {"exec.start", "exec.stream", e2bw_exec_start, start_params, 0},
+    {"process.list", "process.manage", e2bw_process_list, list_processes_params, 0},
+    {"process.kill", "process.manage", e2bw_process_kill, pid_params, 0},
+    {"process.signal", "process.manage", e2bw_process_signal, signal_params, 0},
+    {"process.stdin", "process.manage", e2bw_process_stdin, stdin_params, 0},
+    /* ours: follow a running process's output from another client */
+    {"process.attach", "process.manage", e2bw_process_attach, attach_params, 1},
+    {"pty.open", "pty", e2bw_pty_open, pty_open_params, 0},
+    {"pty.input", "pty", e2bw_pty_input, pty_input_params, 0},
+    {"pty.resize", "pty", e2bw_pty_resize, pty_resize_params, 0},
+    {"pty.close", "pty", e2bw_pty_close, pid_params, 0},
     {"files.read", "files.rw", NULL, NULL, 0},
     {"files.write", "files.rw", NULL, NULL, 0},
     {"files.list", "files.rw", NULL, NULL, 0},
@@ -108,6 +134,12 @@ static const char *type_name(e2bw_param_type t) {
   case E2BW_P_STATE_FILTER: return "state_filter";
   case E2BW_P_LIMIT: return "limit";
   case E2BW_P_TEMPLATE_SET: return "template_set";
+  case E2BW_P_TEXT: return "text";
+  case E2BW_P_PID: return "pid";
+  case E2BW_P_ENCODING: return "encoding";
+  case E2BW_P_SIGNAL: return "signal";
+  case E2BW_P_DIM: return "dimension";
+  case E2BW_P_USER: return "user";
   }
   return "?";
 }
@@ -139,6 +171,19 @@ char *e2bw_describe_methods(void) {
 done:
   cJSON_Delete(root);
   return text;
+}
+
+static const char *signal_name(const cJSON *v) {
+  if (cJSON_IsNumber(v)) {
+    if (v->valuedouble == 15) return "SIGNAL_SIGTERM";
+    if (v->valuedouble == 9) return "SIGNAL_SIGKILL";
+    return NULL;
+  }
+  if (!cJSON_IsString(v)) return NULL;
+  const char *s = v->valuestring;
+  if (!strcmp(s, "SIGTERM") || !strcmp(s, "TERM") || !strcmp(s, "15")) return "SIGNAL_SIGTERM";
+  if (!strcmp(s, "SIGKILL") || !strcmp(s, "KILL") || !strcmp(s, "9")) return "SIGNAL_SIGKILL";
+  return NULL;
 }
 
 static cJSON *param_error(const char *field, const char *what) {
@@ -207,9 +252,51 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v) {
     return NULL;
   case E2BW_P_TEMPLATE_SET:
     return param_error(p->name, "cannot be chosen at create time on E2B: the template fixes it (leave it out or null)");
+  case E2BW_P_TEXT:
+    if (!cJSON_IsString(v)) return param_error(p->name, "must be a string");
+    return NULL;
+  case E2BW_P_PID:
+    if (!(e2bw_param_pid(v, NULL) > 0)) return param_error(p->name, "must be a process id (a positive integer, or its decimal string)");
+    return NULL;
+  case E2BW_P_ENCODING:
+    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "utf8") && strcmp(v->valuestring, "base64")))
+      return param_error(p->name, "must be \"utf8\" or \"base64\"");
+    return NULL;
+  case E2BW_P_SIGNAL:
+    if (!signal_name(v)) return param_error(p->name, "must be \"SIGTERM\" or \"SIGKILL\" (the signals envd delivers)");
+    return NULL;
+  case E2BW_P_DIM:
+    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 65535 || v->valuedouble != (double)(int)v->valuedouble)
+      return param_error(p->name, "must be an integer from 1 to 65535");
+    return NULL;
+  case E2BW_P_USER:
+    if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) > 64 || strpbrk(v->valuestring, ":\r\n\t "))
+      return param_error(p->name, "must be a user name (no ':' or spaces)");
+    return NULL;
   }
   return NULL;
 }
+
+/* "pid" may come as a number or a decimal string (seed: ProcessInfo.pid is
+ * a number or a string). Returns 0 when it is not a valid pid. When name is
+ * NULL, params is the value itself. */
+double e2bw_param_pid(const cJSON *params, const char *name) {
+  const cJSON *v = name ? cJSON_GetObjectItemCaseSensitive(params, name) : params;
+  double pid = 0;
+  if (cJSON_IsNumber(v)) {
+    pid = v->valuedouble;
+  } else if (cJSON_IsString(v) && v->valuestring[0] && strlen(v->valuestring) <= 10) {
+    for (const char *c = v->valuestring; *c; c++) {
+      if (*c < '0' || *c > '9') return 0;
+      pid = pid * 10 + (*c - '0');
+    }
+  }
+  if (!(pid >= 1 && pid <= 4294967295.0) || pid != (double)(long long)pid) return 0;
+  return pid;
+}
+
+/* SIGTERM / SIGKILL in the forms a host may use; NULL when not one of them. */
+const char *e2bw_signal_param(const cJSON *v) { return signal_name(v); }
 
 cJSON *e2bw_params_check(const e2bw_method *m, const cJSON *params) {
   for (const e2bw_param *p = m->params; p && p->name; p++) {

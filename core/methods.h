@@ -17,7 +17,13 @@ typedef enum e2bw_param_type {
   E2BW_P_STRING_MAP,    /* object whose values are all strings */
   E2BW_P_STATE_FILTER,  /* "running" | "paused" or an array of those */
   E2BW_P_LIMIT,         /* integer 1..100 */
-  E2BW_P_TEMPLATE_SET   /* E2B fixes it in the template: only null/absent */
+  E2BW_P_TEMPLATE_SET,  /* E2B fixes it in the template: only null/absent */
+  E2BW_P_TEXT,          /* any string, empty included */
+  E2BW_P_PID,           /* process id: integer 1..4294967295 or its decimal string */
+  E2BW_P_ENCODING,      /* "utf8" | "base64" */
+  E2BW_P_SIGNAL,        /* "SIGTERM" | "SIGKILL" (or TERM, KILL, 15, 9) */
+  E2BW_P_DIM,           /* terminal size: integer 1..65535 */
+  E2BW_P_USER           /* a user name: no ':' or control characters */
 } e2bw_param_type;
 
 typedef struct e2bw_param {
@@ -51,5 +57,21 @@ void e2bw_sandbox_kill(e2bw_core *core, e2bw_call *call);
 void e2bw_sandbox_connect(e2bw_core *core, e2bw_call *call);
 void e2bw_sandbox_set_timeout(e2bw_core *core, e2bw_call *call);
 void e2bw_sandbox_pause(e2bw_core *core, e2bw_call *call);
+void e2bw_exec_run(e2bw_core *core, e2bw_call *call);
+void e2bw_exec_start(e2bw_core *core, e2bw_call *call);
+void e2bw_process_list(e2bw_core *core, e2bw_call *call);
+void e2bw_process_kill(e2bw_core *core, e2bw_call *call);
+void e2bw_process_signal(e2bw_core *core, e2bw_call *call);
+void e2bw_process_stdin(e2bw_core *core, e2bw_call *call);
+void e2bw_process_attach(e2bw_core *core, e2bw_call *call);
+void e2bw_pty_open(e2bw_core *core, e2bw_call *call);
+void e2bw_pty_input(e2bw_core *core, e2bw_call *call);
+void e2bw_pty_resize(e2bw_core *core, e2bw_call *call);
+void e2bw_pty_close(e2bw_core *core, e2bw_call *call);
+
+/* Reads a validated E2BW_P_PID parameter (0 when invalid). */
+double e2bw_param_pid(const cJSON *params, const char *name);
+/* envd's Signal enum name for a validated E2BW_P_SIGNAL value. */
+const char *e2bw_signal_param(const cJSON *v);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "e2b_api.h"
+#include "envd.h"
 #include "errors.h"
 #include "methods.h"
 #include "url.h"
@@ -87,6 +88,7 @@ static void created(e2bw_core *core, e2bw_http_op *op) {
   }
   cJSON *sandbox = e2bw_api_json(core, op, 0);
   if (!sandbox) return;
+  e2bw_sandbox_remember(core, sandbox); /* its envd token, for exec */
   cJSON *rec = e2bw_record_from_sandbox(&core->config, sandbox);
   cJSON_Delete(sandbox);
   if (!rec) {
@@ -170,6 +172,7 @@ static void got(e2bw_core *core, e2bw_http_op *op) {
   }
   cJSON *detail = e2bw_api_json(core, op, 0);
   if (!detail) return;
+  e2bw_sandbox_remember(core, detail);
   cJSON *rec = e2bw_record_from_detail(&core->config, detail);
   cJSON_Delete(detail);
   if (!rec) fail_bad_record(core, op);
@@ -295,6 +298,7 @@ static void killed(e2bw_core *core, e2bw_http_op *op) {
     fail_with_status(core, op, param_str(op->call, "sandbox_id"));
     return;
   }
+  e2bw_sandbox_forget(core, param_str(op->call, "sandbox_id"));
   cJSON *r = id_result(op->call);
   cJSON_AddBoolToObject(r, "killed", ok_status(op->status));
   succeed(core, op, r);
@@ -400,6 +404,7 @@ static void connect_step(e2bw_core *core, e2bw_http_op *op) {
     connect_issue(core, call, CONNECT_RESUME, left > E2B_CONNECT_DEFAULT_TIMEOUT_S ? left : E2B_CONNECT_DEFAULT_TIMEOUT_S);
     return;
   }
+  e2bw_sandbox_remember(core, detail);
   cJSON *rec = e2bw_record_from_detail(&core->config, detail);
   cJSON_Delete(detail);
   if (!rec) fail_bad_record(core, op);

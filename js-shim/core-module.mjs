@@ -66,6 +66,7 @@ export class Core {
   httpBody(op, bytes, now) { this.x.http_body(this.h, op, this.put(bytes), now) }
   httpEnd(op, now) { this.x.http_end(this.h, op, now) }
   httpFail(op, failure, now) { this.x.http_fail(this.h, op, failure, now) }
+  httpHold(op, held, now) { this.x.http_hold(this.h, op, held ? 1 : 0, now) }
   nextDeadline() { return this.x.next_deadline(this.h) }
   tick(now) { this.x.tick(this.h, now) }
   isShutDown() { return this.x.is_shut_down(this.h) !== 0 }

@@ -15,6 +15,10 @@ const now = () => performance.timeOrigin + performance.now()
  *   fetch      explicit fetch-shaped transport (overrides ctx)
  *   onMessage  (text) => void, each outgoing EPP message (one JSON object, no newline)
  *   log        (line) => void, diagnostics (never carries credentials)
+ *   backpressure () => Promise|undefined, asked before each read of a response
+ *              body: a Promise pauses reading until the host has caught up
+ *              (the stdio runner waits for stdout to drain), so a process that
+ *              prints gigabytes streams in bounded memory
  *
  * Dispatcher:
  *   send(message)         one EPP message (string or object)
@@ -30,6 +34,7 @@ export async function createDispatcher(options = {}) {
   const given = options.fetch
   const transport = given ? { fetch: (url, init) => given(url, init), source: 'fetch' } : pickTransport(options.ctx)
   const log = options.log || (() => {})
+  const backpressure = options.backpressure || (() => undefined)
   const inflight = new Map() // op → AbortController
   let timer = null
   let closed = false
@@ -97,13 +102,25 @@ export async function createDispatcher(options = {}) {
     }
   }
 
+  // One timer for the core's next deadline. Streams push their deadline
+  // later with every chunk; a timer already set for earlier is kept (waking
+  // early is harmless: tick() finds nothing due and the timer is re-armed),
+  // so the hot path does not churn timers.
+  let armedFor = -1
   function armTimer() {
-    clearTimeout(timer)
-    timer = null
     const deadline = core.nextDeadline()
-    if (deadline < 0) return
+    if (deadline < 0) {
+      clearTimeout(timer)
+      timer = null
+      armedFor = -1
+      return
+    }
+    if (timer && armedFor <= deadline) return
+    clearTimeout(timer)
+    armedFor = deadline
     timer = setTimeout(() => {
       timer = null
+      armedFor = -1
       if (closed) return
       core.tick(now())
       pump()
@@ -138,6 +155,19 @@ export async function createDispatcher(options = {}) {
       if (res.body) {
         const reader = res.body.getReader()
         for (;;) {
+          const wait = backpressure()
+          if (wait) {
+            // Not reading by choice: the core suspends this stream's idle deadline.
+            core.httpHold(op, true, now())
+            pump()
+            await wait
+            if (!live()) {
+              reader.cancel().catch(() => {})
+              return
+            }
+            core.httpHold(op, false, now())
+            pump()
+          }
           const { done, value } = await reader.read()
           if (!live()) {
             reader.cancel().catch(() => {})

@@ -7,6 +7,7 @@
 //
 // It exits after answering `shutdown`, or once stdin has ended and every
 // request in flight has been answered.
+import { once } from 'node:events'
 import { pathToFileURL } from 'node:url'
 import { createDispatcher } from './dispatcher.mjs'
 
@@ -17,6 +18,8 @@ const module = moduleArg >= 0 ? pathToFileURL(args[moduleArg + 1]) : undefined
 const dispatcher = await createDispatcher({
   module,
   log: (line) => process.stderr.write(line + '\n'),
+  // Output is read from the backend only as fast as the host reads stdout.
+  backpressure: () => (process.stdout.writableNeedDrain ? once(process.stdout, 'drain') : undefined),
 })
 
 let exiting = false

@@ -67,6 +67,10 @@ WASM_EXPORT("http_fail") void abi_http_fail(abi_instance *h, uint32_t op, int fa
   e2bw_core_http_fail(h->core, op, failure, now);
 }
 
+WASM_EXPORT("http_hold") void abi_http_hold(abi_instance *h, uint32_t op, int held, double now) {
+  e2bw_core_http_hold(h->core, op, held, now);
+}
+
 WASM_EXPORT("next_deadline") double abi_next_deadline(abi_instance *h) { return e2bw_core_next_deadline(h->core); }
 WASM_EXPORT("tick") void abi_tick(abi_instance *h, double now) { e2bw_core_tick(h->core, now); }
 WASM_EXPORT("next_action") int abi_next_action(abi_instance *h) { return e2bw_core_next_action(h->core); }

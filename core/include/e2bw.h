@@ -94,6 +94,12 @@ void e2bw_core_http_body(e2bw_core *core, uint32_t op, const uint8_t *data,
 void e2bw_core_http_end(e2bw_core *core, uint32_t op, double now_ms);
 void e2bw_core_http_fail(e2bw_core *core, uint32_t op, int failure, double now_ms);
 
+/* The caller pauses (held = 1) or resumes (held = 0) reading op's body because
+ * its own consumer is behind (backpressure). While held, the op's idle
+ * deadline is suspended: silence the caller chose is not a dead backend.
+ * Resuming starts a fresh idle window. */
+void e2bw_core_http_hold(e2bw_core *core, uint32_t op, int held, double now_ms);
+
 /* Earliest time (same clock as now_ms) at which e2bw_core_tick() must run,
  * or -1 when nothing waits on time. */
 double e2bw_core_next_deadline(const e2bw_core *core);

@@ -106,7 +106,7 @@ describe('e2b-wasm in headless Chromium', () => {
       .catch((err) => {
         throw new Error(`the page did not load its modules: ${err.message}\n${pageErrors.map(String).join('\n')}`)
       })
-    const { session, init } = await open({ api_key: backend.apiKey, api_url: backend.apiUrl })
+    const { session, init } = await open({ api_key: backend.apiKey, api_url: backend.apiUrl, sandbox_url: backend.sandboxUrl })
     assert.ok(init.result, `initialize failed in the page: ${JSON.stringify(init.error)}`)
     main = session
     features = init.result.features
@@ -220,11 +220,30 @@ describe('e2b-wasm in headless Chromium', () => {
     for (const id of ids) await ok('sandbox.kill', { sandbox_id: id })
   })
 
-  test('exec.run is -32003 / E8004 while initialize does not declare it', async (t) => {
-    if (features.includes('exec.run')) return t.skip('initialize declares exec.run: the contract cases cover it')
-    const answer = await call('exec.run', { sandbox_id: 'x', command: 'true' })
+  test('an undeclared feature is -32003 / E8004 from the plugin itself', async () => {
+    assert.ok(!features.includes('files.rw'))
+    const answer = await call('files.read', { sandbox_id: 'x', path: '/etc/hostname' })
     assert.equal(answer.error?.code, -32003, JSON.stringify(answer))
     assert.equal(answer.error.data.sdk_code, 'E8004')
+  })
+
+  test('commands from the page: exec.run, and exec.start with its notifications (envd across origins)', async () => {
+    const { sandbox_id } = await ok('sandbox.create', { timeout: 120 })
+    const ran = await ok('exec.run', { sandbox_id, command: 'echo "hi from $((6*7))"; echo warn >&2; exit 3' })
+    assert.equal(ran.stdout, 'hi from 42\n')
+    assert.equal(ran.stderr, 'warn\n')
+    assert.equal(ran.exit_code, 3)
+    const { pid } = await ok('exec.start', { sandbox_id, command: 'for i in 1 2 3; do echo line$i; sleep 0.05; done' })
+    let mine = []
+    for (let i = 0; i < 200 && !mine.some((m) => m.method === 'exec.exit'); i++) {
+      await new Promise((r) => setTimeout(r, 25))
+      mine = (await inPage((s) => window.e2bw.transcript(s), main)).unsolicited.filter((m) => m.params?.pid === pid)
+    }
+    const outputs = mine.filter((m) => m.method === 'exec.output')
+    assert.equal(outputs.map((m) => m.params.data).join(''), 'line1\nline2\nline3\n')
+    assert.equal(mine.at(-1).method, 'exec.exit', 'exec.exit comes last')
+    assert.equal(mine.at(-1).params.exit_code, 0)
+    await ok('sandbox.kill', { sandbox_id })
   })
 
   test('a message that is not JSON is -32700 with id null, and the dispatcher keeps going', async () => {

@@ -50,13 +50,20 @@ after(async () => { await backend.stop() })
 
 test('lifecycle over raw NDJSON', async () => {
   const r = startRunner()
-  const init = await r.call(1, 'initialize', { protocol: 'epp/1', config: { api_key: backend.apiKey, api_url: backend.apiUrl } })
-  assert.deepEqual(init.result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause'])
+  const init = await r.call(1, 'initialize', { protocol: 'epp/1', config: { api_key: backend.apiKey, api_url: backend.apiUrl, sandbox_url: backend.sandboxUrl } })
+  assert.deepEqual(init.result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'pty'])
+  const echoed = (await r.call(21, 'exec.run', { sandbox_id: 'x'.repeat(3), command: 'true' })).error
+  assert.equal(echoed.code, -32002, 'exec on a missing sandbox is E2009')
   const created = (await r.call(2, 'sandbox.create', { template: 'base', timeout: 60, metadata: { via: 'ndjson' } })).result
   const id = created.sandbox_id
   assert.equal((await r.call(3, 'sandbox.get', { sandbox_id: id })).result.status, 'running')
   const listed = (await r.call(4, 'sandbox.list', { metadata: { via: 'ndjson' } })).result
   assert.deepEqual(listed.sandboxes.map((s) => s.sandbox_id), [id])
+  const ranMsg = await r.call(22, 'exec.run', { sandbox_id: id, command: 'echo "$((40+2))"; exit 5' })
+  const ran = ranMsg.result
+  assert.ok(ran, JSON.stringify(ranMsg))
+  assert.equal(ran.stdout, '42\n')
+  assert.equal(ran.exit_code, 5)
   assert.equal((await r.call(5, 'sandbox.kill', { sandbox_id: id })).result.killed, true)
   assert.equal((await r.call(6, 'sandbox.kill', { sandbox_id: id })).result.killed, false)
   const missing = await r.call(7, 'sandbox.get', { sandbox_id: id })
@@ -87,7 +94,7 @@ test('garbage gets the documented errors and the runner keeps going', async () =
   // one request split across writes, then the next in the same chunk
   r.write('{"jsonrpc":"2.0","id":"e","method":"sand')
   r.write('box.create","params":{"timeout":"60"}}\n{"jsonrpc":"2.0","id":"f","method":"no.such.method"}\n')
-  r.write('{"jsonrpc":"2.0","id":"g","method":"exec.run","params":{"sandbox_id":"x","command":"true"}}\n')
+  r.write('{"jsonrpc":"2.0","id":"g","method":"files.read","params":{"sandbox_id":"x","path":"/etc/hostname"}}\n')
   r.write('{"jsonrpc":"2.0","id":"h","method":"sandbox.list","params":[1,2]}\n')
   r.write('{"jsonrpc":"2.0","id":"i","method":"sandbox.create","params":{"cpu":8}}\n')
 

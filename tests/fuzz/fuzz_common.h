@@ -18,6 +18,8 @@ typedef struct fuzz_state {
   int nops;
   int answers; /* responses with an id (not notifications) */
   int keyed;   /* initialized: the core knows the key and must redact it */
+  int exits;   /* exec.exit notifications */
+  int ok;      /* the last answer was a result */
 } fuzz_state;
 
 /* Every SEND is one JSON-RPC 2.0 object on one line, and no error carries
@@ -29,7 +31,7 @@ static void fuzz_drain(e2bw_core *core, fuzz_state *st) {
     const char *text = e2bw_action_text(core);
     size_t len = e2bw_action_text_len(core);
     if (kind == E2BW_ACTION_SEND) {
-      if (memchr(text, '\n', len)) { fprintf(stderr, "NL in: %.*s\n", (int)len, text); abort(); }
+      if (memchr(text, '\n', len)) abort();
       cJSON *msg = cJSON_ParseWithLength(text, len);
       if (!msg) abort();
       cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
@@ -37,6 +39,9 @@ static void fuzz_drain(e2bw_core *core, fuzz_state *st) {
       int has_result = cJSON_HasObjectItem(msg, "result"), has_error = cJSON_HasObjectItem(msg, "error");
       if (has_result == has_error && !cJSON_HasObjectItem(msg, "method")) abort();
       if (has_result || has_error) st->answers++;
+      if (has_result || has_error) st->ok = has_result;
+      cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+      if (cJSON_IsString(method) && strcmp(method->valuestring, "exec.exit") == 0) st->exits++;
       if (has_error && st->keyed) {
         char *error = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(msg, "error"));
         if (!error || strstr(error, FUZZ_API_KEY)) abort();
@@ -54,7 +59,7 @@ static void fuzz_drain(e2bw_core *core, fuzz_state *st) {
 
 static void fuzz_init(e2bw_core *core, fuzz_state *st) {
   static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"config\":"
-                             "{\"api_key\":\"" FUZZ_API_KEY "\",\"api_url\":\"http://api.fuzz\",\"request_timeout\":5}}}";
+                             "{\"api_key\":\"" FUZZ_API_KEY "\",\"api_url\":\"http://api.fuzz\",\"sandbox_url\":\"http://envd.fuzz\",\"request_timeout\":5}}}";
   e2bw_core_submit(core, init, sizeof init - 1, 0);
   fuzz_drain(core, st);
   st->answers = 0;

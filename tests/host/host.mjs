@@ -20,6 +20,7 @@ export const METHOD_FEATURE = {
   'sandbox.set_timeout': 'sandbox.timeout', 'sandbox.pause': 'sandbox.pause', 'sandbox.resume': 'sandbox.pause',
   'exec.run': 'exec.run', 'exec.start': 'exec.stream',
   'process.list': 'process.manage', 'process.kill': 'process.manage', 'process.signal': 'process.manage', 'process.stdin': 'process.manage',
+  'process.attach': 'process.manage', // e2b-wasm's extension: follow a running process from another client
   'files.read': 'files.rw', 'files.write': 'files.rw', 'files.list': 'files.rw', 'files.stat': 'files.rw',
   'files.mkdir': 'files.rw', 'files.remove': 'files.rw', 'files.move': 'files.rw',
   'ports.url': 'ports.url',
@@ -58,7 +59,12 @@ class EppSession {
   receive(text) {
     let msg
     try { msg = JSON.parse(text) } catch { this.traffic.push({ dir: 'in', garbage: text }); return }
-    this.traffic.push({ dir: 'in', msg })
+    // Output chunks are logged without their data (a slice would keep the
+    // whole string alive): a long stream must not grow the host. The shape is
+    // still validated.
+    if (msg.method === 'exec.output' && msg.params && typeof msg.params.data === 'string')
+      this.traffic.push({ dir: 'in', msg: { ...msg, params: { ...msg.params, data: '' } } })
+    else this.traffic.push({ dir: 'in', msg })
     if (msg.id !== undefined && msg.id !== null && this.pending.has(msg.id)) {
       const { resolve, reject, method } = this.pending.get(msg.id)
       this.pending.delete(msg.id)

@@ -8,6 +8,7 @@ ajv.addSchema(doc, 'epp')
 
 export const methodsDoc = doc
 const byName = new Map(doc.methods.map((m, i) => [m.name, { ...m, index: i }]))
+const notifications = new Map(doc.notifications.map((n, i) => [n.name, { ...n, index: i }]))
 const cache = new Map()
 
 function validator(ref) {
@@ -31,6 +32,13 @@ export function validateTraffic(traffic) {
       continue
     }
     if (msg.jsonrpc !== '2.0') problems.push(`answer without jsonrpc 2.0: ${JSON.stringify(msg).slice(0, 80)}`)
+    if (msg.method !== undefined) { // a notification from the plugin
+      const n = notifications.get(msg.method)
+      if (!n) { problems.push(`undocumented notification ${msg.method}`); continue }
+      const v = validator(`/notifications/${n.index}/params`)
+      if (!v(msg.params)) problems.push(`${msg.method} params: ${ajv.errorsText(v.errors)} in ${JSON.stringify(msg.params).slice(0, 200)}`)
+      continue
+    }
     const m = sent.get(msg.id)
     if (!m) { if (msg.id !== undefined) problems.push(`answer to unknown id ${msg.id}`); continue }
     sent.delete(msg.id)

@@ -491,7 +491,7 @@ describe('control plane', () => {
     assert.equal(unknown.headers.get('access-control-allow-origin'), '*');
     assertError(await api.envd('GET', '/health', null), 400);
     assertError(await api.envd('GET', '/nope', sb.sandboxID), 404);
-    assertError(await api.envd('POST', '/process.Process/Start', sb.sandboxID, { body: {} }), 404);
+    assertError(await api.envd('POST', '/process.Process/Nope', sb.sandboxID, { body: {} }), 404);
     assertError(await api.envd('POST', '/health', sb.sandboxID), 405);
     assert.equal((await api.envd('GET', '/nope', 'unknownsandbox')).status, 502, 'the proxy answers before envd');
   });

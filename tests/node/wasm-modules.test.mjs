@@ -17,7 +17,7 @@ const MODULES = {
   wasi: path.join(build, 'wasm', 'core-wasi.wasm'),
 }
 const ABI = ['memory', 'core_new', 'core_free', 'input_buffer', 'submit', 'ndjson_feed', 'ndjson_end', 'http_head', 'http_body',
-  'http_end', 'http_fail', 'next_deadline', 'tick', 'next_action', 'action_op', 'action_text', 'action_text_len', 'action_body',
+  'http_end', 'http_fail', 'http_hold', 'next_deadline', 'tick', 'next_action', 'action_op', 'action_text', 'action_text_len', 'action_body',
   'action_body_len', 'is_shut_down', 'describe_methods']
 
 test('committed wasm/core.wasm is byte-identical to a fresh build', () => {
@@ -35,7 +35,7 @@ for (const [name, file] of Object.entries(MODULES)) {
 }
 
 const T0 = 1767225600000
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { config: { api_key: 'sk-wasm-SECRET-77', api_url: 'http://api.test', request_timeout: 5 } } }
+const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { config: { api_key: 'sk-wasm-SECRET-77', api_url: 'http://api.test', sandbox_url: 'http://envd.test', request_timeout: 5 } } }
 
 // A scripted session: every input kind, with HTTP answered by hand. Its
 // transcript (every action, in order) must be the same for both modules.
@@ -45,7 +45,7 @@ function script(core) {
   const send = (m) => { core.submit(typeof m === 'string' ? m : JSON.stringify(m), T0); return drain() }
   send('garbage')
   send(INIT)
-  send({ jsonrpc: '2.0', id: 2, method: 'exec.run', params: {} })
+  send({ jsonrpc: '2.0', id: 2, method: 'files.read', params: {} })
   send({ jsonrpc: '2.0', id: 3, method: 'sandbox.get', params: { sandbox_id: 'abc' } })
   const getOp = log.at(-1)[1]
   core.httpHead(getOp, 404, 'content-type: application/json\n', T0)
@@ -63,6 +63,29 @@ function script(core) {
   core.httpBody(listOp, new TextEncoder().encode('[{"sandboxID":"s1","templateID":"base","state":"running","metadata":{}}'), T0)
   core.httpBody(listOp, new TextEncoder().encode(']'), T0)
   core.httpEnd(listOp, T0)
+  drain()
+  // an envd stream: the sandbox is learned, then a Start answer split mid-frame
+  send({ jsonrpc: '2.0', id: 8, method: 'exec.start', params: { sandbox_id: 'sbx1', command: 'echo é' } })
+  const learnOp = log.at(-1)[1]
+  core.httpHead(learnOp, 200, '', T0)
+  core.httpBody(learnOp, new TextEncoder().encode('{"sandboxID":"sbx1","state":"running","envdAccessToken":"tok-wasm-SECRET"}'), T0)
+  core.httpEnd(learnOp, T0)
+  drain()
+  const startOp = log.at(-1)[1]
+  const frame = (flags, obj) => {
+    const body = new TextEncoder().encode(JSON.stringify(obj))
+    const f = new Uint8Array(5 + body.length)
+    f[0] = flags
+    new DataView(f.buffer).setUint32(1, body.length)
+    f.set(body, 5)
+    return f
+  }
+  const wire = Buffer.concat([frame(0, { event: { start: { pid: 9 } } }), frame(0, { event: { data: { stdout: Buffer.from('é\n').toString('base64') } } }),
+    frame(0, { event: { keepalive: {} } }), frame(0, { event: { end: { exited: true, status: 'exit status 0' } } }), frame(2, {})])
+  core.httpHead(startOp, 200, 'content-type: application/connect+json\n', T0)
+  core.httpBody(startOp, wire.subarray(0, 7), T0)
+  core.httpBody(startOp, wire.subarray(7), T0)
+  core.httpEnd(startOp, T0)
   drain()
   core.ndjsonFeed(new TextEncoder().encode('{"jsonrpc":"2.0","id":6,"meth'), T0)
   core.ndjsonFeed(new TextEncoder().encode('od":"no.such"}\n{"jsonrpc":"2.0","id":7,"method":"shutdown"}\n'), T0)
@@ -83,7 +106,7 @@ test('both modules give the same transcript for the same session', async () => {
   const byId = (id) => msgs.find((m) => m.id === id)
   assert.equal(msgs[0].error.code, -32700)
   assert.equal(msgs[0].id, null)
-  assert.deepEqual(byId(1).result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause'])
+  assert.deepEqual(byId(1).result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'pty'])
   assert.equal(byId(2).error.code, -32003)
   assert.equal(byId(2).error.data.sdk_code, 'E8004')
   assert.equal(byId(3).error.code, -32002)
@@ -93,9 +116,17 @@ test('both modules give the same transcript for the same session', async () => {
   assert.equal(byId(5).result.next_token, 'n2')
   assert.equal(byId(6).error.code, -32601)
   assert.deepEqual(byId(7).result, {})
+  assert.equal(byId(8).result.pid, 9)
+  const notes = msgs.filter((m) => m.method)
+  assert.deepEqual(notes.map((m) => m.method), ['exec.output', 'exec.exit'])
+  assert.equal(notes[0].params.data, 'é\n')
+  assert.equal(notes[0].params.length, 3)
+  assert.equal(notes[1].params.exit_code, 0)
   const create = results.emscripten.log.find((a) => a[0] === ACTION.HTTP && JSON.parse(a[2]).url.endsWith('/v2/sandboxes'))
   assert.deepEqual(JSON.parse(create[3]), { templateID: 'base', timeout: 30, metadata: { a: 'é' } })
-  for (const a of results.emscripten.log) if (a[0] === ACTION.SEND) assert.ok(!a[2].includes('sk-wasm-SECRET-77'))
+  for (const a of results.emscripten.log) if (a[0] === ACTION.SEND) assert.ok(!a[2].includes('sk-wasm-SECRET-77') && !a[2].includes('tok-wasm-SECRET'))
+  const start = results.emscripten.log.find((a) => a[0] === ACTION.HTTP && JSON.parse(a[2]).url.endsWith('/process.Process/Start'))
+  assert.deepEqual(JSON.parse(start[2]).headers.find(([k]) => k === 'X-Access-Token'), ['X-Access-Token', 'tok-wasm-SECRET'])
 })
 
 test('large messages and memory growth: 8 MiB of metadata round-trips', async () => {

@@ -13,7 +13,8 @@ static const struct {
 } suites[] = {
     {"buf+url", suite_util},     {"ndjson", suite_ndjson},         {"jsonrpc", suite_jsonrpc},
     {"errors", suite_errors},    {"dispatch", suite_dispatch},     {"config", suite_config},
-    {"sandbox", suite_sandbox},  {"transport", suite_transport},
+    {"sandbox", suite_sandbox},  {"transport", suite_transport}, {"codecs", suite_codecs},
+    {"process", suite_process},
 };
 
 int main(void) {

@@ -8,4 +8,6 @@ void suite_dispatch(void);
 void suite_config(void);
 void suite_sandbox(void);
 void suite_transport(void);
+void suite_codecs(void);
+void suite_process(void);
 #endif

@@ -47,23 +47,24 @@ void suite_dispatch(void) {
   CHECK_STR(cJSON_GetObjectItem(res, "protocol")->valuestring, "epp/1");
   CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "provider"), "id")->valuestring, "e2b-wasm");
   const cJSON *features = cJSON_GetObjectItem(res, "features");
-  CHECK_NUM(cJSON_GetArraySize(features), 3); /* exactly what is implemented */
+  CHECK_NUM(cJSON_GetArraySize(features), 7); /* exactly what is implemented */
   CHECK(has_feature(features, "sandbox.lifecycle"));
   CHECK(has_feature(features, "sandbox.timeout"));
   CHECK(has_feature(features, "sandbox.pause"));
-  CHECK(!has_feature(features, "exec.run"));
+  CHECK(has_feature(features, "exec.run"));
+  CHECK(has_feature(features, "exec.stream"));
+  CHECK(has_feature(features, "process.manage"));
+  CHECK(has_feature(features, "pty"));
+  CHECK(!has_feature(features, "files.rw"));
   CHECK_NUM(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "limits"), "max_message_bytes")->valuedouble, E2BW_MAX_MESSAGE_BYTES);
   CHECK_NUM(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "limits"), "request_timeout")->valuedouble, 10);
 
   h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"config\":" H_CONFIG "}}");
   CHECK_NUM(h_error_code(h_send(h)), -32600);
 
-  expect_unsupported(h, "exec.run", "exec.run");
-  expect_unsupported(h, "exec.start", "exec.stream");
-  expect_unsupported(h, "process.list", "process.manage");
   expect_unsupported(h, "files.read", "files.rw");
+  expect_unsupported(h, "files.search", "files.rw");
   expect_unsupported(h, "ports.url", "ports.url");
-  expect_unsupported(h, "pty.open", "pty");
 
   expect_param_error(h, "sandbox.get", "{}", "sandbox_id");
   expect_param_error(h, "sandbox.get", "{\"sandbox_id\":12}", "sandbox_id");
@@ -90,6 +91,22 @@ void suite_dispatch(void) {
   expect_param_error(h, "sandbox.set_timeout", "{\"sandbox_id\":\"abc\"}", "timeout");
   expect_param_error(h, "sandbox.set_timeout", "{\"sandbox_id\":\"abc\",\"timeout\":1e12}", "timeout");
   expect_param_error(h, "sandbox.connect", "{\"sandbox_id\":\"abc\",\"timeout\":true}", "timeout");
+  expect_param_error(h, "exec.run", "{\"sandbox_id\":\"abc\"}", "command");
+  expect_param_error(h, "exec.run", "{\"sandbox_id\":\"abc\",\"command\":\"\"}", "command");
+  expect_param_error(h, "exec.run", "{\"sandbox_id\":\"abc\",\"command\":\"ls\",\"stdin\":true}", "stdin");
+  expect_param_error(h, "exec.run", "{\"sandbox_id\":\"abc\",\"command\":\"ls\",\"encoding\":\"hex\"}", "encoding");
+  expect_param_error(h, "exec.run", "{\"sandbox_id\":\"abc\",\"command\":\"ls\",\"user\":\"a:b\"}", "user");
+  expect_param_error(h, "exec.start", "{\"sandbox_id\":\"abc\",\"command\":\"ls\",\"stdin\":\"x\"}", "stdin");
+  expect_param_error(h, "process.kill", "{\"sandbox_id\":\"abc\"}", "pid");
+  expect_param_error(h, "process.kill", "{\"sandbox_id\":\"abc\",\"pid\":0}", "pid");
+  expect_param_error(h, "process.kill", "{\"sandbox_id\":\"abc\",\"pid\":1.5}", "pid");
+  expect_param_error(h, "process.kill", "{\"sandbox_id\":\"abc\",\"pid\":\"12a\"}", "pid");
+  expect_param_error(h, "process.kill", "{\"sandbox_id\":\"abc\",\"pid\":4294967296}", "pid");
+  expect_param_error(h, "process.signal", "{\"sandbox_id\":\"abc\",\"pid\":5,\"signal\":\"SIGHUP\"}", "signal");
+  expect_param_error(h, "pty.open", "{\"sandbox_id\":\"abc\",\"cols\":80}", "rows");
+  expect_param_error(h, "pty.open", "{\"sandbox_id\":\"abc\",\"cols\":0,\"rows\":24}", "cols");
+  expect_param_error(h, "pty.resize", "{\"sandbox_id\":\"abc\",\"pid\":5,\"cols\":80,\"rows\":70000}", "rows");
+  expect_param_error(h, "pty.input", "{\"sandbox_id\":\"abc\",\"pid\":5}", "data");
 
   /* null means absent, so optional fields may be sent as null */
   h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"sandbox.create\",\"params\":{\"cpu\":null,\"gpu\":null,\"timeout\":null}}");
@@ -114,7 +131,7 @@ void suite_dispatch(void) {
   char *described = e2bw_describe_methods();
   cJSON *d = cJSON_Parse(described);
   CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(d, "methods")) >= 30);
-  CHECK_NUM(cJSON_GetArraySize(cJSON_GetObjectItem(d, "features")), 3);
+  CHECK_NUM(cJSON_GetArraySize(cJSON_GetObjectItem(d, "features")), 7);
   cJSON_Delete(d);
   e2bw_free(described);
 }

@@ -1,0 +1,55 @@
+/* envd.h — reaching envd, the daemon in each sandbox (reference §2, §3):
+ * what the core knows of each sandbox (its envd token and domain, learned
+ * from the control plane), envd URLs and headers, Connect unary and
+ * server-streaming requests, and Connect errors → typed EPP errors. */
+#ifndef E2BW_ENVD_H
+#define E2BW_ENVD_H
+
+#include "cJSON.h"
+#include "core_internal.h"
+
+#define E2BW_ENVD_PORT "49983"
+
+struct e2bw_sandbox_info {
+  char *id;
+  char *token;   /* envdAccessToken, or NULL (insecure sandbox) */
+  char *domain;  /* the sandbox domain the API returned, or NULL */
+  e2bw_sandbox_info *next;
+};
+
+/* Learns (or refreshes) what a Sandbox / SandboxDetail object says. */
+void e2bw_sandbox_remember(e2bw_core *core, const cJSON *sandbox);
+void e2bw_sandbox_forget(e2bw_core *core, const char *id);
+const e2bw_sandbox_info *e2bw_sandbox_lookup(const e2bw_core *core, const char *id);
+
+/* Runs next(core, call) once the call's sandbox (param sandbox_id) is known,
+ * asking the control plane (GET /sandboxes/{id}) when it is not: a missing
+ * sandbox fails the call with E2009, a paused one with `unavailable`. */
+void e2bw_envd_ensure(e2bw_core *core, e2bw_call *call, void (*next)(e2bw_core *, e2bw_call *));
+
+/* Options of one envd request. */
+typedef struct e2bw_envd_req {
+  const char *sandbox_id;
+  const char *rpc;          /* "process.Process/Start" */
+  const cJSON *message;     /* the request message (protobuf-JSON) */
+  const char *user;         /* Basic auth user, or NULL */
+  int streaming;            /* enveloped request, server-streaming answer */
+  double lifetime_ms;       /* Connect-Timeout-Ms (streams), < 0: none */
+  double timeout_ms;        /* the core's deadline for the answer to start */
+} e2bw_envd_req;
+
+/* Queues the request; the caller sets owner and callbacks. For streams the
+ * op's idle deadline (a multiple of the keepalive interval) is armed once
+ * the answer begins. NULL when out of memory. */
+e2bw_http_op *e2bw_envd_request(e2bw_core *core, const e2bw_envd_req *req);
+
+/* The typed error for a non-200 envd answer (its body buffered in op). */
+cJSON *e2bw_envd_status_error(const e2bw_http_op *op, const char *sandbox_id);
+/* The typed error for a Connect error object {"code","message"} (an
+ * end-stream error or a unary error body). */
+cJSON *e2bw_connect_error(const cJSON *error, const char *what);
+
+/* Idle limit of a stream: this many keepalive intervals without a byte. */
+#define E2BW_STREAM_IDLE_INTERVALS 3
+
+#endif
