@@ -61,7 +61,7 @@ test('a ctx.http of another shape falls back to fetch', async () => {
 // A raw TCP server that answers every connection with `reply(socket)`.
 async function rawServer(reply) {
   const sockets = new Set()
-  const server = net.createServer((s) => { sockets.add(s); s.on('error', () => {}); s.once('data', () => reply(s)) })
+  const server = net.createServer((s) => { sockets.add(s); s.on('error', () => {}); s.once('data', (d) => reply(s, d.toString('latin1'))) })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
     url: `http://127.0.0.1:${server.address().port}`,
@@ -110,3 +110,53 @@ test('close() with calls in flight aborts them quietly', async () => {
   await d.idle()
   await server.close()
 })
+
+// An "envd" that misbehaves mid-stream, behind a control plane that knows the sandbox.
+const frame = (flags, obj) => {
+  const body = Buffer.from(typeof obj === 'string' ? obj : JSON.stringify(obj))
+  const head = Buffer.alloc(5)
+  head[0] = flags
+  head.writeUInt32BE(body.length, 1)
+  return Buffer.concat([head, body])
+}
+const streamHead = 'HTTP/1.1 200 OK\r\nContent-Type: application/connect+json\r\nTransfer-Encoding: chunked\r\n\r\n'
+const chunk = (buf) => Buffer.concat([Buffer.from(buf.length.toString(16) + '\r\n'), buf, Buffer.from('\r\n')])
+const started = frame(0, { event: { start: { pid: 42 } } })
+
+const envdMisbehaviours = [
+  ['cut in the middle of a frame', (s) => { s.write(streamHead); s.write(chunk(Buffer.concat([started, frame(0, { event: { keepalive: {} } }).subarray(0, 7)]))); s.end('0\r\n\r\n') }, 'bad_response', /cut in the middle of a frame/],
+  ['ended without an end-of-stream frame', (s) => { s.write(streamHead); s.write(chunk(started)); s.end('0\r\n\r\n') }, 'bad_response', /without an end-of-stream frame/],
+  ['garbage frames', (s) => { s.write(streamHead); s.write(chunk(Buffer.concat([started, frame(0, 'not json at all')]))); s.end('0\r\n\r\n') }, 'bad_response', /not a JSON object/],
+  ['a compressed frame', (s) => { s.write(streamHead); s.write(chunk(Buffer.concat([started, frame(1, '{}')]))); s.end('0\r\n\r\n') }, 'bad_response', /compressed frame/],
+  ['connection dropped after start', (s) => { s.write(streamHead); s.write(chunk(started)); setTimeout(() => s.destroy(), 50) }, 'unreachable', /Cannot reach|cut/],
+  ['silence after start (no keepalives)', (s) => { s.write(streamHead); s.write(chunk(started)) }, 'unreachable', /not even a keepalive, for 0.6 s/],
+]
+
+for (const [name, reply, kind, message] of envdMisbehaviours) {
+  test(`envd ${name} → ${kind}, for exec.run and as exec.exit for exec.start`, async () => {
+    const server = await rawServer((s, request) => {
+      if (request.startsWith('GET /sandboxes/')) {
+        const body = JSON.stringify({ sandboxID: 'sbx1', state: 'running', envdAccessToken: 'tok-never-SHOWN' })
+        s.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+      } else reply(s)
+    })
+    const d = await createDispatcher()
+    const exits = []
+    const call = client(d)
+    const onMessage = d.onMessage
+    d.onMessage = (text) => { const m = JSON.parse(text); if (m.method === 'exec.exit') exits.push(m.params); onMessage(text) }
+    await call('initialize', { config: { api_key: 'sk-never-SHOWN-1234', api_url: server.url, sandbox_url: server.url, keepalive_interval: 0.2, request_timeout: 2 } })
+    const ran = await call('exec.run', { sandbox_id: 'sbx1', command: 'true' })
+    assert.equal(ran.error?.data.kind, kind, JSON.stringify(ran))
+    assert.match(ran.error.message, message)
+    const start = await call('exec.start', { sandbox_id: 'sbx1', command: 'true' })
+    assert.equal(start.result.pid, 42)
+    for (let i = 0; i < 100 && !exits.length; i++) await new Promise((r) => setTimeout(r, 20))
+    assert.equal(exits.length, 1, 'exactly one exec.exit')
+    assert.equal(exits[0].exit_code, null)
+    assert.equal(exits[0].failure.data.kind, kind)
+    assert.ok(!JSON.stringify([ran, exits]).match(/never-SHOWN/))
+    d.close()
+    await server.close()
+  })
+}
