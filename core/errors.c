@@ -44,25 +44,21 @@ cJSON *e2bw_error_new(e2bw_error_kind kind, const char *fmt, ...) {
   return error;
 }
 
-cJSON *e2bw_error_set_str(cJSON *error, const char *key, const char *value) {
+/* Puts item at data.<key>, replacing what was there; takes item. */
+static cJSON *set_data(cJSON *error, const char *key, cJSON *item) {
   cJSON *data = error ? cJSON_GetObjectItemCaseSensitive(error, "data") : NULL;
-  if (!data || !value) return error;
-  cJSON *item = cJSON_CreateString(value);
-  if (!item) return error;
-  if (cJSON_HasObjectItem(data, key)) cJSON_ReplaceItemInObjectCaseSensitive(data, key, item);
-  else cJSON_AddItemToObject(data, key, item);
+  int ok = data && item &&
+           (cJSON_HasObjectItem(data, key) ? cJSON_ReplaceItemInObjectCaseSensitive(data, key, item)
+                                           : cJSON_AddItemToObject(data, key, item));
+  if (!ok) cJSON_Delete(item);
   return error;
 }
 
-cJSON *e2bw_error_set_num(cJSON *error, const char *key, double value) {
-  cJSON *data = error ? cJSON_GetObjectItemCaseSensitive(error, "data") : NULL;
-  if (!data) return error;
-  cJSON *item = cJSON_CreateNumber(value);
-  if (!item) return error;
-  if (cJSON_HasObjectItem(data, key)) cJSON_ReplaceItemInObjectCaseSensitive(data, key, item);
-  else cJSON_AddItemToObject(data, key, item);
-  return error;
+cJSON *e2bw_error_set_str(cJSON *error, const char *key, const char *value) {
+  return value ? set_data(error, key, cJSON_CreateString(value)) : error;
 }
+
+cJSON *e2bw_error_set_num(cJSON *error, const char *key, double value) { return set_data(error, key, cJSON_CreateNumber(value)); }
 
 const char *e2bw_error_kind_of(const cJSON *error) {
   const cJSON *data = cJSON_GetObjectItemCaseSensitive(error, "data");

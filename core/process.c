@@ -377,11 +377,10 @@ static int fast_data_event(const uint8_t *data, size_t len, const char **b64, si
   if (!(p = expect(p, end, "{")) || !(p = expect(p, end, "\"event\"")) || !(p = expect(p, end, ":")) ||
       !(p = expect(p, end, "{")) || !(p = expect(p, end, "\"data\"")) || !(p = expect(p, end, ":")) || !(p = expect(p, end, "{")))
     return -1;
+  static const char *const quoted_names[OUT__COUNT] = {"\"stdout\"", "\"stderr\"", "\"pty\""};
   int which = -1;
   for (int i = 0; i < OUT__COUNT && which < 0; i++) {
-    char key[16];
-    snprintf(key, sizeof key, "\"%s\"", out_names[i]);
-    const char *q = expect(p, end, key);
+    const char *q = expect(p, end, quoted_names[i]);
     if (q) {
       which = i;
       p = q;

@@ -145,6 +145,52 @@ static void test_run_every_chunking(void) {
   e2bw_buf_free(&body);
 }
 
+/* Data events in every shape protobuf-JSON allows read the same, whether
+ * the fast scanner takes them or cJSON does. */
+static void test_data_event_shapes(void) {
+  static const char *const shapes[] = {
+      "{\"event\":{\"data\":{\"stdout\":\"aGk=\"}}}",
+      " { \"event\" :\n{ \"data\" : { \"stdout\" :\t\"aGk=\" } } } ",
+      "{\"event\":{\"data\":{\"stdout\":\"aGk\\u003d\"}}}",      /* an escape: cJSON's way */
+      "{\"event\":{\"data\":{\"stdout\":\"aGk\"}}}",                 /* unpadded */
+      "{\"event\":{\"data\":{\"stdout\":\"aGk=\",\"x\":1}}}",     /* an extra field */
+      "{\"event\":{\"data\":{\"stdout\":\"aG-_\"}}}",               /* URL-safe alphabet */
+  };
+  static const char *const want[] = {"hi", "hi", "hi", "hi", "hi", "ho\xbf"};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    harness *h = ready();
+    call(h, 1, "exec.run", "{\"sandbox_id\":\"sbx1\",\"command\":\"x\",\"encoding\":\"base64\"}");
+    h_http *req = h_http_next(h);
+    e2bw_buf body = {0};
+    frame(&body, 0, "{\"event\":{\"start\":{\"pid\":1}}}");
+    frame(&body, 0, shapes[i]);
+    frame(&body, 0, "{\"event\":{\"end\":{\"exited\":true}}}");
+    frame(&body, E2BW_ENV_FLAG_END_STREAM, "{}");
+    feed_split(h, req->op, &body, 0, 0, 1);
+    const cJSON *res = h_result(h_send(h));
+    e2bw_buf expect = {0};
+    e2bw_base64_encode(&expect, (const uint8_t *)want[i], strlen(want[i]));
+    CHECK(res && !strcmp(field(res, "stdout")->valuestring, expect.data));
+    if (!res || strcmp(field(res, "stdout")->valuestring, expect.data)) fprintf(stderr, "    shape %zu: %s\n", i, h_send_text_last(h));
+    e2bw_buf_free(&expect);
+    e2bw_buf_free(&body);
+    h_free(h);
+  }
+  /* not base64 at all: a typed error, by either path */
+  harness *h = ready();
+  call(h, 1, "exec.run", "{\"sandbox_id\":\"sbx1\",\"command\":\"x\"}");
+  h_http *req = h_http_next(h);
+  e2bw_buf body = {0};
+  frame(&body, 0, "{\"event\":{\"start\":{\"pid\":1}}}");
+  frame(&body, 0, "{\"event\":{\"data\":{\"stdout\":\"a!b=\"}}}");
+  feed_split(h, req->op, &body, 0, 0, 0);
+  cJSON *r = h_send(h);
+  CHECK_STR(h_error_kind(r), "bad_response");
+  CHECK(strstr(h_error_message(r), "not base64") != NULL);
+  e2bw_buf_free(&body);
+  h_free(h);
+}
+
 static void test_run_failures(void) {
   static const struct {
     const char *name;
@@ -493,6 +539,7 @@ static void test_unary(void) {
 void suite_process(void) {
   test_run_request_and_result();
   test_run_every_chunking();
+  test_data_event_shapes();
   test_run_failures();
   test_run_timeout_and_stdin();
   test_start_notifications();
