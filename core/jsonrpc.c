@@ -136,3 +136,10 @@ char *e2bw_rpc_notification_text(const char *method, cJSON *params) {
   cJSON_Delete(msg);
   return text;
 }
+
+char *e2bw_rpc_id_text(const cJSON *id) {
+  cJSON *item = id_item(id);
+  char *text = item ? cJSON_PrintUnformatted(item) : NULL;
+  cJSON_Delete(item);
+  return text;
+}

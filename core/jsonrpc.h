@@ -37,5 +37,7 @@ void e2bw_rpc_request_free(e2bw_rpc_request *req);
 char *e2bw_rpc_result_text(const cJSON *id, cJSON *result);
 char *e2bw_rpc_error_text(const cJSON *id, cJSON *error);
 char *e2bw_rpc_notification_text(const char *method, cJSON *params);
+/* The id exactly as it is echoed in answers (malloc'd JSON text). */
+char *e2bw_rpc_id_text(const cJSON *id);
 
 #endif

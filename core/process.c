@@ -19,6 +19,7 @@
 #include "envelope.h"
 #include "errors.h"
 #include "json_text.h"
+#include "jsonrpc.h"
 #include "methods.h"
 
 enum stream_kind { STREAM_RUN, STREAM_START, STREAM_ATTACH };
@@ -507,7 +508,7 @@ static void stream_fail(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
 /* Starts a Start or Connect stream for the call. */
 static void stream_open(e2bw_core *core, e2bw_call *call, int kind, const char *rpc, cJSON *message, double timeout_s) {
   e2bw_stream *s = calloc(1, sizeof *s);
-  char *id_text = cJSON_PrintUnformatted(call->id);
+  char *id_text = e2bw_rpc_id_text(call->id);
   if (!s || !id_text || !message) {
     free(s);
     free(id_text);
