@@ -1,5 +1,6 @@
 #include "jsonrpc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,7 +45,8 @@ e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_requ
   }
 
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
-  int id_ok = !id || cJSON_IsString(id) || cJSON_IsNumber(id) || cJSON_IsNull(id);
+  /* A number too large for a double (1e999) parses as infinity: not an id. */
+  int id_ok = !id || cJSON_IsString(id) || (cJSON_IsNumber(id) && isfinite(id->valuedouble)) || cJSON_IsNull(id);
   if (id_ok) req->id = id;
 
   const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "jsonrpc");
@@ -53,7 +55,7 @@ e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_requ
     return E2BW_RPC_INVALID;
   }
   if (!id_ok) {
-    *error = e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: \"id\" must be a string, a number or null");
+    *error = e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: \"id\" must be a string, a finite number or null");
     return E2BW_RPC_INVALID;
   }
   const cJSON *method = cJSON_GetObjectItemCaseSensitive(root, "method");
@@ -91,6 +93,7 @@ static cJSON *id_item(const cJSON *id) {
   if (!id) return cJSON_CreateNull();
   if (cJSON_IsNumber(id)) {
     double v = id->valuedouble;
+    if (!isfinite(v)) return cJSON_CreateNull();
     char text[48];
     if (v > -9.2e18 && v < 9.2e18 && v == (double)(long long)v) snprintf(text, sizeof text, "%lld", (long long)v);
     else snprintf(text, sizeof text, "%.17g", v);

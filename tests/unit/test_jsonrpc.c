@@ -38,6 +38,7 @@ void suite_jsonrpc(void) {
   expect_error(h, "{\"jsonrpc\":2,\"id\":1,\"method\":\"initialize\"}", -32600, 0);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"initialize\"}", -32600, 1);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"initialize\"}", -32600, 1);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1e999,\"method\":\"initialize\"}", -32600, 1); /* infinity */
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1}", -32600, 0);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}", -32600, 0);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\"}", -32600, 0);
