@@ -98,7 +98,6 @@ struct e2bw_core {
   e2bw_ndjson ndjson;
   e2bw_stream *streams;     /* envd streams (process.c) */
   e2bw_sandbox_info *sandboxes; /* what the data plane knows of each sandbox (envd.c) */
-  uint32_t next_watch;      /* numbers the output streams a host follows */
 };
 
 /* --- actions.c --------------------------------------------------------- */

@@ -60,12 +60,6 @@ cJSON *e2bw_error_set_str(cJSON *error, const char *key, const char *value) {
 
 cJSON *e2bw_error_set_num(cJSON *error, const char *key, double value) { return set_data(error, key, cJSON_CreateNumber(value)); }
 
-const char *e2bw_error_kind_of(const cJSON *error) {
-  const cJSON *data = cJSON_GetObjectItemCaseSensitive(error, "data");
-  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(data, "kind");
-  return cJSON_IsString(kind) ? kind->valuestring : NULL;
-}
-
 e2bw_error_kind e2bw_error_kind_for_status(int status) {
   switch (status) {
   case 400: return E2BW_ERR_INVALID_ARGUMENT;

@@ -52,9 +52,6 @@ cJSON *e2bw_error_new(e2bw_error_kind kind, const char *fmt, ...)
 cJSON *e2bw_error_set_str(cJSON *error, const char *key, const char *value);
 cJSON *e2bw_error_set_num(cJSON *error, const char *key, double value);
 
-/* The error's kind name (data.kind), for tests and branching. */
-const char *e2bw_error_kind_of(const cJSON *error);
-
 /* Kind for a non-2xx HTTP status from the backend. */
 e2bw_error_kind e2bw_error_kind_for_status(int status);
 

@@ -28,7 +28,7 @@ void suite_errors(void) {
 
   cJSON *e = e2bw_error_new(E2BW_ERR_UNSUPPORTED, "no %s", "files.rw");
   CHECK_STR(cJSON_GetObjectItem(e, "message")->valuestring, "no files.rw");
-  CHECK_STR(e2bw_error_kind_of(e), "unsupported");
+  CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "data"), "kind")->valuestring, "unsupported");
   CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "data"), "sdk_code")->valuestring, "E8004");
   e2bw_error_set_str(e, "sdk_code", "E9999");
   CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "data"), "sdk_code")->valuestring, "E9999");
