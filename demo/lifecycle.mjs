@@ -2,7 +2,8 @@
 // The main job, end to end: start the embedded local E2B-compatible backend,
 // load e2b-wasm the way abx does (reference host, node/1, kit.epp.infra),
 // and walk a sandbox through its life: create, show, list, pause, resume,
-// kill. Run it with ./build.sh demo (which builds first).
+// kill, with a command run and one streamed on the way. Run it with
+// ./build.sh demo (which builds first).
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { loadProvider } from '../tests/host/host.mjs'
@@ -38,6 +39,19 @@ try {
 
   step('list --metadata owner=demo')
   for (const s of (await sp.list({ metadata: { owner: 'demo' } })).sandboxes) console.log(`  ${s.sandbox_id}  ${s.status}  expires ${s.expires_at}`)
+
+  step(`exec.run 'echo "$GREETING from $(uname -s)"; exit 3'`)
+  const ran = await infra.call('exec.run', { sandbox_id: created.sandbox_id, command: 'echo "$GREETING from $(uname -s)"; exit 3' })
+  console.log(`  stdout: ${JSON.stringify(ran.stdout)}  exit_code: ${ran.exit_code} (a non-zero exit is data)`)
+
+  step("exec.start 'for i in 1 2 3; do echo tick $i; sleep 0.2; done' (streamed)")
+  const done = new Promise((resolve) => infra.onNotification((msg) => {
+    if (msg.method === 'exec.output') process.stdout.write(`  [${msg.params.stream} @${msg.params.offset}] ${msg.params.data}`)
+    if (msg.method === 'exec.exit') resolve(msg.params)
+  }))
+  const started = await infra.call('exec.start', { sandbox_id: created.sandbox_id, command: 'for i in 1 2 3; do echo tick $i; sleep 0.2; done' })
+  console.log(`  pid ${started.pid}`)
+  console.log(`  exit_code: ${(await done).exit_code}`)
 
   step('pause')
   const paused = await sp.pause(created.sandbox_id)
