@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { backendBinary, startBackend } from '../lib/backend.mjs';
+import { until } from '../lib/wait.mjs';
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SANDBOX_ID = /^[a-z0-9]{20}$/;
@@ -58,15 +59,6 @@ function assertEndAt(endAt, { before, after }, seconds) {
     `endAt ${endAt} should be now + ${seconds}s (now between ${new Date(before).toISOString()} and ${new Date(after).toISOString()})`);
 }
 
-async function pollUntil(check, what, overallMs = 30000) {
-  const deadline = Date.now() + overallMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) assert.fail(`gave up waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('control plane', () => {
   let backend;
@@ -423,7 +415,7 @@ describe('control plane', () => {
     const sb = await create({ timeout: 1 });
     const dir = path.join(backend.stateDir, 'sandboxes', sb.sandboxID);
     assert.ok(existsSync(dir));
-    await pollUntil(async () => (await api('GET', `/sandboxes/${sb.sandboxID}`)).status === 404, 'sandbox expiry');
+    await until(async () => (await api('GET', `/sandboxes/${sb.sandboxID}`)).status === 404, 'sandbox expiry', 30000, 100);
     assert.ok(!existsSync(dir), 'expired sandbox dir removed');
     assert.equal((await api.envd('GET', '/health', sb.sandboxID)).status, 502);
   });
@@ -431,7 +423,7 @@ describe('control plane', () => {
   test('autoPause: expiry pauses instead of killing', async () => {
     const sb = await create({ timeout: 1, autoPause: true });
     assert.equal((await detail(sb.sandboxID)).lifecycle.onTimeout, 'pause');
-    await pollUntil(async () => (await detail(sb.sandboxID)).state === 'paused', 'auto-pause');
+    await until(async () => (await detail(sb.sandboxID)).state === 'paused', 'auto-pause', 30000, 100);
     assert.ok(existsSync(path.join(backend.stateDir, 'sandboxes', sb.sandboxID)));
     const res = await api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: { timeout: 600 } });
     assert.equal(res.status, 201);
@@ -443,8 +435,8 @@ describe('control plane', () => {
     const b = await create({ timeout: 3600 });
     assert.equal((await api('POST', `/sandboxes/${b.sandboxID}/pause`)).status, 204);
     assert.equal((await api('POST', `/v2/sandboxes/${b.sandboxID}/connect`, { body: { timeout: 1 } })).status, 201);
-    await pollUntil(async () => (await api('GET', `/sandboxes/${a.sandboxID}`)).status === 404, 'expiry after /timeout');
-    await pollUntil(async () => (await api('GET', `/sandboxes/${b.sandboxID}`)).status === 404, 'expiry after connect');
+    await until(async () => (await api('GET', `/sandboxes/${a.sandboxID}`)).status === 404, 'expiry after /timeout', 30000, 100);
+    await until(async () => (await api('GET', `/sandboxes/${b.sandboxID}`)).status === 404, 'expiry after connect', 30000, 100);
   });
 
   test('unknown routes are 404 JSON, wrong methods 405 JSON with Allow', async () => {

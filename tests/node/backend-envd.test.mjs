@@ -11,11 +11,11 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { startBackend } from '../lib/backend.mjs';
+import { sleep, until } from '../lib/wait.mjs';
 import { envdClient, dataOf, encodeEnvelope } from '../lib/connect.mjs';
 
 const MiB = 1024 * 1024;
 const T = { timeout: 60_000 }; // a hang is a failure, not a stuck run
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // A process is alive when /proc has it and it is not a zombie.
 function procState(pid) {
@@ -57,15 +57,6 @@ function processFds(pid) {
   return n;
 }
 
-async function until(check, what, overallMs = 20000) {
-  const deadline = Date.now() + overallMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) assert.fail(`gave up waiting: ${what}`);
-    await sleep(20);
-  }
-}
 
 const sh = (script, extra = {}) => ({ process: { cmd: '/bin/sh', args: ['-c', script] }, ...extra });
 const events = (messages) => messages.map((m) => Object.keys(m.event)[0]);

@@ -7,20 +7,11 @@ import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { startBackend } from '../lib/backend.mjs';
+import { sleep, until } from '../lib/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
 const { Sandbox, CommandExitError, TimeoutError, InvalidArgumentError, AuthenticationError } = await import('e2b');
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(check, what, overallMs = 20000) {
-  const deadline = Date.now() + overallMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) assert.fail(`gave up waiting: ${what}`);
-    await sleep(20);
-  }
-}
 function alive(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
