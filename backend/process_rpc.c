@@ -160,6 +160,17 @@ static struct proc *find(struct envd_ctx *ctx, const struct sandbox *sb,
 	return proc_find(ctx->process_manager, sb, sel->pid, sel->tag, ended);
 }
 
+/* The live process the selector names, or NULL with err set to envd's
+ * not_found. Called after the whole message is read, as envd unmarshals
+ * first and looks up second. */
+static struct proc *lookup(struct envd_ctx *ctx, struct sandbox *sb, const struct selector *sel, struct connect_error *err)
+{
+	struct proc *p = find(ctx, sb, sel, false);
+	if (!p)
+		not_found(sel, err);
+	return p;
+}
+
 static long long keepalive_of(struct evhttp_request *req)
 {
 	return process_keepalive_ms(
@@ -388,11 +399,9 @@ int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, str
 			rc = -1;
 		}
 	}
-	struct proc *p = rc == 0 ? find(ctx, sb, &sel, false) : NULL;
-	if (rc == 0 && !p) {
-		not_found(&sel, &err);
+	struct proc *p = rc == 0 ? lookup(ctx, sb, &sel, &err) : NULL;
+	if (rc == 0 && !p)
 		rc = -1;
-	}
 	if (rc == 0) {
 		if (rs != PJ_OK && rp != PJ_OK) {
 			connect_error_set(&err, CONNECT_UNIMPLEMENTED, "invalid input type <nil>");
@@ -442,9 +451,7 @@ int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, st
 	if (read_selector(msg, &sel, &err) == 0 &&
 	    pj_enum(msg, "signal", "signal", signal_values,
 		    sizeof signal_values / sizeof signal_values[0], &signal_number, &err) != PJ_BAD) {
-		p = find(ctx, sb, &sel, false);
-		if (!p)
-			not_found(&sel, &err);
+		p = lookup(ctx, sb, &sel, &err);
 	}
 	cJSON_Delete(msg);
 	if (!p)
@@ -472,11 +479,8 @@ int process_rpc_close_stdin(struct envd_ctx *ctx, struct evhttp_request *req, st
 	struct connect_error err;
 	struct selector sel;
 	struct proc *p = NULL;
-	if (read_selector(msg, &sel, &err) == 0) {
-		p = find(ctx, sb, &sel, false);
-		if (!p)
-			not_found(&sel, &err);
-	}
+	if (read_selector(msg, &sel, &err) == 0)
+		p = lookup(ctx, sb, &sel, &err);
 	cJSON_Delete(msg);
 	if (!p)
 		return connect_reply_unary_error(req, &err);
@@ -508,9 +512,7 @@ int process_rpc_update(struct envd_ctx *ctx, struct evhttp_request *req, struct 
 	    pj_message(pty, "size", "size", &size, &err) != PJ_BAD &&
 	    pj_uint32(size, "cols", "cols", &cols, &err) != PJ_BAD &&
 	    pj_uint32(size, "rows", "rows", &rows, &err) != PJ_BAD) {
-		p = find(ctx, sb, &sel, false);
-		if (!p)
-			not_found(&sel, &err);
+		p = lookup(ctx, sb, &sel, &err);
 	}
 	cJSON_Delete(msg);
 	if (!p)

@@ -713,6 +713,15 @@ static cJSON *unary_answer(e2bw_core *core, e2bw_http_op *op) {
   return json;
 }
 
+/* For answers with nothing to read ({}): the call, or NULL after failing it. */
+static e2bw_call *unary_done(e2bw_core *core, e2bw_http_op *op) {
+  e2bw_call *call = op->call;
+  cJSON *answer = unary_answer(core, op);
+  if (!answer) return NULL;
+  cJSON_Delete(answer);
+  return call;
+}
+
 static void unary(e2bw_core *core, e2bw_call *call, const char *rpc, cJSON *message, e2bw_http_done_fn done) {
   e2bw_envd_req req = {param_str(call, "sandbox_id"), rpc, message, NULL, 0, -1, call->request_timeout_ms};
   e2bw_http_op *op = message ? e2bw_envd_request(core, &req) : NULL;
@@ -765,10 +774,8 @@ void e2bw_process_list(e2bw_core *core, e2bw_call *call) { e2bw_envd_ensure(core
 
 /* process.kill, process.signal, pty.close: SendSignal */
 static void signalled(e2bw_core *core, e2bw_http_op *op) {
-  e2bw_call *call = op->call;
-  cJSON *answer = unary_answer(core, op);
-  if (!answer) return;
-  cJSON_Delete(answer);
+  e2bw_call *call = unary_done(core, op);
+  if (!call) return;
   cJSON *r = pid_result(call);
   const char *sig = call->method->start == e2bw_process_signal ? e2bw_signal_param(param(call, "signal")) : "SIGNAL_SIGKILL";
   cJSON_AddStringToObject(r, "signal", sig + 7); /* "SIGNAL_SIGKILL" → "SIGKILL" */
@@ -797,10 +804,8 @@ static void stdin_close(e2bw_core *core, e2bw_call *call) {
 }
 
 static void stdin_step(e2bw_core *core, e2bw_http_op *op) {
-  e2bw_call *call = op->call;
-  cJSON *answer = unary_answer(core, op);
-  if (!answer) return;
-  cJSON_Delete(answer);
+  e2bw_call *call = unary_done(core, op);
+  if (!call) return;
   if (call->step == STDIN_WRITE && cJSON_IsTrue(param(call, "close"))) {
     stdin_close(core, call);
     return;
@@ -851,10 +856,8 @@ void e2bw_pty_input(e2bw_core *core, e2bw_call *call) { e2bw_envd_ensure(core, c
 
 /* pty.resize: Update */
 static void resized(e2bw_core *core, e2bw_http_op *op) {
-  e2bw_call *call = op->call;
-  cJSON *answer = unary_answer(core, op);
-  if (!answer) return;
-  cJSON_Delete(answer);
+  e2bw_call *call = unary_done(core, op);
+  if (!call) return;
   cJSON *r = pid_result(call);
   cJSON_AddNumberToObject(r, "cols", param(call, "cols")->valuedouble);
   cJSON_AddNumberToObject(r, "rows", param(call, "rows")->valuedouble);
