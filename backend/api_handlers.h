@@ -5,6 +5,7 @@
 #define E2B_BACKEND_API_HANDLERS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct evhttp_request;
 struct registry;
@@ -12,10 +13,12 @@ struct registry;
 struct api_ctx {
 	struct registry *reg;
 	const char *api_key;
-	/* false (default): connect sets endAt = now + timeout even when that
-	 * shortens a running sandbox, the trap clients must avoid. true: only
-	 * ever extend, as e2b-dev/infra's KeepAliveFor(allowShorter=false). */
-	bool connect_extend_only;
+	/* false (default): connect only ever extends a running sandbox, as
+	 * e2b-dev/infra's KeepAliveFor(allowShorter=false). true: connect sets
+	 * endAt = now + timeout even when that is sooner, the old trap that
+	 * clients must not fall into (--connect-may-shorten). */
+	bool connect_may_shorten;
+	size_t max_sandboxes; /* running + paused; create answers 429 above */
 };
 
 /* id is the {sandboxID} path segment, already stripped of a legacy

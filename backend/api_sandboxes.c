@@ -12,12 +12,22 @@
 #include <event2/http.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Default lifetimes in seconds, per route (reference §1.1/§1.2). */
 #define TIMEOUT_DEFAULT_V1 15
 #define TIMEOUT_DEFAULT_V2 300
 #define TIMEOUT_DEFAULT_RESUME 15
 #define TIMEOUT_DEFAULT_CONNECT 300
+#define TEMPLATE_ID_MAX_BYTES 256
+
+/* Per-sandbox limits, so that no client can grow the backend without bound
+ * (a body is at most 1 MiB anyway; these keep what is stored per sandbox
+ * small). E2B documents no numbers; these are generous for real use. */
+static const struct map_limits metadata_limits = {
+	.max_keys = 64, .max_key_bytes = 256, .max_value_bytes = 1024, .max_total_bytes = 16384};
+static const struct map_limits env_vars_limits = {
+	.max_keys = 256, .max_key_bytes = 256, .max_value_bytes = 16384, .max_total_bytes = 65536};
 
 static int reply_body_error(struct evhttp_request *req, const struct body_error *err)
 {
@@ -58,10 +68,14 @@ static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spe
 		body_error_set(err, "field \"templateID\" is required");
 		return -1;
 	}
+	if (strlen(spec->template_id) > TEMPLATE_ID_MAX_BYTES) {
+		body_error_set(err, "field \"templateID\" may be at most %d bytes", TEMPLATE_ID_MAX_BYTES);
+		return -1;
+	}
 	bool flag;
 	if (read_timeout(body, &spec->timeout_s, err) == FIELD_BAD ||
-	    field_string_map(body, "metadata", &spec->metadata, err) == FIELD_BAD ||
-	    field_string_map(body, "envVars", &spec->env_vars, err) == FIELD_BAD ||
+	    field_string_map(body, "metadata", &metadata_limits, &spec->metadata, err) == FIELD_BAD ||
+	    field_string_map(body, "envVars", &env_vars_limits, &spec->env_vars, err) == FIELD_BAD ||
 	    field_bool(body, "autoPause", &spec->auto_pause, err) == FIELD_BAD ||
 	    field_bool(body, "autoPauseMemory", &flag, err) == FIELD_BAD)
 		return -1;
@@ -85,6 +99,13 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	if (read_new_sandbox(body, v2, &spec, &err) != 0) {
 		cJSON_Delete(body);
 		return reply_body_error(req, &err);
+	}
+	if (registry_count(ctx->reg) >= ctx->max_sandboxes) {
+		cJSON_Delete(body);
+		/* E2B's answer (and status) when a team is at its concurrency limit. */
+		return reply_errorf(req, 429, "You have reached the maximum number of concurrent E2B "
+			"sandboxes (%zu). If you need more, please contact us at "
+			"'https://e2b.dev/docs/getting-help'", ctx->max_sandboxes);
 	}
 	struct sandbox *sb = registry_create(ctx->reg, &spec);
 	cJSON_Delete(body); /* spec pointed into it; the registry made copies */
@@ -223,10 +244,10 @@ static int connect_sandbox(struct api_ctx *ctx, struct evhttp_request *req, cons
 		registry_resume(ctx->reg, sb, timeout);
 		return reply_json(req, 201, sandbox_json_created(sb));
 	}
-	/* The trap: a connect without a timeout means 300 s, and by default it
-	 * replaces endAt even when that brings it closer. */
+	/* E2B only ever extends here; --connect-may-shorten replaces endAt even
+	 * when that brings it closer (a connect without a timeout means 300 s). */
 	bool shorter = clock_now_ms() + timeout * 1000 < sb->end_at_ms;
-	if (!(shorter && ctx->connect_extend_only))
+	if (!shorter || ctx->connect_may_shorten)
 		registry_set_timeout(ctx->reg, sb, timeout);
 	return reply_json(req, 200, sandbox_json_created(sb));
 }

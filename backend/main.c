@@ -72,7 +72,8 @@ int main(int argc, char **argv)
 		registry_set_hooks(reg, &hooks);
 	}
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
-		.connect_extend_only = opt.connect_extend_only};
+		.connect_may_shorten = opt.connect_may_shorten,
+		.max_sandboxes = (size_t)opt.max_sandboxes};
 	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm};
 	struct evhttp *api = pm ? http_server_new(base, api_dispatch, &api_ctx) : NULL;
 	struct evhttp *envd = api ? http_server_new(base, envd_dispatch, &envd_ctx) : NULL;

@@ -2,24 +2,34 @@
 #include "options.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
-	"usage: e2b-local-backend --listen HOST:PORT --api-key KEY [--state-dir DIR]\n"
-	"                         [--envd-listen HOST:PORT] [--allow-remote] [--connect-extend-only]\n"
+	"usage: E2B_LOCAL_API_KEY=KEY e2b-local-backend --listen HOST:PORT [options]\n"
+	"       e2b-local-backend --listen HOST:PORT --api-key-file PATH [options]\n"
 	"\n"
 	"A local E2B-compatible backend: the control-plane API and envd, on loopback.\n"
+	"The X-API-Key clients must send comes from $E2B_LOCAL_API_KEY or from the\n"
+	"first line of --api-key-file, never from the command line (any process can\n"
+	"read a command line).\n"
 	"  --listen HOST:PORT       control-plane API address (port 0 = ephemeral)\n"
-	"  --api-key KEY            the X-API-Key clients must send (required)\n"
+	"  --api-key-file PATH      read the key from PATH (instead of the environment)\n"
 	"  --state-dir DIR          where sandboxes/<id>/ directories live\n"
 	"                           (default: a fresh dir under $TMPDIR, removed on exit)\n"
 	"  --envd-listen HOST:PORT  envd address (default: the --listen host, port 0)\n"
 	"  --allow-remote           permit non-loopback addresses\n"
-	"  --connect-extend-only    connect never shortens a running sandbox's endAt\n"
-	"                           (default: connect sets endAt = now + timeout, even if shorter)\n"
+	"  --connect-may-shorten    connect sets endAt = now + timeout even when that is\n"
+	"                           sooner (default: connect only ever extends, as E2B)\n"
+	"  --max-sandboxes N        sandboxes alive at once, running or paused (default 256)\n"
+	"  --max-connections N      open HTTP connections, both listeners (default 1024,\n"
+	"                           at most the descriptor limit minus 64)\n"
+	"  --request-timeout S      seconds a connection may take to send a whole request\n"
+	"                           (headers and body), idle time included (default 30)\n"
 	"When ready, prints one JSON line on stdout: api_url, sandbox_url, state_dir, pid.\n";
 
 static enum options_result usage_error(const char *what, const char *detail)
@@ -93,10 +103,66 @@ static bool is_flag(const char *arg, const char *name)
 	return strcmp(arg, name) == 0;
 }
 
+/* A whole decimal number in [min, max]. */
+static int parse_count(const char *text, long min, long max, long *out)
+{
+	char *end = NULL;
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	if (!*text || *end || errno || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Copies a key into opt->api_key; refuses what cannot go in a header. */
+static int take_key(struct backend_options *opt, const char *key, size_t len)
+{
+	if (len == 0 || len >= sizeof opt->api_key)
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)key[i] < 0x21 || key[i] == 0x7f)
+			return -1;
+	memcpy(opt->api_key, key, len);
+	opt->api_key[len] = '\0';
+	return 0;
+}
+
+/* The first line of path, without its line ending. */
+static int read_key_file(struct backend_options *opt, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char line[sizeof opt->api_key + 2];
+	bool got = fgets(line, sizeof line, f) != NULL;
+	fclose(f);
+	size_t len = got ? strcspn(line, "\r\n") : 0;
+	int rc = take_key(opt, line, len);
+	memset(line, 0, sizeof line);
+	return rc;
+}
+
+/* Takes the key out of the environment so that no process the backend
+ * starts inherits it, and blanks it in place: /proc/<pid>/environ shows the
+ * original environment block, which unsetenv() alone leaves intact. */
+static const char *take_env_key(struct backend_options *opt)
+{
+	char *value = getenv(API_KEY_ENV);
+	if (!value)
+		return "no API key: set " API_KEY_ENV " or give --api-key-file";
+	int rc = take_key(opt, value, strlen(value));
+	memset(value, 'x', strlen(value));
+	unsetenv(API_KEY_ENV);
+	return rc == 0 ? NULL : API_KEY_ENV " must be 1 to 1023 printable characters";
+}
+
 enum options_result options_parse(int argc, char **argv, struct backend_options *opt)
 {
 	memset(opt, 0, sizeof *opt);
-	const char *listen = NULL, *envd = NULL;
+	opt->max_sandboxes = OPTIONS_DEFAULT_MAX_SANDBOXES;
+	opt->request_timeout_s = OPTIONS_DEFAULT_REQUEST_TIMEOUT_S;
+	const char *listen = NULL, *envd = NULL, *key_file = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *v;
 		if (is_flag(arg, "--help") || is_flag(arg, "-h")) {
@@ -104,14 +170,29 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			return OPTIONS_EXIT_OK;
 		} else if (is_flag(arg, "--allow-remote")) {
 			opt->allow_remote = true;
-		} else if (is_flag(arg, "--connect-extend-only")) {
-			opt->connect_extend_only = true;
+		} else if (is_flag(arg, "--connect-may-shorten")) {
+			opt->connect_may_shorten = true;
 		} else if ((v = option_value(argc, argv, &i, "--listen"))) {
 			listen = v;
 		} else if ((v = option_value(argc, argv, &i, "--envd-listen"))) {
 			envd = v;
-		} else if ((v = option_value(argc, argv, &i, "--api-key"))) {
-			opt->api_key = v;
+		} else if ((v = option_value(argc, argv, &i, "--api-key-file"))) {
+			key_file = v;
+		} else if (strncmp(arg, "--api-key", 9) == 0 && (arg[9] == '\0' || arg[9] == '=')) {
+			/* Refused, not merely discouraged: every local user and every
+			 * sandbox command could read it in /proc/<pid>/cmdline. */
+			unsetenv(API_KEY_ENV);
+			return usage_error("--api-key is refused (a command line is readable by any "
+				"process): use " API_KEY_ENV " or --api-key-file", NULL);
+		} else if ((v = option_value(argc, argv, &i, "--max-sandboxes"))) {
+			if (parse_count(v, 1, 100000, &opt->max_sandboxes) != 0)
+				return usage_error("--max-sandboxes must be 1..100000, got ", v);
+		} else if ((v = option_value(argc, argv, &i, "--max-connections"))) {
+			if (parse_count(v, 8, 1000000, &opt->max_connections) != 0)
+				return usage_error("--max-connections must be 8..1000000, got ", v);
+		} else if ((v = option_value(argc, argv, &i, "--request-timeout"))) {
+			if (parse_count(v, 1, 3600, &opt->request_timeout_s) != 0)
+				return usage_error("--request-timeout must be 1..3600 seconds, got ", v);
 		} else if ((v = option_value(argc, argv, &i, "--state-dir"))) {
 			opt->state_dir = v;
 		} else if (strncmp(arg, "--", 2) == 0) {
@@ -123,8 +204,16 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			return usage_error("unexpected argument", NULL);
 		}
 	}
-	if (!opt->api_key || !*opt->api_key)
-		return usage_error("--api-key is required", NULL);
+	if (key_file) {
+		unsetenv(API_KEY_ENV); /* the file wins; children get neither */
+		if (read_key_file(opt, key_file) != 0)
+			return usage_error("--api-key-file: cannot read a key (1 to 1023 printable "
+				"characters on the first line) from ", key_file);
+	} else {
+		const char *problem = take_env_key(opt);
+		if (problem)
+			return usage_error(problem, NULL);
+	}
 	if (!listen)
 		return usage_error("--listen is required", NULL);
 	if (parse_addr(listen, &opt->api) != 0)

@@ -10,13 +10,21 @@ struct listen_addr {
 	uint16_t port;  /* 0 = ephemeral */
 };
 
+/* Where the API key comes from when --api-key-file is not given. */
+#define API_KEY_ENV "E2B_LOCAL_API_KEY"
+#define OPTIONS_DEFAULT_MAX_SANDBOXES 256
+#define OPTIONS_DEFAULT_REQUEST_TIMEOUT_S 30
+
 struct backend_options {
 	struct listen_addr api;
 	struct listen_addr envd;
-	const char *api_key;   /* points into argv; never printed */
+	char api_key[1024];    /* from the file or the environment; never printed */
 	const char *state_dir; /* NULL: a mkdtemp dir the backend owns */
 	bool allow_remote;
-	bool connect_extend_only;
+	bool connect_may_shorten;
+	long max_sandboxes;
+	long max_connections;  /* 0: the default, bounded by the descriptor limit */
+	long request_timeout_s;
 };
 
 enum options_result {
@@ -25,6 +33,8 @@ enum options_result {
 	OPTIONS_EXIT_USAGE  /* a message was printed; exit status 2 */
 };
 
+/* Parses argv and takes the API key from --api-key-file or $E2B_LOCAL_API_KEY
+ * (the variable is removed from the environment either way). */
 enum options_result options_parse(int argc, char **argv, struct backend_options *opt);
 
 /* "http://127.0.0.1:8080", brackets added for IPv6. */

@@ -118,8 +118,8 @@ enum field_result field_string(const cJSON *obj, const char *name, const char **
 	return FIELD_OK;
 }
 
-enum field_result field_string_map(const cJSON *obj, const char *name, const cJSON **out,
-	struct body_error *err)
+enum field_result field_string_map(const cJSON *obj, const char *name,
+	const struct map_limits *limits, const cJSON **out, struct body_error *err)
 {
 	const cJSON *item = member(obj, name);
 	if (!item)
@@ -129,9 +129,31 @@ enum field_result field_string_map(const cJSON *obj, const char *name, const cJS
 		return FIELD_BAD;
 	}
 	const cJSON *entry;
+	size_t keys = 0, total = 0;
 	cJSON_ArrayForEach(entry, item) {
-		if (!cJSON_IsString(entry)) {
+		if (!cJSON_IsString(entry) || !entry->valuestring) {
 			body_error_set(err, "field \"%s\" must be an object of strings", name);
+			return FIELD_BAD;
+		}
+		size_t klen = strlen(entry->string), vlen = strlen(entry->valuestring);
+		total += klen + vlen;
+		if (++keys > limits->max_keys) {
+			body_error_set(err, "field \"%s\" may have at most %zu keys", name, limits->max_keys);
+			return FIELD_BAD;
+		}
+		if (klen == 0 || klen > limits->max_key_bytes) {
+			body_error_set(err, "field \"%s\": keys must be 1 to %zu bytes", name,
+				limits->max_key_bytes);
+			return FIELD_BAD;
+		}
+		if (vlen > limits->max_value_bytes) {
+			body_error_set(err, "field \"%s\": values may be at most %zu bytes", name,
+				limits->max_value_bytes);
+			return FIELD_BAD;
+		}
+		if (total > limits->max_total_bytes) {
+			body_error_set(err, "field \"%s\" may total at most %zu bytes", name,
+				limits->max_total_bytes);
 			return FIELD_BAD;
 		}
 	}

@@ -29,7 +29,9 @@ for (const [mode, start] of Object.entries(MODES)) {
     const remember = (err) => { errorsSeen.push(JSON.stringify(err.rpc || err.message)); return err }
 
     before(async () => {
-      backend = await startBackend()
+      // The strict backend: a connect that would shorten the lifetime does,
+      // so the case below proves the plugin never sends one by accident.
+      backend = await startBackend({ extraArgs: ['--connect-may-shorten'] })
       // Config arrives the way abx resolves it: ABX_E2B_WASM_API_KEY and declared aliases.
       infra = await start({ env: { ABX_E2B_WASM_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl } })
       sp = infra.sandbox_protocol

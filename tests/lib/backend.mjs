@@ -11,8 +11,14 @@
 //   apiKey     the key clients must send (default: a random one per backend)
 //   stateDir   a directory to keep sandboxes in (default: the backend makes a
 //              temporary one and removes it when it exits)
-//   extraArgs  more command-line arguments, e.g. ['--connect-extend-only']
+//   extraArgs  more command-line arguments, e.g. ['--connect-may-shorten']
+//   nofile     a descriptor limit (RLIMIT_NOFILE) to start the backend with,
+//              set through prlimit(1)
 //   readyTimeoutMs  how long to wait for the ready line (default 15000)
+//
+// The key reaches the backend in its environment (E2B_LOCAL_API_KEY), never
+// on its command line, where any process could read it; the backend removes
+// the variable from its environment as soon as it has read it.
 //
 // The binary comes from $E2BW_BUILD/bin (default <repo>/build/bin), so a
 // sanitizer build can be tested with E2BW_BUILD=/tmp/asan-build.
@@ -38,12 +44,20 @@ process.on('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
-export async function startBackend({ apiKey, stateDir, extraArgs = [], readyTimeoutMs = 15000 } = {}) {
-  apiKey ??= `e2b_local_${randomBytes(16).toString('hex')}`;
-  const args = ['--listen', '127.0.0.1:0', '--api-key', apiKey, ...extraArgs];
-  if (stateDir) args.push('--state-dir', stateDir);
+// The environment a backend is started with: ours plus the key.
+export function backendEnv(apiKey) {
+  return { ...process.env, E2B_LOCAL_API_KEY: apiKey };
+}
 
-  const child = spawn(backendBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startBackend({ apiKey, stateDir, extraArgs = [], nofile, readyTimeoutMs = 15000 } = {}) {
+  apiKey ??= `e2b_local_${randomBytes(16).toString('hex')}`;
+  const args = ['--listen', '127.0.0.1:0', ...extraArgs];
+  if (stateDir) args.push('--state-dir', stateDir);
+  // prlimit execs the backend, so the pid in the ready line is the backend's.
+  const [command, argv] = nofile ? ['prlimit', [`--nofile=${nofile}:${nofile}`, '--', backendBinary(), ...args]]
+    : [backendBinary(), args];
+
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: backendEnv(apiKey) });
   live.add(child);
   let stderr = '';
   child.stderr.setEncoding('utf8');

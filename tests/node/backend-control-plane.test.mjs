@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { backendBinary, startBackend } from '../lib/backend.mjs';
+import { backendBinary, backendEnv, startBackend } from '../lib/backend.mjs';
 import { until } from '../lib/wait.mjs';
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -275,15 +275,19 @@ describe('control plane', () => {
     assertError(await api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: { timeout: true } }), 400, /timeout/);
   });
 
-  test('the connect trap: a connect without timeout SHORTENS a running sandbox to now + 300 s', async () => {
+  test('connect only ever extends a running sandbox by default (E2B: KeepAliveFor(allowShorter=false))', async () => {
     const sb = await create({ timeout: 3600 });
-    const t = await timed(() => api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: {} }));
-    assert.equal(t.result.status, 200, t.result.text);
-    assertEndAt((await detail(sb.sandboxID)).endAt, t, 300);
+    const before = (await detail(sb.sandboxID)).endAt;
+    assert.equal((await api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: {} })).status, 200);
+    assert.equal((await detail(sb.sandboxID)).endAt, before, 'a connect without timeout (300 s) left endAt alone');
+    assert.equal((await api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: { timeout: 60 } })).status, 200);
+    assert.equal((await detail(sb.sandboxID)).endAt, before, 'a shorter timeout left endAt alone');
+    const t = await timed(() => api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: { timeout: 7200 } }));
+    assertEndAt((await detail(sb.sandboxID)).endAt, t, 7200);
   });
 
-  test('connect (v1) requires a timeout and applies it', async () => {
-    const sb = await create({ timeout: 3600 });
+  test('connect (v1) requires a timeout and applies it (when it extends)', async () => {
+    const sb = await create({ timeout: 10 });
     assertError(await api('POST', `/sandboxes/${sb.sandboxID}/connect`, { body: {} }), 400, /timeout/);
     assertError(await api('POST', `/sandboxes/${sb.sandboxID}/connect`), 400);
     const t = await timed(() => api('POST', `/sandboxes/${sb.sandboxID}/connect`, { body: { timeout: 30 } }));
@@ -490,16 +494,16 @@ describe('control plane', () => {
 });
 
 describe('backend process', () => {
-  test('--connect-extend-only: connect never shortens, but still extends', async () => {
-    const backend = await startBackend({ extraArgs: ['--connect-extend-only'] });
+  test('the connect trap with --connect-may-shorten: a connect without timeout SHORTENS a running sandbox to now + 300 s', async () => {
+    const backend = await startBackend({ extraArgs: ['--connect-may-shorten'] });
     try {
       const api = client(backend);
       const sb = (await api('POST', '/v2/sandboxes', { body: { templateID: 'base', timeout: 3600 } })).json;
-      const before = (await api('GET', `/sandboxes/${sb.sandboxID}`)).json.endAt;
-      assert.equal((await api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: {} })).status, 200);
-      assert.equal((await api('GET', `/sandboxes/${sb.sandboxID}`)).json.endAt, before);
-      const t = await timed(() => api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: { timeout: 7200 } }));
-      assertEndAt((await api('GET', `/sandboxes/${sb.sandboxID}`)).json.endAt, t, 7200);
+      const t = await timed(() => api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: {} }));
+      assert.equal(t.result.status, 200, t.result.text);
+      assertEndAt((await api('GET', `/sandboxes/${sb.sandboxID}`)).json.endAt, t, 300);
+      const t2 = await timed(() => api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: { timeout: 7200 } }));
+      assertEndAt((await api('GET', `/sandboxes/${sb.sandboxID}`)).json.endAt, t2, 7200);
     } finally {
       assert.equal((await backend.stop()).code, 0);
     }
@@ -530,27 +534,38 @@ describe('backend process', () => {
     assert.ok(!existsSync(backend.stateDir));
   });
 
-  const run = (args) => spawnSync(backendBinary(), args, { encoding: 'utf8', timeout: 10000 });
+  const run = (args, env = backendEnv('k-' + Date.now())) => spawnSync(backendBinary(), args, { encoding: 'utf8', timeout: 10000, env });
 
-  test('a missing --api-key is a usage error (exit 2)', () => {
-    const res = run(['--listen', '127.0.0.1:0']);
+  test('a missing key is a usage error (exit 2); --api-key on the command line is refused', () => {
+    const noKey = { ...process.env };
+    delete noKey.E2B_LOCAL_API_KEY;
+    const res = run(['--listen', '127.0.0.1:0'], noKey);
     assert.equal(res.status, 2);
-    assert.match(res.stderr, /--api-key/);
+    assert.match(res.stderr, /E2B_LOCAL_API_KEY/);
     assert.match(res.stderr, /usage:/);
     assert.equal(res.stdout, '');
+    for (const args of [['--api-key', 'do-not-print-this-key'], ['--api-key=do-not-print-this-key']]) {
+      const refused = run(['--listen', '127.0.0.1:0', ...args]);
+      assert.equal(refused.status, 2, refused.stderr);
+      assert.match(refused.stderr, /--api-key is refused/);
+      assert.ok(!refused.stderr.includes('do-not-print-this-key'));
+    }
+    const missing = run(['--listen', '127.0.0.1:0', '--api-key-file', '/nonexistent/key-file'], noKey);
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /--api-key-file/);
   });
 
   test('non-loopback addresses are refused without --allow-remote, and the key is not echoed', () => {
     const key = 'do-not-print-this-key';
     for (const args of [['--listen', '0.0.0.0:0'], ['--listen', '127.0.0.1:0', '--envd-listen', '0.0.0.0:0'],
       ['--listen', 'example.com:0'], ['--listen', '[::]:0']]) {
-      const res = run([...args, '--api-key', key]);
+      const res = run(args, backendEnv(key));
       assert.equal(res.status, 2, res.stderr);
       assert.match(res.stderr, /non-loopback/);
       assert.ok(!res.stderr.includes(key) && !res.stdout.includes(key));
     }
     for (const args of [['--listen', 'nonsense'], ['--listen', '127.0.0.1:99999'], ['--bogus', '--listen', '127.0.0.1:0'], ['stray']]) {
-      const res = run([...args, '--api-key', key]);
+      const res = run(args, backendEnv(key));
       assert.equal(res.status, 2, res.stderr);
       assert.ok(!res.stderr.includes(key));
     }
