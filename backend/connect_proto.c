@@ -2,6 +2,7 @@
 #include "connect_proto.h"
 
 #include "http_reply.h"
+#include "text.h"
 
 #include <cJSON.h>
 #include <event2/buffer.h>
@@ -9,6 +10,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -106,6 +108,18 @@ int connect_check_request(struct evhttp_request *req, enum connect_kind kind)
 
 static cJSON *parse_message(const char *text, size_t len, struct connect_error *err)
 {
+	/* protojson refuses invalid UTF-8; a NUL would be cut short by cJSON
+	 * (and no program, argument or variable can hold one). */
+	if (!text_utf8_valid(text, len)) {
+		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+			"unmarshal message: invalid UTF-8 in string");
+		return NULL;
+	}
+	if (text_json_has_nul_escape(text, len)) {
+		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+			"unmarshal message: strings must not contain NUL (\\u0000)");
+		return NULL;
+	}
 	const char *end = NULL;
 	cJSON *root = len ? cJSON_ParseWithLengthOpts(text, len, &end, 0) : NULL;
 	bool trailing = false;
@@ -192,11 +206,11 @@ int connect_envelope_add(struct evbuffer *buf, uint8_t flags, const char *json, 
 
 int connect_envelope_add_json(struct evbuffer *buf, uint8_t flags, const cJSON *msg)
 {
-	char *text = cJSON_PrintUnformatted(msg);
+	char *text = json_print_utf8(msg);
 	if (!text)
 		return -1;
 	int rc = connect_envelope_add(buf, flags, text, strlen(text));
-	cJSON_free(text);
+	free(text);
 	return rc;
 }
 

@@ -1,6 +1,8 @@
 /* Writing responses and the request log. */
 #include "http_reply.h"
 
+#include "text.h"
+
 #include <cJSON.h>
 #include <event2/buffer.h>
 #include <event2/http.h>
@@ -16,21 +18,45 @@ void reply_add_cors(struct evhttp_request *req)
 	evhttp_add_header(out, "Access-Control-Expose-Headers", "X-Next-Token, X-Total-Running");
 }
 
+char *json_print_utf8(const cJSON *value)
+{
+	char *text = value ? cJSON_PrintUnformatted(value) : NULL;
+	if (!text)
+		return NULL;
+	size_t len = strlen(text);
+	/* cJSON copies string bytes as they are; a path or header byte that is
+	 * not UTF-8 must not reach a client raw. Only string contents can hold
+	 * bytes >= 0x80, so replacing them keeps the JSON well-formed. */
+	char *out = text_utf8_valid(text, len) ? strdup(text) : text_utf8_replace_invalid(text, len, &len);
+	cJSON_free(text);
+	return out;
+}
+
 int reply_json(struct evhttp_request *req, int status, cJSON *body)
 {
-	char *text = body ? cJSON_PrintUnformatted(body) : NULL;
+	char *text = json_print_utf8(body);
 	cJSON_Delete(body);
 	if (!text)
 		return reply_empty(req, 500);
 	struct evbuffer *buf = evbuffer_new();
 	if (!buf) {
-		cJSON_free(text);
+		free(text);
 		return reply_empty(req, 500);
 	}
-	evbuffer_add(buf, text, strlen(text));
-	cJSON_free(text);
+	size_t len = strlen(text);
+	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
 	reply_add_cors(req);
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+	evhttp_add_header(out, "Content-Type", "application/json");
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+		/* What GET would send, without the body: evhttp 2.1 would write
+		 * the body after a HEAD answer and corrupt a kept-alive connection. */
+		char length[24];
+		snprintf(length, sizeof length, "%zu", len);
+		evhttp_add_header(out, "Content-Length", length);
+	} else {
+		evbuffer_add(buf, text, len);
+	}
+	free(text);
 	evhttp_send_reply(req, status, NULL, buf);
 	evbuffer_free(buf);
 	return status;

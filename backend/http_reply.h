@@ -8,7 +8,12 @@
 struct cJSON;
 struct evhttp_request;
 
-/* Sends body as application/json and deletes it. */
+/* cJSON_PrintUnformatted, with any byte that is not UTF-8 replaced by
+ * U+FFFD. Caller frees with free(); NULL when out of memory. */
+char *json_print_utf8(const struct cJSON *value);
+
+/* Sends body as application/json and deletes it. A HEAD request gets the
+ * headers (Content-Length included) and no body. */
 int reply_json(struct evhttp_request *req, int status, struct cJSON *body);
 /* {"code":status,"message":message}, the schema E2B uses for every error. */
 int reply_error(struct evhttp_request *req, int status, const char *message);

@@ -1,11 +1,14 @@
 /* Reading a JSON request body and its typed fields. */
 #include "request_body.h"
 
+#include "text.h"
+
 #include <cJSON.h>
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void body_error_set(struct body_error *err, const char *fmt, ...)
@@ -44,9 +47,27 @@ cJSON *body_parse_object(struct evhttp_request *req, enum body_need need, struct
 		body_error_set(err, "request body is required");
 		return NULL;
 	}
+	if (text_json_has_nul_escape(text, len)) {
+		body_error_set(err, "strings must not contain NUL (\\u0000)");
+		return NULL;
+	}
+	/* Go's encoding/json turns invalid UTF-8 in strings into U+FFFD; so do
+	 * we, before cJSON keeps the raw bytes and we echo them. */
+	char *fixed = NULL;
+	if (!text_utf8_valid(text, len)) {
+		fixed = text_utf8_replace_invalid(text, len, &len);
+		if (!fixed) {
+			err->status = 500;
+			snprintf(err->message, sizeof err->message, "out of memory");
+			return NULL;
+		}
+		text = fixed;
+	}
 	const char *end = NULL;
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-	if (!root || !end || !only_whitespace(end, text + len)) {
+	bool trailing = !root || !end || !only_whitespace(end, text + len);
+	free(fixed);
+	if (trailing) {
 		cJSON_Delete(root);
 		body_error_set(err, "request body is not valid JSON");
 		return NULL;
