@@ -2,6 +2,7 @@
 #include "api_routes.h"
 
 #include "api_handlers.h"
+#include "http_conns.h"
 #include "http_reply.h"
 #include "route_match.h"
 #include "text.h"
@@ -102,6 +103,7 @@ static int route(struct api_ctx *ctx, struct evhttp_request *req)
 
 void api_dispatch(struct evhttp_request *req, void *arg)
 {
+	http_conns_request_begins(req);
 	int status = route(arg, req);
 	log_request("api", req, status);
 }

@@ -2,6 +2,8 @@
  * routes. */
 #include "envd_routes.h"
 
+#include "http_conns.h"
+
 #include "http_reply.h"
 #include "process_rpc.h"
 #include "registry.h"
@@ -189,6 +191,7 @@ static int route(struct envd_ctx *ctx, struct evhttp_request *req)
 
 void envd_dispatch(struct evhttp_request *req, void *arg)
 {
+	http_conns_request_begins(req);
 	int status = route(arg, req);
 	log_request("envd", req, status);
 }

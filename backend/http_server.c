@@ -1,8 +1,11 @@
 /* evhttp setup shared by the control-plane and envd listeners. */
 #include "http_server.h"
 
+#include "http_conns.h"
+
 #include <errno.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <event2/util.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -10,7 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-struct evhttp *http_server_new(struct event_base *base,
+struct evhttp *http_server_new(struct event_base *base, struct http_conns *conns,
 	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg)
 {
 	struct evhttp *http = evhttp_new(base);
@@ -27,10 +30,12 @@ struct evhttp *http_server_new(struct event_base *base,
 		EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
 		EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
 	evhttp_set_gencb(http, dispatch, arg);
+	http_conns_attach(conns, http);
 	return http;
 }
 
-int http_server_bind(struct evhttp *http, const char *host, uint16_t port, uint16_t *bound_port)
+int http_server_bind(struct evhttp *http, struct http_conns *conns, const char *host,
+	uint16_t port, uint16_t *bound_port)
 {
 	struct evhttp_bound_socket *handle = evhttp_bind_socket_with_handle(http, host, port);
 	if (!handle) {
@@ -46,6 +51,7 @@ int http_server_bind(struct evhttp *http, const char *host, uint16_t port, uint1
 		fprintf(stderr, "e2b-local-backend: fcntl: %s\n", strerror(errno));
 		return -1;
 	}
+	http_conns_watch_listener(conns, evhttp_bound_socket_get_listener(handle));
 	struct sockaddr_storage addr;
 	socklen_t len = sizeof addr;
 	if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {

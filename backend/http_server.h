@@ -8,16 +8,21 @@
 struct event_base;
 struct evhttp;
 struct evhttp_request;
+struct http_conns;
 
 #define HTTP_MAX_BODY_BYTES (1024 * 1024)  /* above: 413 from evhttp */
 #define HTTP_MAX_HEADER_BYTES (32 * 1024)  /* above: evhttp rejects the request */
-#define HTTP_IDLE_TIMEOUT_S 60             /* slow or idle clients are dropped */
+#define HTTP_IDLE_TIMEOUT_S 60             /* no byte read or written: dropped */
 
-struct evhttp *http_server_new(struct event_base *base,
+/* Its connections are tracked by conns (the cap and the whole-request
+ * deadline, http_conns.h); dispatch must call http_conns_request_begins. */
+struct evhttp *http_server_new(struct event_base *base, struct http_conns *conns,
 	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg);
 
-/* Binds host:port (port 0 = ephemeral) and reports the real port.
- * 0 on success, -1 with a message on stderr. */
-int http_server_bind(struct evhttp *http, const char *host, uint16_t port, uint16_t *bound_port);
+/* Binds host:port (port 0 = ephemeral) and reports the real port; accept
+ * errors on it back off through conns. 0 on success, -1 with a message on
+ * stderr. */
+int http_server_bind(struct evhttp *http, struct http_conns *conns, const char *host,
+	uint16_t port, uint16_t *bound_port);
 
 #endif

@@ -6,6 +6,7 @@
 #include "api_handlers.h"
 #include "api_routes.h"
 #include "envd_routes.h"
+#include "http_conns.h"
 #include "http_server.h"
 #include "options.h"
 #include "process_manager.h"
@@ -75,8 +76,10 @@ int main(int argc, char **argv)
 		.connect_may_shorten = opt.connect_may_shorten,
 		.max_sandboxes = (size_t)opt.max_sandboxes};
 	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm};
-	struct evhttp *api = pm ? http_server_new(base, api_dispatch, &api_ctx) : NULL;
-	struct evhttp *envd = api ? http_server_new(base, envd_dispatch, &envd_ctx) : NULL;
+	struct http_conns *conns = pm ? http_conns_new(base, (size_t)opt.max_connections,
+		opt.request_timeout_s) : NULL;
+	struct evhttp *api = conns ? http_server_new(base, conns, api_dispatch, &api_ctx) : NULL;
+	struct evhttp *envd = api ? http_server_new(base, conns, envd_dispatch, &envd_ctx) : NULL;
 	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
 	struct event *sigterm = envd ? evsignal_new(base, SIGTERM, on_stop_signal, base) : NULL;
 	struct event *sigint = sigterm ? evsignal_new(base, SIGINT, on_stop_signal, base) : NULL;
@@ -86,14 +89,14 @@ int main(int argc, char **argv)
 	}
 
 	uint16_t api_port, envd_port;
-	if (http_server_bind(api, opt.api.host, opt.api.port, &api_port) != 0 ||
-	    http_server_bind(envd, opt.envd.host, opt.envd.port, &envd_port) != 0)
+	if (http_server_bind(api, conns, opt.api.host, opt.api.port, &api_port) != 0 ||
+	    http_server_bind(envd, conns, opt.envd.host, opt.envd.port, &envd_port) != 0)
 		goto out;
 	char api_url[96], sandbox_url[96];
 	listen_addr_url(&opt.api, api_port, api_url, sizeof api_url);
 	listen_addr_url(&opt.envd, envd_port, sandbox_url, sizeof sandbox_url);
-	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s\n", api_url, sandbox_url,
-		sd.root);
+	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections\n",
+		api_url, sandbox_url, sd.root, http_conns_max(conns));
 	if (print_ready_line(api_url, sandbox_url, sd.root) != 0)
 		goto out;
 
@@ -105,6 +108,7 @@ out:
 		evhttp_free(api);
 	if (envd)
 		evhttp_free(envd); /* open process streams are detached here */
+	http_conns_free(conns);   /* after every connection is gone */
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
 	proc_manager_free(pm);    /* kills what is left, reaps every child */
 	if (sigterm)

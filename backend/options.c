@@ -144,7 +144,7 @@ static int read_key_file(struct backend_options *opt, const char *path)
 }
 
 /* Takes the key out of the environment so that no process the backend
- * starts inherits it, and blanks it in place: /proc/<pid>/environ shows the
+ * starts inherits it, and wipes it in place: /proc/<pid>/environ shows the
  * original environment block, which unsetenv() alone leaves intact. */
 static const char *take_env_key(struct backend_options *opt)
 {
@@ -152,8 +152,11 @@ static const char *take_env_key(struct backend_options *opt)
 	if (!value)
 		return "no API key: set " API_KEY_ENV " or give --api-key-file";
 	int rc = take_key(opt, value, strlen(value));
-	memset(value, 'x', strlen(value));
+	/* The initial block holds "NAME=value" in one piece: blank all of it. */
+	char *entry = value - strlen(API_KEY_ENV "=");
+	size_t len = strlen(entry);
 	unsetenv(API_KEY_ENV);
+	memset(entry, 0, len);
 	return rc == 0 ? NULL : API_KEY_ENV " must be 1 to 1023 printable characters";
 }
 

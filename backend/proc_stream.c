@@ -4,6 +4,7 @@
  * goes away. */
 #include "base64.h"
 #include "connect_proto.h"
+#include "http_conns.h"
 #include "http_server.h"
 #include "proc_internal.h"
 
@@ -140,7 +141,7 @@ static void stream_close(struct proc_stream *s, const char *end_json, const stru
 		connect_end_stream_add(buf, err);
 		evhttp_send_reply_chunk(s->req, buf);
 		evbuffer_drain(buf, evbuffer_get_length(buf));
-		evhttp_connection_set_closecb(s->evcon, NULL, NULL);
+		http_conn_set_closecb(s->evcon, NULL, NULL);
 		/* Back to the idle limits for the next request on this connection. */
 		struct bufferevent *bev = evhttp_connection_get_bufferevent(s->evcon);
 		struct timeval idle = {.tv_sec = HTTP_IDLE_TIMEOUT_S, .tv_usec = 0};
@@ -213,7 +214,7 @@ int proc_stream_open(struct proc *p, struct evhttp_request *req, int64_t keepali
 
 	connect_stream_headers(req);
 	evhttp_send_reply_start(req, 200, "OK");
-	evhttp_connection_set_closecb(evcon, on_conn_closed, s);
+	http_conn_set_closecb(evcon, on_conn_closed, s);
 	/* A stream may rightly stay quiet for longer than the idle limit (the
 	 * default keepalive is 90 s, a paused sandbox sends nothing), so only
 	 * writing has a time limit: a client that accepts no bytes for

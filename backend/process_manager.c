@@ -4,6 +4,7 @@
 #include "process_manager.h"
 
 #include "connect_proto.h"
+#include "http_conns.h"
 #include "proc_internal.h"
 #include "registry.h"
 
@@ -147,7 +148,7 @@ static void close_output(struct proc_output *o)
 static void answer_wait(struct proc_input_wait *w, const struct connect_error *err)
 {
 	if (w->evcon)
-		evhttp_connection_set_closecb(w->evcon, NULL, NULL);
+		http_conn_set_closecb(w->evcon, NULL, NULL);
 	if (err)
 		connect_reply_unary_error(w->req, err);
 	else
@@ -467,7 +468,7 @@ static void hold(struct proc *p, struct evhttp_request *req, bool close_after)
 	w->close_after = close_after;
 	w->evcon = evhttp_request_get_connection(req);
 	if (w->evcon)
-		evhttp_connection_set_closecb(w->evcon, on_wait_conn_closed, w);
+		http_conn_set_closecb(w->evcon, on_wait_conn_closed, w);
 	struct proc_input_wait **pp = &p->waits;
 	while (*pp)
 		pp = &(*pp)->next;

@@ -12,6 +12,8 @@
 //   stateDir   a directory to keep sandboxes in (default: the backend makes a
 //              temporary one and removes it when it exits)
 //   extraArgs  more command-line arguments, e.g. ['--connect-may-shorten']
+//   keyFile    true: pass the key in a file (--api-key-file, mode 0600)
+//              instead of the environment
 //   nofile     a descriptor limit (RLIMIT_NOFILE) to start the backend with,
 //              set through prlimit(1)
 //   readyTimeoutMs  how long to wait for the ready line (default 15000)
@@ -29,6 +31,8 @@
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -49,15 +53,24 @@ export function backendEnv(apiKey) {
   return { ...process.env, E2B_LOCAL_API_KEY: apiKey };
 }
 
-export async function startBackend({ apiKey, stateDir, extraArgs = [], nofile, readyTimeoutMs = 15000 } = {}) {
+export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile = false, nofile, readyTimeoutMs = 15000 } = {}) {
   apiKey ??= `e2b_local_${randomBytes(16).toString('hex')}`;
   const args = ['--listen', '127.0.0.1:0', ...extraArgs];
   if (stateDir) args.push('--state-dir', stateDir);
+  let env = backendEnv(apiKey);
+  let keyDir;
+  if (keyFile) {
+    keyDir = mkdtempSync(path.join(tmpdir(), 'e2b-backend-key-'));
+    writeFileSync(path.join(keyDir, 'key'), apiKey + '\n', { mode: 0o600 });
+    args.push('--api-key-file', path.join(keyDir, 'key'));
+    env = { ...process.env };
+    delete env.E2B_LOCAL_API_KEY;
+  }
   // prlimit execs the backend, so the pid in the ready line is the backend's.
   const [command, argv] = nofile ? ['prlimit', [`--nofile=${nofile}:${nofile}`, '--', backendBinary(), ...args]]
     : [backendBinary(), args];
 
-  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: backendEnv(apiKey) });
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });
   live.add(child);
   let stderr = '';
   child.stderr.setEncoding('utf8');
@@ -67,6 +80,7 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], nofile, r
   const exited = new Promise((resolve) => {
     child.on('exit', (code, signal) => {
       live.delete(child);
+      if (keyDir) rmSync(keyDir, { recursive: true, force: true });
       if (!stopping) process.stderr.write(`[e2b-local-backend exited unexpectedly: code=${code} signal=${signal}]\n${stderr}`);
       resolve({ code, signal });
     });
