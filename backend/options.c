@@ -27,7 +27,7 @@ static const char usage[] =
 	"                           sooner (default: connect only ever extends, as E2B)\n"
 	"  --max-sandboxes N        sandboxes alive at once, running or paused (default 256)\n"
 	"  --max-connections N      open HTTP connections, both listeners (default 1024,\n"
-	"                           at most the descriptor limit minus 64)\n"
+	"                           or the descriptor limit minus 64 if that is smaller)\n"
 	"  --request-timeout S      seconds a connection may take to send a whole request\n"
 	"                           (headers and body), idle time included (default 30)\n"
 	"When ready, prints one JSON line on stdout: api_url, sandbox_url, state_dir, pid.\n";

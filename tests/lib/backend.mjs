@@ -74,7 +74,12 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
   live.add(child);
   let stderr = '';
   child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk) => { stderr += chunk; });
+  // Only the last 4 MiB: a backend that floods its log must fail a test,
+  // not overflow the test process's strings.
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+    if (stderr.length > 4 << 20) stderr = stderr.slice(-(2 << 20));
+  });
 
   let stopping = false;
   const exited = new Promise((resolve) => {
