@@ -138,6 +138,31 @@ describe('connections', () => {
     }
   });
 
+  test('at the connection cap, idle connections make room and a stream in progress is never closed', async () => {
+    const backend = await startBackend({ extraArgs: ['--max-connections', '8'] });
+    let sockets = [];
+    try {
+      const created = await (await fetch(`${backend.apiUrl}/v2/sandboxes`, {
+        method: 'POST', headers: { 'X-API-Key': backend.apiKey }, body: JSON.stringify({ templateID: 'base' }) })).json();
+      const envd = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: created.sandboxID, token: created.envdAccessToken });
+      const s = await envd.open('process.Process/Start', { process: { cmd: '/bin/sh', args: ['-c', 'read line; echo "got $line"'] } });
+      const start = await s.next();
+      const pid = start.message.event.start.pid;
+      sockets = await openIdle(backend.sandboxUrl, 50);
+      assert.equal((await health(backend.apiUrl)).status, 204);
+      await until(() => sockets.filter((x) => x.destroyed).length >= 40, 'idle connections closed to make room');
+      const input = await envd.call('process.Process/SendInput', { process: { pid }, input: { stdin: Buffer.from('hi\n').toString('base64') } });
+      assert.equal(input.status, 200, input.text);
+      const frames = [];
+      for (let f = await s.next(); f && !f.end; f = await s.next()) frames.push(f.message);
+      assert.equal(dataOf(frames).stdout.toString(), 'got hi\n', 'the stream survived');
+      assert.deepEqual(frames.at(-1), { event: { end: { exited: true, status: 'exit status 0' } } });
+    } finally {
+      destroyAll(sockets);
+      assert.equal((await backend.stop()).code, 0, backend.stderr());
+    }
+  });
+
   test('500 slow-loris connections (one byte a second) are closed once the request deadline passes; streams are not', async () => {
     const backend = await startBackend({ extraArgs: ['--request-timeout', '2'] });
     const { hostname, port } = new URL(backend.apiUrl);
