@@ -154,9 +154,10 @@ static const char *take_env_key(struct backend_options *opt)
 	int rc = take_key(opt, value, strlen(value));
 	/* The initial block holds "NAME=value" in one piece: blank all of it. */
 	char *entry = value - strlen(API_KEY_ENV "=");
-	size_t len = strlen(entry);
+	bool whole = memcmp(entry, API_KEY_ENV "=", strlen(API_KEY_ENV "=")) == 0;
+	size_t len = strlen(whole ? entry : value);
 	unsetenv(API_KEY_ENV);
-	memset(entry, 0, len);
+	memset(whole ? entry : value, 0, len);
 	return rc == 0 ? NULL : API_KEY_ENV " must be 1 to 1023 printable characters";
 }
 
