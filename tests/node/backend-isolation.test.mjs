@@ -114,6 +114,9 @@ describe('sandbox isolation', () => {
     assert.match(k.out, /No such process/);
     assert.ok(alive(backend.pid) && alive(process.pid));
     assert.equal((await a.run('hostname')).out, 'e2b\n');
+    // Nothing of the backend's command line (its API key) is visible either.
+    const cmdlines = await a.run('cat /proc/[0-9]*/cmdline | tr "\\0" " "', { user: 'root' });
+    assert.ok(!cmdlines.out.includes(backend.apiKey) && !cmdlines.out.includes('e2b-local-backend'), cmdlines.out);
   });
 
   test('whoami is user by default and root when asked; sudo works; groups from the sandbox', T, async (t) => {
@@ -179,6 +182,36 @@ describe('sandbox isolation', () => {
     await until(() => !existsSync(`/sys/fs/cgroup/pids/e2b-local/b${backend.pid}/${v.id}`), 'its cgroup is gone');
     await until(() => !existsSync(path.join(backend.stateDir, 'sandboxes', v.id)), 'its directory is gone');
     assert.equal((await v.envd.call('process.Process/List', {})).status, 502);
+    const health = await fetch(`${backend.sandboxUrl}/health`, { headers: { 'E2b-Sandbox-Id': v.id } });
+    assert.equal(health.status, 502, 'E2B\'s proxy answer for a sandbox that is gone');
+  });
+
+  test('pause freezes a job-control shell in a PTY without it noticing; it carries on after resume', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    const p = await sandbox(backend);
+    const s = await p.envd.open('process.Process/Start', {
+      process: { cmd: '/bin/bash', args: ['-i'], envs: { TERM: 'dumb', PS1: '$ ' } }, pty: { size: { cols: 80, rows: 24 } },
+    });
+    const pid = (await s.next()).message.event.start.pid;
+    let screen = '';
+    const readUntilText = async (text) => {
+      while (!screen.includes(text)) {
+        const f = await s.next();
+        assert.ok(f && !f.end, `stream ended before ${text}: ${screen}`);
+        if (f.message.event?.data?.pty) screen += Buffer.from(f.message.event.data.pty, 'base64').toString();
+      }
+    };
+    const type = (line) => p.envd.call('process.Process/SendInput', { process: { pid }, input: { pty: Buffer.from(line).toString('base64') } });
+    await type('sleep 1000 & echo job-started\n');
+    await readUntilText('job-started');
+    assert.equal((await api(backend, 'POST', `/sandboxes/${p.id}/pause`)).status, 204);
+    assert.equal((await api(backend, 'POST', `/v2/sandboxes/${p.id}/connect`, { timeout: 300 })).status, 201);
+    await type('jobs; echo after-$((40+2))\n');
+    await readUntilText('after-42');
+    assert.match(screen, /\[1\]\+\s+Running\s+sleep 1000 &/, 'the background job still runs, never stopped');
+    assert.doesNotMatch(screen, /Stopped/);
+    s.cancel();
+    assert.equal((await api(backend, 'DELETE', `/sandboxes/${p.id}`)).status, 204);
   });
 
   test('removing a sandbox of 200k files does not stall another sandbox\'s stream', T, async (t) => {
