@@ -108,6 +108,8 @@ static void drain_cgroup(const char *const dirs[RT_NCTRL])
 	for (int tries = 0; tries < 2000; tries++) {
 		bool any = false;
 		for (int i = 0; i < RT_NCTRL; i++) {
+			if (!dirs[i])
+				continue; /* a sandbox whose start failed half-way */
 			char path[512];
 			snprintf(path, sizeof path, "%s/cgroup.procs", dirs[i]);
 			FILE *f = fopen(path, "re");
@@ -125,7 +127,8 @@ static void drain_cgroup(const char *const dirs[RT_NCTRL])
 		sleep_ms(5);
 	}
 	for (int i = 0; i < RT_NCTRL; i++)
-		rmdir(dirs[i]);
+		if (dirs[i])
+			rmdir(dirs[i]);
 }
 
 /* Cgroups under /sys/fs/cgroup/<ctrl>/e2b-local/b<pid> of backends that are gone. */
