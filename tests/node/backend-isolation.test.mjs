@@ -30,7 +30,8 @@ async function api(backend, method, urlPath, body) {
 }
 
 async function sandbox(backend, body = {}) {
-  const res = await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base', ...body });
+  // An hour: no sandbox may expire while a slow step (the 200k files) runs.
+  const res = await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base', timeout: 3600, ...body });
   assert.equal(res.status, 201, JSON.stringify(res.json));
   const envd = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: res.json.sandboxID, token: res.json.envdAccessToken });
   // Runs a shell script to its end: { out, err, end, status, endStream }.
