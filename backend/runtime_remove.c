@@ -114,6 +114,14 @@ void runtime_sandbox_remove(struct sandbox *sb)
 		if (dup2(p[1], 3) != 3)
 			_exit(1);
 		syscall(SYS_close_range, 4U, ~0U, 0U);
+		/* Not the backend's stdout: whoever reads its ready line must see
+		 * the end of it when the backend exits, even if this one is still busy. */
+		int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null_fd >= 0) {
+			dup2(null_fd, 0);
+			dup2(null_fd, 1);
+			close(null_fd);
+		}
 		prctl(PR_SET_NAME, "e2b-sbx-clean");
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
