@@ -33,8 +33,9 @@ const char *sandbox_rootfs(const struct sandbox *sb);
 int sandbox_socket(const struct sandbox *sb, int domain, int type, int protocol);
 /* Accounts from the sandbox's own /etc/passwd and /etc/group (read inside its
  * root, symbolic links resolved within it). 0 ok, -1 unknown. With
- * --isolation none: "root", "user" and the backend's own user name all map
- * to the backend's uid/gid with home sb->dir. */
+ * --isolation none there are no accounts of the sandbox's own: by_name maps
+ * any name to the backend's uid/gid with home sb->dir (which names envd
+ * accepts is checked in process_rpc.c), and the other three answer -1. */
 int sandbox_user_by_name(const struct sandbox *sb, const char *name, uid_t *uid, gid_t *gid,
 	char *home, size_t home_len);
 int sandbox_user_name(const struct sandbox *sb, uid_t uid, char *buf, size_t len);
