@@ -5,8 +5,10 @@
 #include "http_conns.h"
 #include "http_reply.h"
 #include "route_match.h"
+#include "sandbox_runtime.h"
 #include "text.h"
 
+#include <cJSON.h>
 #include <event2/http.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,7 +18,10 @@ static int api_health(struct api_ctx *ctx, struct evhttp_request *req, const cha
 {
 	(void)ctx;
 	(void)id;
-	return reply_empty(req, 204);
+	cJSON *o = cJSON_CreateObject();
+	if (o)
+		cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
+	return reply_json(req, 200, o);
 }
 
 struct api_route {

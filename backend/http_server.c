@@ -9,6 +9,7 @@
 #include <event2/util.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -49,6 +50,14 @@ int http_server_bind(struct evhttp *http, struct http_conns *conns, const char *
 	int fd_flags = fcntl(fd, F_GETFD);
 	if (fd_flags < 0 || fcntl(fd, F_SETFD, fd_flags | FD_CLOEXEC) != 0) {
 		fprintf(stderr, "e2b-local-backend: fcntl: %s\n", strerror(errno));
+		return -1;
+	}
+	/* Streams are many small writes (headers, then one envelope per event):
+	 * without TCP_NODELAY, Nagle holds each one back until the client's
+	 * delayed ACK, about 40 ms. Accepted sockets inherit it on Linux. */
+	int one = 1;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
+		fprintf(stderr, "e2b-local-backend: TCP_NODELAY: %s\n", strerror(errno));
 		return -1;
 	}
 	http_conns_watch_listener(conns, evhttp_bound_socket_get_listener(handle));

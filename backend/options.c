@@ -30,6 +30,11 @@ static const char usage[] =
 	"                           or the descriptor limit minus 64 if that is smaller)\n"
 	"  --request-timeout S      seconds a connection may take to send a whole request\n"
 	"                           (headers and body), idle time included (default 30)\n"
+	"  --isolation MODE         full: namespaces, overlay root, cgroups per sandbox;\n"
+	"                           none: commands run on the host; auto (default): full\n"
+	"                           when the kernel allows it, else none\n"
+	"  --templates DIR          template root filesystems, DIR/<name>/rootfs\n"
+	"                           (default: ../templates beside the binary)\n"
 	"When ready, prints one JSON line on stdout: api_url, sandbox_url, state_dir, pid.\n";
 
 static enum options_result usage_error(const char *what, const char *detail)
@@ -199,6 +204,17 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 				return usage_error("--request-timeout must be 1..3600 seconds, got ", v);
 		} else if ((v = option_value(argc, argv, &i, "--state-dir"))) {
 			opt->state_dir = v;
+		} else if ((v = option_value(argc, argv, &i, "--templates"))) {
+			opt->templates_dir = v;
+		} else if ((v = option_value(argc, argv, &i, "--isolation"))) {
+			if (strcmp(v, "auto") == 0)
+				opt->isolation = ISOLATION_AUTO;
+			else if (strcmp(v, "full") == 0)
+				opt->isolation = ISOLATION_FULL;
+			else if (strcmp(v, "none") == 0)
+				opt->isolation = ISOLATION_NONE;
+			else
+				return usage_error("--isolation must be auto, full or none, got ", v);
 		} else if (strncmp(arg, "--", 2) == 0) {
 			/* Echo only the option's name: a value could be a secret. */
 			char name[40];

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sandbox_runtime.h"
+
 struct listen_addr {
 	char host[64];  /* literal address, brackets removed ("::1") */
 	uint16_t port;  /* 0 = ephemeral */
@@ -25,6 +27,8 @@ struct backend_options {
 	long max_sandboxes;
 	long max_connections;  /* 0: the default, bounded by the descriptor limit */
 	long request_timeout_s;
+	enum isolation isolation;  /* default ISOLATION_AUTO */
+	const char *templates_dir; /* NULL: <dir of the binary>/../templates */
 };
 
 enum options_result {
