@@ -2,6 +2,7 @@
  * routes. */
 #include "envd_routes.h"
 
+#include "filesystem_rpc.h"
 #include "http_reply.h"
 #include "process_rpc.h"
 #include "registry.h"
@@ -43,6 +44,11 @@ static const struct envd_route routes[] = {
 	{"/process.Process/SendSignal", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_send_signal},
 	{"/process.Process/CloseStdin", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_close_stdin},
 	{"/process.Process/Update", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_update},
+	{"/filesystem.Filesystem/Stat", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_stat},
+	{"/filesystem.Filesystem/ListDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_list_dir},
+	{"/filesystem.Filesystem/MakeDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_make_dir},
+	{"/filesystem.Filesystem/Move", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_move},
+	{"/filesystem.Filesystem/Remove", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_remove},
 };
 
 /* The proxy's answers for a sandbox it cannot reach (reference §2). */
