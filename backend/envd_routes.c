@@ -2,14 +2,18 @@
  * routes. */
 #include "envd_routes.h"
 
+#include "files_auth.h"
+#include "files_http.h"
 #include "filesystem_rpc.h"
 #include "http_reply.h"
+#include "http_server.h"
 #include "process_rpc.h"
 #include "registry.h"
 #include "text.h"
 
 #include <arpa/inet.h>
 #include <cJSON.h>
+#include <event2/buffer.h>
 #include <event2/http.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -37,6 +41,8 @@ static int envd_health(struct envd_ctx *ctx, struct evhttp_request *req, struct 
 
 static const struct envd_route routes[] = {
 	{"/health", EVHTTP_REQ_GET, ENVD_AUTH_NONE, envd_health},
+	{"/files", EVHTTP_REQ_GET, ENVD_AUTH_NONE, files_get},
+	{"/files", EVHTTP_REQ_POST, ENVD_AUTH_NONE, files_post},
 	{"/process.Process/Start", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_start},
 	{"/process.Process/Connect", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_connect},
 	{"/process.Process/List", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_list},
@@ -146,18 +152,38 @@ static int target(struct evhttp_request *req, char *id, size_t cap, long *port)
 	return 0;
 }
 
+/* A signed /files URL from the SDK when one sandbox_url serves every
+ * sandbox names no sandbox (no header, IP host): the signature does. */
+static bool signed_files_url(struct evhttp_request *req)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	char name[256];
+	host_name(evhttp_find_header(in, "Host"), name, sizeof name);
+	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+	return header_routed(name) && !evhttp_find_header(in, "E2b-Sandbox-Id") &&
+	       strcmp(request_path(req), "/files") == 0 && q && strstr(q, "signature=");
+}
+
 static int route(struct envd_ctx *ctx, struct evhttp_request *req)
 {
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_OPTIONS)
 		return reply_preflight(req);
 
 	char id[128];
-	long port;
-	int status = target(req, id, sizeof id, &port);
-	if (status)
-		return status;
-	/* Proxy first, envd second: an unreachable sandbox is a 502 on any path. */
-	struct sandbox *sb = registry_find(ctx->reg, id);
+	long port = ENVD_PORT;
+	struct sandbox *sb = NULL;
+	if (signed_files_url(req)) {
+		sb = files_auth_find_signer(ctx->reg, req);
+		if (!sb)
+			return reply_error(req, 401, "invalid signature");
+		snprintf(id, sizeof id, "%s", sb->id);
+	} else {
+		int status = target(req, id, sizeof id, &port);
+		if (status)
+			return status;
+		/* Proxy first, envd second: an unreachable sandbox is a 502 on any path. */
+		sb = registry_find(ctx->reg, id);
+	}
 	if (!sb || sb->state != SANDBOX_RUNNING)
 		return reply_sandbox_not_found(req, id);
 	if (port != ENVD_PORT)
@@ -165,6 +191,11 @@ static int route(struct envd_ctx *ctx, struct evhttp_request *req)
 
 	const char *path = request_path(req);
 	enum evhttp_cmd_type method = evhttp_request_get_command(req);
+	/* The listener takes upload-sized bodies; every other route keeps the
+	 * shared limit. */
+	if (strcmp(path, "/files") != 0 &&
+	    evbuffer_get_length(evhttp_request_get_input_buffer(req)) > HTTP_MAX_BODY_BYTES)
+		return reply_error(req, 413, "Request body too large");
 	const struct envd_route *found = NULL;
 	bool path_known = false;
 	for (size_t i = 0; i < sizeof routes / sizeof routes[0] && !found; i++) {

@@ -6,6 +6,7 @@
 #include "api_handlers.h"
 #include "api_routes.h"
 #include "envd_routes.h"
+#include "files_http.h"
 #include "http_server.h"
 #include "options.h"
 #include "process_manager.h"
@@ -73,9 +74,9 @@ int main(int argc, char **argv)
 	}
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_extend_only = opt.connect_extend_only};
-	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm};
+	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base};
 	struct evhttp *api = pm ? http_server_new(base, api_dispatch, &api_ctx) : NULL;
-	struct evhttp *envd = api ? http_server_new(base, envd_dispatch, &envd_ctx) : NULL;
+	struct evhttp *envd = api ? http_server_new_limit(base, envd_dispatch, &envd_ctx, FILES_MAX_UPLOAD_BYTES) : NULL;
 	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
 	struct event *sigterm = envd ? evsignal_new(base, SIGTERM, on_stop_signal, base) : NULL;
 	struct event *sigint = sigterm ? evsignal_new(base, SIGINT, on_stop_signal, base) : NULL;
