@@ -5,6 +5,7 @@
 #include "files_auth.h"
 #include "files_http.h"
 #include "filesystem_rpc.h"
+#include "fs_watch.h"
 #include "http_reply.h"
 #include "http_server.h"
 #include "process_rpc.h"
@@ -55,6 +56,10 @@ static const struct envd_route routes[] = {
 	{"/filesystem.Filesystem/MakeDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_make_dir},
 	{"/filesystem.Filesystem/Move", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_move},
 	{"/filesystem.Filesystem/Remove", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_remove},
+	{"/filesystem.Filesystem/WatchDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_watch_dir},
+	{"/filesystem.Filesystem/CreateWatcher", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_create},
+	{"/filesystem.Filesystem/GetWatcherEvents", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_get_events},
+	{"/filesystem.Filesystem/RemoveWatcher", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_remove},
 };
 
 /* The proxy's answers for a sandbox it cannot reach (reference §2). */
