@@ -8,6 +8,7 @@
 #include "fs_watch.h"
 #include "http_reply.h"
 #include "http_server.h"
+#include "port_proxy.h"
 #include "process_rpc.h"
 #include "registry.h"
 #include "text.h"
@@ -74,17 +75,6 @@ static int reply_sandbox_not_found(struct evhttp_request *req, const char *id)
 	return reply_json(req, 502, body);
 }
 
-static int reply_port_closed(struct evhttp_request *req, const char *id, unsigned long port)
-{
-	cJSON *body = cJSON_CreateObject();
-	if (body) {
-		cJSON_AddStringToObject(body, "sandboxId", id);
-		cJSON_AddStringToObject(body, "message", "The sandbox is running but port is not open");
-		cJSON_AddNumberToObject(body, "port", (double)port);
-		cJSON_AddNumberToObject(body, "code", 502);
-	}
-	return reply_json(req, 502, body);
-}
 
 /* A port number of at most 5 digits; -1 otherwise. */
 static long parse_port(const char *s, size_t n)
@@ -192,7 +182,7 @@ static int route(struct envd_ctx *ctx, struct evhttp_request *req)
 	if (!sb || sb->state != SANDBOX_RUNNING)
 		return reply_sandbox_not_found(req, id);
 	if (port != ENVD_PORT)
-		return reply_port_closed(req, id, (unsigned long)port);
+		return port_proxy_start(ctx, req, sb, port);
 
 	const char *path = request_path(req);
 	enum evhttp_cmd_type method = evhttp_request_get_command(req);
