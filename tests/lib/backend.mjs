@@ -94,6 +94,7 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], readyTime
     sandboxUrl: ready.sandbox_url,
     stateDir: ready.state_dir,
     pid: ready.pid,
+    ready, // the whole ready line (e.g. fields a newer backend adds)
     apiKey,
     stderr: () => stderr,
     exited,
