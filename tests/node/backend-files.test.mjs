@@ -37,8 +37,8 @@ function sign(p, op, user, token, exp) {
 }
 
 const backend = await startBackend();
-const skip = backend.ready.isolation === 'full' ? false
-  : `needs full sandbox isolation; the backend runs with isolation "${backend.ready.isolation}"`;
+const skip = backend.isolation === 'full' ? false
+  : `needs full sandbox isolation; the backend runs with isolation "${backend.isolation}"`;
 if (skip) await backend.stop();
 
 describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
@@ -283,13 +283,14 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
   });
 
   describe('confinement to the sandbox root', () => {
-    let canary;
+    let canary;       // the path as the backend sees it: beside the sandbox's root
+    const hostView = (p) => `/proc/${backend.pid}/root${p}`; // the backend's mount namespace
     before(async () => {
-      canary = path.join(sandboxDir(), 'canary.txt'); // beside the root, never inside it
-      writeFileSync(canary, 'HOST CANARY');
+      canary = path.join(sandboxDir(), 'canary.txt');
+      writeFileSync(hostView(canary), 'HOST CANARY');
       await sh(`mkdir -p /home/user/esc && cd /home/user/esc && ln -s / toroot && ln -s ../../.. up && ln -s ${canary} hostlink && ln -s ${path.dirname(canary)} hostdir`);
     });
-    after(() => rmSync(canary, { force: true }));
+    after(() => rmSync(hostView(canary), { force: true }));
 
     test('symlinks to /, ../../.. and host paths resolve inside the sandbox', T, async () => {
       const name = path.basename(canary);
@@ -318,15 +319,15 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
       res = await post({ path: `/home/user/esc/toroot${target}` }, 'confined', 'application/octet-stream');
       assert.equal(res.status, 200);
       assert.equal(await (await get({ path: target })).text(), 'confined');
-      assert.ok(!existsSync(target), 'no host file was created');
+      assert.ok(!existsSync(hostView(target)), 'no host file was created');
       assert.equal((await rpc('MakeDir', { path: 'esc/up/../../made-by-mkdir' })).status, 200);
-      assert.ok(!existsSync(path.join(path.dirname(canary), 'made-by-mkdir')));
+      assert.ok(!existsSync(hostView(path.join(path.dirname(canary), 'made-by-mkdir'))));
       const moved = path.join(path.dirname(canary), 'moved.txt');
       assert.equal((await rpc('Move', { source: 'meta.txt', destination: `esc/toroot${moved}` })).status, 200);
-      assert.ok(!existsSync(moved));
+      assert.ok(!existsSync(hostView(moved)));
       assert.equal((await rpc('Stat', { path: moved })).status, 200);
       assert.equal((await rpc('Remove', { path: 'esc/hostlink' })).status, 200);
-      assert.ok(existsSync(canary), 'removing a link never removes its host target');
+      assert.ok(existsSync(hostView(canary)), 'removing a link never removes its host target');
     });
   });
 

@@ -19,8 +19,8 @@ const { Sandbox, FileNotFoundError, InvalidArgumentError } = await import('e2b')
 const T = { timeout: 60_000 };
 
 const backend = await startBackend();
-const skip = backend.ready.isolation === 'full' ? false
-  : `needs full sandbox isolation; the backend runs with isolation "${backend.ready.isolation}"`;
+const skip = backend.isolation === 'full' ? false
+  : `needs full sandbox isolation; the backend runs with isolation "${backend.isolation}"`;
 if (skip) await backend.stop();
 
 describe('official e2b SDK files, signed URLs and ports', { skip }, () => {
