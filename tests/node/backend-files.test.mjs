@@ -205,11 +205,12 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
       assert.equal((await res.json()).code, 400);
     });
 
-    test('400s: octet-stream without path, other content types, a directory target, bad metadata', T, async () => {
+    test('400s: octet-stream without path, other content types, a directory or device target, bad metadata', T, async () => {
       const cases = [
         [{}, 'x', 'application/octet-stream', {}],
         [{ path: '/tmp/t.txt' }, 'x', 'text/plain', {}],
         [{ path: '/tmp' }, 'x', 'application/octet-stream', {}],
+        [{ path: '/dev/null' }, 'x', 'application/octet-stream', {}],
         [{ path: '/tmp/m.txt' }, 'x', 'application/octet-stream', { 'X-Metadata-Bad': 'caf\u00e9' }],
       ];
       for (const [params, body, type, extra] of cases) {
