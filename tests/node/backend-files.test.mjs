@@ -397,6 +397,17 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
       assert.equal(r.status, 401);
     });
 
+    test('Remove of a tree larger than one removal slice (2000 entries) removes all of it', T, async () => {
+      await sh('mkdir -p /home/user/bigtree && cd /home/user/bigtree && for d in $(seq 1 30); do mkdir -p d$d/inner; for f in $(seq 1 100); do : > d$d/inner/f$f; done; done && ln -s / d1/toroot');
+      const listed = (await rpc('ListDir', { path: 'bigtree', depth: 3 })).json.entries.length;
+      assert.equal(listed, 30 * 102 + 1);
+      const [a, b] = await Promise.all([rpc('Remove', { path: 'bigtree' }), rpc('Stat', { path: '/home/user' })]);
+      assert.deepEqual(a.json, {});
+      assert.equal(b.status, 200);
+      assert.equal((await rpc('Stat', { path: 'bigtree' })).status, 404);
+      assert.equal((await rpc('Stat', { path: '/home/user/esc' })).status, 200, 'the link to / was removed, not followed');
+    });
+
     test('an unknown filesystem RPC is a 404, as envd answers it', T, async () => {
       assert.equal((await rpc('StreamNothing', {})).status, 404);
     });
