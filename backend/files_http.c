@@ -620,10 +620,14 @@ static int multipart(const struct files_req *f, const uint8_t *body, size_t n,
 	if (dn < 0 || (size_t)dn >= sizeof delim || !boundary[0])
 		return upload_fail(e, 400, "invalid multipart boundary");
 	/* The first delimiter may start the body without a CRLF before it. */
-	const uint8_t *p = (n >= (size_t)dn - 2 && memcmp(body, delim + 2, (size_t)dn - 2) == 0)
-		? body + dn - 2 : memmem(body, n, delim, (size_t)dn);
-	if (p && p != body + dn - 2)
-		p += dn;
+	const uint8_t *p;
+	if (n >= (size_t)dn - 2 && memcmp(body, delim + 2, (size_t)dn - 2) == 0) {
+		p = body + dn - 2;
+	} else {
+		p = memmem(body, n, delim, (size_t)dn);
+		if (p)
+			p += dn;
+	}
 	const uint8_t *end = body + n;
 	for (;;) {
 		if (!p || end - p < 2)
