@@ -442,6 +442,19 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
       assert.equal(r.end.error.code, 'invalid_argument');
     });
 
+    test('killing a sandbox ends its watch streams and leaves nothing behind', T, async () => {
+      const other = (await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base' })).json;
+      const client = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: other.sandboxID, token: other.envdAccessToken });
+      assert.equal((await client.call('filesystem.Filesystem/CreateWatcher', { path: '/home/user' })).status, 200);
+      const s = await client.open('filesystem.Filesystem/WatchDir', { path: '/' });
+      assert.deepEqual((await s.next()).message, { start: {} });
+      assert.equal((await api(backend, 'DELETE', `/sandboxes/${other.sandboxID}`)).status, 204);
+      const last = await s.next();
+      assert.equal(last?.end, true, 'the stream ends');
+      const dir = `/proc/${backend.pid}/root${backend.stateDir}/sandboxes/${other.sandboxID}`;
+      await until(() => !existsSync(dir), 'the sandbox directory to go');
+    });
+
     test('CreateWatcher, GetWatcherEvents (drains), RemoveWatcher', T, async () => {
       await rpc('MakeDir', { path: 'polled' });
       const { json: { watcherId } } = await rpc('CreateWatcher', { path: 'polled' });
