@@ -13,7 +13,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { gzipSync, gunzipSync } from 'node:zlib';
-import { existsSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { startBackend } from '../lib/backend.mjs';
 import { until } from '../lib/wait.mjs';
 import { envdClient } from '../lib/connect.mjs';
@@ -131,6 +131,27 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
       }
     });
 
+    test('a 256 MiB file streams through a bounded backend (RSS grows by less than 64 MiB)', T, async () => {
+      await sh('truncate -s 256M /home/user/r/huge.bin');
+      const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${backend.pid}/status`, 'utf8'))[1]) * 1024;
+      const before = rss();
+      const res = await get({ path: 'r/huge.bin' }, { 'Accept-Encoding': 'identity' });
+      assert.equal(res.status, 200);
+      let total = 0;
+      let peak = 0;
+      let next = 0;
+      for await (const chunk of res.body) {
+        total += chunk.length;
+        if (total >= next) {
+          peak = Math.max(peak, rss());
+          next += 16 * 1024 * 1024;
+        }
+      }
+      assert.equal(total, 256 * 1024 * 1024);
+      assert.ok(peak - before < 64 * 1024 * 1024, `backend grew by ${(peak - before) >> 20} MiB`);
+      await rpc('Remove', { path: 'r/huge.bin' });
+    });
+
     test('status codes: 404 missing, 400 directory, 401 token/signature/user, 406 encoding', T, async () => {
       const cases = [
         [{ path: '/home/user/r/nope' }, {}, 404, "path '/home/user/r/nope' does not exist"],
@@ -203,6 +224,14 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
       res = await post({ path: 'gz/c.txt' }, 'not gzip', 'application/octet-stream', { 'Content-Encoding': 'gzip' });
       assert.equal(res.status, 400);
       assert.equal((await res.json()).code, 400);
+      const whole = gzipSync(randomBytes(64 * 1024));
+      res = await post({ path: 'gz/cut.txt' }, whole.subarray(0, whole.length - 100), 'application/octet-stream', { 'Content-Encoding': 'gzip' });
+      assert.equal(res.status, 400, 'a truncated gzip stream is refused');
+      assert.match((await res.json()).message, /gzip/);
+      const big = randomBytes(6 * 1024 * 1024);
+      res = await post({ path: 'gz/big.bin' }, gzipSync(big), 'application/octet-stream', { 'Content-Encoding': 'gzip' });
+      assert.equal(res.status, 200);
+      assert.ok(Buffer.from(await (await get({ path: 'gz/big.bin' })).arrayBuffer()).equals(big));
     });
 
     test('400s: octet-stream without path, other content types, a directory or device target, bad metadata', T, async () => {
