@@ -14,6 +14,7 @@ import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { gzipSync, gunzipSync } from 'node:zlib';
 import { existsSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { startBackend } from '../lib/backend.mjs';
 import { until } from '../lib/wait.mjs';
 import { envdClient } from '../lib/connect.mjs';
@@ -248,6 +249,23 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
         assert.equal((await res.json()).code, 400);
       }
       assert.equal((await post({ path: '/tmp/t.txt' }, 'x', 'application/octet-stream', { 'X-Access-Token': 'bad' })).status, 401);
+    });
+
+    // 507 needs a full filesystem: a 64 KiB tmpfs mounted (as root, in the
+    // backend's mount namespace, where sandbox roots are mounted) inside the root.
+    const canMount = process.getuid?.() === 0 && existsSync('/usr/bin/nsenter');
+    test('507 when the disk is full', { ...T, skip: !canMount && 'needs root and nsenter' }, async () => {
+      await rpc('MakeDir', { path: '/home/user/small' });
+      const mnt = `${backend.stateDir}/sandboxes/${sb.sandboxID}/rootfs/home/user/small`;
+      const ns = (...args) => execFileSync('nsenter', ['-t', String(backend.pid), '-m', ...args]);
+      ns('mount', '-t', 'tmpfs', '-o', 'size=64k,mode=1777', 'tmpfs', mnt);
+      try {
+        const res = await post({ path: '/home/user/small/big.bin' }, randomBytes(256 * 1024), 'application/octet-stream');
+        assert.equal(res.status, 507);
+        assert.deepEqual(await res.json(), { code: 507, message: 'not enough disk space available' });
+      } finally {
+        ns('umount', mnt);
+      }
     });
 
     test('X-Metadata-* headers become EntryInfo metadata (user.e2b.* xattrs)', T, async () => {
