@@ -18,6 +18,10 @@ struct http_conns;
  * deadline, http_conns.h); dispatch must call http_conns_request_begins. */
 struct evhttp *http_server_new(struct event_base *base, struct http_conns *conns,
 	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg);
+/* The same with another body limit (the envd listener takes uploads and
+ * enforces HTTP_MAX_BODY_BYTES itself on every other route). */
+struct evhttp *http_server_new_limit(struct event_base *base, struct http_conns *conns,
+	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg, long long max_body);
 
 /* Binds host:port (port 0 = ephemeral) and reports the real port; accept
  * errors on it back off through conns. 0 on success, -1 with a message on

@@ -6,7 +6,10 @@
 #include "api_handlers.h"
 #include "api_routes.h"
 #include "envd_routes.h"
+#include "files_http.h"
+#include "fs_watch.h"
 #include "http_conns.h"
+#include "port_proxy.h"
 #include "http_server.h"
 #include "options.h"
 #include "process_manager.h"
@@ -105,11 +108,14 @@ int main(int argc, char **argv)
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_may_shorten = opt.connect_may_shorten,
 		.max_sandboxes = (size_t)opt.max_sandboxes};
-	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm};
-	struct http_conns *conns = pm ? http_conns_new(base, (size_t)opt.max_connections,
+	struct fs_watchers *watchers = pm ? fs_watchers_new(base, reg) : NULL;
+	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base,
+		.watchers = watchers};
+	struct http_conns *conns = watchers ? http_conns_new(base, (size_t)opt.max_connections,
 		opt.request_timeout_s) : NULL;
 	struct evhttp *api = conns ? http_server_new(base, conns, api_dispatch, &api_ctx) : NULL;
-	struct evhttp *envd = api ? http_server_new(base, conns, envd_dispatch, &envd_ctx) : NULL;
+	struct evhttp *envd = api ? http_server_new_limit(base, conns, envd_dispatch, &envd_ctx,
+		FILES_MAX_UPLOAD_BYTES) : NULL;
 	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
 	struct event *sigterm = envd ? evsignal_new(base, SIGTERM, on_stop_signal, base) : NULL;
 	struct event *sigint = sigterm ? evsignal_new(base, SIGINT, on_stop_signal, base) : NULL;
@@ -136,8 +142,10 @@ int main(int argc, char **argv)
 out:
 	if (api)
 		evhttp_free(api);
+	port_proxy_shutdown();    /* before the listener frees the connections it took over */
 	if (envd)
 		evhttp_free(envd); /* open process streams are detached here */
+	fs_watchers_free(watchers);
 	http_conns_free(conns);   /* after every connection is gone */
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
 	proc_manager_free(pm);    /* kills what is left, reaps every child */
