@@ -73,7 +73,7 @@ $(BUILD)/bin/e2b-local-backend: $(BACKEND_SRC) $(BACKEND_HDR) $(CJSON_C)
 	@mkdir -p $(BUILD)/bin $(BUILD)/backend
 	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON.o
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o -levent -lutil -o $@
+	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o -levent -lutil -lz -o $@
 
 # --- libFuzzer targets (clang) ------------------------------------------
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))

@@ -6,6 +6,8 @@
 #include "api_handlers.h"
 #include "api_routes.h"
 #include "envd_routes.h"
+#include "files_http.h"
+#include "fs_watch.h"
 #include "http_server.h"
 #include "options.h"
 #include "process_manager.h"
@@ -73,9 +75,11 @@ int main(int argc, char **argv)
 	}
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_extend_only = opt.connect_extend_only};
-	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm};
-	struct evhttp *api = pm ? http_server_new(base, api_dispatch, &api_ctx) : NULL;
-	struct evhttp *envd = api ? http_server_new(base, envd_dispatch, &envd_ctx) : NULL;
+	struct fs_watchers *watchers = pm ? fs_watchers_new(base, reg) : NULL;
+	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base,
+		.watchers = watchers};
+	struct evhttp *api = watchers ? http_server_new(base, api_dispatch, &api_ctx) : NULL;
+	struct evhttp *envd = api ? http_server_new_limit(base, envd_dispatch, &envd_ctx, FILES_MAX_UPLOAD_BYTES) : NULL;
 	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
 	struct event *sigterm = envd ? evsignal_new(base, SIGTERM, on_stop_signal, base) : NULL;
 	struct event *sigint = sigterm ? evsignal_new(base, SIGINT, on_stop_signal, base) : NULL;
@@ -104,6 +108,7 @@ out:
 		evhttp_free(api);
 	if (envd)
 		evhttp_free(envd); /* open process streams are detached here */
+	fs_watchers_free(watchers);
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
 	proc_manager_free(pm);    /* kills what is left, reaps every child */
 	if (sigterm)
