@@ -566,9 +566,10 @@ static void test_watch(void) {
   cJSON_Delete(m);
   uint32_t op = req->op;
   e2bw_buf b = {0};
-  const char *ev[] = {"{\"event\":{\"start\":{}}}", "{\"event\":{\"keepalive\":{}}}",
-                      "{\"event\":{\"filesystem\":{\"name\":\"sub/new.txt\",\"type\":\"EVENT_TYPE_CREATE\"}}}",
-                      "{\"event\":{\"filesystem\":{\"name\":\"x\",\"type\":\"EVENT_TYPE_UNSPECIFIED\"}}}"};
+  /* WatchDirResponse's oneof is at top level (no "event" wrapper, unlike process events) */
+  const char *ev[] = {"{\"start\":{}}", "{\"keepalive\":{}}",
+                      "{\"filesystem\":{\"name\":\"sub/new.txt\",\"type\":\"EVENT_TYPE_CREATE\"}}",
+                      "{\"filesystem\":{\"name\":\"x\",\"type\":\"EVENT_TYPE_UNSPECIFIED\"}}"};
   for (int i = 0; i < 4; i++) e2bw_env_encode(&b, 0, ev[i], strlen(ev[i]));
   e2bw_core_http_head(h->core, op, 200, "", 0, h->now);
   for (size_t i = 0; i < b.len; i++) e2bw_core_http_body(h->core, op, (const uint8_t *)b.data + i, 1, h->now); /* byte by byte */
