@@ -179,6 +179,8 @@ static void test_bad_input(void) {
   expect_invalid(h, "files.url", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\",\"operation\":\"delete\"}", "operation");
   expect_invalid(h, "ports.url", "{\"sandbox_id\":\"sbx1\",\"port\":70000}", "port");
   expect_invalid(h, "files.search", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\",\"pattern\":\"*\",\"depth\":65}", "depth");
+  /* an escaped backslash, then a NUL escape: three backslashes */
+  expect_invalid(h, "files.stat", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\\\\\\u0000\"}", NULL);
   /* an escaped backslash before u0000 is text, not NUL */
   call(h, 8, "files.stat", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\\\\u0000\"}");
   h_http *req = h_http_next(h);
