@@ -620,6 +620,26 @@ static void test_watch(void) {
   CHECK_STR(str(field(n, "params"), "reason"), "failure");
   CHECK_STR(str(field(field(field(n, "params"), "failure"), "data"), "kind"), "unreachable");
   CHECK(h_send(h) == NULL);
+  CHECK(h_cancel_next(h) == req->op); /* the silent request is abandoned */
+
+  /* keepalives but never a start: the call times out (request_timeout 10 s) */
+  call(h, 6, "files.watch", "{\"sandbox_id\":\"sbx1\",\"path\":\"/slow\"}");
+  req = h_http_next(h);
+  e2bw_core_http_head(h->core, req->op, 200, "", 0, h->now);
+  e2bw_buf ka = {0};
+  e2bw_env_encode(&ka, 0, ev[1], strlen(ev[1]));
+  for (int i = 0; i < 3; i++) {
+    h->now += 4000;
+    e2bw_core_http_body(h->core, req->op, (const uint8_t *)ka.data, ka.len, h->now);
+    e2bw_core_tick(h->core, h->now);
+    h_drain(h);
+  }
+  e2bw_buf_free(&ka);
+  r = h_send(h);
+  CHECK_NUM(h_id(r), 6);
+  CHECK_NUM(h_error_code(r), -32013);
+  CHECK(h_cancel_next(h) == req->op);
+  CHECK(h_http_next(h) == NULL); /* nothing killed: a watch has no process */
 
   /* a missing directory fails the call itself */
   call(h, 5, "files.watch", "{\"sandbox_id\":\"sbx1\",\"path\":\"/nope\"}");
