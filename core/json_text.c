@@ -159,3 +159,17 @@ int e2bw_json_text(e2bw_buf *out, e2bw_utf8_carry *carry, const uint8_t *p, size
 int e2bw_json_quoted(e2bw_buf *out, const char *s, size_t n) {
   return e2bw_buf_append_char(out, '"') || escape_span(out, (const uint8_t *)s, n) || e2bw_buf_append_char(out, '"');
 }
+
+int e2bw_json_has_nul(const char *text, size_t len) {
+  /* Backslashes only occur inside strings in valid JSON (anything else
+   * fails to parse anyway), and the last of a run of them starts an escape
+   * exactly when the run is odd. memchr keeps this fast on 16 MiB content. */
+  const char *p = text, *end = text + len;
+  while ((p = memchr(p, '\\', (size_t)(end - p))) != NULL) {
+    const char *q = p;
+    while (q < end && *q == '\\') q++;
+    if (((q - p) & 1) && end - q >= 5 && memcmp(q, "u0000", 5) == 0) return 1;
+    p = q;
+  }
+  return 0;
+}
