@@ -83,6 +83,34 @@ test('the cases catch a plugin that answers wrongly, and unknown flags are refus
   assert.match(bad.stderr, /--transport must be inprocess, stdio or browser/)
 })
 
+test('against a given backend: Ctrl-C kills the sandboxes the run created, the key never printed', async () => {
+  const backend = await startBackend()
+  try {
+    const child = spawn(process.execPath, [path.join(repo, 'tests', 'contract', 'suite.mjs'), '--transport', 'stdio',
+      '--api-url', backend.apiUrl, '--sandbox-url', backend.sandboxUrl, '--api-key-env', 'SUITE_TEST_KEY',
+      '--case', 'exec: exit code is data', '--case', 'exec: timeout'], {
+      stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, SUITE_TEST_KEY: backend.apiKey },
+    })
+    let out = ''
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
+    // Interrupted while 'exec: timeout' runs: the exec cases' sandbox is alive then.
+    await new Promise((resolve) => {
+      child.stdout.on('data', (d) => { out += d; if (/exec: exit code is data\s+pass/.test(out)) resolve() })
+      child.stderr.on('data', (d) => { out += d })
+      exited.then(resolve)
+    })
+    const listRunning = async () => (await (await fetch(`${backend.apiUrl}/sandboxes`, { headers: { 'X-API-Key': backend.apiKey } })).json())
+    assert.equal((await listRunning()).length, 1, `one sandbox alive mid-run\n${out}`)
+    child.kill('SIGINT')
+    assert.deepEqual(await exited, { code: 130, signal: null }, out)
+    assert.match(out, /interrupted: killing 1 sandbox/)
+    assert.deepEqual(await listRunning(), [], 'nothing the run created is left running')
+    assert.ok(!out.includes(backend.apiKey), 'the key is never printed')
+  } finally {
+    await backend.stop()
+  }
+})
+
 test('CASES: 18 named cases, each with its features', () => {
   assert.equal(CASES.length, 18)
   assert.equal(new Set(CASES.map((c) => c.name)).size, 18)
