@@ -7,23 +7,38 @@ export const NET = Object.freeze({ REFUSED: 1, DNS: 2, RESET: 3, TLS: 4, OTHER: 
 
 const DEFAULT_MODULE = new URL('../wasm/core.wasm', import.meta.url)
 const compiled = new Map() // href → Promise<WebAssembly.Module>
+let provided = null // Promise<WebAssembly.Module> set by useCoreModule
 
 async function readBytes(url) {
   if (url.protocol === 'file:') {
-    const { readFile } = await import('node:fs/promises')
-    return readFile(url)
+    // Only here does Node's file system come in; hosts without one inject the
+    // module with useCoreModule() or pass it to createDispatcher({ module }).
+    const { readCoreFile } = await import('./core-file-node.mjs')
+    return readCoreFile(url)
   }
   const res = await fetch(url)
   if (!res.ok) throw new Error(`cannot load ${url.href}: HTTP ${res.status}`)
   return new Uint8Array(await res.arrayBuffer())
 }
 
+/** Makes source (bytes or a compiled WebAssembly.Module) the module every
+ *  later core uses when none is named: for hosts that hold the bytes
+ *  themselves (no file system, no fetch of the plugin's own files). */
+export function useCoreModule(source) {
+  provided = compileCore(source)
+  return provided
+}
+
 /** Compiles (once per URL) and returns the core's WebAssembly.Module.
- *  source: a URL/string (default: wasm/core.wasm next to this folder),
- *  bytes, or an already compiled module. */
-export function compileCore(source = DEFAULT_MODULE) {
+ *  source: a URL/string (default: the module given to useCoreModule, else
+ *  wasm/core.wasm next to this folder), bytes, or an already compiled module. */
+export function compileCore(source) {
+  if (source === undefined) {
+    if (provided) return provided
+    source = DEFAULT_MODULE
+  }
   if (source instanceof WebAssembly.Module) return Promise.resolve(source)
-  if (source instanceof Uint8Array || source instanceof ArrayBuffer) return WebAssembly.compile(source)
+  if (ArrayBuffer.isView(source) || source instanceof ArrayBuffer) return WebAssembly.compile(source)
   const url = source instanceof URL ? source : new URL(String(source), import.meta.url)
   if (!compiled.has(url.href)) compiled.set(url.href, readBytes(url).then((b) => WebAssembly.compile(b)))
   return compiled.get(url.href)
