@@ -11,14 +11,35 @@ let provided = null // Promise<WebAssembly.Module> set by useCoreModule
 
 async function readBytes(url) {
   if (url.protocol === 'file:') {
-    // Only here does Node's file system come in; hosts without one inject the
-    // module with useCoreModule() or pass it to createDispatcher({ module }).
-    const { readCoreFile } = await import('./core-file-node.mjs')
-    return readCoreFile(url)
+    // The one Node-only line of the load path, taken only for a file: URL
+    // (browsers fetch; hosts without a file system use useCoreModule).
+    const { readFile } = await import('node:fs/promises')
+    return readFile(url)
   }
   const res = await fetch(url)
   if (!res.ok) throw new Error(`cannot load ${url.href}: HTTP ${res.status}`)
   return new Uint8Array(await res.arrayBuffer())
+}
+
+// Synchronous compile and instantiation where the engine allows them: no
+// trips through the event loop, which a busy host may delay. Browsers refuse
+// both on their main thread for modules over 4 KiB (RangeError): then async.
+function compileBytes(bytes) {
+  try {
+    return Promise.resolve(new WebAssembly.Module(bytes))
+  } catch (err) {
+    if (err instanceof RangeError) return WebAssembly.compile(bytes)
+    return Promise.reject(err)
+  }
+}
+
+function instantiate(module) {
+  try {
+    return Promise.resolve(new WebAssembly.Instance(module, {}))
+  } catch (err) {
+    if (err instanceof RangeError) return WebAssembly.instantiate(module, {})
+    return Promise.reject(err)
+  }
 }
 
 /** Makes source (bytes or a compiled WebAssembly.Module) the module every
@@ -38,9 +59,13 @@ export function compileCore(source) {
     source = DEFAULT_MODULE
   }
   if (source instanceof WebAssembly.Module) return Promise.resolve(source)
-  if (ArrayBuffer.isView(source) || source instanceof ArrayBuffer) return WebAssembly.compile(source)
+  if (ArrayBuffer.isView(source) || source instanceof ArrayBuffer) return compileBytes(source)
   const url = source instanceof URL ? source : new URL(String(source), import.meta.url)
-  if (!compiled.has(url.href)) compiled.set(url.href, readBytes(url).then((b) => WebAssembly.compile(b)))
+  if (!compiled.has(url.href)) {
+    const pending = readBytes(url).then(compileBytes)
+    pending.catch(() => compiled.delete(url.href)) // a failed load is tried again next time
+    compiled.set(url.href, pending)
+  }
   return compiled.get(url.href)
 }
 
@@ -51,7 +76,7 @@ const decoder = new TextDecoder()
 export class Core {
   static async create(source) {
     const module = await compileCore(source)
-    const instance = await WebAssembly.instantiate(module, {})
+    const instance = await instantiate(module)
     return new Core(instance.exports)
   }
 
