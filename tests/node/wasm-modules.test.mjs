@@ -249,3 +249,43 @@ test('SIMD and scalar builds decode and escape output identically', async () => 
     }
   }
 })
+
+// core.wasm scans numbers with wasm/numbers_small.c, the wasi build with
+// libc's strtod/sscanf: the same numbers must come out the same, in ids
+// echoed back, in parameters turned into requests, and in printed results.
+test('numbers: the small strtod of core.wasm agrees with libc (the wasi build)', async () => {
+  const ids = [0, 1, -7, 42.5, 1e3, 1.5e-7, 123456789012, 9007199254740993, 12345678901234567890, 1e300, 0.1, 600.2, 2.5e-320]
+  const rawIds = ['1e400', '-1e-400', '0.30000000000000004', '123456789012345678901234567890', '1.7976931348623157e308', '4.9e-324', '1E+2', '-0.0e-0']
+  const timeouts = ['0.25', '1', '7.5e1', ' 3', '1e2', 'inf', 'nan', '', '2.', '.5', '1e', '-1', '36000000', 7.25, 0.001, '0x10']
+  const run = async (name) => {
+    const out = []
+    const open = async () => Core.create(pathToFileURL(MODULES[name]))
+    const send = (core, text) => { core.submit(text, T0); for (const a of core.drain()) out.push([a.kind, a.text, a.body ? Buffer.from(a.body).toString() : null]) }
+    const core = await open()
+    send(core, JSON.stringify(INIT))
+    for (const id of [...ids.map((x) => JSON.stringify(x)), ...rawIds]) send(core, `{"jsonrpc":"2.0","id":${id},"method":"no.such"}`)
+    for (const t of [1, 59.9, 600.2, 3600, 1e-3, 86400.5]) send(core, JSON.stringify({ jsonrpc: '2.0', id: 'c', method: 'sandbox.create', params: { timeout: t } }))
+    core.free()
+    for (const t of timeouts) { // option values: strings are scanned by strtod
+      const c = await open()
+      send(c, JSON.stringify({ jsonrpc: '2.0', id: 't', method: 'initialize', params: { config: { api_key: 'k', request_timeout: t } } }))
+      c.free()
+    }
+    return out
+  }
+  const emscripten = await run('emscripten')
+  const wasi = await run('wasi')
+  // The one intended difference: hexadecimal is not a JSON number, and "0x10"
+  // seconds is refused by core.wasm where libc's strtod reads 16.
+  assert.deepEqual(emscripten.slice(0, -1), wasi.slice(0, -1))
+  assert.equal(JSON.parse(emscripten.at(-1)[1]).error.data.field, 'config.request_timeout')
+  assert.equal(JSON.parse(wasi.at(-1)[1]).result.limits.request_timeout, 16)
+  const answers = emscripten.filter(([kind, text]) => kind === ACTION.SEND && JSON.parse(text).error?.code === -32601).map(([, text]) => JSON.parse(text).id)
+  assert.equal(answers.length, ids.length + rawIds.length - 1, 'all but 1e400, an infinite id, refused with -32600')
+  for (const [i, id] of ids.entries()) assert.equal(answers[i], id, `id ${id}`)
+  const bodies = emscripten.filter(([kind, text]) => kind === ACTION.HTTP && text.includes('/sandboxes')).map(([, , body]) => JSON.parse(body).timeout)
+  assert.deepEqual(bodies, [1, 60, 601, 3600, 1, 86401])
+  const configs = emscripten.slice(-timeouts.length).map(([, text]) => JSON.parse(text))
+  assert.equal(configs[0].result.limits.request_timeout, 0.25)
+  assert.equal(configs[2].result.limits.request_timeout, 75)
+})
