@@ -471,52 +471,92 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* Inflates a gzip stream into fd, or into buf when fd < 0. */
-static int gunzip(const uint8_t *data, size_t n, int fd, struct evbuffer *buf,
-	const char *path, struct upload_error *e)
+/* Inflates the gzip stream in src (read in place, piece by piece) into fd,
+ * or into out when fd < 0. */
+static int gunzip(struct evbuffer *src, int fd, struct evbuffer *out, const char *path,
+	struct upload_error *e)
 {
 	z_stream z;
 	memset(&z, 0, sizeof z);
 	if (inflateInit2(&z, 15 + 16) != Z_OK)
 		return upload_fail(e, 500, "out of memory");
-	z.next_in = (Bytef *)(uintptr_t)data;
-	z.avail_in = (uInt)(n > UINT32_MAX ? UINT32_MAX : n);
 	int rc = Z_OK;
 	uint8_t tmp[65536];
-	while (rc != Z_STREAM_END) {
+	struct evbuffer_ptr pos;
+	evbuffer_ptr_set(src, &pos, 0, EVBUFFER_PTR_SET);
+	struct evbuffer_iovec seg;
+	while (rc != Z_STREAM_END && evbuffer_peek(src, -1, &pos, &seg, 1) > 0) {
+		z.next_in = seg.iov_base;
+		z.avail_in = (uInt)seg.iov_len;
+		while (rc != Z_STREAM_END && z.avail_in > 0) {
+			z.next_out = tmp;
+			z.avail_out = sizeof tmp;
+			uInt before = z.avail_in;
+			rc = inflate(&z, Z_NO_FLUSH);
+			bool stuck = rc == Z_BUF_ERROR && z.avail_in == before && z.avail_out == sizeof tmp;
+			if ((rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) || stuck) {
+				inflateEnd(&z);
+				return upload_fail(e, 400, "invalid gzip data");
+			}
+			size_t got = sizeof tmp - z.avail_out;
+			if (fd >= 0 ? write_all(fd, tmp, got) != 0 : evbuffer_add(out, tmp, got) != 0) {
+				int en = errno;
+				inflateEnd(&z);
+				return io_fail(e, en, "writing file", path);
+			}
+		}
+		if (evbuffer_ptr_set(src, &pos, seg.iov_len, EVBUFFER_PTR_ADD) != 0)
+			break;
+	}
+	/* Output still held inside zlib once the input is used up. */
+	while (rc == Z_OK) {
 		z.next_out = tmp;
 		z.avail_out = sizeof tmp;
 		rc = inflate(&z, Z_NO_FLUSH);
-		if (rc != Z_OK && rc != Z_STREAM_END) {
-			inflateEnd(&z);
-			return upload_fail(e, 400, "invalid gzip data");
-		}
 		size_t got = sizeof tmp - z.avail_out;
-		if (fd >= 0 ? write_all(fd, tmp, got) != 0 : evbuffer_add(buf, tmp, got) != 0) {
+		if (got && (fd >= 0 ? write_all(fd, tmp, got) != 0 : evbuffer_add(out, tmp, got) != 0)) {
 			int en = errno;
 			inflateEnd(&z);
 			return io_fail(e, en, "writing file", path);
 		}
-		if (rc == Z_OK && got == 0 && z.avail_in == 0) {
-			inflateEnd(&z);
-			return upload_fail(e, 400, "invalid gzip data: unexpected EOF");
-		}
+		if (got == 0)
+			break;
 	}
 	inflateEnd(&z);
+	if (rc != Z_STREAM_END)
+		return upload_fail(e, 400, "invalid gzip data: unexpected EOF");
+	return 0;
+}
+
+/* Writes every piece of src to fd, without copying it into one block. */
+static int write_buffer(int fd, struct evbuffer *src)
+{
+	struct evbuffer_ptr pos;
+	evbuffer_ptr_set(src, &pos, 0, EVBUFFER_PTR_SET);
+	struct evbuffer_iovec seg;
+	while (evbuffer_peek(src, -1, &pos, &seg, 1) > 0) {
+		if (write_all(fd, seg.iov_base, seg.iov_len) != 0)
+			return -1;
+		if (evbuffer_ptr_set(src, &pos, seg.iov_len, EVBUFFER_PTR_ADD) != 0)
+			break;
+	}
 	return 0;
 }
 
 /* Writes one file (truncating it) as the user; its entry goes to result. */
-static int write_target(const struct files_req *f, const char *path, const uint8_t *data,
-	size_t n, bool gzip, struct evkeyvalq *headers, cJSON *result, struct upload_error *e)
+static int write_target(const struct files_req *f, const char *path, struct evbuffer *src,
+	bool gzip, struct evkeyvalq *headers, cJSON *result, struct upload_error *e)
 {
 	int probe = fs_open(f->root_fd, path, O_PATH, 0, false);
 	struct stat sst;
 	if (probe >= 0) {
-		bool dir = fstat(probe, &sst) == 0 && S_ISDIR(sst.st_mode);
+		int rc = fstat(probe, &sst);
 		close(probe);
-		if (dir)
+		if (rc == 0 && S_ISDIR(sst.st_mode))
 			return upload_fail(e, 400, "path '%s' is a directory", path);
+		/* Devices and FIFOs inside a sandbox are not written by the backend. */
+		if (rc == 0 && !S_ISREG(sst.st_mode))
+			return upload_fail(e, 400, "path '%s' is not a regular file", path);
 	}
 	char parent[FS_PATH_MAX];
 	snprintf(parent, sizeof parent, "%s", path);
@@ -527,17 +567,23 @@ static int write_target(const struct files_req *f, const char *path, const uint8
 			return upload_fail(e, 400, "path '%s' is not in a directory", path);
 		return io_fail(e, errno, "ensuring directories for", path);
 	}
-	int fd = fs_open(f->root_fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, false);
+	int fd = fs_open(f->root_fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK, 0644, false);
 	if (fd < 0) {
 		if (errno == EISDIR)
 			return upload_fail(e, 400, "path '%s' is a directory", path);
+		if (errno == ENXIO)
+			return upload_fail(e, 400, "path '%s' is not a regular file", path);
 		return io_fail(e, errno, "opening file", path);
+	}
+	if (fstat(fd, &sst) != 0 || !S_ISREG(sst.st_mode)) {
+		close(fd);
+		return upload_fail(e, 400, "path '%s' is not a regular file", path);
 	}
 	int rc = fchown(fd, f->user.uid, f->user.gid) != 0 ? io_fail(e, errno, "changing owner of", path) : 0;
 	if (rc == 0) {
 		if (gzip)
-			rc = gunzip(data, n, fd, NULL, path, e);
-		else if (write_all(fd, data, n) != 0)
+			rc = gunzip(src, fd, NULL, path, e);
+		else if (write_buffer(fd, src) != 0)
 			rc = io_fail(e, errno, "writing file", path);
 	}
 	cJSON *meta = rc == 0 ? apply_metadata(headers, fd) : NULL;
@@ -611,10 +657,14 @@ static int multipart(const struct files_req *f, const uint8_t *body, size_t n,
 	if (dn < 0 || (size_t)dn >= sizeof delim || !boundary[0])
 		return upload_fail(e, 400, "invalid multipart boundary");
 	/* The first delimiter may start the body without a CRLF before it. */
-	const uint8_t *p = (n >= (size_t)dn - 2 && memcmp(body, delim + 2, (size_t)dn - 2) == 0)
-		? body + dn - 2 : memmem(body, n, delim, (size_t)dn);
-	if (p && p != body + dn - 2)
-		p += dn;
+	const uint8_t *p;
+	if (n >= (size_t)dn - 2 && memcmp(body, delim + 2, (size_t)dn - 2) == 0) {
+		p = body + dn - 2;
+	} else {
+		p = memmem(body, n, delim, (size_t)dn);
+		if (p)
+			p += dn;
+	}
 	const uint8_t *end = body + n;
 	for (;;) {
 		if (!p || end - p < 2)
@@ -655,7 +705,16 @@ static int multipart(const struct files_req *f, const uint8_t *body, size_t n,
 			}
 			if (seen_before(result, target))
 				return upload_fail(e, 400, "cannot upload multiple files to the same path '%s'", target);
-			if (write_target(f, target, data, (size_t)(next - data), false, headers, result, e) != 0)
+			/* The part's bytes, referenced in place. */
+			struct evbuffer *part = evbuffer_new();
+			if (!part || evbuffer_add_reference(part, data, (size_t)(next - data), NULL, NULL) != 0) {
+				if (part)
+					evbuffer_free(part);
+				return upload_fail(e, 500, "out of memory");
+			}
+			int rc = write_target(f, target, part, false, headers, result, e);
+			evbuffer_free(part);
+			if (rc != 0)
 				return -1;
 		}
 		p = next + dn;
@@ -678,13 +737,11 @@ int files_post(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox 
 	const char *ctype = evhttp_find_header(in, "Content-Type");
 	const char *cenc = evhttp_find_header(in, "Content-Encoding");
 	bool gzip = cenc && strcasecmp(cenc, "gzip") == 0;
-	size_t n = evbuffer_get_length(body);
-	const uint8_t *data = n ? evbuffer_pullup(body, -1) : (const uint8_t *)"";
 	struct evbuffer *inflated = NULL;
 	size_t mlen = ctype ? strcspn(ctype, ";") : 0;
 	while (mlen > 0 && (ctype[mlen - 1] == ' ' || ctype[mlen - 1] == '\t'))
 		mlen--;
-	if (!result || !data) {
+	if (!result) {
 		upload_fail(&e, 500, "out of memory");
 	} else if (cenc && !gzip && strcasecmp(cenc, "identity") != 0) {
 		upload_fail(&e, 400, "unsupported Content-Encoding '%.40s'", cenc);
@@ -694,17 +751,25 @@ int files_post(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox 
 		if (!f.has_path)
 			upload_fail(&e, 400, "path is required for application/octet-stream uploads");
 		else
-			write_target(&f, f.path, data, n, gzip, in, result, &e);
+			write_target(&f, f.path, body, gzip, in, result, &e);
 	} else if (mlen == 19 && strncasecmp(ctype, "multipart/form-data", 19) == 0) {
 		char boundary[200];
 		if (!header_param(ctype, "boundary", boundary, sizeof boundary)) {
 			upload_fail(&e, 400, "multipart upload without a boundary");
 		} else {
-			if (gzip && (inflated = evbuffer_new()) != NULL &&
-			    gunzip(data, n, -1, inflated, f.path, &e) == 0) {
-				n = evbuffer_get_length(inflated);
-				data = n ? evbuffer_pullup(inflated, -1) : (const uint8_t *)"";
+			struct evbuffer *src = body;
+			if (gzip) {
+				inflated = evbuffer_new();
+				if (!inflated)
+					upload_fail(&e, 500, "out of memory");
+				else if (gunzip(body, -1, inflated, f.path, &e) == 0)
+					src = inflated;
 			}
+			/* The parser needs the body in one block. */
+			size_t n = evbuffer_get_length(src);
+			const uint8_t *data = n ? evbuffer_pullup(src, -1) : (const uint8_t *)"";
+			if (e.status == 0 && !data)
+				upload_fail(&e, 500, "out of memory");
 			if (e.status == 0)
 				multipart(&f, data, n, boundary, in, result, &e);
 		}
