@@ -1,0 +1,213 @@
+// app.mjs — the playground page: connect to a backend, list and create
+// sandboxes, act on the selected one (pause, resume, kill) and hand it to the
+// command, files and terminal panels. Every failure is shown in the page.
+import { connect } from './client.mjs'
+import { createCommandPanel } from './command.mjs'
+import { createFilesPanel } from './files.mjs'
+import { createTerminalPanel } from './terminal.mjs'
+import { $, clearErrors, guarded, h, showError, timeLeft } from './ui.mjs'
+
+const REFRESH_MS = 5000
+
+const state = {
+  client: null,
+  sandboxes: [], // SandboxRecords from the last sandbox.list
+  selected: null, // sandbox_id
+  refreshTimer: null,
+}
+
+const panels = {
+  command: createCommandPanel($('#tab-command')),
+  files: createFilesPanel($('#tab-files')),
+  terminal: createTerminalPanel($('#tab-terminal')),
+}
+
+// Nothing fails only in the console: stray errors land in the page too.
+window.addEventListener('error', (event) => showError(event.error || event.message))
+window.addEventListener('unhandledrejection', (event) => showError(event.reason))
+
+// ---- connection ---------------------------------------------------------
+
+const connectForm = $('#connect')
+
+async function onConnect(event) {
+  event.preventDefault()
+  clearErrors()
+  const form = connectForm
+  const config = { api_key: form.api_key.value.trim() }
+  if (form.api_url.value.trim()) config.api_url = form.api_url.value.trim()
+  if (form.sandbox_url.value.trim()) config.sandbox_url = form.sandbox_url.value.trim()
+  await guarded($('#connect-button'), async () => {
+    await disconnect()
+    setConnection('connecting…')
+    const client = await connect(config)
+    try {
+      await client.call('sandbox.list', {}) // proves the URL and the key before the page says "connected"
+    } catch (err) {
+      await client.close()
+      setConnection('not connected')
+      throw err
+    }
+    state.client = client
+    window.playground.client = client
+    setConnection(`connected · ${client.provider.id} ${client.provider.version}`, client.features)
+    $('#create-button').disabled = false
+    $('#refresh').disabled = false
+    await refresh()
+    state.refreshTimer = setInterval(() => refresh().catch(showError), REFRESH_MS)
+  }).catch(showError)
+  if (!state.client) setConnection('not connected')
+}
+
+async function disconnect() {
+  clearInterval(state.refreshTimer)
+  for (const panel of Object.values(panels)) panel.show(null, null)
+  if (state.client) await state.client.close()
+  state.client = null
+  state.sandboxes = []
+  state.selected = null
+  $('#create-button').disabled = true
+  $('#refresh').disabled = true
+  renderList()
+  renderSelected()
+}
+
+function setConnection(text, features = []) {
+  const el = $('#connection')
+  el.replaceChildren(h('span.state', {}, text), ...features.map((f) => h('span.feature', { title: 'declared feature' }, f)))
+  el.classList.toggle('ok', text.startsWith('connected'))
+}
+
+// ---- sandboxes ----------------------------------------------------------
+
+async function refresh() {
+  if (!state.client) return
+  const { sandboxes } = await state.client.call('sandbox.list', {})
+  sandboxes.sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)))
+  state.sandboxes = sandboxes
+  renderList()
+  if (state.selected && !sandboxes.some((s) => s.sandbox_id === state.selected)) select(null)
+  else renderSelected()
+}
+
+function upsert(record) {
+  const i = state.sandboxes.findIndex((s) => s.sandbox_id === record.sandbox_id)
+  if (i >= 0) state.sandboxes[i] = { ...state.sandboxes[i], ...record }
+  else state.sandboxes.unshift(record)
+  renderList()
+  renderSelected()
+}
+
+function renderList() {
+  const rows = $('#sandbox-rows')
+  if (!state.client) {
+    rows.replaceChildren(h('tr.empty', {}, h('td', { colSpan: 3 }, 'Connect to a backend to see its sandboxes.')))
+    return
+  }
+  if (state.sandboxes.length === 0) {
+    rows.replaceChildren(h('tr.empty', {}, h('td', { colSpan: 3 }, 'No sandboxes yet: create one.')))
+    return
+  }
+  rows.replaceChildren(...state.sandboxes.map((s) => h(
+    `tr.sandbox${s.sandbox_id === state.selected ? '.selected' : ''}`,
+    { dataset: { id: s.sandbox_id }, tabIndex: 0, onclick: () => select(s.sandbox_id),
+      onkeydown: (e) => { if (e.key === 'Enter') select(s.sandbox_id) } },
+    h('td.id', {}, h('code', {}, s.sandbox_id), h('div.sub', {}, s.template || '')),
+    h('td', {}, h(`span.badge.${s.status}`, {}, s.status)),
+    h('td.left', { dataset: { expires: s.expires_at || '' } }, timeLeft(s.expires_at)),
+  )))
+}
+
+async function onCreate(event) {
+  event.preventDefault()
+  const form = $('#create')
+  const params = { template: form.template.value.trim() || 'base', metadata: { via: 'playground' } }
+  if (form.timeout.value) params.timeout = Number(form.timeout.value)
+  await guarded($('#create-button'), async () => {
+    const record = await state.client.call('sandbox.create', params)
+    upsert(record)
+    select(record.sandbox_id)
+    await refresh() // the listing carries expires_at
+  })
+}
+
+// ---- the selected sandbox -----------------------------------------------
+
+function select(id) {
+  if (id === state.selected) return
+  state.selected = id
+  renderList()
+  renderSelected()
+  for (const panel of Object.values(panels)) panel.show(id ? state.client : null, id)
+}
+
+function renderSelected() {
+  const record = state.sandboxes.find((s) => s.sandbox_id === state.selected)
+  $('#no-selection').hidden = Boolean(record)
+  $('#selected').hidden = !record
+  if (!record) return
+  $('#selected-id').textContent = record.sandbox_id
+  const badge = $('#selected-status')
+  badge.textContent = record.status
+  badge.className = `badge ${record.status}`
+  $('#selected-left').textContent = `${timeLeft(record.expires_at)} left`
+  $('#selected-left').dataset.expires = record.expires_at || ''
+  $('#selected-template').textContent = record.template ? `template ${record.template}` : ''
+  $('#pause').disabled = record.status !== 'running' || !state.client.has('sandbox.pause')
+  $('#resume').disabled = record.status !== 'paused' || !state.client.has('sandbox.pause')
+}
+
+async function act(button, method) {
+  const id = state.selected
+  await guarded(button, async () => {
+    const result = await state.client.call(method, { sandbox_id: id })
+    if (method === 'sandbox.kill') {
+      state.sandboxes = state.sandboxes.filter((s) => s.sandbox_id !== id)
+      select(null)
+      renderList()
+    } else if (method === 'sandbox.pause') {
+      upsert({ sandbox_id: id, status: result.status })
+    } else {
+      upsert(result) // resume answers the whole record
+    }
+    await refresh()
+  })
+}
+
+// Time left ticks every second without asking the backend.
+setInterval(() => {
+  for (const el of document.querySelectorAll('[data-expires]')) {
+    const left = timeLeft(el.dataset.expires)
+    el.textContent = el.id === 'selected-left' ? `${left} left` : left
+  }
+}, 1000)
+
+function showTab(name) {
+  for (const button of document.querySelectorAll('.tabs [data-tab]')) {
+    const active = button.dataset.tab === name
+    button.classList.toggle('active', active)
+    button.setAttribute('aria-selected', String(active))
+    $(`#tab-${button.dataset.tab}`).hidden = !active
+  }
+  panels[name].visible?.()
+}
+
+// ---- wiring -------------------------------------------------------------
+
+connectForm.addEventListener('submit', onConnect)
+$('#create').addEventListener('submit', onCreate)
+$('#refresh').addEventListener('click', (e) => guarded(e.currentTarget, refresh))
+$('#pause').addEventListener('click', (e) => act(e.currentTarget, 'sandbox.pause'))
+$('#resume').addEventListener('click', (e) => act(e.currentTarget, 'sandbox.resume'))
+$('#kill').addEventListener('click', (e) => act(e.currentTarget, 'sandbox.kill'))
+for (const button of document.querySelectorAll('.tabs [data-tab]'))
+  button.addEventListener('click', () => showTab(button.dataset.tab))
+
+// A link may carry the backend in its #fragment (./build.sh demo prints one);
+// it is read once and then removed from the address bar.
+const fragment = new URLSearchParams(location.hash.slice(1))
+for (const name of ['api_url', 'sandbox_url', 'api_key']) if (fragment.get(name)) connectForm[name].value = fragment.get(name)
+if (location.hash) history.replaceState(null, '', location.pathname + location.search)
+
+window.playground = { ready: true, client: null, state }
+if (fragment.get('api_key')) connectForm.requestSubmit()
