@@ -11,7 +11,7 @@
 // terminal (so `./build.sh demo </dev/null` does not hang).
 import { startStaticServer } from '../tests/browser/server.mjs'
 
-export const PLAYGROUND_PATH = '/playground/index.html'
+const PLAYGROUND_PATH = '/playground/index.html'
 
 const args = process.argv.slice(2)
 const portArg = args.indexOf('--port')
