@@ -20,6 +20,11 @@ export class EppError extends Error {
 // The smallest node/1 host the provider accepts: it runs the dispatcher in-process.
 const pageKit = { epp: { infra: (ctx, makeDispatcher) => makeDispatcher(ctx) } }
 
+/** The plugin as this page loads it: provider.mjs → an EPP dispatcher on core.wasm. */
+export function openDispatcher() {
+  return createProvider(pageKit).buildInfra({})
+}
+
 /**
  * connect({ api_key, api_url?, sandbox_url?, domain? }) → Client
  *   client.features            what initialize declared
@@ -32,7 +37,7 @@ const pageKit = { epp: { infra: (ctx, makeDispatcher) => makeDispatcher(ctx) } }
  *   client.close()
  */
 export async function connect(config) {
-  const dispatcher = await createProvider(pageKit).buildInfra({})
+  const dispatcher = await openDispatcher()
   const pending = new Map() // id → { resolve, method }
   const listeners = new Map() // request id → (notification) => void
   let nextId = 1
