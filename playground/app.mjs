@@ -203,11 +203,21 @@ $('#kill').addEventListener('click', (e) => act(e.currentTarget, 'sandbox.kill')
 for (const button of document.querySelectorAll('.tabs [data-tab]'))
   button.addEventListener('click', () => showTab(button.dataset.tab))
 
-// A link may carry the backend in its #fragment (./build.sh demo prints one);
-// it is read once and then removed from the address bar.
-const fragment = new URLSearchParams(location.hash.slice(1))
-for (const name of ['api_url', 'sandbox_url', 'api_key']) if (fragment.get(name)) connectForm[name].value = fragment.get(name)
-if (location.hash) history.replaceState(null, '', location.pathname + location.search)
+// Opened as index.html?local (./build.sh demo prints such a link), the page asks
+// the server that serves it for its local backend and connects at once. A link
+// may also carry api_url / sandbox_url / api_key in its #fragment: read once,
+// then removed from the address bar.
+async function prefill() {
+  let given = new URLSearchParams(location.hash.slice(1))
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search)
+  if (new URLSearchParams(location.search).has('local')) {
+    const res = await fetch('local-backend.json', { cache: 'no-store' })
+    if (!res.ok) throw new Error(`?local: this server has no local backend to offer (HTTP ${res.status})`)
+    given = new URLSearchParams(await res.json())
+  }
+  for (const name of ['api_url', 'sandbox_url', 'api_key']) if (given.get(name)) connectForm[name].value = given.get(name)
+  if (given.get('api_key')) connectForm.requestSubmit()
+}
 
 window.playground = { ready: true, client: null, state }
-if (fragment.get('api_key')) connectForm.requestSubmit()
+prefill().catch(showError)

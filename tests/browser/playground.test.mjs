@@ -6,10 +6,12 @@
 // What the page shows is checked against the backend itself where it can be.
 // Screenshots go to $E2BW_BUILD/test-output/playground/ (default build/).
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { startBackend } from '../lib/backend.mjs'
+import { until } from '../lib/wait.mjs'
 import { launchChromium } from './chromium.mjs'
 import { repoRoot, startStaticServer } from './server.mjs'
 
@@ -207,5 +209,33 @@ describe('the playground in headless Chromium', () => {
   test('no uncaught exception in the page; console errors only from the wrong key', () => {
     assert.deepEqual(pageErrors, [])
     for (const text of consoleErrors) assert.match(text, /401/, `unexpected console error: ${text}`)
+  })
+})
+
+describe('playground/serve.mjs --backend (what ./build.sh demo runs)', () => {
+  test('prints a URL without the key; the page connects by itself; stops when stdin ends', async () => {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'playground', 'serve.mjs'), '--backend'],
+      { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env } })
+    let stdout = ''
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (d) => { stdout += d })
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
+    let browser
+    try {
+      const url = await until(() => stdout.match(/^playground: (http:\/\/\S+)$/m)?.[1], 'the playground URL')
+      assert.match(url, /\/playground\/index\.html\?local$/)
+      const given = await (await fetch(new URL('local-backend.json', url))).json()
+      assert.ok(given.api_key && given.api_url && given.sandbox_url)
+      assert.ok(!stdout.includes(given.api_key), 'the key is not printed')
+      browser = await launchChromium()
+      const page = await browser.newPage()
+      await page.goto(url)
+      await page.locator('#connection.ok').waitFor(WAIT)
+      assert.deepEqual(await page.locator('#errors li').allTextContents(), [])
+    } finally {
+      await browser?.close()
+      child.stdin.end()
+    }
+    assert.deepEqual(await exited, { code: 0, signal: null })
   })
 })
