@@ -114,7 +114,7 @@ function renderList() {
       onkeydown: (e) => { if (e.key === 'Enter') select(s.sandbox_id) } },
     h('td.id', {}, h('code', {}, s.sandbox_id), h('div.sub', {}, s.template || '')),
     h('td', {}, h(`span.badge.${s.status}`, {}, s.status)),
-    h('td.left', { dataset: { expires: s.expires_at || '' } }, timeLeft(s.expires_at)),
+    leftCell(h('td.left'), s),
   )))
 }
 
@@ -150,16 +150,31 @@ function renderSelected() {
   const badge = $('#selected-status')
   badge.textContent = record.status
   badge.className = `badge ${record.status}`
-  $('#selected-left').textContent = `${timeLeft(record.expires_at)} left`
-  $('#selected-left').dataset.expires = record.expires_at || ''
+  leftCell($('#selected-left'), record)
   $('#selected-template').textContent = record.template ? `template ${record.template}` : ''
   $('#pause').disabled = record.status !== 'running' || !state.client.has('sandbox.pause')
   $('#resume').disabled = record.status !== 'paused' || !state.client.has('sandbox.pause')
 }
 
+// Time left counts down only while a sandbox runs (the ticker below updates
+// every element with data-expires); a paused one keeps its time.
+function leftCell(el, record) {
+  const running = record.status === 'running' && record.expires_at
+  if (running) el.dataset.expires = record.expires_at
+  else delete el.dataset.expires
+  el.textContent = running ? leftText(el, record.expires_at) : record.status === 'paused' ? 'on hold' : '—'
+  return el
+}
+
+const leftText = (el, expiresAt) => {
+  const left = timeLeft(expiresAt)
+  return el.id === 'selected-left' && left !== 'expired' ? `${left} left` : left
+}
+
 async function act(button, method) {
   const id = state.selected
-  await guarded(button, async () => {
+  for (const b of document.querySelectorAll('.actions button')) b.disabled = true
+  await guarded(null, async () => {
     const result = await state.client.call(method, { sandbox_id: id })
     if (method === 'sandbox.kill') {
       state.sandboxes = state.sandboxes.filter((s) => s.sandbox_id !== id)
@@ -172,14 +187,13 @@ async function act(button, method) {
     }
     await refresh()
   })
+  renderSelected() // the buttons that fit the sandbox's state
+  $('#kill').disabled = false
 }
 
 // Time left ticks every second without asking the backend.
 setInterval(() => {
-  for (const el of document.querySelectorAll('[data-expires]')) {
-    const left = timeLeft(el.dataset.expires)
-    el.textContent = el.id === 'selected-left' ? `${left} left` : left
-  }
+  for (const el of document.querySelectorAll('[data-expires]')) el.textContent = leftText(el, el.dataset.expires)
 }, 1000)
 
 function showTab(name) {

@@ -18,10 +18,16 @@ export function createFilesPanel(root) {
   const toolbar = h('form.toolbar', { onsubmit: (e) => { e.preventDefault(); go(pathInput.value.trim()) } },
     upButton, pathInput, h('button', { type: 'submit' }, 'Go'),
     h('span.spacer'),
-    h('button', { type: 'button', onclick: newFile }, 'New file'),
-    h('button', { type: 'button', onclick: newFolder }, 'New folder'),
+    h('button', { type: 'button', onclick: () => askName('file') }, 'New file'),
+    h('button', { type: 'button', onclick: () => askName('folder') }, 'New folder'),
     h('button', { type: 'button', onclick: () => uploadInput.click() }, 'Upload…'),
     uploadInput)
+  // The name of a new file or folder, asked for in the page (no prompt()).
+  const nameInput = h('input.new-name', { name: 'new-name', spellcheck: false, required: true })
+  const nameLabel = h('span.new-label')
+  const nameForm = h('form.new-entry', { hidden: true, onsubmit: createEntry },
+    nameLabel, nameInput, h('button', { type: 'submit' }, 'Create'),
+    h('button.ghost', { type: 'button', onclick: () => { nameForm.hidden = true } }, 'Cancel'))
   const rows = h('tbody')
   const table = h('table.list.files', {},
     h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th.num', {}, 'Size'), h('th', {}, 'Mode'), h('th', {}, 'Owner'), h('th', {}, 'Modified'), h('th'))),
@@ -35,7 +41,7 @@ export function createFilesPanel(root) {
       h('button.ghost', { type: 'button', onclick: closeEditor }, 'Close')),
     editorText)
   const unsupported = h('div.placeholder.unsupported', { hidden: true }, 'files not supported by this backend')
-  const body = h('div.files-body', {}, toolbar, h('div.files-split', {}, h('div.files-list', {}, table), editor))
+  const body = h('div.files-body', {}, toolbar, nameForm, h('div.files-split', {}, h('div.files-list', {}, table), editor))
   root.append(unsupported, body)
 
   const join = (dir, name) => (dir === '/' ? `/${name}` : `${dir}/${name}`)
@@ -60,7 +66,7 @@ export function createFilesPanel(root) {
       h('td', {}, h('code', {}, entry.permissions || '')),
       h('td', {}, entry.owner || ''),
       h('td', {}, entry.modified_at ? new Date(entry.modified_at).toLocaleString() : ''),
-      h('td.row-actions', {}, h('button.ghost.small', { type: 'button', title: `Delete ${entry.name}`, onclick: () => remove(entry) }, '🗑')))
+      h('td.row-actions', {}, h('button.ghost.small', { type: 'button', title: `Delete ${entry.name}`, onclick: (e) => remove(entry, e.currentTarget) }, 'Delete')))
   }
 
   async function go(path) {
@@ -103,29 +109,43 @@ export function createFilesPanel(root) {
     })
   }
 
-  async function newFile() {
-    const name = prompt('New file name')
+  function askName(kind) {
+    nameForm.dataset.kind = kind
+    nameLabel.textContent = kind === 'file' ? `New file in ${cwd}:` : `New folder in ${cwd}:`
+    nameInput.value = ''
+    nameInput.placeholder = kind === 'file' ? 'notes.txt' : 'src'
+    nameForm.hidden = false
+    nameInput.focus()
+  }
+
+  async function createEntry(event) {
+    event.preventDefault()
+    const name = nameInput.value.trim()
     if (!name) return
     const path = name.startsWith('/') ? name : join(cwd, name)
-    await guarded(null, async () => {
-      await client.call('files.write', { sandbox_id: sandboxId, path, content: '' })
-      await list(cwd)
-      await openFile(path)
+    const button = nameForm.querySelector('button[type=submit]')
+    await guarded(button, async () => {
+      if (nameForm.dataset.kind === 'file') {
+        await client.call('files.write', { sandbox_id: sandboxId, path, content: '' })
+        nameForm.hidden = true
+        await list(cwd)
+        await openFile(path)
+      } else {
+        await client.call('files.mkdir', { sandbox_id: sandboxId, path })
+        nameForm.hidden = true
+        await list(cwd)
+      }
     })
   }
 
-  async function newFolder() {
-    const name = prompt('New folder name')
-    if (!name) return
-    await guarded(null, async () => {
-      await client.call('files.mkdir', { sandbox_id: sandboxId, path: name.startsWith('/') ? name : join(cwd, name) })
-      await list(cwd)
-    })
-  }
-
-  async function remove(entry) {
-    if (!confirm(`Delete ${entry.path}${entry.type === 'dir' ? ' and everything in it' : ''}?`)) return
-    await guarded(null, async () => {
+  // Two clicks: the first arms the button, the second deletes.
+  async function remove(entry, button) {
+    if (!button.classList.contains('armed')) {
+      button.classList.add('armed')
+      button.textContent = entry.type === 'dir' ? 'Delete folder?' : 'Delete?'
+      return
+    }
+    await guarded(button, async () => {
       await client.call('files.remove', { sandbox_id: sandboxId, path: entry.path })
       if (opened?.path === entry.path) closeEditor()
       await list(cwd)
@@ -165,6 +185,7 @@ export function createFilesPanel(root) {
       cwd = HOME
       loadedFor = null
       closeEditor()
+      nameForm.hidden = true
       rows.replaceChildren()
       const supported = Boolean(client) && client.has('files.rw')
       unsupported.hidden = supported || !client

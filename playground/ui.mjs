@@ -24,8 +24,16 @@ const errorList = () => $('#errors')
 /** Shows an error (or a message) in the page; it stays until dismissed. */
 export function showError(err) {
   const text = err instanceof Error ? err.message : String(err)
+  // The same failure again (e.g. the periodic refresh of an unreachable backend) is counted, not repeated.
+  for (const shown of errorList().children) {
+    if (shown.querySelector('.text').textContent !== text) continue
+    const count = shown.querySelector('.count')
+    count.textContent = `×${Number(count.textContent.slice(1) || 1) + 1}`
+    return shown
+  }
   const item = h('li.error', { role: 'alert' },
     h('span.text', {}, text),
+    h('span.count'),
     h('button.dismiss', { type: 'button', title: 'Dismiss', 'aria-label': 'Dismiss', onclick: () => item.remove() }, '×'))
   errorList().append(item)
   return item

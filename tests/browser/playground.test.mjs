@@ -141,8 +141,9 @@ describe('the playground in headless Chromium', () => {
     await page.locator('#tab-files tr.entry, #tab-files tr.empty').first().waitFor(WAIT)
     const dir = await page.inputValue('#tab-files input.path')
     // New file → editor → save → close → open it again from the list.
-    page.once('dialog', (dialog) => dialog.accept('playground-note.txt'))
     await page.click('#tab-files button:has-text("New file")')
+    await page.fill('#tab-files input.new-name', 'playground-note.txt')
+    await page.click('#tab-files form.new-entry button[type=submit]')
     await page.locator('#tab-files .editor-box:not([hidden])').waitFor(WAIT)
     const text = 'hello from the playground ✓\nline two\n'
     await page.fill('#tab-files textarea.editor', text)
@@ -191,12 +192,17 @@ describe('the playground in headless Chromium', () => {
     await page.click('#pause')
     await selectedRow().locator('.badge', { hasText: 'paused' }).waitFor(WAIT)
     assert.equal(await page.locator('#selected-status').textContent(), 'paused')
+    assert.equal(await selectedRow().locator('td.left').textContent(), 'on hold')
+    assert.equal(await page.locator('#pause').isDisabled(), true)
+    assert.equal(await page.locator('#resume').isEnabled(), true)
     assert.equal((await (await apiGet(`/sandboxes/${sandboxId}`)).json()).state, 'paused')
     await shot('05-paused')
 
     await page.click('#resume')
     await selectedRow().locator('.badge', { hasText: 'running' }).waitFor(WAIT)
     assert.equal((await (await apiGet(`/sandboxes/${sandboxId}`)).json()).state, 'running')
+    await page.locator('#selected-left', { hasText: /^\d+m \d\ds left$/ }).waitFor(WAIT)
+    assert.equal(await page.locator('#resume').isDisabled(), true)
 
     await page.click('#kill')
     await selectedRow().waitFor({ state: 'detached', ...WAIT })
