@@ -67,13 +67,18 @@ $(BUILD)/wasm/core-wasi.wasm: $(WASM_SRC) wasm/wasi_noio.c $(CORE_HDR)
 	  $(WASM_SRC) wasm/wasi_noio.c -o $@
 
 # --- local E2B-compatible backend -----------------------------------------
-backend: $(BUILD)/bin/e2b-local-backend
+backend: $(BUILD)/bin/e2b-local-backend $(BUILD)/bin/e2b-sandbox-init
+
+# pid 1 of every sandbox; static so it runs inside any template's root.
+$(BUILD)/bin/e2b-sandbox-init: backend/init/sandbox_init.c
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c11 -O2 -static $(WARN) $< -o $@
 
 $(BUILD)/bin/e2b-local-backend: $(BACKEND_SRC) $(BACKEND_HDR) $(CJSON_C)
 	@mkdir -p $(BUILD)/bin $(BUILD)/backend
 	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON.o
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o -levent -lutil -o $@
+	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o -levent -lutil -lz -o $@
 
 # --- libFuzzer targets (clang) ------------------------------------------
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))

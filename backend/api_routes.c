@@ -4,8 +4,10 @@
 #include "api_handlers.h"
 #include "http_reply.h"
 #include "route_match.h"
+#include "sandbox_runtime.h"
 #include "text.h"
 
+#include <cJSON.h>
 #include <event2/http.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,7 +17,10 @@ static int api_health(struct api_ctx *ctx, struct evhttp_request *req, const cha
 {
 	(void)ctx;
 	(void)id;
-	return reply_empty(req, 204);
+	cJSON *o = cJSON_CreateObject();
+	if (o)
+		cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
+	return reply_json(req, 200, o);
 }
 
 struct api_route {

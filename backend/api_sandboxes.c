@@ -7,6 +7,7 @@
 #include "registry.h"
 #include "request_body.h"
 #include "sandbox_json.h"
+#include "sandbox_runtime.h"
 
 #include <cJSON.h>
 #include <event2/http.h>
@@ -67,6 +68,21 @@ static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spe
 		return -1;
 	if (!v2 && field_bool(body, "secure", &spec->secure, err) == FIELD_BAD)
 		return -1;
+	/* Not in E2B's create API (its templates fix them): an extension so a
+	 * test can ask for a small sandbox; the cgroup enforces them. */
+	int64_t n;
+	spec->cpu_count = SANDBOX_DEFAULT_CPU_COUNT;
+	spec->memory_mb = SANDBOX_DEFAULT_MEMORY_MB;
+	r = field_int(body, "cpuCount", INT32_MIN, INT32_MAX, &n, err);
+	if (r == FIELD_BAD)
+		return -1;
+	if (r == FIELD_OK)
+		spec->cpu_count = (int)n;
+	r = field_int(body, "memoryMB", INT32_MIN, INT32_MAX, &n, err);
+	if (r == FIELD_BAD)
+		return -1;
+	if (r == FIELD_OK)
+		spec->memory_mb = (int)n;
 	r = field_bool(body, "allow_internet_access", &flag, err);
 	if (r == FIELD_BAD)
 		return -1;
@@ -86,10 +102,15 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 		cJSON_Delete(body);
 		return reply_body_error(req, &err);
 	}
-	struct sandbox *sb = registry_create(ctx->reg, &spec);
+	struct runtime_error rerr;
+	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, &rerr) != 0) {
+		cJSON_Delete(body);
+		return reply_error(req, rerr.status, rerr.message);
+	}
+	struct sandbox *sb = registry_create(ctx->reg, &spec, &rerr);
 	cJSON_Delete(body); /* spec pointed into it; the registry made copies */
 	if (!sb)
-		return reply_error(req, 500, "Failed to create sandbox");
+		return reply_error(req, rerr.status, rerr.message);
 	return reply_json(req, 201, sandbox_json_created(sb));
 }
 

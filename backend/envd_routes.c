@@ -2,13 +2,20 @@
  * routes. */
 #include "envd_routes.h"
 
+#include "files_auth.h"
+#include "files_http.h"
+#include "filesystem_rpc.h"
+#include "fs_watch.h"
 #include "http_reply.h"
+#include "http_server.h"
+#include "port_proxy.h"
 #include "process_rpc.h"
 #include "registry.h"
 #include "text.h"
 
 #include <arpa/inet.h>
 #include <cJSON.h>
+#include <event2/buffer.h>
 #include <event2/http.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -36,6 +43,8 @@ static int envd_health(struct envd_ctx *ctx, struct evhttp_request *req, struct 
 
 static const struct envd_route routes[] = {
 	{"/health", EVHTTP_REQ_GET, ENVD_AUTH_NONE, envd_health},
+	{"/files", EVHTTP_REQ_GET, ENVD_AUTH_NONE, files_get},
+	{"/files", EVHTTP_REQ_POST, ENVD_AUTH_NONE, files_post},
 	{"/process.Process/Start", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_start},
 	{"/process.Process/Connect", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_connect},
 	{"/process.Process/List", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_list},
@@ -43,6 +52,15 @@ static const struct envd_route routes[] = {
 	{"/process.Process/SendSignal", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_send_signal},
 	{"/process.Process/CloseStdin", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_close_stdin},
 	{"/process.Process/Update", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_update},
+	{"/filesystem.Filesystem/Stat", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_stat},
+	{"/filesystem.Filesystem/ListDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_list_dir},
+	{"/filesystem.Filesystem/MakeDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_make_dir},
+	{"/filesystem.Filesystem/Move", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_move},
+	{"/filesystem.Filesystem/Remove", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_remove},
+	{"/filesystem.Filesystem/WatchDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_watch_dir},
+	{"/filesystem.Filesystem/CreateWatcher", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_create},
+	{"/filesystem.Filesystem/GetWatcherEvents", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_get_events},
+	{"/filesystem.Filesystem/RemoveWatcher", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_remove},
 };
 
 /* The proxy's answers for a sandbox it cannot reach (reference §2). */
@@ -57,17 +75,6 @@ static int reply_sandbox_not_found(struct evhttp_request *req, const char *id)
 	return reply_json(req, 502, body);
 }
 
-static int reply_port_closed(struct evhttp_request *req, const char *id, unsigned long port)
-{
-	cJSON *body = cJSON_CreateObject();
-	if (body) {
-		cJSON_AddStringToObject(body, "sandboxId", id);
-		cJSON_AddStringToObject(body, "message", "The sandbox is running but port is not open");
-		cJSON_AddNumberToObject(body, "port", (double)port);
-		cJSON_AddNumberToObject(body, "code", 502);
-	}
-	return reply_json(req, 502, body);
-}
 
 /* A port number of at most 5 digits; -1 otherwise. */
 static long parse_port(const char *s, size_t n)
@@ -140,25 +147,50 @@ static int target(struct evhttp_request *req, char *id, size_t cap, long *port)
 	return 0;
 }
 
+/* A signed /files URL from the SDK when one sandbox_url serves every
+ * sandbox names no sandbox (no header, IP host): the signature does. */
+static bool signed_files_url(struct evhttp_request *req)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	char name[256];
+	host_name(evhttp_find_header(in, "Host"), name, sizeof name);
+	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+	return header_routed(name) && !evhttp_find_header(in, "E2b-Sandbox-Id") &&
+	       strcmp(request_path(req), "/files") == 0 && q && strstr(q, "signature=");
+}
+
 static int route(struct envd_ctx *ctx, struct evhttp_request *req)
 {
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_OPTIONS)
 		return reply_preflight(req);
 
 	char id[128];
-	long port;
-	int status = target(req, id, sizeof id, &port);
-	if (status)
-		return status;
-	/* Proxy first, envd second: an unreachable sandbox is a 502 on any path. */
-	struct sandbox *sb = registry_find(ctx->reg, id);
+	long port = ENVD_PORT;
+	struct sandbox *sb = NULL;
+	if (signed_files_url(req)) {
+		sb = files_auth_find_signer(ctx->reg, req);
+		if (!sb)
+			return reply_error(req, 401, "invalid signature");
+		snprintf(id, sizeof id, "%s", sb->id);
+	} else {
+		int status = target(req, id, sizeof id, &port);
+		if (status)
+			return status;
+		/* Proxy first, envd second: an unreachable sandbox is a 502 on any path. */
+		sb = registry_find(ctx->reg, id);
+	}
 	if (!sb || sb->state != SANDBOX_RUNNING)
 		return reply_sandbox_not_found(req, id);
 	if (port != ENVD_PORT)
-		return reply_port_closed(req, id, (unsigned long)port);
+		return port_proxy_start(ctx, req, sb, port);
 
 	const char *path = request_path(req);
 	enum evhttp_cmd_type method = evhttp_request_get_command(req);
+	/* The listener takes upload-sized bodies; every other route keeps the
+	 * shared limit. */
+	if (strcmp(path, "/files") != 0 &&
+	    evbuffer_get_length(evhttp_request_get_input_buffer(req)) > HTTP_MAX_BODY_BYTES)
+		return reply_error(req, 413, "Request body too large");
 	const struct envd_route *found = NULL;
 	bool path_known = false;
 	for (size_t i = 0; i < sizeof routes / sizeof routes[0] && !found; i++) {

@@ -13,6 +13,7 @@
 #ifndef E2B_BACKEND_ENVD_ROUTES_H
 #define E2B_BACKEND_ENVD_ROUTES_H
 
+struct event_base;
 struct evhttp_request;
 struct registry;
 struct sandbox;
@@ -22,6 +23,8 @@ struct sandbox;
 struct envd_ctx {
 	struct registry *reg;
 	void *process_manager; /* struct proc_manager (process_manager.h) */
+	struct event_base *base;
+	void *watchers;        /* struct fs_watchers (fs_watch.h) */
 };
 
 /* A handler answers (or starts streaming) and returns the status it sent. */

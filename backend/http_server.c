@@ -13,10 +13,16 @@
 struct evhttp *http_server_new(struct event_base *base,
 	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg)
 {
+	return http_server_new_limit(base, dispatch, arg, HTTP_MAX_BODY_BYTES);
+}
+
+struct evhttp *http_server_new_limit(struct event_base *base,
+	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg, long long max_body)
+{
 	struct evhttp *http = evhttp_new(base);
 	if (!http)
 		return NULL;
-	evhttp_set_max_body_size(http, HTTP_MAX_BODY_BYTES);
+	evhttp_set_max_body_size(http, (ev_ssize_t)max_body);
 	evhttp_set_max_headers_size(http, HTTP_MAX_HEADER_BYTES);
 	evhttp_set_timeout(http, HTTP_IDLE_TIMEOUT_S);
 	/* Read (and discard) an oversized body before answering 413, so the

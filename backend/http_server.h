@@ -15,6 +15,10 @@ struct evhttp_request;
 
 struct evhttp *http_server_new(struct event_base *base,
 	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg);
+/* The same with another body limit (the envd listener takes uploads and
+ * enforces HTTP_MAX_BODY_BYTES itself on every other route). */
+struct evhttp *http_server_new_limit(struct event_base *base,
+	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg, long long max_body);
 
 /* Binds host:port (port 0 = ephemeral) and reports the real port.
  * 0 on success, -1 with a message on stderr. */

@@ -6,10 +6,13 @@
 #include "api_handlers.h"
 #include "api_routes.h"
 #include "envd_routes.h"
+#include "files_http.h"
+#include "fs_watch.h"
 #include "http_server.h"
 #include "options.h"
 #include "process_manager.h"
 #include "registry.h"
+#include "sandbox_runtime.h"
 #include "state_dir.h"
 
 #include <cJSON.h>
@@ -18,6 +21,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
@@ -37,6 +41,7 @@ static int print_ready_line(const char *api_url, const char *sandbox_url, const 
 	cJSON_AddStringToObject(o, "sandbox_url", sandbox_url);
 	cJSON_AddStringToObject(o, "state_dir", state_dir);
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
+	cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
 	char *line = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	if (!line)
@@ -45,6 +50,23 @@ static int print_ready_line(const char *api_url, const char *sandbox_url, const 
 	fflush(stdout);
 	cJSON_free(line);
 	return 0;
+}
+
+/* <dir of the binary>/../templates: build/bin/ next to build/templates/. */
+static char *default_templates_dir(void)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 16);
+	if (n <= 0)
+		return strdup("templates");
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		strcpy(slash + 1, "templates");
+	return strdup(exe);
 }
 
 int main(int argc, char **argv)
@@ -64,7 +86,16 @@ int main(int argc, char **argv)
 		return 1;
 
 	struct event_base *base = event_base_new();
-	struct registry *reg = base ? registry_new(base, sd.sandboxes) : NULL;
+	char *templates = opt.templates_dir ? strdup(opt.templates_dir) : default_templates_dir();
+	if (!base || !templates || runtime_init(base, opt.isolation, templates, sd.root) != 0) {
+		free(templates);
+		if (base)
+			event_base_free(base);
+		state_dir_close(&sd);
+		return 1;
+	}
+	free(templates);
+	struct registry *reg = registry_new(base, sd.sandboxes);
 	struct proc_manager *pm = reg ? proc_manager_new(base) : NULL;
 	if (pm) {
 		struct registry_hooks hooks;
@@ -73,9 +104,11 @@ int main(int argc, char **argv)
 	}
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_extend_only = opt.connect_extend_only};
-	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm};
-	struct evhttp *api = pm ? http_server_new(base, api_dispatch, &api_ctx) : NULL;
-	struct evhttp *envd = api ? http_server_new(base, envd_dispatch, &envd_ctx) : NULL;
+	struct fs_watchers *watchers = pm ? fs_watchers_new(base, reg) : NULL;
+	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base,
+		.watchers = watchers};
+	struct evhttp *api = watchers ? http_server_new(base, api_dispatch, &api_ctx) : NULL;
+	struct evhttp *envd = api ? http_server_new_limit(base, envd_dispatch, &envd_ctx, FILES_MAX_UPLOAD_BYTES) : NULL;
 	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
 	struct event *sigterm = envd ? evsignal_new(base, SIGTERM, on_stop_signal, base) : NULL;
 	struct event *sigint = sigterm ? evsignal_new(base, SIGINT, on_stop_signal, base) : NULL;
@@ -104,8 +137,10 @@ out:
 		evhttp_free(api);
 	if (envd)
 		evhttp_free(envd); /* open process streams are detached here */
+	fs_watchers_free(watchers);
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
 	proc_manager_free(pm);    /* kills what is left, reaps every child */
+	runtime_shutdown();       /* waits until every sandbox's directory, mount and cgroup is gone */
 	if (sigterm)
 		event_free(sigterm);
 	if (sigint)

@@ -10,6 +10,7 @@
 static const char usage[] =
 	"usage: e2b-local-backend --listen HOST:PORT --api-key KEY [--state-dir DIR]\n"
 	"                         [--envd-listen HOST:PORT] [--allow-remote] [--connect-extend-only]\n"
+	"                         [--isolation auto|full|none] [--templates DIR]\n"
 	"\n"
 	"A local E2B-compatible backend: the control-plane API and envd, on loopback.\n"
 	"  --listen HOST:PORT       control-plane API address (port 0 = ephemeral)\n"
@@ -20,6 +21,11 @@ static const char usage[] =
 	"  --allow-remote           permit non-loopback addresses\n"
 	"  --connect-extend-only    connect never shortens a running sandbox's endAt\n"
 	"                           (default: connect sets endAt = now + timeout, even if shorter)\n"
+	"  --isolation MODE         full: namespaces, overlay root, cgroups per sandbox;\n"
+	"                           none: commands run on the host; auto (default): full\n"
+	"                           when the kernel allows it, else none\n"
+	"  --templates DIR          template root filesystems, DIR/<name>/rootfs\n"
+	"                           (default: ../templates beside the binary)\n"
 	"When ready, prints one JSON line on stdout: api_url, sandbox_url, state_dir, pid.\n";
 
 static enum options_result usage_error(const char *what, const char *detail)
@@ -114,6 +120,17 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			opt->api_key = v;
 		} else if ((v = option_value(argc, argv, &i, "--state-dir"))) {
 			opt->state_dir = v;
+		} else if ((v = option_value(argc, argv, &i, "--templates"))) {
+			opt->templates_dir = v;
+		} else if ((v = option_value(argc, argv, &i, "--isolation"))) {
+			if (strcmp(v, "auto") == 0)
+				opt->isolation = ISOLATION_AUTO;
+			else if (strcmp(v, "full") == 0)
+				opt->isolation = ISOLATION_FULL;
+			else if (strcmp(v, "none") == 0)
+				opt->isolation = ISOLATION_NONE;
+			else
+				return usage_error("--isolation must be auto, full or none, got ", v);
 		} else if (strncmp(arg, "--", 2) == 0) {
 			/* Echo only the option's name: a value could be a secret. */
 			char name[40];

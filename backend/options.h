@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sandbox_runtime.h"
+
 struct listen_addr {
 	char host[64];  /* literal address, brackets removed ("::1") */
 	uint16_t port;  /* 0 = ephemeral */
@@ -17,6 +19,8 @@ struct backend_options {
 	const char *state_dir; /* NULL: a mkdtemp dir the backend owns */
 	bool allow_remote;
 	bool connect_extend_only;
+	enum isolation isolation;  /* default ISOLATION_AUTO */
+	const char *templates_dir; /* NULL: <dir of the binary>/../templates */
 };
 
 enum options_result {

@@ -17,6 +17,7 @@ struct evbuffer;
 struct evhttp_connection;
 struct evhttp_request;
 struct sandbox;
+struct sandbox_user;
 
 #define PROC_STD_CHUNK (32 * 1024)          /* envd's read size for stdout/stderr */
 #define PROC_PTY_CHUNK (16 * 1024)          /* ... and for a PTY */
@@ -86,7 +87,8 @@ struct proc {
 	struct proc *prev, *next;
 	struct proc_manager *pm;
 	struct sandbox *sb;        /* NULL once the sandbox is gone */
-	pid_t pid;                 /* also the process group and session id */
+	pid_t pid;                 /* host pid; also the process group and session id */
+	pid_t ns_pid;              /* the pid inside the sandbox: what clients see */
 	bool ended;                /* the end event was sent; kept for retention only */
 	bool reaped;
 	int wait_status;
@@ -135,6 +137,8 @@ struct proc_spawn {
 	bool pty;
 	uint16_t cols, rows;
 	bool stdin_pipe;
+	const struct sandbox *sb;             /* where it runs */
+	const struct sandbox_user *account;   /* as whom (sandbox_runtime.h) */
 };
 struct proc_spawned {
 	pid_t pid;
@@ -161,6 +165,8 @@ void proc_stream_broadcast_data(struct proc *p, enum proc_output_kind kind, cons
 /* Sends the end event and end-stream to every stream of p and frees them. */
 void proc_stream_finish_all(struct proc *p);
 void proc_stream_set_paused(struct proc *p, bool paused);
+/* Drops the connection of every stream of p (its sandbox is gone). */
+void proc_stream_cut_all(struct proc *p);
 /* Forgets every stream of p (its HTTP side is gone or going): no more sends. */
 void proc_stream_detach_all(struct proc *p);
 

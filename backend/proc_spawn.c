@@ -1,8 +1,12 @@
-/* Starting a process the way envd does, minus the user switch: argv from cmd
- * and args, the layered environment, the working directory, a new session
- * (so the whole process group can be signalled), pipes or a PTY. */
+/* Starting a process the way envd does: argv from cmd and args, the layered
+ * environment, the working directory, a new session (so the whole process
+ * group can be signalled), pipes or a PTY; with isolation inside the
+ * sandbox's namespaces, cgroups and root, as the requested user. The child is
+ * forked by the backend itself (born in the sandbox's pid namespace), so the
+ * backend's SIGCHLD reaping sees it like any other child. */
 #include "connect_proto.h"
 #include "proc_internal.h"
+#include "sandbox_runtime.h"
 #include "text.h"
 
 #include <cJSON.h>
@@ -254,10 +258,15 @@ static void close_from_3(void)
 		close(fd);
 }
 
-/* Runs in the forked child: never returns. */
-__attribute__((noreturn)) static void child_exec(pid_t parent, const char *cwd, char **argv,
-	char **envp)
+/* Runs in the forked child: never returns. parent is what getppid() must
+ * say while the backend lives (0 inside a sandbox's pid namespace). */
+__attribute__((noreturn)) static void child_exec(const struct proc_spawn *spec, pid_t parent,
+	const char *cwd, char **argv, char **envp)
 {
+	if (runtime_child_enter(spec->sb, spec->account) != 0) {
+		dprintf(2, "cannot enter the sandbox: %s\n", strerror(errno));
+		_exit(125);
+	}
 	/* Signal state is inherited; start the program from a clean slate
 	 * (the backend ignores SIGPIPE, which exec would keep). */
 	sigset_t none;
@@ -289,8 +298,14 @@ static int spawn_pty(const struct proc_spawn *spec, char **argv, char **envp,
 {
 	struct winsize ws = {.ws_row = spec->rows, .ws_col = spec->cols};
 	int master = -1;
-	pid_t parent = getpid();
+	pid_t parent = spec->sb && runtime_isolated() ? 0 : getpid();
+	if (runtime_fork_enter(spec->sb) != 0) {
+		connect_error_set(err, CONNECT_INTERNAL, "error entering the sandbox: %s", strerror(errno));
+		return -1;
+	}
 	pid_t pid = forkpty(&master, NULL, NULL, &ws);
+	if (pid != 0)
+		runtime_fork_leave(spec->sb);
 	if (pid < 0) {
 		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
 			"error starting pty with command '%s' in dir '%s' with '%u' cols and '%u' rows: %s",
@@ -298,7 +313,7 @@ static int spawn_pty(const struct proc_spawn *spec, char **argv, char **envp,
 		return -1;
 	}
 	if (pid == 0)
-		child_exec(parent, spec->cwd, argv, envp); /* forkpty made the session */
+		child_exec(spec, parent, spec->cwd, argv, envp); /* forkpty made the session */
 	master = private_fd(master);
 	int input = master >= 0 ? fcntl(master, F_DUPFD_CLOEXEC, 3) : -1;
 	if (master < 0 || input < 0 || set_nonblocking(master) != 0) {
@@ -332,8 +347,14 @@ static int spawn_pipes(const struct proc_spawn *spec, char **argv, char **envp,
 			spec->cmd, strerror(errno));
 		goto fail;
 	}
-	pid_t parent = getpid();
+	pid_t parent = spec->sb && runtime_isolated() ? 0 : getpid();
+	if (runtime_fork_enter(spec->sb) != 0) {
+		connect_error_set(err, CONNECT_INTERNAL, "error entering the sandbox: %s", strerror(errno));
+		goto fail;
+	}
 	pid_t pid = fork();
+	if (pid != 0)
+		runtime_fork_leave(spec->sb);
 	if (pid < 0) {
 		connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
 			strerror(errno));
@@ -344,7 +365,7 @@ static int spawn_pipes(const struct proc_spawn *spec, char **argv, char **envp,
 		dup2(spec->stdin_pipe ? in[0] : null_fd, 0);
 		dup2(o[1], 1);
 		dup2(e[1], 2);
-		child_exec(parent, spec->cwd, argv, envp);
+		child_exec(spec, parent, spec->cwd, argv, envp);
 	}
 	close(o[1]);
 	close(e[1]);
@@ -368,12 +389,14 @@ fail:
 
 int proc_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out, struct connect_error *err)
 {
-	struct stat st;
-	if (stat(spec->cwd, &st) != 0 && errno == ENOENT) {
+	/* Looked up inside the sandbox's root: a host path does not exist there,
+	 * and ".." or a symbolic link cannot leave it. */
+	int is_dir = sandbox_path_is_dir(spec->sb, spec->cwd);
+	if (is_dir < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP || errno == EXDEV)) {
 		connect_error_set(err, CONNECT_INVALID_ARGUMENT, "cwd '%s' does not exist", spec->cwd);
 		return -1;
 	}
-	if (stat(spec->cwd, &st) == 0 && !S_ISDIR(st.st_mode)) {
+	if (is_dir == 0) {
 		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
 			"error starting process '%s': chdir %s: not a directory", spec->cmd, spec->cwd);
 		return -1;

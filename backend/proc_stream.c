@@ -227,7 +227,7 @@ int proc_stream_open(struct proc *p, struct evhttp_request *req, int64_t keepali
 	bufferevent_setwatermark(bev, EV_READ, 0, PROC_STREAM_INPUT_CAP);
 
 	char start[64];
-	snprintf(start, sizeof start, "{\"event\":{\"start\":{\"pid\":%u}}}", (unsigned)p->pid);
+	snprintf(start, sizeof start, "{\"event\":{\"start\":{\"pid\":%u}}}", (unsigned)p->ns_pid);
 	send_json(s, start);
 	arm_keepalive(s);
 	if (deadline_ms > 0) {
@@ -243,7 +243,7 @@ int proc_stream_replay(struct proc *p, struct evhttp_request *req)
 	struct evbuffer *buf = evbuffer_new();
 	char *end = p->end_json ? malloc(strlen(p->end_json) + 32) : NULL;
 	char start[64];
-	int n = snprintf(start, sizeof start, "{\"event\":{\"start\":{\"pid\":%u}}}", (unsigned)p->pid);
+	int n = snprintf(start, sizeof start, "{\"event\":{\"start\":{\"pid\":%u}}}", (unsigned)p->ns_pid);
 	if (end)
 		sprintf(end, "{\"event\":{\"end\":%s}}", p->end_json);
 	if (!buf || !end || connect_envelope_add(buf, 0, start, (size_t)n) != 0 ||
@@ -313,4 +313,20 @@ void proc_stream_detach_all(struct proc *p)
 	connect_error_set(&err, CONNECT_UNAVAILABLE, "the process is no longer tracked");
 	while (p->streams)
 		stream_close(p->streams, NULL, &err);
+}
+
+void proc_stream_cut_all(struct proc *p)
+{
+	while (p->streams) {
+		struct proc_stream *s = p->streams;
+		struct evhttp_connection *evcon = s->evcon;
+		if (evcon)
+			evhttp_connection_set_closecb(evcon, NULL, NULL);
+		s->evcon = NULL;
+		stream_close(s, NULL, NULL);
+		/* As E2B's proxy does when the sandbox behind it is gone: the
+		 * connection drops, no end event is made up. */
+		if (evcon)
+			evhttp_connection_free(evcon);
+	}
 }

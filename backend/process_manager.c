@@ -6,6 +6,7 @@
 #include "connect_proto.h"
 #include "proc_internal.h"
 #include "registry.h"
+#include "sandbox_runtime.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -126,7 +127,7 @@ struct proc *proc_find(struct proc_manager *pm, const struct sandbox *sb, uint32
 	for (struct proc *p = pm->head; p; p = p->next) {
 		if (p->sb != sb || p->ended != ended)
 			continue;
-		if (tag ? (p->tag && strcmp(p->tag, tag) == 0) : (uint32_t)p->pid == pid)
+		if (tag ? (p->tag && strcmp(p->tag, tag) == 0) : (uint32_t)p->ns_pid == pid)
 			return p;
 	}
 	return NULL;
@@ -175,11 +176,11 @@ static void input_error(const struct proc *p, int err_no, struct connect_error *
 	if (p->is_pty)
 		connect_error_set(err, CONNECT_INTERNAL,
 			"error writing to tty: error writing to tty of process '%d': write /dev/ptmx: %s",
-			(int)p->pid, text);
+			(int)p->ns_pid, text);
 	else
 		connect_error_set(err, CONNECT_INTERNAL,
 			"error writing to stdin: error writing to stdin of process '%d': write |1: %s",
-			(int)p->pid, text);
+			(int)p->ns_pid, text);
 }
 
 static void close_input(struct proc *p)
@@ -381,6 +382,7 @@ struct proc *proc_register(struct proc_manager *pm, struct sandbox *sb, pid_t pi
 		p->pm = pm;
 		p->sb = sb;
 		p->pid = pid;
+		p->ns_pid = runtime_ns_pid(sb, pid);
 		p->is_pty = is_pty;
 		p->config = config;
 		p->tag = tag;
@@ -424,7 +426,7 @@ struct proc *proc_register(struct proc_manager *pm, struct sandbox *sb, pid_t pi
 	for (struct proc *q = pm->head, *next; q; q = next) {
 		next = q->next;
 		if (q->ended && q->sb == sb &&
-		    (q->pid == pid || (tag && q->tag && strcmp(q->tag, tag) == 0)))
+		    (q->ns_pid == p->ns_pid || (tag && q->tag && strcmp(q->tag, tag) == 0)))
 			proc_free(q);
 	}
 	link_tail(pm, p);
@@ -591,7 +593,8 @@ static void on_sandbox_paused(void *ctx, struct sandbox *sb)
 		if (p->sb != sb || p->ended || p->paused)
 			continue;
 		p->paused = true;
-		proc_kill_group(p, SIGSTOP);
+		if (!runtime_isolated())
+			proc_kill_group(p, SIGSTOP); /* with isolation the freezer holds it */
 		proc_update_reading(p);
 		ptimer_suspend(&p->lifetime);
 		proc_stream_set_paused(p, true);
@@ -605,7 +608,8 @@ static void on_sandbox_resumed(void *ctx, struct sandbox *sb)
 		if (p->sb != sb || p->ended || !p->paused)
 			continue;
 		p->paused = false;
-		proc_kill_group(p, SIGCONT);
+		if (!runtime_isolated())
+			proc_kill_group(p, SIGCONT);
 		ptimer_resume(&p->lifetime);
 		proc_stream_set_paused(p, false);
 		proc_update_reading(p);
@@ -623,10 +627,14 @@ static void on_sandbox_removing(void *ctx, struct sandbox *sb)
 			proc_free(p);
 			continue;
 		}
-		/* SIGKILL works on stopped processes too; their streams get the end
-		 * event (signal: killed) once they are reaped. */
+		/* SIGKILL works on stopped processes too. With isolation the kernel
+		 * kills the whole pid namespace anyway, and the streams are cut as
+		 * E2B cuts them; without, they get the end event (signal: killed)
+		 * once the process is reaped. */
 		proc_kill_group(p, SIGKILL);
 		p->sb = NULL;
+		if (runtime_isolated())
+			proc_stream_cut_all(p);
 		if (p->paused) {
 			p->paused = false;
 			ptimer_resume(&p->lifetime);

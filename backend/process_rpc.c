@@ -7,6 +7,7 @@
 #include "proc_internal.h"
 #include "protojson.h"
 #include "registry.h"
+#include "sandbox_runtime.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -56,13 +57,15 @@ static long long timeout_ms(struct evhttp_request *req, struct connect_error *er
 	return strtoll(t, NULL, 10);
 }
 
-/* Authorization: Basic base64("<user>:") picks envd's user. This backend
- * knows root, user and the name of its own uid, and runs everything as its
- * own uid whichever is named. A header that is not valid Basic is ignored,
- * as Go's Request.BasicAuth does. */
-static int check_user(const struct proc_manager *pm, struct evhttp_request *req,
-	struct connect_error *err)
+/* Authorization: Basic base64("<user>:") picks envd's user; without one it
+ * is "user", E2B's default. With isolation the name must be an account of
+ * the sandbox's own /etc/passwd; without, root, user and the name of the
+ * backend's uid are known and everything runs as the backend's uid. A header
+ * that is not valid Basic is ignored, as Go's Request.BasicAuth does. */
+static int check_user(const struct proc_manager *pm, const struct sandbox *sb,
+	struct evhttp_request *req, char user[64], struct connect_error *err)
 {
+	snprintf(user, 64, "user");
 	const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
 	if (!h || strncasecmp(h, "Basic ", 6) != 0)
 		return 0;
@@ -78,7 +81,14 @@ static int check_user(const struct proc_manager *pm, struct evhttp_request *req,
 	*colon = '\0';
 	const char *name = (const char *)raw;
 	int rc = 0;
-	if (strcmp(name, "root") != 0 && strcmp(name, "user") != 0 && strcmp(name, pm->user_name) != 0) {
+	struct sandbox_user account;
+	bool known = runtime_isolated()
+		? strlen(name) < 64 && sandbox_user_resolve(sb, name, &account) == 0
+		: strcmp(name, "root") == 0 || strcmp(name, "user") == 0 ||
+			  strcmp(name, pm->user_name) == 0;
+	if (known) {
+		snprintf(user, 64, "%s", name);
+	} else {
 		/* connectrpc.com/authn's answer in envd (AuthenticateUsername). */
 		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
 		rc = -1;
@@ -96,9 +106,10 @@ static int fail(struct evhttp_request *req, enum connect_kind kind, const struct
 }
 
 /* Codec, user and message. NULL when it has already answered (*status). */
-static cJSON *begin(struct envd_ctx *ctx, struct evhttp_request *req, enum connect_kind kind,
-	int *status)
+static cJSON *begin(struct envd_ctx *ctx, struct evhttp_request *req, const struct sandbox *sb,
+	char *user_out, enum connect_kind kind, int *status)
 {
+	char user[64];
 	int st = connect_check_request(req, kind);
 	if (st) {
 		*status = st;
@@ -106,11 +117,13 @@ static cJSON *begin(struct envd_ctx *ctx, struct evhttp_request *req, enum conne
 	}
 	struct connect_error err;
 	cJSON *msg = NULL;
-	if (check_user(ctx->process_manager, req, &err) == 0)
+	if (check_user(ctx->process_manager, sb, req, user, &err) == 0)
 		msg = kind == CONNECT_UNARY ? connect_read_unary(req, &err)
 					    : connect_read_stream_request(req, &err);
 	if (!msg)
 		*status = fail(req, kind, &err);
+	else if (user_out)
+		memcpy(user_out, user, sizeof user);
 	return msg;
 }
 
@@ -239,7 +252,7 @@ static int parse_start(const cJSON *msg, struct start_request *r, struct connect
 }
 
 static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
-	const cJSON *msg, struct connect_error *err)
+	const char *user, const cJSON *msg, struct connect_error *err)
 {
 	struct proc_manager *pm = ctx->process_manager;
 	struct start_request r;
@@ -248,7 +261,14 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 	long long timeout = timeout_ms(req, err);
 	if (timeout < 0)
 		return -1;
-	char *cwd = proc_resolve_cwd(r.cwd, sb->dir, pm->user_name, err);
+	struct sandbox_user account;
+	if (sandbox_user_resolve(sb, user, &account) != 0) {
+		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", user);
+		return -1;
+	}
+	/* Without isolation every name is the backend's own user (see check_user). */
+	const char *user_name = runtime_isolated() ? account.name : pm->user_name;
+	char *cwd = proc_resolve_cwd(r.cwd, account.home, user_name, err);
 	if (!cwd)
 		return -1;
 	struct proc_spawn spec = {
@@ -256,8 +276,10 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 		.args = r.args,
 		.sandbox_envs = sb->env_vars,
 		.request_envs = r.envs,
-		.home = sb->dir,
-		.user = pm->user_name,
+		.home = account.home,
+		.user = user_name,
+		.sb = sb,
+		.account = &account,
 		.path_env = pm->path_env,
 		.cwd = cwd,
 		.pty = r.pty,
@@ -294,11 +316,12 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 int process_rpc_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, CONNECT_SERVER_STREAM, &status);
+	char user[64];
+	cJSON *msg = begin(ctx, req, sb, user, CONNECT_SERVER_STREAM, &status);
 	if (!msg)
 		return status;
 	struct connect_error err;
-	status = start(ctx, req, sb, msg, &err);
+	status = start(ctx, req, sb, user, msg, &err);
 	cJSON_Delete(msg);
 	return status < 0 ? connect_reply_stream_error(req, &err) : status;
 }
@@ -308,7 +331,7 @@ int process_rpc_start(struct envd_ctx *ctx, struct evhttp_request *req, struct s
 int process_rpc_connect(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, CONNECT_SERVER_STREAM, &status);
+	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_SERVER_STREAM, &status);
 	if (!msg)
 		return status;
 	struct connect_error err;
@@ -335,7 +358,7 @@ int process_rpc_connect(struct envd_ctx *ctx, struct evhttp_request *req, struct
 int process_rpc_list(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, CONNECT_UNARY, &status);
+	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
 	cJSON_Delete(msg);
@@ -349,7 +372,7 @@ int process_rpc_list(struct envd_ctx *ctx, struct evhttp_request *req, struct sa
 		cJSON *info = cJSON_CreateObject();
 		cJSON *config = cJSON_Duplicate(p->config, 1);
 		ok = info && config && cJSON_AddItemToObject(info, "config", config) &&
-		     cJSON_AddNumberToObject(info, "pid", (double)p->pid) &&
+		     cJSON_AddNumberToObject(info, "pid", (double)p->ns_pid) &&
 		     (!p->tag || cJSON_AddStringToObject(info, "tag", p->tag)) &&
 		     cJSON_AddItemToArray(list, info);
 		if (!ok) {
@@ -378,7 +401,7 @@ int process_rpc_list(struct envd_ctx *ctx, struct evhttp_request *req, struct sa
 int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, CONNECT_UNARY, &status);
+	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
 	struct connect_error err;
@@ -441,7 +464,7 @@ static const struct pj_enum_value signal_values[] = {
 int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, CONNECT_UNARY, &status);
+	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
 	struct connect_error err;
@@ -473,7 +496,7 @@ int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, st
 int process_rpc_close_stdin(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, CONNECT_UNARY, &status);
+	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
 	struct connect_error err;
@@ -498,7 +521,7 @@ int process_rpc_close_stdin(struct envd_ctx *ctx, struct evhttp_request *req, st
 int process_rpc_update(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, CONNECT_UNARY, &status);
+	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
 	struct connect_error err;

@@ -3,6 +3,7 @@
 
 #include "clock.h"
 #include "random_id.h"
+#include "sandbox_runtime.h"
 #include "state_dir.h"
 #include "text.h"
 
@@ -133,8 +134,11 @@ static int assign_id_and_dir(struct registry *reg, struct sandbox *sb)
 	return -1;
 }
 
-struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec)
+struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec,
+	struct runtime_error *err)
 {
+	err->status = 500;
+	snprintf(err->message, sizeof err->message, "Failed to create sandbox");
 	struct sandbox *sb = calloc(1, sizeof *sb);
 	if (!sb || grow(reg) != 0) {
 		free(sb);
@@ -149,6 +153,13 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
 	    random_hex(sb->client_id, SANDBOX_CLIENT_ID_LEN) != 0 ||
 	    (spec->secure && random_hex(sb->access_token, SANDBOX_TOKEN_LEN) != 0) ||
 	    assign_id_and_dir(reg, sb) != 0) {
+		sandbox_free(sb);
+		return NULL;
+	}
+	sb->cpu_count = spec->cpu_count;
+	sb->memory_mb = spec->memory_mb;
+	if (runtime_sandbox_start(sb, err) != 0) {
+		runtime_sandbox_remove(sb);
 		sandbox_free(sb);
 		return NULL;
 	}
@@ -183,8 +194,7 @@ void registry_kill(struct registry *reg, struct sandbox *sb)
 	}
 	if (reg->hooks.removing)
 		reg->hooks.removing(reg->hooks.ctx, sb);
-	if (sb->dir && state_dir_remove_tree(sb->dir) != 0)
-		fprintf(stderr, "sandbox %s: could not delete its directory completely\n", sb->id);
+	runtime_sandbox_remove(sb); /* kills it now; deletes its directory off the loop */
 	sandbox_free(sb);
 }
 
@@ -194,6 +204,8 @@ void registry_pause(struct registry *reg, struct sandbox *sb)
 	sb->state = SANDBOX_PAUSED;
 	/* Like E2B's snapshot listing: a paused sandbox's endAt is when it paused. */
 	sb->end_at_ms = clock_now_ms();
+	if (runtime_sandbox_freeze(sb, true) != 0)
+		fprintf(stderr, "sandbox %s: could not freeze it completely\n", sb->id);
 	if (reg->hooks.paused)
 		reg->hooks.paused(reg->hooks.ctx, sb);
 }
@@ -206,6 +218,7 @@ void registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s
 	sb->started_at_ms = now;
 	sb->end_at_ms = now + timeout_s * 1000;
 	arm_expiry(sb);
+	runtime_sandbox_freeze(sb, false);
 	if (reg->hooks.resumed)
 		reg->hooks.resumed(reg->hooks.ctx, sb);
 }

@@ -23,6 +23,8 @@ struct registry;
 
 enum sandbox_state { SANDBOX_RUNNING, SANDBOX_PAUSED };
 
+struct sandbox_rt;
+
 struct sandbox {
 	char id[SANDBOX_ID_LEN + 1];
 	char client_id[SANDBOX_CLIENT_ID_LEN + 1];
@@ -37,6 +39,9 @@ struct sandbox {
 	enum sandbox_state state;
 	int64_t started_at_ms;
 	int64_t end_at_ms;       /* expiry while running; the pause time while paused */
+	int cpu_count;
+	int memory_mb;
+	struct sandbox_rt *rt;   /* the runtime's (sandbox_runtime.h); NULL without isolation */
 	void *user_data;         /* free for a process manager */
 
 	/* private to registry.c */
@@ -53,6 +58,8 @@ struct sandbox_spec {
 	bool secure;
 	bool auto_pause;
 	int allow_internet_access;    /* -1 not given */
+	int cpu_count;
+	int memory_mb;
 };
 
 /* Called around lifecycle changes. Any pointer may be NULL. */
@@ -69,12 +76,15 @@ struct registry *registry_new(struct event_base *base, const char *sandboxes_dir
 void registry_free(struct registry *reg);
 void registry_set_hooks(struct registry *reg, const struct registry_hooks *hooks);
 
-/* Creates a running sandbox with its directory and expiry timer.
- * NULL on failure (out of memory, or the directory cannot be made). */
-struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec);
+struct runtime_error;
+/* Creates a running sandbox with its directory, runtime (root, init,
+ * cgroups) and expiry timer. NULL on failure with err set. */
+struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec,
+	struct runtime_error *err);
 struct sandbox *registry_find(const struct registry *reg, const char *id);
 
-/* Removes the sandbox and deletes its directory; sb is freed. */
+/* Removes the sandbox: its processes die at once, its directory, mount and
+ * cgroups go off the event loop (sandbox_runtime.h); sb is freed. */
 void registry_kill(struct registry *reg, struct sandbox *sb);
 /* running -> paused: stops the expiry timer, endAt becomes the pause time. */
 void registry_pause(struct registry *reg, struct sandbox *sb);

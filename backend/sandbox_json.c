@@ -21,9 +21,9 @@ static cJSON *common_fields(const struct sandbox *sb)
 	cJSON_AddStringToObject(o, "clientID", sb->client_id);
 	cJSON_AddStringToObject(o, "startedAt", started);
 	cJSON_AddStringToObject(o, "endAt", ended);
-	/* Fixed sizes: nothing is really allocated per sandbox. */
-	cJSON_AddNumberToObject(o, "cpuCount", 2);
-	cJSON_AddNumberToObject(o, "memoryMB", 512);
+	/* The sandbox's cgroup limits (sandbox_runtime.h). */
+	cJSON_AddNumberToObject(o, "cpuCount", sb->cpu_count);
+	cJSON_AddNumberToObject(o, "memoryMB", sb->memory_mb);
 	cJSON_AddNumberToObject(o, "diskSizeMB", 1024);
 	cJSON_AddStringToObject(o, "state", sb->state == SANDBOX_RUNNING ? "running" : "paused");
 	cJSON_AddStringToObject(o, "envdVersion", SANDBOX_ENVD_VERSION);

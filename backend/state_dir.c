@@ -2,6 +2,7 @@
 #include "state_dir.h"
 
 #include "text.h"
+#include "tree_remove.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -95,49 +96,7 @@ void state_dir_close(struct state_dir *sd)
 	memset(sd, 0, sizeof *sd);
 }
 
-/* Empties the directory open as dirfd (consumed), depth-first. */
-static int empty_dir(int dirfd, int depth)
-{
-	DIR *dir = fdopendir(dirfd);
-	if (!dir) {
-		close(dirfd);
-		return -1;
-	}
-	int rc = 0;
-	struct dirent *ent;
-	while ((ent = readdir(dir)) != NULL) {
-		const char *name = ent->d_name;
-		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-			continue;
-		if (unlinkat(dirfd, name, 0) == 0)
-			continue;
-		if (errno != EISDIR && errno != EPERM) {
-			rc = -1;
-			continue;
-		}
-		if (depth >= 256) { /* bounded recursion: give up, report failure */
-			rc = -1;
-			continue;
-		}
-		/* A directory: O_NOFOLLOW refuses to enter it through a link. */
-		int child = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (child < 0 || empty_dir(child, depth + 1) != 0) {
-			rc = -1;
-			continue;
-		}
-		if (unlinkat(dirfd, name, AT_REMOVEDIR) != 0)
-			rc = -1;
-	}
-	closedir(dir);
-	return rc;
-}
-
 int state_dir_remove_tree(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : (unlink(path) == 0 ? 0 : -1);
-	if (empty_dir(fd, 0) != 0)
-		return -1;
-	return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
+	return tree_remove(path);
 }

@@ -5,6 +5,7 @@
 
 #include "core_internal.h"
 #include "errors.h"
+#include "json_text.h"
 #include "jsonrpc.h"
 #include "envd.h"
 #include "methods.h"
@@ -102,6 +103,11 @@ void e2bw_call_fail(e2bw_core *core, e2bw_call *call, cJSON *error) {
   call_unlink_free(core, call);
 }
 
+void e2bw_call_answered(e2bw_core *core, e2bw_call *call) {
+  e2bw_http_cancel_call(core, call);
+  call_unlink_free(core, call);
+}
+
 static void start_call(e2bw_core *core, const e2bw_method *m, const e2bw_rpc_request *req) {
   e2bw_call *call = calloc(1, sizeof *call);
   if (call) {
@@ -146,6 +152,9 @@ static void process_message(e2bw_core *core, const char *text, size_t len) {
     } else if (!m->start) {
       error = e2bw_error_new(E2BW_ERR_UNSUPPORTED, "Provider '" PROVIDER_ID "' does not support '%s'", m->feature);
       e2bw_error_set_str(error, "feature", m->feature);
+    } else if (e2bw_json_has_nul(text, len)) {
+      error = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: a string holds U+0000 (NUL), which paths and text cannot carry; "
+                                                      "send bytes with encoding \"base64\"");
     } else {
       error = e2bw_params_check(m, req.params);
     }

@@ -53,6 +53,7 @@ struct e2bw_http_op {
   e2bw_http_done_fn on_done;  /* NULL: finish quietly */
   e2bw_http_data_fn on_data;  /* NULL: buffer the body (up to the limit) */
   e2bw_http_fail_fn on_fail;  /* NULL: fail `call`, if any */
+  void (*owner_free)(void *owner); /* non-NULL: frees owner with the op */
   e2bw_http_op *next;
 };
 
@@ -113,6 +114,9 @@ void e2bw_actions_free(e2bw_core *core);
 /* Answer the call and free it. Both take ownership of result / error. */
 void e2bw_call_succeed(e2bw_core *core, e2bw_call *call, cJSON *result);
 void e2bw_call_fail(e2bw_core *core, e2bw_call *call, cJSON *error);
+/* The handler emitted the call's answer itself (a large result written
+ * straight to text): cancel its requests and free it. */
+void e2bw_call_answered(e2bw_core *core, e2bw_call *call);
 /* Answer a request that never became a call (bad envelope, unknown method). */
 void e2bw_reply_error(e2bw_core *core, const cJSON *id, cJSON *error);
 

@@ -24,6 +24,7 @@ static void info_free(e2bw_sandbox_info *s) {
   free(s->id);
   free(s->token);
   free(s->domain);
+  free(s->envd_version);
   free(s);
 }
 
@@ -42,6 +43,7 @@ void e2bw_sandbox_remember(e2bw_core *core, const cJSON *sandbox) {
   s->id = dup_or_null(id);
   s->token = dup_or_null(cJSON_GetObjectItemCaseSensitive(sandbox, "envdAccessToken"));
   s->domain = dup_or_null(cJSON_GetObjectItemCaseSensitive(sandbox, "domain"));
+  s->envd_version = dup_or_null(cJSON_GetObjectItemCaseSensitive(sandbox, "envdVersion"));
   if (!s->id) {
     info_free(s);
     return;
@@ -116,6 +118,36 @@ void e2bw_envd_ensure(e2bw_core *core, e2bw_call *call, void (*next)(e2bw_core *
 
 /* --- requests ------------------------------------------------------------ */
 
+int e2bw_envd_base_url(const e2bw_core *core, const char *sandbox_id, e2bw_buf *url) {
+  const e2bw_config *cfg = &core->config;
+  const e2bw_sandbox_info *info = e2bw_sandbox_lookup(core, sandbox_id);
+  /* One sandbox_url serves all sandboxes (routed by header), else each
+   * sandbox has its own host (reference §2). */
+  if (cfg->sandbox_url) {
+    size_t n = strlen(cfg->sandbox_url);
+    while (n && cfg->sandbox_url[n - 1] == '/') n--;
+    return e2bw_buf_append(url, cfg->sandbox_url, n);
+  }
+  return e2bw_buf_append_str(url, "https://" E2BW_ENVD_PORT "-") || e2bw_buf_append_str(url, sandbox_id) ||
+         e2bw_buf_append_char(url, '.') || e2bw_buf_append_str(url, info && info->domain ? info->domain : cfg->domain);
+}
+
+int e2bw_envd_at_least(const e2bw_core *core, const char *sandbox_id, int major, int minor, int patch) {
+  const e2bw_sandbox_info *info = e2bw_sandbox_lookup(core, sandbox_id);
+  int v[3] = {0, 0, 0}, want[3] = {major, minor, patch};
+  if (!info || !info->envd_version) return 1;
+  const char *p = info->envd_version;
+  if (*p == 'v') p++;
+  for (int i = 0; i < 3; i++) {
+    if (*p < '0' || *p > '9') return 1;
+    while (*p >= '0' && *p <= '9' && v[i] < 100000) v[i] = v[i] * 10 + (*p++ - '0');
+    if (i < 2 && *p++ != '.') return 1;
+  }
+  for (int i = 0; i < 3; i++)
+    if (v[i] != want[i]) return v[i] > want[i];
+  return 1;
+}
+
 e2bw_http_op *e2bw_envd_request(e2bw_core *core, const e2bw_envd_req *req) {
   const e2bw_sandbox_info *info = e2bw_sandbox_lookup(core, req->sandbox_id);
   const e2bw_config *cfg = &core->config;
@@ -125,12 +157,7 @@ e2bw_http_op *e2bw_envd_request(e2bw_core *core, const e2bw_envd_req *req) {
   char *json = req->message ? cJSON_PrintUnformatted(req->message) : NULL;
   if (!json) goto done;
 
-  /* One sandbox_url serves all sandboxes (routed by header), else each
-   * sandbox has its own host (reference §2). */
-  int rc = cfg->sandbox_url ? e2bw_buf_append_str(&url, cfg->sandbox_url)
-                            : (e2bw_buf_append_str(&url, "https://" E2BW_ENVD_PORT "-") || e2bw_buf_append_str(&url, req->sandbox_id) ||
-                               e2bw_buf_append_char(&url, '.') ||
-                               e2bw_buf_append_str(&url, info && info->domain ? info->domain : cfg->domain));
+  int rc = e2bw_envd_base_url(core, req->sandbox_id, &url);
   rc |= e2bw_buf_append_char(&url, '/') || e2bw_buf_append_str(&url, req->rpc);
   rc |= e2bw_buf_append_str(&what, req->rpc);
   if (req->streaming) rc |= e2bw_env_encode(&body, 0, json, strlen(json));

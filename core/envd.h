@@ -14,6 +14,7 @@ struct e2bw_sandbox_info {
   char *id;
   char *token;   /* envdAccessToken, or NULL (insecure sandbox) */
   char *domain;  /* the sandbox domain the API returned, or NULL */
+  char *envd_version; /* envdVersion the API returned, or NULL */
   e2bw_sandbox_info *next;
 };
 
@@ -42,6 +43,14 @@ typedef struct e2bw_envd_req {
  * op's idle deadline (a multiple of the keepalive interval) is armed once
  * the answer begins. NULL when out of memory. */
 e2bw_http_op *e2bw_envd_request(e2bw_core *core, const e2bw_envd_req *req);
+
+/* Appends envd's base URL for the sandbox, without a trailing slash: the
+ * configured sandbox_url (routed by header), else https://49983-<id>.<domain>.
+ * 0, or -1 when out of memory. */
+int e2bw_envd_base_url(const e2bw_core *core, const char *sandbox_id, e2bw_buf *url);
+/* 1 when the sandbox's envd is at least major.minor.patch (or its version is
+ * unknown or unparsable: assume a current envd, as the SDK's debug mode). */
+int e2bw_envd_at_least(const e2bw_core *core, const char *sandbox_id, int major, int minor, int patch);
 
 /* The typed error for a non-200 envd answer (its body buffered in op). */
 cJSON *e2bw_envd_status_error(const e2bw_http_op *op, const char *sandbox_id);

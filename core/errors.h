@@ -25,7 +25,12 @@
   X(UNAVAILABLE,       -32015, "unavailable",       NULL)                     \
   X(CONFLICT,          -32016, "conflict",          NULL)                     \
   X(BAD_RESPONSE,      -32017, "bad_response",      NULL)                     \
-  X(CANCELED,          -32018, "canceled",          NULL)
+  X(CANCELED,          -32018, "canceled",          NULL)                     \
+  X(IS_DIRECTORY,      -32602, "is_directory",      NULL)                     \
+  X(NOT_DIRECTORY,     -32602, "not_directory",     NULL)                     \
+  X(ALREADY_EXISTS,    -32016, "already_exists",    NULL)                     \
+  X(NO_SPACE,          -32019, "no_space",          NULL)                     \
+  X(TOO_LARGE,         -32602, "too_large",         NULL)
 
 typedef enum e2bw_error_kind {
 #define E2BW_X(kind, code, name, sdk) E2BW_ERR_##kind,
@@ -36,6 +41,8 @@ typedef enum e2bw_error_kind {
 
 /* sdk_code for a missing sandbox (seed §2: the host shows E2009, exit 4). */
 #define E2BW_SDK_SANDBOX_NOT_FOUND "E2009"
+/* sdk_code for a missing file or directory (seed: SandboxPathNotFound). */
+#define E2BW_SDK_PATH_NOT_FOUND "E4001"
 
 int e2bw_error_code(e2bw_error_kind kind);
 const char *e2bw_error_name(e2bw_error_kind kind);

@@ -23,6 +23,7 @@ static char *origin_of(const char *url) {
 }
 
 static void op_free(e2bw_http_op *op) {
+  if (op->owner_free) op->owner_free(op->owner);
   free(op->what);
   free(op->origin);
   e2bw_buf_free(&op->headers);

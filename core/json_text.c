@@ -159,3 +159,20 @@ int e2bw_json_text(e2bw_buf *out, e2bw_utf8_carry *carry, const uint8_t *p, size
 int e2bw_json_quoted(e2bw_buf *out, const char *s, size_t n) {
   return e2bw_buf_append_char(out, '"') || escape_span(out, (const uint8_t *)s, n) || e2bw_buf_append_char(out, '"');
 }
+
+int e2bw_json_has_nul(const char *text, size_t len) {
+  int in_string = 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = text[i];
+    if (!in_string) {
+      if (c == '"') in_string = 1;
+    } else if (c == '"') {
+      in_string = 0;
+    } else if (c == '\\') {
+      if (i + 5 < len && text[i + 1] == 'u' && text[i + 2] == '0' && text[i + 3] == '0' && text[i + 4] == '0' && text[i + 5] == '0')
+        return 1;
+      i++; /* the escaped character cannot end the string */
+    }
+  }
+  return 0;
+}

@@ -23,4 +23,9 @@ int e2bw_json_text(e2bw_buf *out, e2bw_utf8_carry *carry, const uint8_t *p, size
 /* Appends a quoted JSON string of already valid text (escaping only). */
 int e2bw_json_quoted(e2bw_buf *out, const char *s, size_t n);
 
+/* 1 when a JSON string in text holds a \u0000 escape. cJSON ends strings at
+ * the first NUL, so such a value (a path, file content) would be silently
+ * cut: requests carrying one are refused instead. */
+int e2bw_json_has_nul(const char *text, size_t len);
+
 #endif

@@ -1,10 +1,12 @@
 #include "methods.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "errors.h"
+#include "files.h"
 
 #define P_END {NULL, E2BW_P_STRING, 0}
 /* Every method takes `request_timeout` (seconds) to override the configured
@@ -54,6 +56,27 @@ static const e2bw_param pty_input_params[] = {P_SANDBOX, P_PROCESS, {"data", E2B
 static const e2bw_param pty_resize_params[] = {P_SANDBOX, P_PROCESS, {"cols", E2BW_P_DIM, 1}, {"rows", E2BW_P_DIM, 1},
                                                P_REQUEST_TIMEOUT, P_END};
 
+#define P_PATH {"path", E2BW_P_PATH, 1}
+#define P_FILE_USER {"user", E2BW_P_USER, 0}
+static const e2bw_param read_params[] = {P_SANDBOX, P_PATH, {"encoding", E2BW_P_ENCODING, 0}, {"offset", E2BW_P_OFFSET, 0},
+                                         {"length", E2BW_P_OFFSET, 0}, P_FILE_USER, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param write_params[] = {P_SANDBOX, P_PATH, {"content", E2BW_P_TEXT, 1}, {"encoding", E2BW_P_ENCODING, 0},
+                                          {"mode", E2BW_P_MODE, 0}, {"owner", E2BW_P_USER, 0}, {"group", E2BW_P_USER, 0},
+                                          P_FILE_USER, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param list_dir_params[] = {P_SANDBOX, P_PATH, {"depth", E2BW_P_DEPTH, 0}, P_FILE_USER, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param path_params[] = {P_SANDBOX, P_PATH, P_FILE_USER, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param move_params[] = {P_SANDBOX, {"source", E2BW_P_PATH, 1}, {"destination", E2BW_P_PATH, 1}, P_FILE_USER,
+                                         P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param search_params[] = {P_SANDBOX, P_PATH, {"pattern", E2BW_P_STRING, 1}, {"depth", E2BW_P_DEPTH, 0},
+                                           {"limit", E2BW_P_COUNT, 0}, P_FILE_USER, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param chmod_params[] = {P_SANDBOX, P_PATH, {"mode", E2BW_P_MODE, 0}, {"owner", E2BW_P_USER, 0},
+                                          {"group", E2BW_P_USER, 0}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param watch_params[] = {P_SANDBOX, P_PATH, {"recursive", E2BW_P_BOOL, 0}, P_FILE_USER, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param unwatch_params[] = {P_SANDBOX, {"watch_id", E2BW_P_STRING, 1}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param url_params[] = {P_SANDBOX, P_PATH, {"operation", E2BW_P_OPERATION, 1}, P_FILE_USER,
+                                        {"expires_in", E2BW_P_SECONDS, 0}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param port_params[] = {P_SANDBOX, {"port", E2BW_P_PORT, 1}, P_REQUEST_TIMEOUT, P_END};
+
 static const e2bw_method method_table[] = {
     {"initialize", "handshake", e2bw_handle_initialize, initialize_params, 0},
     {"shutdown", "handshake", e2bw_handle_shutdown, no_params, 0},
@@ -80,16 +103,20 @@ static const e2bw_method method_table[] = {
     {"pty.input", "pty", e2bw_pty_input, pty_input_params, 0},
     {"pty.resize", "pty", e2bw_pty_resize, pty_resize_params, 0},
     {"pty.close", "pty", e2bw_pty_close, pid_params, 0},
-    {"files.read", "files.rw", NULL, NULL, 0},
-    {"files.write", "files.rw", NULL, NULL, 0},
-    {"files.list", "files.rw", NULL, NULL, 0},
-    {"files.stat", "files.rw", NULL, NULL, 0},
-    {"files.mkdir", "files.rw", NULL, NULL, 0},
-    {"files.remove", "files.rw", NULL, NULL, 0},
-    {"files.move", "files.rw", NULL, NULL, 0},
-    {"files.search", "files.rw", NULL, NULL, 1},
-    {"files.chmod", "files.rw", NULL, NULL, 1},
-    {"ports.url", "ports.url", NULL, NULL, 0},
+    {"files.read", "files.rw", e2bw_files_read, read_params, 0},
+    {"files.write", "files.rw", e2bw_files_write, write_params, 0},
+    {"files.list", "files.rw", e2bw_files_list, list_dir_params, 0},
+    {"files.stat", "files.rw", e2bw_files_stat, path_params, 0},
+    {"files.mkdir", "files.rw", e2bw_files_mkdir, path_params, 0},
+    {"files.remove", "files.rw", e2bw_files_remove, path_params, 0},
+    {"files.move", "files.rw", e2bw_files_move, move_params, 0},
+    {"files.search", "files.rw", e2bw_files_search, search_params, 1},
+    {"files.chmod", "files.rw", e2bw_files_chmod, chmod_params, 1},
+    /* ours: follow a directory (envd WatchDir); a signed link for headerless clients */
+    {"files.watch", "files.rw", e2bw_files_watch, watch_params, 1},
+    {"files.unwatch", "files.rw", e2bw_files_unwatch, unwatch_params, 1},
+    {"files.url", "files.rw", e2bw_files_url, url_params, 1},
+    {"ports.url", "ports.url", e2bw_ports_url, port_params, 0},
 };
 #define METHOD_COUNT (sizeof method_table / sizeof method_table[0])
 
@@ -140,6 +167,13 @@ static const char *type_name(e2bw_param_type t) {
   case E2BW_P_SIGNAL: return "signal";
   case E2BW_P_DIM: return "dimension";
   case E2BW_P_USER: return "user";
+  case E2BW_P_PATH: return "path";
+  case E2BW_P_MODE: return "mode";
+  case E2BW_P_OFFSET: return "offset";
+  case E2BW_P_DEPTH: return "depth";
+  case E2BW_P_COUNT: return "count";
+  case E2BW_P_PORT: return "port";
+  case E2BW_P_OPERATION: return "operation";
   }
   return "?";
 }
@@ -203,6 +237,12 @@ static int sandbox_id_ok(const char *s) {
 
 static int state_ok(const cJSON *item) {
   return cJSON_IsString(item) && (!strcmp(item->valuestring, "running") || !strcmp(item->valuestring, "paused"));
+}
+
+static cJSON *int_in(const e2bw_param *p, const cJSON *v, double lo, double hi, const char *what) {
+  if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) || v->valuedouble != floor(v->valuedouble))
+    return param_error(p->name, what);
+  return NULL;
 }
 
 static cJSON *check_one(const e2bw_param *p, const cJSON *v) {
@@ -272,6 +312,20 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v) {
   case E2BW_P_USER:
     if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) > 64 || strpbrk(v->valuestring, ":\r\n\t "))
       return param_error(p->name, "must be a user name (no ':' or spaces)");
+    return NULL;
+  case E2BW_P_PATH:
+    if (!cJSON_IsString(v) || !v->valuestring[0]) return param_error(p->name, "must be a non-empty absolute path");
+    if (v->valuestring[0] != '/') return param_error(p->name, "must be an absolute path (starting with '/'): paths are taken literally");
+    if (strlen(v->valuestring) > 4096) return param_error(p->name, "must be at most 4096 bytes");
+    return NULL;
+  case E2BW_P_MODE: return int_in(p, v, 0, 07777, "must be POSIX permission bits: an integer from 0 to 0o7777 (4095)");
+  case E2BW_P_OFFSET: return int_in(p, v, 0, 9007199254740992.0, "must be an integer from 0 to 2^53");
+  case E2BW_P_DEPTH: return int_in(p, v, 1, 64, "must be an integer from 1 to 64");
+  case E2BW_P_COUNT: return int_in(p, v, 1, 10000, "must be an integer from 1 to 10000");
+  case E2BW_P_PORT: return int_in(p, v, 1, 65535, "must be a TCP port: an integer from 1 to 65535");
+  case E2BW_P_OPERATION:
+    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "read") && strcmp(v->valuestring, "write")))
+      return param_error(p->name, "must be \"read\" or \"write\"");
     return NULL;
   }
   return NULL;

@@ -23,7 +23,14 @@ typedef enum e2bw_param_type {
   E2BW_P_ENCODING,      /* "utf8" | "base64" */
   E2BW_P_SIGNAL,        /* "SIGTERM" | "SIGKILL" (or TERM, KILL, 15, 9) */
   E2BW_P_DIM,           /* terminal size: integer 1..65535 */
-  E2BW_P_USER           /* a user name: no ':' or control characters */
+  E2BW_P_USER,          /* a user name: no ':' or control characters */
+  E2BW_P_PATH,          /* an absolute path, taken literally: starts with '/' */
+  E2BW_P_MODE,          /* POSIX permission bits: integer 0..07777 */
+  E2BW_P_OFFSET,        /* byte offset or count: integer 0..2^53 */
+  E2BW_P_DEPTH,         /* directory depth: integer 1..64 */
+  E2BW_P_COUNT,         /* result count: integer 1..10000 */
+  E2BW_P_PORT,          /* TCP port: integer 1..65535 */
+  E2BW_P_OPERATION      /* "read" | "write" */
 } e2bw_param_type;
 
 typedef struct e2bw_param {

@@ -18,11 +18,12 @@
 #include "envd.h"
 #include "envelope.h"
 #include "errors.h"
+#include "files.h"
 #include "json_text.h"
 #include "jsonrpc.h"
 #include "methods.h"
 
-enum stream_kind { STREAM_RUN, STREAM_START, STREAM_ATTACH };
+enum stream_kind { STREAM_RUN, STREAM_START, STREAM_ATTACH, STREAM_WATCH };
 enum { OUT_STDOUT, OUT_STDERR, OUT_PTY, OUT__COUNT };
 static const char *const out_names[OUT__COUNT] = {"stdout", "stderr", "pty"};
 
@@ -59,6 +60,8 @@ struct e2bw_stream {
   int wire_done;              /* the end-stream frame came: nothing to cancel */
   e2bw_buf stdin_data;        /* exec.run: input to send after start */
   int has_stdin;
+  e2bw_run_done_fn run_done;  /* internal run (files.chmod): gets the result */
+  char *watch_dir;            /* files.watch: the watched directory */
   e2bw_stream *next;
 };
 
@@ -154,6 +157,7 @@ static void stream_free(e2bw_core *core, e2bw_stream *s) {
   free(s->request_id);
   free(s->sandbox_id);
   free(s->user);
+  free(s->watch_dir);
   e2bw_env_decoder_free(&s->dec);
   cJSON_Delete(s->end);
   e2bw_buf_free(&s->run_out[0]);
@@ -183,6 +187,11 @@ static void kill_process(e2bw_core *core, const char *sandbox_id, double pid) {
  * was followed by notifications. failure: the error that ended it instead
  * of the process (taken), or NULL. */
 static void notify_exit(e2bw_core *core, e2bw_stream *s, cJSON *failure) {
+  if (s->kind == STREAM_WATCH) {
+    if (failure) e2bw_redact(core, failure);
+    e2bw_notify(core, "files.watch_end", e2bw_watch_end_params(s->request_id, s->sandbox_id, s->pid, failure));
+    return;
+  }
   cJSON *params = cJSON_CreateObject();
   cJSON_AddStringToObject(params, "sandbox_id", s->sandbox_id);
   cJSON_AddNumberToObject(params, "pid", s->pid);
@@ -249,6 +258,10 @@ static cJSON *run_result(e2bw_stream *s) {
 
 /* The end-stream frame arrived without an error. */
 static void stream_complete(e2bw_core *core, e2bw_stream *s) {
+  if (s->kind == STREAM_WATCH) { /* only unwatch ends a watch: envd stopping is a failure */
+    stream_error(core, s, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "envd ended the watch of '%.300s' on its own", s->watch_dir));
+    return;
+  }
   if (!s->end) {
     stream_error(core, s, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "envd ended the stream of process %.0f without its end event", s->pid));
     return;
@@ -258,8 +271,10 @@ static void stream_complete(e2bw_core *core, e2bw_stream *s) {
     call->stream = NULL;
     s->call = NULL;
     cJSON *result = run_result(s);
+    e2bw_run_done_fn done = s->run_done;
     stream_free(core, s);
-    e2bw_call_succeed(core, call, result);
+    if (done) done(core, call, result);
+    else e2bw_call_succeed(core, call, result);
     return;
   }
   notify_exit(core, s, NULL);
@@ -409,12 +424,33 @@ static int fast_output(e2bw_core *core, e2bw_stream *s, int which, const char *b
   return deliver(core, s, which);
 }
 
+/* files.watch: {"start":{}} answers the call with the watch id, then each
+ * {"filesystem":{...}} becomes a files.event. Returns 1 when s is freed. */
+static int on_watch_event(e2bw_core *core, e2bw_stream *s, const cJSON *event) {
+  const cJSON *item;
+  if (cJSON_GetObjectItemCaseSensitive(event, "start")) {
+    if (!s->call) return 0; /* a repeated start changes nothing */
+    e2bw_call *call = s->call;
+    call->stream = NULL;
+    s->call = NULL;
+    e2bw_call_succeed(core, call, e2bw_watch_started(s->sandbox_id, s->pid, s->watch_dir));
+  } else if ((item = cJSON_GetObjectItemCaseSensitive(event, "filesystem"))) {
+    if (s->call) {
+      stream_error(core, s, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "envd's watch did not begin with a start event"));
+      return 1;
+    }
+    cJSON *params = e2bw_watch_event_params(s->request_id, s->sandbox_id, s->pid, s->watch_dir, item);
+    if (params) e2bw_notify(core, "files.event", params);
+  } /* keepalive and unknown events: consumed, never surfaced */
+  return 0;
+}
+
 /* Handles one frame. Returns 1 when the stream is over (s is freed). */
 static int on_frame(e2bw_core *core, e2bw_stream *s, const e2bw_env_frame *f) {
   const char *b64;
   size_t b64_len;
   int which;
-  if (!(f->flags & E2BW_ENV_FLAG_END_STREAM) && s->pid > 0 && (which = fast_data_event(f->data, f->len, &b64, &b64_len)) >= 0) {
+  if (!(f->flags & E2BW_ENV_FLAG_END_STREAM) && s->kind != STREAM_WATCH && s->pid > 0 && (which = fast_data_event(f->data, f->len, &b64, &b64_len)) >= 0) {
     int rc = fast_output(core, s, which, b64, b64_len);
     if (rc == 0) return 0;
     if (rc < 0) {
@@ -439,6 +475,11 @@ static int on_frame(e2bw_core *core, e2bw_stream *s, const e2bw_env_frame *f) {
   const cJSON *event = cJSON_GetObjectItemCaseSensitive(msg, "event");
   const cJSON *item;
   int over = 0;
+  if (s->kind == STREAM_WATCH) {
+    over = on_watch_event(core, s, event);
+    cJSON_Delete(msg);
+    return over;
+  }
   if ((item = cJSON_GetObjectItemCaseSensitive(event, "start"))) {
     if (s->pid > 0) { /* a second start is a broken stream */
       stream_error(core, s, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "envd sent a second start event"));
@@ -505,24 +546,23 @@ static void stream_fail(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
   stream_error(core, s, error);
 }
 
-/* Starts a Start or Connect stream for the call. */
-static void stream_open(e2bw_core *core, e2bw_call *call, int kind, const char *rpc, cJSON *message, double timeout_s) {
+/* A new stream for the call, registered but not yet sent: the caller may
+ * set more fields, then stream_send. NULL after failing the call. */
+static e2bw_stream *stream_new(e2bw_core *core, e2bw_call *call, int kind, double timeout_s, const char *user, int base64) {
   e2bw_stream *s = calloc(1, sizeof *s);
   char *id_text = e2bw_rpc_id_text(call->id);
-  if (!s || !id_text || !message) {
+  if (!s || !id_text) {
     free(s);
     free(id_text);
-    cJSON_Delete(message);
     fail_oom(core, call);
-    return;
+    return NULL;
   }
   s->kind = kind;
   s->call = call;
   s->request_id = id_text;
   s->sandbox_id = dup_str(param_str(call, "sandbox_id"));
-  s->user = dup_str(param_str(call, "user"));
-  const char *encoding = param_str(call, "encoding");
-  s->base64 = encoding && strcmp(encoding, "base64") == 0;
+  s->user = dup_str(user);
+  s->base64 = base64;
   s->timeout_s = timeout_s;
   s->deadline = timeout_s > 0 ? core->now + timeout_s * 1000.0 : -1;
   e2bw_env_decoder_init(&s->dec);
@@ -535,14 +575,18 @@ static void stream_open(e2bw_core *core, e2bw_call *call, int kind, const char *
   s->next = core->streams;
   core->streams = s;
   call->stream = s;
-  if (!s->sandbox_id) {
-    stream_error(core, s, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+  return s;
+}
+
+/* Sends the stream's request (takes message). */
+static void stream_send(e2bw_core *core, e2bw_stream *s, const char *rpc, cJSON *message) {
+  if (!s->sandbox_id || !message) {
     cJSON_Delete(message);
+    stream_error(core, s, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
     return;
   }
-
   e2bw_envd_req req = {s->sandbox_id, rpc, message, s->user, 1,
-                       timeout_s > 0 ? timeout_s * 1000.0 + LIFETIME_GRACE_MS : -1, call->request_timeout_ms};
+                       s->timeout_s > 0 ? s->timeout_s * 1000.0 + LIFETIME_GRACE_MS : -1, s->call->request_timeout_ms};
   s->op = e2bw_envd_request(core, &req);
   cJSON_Delete(message);
   if (!s->op) {
@@ -554,6 +598,54 @@ static void stream_open(e2bw_core *core, e2bw_call *call, int kind, const char *
   s->op->on_done = stream_done;
   s->op->on_fail = stream_fail;
   s->op->idle_ms = E2BW_STREAM_IDLE_INTERVALS * core->config.keepalive_interval_ms;
+}
+
+/* Starts a Start or Connect stream for the call, as the call's user. */
+static void stream_open(e2bw_core *core, e2bw_call *call, int kind, const char *rpc, cJSON *message, double timeout_s) {
+  const char *encoding = param_str(call, "encoding");
+  e2bw_stream *s = stream_new(core, call, kind, timeout_s, param_str(call, "user"), encoding && strcmp(encoding, "base64") == 0);
+  if (!s) {
+    cJSON_Delete(message);
+    return;
+  }
+  stream_send(core, s, rpc, message);
+}
+
+void e2bw_run_internal(e2bw_core *core, e2bw_call *call, cJSON *start_message, const char *user, double timeout_s,
+                       e2bw_run_done_fn done) {
+  e2bw_stream *s = stream_new(core, call, STREAM_RUN, timeout_s, user, 0);
+  if (!s) {
+    cJSON_Delete(start_message);
+    return;
+  }
+  s->run_done = done;
+  stream_send(core, s, "process.Process/Start", start_message);
+}
+
+void e2bw_watch_open(e2bw_core *core, e2bw_call *call, cJSON *watch_message, const char *user, const char *dir, double watch_number) {
+  e2bw_stream *s = stream_new(core, call, STREAM_WATCH, 0, user, 0);
+  if (!s) {
+    cJSON_Delete(watch_message);
+    return;
+  }
+  s->pid = watch_number;
+  s->watch_dir = dup_str(dir);
+  if (!s->watch_dir) {
+    cJSON_Delete(watch_message);
+    stream_error(core, s, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+    return;
+  }
+  stream_send(core, s, "filesystem.Filesystem/WatchDir", watch_message);
+}
+
+int e2bw_watch_close(e2bw_core *core, const char *sandbox_id, double watch_number) {
+  for (e2bw_stream *s = core->streams; s; s = s->next) {
+    if (s->kind != STREAM_WATCH || s->pid != watch_number || strcmp(s->sandbox_id, sandbox_id) != 0 || s->call) continue;
+    notify_exit(core, s, NULL);
+    stream_free(core, s);
+    return 1;
+  }
+  return 0;
 }
 
 /* --- the process clock ---------------------------------------------------------- */
@@ -601,7 +693,10 @@ void e2bw_streams_cancel_all(e2bw_core *core) {
       e2bw_stream_abandon(core, s); /* its call is answered by the caller */
       continue;
     }
-    notify_exit(core, s, e2bw_error_new(E2BW_ERR_CANCELED, "Stopped following process %.0f: the provider is shutting down (the process keeps running)", s->pid));
+    if (s->kind == STREAM_WATCH)
+      notify_exit(core, s, e2bw_error_new(E2BW_ERR_CANCELED, "Stopped watching: the provider is shutting down"));
+    else
+      notify_exit(core, s, e2bw_error_new(E2BW_ERR_CANCELED, "Stopped following process %.0f: the provider is shutting down (the process keeps running)", s->pid));
     stream_free(core, s);
   }
 }

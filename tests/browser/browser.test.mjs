@@ -203,11 +203,11 @@ describe('e2b-wasm in headless Chromium', () => {
     for (const id of ids) await ok('sandbox.kill', { sandbox_id: id })
   })
 
-  test('an undeclared feature is -32003 / E8004 from the plugin itself', async () => {
-    assert.ok(!features.includes('files.rw'))
-    const answer = await call('files.read', { sandbox_id: 'x', path: '/etc/hostname' })
-    assert.equal(answer.error?.code, -32003, JSON.stringify(answer))
-    assert.equal(answer.error.data.sdk_code, 'E8004')
+  test('files.rw is declared; a relative path is -32602 from the plugin itself', async () => {
+    assert.ok(features.includes('files.rw'))
+    const answer = await call('files.read', { sandbox_id: 'x', path: 'etc/hostname' })
+    assert.equal(answer.error?.code, -32602, JSON.stringify(answer))
+    assert.equal(answer.error.data.field, 'path')
   })
 
   test('commands from the page: exec.run, and exec.start with its notifications (envd across origins)', async () => {

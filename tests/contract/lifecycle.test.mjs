@@ -155,19 +155,11 @@ for (const [mode, start] of Object.entries(MODES)) {
       }
     })
 
-    test('an undeclared feature is E8004 from the host, without calling the plugin', async () => {
-      const before = infra.callsProvided
-      await rejects(infra.call('ports.url', { sandbox_id: 'x', port: 8080 }), (err) => {
-        assert.equal(err.code, 'E8004')
-        assert.equal(err.rpc, null, 'the host answered, not the plugin')
-        assert.equal(err.message, "Provider 'e2b-wasm' does not support 'ports.url'")
-      })
-      assert.equal(infra.callsProvided, before)
-      // And the plugin itself agrees if asked directly.
-      await rejects(infra.raw('files.read', { sandbox_id: 'x', path: '/etc/hostname' }), (err) => {
-        assert.equal(err.rpc.code, -32003)
-        assert.equal(err.code, 'E8004')
-        assert.equal(err.rpc.message, "Provider 'e2b-wasm' does not support 'files.rw'")
+    test('every EPP/1 feature is declared: the plugin has no -32003 left to give', async () => {
+      for (const f of ['files.rw', 'ports.url']) assert.ok(infra.features.includes(f), f)
+      await rejects(infra.raw('files.read', { sandbox_id: 'x', path: 'etc/hostname' }), (err) => {
+        assert.equal(err.rpc.code, -32602, 'a relative path is refused by the plugin, not the host')
+        assert.equal(err.rpc.data.field, 'path')
       })
     })
 

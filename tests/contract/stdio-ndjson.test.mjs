@@ -51,7 +51,7 @@ after(async () => { await backend.stop() })
 test('lifecycle over raw NDJSON', async () => {
   const r = startRunner()
   const init = await r.call(1, 'initialize', { protocol: 'epp/1', config: { api_key: backend.apiKey, api_url: backend.apiUrl, sandbox_url: backend.sandboxUrl } })
-  assert.deepEqual(init.result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'pty'])
+  assert.deepEqual(init.result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'pty', 'files.rw', 'ports.url'])
   const echoed = (await r.call(21, 'exec.run', { sandbox_id: 'x'.repeat(3), command: 'true' })).error
   assert.equal(echoed.code, -32002, 'exec on a missing sandbox is E2009')
   const created = (await r.call(2, 'sandbox.create', { template: 'base', timeout: 60, metadata: { via: 'ndjson' } })).result
@@ -94,7 +94,7 @@ test('garbage gets the documented errors and the runner keeps going', async () =
   // one request split across writes, then the next in the same chunk
   r.write('{"jsonrpc":"2.0","id":"e","method":"sand')
   r.write('box.create","params":{"timeout":"60"}}\n{"jsonrpc":"2.0","id":"f","method":"no.such.method"}\n')
-  r.write('{"jsonrpc":"2.0","id":"g","method":"files.read","params":{"sandbox_id":"x","path":"/etc/hostname"}}\n')
+  r.write('{"jsonrpc":"2.0","id":"g","method":"files.read","params":{"sandbox_id":"x","path":"etc/hostname"}}\n')
   r.write('{"jsonrpc":"2.0","id":"h","method":"sandbox.list","params":[1,2]}\n')
   r.write('{"jsonrpc":"2.0","id":"i","method":"sandbox.create","params":{"cpu":8}}\n')
 
@@ -114,8 +114,8 @@ test('garbage gets the documented errors and the runner keeps going', async () =
   assert.equal(e.error.data.field, 'timeout')
   assert.equal((await r.answer('f')).error.code, -32601)
   const g = await r.answer('g')
-  assert.equal(g.error.code, -32003)
-  assert.equal(g.error.data.sdk_code, 'E8004')
+  assert.equal(g.error.code, -32602) // a relative path: refused before any request
+  assert.equal(g.error.data.field, 'path')
   assert.equal((await r.answer('h')).error.code, -32602)
   assert.equal((await r.answer('i')).error.data.field, 'cpu')
   assert.equal(r.lines.length, 13, 'exactly one answer per request, none for the notification')

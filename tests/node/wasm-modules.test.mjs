@@ -45,7 +45,7 @@ function script(core) {
   const send = (m) => { core.submit(typeof m === 'string' ? m : JSON.stringify(m), T0); return drain() }
   send('garbage')
   send(INIT)
-  send({ jsonrpc: '2.0', id: 2, method: 'files.read', params: {} })
+  send({ jsonrpc: '2.0', id: 2, method: 'files.read', params: { sandbox_id: 'x', path: 'rel' } })
   send({ jsonrpc: '2.0', id: 3, method: 'sandbox.get', params: { sandbox_id: 'abc' } })
   const getOp = log.at(-1)[1]
   core.httpHead(getOp, 404, 'content-type: application/json\n', T0)
@@ -106,9 +106,9 @@ test('both modules give the same transcript for the same session', async () => {
   const byId = (id) => msgs.find((m) => m.id === id)
   assert.equal(msgs[0].error.code, -32700)
   assert.equal(msgs[0].id, null)
-  assert.deepEqual(byId(1).result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'pty'])
-  assert.equal(byId(2).error.code, -32003)
-  assert.equal(byId(2).error.data.sdk_code, 'E8004')
+  assert.deepEqual(byId(1).result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'pty', 'files.rw', 'ports.url'])
+  assert.equal(byId(2).error.code, -32602) // a relative path
+  assert.equal(byId(2).error.data.field, 'path')
   assert.equal(byId(3).error.code, -32002)
   assert.equal(byId(3).error.data.sdk_code, 'E2009')
   assert.equal(byId(4).error.data.kind, 'timeout')

@@ -1,0 +1,366 @@
+/* filesystem.Filesystem unary RPCs (see filesystem_rpc.h), with envd's
+ * error codes and texts (reference §5). */
+#define _GNU_SOURCE
+#include "filesystem_rpc.h"
+
+#include "connect_proto.h"
+#include "envd_user.h"
+#include "fs_entry.h"
+#include "fs_path.h"
+#include "protojson.h"
+#include "registry.h"
+
+#include <cJSON.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <event2/http.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LIST_MAX_ENTRIES 100000 /* bounds one ListDir answer */
+
+const char *filesystem_errno_text(int e, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s", strerror(e));
+	if (buf[0])
+		buf[0] = (char)tolower((unsigned char)buf[0]);
+	return buf;
+}
+
+int filesystem_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_user *u,
+	struct connect_error *err)
+{
+	char name[256];
+	envd_basic_user(req, name, sizeof name);
+	if (fs_user_lookup(sb, name, u) != 0) {
+		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
+		return -1;
+	}
+	return 0;
+}
+
+int filesystem_rpc_path(const char *raw, const struct fs_user *u, char *out, size_t cap,
+	struct connect_error *err)
+{
+	if (fs_expand(raw, u, out, cap) != 0) {
+		connect_error_set(err, CONNECT_INVALID_ARGUMENT, "invalid path '%.200s'", raw);
+		return -1;
+	}
+	return 0;
+}
+
+struct call {
+	struct fs_user user;
+	int root_fd;
+	cJSON *msg;
+};
+
+/* Codec, user, message and the sandbox root. 0, or the status sent. */
+static int begin(struct evhttp_request *req, struct sandbox *sb, struct call *c)
+{
+	c->root_fd = -1;
+	c->msg = NULL;
+	int st = connect_check_request(req, CONNECT_UNARY);
+	if (st)
+		return st;
+	struct connect_error err;
+	if (filesystem_rpc_user(req, sb, &c->user, &err) != 0)
+		return connect_reply_unary_error(req, &err);
+	c->msg = connect_read_unary(req, &err);
+	if (!c->msg)
+		return connect_reply_unary_error(req, &err);
+	c->root_fd = fs_root_open(sb);
+	if (c->root_fd < 0) {
+		cJSON_Delete(c->msg);
+		connect_error_set(&err, CONNECT_INTERNAL, "sandbox root filesystem unavailable");
+		return connect_reply_unary_error(req, &err);
+	}
+	return 0;
+}
+
+static int finish(struct evhttp_request *req, struct call *c, cJSON *answer,
+	const struct connect_error *err)
+{
+	if (c->root_fd >= 0)
+		close(c->root_fd);
+	cJSON_Delete(c->msg);
+	if (!answer)
+		return connect_reply_unary_error(req, err);
+	return connect_reply_unary(req, answer);
+}
+
+/* A path field, expanded for the user. */
+static int path_field(struct call *c, const char *name, char *out, struct connect_error *err)
+{
+	const char *raw = "";
+	if (pj_string(c->msg, name, name, &raw, err) == PJ_BAD)
+		return -1;
+	return filesystem_rpc_path(raw, &c->user, out, FS_PATH_MAX, err);
+}
+
+static cJSON *wrap(const char *key, cJSON *entry)
+{
+	cJSON *msg = entry ? cJSON_CreateObject() : NULL;
+	if (msg)
+		cJSON_AddItemToObject(msg, key, entry);
+	else
+		cJSON_Delete(entry);
+	return msg;
+}
+
+static cJSON *entry_or_error(const struct sandbox *sb, int root_fd, const char *path,
+	const char *missing_prefix, const char *op, struct connect_error *err)
+{
+	cJSON *e = fs_entry_info(sb, root_fd, path);
+	if (!e) {
+		char t[128];
+		int en = errno;
+		filesystem_errno_text(en, t, sizeof t);
+		if (en == ENOENT || en == ENOTDIR)
+			connect_error_set(err, CONNECT_NOT_FOUND, "%s: %s %s: %s", missing_prefix, op,
+				path, t);
+		else
+			connect_error_set(err, CONNECT_INTERNAL, "error getting file info: %s %s: %s", op,
+				path, t);
+	}
+	return e;
+}
+
+int filesystem_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	(void)ctx;
+	struct call c;
+	int st = begin(req, sb, &c);
+	if (st)
+		return st;
+	struct connect_error err;
+	char path[FS_PATH_MAX];
+	cJSON *answer = NULL;
+	if (path_field(&c, "path", path, &err) == 0)
+		answer = wrap("entry", entry_or_error(sb, c.root_fd, path, "file not found", "lstat", &err));
+	return finish(req, &c, answer, &err);
+}
+
+/* --- ListDir ---------------------------------------------------------------- */
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Entries below the directory at path (shown under display), lexical order,
+ * depth levels deep, as filepath.WalkDir visits them. */
+static int walk(const struct sandbox *sb, int root_fd, const char *path, const char *display,
+	uint32_t depth, cJSON *out, struct connect_error *err)
+{
+	int fd = fs_open(root_fd, path, O_RDONLY | O_DIRECTORY, 0, false);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0; /* unreadable below the root: skipped, as WalkDir's callback does */
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			char **grown = realloc(names, cap * sizeof *names);
+			if (!grown)
+				break;
+			names = grown;
+		}
+		names[n] = strdup(e->d_name);
+		if (names[n])
+			n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof *names, name_cmp);
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		char child[FS_PATH_MAX], child_display[FS_PATH_MAX];
+		snprintf(child, sizeof child, "%s/%s", strcmp(path, "/") ? path : "", names[i]);
+		snprintf(child_display, sizeof child_display, "%s/%s",
+			strcmp(display, "/") ? display : "", names[i]);
+		if (rc == 0 && cJSON_GetArraySize(out) >= LIST_MAX_ENTRIES) {
+			connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED,
+				"too many entries (more than %d)", LIST_MAX_ENTRIES);
+			rc = -1;
+		}
+		if (rc == 0) {
+			cJSON *entry = fs_entry_info(sb, root_fd, child);
+			if (entry) {
+				cJSON_ReplaceItemInObject(entry, "path", cJSON_CreateString(child_display));
+				cJSON_AddItemToArray(out, entry);
+			}
+			/* WalkDir does not follow symlinked directories. */
+			struct stat st;
+			const char *leaf;
+			int parent = fs_open_parent(root_fd, child, &leaf);
+			bool is_dir = parent >= 0 && fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				      S_ISDIR(st.st_mode);
+			if (parent >= 0)
+				close(parent);
+			if (is_dir && depth > 1)
+				rc = walk(sb, root_fd, child, child_display, depth - 1, out, err);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+int filesystem_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	(void)ctx;
+	struct call c;
+	int st = begin(req, sb, &c);
+	if (st)
+		return st;
+	struct connect_error err;
+	char path[FS_PATH_MAX];
+	uint32_t depth = 1;
+	cJSON *answer = NULL;
+	if (path_field(&c, "path", path, &err) != 0 ||
+	    pj_uint32(c.msg, "depth", "depth", &depth, &err) == PJ_BAD)
+		return finish(req, &c, NULL, &err);
+	if (depth == 0)
+		depth = 1;
+	int fd = fs_open(c.root_fd, path, O_PATH, 0, false);
+	struct stat sst;
+	char t[128];
+	if (fd < 0 || fstat(fd, &sst) != 0) {
+		int en = errno;
+		if (en == ENOENT)
+			connect_error_set(&err, CONNECT_NOT_FOUND, "path not found: %s", path);
+		else if (en == ELOOP)
+			connect_error_set(&err, CONNECT_FAILED_PRECONDITION,
+				"symlink loop: %s: %s", path, filesystem_errno_text(en, t, sizeof t));
+		else if (en == ENOTDIR)
+			connect_error_set(&err, CONNECT_INVALID_ARGUMENT, "path is not a directory: %s", path);
+		else
+			connect_error_set(&err, CONNECT_INTERNAL, "error resolving path %s: %s", path,
+				filesystem_errno_text(en, t, sizeof t));
+	} else if (!S_ISDIR(sst.st_mode)) {
+		connect_error_set(&err, CONNECT_INVALID_ARGUMENT, "path is not a directory: %s", path);
+	} else {
+		cJSON *entries = cJSON_CreateArray();
+		if (entries && walk(sb, c.root_fd, path, path, depth, entries, &err) == 0) {
+			answer = cJSON_CreateObject();
+			if (answer && cJSON_GetArraySize(entries) > 0)
+				cJSON_AddItemToObject(answer, "entries", entries);
+			else
+				cJSON_Delete(entries);
+		} else {
+			cJSON_Delete(entries);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return finish(req, &c, answer, &err);
+}
+
+/* --- MakeDir, Move, Remove -------------------------------------------------- */
+
+int filesystem_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	(void)ctx;
+	struct call c;
+	int st = begin(req, sb, &c);
+	if (st)
+		return st;
+	struct connect_error err;
+	char path[FS_PATH_MAX], t[128];
+	cJSON *answer = NULL;
+	if (path_field(&c, "path", path, &err) != 0)
+		return finish(req, &c, NULL, &err);
+	int fd = fs_open(c.root_fd, path, O_PATH, 0, false);
+	struct stat sst;
+	if (fd >= 0 && fstat(fd, &sst) == 0) {
+		if (S_ISDIR(sst.st_mode))
+			connect_error_set(&err, CONNECT_ALREADY_EXISTS, "directory already exists: %s", path);
+		else
+			connect_error_set(&err, CONNECT_INVALID_ARGUMENT,
+				"path already exists but it is not a directory: %s", path);
+	} else if (fs_mkdir_all(c.root_fd, path, c.user.uid, c.user.gid) != 0) {
+		int en = errno;
+		connect_error_set(&err, en == ENOTDIR ? CONNECT_INVALID_ARGUMENT : CONNECT_INTERNAL,
+			"error creating directory: mkdir %s: %s", path,
+			filesystem_errno_text(en, t, sizeof t));
+	} else {
+		answer = wrap("entry", entry_or_error(sb, c.root_fd, path, "file not found", "lstat", &err));
+	}
+	if (fd >= 0)
+		close(fd);
+	return finish(req, &c, answer, &err);
+}
+
+int filesystem_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	(void)ctx;
+	struct call c;
+	int st = begin(req, sb, &c);
+	if (st)
+		return st;
+	struct connect_error err;
+	char src[FS_PATH_MAX], dst[FS_PATH_MAX], t[128];
+	if (path_field(&c, "source", src, &err) != 0 || path_field(&c, "destination", dst, &err) != 0)
+		return finish(req, &c, NULL, &err);
+	cJSON *answer = NULL;
+	const char *sleaf, *dleaf;
+	int sp = fs_open_parent(c.root_fd, src, &sleaf);
+	struct stat sst;
+	if (sp < 0 || fstatat(sp, sleaf, &sst, AT_SYMLINK_NOFOLLOW) != 0) {
+		connect_error_set(&err, CONNECT_NOT_FOUND, "source file not found: lstat %s: %s", src,
+			filesystem_errno_text(errno, t, sizeof t));
+		if (sp >= 0)
+			close(sp);
+		return finish(req, &c, NULL, &err);
+	}
+	char dparent[FS_PATH_MAX];
+	snprintf(dparent, sizeof dparent, "%s", dst);
+	char *slash = strrchr(dparent, '/');
+	if (slash)
+		*(slash == dparent ? slash + 1 : slash) = '\0';
+	int dp = -1;
+	if (fs_mkdir_all(c.root_fd, dparent, c.user.uid, c.user.gid) != 0 ||
+	    (dp = fs_open_parent(c.root_fd, dst, &dleaf)) < 0 ||
+	    renameat(sp, sleaf, dp, dleaf) != 0) {
+		connect_error_set(&err, CONNECT_INTERNAL, "error renaming: rename %s %s: %s", src, dst,
+			filesystem_errno_text(errno, t, sizeof t));
+	} else {
+		answer = wrap("entry", entry_or_error(sb, c.root_fd, dst, "file not found", "lstat", &err));
+	}
+	close(sp);
+	if (dp >= 0)
+		close(dp);
+	return finish(req, &c, answer, &err);
+}
+
+int filesystem_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	(void)ctx;
+	struct call c;
+	int st = begin(req, sb, &c);
+	if (st)
+		return st;
+	struct connect_error err;
+	char path[FS_PATH_MAX], t[128];
+	cJSON *answer = NULL;
+	if (path_field(&c, "path", path, &err) != 0)
+		return finish(req, &c, NULL, &err);
+	if (fs_remove_all(c.root_fd, path) != 0)
+		connect_error_set(&err, CONNECT_INTERNAL, "error removing file or directory: unlinkat %s: %s",
+			path, filesystem_errno_text(errno, t, sizeof t));
+	else
+		answer = cJSON_CreateObject();
+	return finish(req, &c, answer, &err);
+}

@@ -1,0 +1,134 @@
+/* e2b-sandbox-init: pid 1 of one sandbox. The backend clones it into new
+ * pid, mount, uts, ipc and network namespaces (already in the sandbox's
+ * cgroups) with the sandbox's overlay mounted at argv[1]. It makes that
+ * directory the root of its mount namespace (with its own /proc, /dev/pts,
+ * /dev/shm), sets the hostname, brings loopback up, reports "ok" (or an
+ * error text) on fd 3, and then only reaps orphans. The backend runs every
+ * command by entering these namespaces; killing this process makes the
+ * kernel kill every process of the sandbox.
+ *
+ * Built static and small: its memory counts against every idle sandbox. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int report_fd = 3;
+
+static void fail(const char *what)
+{
+	dprintf(report_fd, "%s: %s", what, strerror(errno));
+	_exit(1);
+}
+
+static void loopback_up(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		fail("socket");
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) != 0)
+		fail("get lo flags");
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0)
+		fail("bring lo up");
+	close(s);
+}
+
+/* Read-only over itself, as container engines do: root in the sandbox must
+ * not reboot the machine through sysrq or change kernel settings. */
+static void read_only(const char *path)
+{
+	if (access(path, F_OK) != 0)
+		return; /* not in this kernel */
+	if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0 ||
+	    mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
+		fail(path);
+}
+
+static void on_sigchld(int sig)
+{
+	(void)sig;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		dprintf(report_fd, "usage: e2b-sandbox-init ROOTFS HOSTNAME");
+		return 2;
+	}
+	const char *root = argv[1];
+	/* Nothing mounted here may propagate back to the backend's namespace. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		fail("make mounts private");
+	if (chdir(root) != 0)
+		fail("chdir rootfs");
+	if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+		fail("mount /proc");
+	read_only("proc/sys");
+	read_only("proc/sysrq-trigger");
+	read_only("proc/irq");
+	read_only("proc/bus");
+	if (access("proc/kcore", F_OK) == 0 && mount("dev/null", "proc/kcore", NULL, MS_BIND, NULL) != 0)
+		fail("mask /proc/kcore");
+	/* A private devpts, so ptys opened inside the sandbox are its own. */
+	if (mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=0620,gid=5") != 0)
+		fail("mount /dev/pts");
+	if (mount("dev/pts/ptmx", "dev/ptmx", NULL, MS_BIND, NULL) != 0)
+		fail("bind /dev/ptmx");
+	mkdir("dev/shm", 01777);
+	if (mount("shm", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=65536k") != 0)
+		fail("mount /dev/shm");
+	/* pivot_root(".", "."): the old root ends up on top of the new one and
+	 * is then detached, so nothing of the host stays reachable. */
+	if (syscall(SYS_pivot_root, ".", ".") != 0)
+		fail("pivot_root");
+	if (umount2(".", MNT_DETACH) != 0)
+		fail("detach the host root");
+	if (chdir("/") != 0)
+		fail("chdir /");
+	if (sethostname(argv[2], strlen(argv[2])) != 0)
+		fail("sethostname");
+	loopback_up();
+	if (write(report_fd, "ok", 2) != 2)
+		return 1;
+	close(report_fd);
+	int null_fd = open("/dev/null", O_RDWR);
+	if (null_fd >= 0) {
+		dup2(null_fd, 0);
+		dup2(null_fd, 1);
+		dup2(null_fd, 2);
+		if (null_fd > 2)
+			close(null_fd);
+	}
+
+	/* Reap forever. SIGCHLD stays blocked except inside sigsuspend, so an
+	 * orphan that exits between the waitpid loop and the sleep still wakes us. */
+	sigset_t block, none;
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigchld;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&none);
+	for (;;) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		sigsuspend(&none);
+	}
+}

@@ -1,0 +1,36 @@
+/* Private to the sandbox runtime: runtime.c (lifecycle) and runtime_enter.c
+ * (entering a sandbox, its users and paths). */
+#ifndef E2B_BACKEND_RUNTIME_INTERNAL_H
+#define E2B_BACKEND_RUNTIME_INTERNAL_H
+
+#include "sandbox_runtime.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+enum { RT_MEMORY, RT_PIDS, RT_CPU, RT_FREEZER, RT_NCTRL };
+extern const char *const rt_controllers[RT_NCTRL];
+
+/* One sandbox's runtime state (sandbox.rt); NULL without isolation. */
+struct sandbox_rt {
+	pid_t init_pid;          /* host pid of the sandbox's pid 1 */
+	char *rootfs;            /* <dir>/rootfs, the overlay's merged directory */
+	bool mounted;
+	int root_fd;             /* O_PATH of rootfs: paths are resolved beneath it */
+	int procs_fd[RT_NCTRL];  /* cgroup.procs of each controller: a child writes "0" */
+	char *cg[RT_NCTRL];      /* the sandbox's cgroup directories */
+};
+
+struct runtime_globals {
+	enum isolation mode;     /* FULL or NONE once runtime_init ran */
+	char *templates_dir;
+	char *state_root;
+	char *init_path;
+	int init_fd;             /* O_PATH of e2b-sandbox-init */
+	char *cg_parent[RT_NCTRL];
+	int self_pid_ns, self_net_ns;
+	struct event_base *base;
+};
+extern struct runtime_globals rt_g;
+
+#endif
