@@ -69,12 +69,28 @@ npm_deps() {
   fi
 }
 
+# Sandbox templates (backend/templates/<name>.recipe) -> build/templates/<name>/rootfs,
+# rebuilt only when a recipe changes. mmdebstrap needs root; without it the backend
+# runs with --isolation none (auto falls back and says so).
+build_templates() {
+  if [ "$(id -u)" != 0 ]; then
+    say "not root: skipping sandbox templates (the backend will run without isolation)"
+    return 0
+  fi
+  apt_install mmdebstrap
+  local recipe
+  for recipe in backend/templates/*.recipe; do
+    backend/templates/build-template.sh "$recipe" "$BUILD/templates"
+  done
+}
+
 build_all() {
   install_toolchain
   fetch_cjson
   npm_deps
   say "make"
   make -s -j"$(nproc)" all BUILD="$BUILD" >&2
+  build_templates
 }
 
 check_wasm() {

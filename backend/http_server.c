@@ -6,6 +6,7 @@
 #include <event2/util.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -50,6 +51,14 @@ int http_server_bind(struct evhttp *http, const char *host, uint16_t port, uint1
 	int fd_flags = fcntl(fd, F_GETFD);
 	if (fd_flags < 0 || fcntl(fd, F_SETFD, fd_flags | FD_CLOEXEC) != 0) {
 		fprintf(stderr, "e2b-local-backend: fcntl: %s\n", strerror(errno));
+		return -1;
+	}
+	/* Streams are many small writes (headers, then one envelope per event):
+	 * without TCP_NODELAY, Nagle holds each one back until the client's
+	 * delayed ACK, about 40 ms. Accepted sockets inherit it on Linux. */
+	int one = 1;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
+		fprintf(stderr, "e2b-local-backend: TCP_NODELAY: %s\n", strerror(errno));
 		return -1;
 	}
 	struct sockaddr_storage addr;

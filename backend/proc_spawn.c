@@ -305,7 +305,7 @@ static int spawn_pty(const struct proc_spawn *spec, char **argv, char **envp,
 	}
 	pid_t pid = forkpty(&master, NULL, NULL, &ws);
 	if (pid != 0)
-		runtime_fork_leave(spec->sb);
+		runtime_fork_leave(spec->sb, pid);
 	if (pid < 0) {
 		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
 			"error starting pty with command '%s' in dir '%s' with '%u' cols and '%u' rows: %s",
@@ -354,7 +354,7 @@ static int spawn_pipes(const struct proc_spawn *spec, char **argv, char **envp,
 	}
 	pid_t pid = fork();
 	if (pid != 0)
-		runtime_fork_leave(spec->sb);
+		runtime_fork_leave(spec->sb, pid);
 	if (pid < 0) {
 		connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
 			strerror(errno));

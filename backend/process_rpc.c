@@ -280,7 +280,7 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 		.user = user_name,
 		.sb = sb,
 		.account = &account,
-		.path_env = pm->path_env,
+		.path_env = runtime_isolated() ? SANDBOX_PATH : pm->path_env,
 		.cwd = cwd,
 		.pty = r.pty,
 		.cols = (uint16_t)r.cols,

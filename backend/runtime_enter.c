@@ -299,10 +299,19 @@ int runtime_fork_enter(const struct sandbox *sb)
 	return rc;
 }
 
-void runtime_fork_leave(const struct sandbox *sb)
+void runtime_fork_leave(const struct sandbox *sb, pid_t child)
 {
 	if (!sb->rt)
 		return;
+	/* The child joins its cgroups itself before exec; doing it here too
+	 * means it is in them before anyone hears of it (the start event). */
+	if (child > 0) {
+		char text[24];
+		int n = snprintf(text, sizeof text, "%d", (int)child);
+		for (int i = 0; i < RT_NCTRL; i++)
+			if (write(sb->rt->procs_fd[i], text, (size_t)n) != n && errno != ESRCH)
+				fprintf(stderr, "e2b-local-backend: cgroup %s: %s\n", rt_controllers[i], strerror(errno));
+	}
 	if (setns(rt_g.self_pid_ns, CLONE_NEWPID) != 0) {
 		fprintf(stderr, "e2b-local-backend: cannot return to its own pid namespace\n");
 		abort();

@@ -51,6 +51,8 @@ enum isolation { ISOLATION_AUTO, ISOLATION_FULL, ISOLATION_NONE };
 #define SANDBOX_MAX_MEMORY_MB 65536
 #define SANDBOX_MAX_CPU_COUNT 64
 #define SANDBOX_PIDS_MAX 1024       /* per sandbox: what stops a fork bomb */
+/* PATH of a sandbox's commands (the host's PATH means nothing there). */
+#define SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* Checks the kernel, the templates and the init binary; cleans what a killed
  * earlier backend left behind (cgroups, mounts, directories). requested AUTO
@@ -94,9 +96,10 @@ int sandbox_user_resolve(const struct sandbox *sb, const char *name, struct sand
  * 1 directory, 0 exists but not a directory, -1 missing (errno). */
 int sandbox_path_is_dir(const struct sandbox *sb, const char *path);
 /* In the parent, around fork(): the next child is born in the sandbox's pid
- * namespace. enter returns -1 with errno; leave always restores the backend's. */
+ * namespace. enter returns -1 with errno; leave always restores the backend's
+ * and puts child (if > 0) into the sandbox's cgroups. */
 int runtime_fork_enter(const struct sandbox *sb);
-void runtime_fork_leave(const struct sandbox *sb);
+void runtime_fork_leave(const struct sandbox *sb, pid_t child);
 /* In the forked child, before exec: joins the cgroups and namespaces, drops
  * privileges the sandbox must not have, becomes user u. -1 with errno. */
 int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u);

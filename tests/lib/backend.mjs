@@ -3,7 +3,8 @@
 //
 //   import { startBackend } from '../lib/backend.mjs';
 //   const backend = await startBackend();
-//   // backend.apiUrl, backend.sandboxUrl, backend.apiKey, backend.stateDir, backend.pid
+//   // backend.apiUrl, backend.sandboxUrl, backend.apiKey, backend.stateDir, backend.pid,
+//   // backend.isolation ('full' or 'none', from the ready line)
 //   ...
 //   await backend.stop();   // SIGTERM (or stop('SIGINT')), resolves to { code, signal } on exit
 //
@@ -22,6 +23,7 @@
 // Every backend still running when the test process exits is killed.
 
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -31,6 +33,15 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 export function backendBinary() {
   const build = process.env.E2BW_BUILD || path.join(repoRoot, 'build');
   return path.join(build, 'bin', 'e2b-local-backend');
+}
+
+function sandboxHostPids(backendPid, sandboxId) {
+  try {
+    const text = readFileSync(`/sys/fs/cgroup/pids/e2b-local/b${backendPid}/${sandboxId}/cgroup.procs`, 'utf8');
+    return text.split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
 }
 
 const live = new Set();
@@ -94,9 +105,31 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], readyTime
     sandboxUrl: ready.sandbox_url,
     stateDir: ready.state_dir,
     pid: ready.pid,
+    isolation: ready.isolation, // 'full' (sandboxes are namespaces + overlay + cgroups) or 'none'
     apiKey,
     stderr: () => stderr,
     exited,
+    // The host pid of a process a sandbox reports as nsPid (envd's pids are
+    // the sandbox's own), found through the sandbox's cgroup while it lives;
+    // null when no such process runs. Without isolation the pids are the same.
+    hostPid(sandboxId, nsPid) {
+      if (ready.isolation !== 'full') return nsPid;
+      for (const pid of sandboxHostPids(ready.pid, sandboxId)) {
+        try {
+          const m = /NSpid:\s+([\d\s]+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+          if (m && Number(m[1].trim().split(/\s+/).at(-1)) === nsPid) return pid;
+        } catch { /* gone meanwhile */ }
+      }
+      return null;
+    },
+    // Host pids of every process of a sandbox (empty once it is gone).
+    hostPids: (sandboxId) => (ready.isolation === 'full' ? sandboxHostPids(ready.pid, sandboxId) : []),
+    // A host path for path p inside the sandbox: through the backend's own
+    // mount namespace (/proc/<pid>/root), where the sandbox's root is mounted.
+    sandboxPath(sandboxId, p) {
+      if (ready.isolation !== 'full') return p;
+      return `/proc/${ready.pid}/root${ready.state_dir}/sandboxes/${sandboxId}/rootfs${p}`;
+    },
     // Sends signal (SIGTERM by default) once and waits for the exit.
     async stop(signal = 'SIGTERM') {
       if (!stopping && child.exitCode === null && child.signalCode === null) child.kill(signal);

@@ -3,7 +3,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { backendBinary, startBackend } from '../lib/backend.mjs';
@@ -63,14 +63,20 @@ function assertEndAt(endAt, { before, after }, seconds) {
 describe('control plane', () => {
   let backend;
   let api;
+  let templates;
 
   before(async () => {
-    backend = await startBackend();
+    // Two templates with the same root filesystem, for the template filter.
+    templates = mkdtempSync(path.join(tmpdir(), 'e2b-templates-'));
+    const built = path.join(path.dirname(path.dirname(backendBinary())), 'templates', 'base');
+    for (const name of ['base', 'other-template']) symlinkSync(built, path.join(templates, name));
+    backend = await startBackend({ extraArgs: ['--templates', templates] });
     api = client(backend);
   });
 
   after(async () => {
     const { code, signal } = await backend.stop();
+    rmSync(templates, { recursive: true, force: true });
     assert.equal(signal, null);
     assert.equal(code, 0, backend.stderr());
     assert.ok(!existsSync(backend.stateDir), 'the backend removes the state dir it created');
@@ -93,10 +99,11 @@ describe('control plane', () => {
     assert.ok(Number.isInteger(backend.pid) && backend.pid > 0);
   });
 
-  test('GET /health answers 204 without a key', async () => {
+  test('GET /health answers 200 without a key, saying how sandboxes are isolated', async () => {
     const res = await api('GET', '/health', { key: null });
-    assert.equal(res.status, 204);
-    assert.equal(res.text, '');
+    assert.equal(res.status, 200);
+    assert.deepEqual(JSON.parse(res.text), { isolation: backend.isolation });
+    assert.ok(['full', 'none'].includes(backend.isolation));
   });
 
   test('a missing, wrong or differently-cased key', async () => {
@@ -200,7 +207,8 @@ describe('control plane', () => {
     assert.ok(existsSync(dir));
     const res = await api('DELETE', `/sandboxes/${sb.sandboxID}`);
     assert.equal(res.status, 204);
-    assert.ok(!existsSync(dir), 'state dir deleted');
+    // Deleted off the event loop (a large tree must not stall other clients).
+    await until(() => !existsSync(dir), 'state dir deleted');
     assertError(await api('GET', `/sandboxes/${sb.sandboxID}`), 404);
     assertError(await api('DELETE', `/sandboxes/${sb.sandboxID}`), 404);
   });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { startBackend } from '../lib/backend.mjs';
+import { until } from '../lib/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
 const { Sandbox, SandboxNotFoundError, AuthenticationError } = await import('e2b');
@@ -79,7 +80,8 @@ describe('official e2b SDK lifecycle', () => {
     await assert.rejects(Sandbox.getInfo(sandbox.sandboxId, opts), SandboxNotFoundError);
     await assert.rejects(Sandbox.connect(sandbox.sandboxId, opts), SandboxNotFoundError);
     await assert.rejects(sandbox.setTimeout(1000), SandboxNotFoundError);
-    assert.ok(!existsSync(path.join(backend.stateDir, 'sandboxes', sandbox.sandboxId)), 'its directory is gone');
+    // Deleted off the event loop, shortly after the answer.
+    await until(() => !existsSync(path.join(backend.stateDir, 'sandboxes', sandbox.sandboxId)), 'its directory is gone');
   });
 
   test('list paging with limit walks every page exactly once', async () => {

@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// The local backend as a sandbox runtime (issue 6), three measurements in one
+// run against one backend:
+//   create   — POST /v2/sandboxes, then envd Start `echo hi` until its first
+//              output arrives: median and p99 over N sandboxes (each killed
+//              after, off the clock)
+//   exec.run — `true` through the e2b-wasm plugin (reference host,
+//              in-process), round trip of exec.run; and the same command as a
+//              raw envd Start stream for comparison
+//   idle     — M sandboxes alive at once, each with a `sleep` running: the
+//              backend's RSS growth plus every sandbox init's RSS, per sandbox
+//
+//   node bench/sandbox-runtime.mjs [--sandboxes 100] [--runs 200] [--idle 50] [--isolation auto|full|none] [--json]
+import path from 'node:path'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { loadProvider } from '../tests/host/host.mjs'
+import { startBackend } from '../tests/lib/backend.mjs'
+import { envdClient } from '../tests/lib/connect.mjs'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const arg = (name, def) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i >= 0 ? process.argv[i + 1] : def
+}
+const N = Number(arg('sandboxes', 100))
+const RUNS = Number(arg('runs', 200))
+const IDLE = Number(arg('idle', 50))
+
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]
+}
+const round = (x) => Math.round(x * 100) / 100
+const rssKiB = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
+
+const ISOLATION = arg('isolation', 'auto')
+const backend = await startBackend({ extraArgs: ['--isolation', ISOLATION] })
+const headers = { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }
+const create = async () => {
+  const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST', headers, body: JSON.stringify({ templateID: 'base', timeout: 3600 }) })
+  if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`)
+  return res.json()
+}
+const kill = (id) => fetch(`${backend.apiUrl}/sandboxes/${id}`, { method: 'DELETE', headers })
+const client = (sb) => envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: sb.sandboxID, token: sb.envdAccessToken })
+
+// --- create -> first output -------------------------------------------------
+const firstOutput = []
+for (let i = 0; i < N; i++) {
+  const t0 = performance.now()
+  const sb = await create()
+  const s = await client(sb).open('process.Process/Start', { process: { cmd: 'echo', args: ['hi'] } })
+  for (;;) {
+    const f = await s.next()
+    if (!f || f.end) throw new Error('no output')
+    if (f.message.event?.data) break
+  }
+  firstOutput.push(performance.now() - t0)
+  s.cancel()
+  await kill(sb.sandboxID)
+}
+
+// --- exec.run true through the plugin ----------------------------------------
+const env = { E2B_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl }
+const infra = await loadProvider(root, { env })
+const { sandbox_id: sid } = await infra.sandbox_protocol.create({ timeout: 3600 })
+const execRun = []
+for (let i = 0; i < RUNS + 10; i++) {
+  const t0 = performance.now()
+  const r = await infra.call('exec.run', { sandbox_id: sid, command: 'true' })
+  if (r.exit_code !== 0) throw new Error(`exec.run: ${JSON.stringify(r)}`)
+  if (i >= 10) execRun.push(performance.now() - t0) // the first few warm the JIT and connections
+}
+const detail = await (await fetch(`${backend.apiUrl}/sandboxes/${sid}`, { headers })).json()
+const raw = []
+const rawClient = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: sid, token: detail.envdAccessToken })
+for (let i = 0; i < RUNS; i++) {
+  const t0 = performance.now()
+  await rawClient.stream('process.Process/Start', { process: { cmd: 'true' } })
+  raw.push(performance.now() - t0)
+}
+await infra.sandbox_protocol.kill(sid)
+
+// --- idle sandboxes -------------------------------------------------------------
+await new Promise((resolve) => setTimeout(resolve, 500)) // let the removals above finish
+const before = rssKiB(backend.pid)
+const idle = []
+for (let i = 0; i < IDLE; i++) {
+  const sb = await create()
+  const s = await client(sb).open('process.Process/Start', { process: { cmd: 'sleep', args: ['3600'] } })
+  await s.next()
+  idle.push({ sb, s })
+}
+const backendGrowth = rssKiB(backend.pid) - before
+let initKiB = 0
+for (const { sb } of idle) {
+  const init = backend.hostPids(sb.sandboxID).find((p) => readFileSync(`/proc/${p}/comm`, 'utf8').startsWith('e2b-sandbox-ini'))
+  if (init) initKiB += rssKiB(init)
+}
+for (const { sb, s } of idle) {
+  s.cancel()
+  await kill(sb.sandboxID)
+}
+await backend.stop()
+
+const result = {
+  isolation: backend.isolation,
+  create_first_output_ms: { median: round(quantile(firstOutput, 0.5)), p99: round(quantile(firstOutput, 0.99)), n: N },
+  exec_run_true_ms: { plugin_median: round(quantile(execRun, 0.5)), plugin_p99: round(quantile(execRun, 0.99)),
+    raw_start_median: round(quantile(raw, 0.5)), n: RUNS },
+  idle_sandbox_kib: { backend_per_sandbox: round(backendGrowth / IDLE), init_per_sandbox: round(initKiB / IDLE),
+    total_per_sandbox: round((backendGrowth + initKiB) / IDLE), sandboxes: IDLE },
+}
+if (process.argv.includes('--json')) console.log(JSON.stringify(result))
+else console.log(JSON.stringify(result, null, 2))

@@ -1,0 +1,263 @@
+// The local backend as a sandbox runtime (issue 6): each sandbox has its own
+// root filesystem, users, namespaces and cgroup limits; pause freezes; kill
+// and shutdown leave nothing behind. Real backend, real commands inside real
+// sandboxes, driven over envd's process service (tests/lib/connect.mjs).
+// Skipped where the backend cannot isolate (it then says isolation "none").
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { startBackend } from '../lib/backend.mjs';
+import { until } from '../lib/wait.mjs';
+import { envdClient, dataOf } from '../lib/connect.mjs';
+
+const T = { timeout: 120_000 };
+
+async function api(backend, method, urlPath, body) {
+  const res = await fetch(backend.apiUrl + urlPath, {
+    method,
+    headers: { 'X-API-Key': backend.apiKey, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}
+
+async function sandbox(backend, body = {}) {
+  const res = await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base', ...body });
+  assert.equal(res.status, 201, JSON.stringify(res.json));
+  const envd = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: res.json.sandboxID, token: res.json.envdAccessToken });
+  // Runs a shell script to its end: { out, err, end, status, endStream }.
+  const run = async (script, { user, cwd, timeoutMs } = {}) => {
+    const r = await envd.stream('process.Process/Start', { process: { cmd: '/bin/bash', args: ['-c', script], ...(cwd ? { cwd } : {}) } },
+      { ...(user ? { user } : {}), ...(timeoutMs ? { timeoutMs } : {}) });
+    const d = dataOf(r.messages);
+    return { out: d.stdout.toString(), err: d.stderr.toString(), end: r.messages.find((m) => m.event.end)?.event.end, endStream: r.end };
+  };
+  return { id: res.json.sandboxID, info: res.json, envd, run };
+}
+
+const alive = (pid) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2)[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+};
+const ourCgroups = (backendPid) => ['memory', 'pids', 'cpu', 'freezer'].filter((c) => existsSync(`/sys/fs/cgroup/${c}/e2b-local/b${backendPid}`));
+const mountsMentioning = (text) => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(text));
+
+describe('sandbox isolation', () => {
+  let backend;
+  let a;
+  let b;
+  let canaryDir;
+
+  before(async () => {
+    backend = await startBackend();
+    if (backend.isolation !== 'full') return;
+    canaryDir = mkdtempSync(path.join(os.tmpdir(), 'e2b-canary-'));
+    writeFileSync(path.join(canaryDir, 'canary.txt'), 'host secret');
+    a = await sandbox(backend);
+    b = await sandbox(backend);
+  });
+
+  after(async () => {
+    if (canaryDir) rmSync(canaryDir, { recursive: true, force: true });
+    const { code } = await backend.stop();
+    assert.equal(code, 0, backend.stderr());
+  });
+
+  const skipUnlessFull = (t) => {
+    if (backend.isolation !== 'full') { t.skip('the backend runs with isolation none here'); return true; }
+    return false;
+  };
+
+  test('the ready line and /health say isolation full', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    const res = await fetch(`${backend.apiUrl}/health`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { isolation: 'full' });
+  });
+
+  test('the host, the state directory and other sandboxes are out of reach', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    await b.run('echo b-private > /home/user/mine.txt');
+    const canary = path.join(canaryDir, 'canary.txt');
+    const r = await a.run(`cat ${canary}; ls ${backend.stateDir}; ls ${backend.stateDir}/sandboxes/${b.id}; ` +
+      `find / -xdev -name mine.txt 2>/dev/null; echo done`, { user: 'root' });
+    assert.equal(r.out, 'done\n', r.err);
+    assert.match(r.err, /No such file or directory/);
+    // Absolute symbolic links and ".." resolve inside the sandbox's own root.
+    const l = await a.run(`ln -s ${canaryDir} /tmp/host; cat /tmp/host/canary.txt; cd /../../..; pwd; ls /proc/1/root/${canaryDir}; echo end`, { user: 'root' });
+    assert.equal(l.out, '/\nend\n');
+    assert.doesNotMatch(l.out, /host secret/);
+    // A file written at / lands in the sandbox, not on the host.
+    const name = `e2b-iso-${randomBytes(4).toString('hex')}`;
+    assert.equal((await a.run(`echo x > /${name} && cat /${name}`, { user: 'root' })).out, 'x\n');
+    assert.ok(!existsSync(`/${name}`));
+  });
+
+  test('ps shows only the sandbox\'s processes; others cannot be signalled', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    const r = await a.run('ps -e -o pid=,comm=');
+    const lines = r.out.trim().split('\n').map((l) => l.trim());
+    assert.ok(lines[0].startsWith('1 e2b-sandbox-ini'), r.out);
+    assert.ok(lines.length <= 4, r.out); // init, bash, ps
+    assert.ok(!r.out.includes('e2b-local-backe') && !r.out.includes('node'), r.out);
+    const k = await a.run(`kill -0 ${backend.pid} 2>&1; kill -9 ${process.pid} 2>&1; echo rc=$?`, { user: 'root' });
+    assert.match(k.out, /No such process/);
+    assert.ok(alive(backend.pid) && alive(process.pid));
+    assert.equal((await a.run('hostname')).out, 'e2b\n');
+  });
+
+  test('whoami is user by default and root when asked; sudo works; groups from the sandbox', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    assert.equal((await a.run('whoami; echo $HOME $USER; pwd')).out, 'user\n/home/user user\n/home/user\n');
+    assert.equal((await a.run('whoami; echo $HOME; pwd', { user: 'root' })).out, 'root\n/root\n/root\n');
+    assert.equal((await a.run('sudo -n whoami')).out, 'root\n');
+    assert.equal((await a.run('id -u; id -g')).out, '1000\n1000\n');
+  });
+
+  test('two sandboxes both serve port 8000, each reached separately', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    const serve = (sb, text) => sb.envd.open('process.Process/Start', {
+      process: { cmd: '/bin/bash', args: ['-c', `mkdir -p /tmp/www && echo ${text} > /tmp/www/who && cd /tmp/www && exec python3 -m http.server 8000 --bind 127.0.0.1`] },
+    });
+    const sa = await serve(a, 'sandbox-a');
+    const sb = await serve(b, 'sandbox-b');
+    const get = (x) => until(async () => {
+      const r = await x.run('curl -s http://127.0.0.1:8000/who');
+      return r.out.trim() || null;
+    }, 'the server answers');
+    assert.equal(await get(a), 'sandbox-a');
+    assert.equal(await get(b), 'sandbox-b');
+    sa.cancel();
+    sb.cancel();
+    await a.run('pkill -f http.server; true');
+    await b.run('pkill -f http.server; true');
+  });
+
+  test('a fork bomb hits the pids limit while the backend and other sandboxes serve', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    const bomb = await sandbox(backend);
+    const s = await bomb.envd.open('process.Process/Start', {
+      process: { cmd: '/bin/bash', args: ['-c', 'f() { f | f & }; f; sleep 1000'] },
+    });
+    await until(() => backend.hostPids(bomb.id).length >= 1000, 'the bomb fills its pids limit', 30000);
+    assert.ok(backend.hostPids(bomb.id).length <= 1024);
+    assert.equal((await a.run('echo still here')).out, 'still here\n');
+    assert.equal((await fetch(`${backend.apiUrl}/health`)).status, 200);
+    s.cancel();
+    assert.equal((await api(backend, 'DELETE', `/sandboxes/${bomb.id}`)).status, 204);
+    await until(() => backend.hostPids(bomb.id).length === 0, 'the bomb is gone');
+  });
+
+  test('a memory hog is OOM-killed, its end event says so, and the sandbox stays usable', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    const small = await sandbox(backend, { memoryMB: 128 });
+    assert.equal((await api(backend, 'GET', `/sandboxes/${small.id}`)).json.memoryMB, 128);
+    const r = await small.run('exec python3 -c "a = b\'x\' * (512 << 20); print(len(a))"');
+    assert.deepEqual(r.end, { exitCode: -1, status: 'signal: killed', error: 'signal: killed' });
+    assert.equal((await small.run('echo alive')).out, 'alive\n');
+    assert.equal((await api(backend, 'DELETE', `/sandboxes/${small.id}`)).status, 204);
+  });
+
+  test('after kill no process of the sandbox remains (setsid, double fork, nohup)', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    const v = await sandbox(backend);
+    await v.run('setsid sleep 1000 < /dev/null > /dev/null 2>&1 & (sleep 1001 < /dev/null > /dev/null 2>&1 &) ; nohup sleep 1002 > /dev/null 2>&1 & disown; echo ok');
+    await until(() => backend.hostPids(v.id).length >= 4, 'init and three sleepers');
+    const pids = backend.hostPids(v.id);
+    assert.equal((await api(backend, 'DELETE', `/sandboxes/${v.id}`)).status, 204);
+    await until(() => pids.every((p) => !alive(p)), `every process gone: ${pids.filter(alive)}`);
+    await until(() => !existsSync(`/sys/fs/cgroup/pids/e2b-local/b${backend.pid}/${v.id}`), 'its cgroup is gone');
+    await until(() => !existsSync(path.join(backend.stateDir, 'sandboxes', v.id)), 'its directory is gone');
+    assert.equal((await v.envd.call('process.Process/List', {})).status, 502);
+  });
+
+  test('removing a sandbox of 200k files does not stall another sandbox\'s stream', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    const big = await sandbox(backend);
+    const made = await big.run('mkdir -p /home/user/many && cd /home/user/many && seq 1 200000 | xargs touch && ' +
+      // deeper than 256 levels, and an immutable file
+      'cd /home/user && p=deep; for i in $(seq 300); do p=$p/d; done; mkdir -p $p && touch $p/f && ' +
+      'sudo touch /home/user/locked && sudo chattr +i /home/user/locked 2>/dev/null; ls many | wc -l', { timeoutMs: 100_000 });
+    assert.equal(made.out.trim(), '200000', made.err);
+    const s = await a.envd.open('process.Process/Start', { process: { cmd: '/bin/bash', args: ['-c', 'for i in $(seq 1 100000); do echo $i; sleep 0.005; done'] } });
+    await s.next(); // start
+    await s.next(); // first output
+    const dir = path.join(backend.stateDir, 'sandboxes', big.id);
+    assert.equal((await api(backend, 'DELETE', `/sandboxes/${big.id}`)).status, 204);
+    // While the tree is being deleted the other stream keeps delivering.
+    let frames = 0;
+    while (existsSync(dir)) {
+      const f = await s.next();
+      assert.ok(f && !f.end, 'the other stream keeps flowing');
+      frames++;
+    }
+    assert.ok(frames > 0);
+    s.cancel();
+  });
+
+  test('bad input: unknown template, tiny memory, unknown user, a cwd that is not in the sandbox', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    const unknown = await api(backend, 'POST', '/v2/sandboxes', { templateID: 'no-such-template' });
+    assert.equal(unknown.status, 404);
+    assert.match(unknown.json.message, /template 'no-such-template' not found/);
+    const dots = await api(backend, 'POST', '/v2/sandboxes', { templateID: '../templates/base' });
+    assert.equal(dots.status, 404);
+    const tiny = await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base', memoryMB: 16 });
+    assert.equal(tiny.status, 400);
+    assert.match(tiny.json.message, /memoryMB must be between 128/);
+    const nobodyHere = await a.envd.stream('process.Process/Start', { process: { cmd: 'true' } }, { user: 'mallory' });
+    assert.deepEqual(nobodyHere.end, { error: { code: 'unauthenticated', message: "invalid username: 'mallory'" } });
+    const hostCwd = await a.run('pwd', { cwd: backend.stateDir });
+    assert.deepEqual(hostCwd.endStream, { error: { code: 'invalid_argument', message: `cwd '${backend.stateDir}' does not exist` } });
+    assert.equal((await a.run('pwd', { cwd: '/home/user/../../../..' })).out, '/\n');
+  });
+});
+
+describe('nothing remains', () => {
+  test('backend shutdown leaves no process, mount or cgroup', T, async (t) => {
+    const backend = await startBackend();
+    if (backend.isolation !== 'full') { t.skip('isolation none'); await backend.stop(); return; }
+    const x = await sandbox(backend);
+    await x.run('setsid sleep 1000 < /dev/null > /dev/null 2>&1 & echo');
+    await api(backend, 'POST', `/sandboxes/${(await sandbox(backend)).id}/pause`);
+    const pids = backend.hostPids(x.id);
+    assert.ok(pids.length >= 2);
+    const { code } = await backend.stop();
+    assert.equal(code, 0, backend.stderr());
+    for (const p of pids) assert.ok(!alive(p), `pid ${p} outlived the backend`);
+    assert.deepEqual(ourCgroups(backend.pid), []);
+    assert.deepEqual(mountsMentioning(backend.stateDir), []);
+    assert.ok(!existsSync(backend.stateDir));
+  });
+
+  test('a backend killed with SIGKILL leaves nothing running, and the next start cleans the rest', T, async (t) => {
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), 'e2b-state-'));
+    try {
+      const first = await startBackend({ stateDir });
+      if (first.isolation !== 'full') { t.skip('isolation none'); await first.stop(); return; }
+      const x = await sandbox(first);
+      await x.run('setsid sleep 1000 < /dev/null > /dev/null 2>&1 & echo');
+      const pids = first.hostPids(x.id);
+      await first.stop('SIGKILL');
+      // Every process dies with the backend (init has PDEATHSIG; its pid namespace goes with it).
+      await until(() => pids.every((p) => !alive(p)), 'the sandbox died with its backend');
+      assert.ok(existsSync(path.join(stateDir, 'sandboxes', x.id)), 'its directory is still there');
+      const second = await startBackend({ stateDir });
+      assert.ok(!existsSync(path.join(stateDir, 'sandboxes', x.id)), 'the next start removed it');
+      assert.deepEqual(ourCgroups(first.pid), [], 'and the old cgroups');
+      assert.equal((await second.stop()).code, 0);
+      assert.deepEqual(readdirSync(path.join(stateDir, 'sandboxes')), []);
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+});
