@@ -44,6 +44,12 @@ export function createFilesPanel(root) {
   const body = h('div.files-body', {}, toolbar, nameForm, h('div.files-split', {}, h('div.files-list', {}, table), editor))
   root.append(unsupported, body)
 
+  // "2026-11-30 16:36", local time.
+  const shortTime = (iso) => {
+    const d = new Date(iso)
+    const two = (n) => String(n).padStart(2, '0')
+    return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`
+  }
   const join = (dir, name) => (dir === '/' ? `/${name}` : `${dir}/${name}`)
   const parent = (p) => p.replace(/\/[^/]*$/, '') || '/'
 
@@ -60,12 +66,12 @@ export function createFilesPanel(root) {
     const open = () => (isDir ? go(entry.path) : openFile(entry.path))
     return h(`tr.entry.${entry.type}`, { dataset: { name: entry.name } },
       h('td.name', {}, h('a', { href: '#', onclick: (e) => { e.preventDefault(); open() } },
-        h('span.icon', { 'aria-hidden': 'true' }, isDir ? '📁' : entry.type === 'symlink' ? '🔗' : '📄'), entry.name),
+        h(`span.icon.${entry.type}`, { 'aria-hidden': 'true' }), entry.name),
         entry.symlink_target ? h('span.sub', {}, ` → ${entry.symlink_target}`) : null),
       h('td.num', {}, isDir ? '' : formatSize(entry.size)),
       h('td', {}, h('code', {}, entry.permissions || '')),
       h('td', {}, entry.owner || ''),
-      h('td', {}, entry.modified_at ? new Date(entry.modified_at).toLocaleString() : ''),
+      h('td.when', { title: entry.modified_at || '' }, entry.modified_at ? shortTime(entry.modified_at) : ''),
       h('td.row-actions', {}, h('button.ghost.small', { type: 'button', title: `Delete ${entry.name}`, onclick: (e) => remove(entry, e.currentTarget) }, 'Delete')))
   }
 
