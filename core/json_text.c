@@ -3,6 +3,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
 static const char hex[] = "0123456789abcdef";
 
 /* Length of a valid UTF-8 sequence at p (RFC 3629: no overlongs, no
@@ -85,10 +89,30 @@ static int plain8(const uint8_t *p) {
 #undef HAS_ZERO
 }
 
+/* How many leading bytes of p[0..n) are plain, 16 at a time (the same test
+ * as plain8 in WebAssembly SIMD); a multiple of 16. */
+static size_t plain_blocks(const uint8_t *p, size_t n) {
+  size_t i = 0;
+#ifdef __wasm_simd128__
+  const v128_t space = wasm_i8x16_splat(0x20), quote = wasm_i8x16_splat('"'), backslash = wasm_i8x16_splat('\\');
+  for (; i + 16 <= n; i += 16) {
+    v128_t v = wasm_v128_load(p + i);
+    /* a control character (< 0x20), a byte >= 0x80 (negative as signed), '"' or '\\' */
+    v128_t odd = wasm_v128_or(wasm_u8x16_lt(v, space), wasm_i8x16_lt(v, wasm_i8x16_splat(0)));
+    odd = wasm_v128_or(odd, wasm_v128_or(wasm_i8x16_eq(v, quote), wasm_i8x16_eq(v, backslash)));
+    if (wasm_v128_any_true(odd)) break;
+  }
+#else
+  (void)p, (void)n;
+#endif
+  return i;
+}
+
 static long text_part(e2bw_buf *out, const uint8_t *p, size_t n, int final) {
   if (e2bw_buf_reserve(out, n + 16) != 0) return -1;
   size_t start = 0, i = 0;
   for (;;) {
+    i += plain_blocks(p + i, n - i);
     while (i + 8 <= n && plain8(p + i)) i += 8; /* the common case: plain ASCII runs */
     while (i < n && plain[p[i]]) i++;
     if (i == n) break;

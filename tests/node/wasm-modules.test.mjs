@@ -173,3 +173,79 @@ test('docs/epp-methods.json matches the core method table', async () => {
   const declared = JSON.parse(toml.match(/^supported\s*=\s*(\[.*\])/m)[1])
   assert.deepEqual(declared, described.features)
 })
+
+// The Emscripten build decodes base64 and scans output text with WebAssembly
+// SIMD; the wasi build (and the native unit tests) run the scalar code. Both
+// must give the same exec.output for any output: random bytes of every length
+// around the 16-byte blocks, URL-safe and unpadded base64, characters that are
+// not base64 at every position of a block, and text that needs escaping.
+function outputsOf(core, chunks, encoding) {
+  core.submit(JSON.stringify(INIT), T0)
+  core.drain()
+  core.submit(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'exec.start', params: { sandbox_id: 'sbx1', command: 'x', encoding } }), T0)
+  const learnOp = core.drain().at(-1).op
+  core.httpHead(learnOp, 200, '', T0)
+  core.httpBody(learnOp, new TextEncoder().encode('{"sandboxID":"sbx1","state":"running","envdAccessToken":"t"}'), T0)
+  core.httpEnd(learnOp, T0)
+  const startOp = core.drain().at(-1).op
+  const frame = (flags, text) => {
+    const body = new TextEncoder().encode(text)
+    const f = new Uint8Array(5 + body.length)
+    f[0] = flags
+    new DataView(f.buffer).setUint32(1, body.length)
+    f.set(body, 5)
+    return f
+  }
+  const wire = Buffer.concat([frame(0, '{"event":{"start":{"pid":9}}}'),
+    ...chunks.map((b64) => frame(0, `{"event":{"data":{"stdout":"${b64}"}}}`)),
+    frame(0, '{"event":{"end":{"exited":true,"status":"exit status 0"}}}'), frame(2, '{}')])
+  core.httpHead(startOp, 200, 'content-type: application/connect+json\n', T0)
+  core.httpBody(startOp, wire, T0)
+  core.httpEnd(startOp, T0)
+  return core.drain().filter((a) => a.kind === ACTION.SEND).map((a) => JSON.parse(a.text)).filter((m) => m.method)
+}
+
+test('SIMD and scalar builds decode and escape output identically', async () => {
+  let seed = 7
+  const random = (n) => Uint8Array.from({ length: n }, () => (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24)
+  const sessions = []
+  const lengths = [...Array(70).keys(), 95, 96, 97, 1000, 65536 + 5]
+  // valid standard base64, padded: every length around the blocks
+  sessions.push({ encoding: 'base64', chunks: lengths.map((n) => Buffer.from(random(n)).toString('base64')), check: true })
+  // URL-safe and unpadded: not the SIMD alphabet, still accepted
+  sessions.push({ encoding: 'base64', chunks: lengths.map((n) => Buffer.from(random(n)).toString('base64url')), check: true })
+  // one character that is not base64, at each position of the first blocks
+  for (let at = 0; at < 40; at += 3) {
+    const b64 = Buffer.from(random(60)).toString('base64')
+    sessions.push({ encoding: 'base64', chunks: [b64.slice(0, at) + '*' + b64.slice(at + 1)] })
+  }
+  // text: plain runs broken by quotes, backslashes, controls, UTF-8 (valid and not) at each offset
+  const specials = ['"', '\\', '\n', '\x01', '\x7f', 'é', '€', '😀', '\xff', '\xc3']
+  const texts = []
+  for (const sp of specials) for (let at = 0; at < 34; at += 5) texts.push(Buffer.concat([Buffer.from('a'.repeat(at)), Buffer.from(sp, sp.length === 1 && sp.charCodeAt(0) > 0x7f && sp !== 'é' ? 'latin1' : 'utf8'), Buffer.from('b'.repeat(40))]))
+  sessions.push({ encoding: 'utf8', chunks: texts.map((b) => b.toString('base64')), texts })
+
+  for (const s of sessions) {
+    const results = {}
+    for (const name of ['emscripten', 'wasi']) {
+      const core = await Core.create(pathToFileURL(MODULES[name]))
+      results[name] = outputsOf(core, s.chunks, s.encoding)
+      core.free()
+    }
+    assert.deepEqual(results.emscripten, results.wasi)
+    const outputs = results.emscripten.filter((m) => m.method === 'exec.output')
+    const exit = results.emscripten.find((m) => m.method === 'exec.exit')
+    if (s.check) {
+      const want = s.chunks.filter((c) => c.length).map((c) => Buffer.from(c, 'base64').toString('base64'))
+      assert.deepEqual(outputs.map((o) => o.params.data), want)
+      assert.equal(exit.params.exit_code, 0)
+    } else if (s.texts) {
+      assert.equal(exit.params.exit_code, 0)
+      const valid = s.texts.filter((b) => Buffer.from(b.toString('utf8')).equals(b))
+      for (const b of valid) assert.ok(outputs.some((o) => o.params.data.includes(b.toString('utf8'))), JSON.stringify(b.toString('utf8')))
+    } else {
+      assert.equal(exit.params.failure.data.kind, 'bad_response')
+      assert.match(exit.params.failure.message, /not base64/)
+    }
+  }
+})
