@@ -1,12 +1,22 @@
 // terminal.mjs — an interactive shell in the selected sandbox: xterm.js (from
 // npm, served from node_modules) on the PTY methods. pty.open starts bash on a
-// terminal, its output arrives as exec.output with stream "pty", keystrokes go
-// back with pty.input, and pty.resize follows the terminal's size.
+// terminal as wide as the screen, its output arrives as exec.output with stream
+// "pty", keystrokes go back with pty.input, and pty.resize follows the window.
 import { Terminal } from '/node_modules/@xterm/xterm/lib/xterm.mjs'
 import { guarded, h, showError } from './ui.mjs'
 
-const COLS = 100
 const ROWS = 26
+const FONT = 'ui-monospace, "DejaVu Sans Mono", Menlo, monospace'
+const FONT_SIZE = 13
+
+// As many columns as fit the screen's width (at least 20).
+function fittingCols(el) {
+  const ctx = document.createElement('canvas').getContext('2d')
+  ctx.font = `${FONT_SIZE}px ${FONT}`
+  const charWidth = ctx.measureText('M'.repeat(20)).width / 20
+  const inner = el.clientWidth - 24 // the screen's padding and a scrollbar's worth
+  return Math.max(20, Math.floor(inner / charWidth) - 1)
+}
 
 export function createTerminalPanel(root) {
   let client = null
@@ -24,19 +34,21 @@ export function createTerminalPanel(root) {
   async function open() {
     if (session && !session.closed) return
     screen.replaceChildren()
-    const term = new Terminal({ cols: COLS, rows: ROWS, cursorBlink: true, convertEol: false,
-      fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, monospace', fontSize: 13,
+    const cols = fittingCols(screen)
+    const term = new Terminal({ cols, rows: ROWS, cursorBlink: true, convertEol: false,
+      fontFamily: FONT, fontSize: FONT_SIZE,
       theme: { background: '#0f172a', foreground: '#e2e8f0', cursor: '#38bdf8' } })
     term.open(screen)
     const current = { term, pid: null, sandboxId, closed: false }
     session = current
     await guarded(openButton, async () => {
-      const started = await client.stream('pty.open', { sandbox_id: sandboxId, cols: COLS, rows: ROWS }, (n) => {
+      const started = await client.stream('pty.open', { sandbox_id: sandboxId, cols, rows: ROWS }, (n) => {
         if (n.method === 'exec.output') { if (current === session) term.write(n.params.data) }
         else if (n.method === 'exec.exit') ended(current, n.params)
       })
       current.pid = started.pid
-      status.textContent = `bash · pid ${started.pid}`
+      const showSize = () => { status.textContent = `bash · pid ${started.pid} · ${term.cols}×${term.rows}` }
+      showSize()
       closeButton.disabled = false
       openButton.hidden = true
       // Keystrokes are sent in order: each waits for the one before it.
@@ -47,7 +59,8 @@ export function createTerminalPanel(root) {
           .catch((err) => { if (!current.closed) showError(err) })
       })
       term.onResize(({ cols, rows }) => {
-        client.call('pty.resize', { sandbox_id: current.sandboxId, pid: current.pid, cols, rows }).catch(showError)
+        client.call('pty.resize', { sandbox_id: current.sandboxId, pid: current.pid, cols, rows })
+          .then(() => { if (!current.closed) showSize() }, showError)
       })
       term.focus()
     })
@@ -56,6 +69,14 @@ export function createTerminalPanel(root) {
       term.dispose()
     }
   }
+
+  // The terminal follows the window's width; pty.resize tells the shell.
+  window.addEventListener('resize', () => {
+    const current = session
+    if (!current || current.closed || current.pid === null || screen.clientWidth === 0) return
+    const cols = fittingCols(screen)
+    if (cols !== current.term.cols) current.term.resize(cols, ROWS)
+  })
 
   function ended(current, exit) {
     current.closed = true

@@ -182,6 +182,19 @@ describe('the playground in headless Chromium', () => {
     // The echo of the input, then the shell's answer (42 is computed, not typed).
     await screenHas(/[#$] echo pg-\$\(\(6\*7\)\)$/)
     await screenHas(/^pg-42$/)
+    // A narrower window: the terminal follows, and so does the shell (pty.resize).
+    const sizeShown = async () => Number((await page.locator('#tab-terminal .term-status').textContent()).match(/· (\d+)×26$/)[1])
+    const wide = await sizeShown()
+    await page.setViewportSize({ width: 1000, height: 900 })
+    await page.waitForFunction((before) => {
+      const m = document.querySelector('#tab-terminal .term-status').textContent.match(/· (\d+)×26$/)
+      return m && Number(m[1]) < before
+    }, wide, WAIT)
+    const narrow = await sizeShown()
+    await page.keyboard.type('stty size')
+    await page.keyboard.press('Enter')
+    await screenHas(new RegExp(`^26 ${narrow}$`))
+    await page.setViewportSize({ width: 1400, height: 900 })
     await shot('04-terminal')
     await page.click('#tab-terminal button:has-text("Close terminal")')
     await page.locator('#tab-terminal .term-status', { hasText: 'ended' }).waitFor(WAIT)
