@@ -14,6 +14,7 @@ const state = {
   sandboxes: [], // SandboxRecords from the last sandbox.list
   selected: null, // sandbox_id
   refreshTimer: null,
+  tab: 'command', // the panel on show
 }
 
 const panels = {
@@ -139,6 +140,7 @@ function select(id) {
   renderList()
   renderSelected()
   for (const panel of Object.values(panels)) panel.show(id ? state.client : null, id)
+  if (id) panels[state.tab].visible?.()
 }
 
 function renderSelected() {
@@ -197,6 +199,7 @@ setInterval(() => {
 }, 1000)
 
 function showTab(name) {
+  state.tab = name
   for (const button of document.querySelectorAll('.tabs [data-tab]')) {
     const active = button.dataset.tab === name
     button.classList.toggle('active', active)

@@ -201,6 +201,29 @@ describe('the playground in headless Chromium', () => {
     await noErrorsShown('after the terminal')
   })
 
+  test('a second sandbox: both listed, the panels follow the selection', async () => {
+    await page.click('[data-tab=files]')
+    await page.click('#create-button')
+    await page.locator(`tr.sandbox.selected:not([data-id="${sandboxId}"])`).waitFor(WAIT)
+    const second = await page.locator('tr.sandbox.selected').getAttribute('data-id')
+    assert.equal(await page.locator('tr.sandbox').count(), 2)
+    if (features.includes('files.rw')) {
+      // The new sandbox's home, listed at once: the first one's file is not there.
+      await page.locator('#tab-files tr.entry[data-name=".bashrc"]').waitFor(WAIT)
+      assert.equal(await page.locator('#tab-files tr.entry[data-name="playground-note.txt"]').count(), 0)
+    }
+    await selectedRow().click()
+    assert.equal(await page.locator('#selected-id').textContent(), sandboxId)
+    if (features.includes('files.rw')) await page.locator('#tab-files tr.entry[data-name="playground-note.txt"]').waitFor(WAIT)
+    await page.click(`tr.sandbox[data-id="${second}"]`)
+    await page.click('#kill')
+    await page.locator(`tr.sandbox[data-id="${second}"]`).waitFor({ state: 'detached', ...WAIT })
+    assert.equal((await apiGet(`/sandboxes/${second}`)).status, 404)
+    await selectedRow().click()
+    await page.click('[data-tab=command]')
+    await noErrorsShown('with two sandboxes')
+  })
+
   test('pause, resume, kill', async () => {
     await page.click('#pause')
     await selectedRow().locator('.badge', { hasText: 'paused' }).waitFor(WAIT)
