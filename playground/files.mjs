@@ -36,8 +36,9 @@ export function createFilesPanel(root) {
   const editorInfo = h('span.editor-info')
   const editorText = h('textarea.editor', { spellcheck: false, 'aria-label': 'File content' })
   const saveButton = h('button', { type: 'button', onclick: save }, 'Save')
+  const downloadButton = h('button.ghost', { type: 'button', onclick: download }, 'Download')
   const editor = h('div.editor-box', { hidden: true },
-    h('div.editor-head', {}, editorName, editorInfo, h('span.spacer'), saveButton,
+    h('div.editor-head', {}, editorName, editorInfo, h('span.spacer'), downloadButton, saveButton,
       h('button.ghost', { type: 'button', onclick: closeEditor }, 'Close')),
     editorText)
   const unsupported = h('div.placeholder.unsupported', { hidden: true }, 'files not supported by this backend')
@@ -91,7 +92,7 @@ export function createFilesPanel(root) {
       } catch {
         // Not UTF-8: shown as binary, not editable.
       }
-      opened = { path, binary: text === null }
+      opened = { path, binary: text === null, bytes }
       editorName.textContent = path
       editorInfo.textContent = `${formatSize(bytes.length)}${opened.binary ? ' · binary, not editable' : ''}`
       editorText.value = text ?? ''
@@ -99,6 +100,15 @@ export function createFilesPanel(root) {
       saveButton.disabled = opened.binary
       editor.hidden = false
     })
+  }
+
+  // The bytes as read (binary files too), or the text being edited.
+  function download() {
+    if (!opened) return
+    const blob = new Blob([opened.binary ? opened.bytes : editorText.value])
+    const link = h('a', { href: URL.createObjectURL(blob), download: opened.path.split('/').pop() })
+    link.click()
+    setTimeout(() => URL.revokeObjectURL(link.href), 0)
   }
 
   function closeEditor() {

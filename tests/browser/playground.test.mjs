@@ -157,6 +157,16 @@ describe('the playground in headless Chromium', () => {
     await page.setInputFiles('#tab-files input[type=file]',
       { name: 'upload.bin', mimeType: 'application/octet-stream', buffer: Buffer.from([0, 1, 2, 255, 254, 10, 13, 0x80]) })
     await page.locator('#tab-files tr.entry[data-name="upload.bin"] td.num', { hasText: '8 B' }).waitFor(WAIT)
+    // Opened, it is binary (not editable); downloaded, it is the same bytes.
+    await page.locator('#tab-files tr.entry[data-name="upload.bin"] a').click()
+    await page.locator('#tab-files .editor-info', { hasText: 'binary, not editable' }).waitFor(WAIT)
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#tab-files .editor-head button:has-text("Download")')])
+    assert.equal(download.suggestedFilename(), 'upload.bin')
+    const chunks = []
+    for await (const chunk of await download.createReadStream()) chunks.push(chunk)
+    assert.deepEqual([...Buffer.concat(chunks)], [0, 1, 2, 255, 254, 10, 13, 0x80])
+    await page.locator('#tab-files tr.entry[data-name="playground-note.txt"] a').click()
+    await page.locator('#tab-files .editor-name', { hasText: 'playground-note.txt' }).waitFor(WAIT)
     await shot('03-files')
     await noErrorsShown('on the files tab')
     // What the page wrote is in the sandbox: cat it with a command.
