@@ -19,14 +19,59 @@ export function createCommandPanel(root) {
   const form = h('form.run', { onsubmit: run }, input, runButton, stopButton)
   root.append(form, h('div.output-head', {}, legend, exit), output)
 
+  // Output is drawn in batches (every FLUSH_MS at most), and the page keeps the
+  // last MAX_CHARS of it: laying out a big <pre> again for every chunk, or
+  // without end, would freeze the page.
+  const MAX_CHARS = 256 * 1024
+  const FLUSH_MS = 30
+  let shownChars = 0
+  let dropped = 0
+  let queued = [] // [stream, text] not drawn yet
+  let flushTimer = null
+
   function append(stream, text) {
-    const last = output.lastElementChild
-    if (last && last.dataset.stream === stream) last.textContent += text
-    else output.append(h(`span.${stream}`, { dataset: { stream } }, text))
+    queued.push([stream, text])
+    flushTimer ??= setTimeout(flush, FLUSH_MS)
+  }
+
+  function flush() {
+    clearTimeout(flushTimer)
+    flushTimer = null
+    const batch = queued
+    queued = []
+    for (const [stream, text] of batch) {
+      const last = output.lastElementChild
+      if (last && last.dataset.stream === stream) last.firstChild.appendData(text)
+      else output.append(h(`span.${stream}`, { dataset: { stream } }, document.createTextNode(text)))
+      shownChars += text.length
+    }
+    if (shownChars > MAX_CHARS) {
+      let notice = output.querySelector('.dropped')
+      if (!notice) output.prepend((notice = h('span.dropped')))
+      while (shownChars > MAX_CHARS * 0.75) {
+        const first = notice.nextElementSibling
+        const cut = Math.min(first.firstChild.length, shownChars - MAX_CHARS * 0.75)
+        first.firstChild.deleteData(0, cut)
+        if (!first.firstChild.length) first.remove()
+        shownChars -= cut
+        dropped += cut
+      }
+      notice.textContent = `… ${dropped} earlier characters not shown …\n`
+    }
     output.scrollTop = output.scrollHeight
   }
 
+  function clearOutput() {
+    clearTimeout(flushTimer)
+    flushTimer = null
+    queued = []
+    output.replaceChildren()
+    shownChars = 0
+    dropped = 0
+  }
+
   function showExit(info) {
+    flush() // everything before the exit is on screen when the exit is
     if (info.failure) {
       exit.className = 'exit failed'
       exit.textContent = `stream ended without an exit: ${info.failure.message}`
@@ -41,7 +86,7 @@ export function createCommandPanel(root) {
     event.preventDefault()
     const command = input.value.trim()
     if (!command || !client) return
-    output.replaceChildren()
+    clearOutput()
     exit.className = 'exit running'
     exit.textContent = 'running…'
     stopButton.disabled = false
@@ -49,8 +94,8 @@ export function createCommandPanel(root) {
     await guarded(runButton, async () => {
       if (!client.has('exec.stream')) {
         const result = await client.call('exec.run', { sandbox_id: owner, command })
-        append('stdout', result.stdout ?? '')
-        append('stderr', result.stderr ?? '')
+        if (result.stdout) append('stdout', result.stdout)
+        if (result.stderr) append('stderr', result.stderr)
         showExit(result)
         return
       }
@@ -83,7 +128,7 @@ export function createCommandPanel(root) {
       client = nextClient
       sandboxId = id
       running = null
-      output.replaceChildren()
+      clearOutput()
       exit.className = 'exit'
       exit.textContent = ''
       stopButton.disabled = true

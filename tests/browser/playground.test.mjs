@@ -127,6 +127,18 @@ describe('the playground in headless Chromium', () => {
     await noErrorsShown('after a command')
   })
 
+  test('a command that prints a lot: the page keeps the last 256 KiB and says so', async () => {
+    await page.fill('input.command', "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo END-OF-OUTPUT")
+    await page.click('form.run button[type=submit]')
+    await page.locator('.exit', { hasText: 'exit code 0' }).waitFor(WAIT)
+    const notice = await page.locator('pre.output .dropped').textContent()
+    const dropped = Number(notice.match(/(\d+) earlier characters not shown/)[1])
+    const shown = await page.evaluate(() => [...document.querySelectorAll('pre.output .stdout')].map((s) => s.textContent).join(''))
+    assert.equal(dropped + shown.length, 3000000 + '\nEND-OF-OUTPUT\n'.length, 'what is shown plus what was dropped is all of it')
+    assert.ok(shown.length <= 256 * 1024, `${shown.length} characters shown`)
+    assert.ok(shown.endsWith('x\nEND-OF-OUTPUT\n'))
+  })
+
   test('files: list, write, read back (or "not supported" when files.rw is not declared)', async () => {
     await page.click('[data-tab=files]')
     if (!features.includes('files.rw')) {
