@@ -222,5 +222,6 @@ static int route(struct envd_ctx *ctx, struct evhttp_request *req)
 void envd_dispatch(struct evhttp_request *req, void *arg)
 {
 	int status = route(arg, req);
-	log_request("envd", req, status);
+	if (status != ENVD_STATUS_PENDING)
+		log_request("envd", req, status);
 }

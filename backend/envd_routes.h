@@ -27,7 +27,9 @@ struct envd_ctx {
 	void *watchers;        /* struct fs_watchers (fs_watch.h) */
 };
 
-/* A handler answers (or starts streaming) and returns the status it sent. */
+/* A handler answers (or starts streaming) and returns the status it sent,
+ * or ENVD_STATUS_PENDING when it answers later (and logs the request then). */
+#define ENVD_STATUS_PENDING 0
 typedef int (*envd_handler)(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
 
 /* evhttp callback; arg is a struct envd_ctx *. */

@@ -513,10 +513,13 @@ static int write_target(const struct files_req *f, const char *path, const uint8
 	int probe = fs_open(f->root_fd, path, O_PATH, 0, false);
 	struct stat sst;
 	if (probe >= 0) {
-		bool dir = fstat(probe, &sst) == 0 && S_ISDIR(sst.st_mode);
+		int rc = fstat(probe, &sst);
 		close(probe);
-		if (dir)
+		if (rc == 0 && S_ISDIR(sst.st_mode))
 			return upload_fail(e, 400, "path '%s' is a directory", path);
+		/* Devices and FIFOs inside a sandbox are not written by the backend. */
+		if (rc == 0 && !S_ISREG(sst.st_mode))
+			return upload_fail(e, 400, "path '%s' is not a regular file", path);
 	}
 	char parent[FS_PATH_MAX];
 	snprintf(parent, sizeof parent, "%s", path);
@@ -527,11 +530,17 @@ static int write_target(const struct files_req *f, const char *path, const uint8
 			return upload_fail(e, 400, "path '%s' is not in a directory", path);
 		return io_fail(e, errno, "ensuring directories for", path);
 	}
-	int fd = fs_open(f->root_fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, false);
+	int fd = fs_open(f->root_fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK, 0644, false);
 	if (fd < 0) {
 		if (errno == EISDIR)
 			return upload_fail(e, 400, "path '%s' is a directory", path);
+		if (errno == ENXIO)
+			return upload_fail(e, 400, "path '%s' is not a regular file", path);
 		return io_fail(e, errno, "opening file", path);
+	}
+	if (fstat(fd, &sst) != 0 || !S_ISREG(sst.st_mode)) {
+		close(fd);
+		return upload_fail(e, 400, "path '%s' is not a regular file", path);
 	}
 	int rc = fchown(fd, f->user.uid, f->user.gid) != 0 ? io_fail(e, errno, "changing owner of", path) : 0;
 	if (rc == 0) {
@@ -611,10 +620,14 @@ static int multipart(const struct files_req *f, const uint8_t *body, size_t n,
 	if (dn < 0 || (size_t)dn >= sizeof delim || !boundary[0])
 		return upload_fail(e, 400, "invalid multipart boundary");
 	/* The first delimiter may start the body without a CRLF before it. */
-	const uint8_t *p = (n >= (size_t)dn - 2 && memcmp(body, delim + 2, (size_t)dn - 2) == 0)
-		? body + dn - 2 : memmem(body, n, delim, (size_t)dn);
-	if (p && p != body + dn - 2)
-		p += dn;
+	const uint8_t *p;
+	if (n >= (size_t)dn - 2 && memcmp(body, delim + 2, (size_t)dn - 2) == 0) {
+		p = body + dn - 2;
+	} else {
+		p = memmem(body, n, delim, (size_t)dn);
+		if (p)
+			p += dn;
+	}
 	const uint8_t *end = body + n;
 	for (;;) {
 		if (!p || end - p < 2)

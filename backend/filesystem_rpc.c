@@ -7,6 +7,8 @@
 #include "envd_user.h"
 #include "fs_entry.h"
 #include "fs_path.h"
+#include "fs_remove.h"
+#include "http_reply.h"
 #include "protojson.h"
 #include "registry.h"
 
@@ -183,7 +185,8 @@ static int walk(const struct sandbox *sb, int root_fd, const char *path, const c
 			n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof *names, name_cmp);
+	if (n > 1)
+		qsort(names, n, sizeof *names, name_cmp);
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		char child[FS_PATH_MAX], child_display[FS_PATH_MAX];
@@ -345,22 +348,68 @@ int filesystem_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct
 	return finish(req, &c, answer, &err);
 }
 
+/* A Remove in progress: its request, unless the client has gone. */
+struct remove_call {
+	struct evhttp_request *req;
+	struct evhttp_connection *evcon;
+	char path[FS_PATH_MAX];
+};
+
+static void on_remove_client_gone(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	struct remove_call *rc = arg;
+	if (evhttp_request_get_connection(rc->req) == NULL)
+		evhttp_request_free(rc->req);
+	rc->req = NULL; /* the removal goes on; nobody to answer */
+}
+
+static void on_removed(void *arg, int err)
+{
+	struct remove_call *rc = arg;
+	if (rc->req) {
+		evhttp_connection_set_closecb(rc->evcon, NULL, NULL);
+		int status;
+		if (err) {
+			struct connect_error e;
+			char t[128];
+			connect_error_set(&e, CONNECT_INTERNAL,
+				"error removing file or directory: unlinkat %s: %s", rc->path,
+				filesystem_errno_text(err, t, sizeof t));
+			status = connect_reply_unary_error(rc->req, &e);
+		} else {
+			status = connect_reply_unary(rc->req, cJSON_CreateObject());
+		}
+		log_request("envd", rc->req, status);
+	}
+	free(rc);
+}
+
 int filesystem_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
-	(void)ctx;
 	struct call c;
 	int st = begin(req, sb, &c);
 	if (st)
 		return st;
 	struct connect_error err;
-	char path[FS_PATH_MAX], t[128];
-	cJSON *answer = NULL;
-	if (path_field(&c, "path", path, &err) != 0)
+	struct remove_call *rc = calloc(1, sizeof *rc);
+	if (!rc) {
+		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
 		return finish(req, &c, NULL, &err);
-	if (fs_remove_all(c.root_fd, path) != 0)
-		connect_error_set(&err, CONNECT_INTERNAL, "error removing file or directory: unlinkat %s: %s",
-			path, filesystem_errno_text(errno, t, sizeof t));
-	else
-		answer = cJSON_CreateObject();
-	return finish(req, &c, answer, &err);
+	}
+	if (path_field(&c, "path", rc->path, &err) != 0) {
+		free(rc);
+		return finish(req, &c, NULL, &err);
+	}
+	rc->req = req;
+	rc->evcon = evhttp_request_get_connection(req);
+	if (fs_remove_start(ctx->base, c.root_fd, rc->path, on_removed, rc) != 0) {
+		free(rc);
+		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		return finish(req, &c, NULL, &err);
+	}
+	evhttp_connection_set_closecb(rc->evcon, on_remove_client_gone, rc);
+	close(c.root_fd);
+	cJSON_Delete(c.msg);
+	return ENVD_STATUS_PENDING;
 }

@@ -130,9 +130,14 @@ cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path)
 		if (fd >= 0 && fstat(fd, &st) == 0 && fs_fd_path(root_fd, fd, target, sizeof target) == 0) {
 			type = type_name(st.st_mode);
 		} else {
-			type = NULL; /* broken link: FILE_TYPE_UNSPECIFIED */
+			type = NULL; /* broken link: FILE_TYPE_UNSPECIFIED, the link's own text */
 			st = lst;
-			target[0] = '\0';
+			const char *bleaf;
+			int bparent = fs_open_parent(root_fd, path, &bleaf);
+			ssize_t tn = bparent >= 0 ? readlinkat(bparent, bleaf, target, sizeof target - 1) : -1;
+			target[tn > 0 ? tn : 0] = '\0';
+			if (bparent >= 0)
+				close(bparent);
 		}
 	}
 	if (type)

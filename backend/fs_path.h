@@ -62,7 +62,4 @@ int fs_fd_path(int root_fd, int fd, char *out, size_t cap);
 /* "/proc/self/fd/N", for calls that only take paths (inotify, xattrs). */
 void fs_proc_path(int fd, char *out, size_t cap);
 
-/* RemoveAll below root: a missing path is not an error. 0 or -1 (errno). */
-int fs_remove_all(int root_fd, const char *path);
-
 #endif

@@ -8,6 +8,7 @@
 #include "envd_routes.h"
 #include "files_http.h"
 #include "fs_watch.h"
+#include "port_proxy.h"
 #include "http_server.h"
 #include "options.h"
 #include "process_manager.h"
@@ -135,6 +136,7 @@ int main(int argc, char **argv)
 out:
 	if (api)
 		evhttp_free(api);
+	port_proxy_shutdown();    /* before the listener frees the connections it took over */
 	if (envd)
 		evhttp_free(envd); /* open process streams are detached here */
 	fs_watchers_free(watchers);

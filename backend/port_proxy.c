@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 struct proxy {
+	struct proxy *prev, *next;  /* live proxies, for port_proxy_shutdown */
 	struct evhttp_request *req;
 	struct evhttp_connection *evcon;
 	struct bufferevent *up;     /* to the sandbox port */
@@ -32,6 +33,31 @@ struct proxy {
 	long port;
 	bool up_eof, client_eof;
 };
+
+/* Every live proxy (the backend has one loop and one envd listener). */
+static struct proxy *live;
+
+static void link_proxy(struct proxy *p)
+{
+	p->next = live;
+	if (live)
+		live->prev = p;
+	live = p;
+}
+
+/* Unlinks and frees p (not the client connection). */
+static void drop(struct proxy *p)
+{
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		live = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	if (p->up)
+		bufferevent_free(p->up);
+	free(p);
+}
 
 int port_proxy_reply_closed(struct evhttp_request *req, const char *id, long port)
 {
@@ -47,11 +73,23 @@ int port_proxy_reply_closed(struct evhttp_request *req, const char *id, long por
 
 static void proxy_free(struct proxy *p)
 {
-	if (p->up)
-		bufferevent_free(p->up);
 	if (p->evcon && p->client)
 		evhttp_connection_free(p->evcon); /* frees the request and the client socket */
-	free(p);
+	drop(p);
+}
+
+void port_proxy_shutdown(void)
+{
+	while (live) {
+		struct proxy *p = live;
+		if (p->client) {
+			proxy_free(p);
+		} else {
+			/* Still connecting: evhttp keeps (and frees) the request. */
+			evhttp_connection_set_closecb(p->evcon, NULL, NULL);
+			drop(p);
+		}
+	}
 }
 
 /* One side ended: finish once everything read has been written. */
@@ -175,6 +213,9 @@ static void on_up_event(struct bufferevent *bev, short what, void *arg)
 	(void)bev;
 	struct proxy *p = arg;
 	if (what & BEV_EVENT_CONNECTED) {
+		/* Only the path is logged, as for every request. */
+		fprintf(stderr, "envd %s %s -> port %ld\n", request_method_name(p->req),
+			request_path(p->req), p->port);
 		write_request(p);
 		take_over_client(p);
 		return;
@@ -184,10 +225,8 @@ static void on_up_event(struct bufferevent *bev, short what, void *arg)
 	if (!p->client) {
 		/* Nothing listens: evhttp still owns the request, answer it. */
 		evhttp_connection_set_closecb(p->evcon, NULL, NULL);
-		int status = port_proxy_reply_closed(p->req, p->sandbox_id, p->port);
-		fprintf(stderr, "envd proxy :%ld %d\n", p->port, status);
-		bufferevent_free(p->up);
-		free(p);
+		log_request("envd", p->req, port_proxy_reply_closed(p->req, p->sandbox_id, p->port));
+		drop(p);
 		return;
 	}
 	if (what & BEV_EVENT_EOF) {
@@ -207,8 +246,7 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 	bool ours = evhttp_request_get_connection(p->req) == NULL;
 	if (ours)
 		evhttp_request_free(p->req);
-	bufferevent_free(p->up);
-	free(p);
+	drop(p);
 }
 
 int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
@@ -233,13 +271,13 @@ int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sa
 		free(p);
 		return port_proxy_reply_closed(req, sb->id, port);
 	}
+	link_proxy(p);
 	bufferevent_setcb(p->up, NULL, NULL, on_up_event, p);
 	evhttp_connection_set_closecb(p->evcon, on_client_gone, p);
 	if (bufferevent_socket_connect(p->up, (struct sockaddr *)&sin, sizeof sin) != 0) {
 		evhttp_connection_set_closecb(p->evcon, NULL, NULL);
-		bufferevent_free(p->up);
-		free(p);
+		drop(p);
 		return port_proxy_reply_closed(req, sb->id, port);
 	}
-	return 0;
+	return ENVD_STATUS_PENDING;
 }

@@ -18,10 +18,13 @@
 
 #define PORT_PROXY_HIGH_WATER (1024 * 1024)
 
-/* Starts forwarding; the answer comes later. Returns the status to log
- * (0: pending). */
+/* Starts forwarding; the answer comes later. Returns the status sent, or
+ * ENVD_STATUS_PENDING (the request is logged once the port answers). */
 int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
 	long port);
+
+/* Ends every proxied exchange; called before the envd listener is freed. */
+void port_proxy_shutdown(void);
 
 /* The 502 for a running sandbox with nothing on port. */
 int port_proxy_reply_closed(struct evhttp_request *req, const char *id, long port);

@@ -205,11 +205,12 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
       assert.equal((await res.json()).code, 400);
     });
 
-    test('400s: octet-stream without path, other content types, a directory target, bad metadata', T, async () => {
+    test('400s: octet-stream without path, other content types, a directory or device target, bad metadata', T, async () => {
       const cases = [
         [{}, 'x', 'application/octet-stream', {}],
         [{ path: '/tmp/t.txt' }, 'x', 'text/plain', {}],
         [{ path: '/tmp' }, 'x', 'application/octet-stream', {}],
+        [{ path: '/dev/null' }, 'x', 'application/octet-stream', {}],
         [{ path: '/tmp/m.txt' }, 'x', 'application/octet-stream', { 'X-Metadata-Bad': 'caf\u00e9' }],
       ];
       for (const [params, body, type, extra] of cases) {
@@ -351,7 +352,7 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
       assert.equal(l.path, '/home/user/info/link');
       const b = (await rpc('Stat', { path: 'info/broken' })).json.entry;
       assert.equal(b.type, undefined, 'a broken link has FILE_TYPE_UNSPECIFIED');
-      assert.equal('symlinkTarget' in b, true);
+      assert.equal(b.symlinkTarget, 'missing', "a broken link shows the link's own text");
       const d = (await rpc('Stat', { path: 'info/sticky' })).json.entry;
       assert.equal(d.permissions, 'dtrwxrwxrwx');
       assert.equal(d.mode, 0o777);
@@ -396,6 +397,17 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
       assert.equal(r.status, 401);
     });
 
+    test('Remove of a tree larger than one removal slice (2000 entries) removes all of it', T, async () => {
+      await sh('mkdir -p /home/user/bigtree && cd /home/user/bigtree && for d in $(seq 1 30); do mkdir -p d$d/inner; for f in $(seq 1 100); do : > d$d/inner/f$f; done; done && ln -s / d1/toroot');
+      const listed = (await rpc('ListDir', { path: 'bigtree', depth: 3 })).json.entries.length;
+      assert.equal(listed, 30 * 102 + 1);
+      const [a, b] = await Promise.all([rpc('Remove', { path: 'bigtree' }), rpc('Stat', { path: '/home/user' })]);
+      assert.deepEqual(a.json, {});
+      assert.equal(b.status, 200);
+      assert.equal((await rpc('Stat', { path: 'bigtree' })).status, 404);
+      assert.equal((await rpc('Stat', { path: '/home/user/esc' })).status, 200, 'the link to / was removed, not followed');
+    });
+
     test('an unknown filesystem RPC is a 404, as envd answers it', T, async () => {
       assert.equal((await rpc('StreamNothing', {})).status, 404);
     });
@@ -428,6 +440,19 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
       assert.equal(r.end.error.code, 'not_found');
       r = await envd.stream('filesystem.Filesystem/WatchDir', { path: '/home/user/info/f.txt' });
       assert.equal(r.end.error.code, 'invalid_argument');
+    });
+
+    test('killing a sandbox ends its watch streams and leaves nothing behind', T, async () => {
+      const other = (await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base' })).json;
+      const client = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: other.sandboxID, token: other.envdAccessToken });
+      assert.equal((await client.call('filesystem.Filesystem/CreateWatcher', { path: '/home/user' })).status, 200);
+      const s = await client.open('filesystem.Filesystem/WatchDir', { path: '/' });
+      assert.deepEqual((await s.next()).message, { start: {} });
+      assert.equal((await api(backend, 'DELETE', `/sandboxes/${other.sandboxID}`)).status, 204);
+      const last = await s.next();
+      assert.equal(last?.end, true, 'the stream ends');
+      const dir = `/proc/${backend.pid}/root${backend.stateDir}/sandboxes/${other.sandboxID}`;
+      await until(() => !existsSync(dir), 'the sandbox directory to go');
     });
 
     test('CreateWatcher, GetWatcherEvents (drains), RemoveWatcher', T, async () => {

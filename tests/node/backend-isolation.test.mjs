@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { startBackend } from '../lib/backend.mjs';
 import { until } from '../lib/wait.mjs';
@@ -113,6 +114,9 @@ describe('sandbox isolation', () => {
     assert.match(k.out, /No such process/);
     assert.ok(alive(backend.pid) && alive(process.pid));
     assert.equal((await a.run('hostname')).out, 'e2b\n');
+    // Nothing of the backend's command line (its API key) is visible either.
+    const cmdlines = await a.run('cat /proc/[0-9]*/cmdline | tr "\\0" " "', { user: 'root' });
+    assert.ok(!cmdlines.out.includes(backend.apiKey) && !cmdlines.out.includes('e2b-local-backend'), cmdlines.out);
   });
 
   test('whoami is user by default and root when asked; sudo works; groups from the sandbox', T, async (t) => {
@@ -178,6 +182,36 @@ describe('sandbox isolation', () => {
     await until(() => !existsSync(`/sys/fs/cgroup/pids/e2b-local/b${backend.pid}/${v.id}`), 'its cgroup is gone');
     await until(() => !existsSync(path.join(backend.stateDir, 'sandboxes', v.id)), 'its directory is gone');
     assert.equal((await v.envd.call('process.Process/List', {})).status, 502);
+    const health = await fetch(`${backend.sandboxUrl}/health`, { headers: { 'E2b-Sandbox-Id': v.id } });
+    assert.equal(health.status, 502, 'E2B\'s proxy answer for a sandbox that is gone');
+  });
+
+  test('pause freezes a job-control shell in a PTY without it noticing; it carries on after resume', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    const p = await sandbox(backend);
+    const s = await p.envd.open('process.Process/Start', {
+      process: { cmd: '/bin/bash', args: ['-i'], envs: { TERM: 'dumb', PS1: '$ ' } }, pty: { size: { cols: 80, rows: 24 } },
+    });
+    const pid = (await s.next()).message.event.start.pid;
+    let screen = '';
+    const readUntilText = async (text) => {
+      while (!screen.includes(text)) {
+        const f = await s.next();
+        assert.ok(f && !f.end, `stream ended before ${text}: ${screen}`);
+        if (f.message.event?.data?.pty) screen += Buffer.from(f.message.event.data.pty, 'base64').toString();
+      }
+    };
+    const type = (line) => p.envd.call('process.Process/SendInput', { process: { pid }, input: { pty: Buffer.from(line).toString('base64') } });
+    await type('sleep 1000 & echo job-started\n');
+    await readUntilText('job-started');
+    assert.equal((await api(backend, 'POST', `/sandboxes/${p.id}/pause`)).status, 204);
+    assert.equal((await api(backend, 'POST', `/v2/sandboxes/${p.id}/connect`, { timeout: 300 })).status, 201);
+    await type('jobs; echo after-$((40+2))\n');
+    await readUntilText('after-42');
+    assert.match(screen, /\[1\]\+\s+Running\s+sleep 1000 &/, 'the background job still runs, never stopped');
+    assert.doesNotMatch(screen, /Stopped/);
+    s.cancel();
+    assert.equal((await api(backend, 'DELETE', `/sandboxes/${p.id}`)).status, 204);
   });
 
   test('removing a sandbox of 200k files does not stall another sandbox\'s stream', T, async (t) => {
@@ -185,9 +219,12 @@ describe('sandbox isolation', () => {
     const big = await sandbox(backend);
     const made = await big.run('mkdir -p /home/user/many && cd /home/user/many && seq 1 200000 | xargs touch && ' +
       // deeper than 256 levels, and an immutable file
-      'cd /home/user && p=deep; for i in $(seq 300); do p=$p/d; done; mkdir -p $p && touch $p/f && ' +
-      'sudo touch /home/user/locked && sudo chattr +i /home/user/locked 2>/dev/null; ls many | wc -l', { timeoutMs: 100_000 });
+      'cd /home/user && p=deep; for i in $(seq 300); do p=$p/d; done; mkdir -p $p && touch $p/f locked && ls many | wc -l',
+      { timeoutMs: 100_000 });
     assert.equal(made.out.trim(), '200000', made.err);
+    // Root in the sandbox lacks CAP_LINUX_IMMUTABLE; the host's root sets the flag.
+    execFileSync('chattr', ['+i', backend.sandboxPath(big.id, '/home/user/locked')]);
+    assert.match((await big.run('lsattr /home/user/locked')).out, /^-*i\S* /);
     const s = await a.envd.open('process.Process/Start', { process: { cmd: '/bin/bash', args: ['-c', 'for i in $(seq 1 100000); do echo $i; sleep 0.005; done'] } });
     await s.next(); // start
     await s.next(); // first output
