@@ -47,6 +47,8 @@ async function onConnect(event) {
     } catch (err) {
       await client.close()
       setConnection('not connected')
+      // In a browser a refused CORS request and a closed port look the same.
+      if (err.data?.kind === 'unreachable') err.message += '. Check the URL, and that the backend allows requests from this page (CORS).'
       throw err
     }
     state.client = client

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { mkdir } from 'node:fs/promises'
+import net from 'node:net'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { startBackend } from '../lib/backend.mjs'
@@ -16,6 +17,15 @@ import { launchChromium } from './chromium.mjs'
 import { repoRoot, startStaticServer } from './server.mjs'
 
 const PLAYGROUND_PATH = '/playground/index.html'
+
+// A loopback port nothing listens on (bound, then released).
+async function closedPort() {
+  const srv = net.createServer()
+  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve))
+  const { port } = srv.address()
+  await new Promise((resolve) => srv.close(resolve))
+  return port
+}
 const OUT = path.join(process.env.E2BW_BUILD || path.join(repoRoot, 'build'), 'test-output', 'playground')
 const WAIT = { timeout: 20000 }
 
@@ -54,6 +64,18 @@ describe('the playground in headless Chromium', () => {
       try { await fn() } catch (err) { problems.push(`${what}: ${err.message}`) }
     }
     assert.deepEqual(problems, [])
+  })
+
+  test('an unreachable backend: the page says so', async () => {
+    const port = await closedPort()
+    await page.fill('input[name=api_url]', `http://127.0.0.1:${port}`)
+    await page.fill('input[name=api_key]', 'e2b_some_key_0123456789')
+    await page.click('#connect-button')
+    await page.locator('#errors li').first().waitFor(WAIT)
+    const [shown] = await errorsShown()
+    assert.match(shown, /^sandbox\.list: Cannot reach .* \(-32012, unreachable\)\. Check the URL, and that the backend allows requests from this page \(CORS\)\.$/, shown)
+    assert.ok(!shown.includes('e2b_some_key_0123456789'))
+    await page.click('#errors li .dismiss')
   })
 
   test('a wrong key: the page shows a readable error, without the key', async () => {
@@ -270,9 +292,9 @@ describe('the playground in headless Chromium', () => {
     await noErrorsShown('after kill')
   })
 
-  test('no uncaught exception in the page; console errors only from the wrong key', () => {
+  test('no uncaught exception in the page; console errors only from the closed port and the wrong key', () => {
     assert.deepEqual(pageErrors, [])
-    for (const text of consoleErrors) assert.match(text, /401/, `unexpected console error: ${text}`)
+    for (const text of consoleErrors) assert.match(text, /401|ERR_CONNECTION_REFUSED/, `unexpected console error: ${text}`)
   })
 })
 
