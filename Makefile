@@ -73,6 +73,14 @@ $(BUILD)/wasm/core-wasi.wasm: $(WASM_SRC) wasm/wasi_noio.c $(CORE_HDR)
 # --- local E2B-compatible backend -----------------------------------------
 backend: $(BUILD)/bin/e2b-local-backend $(BUILD)/bin/e2b-sandbox-init
 
+# The sandbox runtime's interface against real sandboxes (tests/node/backend-runtime-api.test.mjs).
+backend: $(BUILD)/bin/runtime-api-check
+$(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c $(filter-out backend/main.c,$(BACKEND_SRC)) $(BACKEND_HDR) $(CJSON_C)
+	@mkdir -p $(BUILD)/bin $(BUILD)/backend
+	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON-check.o
+	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
+	  $< $(filter-out backend/main.c,$(BACKEND_SRC)) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -o $@
+
 # pid 1 of every sandbox; static so it runs inside any template's root.
 $(BUILD)/bin/e2b-sandbox-init: backend/init/sandbox_init.c
 	@mkdir -p $(BUILD)/bin

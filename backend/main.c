@@ -89,6 +89,7 @@ int main(int argc, char **argv)
 	struct event_base *base = event_base_new();
 	char *templates = opt.templates_dir ? strdup(opt.templates_dir) : default_templates_dir();
 	if (!base || !templates || runtime_init(base, opt.isolation, templates, sd.root) != 0) {
+		runtime_shutdown(); /* whatever runtime_init had made */
 		free(templates);
 		if (base)
 			event_base_free(base);

@@ -4,7 +4,6 @@
 #include "clock.h"
 #include "random_id.h"
 #include "sandbox_runtime.h"
-#include "state_dir.h"
 #include "text.h"
 
 #include <cJSON.h>

@@ -1,7 +1,7 @@
-/* The sandbox runtime's lifecycle: isolation check and leftovers at start,
- * per sandbox the overlay, cgroups and init (pid 1 of new namespaces),
- * freeze/thaw, and removal by a forked cleaner so the event loop never
- * blocks on a large tree. See sandbox_runtime.h and docs/local-backend.md. */
+/* The sandbox runtime's lifecycle: the isolation check at start, per
+ * sandbox the overlay, cgroups and init (pid 1 of new namespaces), and
+ * freeze/thaw. Leftovers of a dead backend: runtime_leftovers.c; removal:
+ * runtime_remove.c. See sandbox_runtime.h and docs/local-backend.md. */
 #define _GNU_SOURCE
 #include "runtime_internal.h"
 
@@ -11,9 +11,7 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #include "registry.h"
-#include "tree_remove.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
@@ -27,7 +25,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,18 +32,6 @@ struct runtime_globals rt_g = {.mode = ISOLATION_NONE, .self_pid_ns = -1, .self_
 	.init_fd = -1};
 
 const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer"};
-
-#define CGROUP_ROOT "/sys/fs/cgroup"
-#define CGROUP_GROUP "e2b-local"
-
-/* A removal in progress: a forked cleaner holding the write end of a pipe. */
-struct cleaner {
-	struct cleaner *next;
-	pid_t pid;
-	int fd;
-	struct event *ev;
-};
-static struct cleaner *cleaners;
 
 bool runtime_isolated(void)
 {
@@ -58,7 +43,7 @@ const char *runtime_isolation_name(void)
 	return rt_g.mode == ISOLATION_FULL ? "full" : "none";
 }
 
-static void sleep_ms(long ms)
+void rt_sleep_ms(long ms)
 {
 	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -78,186 +63,11 @@ static int write_file(const char *path, const char *text)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
-static int write_at(const char *dir, const char *file, const char *text)
+int rt_write_at(const char *dir, const char *file, const char *text)
 {
 	char path[512];
 	snprintf(path, sizeof path, "%s/%s", dir, file);
 	return write_file(path, text);
-}
-
-/* --- leftovers of an earlier backend ----------------------------------------- */
-
-/* Whether pid is a live e2b-local-backend (comm is cut to 15 characters). */
-static bool backend_alive(pid_t pid)
-{
-	char path[64], comm[32] = "";
-	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	bool ok = fgets(comm, sizeof comm, f) != NULL;
-	fclose(f);
-	return ok && strncmp(comm, "e2b-local-backe", 15) == 0;
-}
-
-/* Kills everything in one sandbox cgroup (all controllers) and removes it. */
-static void drain_cgroup(const char *const dirs[RT_NCTRL])
-{
-	if (dirs[RT_FREEZER])
-		write_at(dirs[RT_FREEZER], "freezer.state", "THAWED");
-	for (int tries = 0; tries < 2000; tries++) {
-		bool any = false;
-		for (int i = 0; i < RT_NCTRL; i++) {
-			char path[512];
-			snprintf(path, sizeof path, "%s/cgroup.procs", dirs[i]);
-			FILE *f = fopen(path, "re");
-			if (!f)
-				continue;
-			int pid;
-			while (fscanf(f, "%d", &pid) == 1) {
-				kill(pid, SIGKILL);
-				any = true;
-			}
-			fclose(f);
-		}
-		if (!any)
-			break;
-		sleep_ms(5);
-	}
-	for (int i = 0; i < RT_NCTRL; i++)
-		rmdir(dirs[i]);
-}
-
-/* Cgroups under /sys/fs/cgroup/<ctrl>/e2b-local/b<pid> of backends that are gone. */
-static void clean_stale_cgroups(void)
-{
-	char base[256];
-	snprintf(base, sizeof base, CGROUP_ROOT "/%s/" CGROUP_GROUP, rt_controllers[RT_PIDS]);
-	DIR *d = opendir(base);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] != 'b')
-			continue;
-		pid_t owner = (pid_t)atoi(e->d_name + 1);
-		if (owner <= 0 || owner == getpid() || backend_alive(owner))
-			continue;
-		fprintf(stderr, "e2b-local-backend: removing cgroups left by backend %d\n", (int)owner);
-		/* Sandboxes first (every controller), then the backend's own group. */
-		char inst[512];
-		snprintf(inst, sizeof inst, "%s/%s", base, e->d_name);
-		DIR *sd = opendir(inst);
-		struct dirent *s;
-		while (sd && (s = readdir(sd)) != NULL) {
-			if (s->d_name[0] == '.')
-				continue;
-			char paths[RT_NCTRL][512];
-			const char *dirs[RT_NCTRL];
-			for (int i = 0; i < RT_NCTRL; i++) {
-				snprintf(paths[i], sizeof paths[i], CGROUP_ROOT "/%s/" CGROUP_GROUP "/%s/%s",
-					rt_controllers[i], e->d_name, s->d_name);
-				dirs[i] = paths[i];
-			}
-			drain_cgroup(dirs);
-		}
-		if (sd)
-			closedir(sd);
-		for (int i = 0; i < RT_NCTRL; i++) {
-			char path[512];
-			snprintf(path, sizeof path, CGROUP_ROOT "/%s/" CGROUP_GROUP "/%s", rt_controllers[i],
-				e->d_name);
-			rmdir(path);
-		}
-	}
-	closedir(d);
-}
-
-/* Overlays of an earlier run of the backend mounted in the host's mount
- * namespace (only by an older backend; this one mounts in a private one). */
-static void clean_stale_mounts(const char *sandboxes_dir)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return;
-	char line[4096];
-	size_t prefix = strlen(sandboxes_dir);
-	while (fgets(line, sizeof line, f)) {
-		char mp[2048];
-		if (sscanf(line, "%*s %*s %*s %*s %2047s", mp) != 1)
-			continue;
-		if (strncmp(mp, sandboxes_dir, prefix) == 0 && mp[prefix] == '/')
-			umount2(mp, MNT_DETACH);
-	}
-	fclose(f);
-}
-
-/* The state directory's sandboxes/ of an earlier run that was killed, and
- * mkdtemp state directories of backends that are gone. */
-static void clean_stale_dirs(const char *state_root)
-{
-	char path[4096];
-	snprintf(path, sizeof path, "%s/backend.pid", state_root);
-	FILE *f = fopen(path, "re");
-	int old = 0;
-	if (f) {
-		if (fscanf(f, "%d", &old) != 1)
-			old = 0;
-		fclose(f);
-	}
-	char sandboxes[4096];
-	snprintf(sandboxes, sizeof sandboxes, "%s/sandboxes", state_root);
-	if (old > 0 && old != getpid() && !backend_alive(old)) {
-		clean_stale_mounts(sandboxes);
-		DIR *d = opendir(sandboxes);
-		struct dirent *e;
-		while (d && (e = readdir(d)) != NULL) {
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof path, "%s/%s", sandboxes, e->d_name);
-			fprintf(stderr, "e2b-local-backend: removing %s left by backend %d\n", path, old);
-			tree_remove(path);
-		}
-		if (d)
-			closedir(d);
-	}
-	snprintf(path, sizeof path, "%s/backend.pid", state_root);
-	FILE *w = fopen(path, "we");
-	if (w) {
-		fprintf(w, "%d\n", (int)getpid());
-		fclose(w);
-	}
-
-	/* Sibling mkdtemp directories whose backend is gone. */
-	char parent[4096];
-	snprintf(parent, sizeof parent, "%s", state_root);
-	char *slash = strrchr(parent, '/');
-	if (!slash || strncmp(slash + 1, "e2b-local-backend.", 18) != 0)
-		return;
-	*slash = '\0';
-	DIR *d = opendir(parent[0] ? parent : "/");
-	struct dirent *e;
-	while (d && (e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, "e2b-local-backend.", 18) != 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s/backend.pid", parent, e->d_name);
-		FILE *pf = fopen(path, "re");
-		int pid = 0;
-		if (!pf)
-			continue;
-		if (fscanf(pf, "%d", &pid) != 1)
-			pid = 0;
-		fclose(pf);
-		if (pid <= 0 || pid == getpid() || backend_alive(pid))
-			continue;
-		snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
-		fprintf(stderr, "e2b-local-backend: removing %s left by backend %d\n", path, pid);
-		snprintf(sandboxes, sizeof sandboxes, "%s/sandboxes", path);
-		clean_stale_mounts(sandboxes);
-		tree_remove(path);
-	}
-	if (d)
-		closedir(d);
 }
 
 /* --- start -------------------------------------------------------------------- */
@@ -367,7 +177,7 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		return -1;
 	if (requested == ISOLATION_NONE) {
 		rt_g.mode = ISOLATION_NONE;
-		clean_stale_dirs(state_root);
+		rt_clean_stale_dirs(state_root);
 		return 0;
 	}
 	locate_init();
@@ -375,7 +185,7 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 	if (!why)
 		why = private_mounts();
 	if (!why) {
-		clean_stale_cgroups();
+		rt_clean_stale_cgroups();
 		why = make_cgroup_parents();
 	}
 	if (!why) {
@@ -384,7 +194,7 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		if (rt_g.self_pid_ns < 0 || rt_g.self_net_ns < 0)
 			why = "cannot open the backend's own namespaces";
 	}
-	clean_stale_dirs(state_root);
+	rt_clean_stale_dirs(state_root);
 	if (why) {
 		if (requested == ISOLATION_FULL) {
 			fprintf(stderr, "e2b-local-backend: --isolation full is not possible here: %s\n", why);
@@ -399,38 +209,9 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 	return 0;
 }
 
-static void on_cleaner_done(evutil_socket_t fd, short what, void *arg);
-
-static void cleaner_wait(struct cleaner *c)
-{
-	char buf[16];
-	while (read(c->fd, buf, sizeof buf) > 0 || errno == EINTR)
-		;
-}
-
-static void cleaner_free(struct cleaner *c)
-{
-	for (struct cleaner **pp = &cleaners; *pp; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
-	if (c->ev)
-		event_free(c->ev);
-	close(c->fd);
-	free(c);
-}
-
 void runtime_shutdown(void)
 {
-	/* Blocking is right here: nothing of a sandbox may outlive the backend. */
-	while (cleaners) {
-		int flags = fcntl(cleaners->fd, F_GETFL);
-		fcntl(cleaners->fd, F_SETFL, flags & ~O_NONBLOCK);
-		cleaner_wait(cleaners);
-		cleaner_free(cleaners);
-	}
+	rt_wait_cleaners();
 	if (rt_g.mode == ISOLATION_FULL)
 		for (int i = 0; i < RT_NCTRL; i++)
 			if (rt_g.cg_parent[i])
@@ -506,7 +287,7 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb,
 	return 0;
 }
 
-static void rt_free(struct sandbox_rt *rt)
+void rt_free(struct sandbox_rt *rt)
 {
 	if (!rt)
 		return;
@@ -533,15 +314,15 @@ static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
 			return -1;
 	}
 	snprintf(text, sizeof text, "%lld", (long long)sb->memory_mb * 1024 * 1024);
-	if (write_at(rt->cg[RT_MEMORY], "memory.limit_in_bytes", text) != 0)
+	if (rt_write_at(rt->cg[RT_MEMORY], "memory.limit_in_bytes", text) != 0)
 		return -1;
-	write_at(rt->cg[RT_MEMORY], "memory.memsw.limit_in_bytes", text); /* only with swap accounting */
+	rt_write_at(rt->cg[RT_MEMORY], "memory.memsw.limit_in_bytes", text); /* only with swap accounting */
 	snprintf(text, sizeof text, "%d", SANDBOX_PIDS_MAX);
-	if (write_at(rt->cg[RT_PIDS], "pids.max", text) != 0)
+	if (rt_write_at(rt->cg[RT_PIDS], "pids.max", text) != 0)
 		return -1;
 	snprintf(text, sizeof text, "%d", sb->cpu_count * 100000);
-	if (write_at(rt->cg[RT_CPU], "cpu.cfs_period_us", "100000") != 0 ||
-	    write_at(rt->cg[RT_CPU], "cpu.cfs_quota_us", text) != 0)
+	if (rt_write_at(rt->cg[RT_CPU], "cpu.cfs_period_us", "100000") != 0 ||
+	    rt_write_at(rt->cg[RT_CPU], "cpu.cfs_quota_us", text) != 0)
 		return -1;
 	for (int i = 0; i < RT_NCTRL; i++) {
 		char path[512];
@@ -687,7 +468,7 @@ int runtime_sandbox_freeze(struct sandbox *sb, bool frozen)
 	if (!rt)
 		return 0;
 	const char *want = frozen ? "FROZEN" : "THAWED";
-	if (write_at(rt->cg[RT_FREEZER], "freezer.state", want) != 0)
+	if (rt_write_at(rt->cg[RT_FREEZER], "freezer.state", want) != 0)
 		return -1;
 	/* FREEZING turns into FROZEN once every task has stopped; wait for it,
 	 * so nothing runs after the pause has been answered. */
@@ -703,97 +484,9 @@ int runtime_sandbox_freeze(struct sandbox *sb, bool frozen)
 		if (n > 0 && strncmp(state, want, strlen(want)) == 0)
 			return 0;
 		if (frozen && tries % 50 == 49)
-			write_at(rt->cg[RT_FREEZER], "freezer.state", want);
-		sleep_ms(1);
+			rt_write_at(rt->cg[RT_FREEZER], "freezer.state", want);
+		rt_sleep_ms(1);
 	}
 	return -1;
 }
 
-/* --- removal ------------------------------------------------------------------ */
-
-static void on_cleaner_done(evutil_socket_t fd, short what, void *arg)
-{
-	(void)what;
-	struct cleaner *c = arg;
-	char buf[16];
-	ssize_t n = read(fd, buf, sizeof buf);
-	if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
-		return;
-	cleaner_free(c);
-}
-
-/* In the forked cleaner: waits for the sandbox's processes to be gone, then
- * unmounts and deletes. Never returns. */
-__attribute__((noreturn)) static void clean(const char *dir, struct sandbox_rt *rt)
-{
-	if (rt) {
-		const char *dirs[RT_NCTRL];
-		for (int i = 0; i < RT_NCTRL; i++)
-			dirs[i] = rt->cg[i];
-		if (rt->cg[0])
-			drain_cgroup(dirs); /* normally empty already: init's death killed them all */
-		if (rt->mounted)
-			umount2(rt->rootfs, MNT_DETACH);
-	}
-	int rc = dir ? tree_remove(dir) : 0;
-	if (rc != 0)
-		dprintf(2, "sandbox directory %s: could not delete it completely\n", dir);
-	_exit(rc == 0 ? 0 : 1);
-}
-
-void runtime_sandbox_remove(struct sandbox *sb)
-{
-	struct sandbox_rt *rt = sb->rt;
-	if (rt) {
-		/* Frozen tasks do not die until thawed. Killing init makes the kernel
-		 * kill every process of its pid namespace. */
-		if (rt->cg[RT_FREEZER])
-			write_at(rt->cg[RT_FREEZER], "freezer.state", "THAWED");
-		if (rt->init_pid > 0)
-			kill(rt->init_pid, SIGKILL);
-	}
-	struct cleaner *c = calloc(1, sizeof *c);
-	int p[2] = {-1, -1};
-	pid_t pid = -1;
-	if (c && pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0)
-		pid = fork();
-	if (pid == 0) {
-		if (dup2(p[1], 3) != 3)
-			_exit(1);
-		syscall(SYS_close_range, 4U, ~0U, 0U);
-		prctl(PR_SET_NAME, "e2b-sbx-clean");
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		clean(sb->dir, rt);
-	}
-	if (pid < 0) {
-		/* No cleaner: do it here, blocking, rather than leave anything. */
-		if (p[0] >= 0) {
-			close(p[0]);
-			close(p[1]);
-		}
-		free(c);
-		if (rt) {
-			const char *dirs[RT_NCTRL];
-			for (int i = 0; i < RT_NCTRL; i++)
-				dirs[i] = rt->cg[i];
-			if (rt->cg[0])
-				drain_cgroup(dirs);
-			if (rt->mounted)
-				umount2(rt->rootfs, MNT_DETACH);
-		}
-		if (sb->dir)
-			tree_remove(sb->dir);
-	} else {
-		close(p[1]);
-		c->pid = pid;
-		c->fd = p[0];
-		c->ev = event_new(rt_g.base, p[0], EV_READ | EV_PERSIST, on_cleaner_done, c);
-		if (c->ev)
-			event_add(c->ev, NULL);
-		c->next = cleaners;
-		cleaners = c;
-	}
-	rt_free(rt);
-	sb->rt = NULL;
-}

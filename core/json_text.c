@@ -190,18 +190,15 @@ int e2bw_json_quoted(e2bw_buf *out, const char *s, size_t n) {
 }
 
 int e2bw_json_has_nul(const char *text, size_t len) {
-  int in_string = 0;
-  for (size_t i = 0; i < len; i++) {
-    char c = text[i];
-    if (!in_string) {
-      if (c == '"') in_string = 1;
-    } else if (c == '"') {
-      in_string = 0;
-    } else if (c == '\\') {
-      if (i + 5 < len && text[i + 1] == 'u' && text[i + 2] == '0' && text[i + 3] == '0' && text[i + 4] == '0' && text[i + 5] == '0')
-        return 1;
-      i++; /* the escaped character cannot end the string */
-    }
+  /* Backslashes only occur inside strings in valid JSON (anything else
+   * fails to parse anyway), and the last of a run of them starts an escape
+   * exactly when the run is odd. memchr keeps this fast on 16 MiB content. */
+  const char *p = text, *end = text + len;
+  while ((p = memchr(p, '\\', (size_t)(end - p))) != NULL) {
+    const char *q = p;
+    while (q < end && *q == '\\') q++;
+    if (((q - p) & 1) && end - q >= 5 && memcmp(q, "u0000", 5) == 0) return 1;
+    p = q;
   }
   return 0;
 }

@@ -442,6 +442,7 @@ static int on_watch_event(e2bw_core *core, e2bw_stream *s, const cJSON *event) {
   const cJSON *item;
   if (cJSON_GetObjectItemCaseSensitive(event, "start")) {
     if (!s->call) return 0; /* a repeated start changes nothing */
+    s->deadline = -1;
     e2bw_call *call = s->call;
     call->stream = NULL;
     s->call = NULL;
@@ -487,8 +488,8 @@ static int on_frame(e2bw_core *core, e2bw_stream *s, const e2bw_env_frame *f) {
   const cJSON *event = cJSON_GetObjectItemCaseSensitive(msg, "event");
   const cJSON *item;
   int over = 0;
-  if (s->kind == STREAM_WATCH) {
-    over = on_watch_event(core, s, event);
+  if (s->kind == STREAM_WATCH) { /* WatchDirResponse: the oneof at top level (reference §5) */
+    over = on_watch_event(core, s, msg);
     cJSON_Delete(msg);
     return over;
   }
@@ -641,6 +642,9 @@ void e2bw_watch_open(e2bw_core *core, e2bw_call *call, cJSON *watch_message, con
     return;
   }
   s->pid = watch_number;
+  /* keepalives keep the stream alive, but the start event must come within
+   * the call's request timeout (no lifetime: timeout_s stays 0) */
+  s->deadline = core->now + call->request_timeout_ms;
   s->watch_dir = dup_str(dir);
   if (!s->watch_dir) {
     cJSON_Delete(watch_message);
@@ -676,6 +680,11 @@ void e2bw_streams_tick(e2bw_core *core) {
       if (s->deadline >= 0 && s->deadline <= core->now) late = s;
     if (!late) return;
     late->deadline = -1;
+    if (late->kind == STREAM_WATCH) { /* only armed until the start event: no process to kill */
+      if (late->call) stream_error(core, late, e2bw_error_new(E2BW_ERR_TIMEOUT, "envd did not start watching '%.300s' within %g s (request_timeout)",
+                                                                late->watch_dir, late->call->request_timeout_ms / 1000.0));
+      continue;
+    }
     late->timed_out = 1;
     kill_process(core, late->sandbox_id, late->pid);
     if (late->kind == STREAM_RUN) {

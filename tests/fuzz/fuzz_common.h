@@ -19,6 +19,7 @@ typedef struct fuzz_state {
   int answers; /* responses with an id (not notifications) */
   int keyed;   /* initialized: the core knows the key and must redact it */
   int exits;   /* exec.exit notifications */
+  int watch_ends; /* files.watch_end notifications */
   int ok;      /* the last answer was a result */
 } fuzz_state;
 
@@ -42,6 +43,7 @@ static void fuzz_drain(e2bw_core *core, fuzz_state *st) {
       if (has_result || has_error) st->ok = has_result;
       cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
       if (cJSON_IsString(method) && strcmp(method->valuestring, "exec.exit") == 0) st->exits++;
+      if (cJSON_IsString(method) && strcmp(method->valuestring, "files.watch_end") == 0) st->watch_ends++;
       if (has_error && st->keyed) {
         char *error = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(msg, "error"));
         if (!error || strstr(error, FUZZ_API_KEY)) abort();

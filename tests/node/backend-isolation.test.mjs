@@ -8,13 +8,16 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { startBackend } from '../lib/backend.mjs';
+import { fileURLToPath } from 'node:url';
+import { startBackend, backendBinary } from '../lib/backend.mjs';
+import { loadProvider } from '../host/host.mjs';
 import { until } from '../lib/wait.mjs';
 import { envdClient, dataOf } from '../lib/connect.mjs';
 
 const T = { timeout: 120_000 };
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 async function api(backend, method, urlPath, body) {
   const res = await fetch(backend.apiUrl + urlPath, {
@@ -27,7 +30,8 @@ async function api(backend, method, urlPath, body) {
 }
 
 async function sandbox(backend, body = {}) {
-  const res = await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base', ...body });
+  // An hour: no sandbox may expire while a slow step (the 200k files) runs.
+  const res = await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base', timeout: 3600, ...body });
   assert.equal(res.status, 201, JSON.stringify(res.json));
   const envd = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: res.json.sandboxID, token: res.json.envdAccessToken });
   // Runs a shell script to its end: { out, err, end, status, endStream }.
@@ -214,13 +218,17 @@ describe('sandbox isolation', () => {
     assert.equal((await api(backend, 'DELETE', `/sandboxes/${p.id}`)).status, 204);
   });
 
-  test('removing a sandbox of 200k files does not stall another sandbox\'s stream', T, async (t) => {
+  // Filling 200k files takes 15-40 s on a quiet 2-core machine, far more on a busy one.
+  test('removing a sandbox of 200k files does not stall another sandbox\'s stream', { timeout: 600_000 }, async (t) => {
     if (skipUnlessFull(t)) return;
     const big = await sandbox(backend);
-    const made = await big.run('mkdir -p /home/user/many && cd /home/user/many && seq 1 200000 | xargs touch && ' +
-      // deeper than 256 levels, and an immutable file
-      'cd /home/user && p=deep; for i in $(seq 300); do p=$p/d; done; mkdir -p $p && touch $p/f locked && ls many | wc -l',
-      { timeoutMs: 100_000 });
+    // 200 directories of 1,000 files (one huge directory is several times
+    // slower to fill on ext4), a tree deeper than 256 levels, and a file the
+    // host makes immutable below.
+    const made = await big.run('seq 1 1000 > /tmp/names && mkdir -p /home/user/many && cd /home/user/many && ' +
+      'for d in $(seq 200); do mkdir $d && (cd $d && xargs touch < /tmp/names); done && ' +
+      'cd /home/user && p=deep; for i in $(seq 300); do p=$p/d; done; mkdir -p $p && touch $p/f locked && find many -type f | wc -l',
+      { timeoutMs: 540_000 });
     assert.equal(made.out.trim(), '200000', made.err);
     // Root in the sandbox lacks CAP_LINUX_IMMUTABLE; the host's root sets the flag.
     execFileSync('chattr', ['+i', backend.sandboxPath(big.id, '/home/user/locked')]);
@@ -256,6 +264,37 @@ describe('sandbox isolation', () => {
     const hostCwd = await a.run('pwd', { cwd: backend.stateDir });
     assert.deepEqual(hostCwd.endStream, { error: { code: 'invalid_argument', message: `cwd '${backend.stateDir}' does not exist` } });
     assert.equal((await a.run('pwd', { cwd: '/home/user/../../../..' })).out, '/\n');
+  });
+
+  test('the plugin maps an unknown template to -32002 not_found (no sandbox sdk_code)', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    const infra = await loadProvider(repoRoot, { env: { E2B_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl } });
+    await assert.rejects(infra.call('sandbox.create', { template: 'no-such-template' }), (err) => {
+      assert.equal(err.rpc.code, -32002);
+      assert.equal(err.rpc.data.kind, 'not_found');
+      assert.equal(err.rpc.data.http_status, 404);
+      assert.equal(err.rpc.data.sdk_code, undefined, 'E2009 is for sandboxes, not templates (docs/errors.md)');
+      return true;
+    });
+  });
+});
+
+describe('--isolation', () => {
+  test('none runs without isolation and says so; full refuses to start when a piece is missing', T, async () => {
+    const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
+    assert.equal(none.isolation, 'none');
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none' });
+    assert.equal((await none.stop()).code, 0);
+
+    const missing = spawnSync(backendBinary(), ['--listen', '127.0.0.1:0', '--api-key', 'k', '--isolation', 'full',
+      '--templates', '/nonexistent/templates'], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(missing.status, 1);
+    assert.equal(missing.stdout, '', 'no ready line');
+    assert.match(missing.stderr, /--isolation full is not possible here: .*\/nonexistent\/templates/);
+
+    const bad = spawnSync(backendBinary(), ['--listen', '127.0.0.1:0', '--api-key', 'k', '--isolation', 'maybe'], { encoding: 'utf8' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--isolation must be auto, full or none/);
   });
 });
 

@@ -160,3 +160,34 @@ for (const [name, reply, kind, message] of envdMisbehaviours) {
     await server.close()
   })
 }
+
+// An envd whose /files misbehaves: a partial body or a dropped upload is a
+// typed error, never content or a success.
+const filesMisbehaviours = [
+  ['GET /files cut short of its Content-Length', 'files.read', { path: '/a.txt' },
+    (s) => s.end('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b'), ['unreachable', 'bad_response']],
+  ['POST /files connection dropped mid-upload', 'files.write', { path: '/a.bin', content: Buffer.alloc(4 << 20, 1).toString('base64'), encoding: 'base64' },
+    (s) => s.destroy(), ['unreachable']],
+  ['POST /files 200 without confirming the file', 'files.write', { path: '/a.txt', content: 'x' },
+    (s) => s.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n[]'), ['bad_response']],
+]
+
+for (const [name, method, params, reply, kinds] of filesMisbehaviours) {
+  test(`envd ${name} → ${kinds.join(' or ')}`, async () => {
+    const server = await rawServer((s, request) => {
+      if (request.startsWith('GET /sandboxes/')) {
+        const body = JSON.stringify({ sandboxID: 'sbx1', state: 'running', envdVersion: '0.6.13', envdAccessToken: 'tok-never-SHOWN' })
+        s.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+      } else reply(s)
+    })
+    const d = await createDispatcher()
+    const call = client(d)
+    await call('initialize', { config: { api_key: 'sk-never-SHOWN-1234', api_url: server.url, sandbox_url: server.url, request_timeout: 5 } })
+    const answer = await call(method, { sandbox_id: 'sbx1', ...params })
+    assert.equal(answer.result, undefined, `no success: ${JSON.stringify(answer).slice(0, 200)}`)
+    assert.ok(kinds.includes(answer.error?.data.kind), JSON.stringify(answer).slice(0, 300))
+    assert.ok(!JSON.stringify(answer).match(/never-SHOWN/))
+    d.close()
+    await server.close()
+  })
+}

@@ -179,6 +179,8 @@ static void test_bad_input(void) {
   expect_invalid(h, "files.url", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\",\"operation\":\"delete\"}", "operation");
   expect_invalid(h, "ports.url", "{\"sandbox_id\":\"sbx1\",\"port\":70000}", "port");
   expect_invalid(h, "files.search", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\",\"pattern\":\"*\",\"depth\":65}", "depth");
+  /* an escaped backslash, then a NUL escape: three backslashes */
+  expect_invalid(h, "files.stat", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\\\\\\u0000\"}", NULL);
   /* an escaped backslash before u0000 is text, not NUL */
   call(h, 8, "files.stat", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\\\\u0000\"}");
   h_http *req = h_http_next(h);
@@ -566,9 +568,10 @@ static void test_watch(void) {
   cJSON_Delete(m);
   uint32_t op = req->op;
   e2bw_buf b = {0};
-  const char *ev[] = {"{\"event\":{\"start\":{}}}", "{\"event\":{\"keepalive\":{}}}",
-                      "{\"event\":{\"filesystem\":{\"name\":\"sub/new.txt\",\"type\":\"EVENT_TYPE_CREATE\"}}}",
-                      "{\"event\":{\"filesystem\":{\"name\":\"x\",\"type\":\"EVENT_TYPE_UNSPECIFIED\"}}}"};
+  /* WatchDirResponse's oneof is at top level (no "event" wrapper, unlike process events) */
+  const char *ev[] = {"{\"start\":{}}", "{\"keepalive\":{}}",
+                      "{\"filesystem\":{\"name\":\"sub/new.txt\",\"type\":\"EVENT_TYPE_CREATE\"}}",
+                      "{\"filesystem\":{\"name\":\"x\",\"type\":\"EVENT_TYPE_UNSPECIFIED\"}}"};
   for (int i = 0; i < 4; i++) e2bw_env_encode(&b, 0, ev[i], strlen(ev[i]));
   e2bw_core_http_head(h->core, op, 200, "", 0, h->now);
   for (size_t i = 0; i < b.len; i++) e2bw_core_http_body(h->core, op, (const uint8_t *)b.data + i, 1, h->now); /* byte by byte */
@@ -617,6 +620,26 @@ static void test_watch(void) {
   CHECK_STR(str(field(n, "params"), "reason"), "failure");
   CHECK_STR(str(field(field(field(n, "params"), "failure"), "data"), "kind"), "unreachable");
   CHECK(h_send(h) == NULL);
+  CHECK(h_cancel_next(h) == req->op); /* the silent request is abandoned */
+
+  /* keepalives but never a start: the call times out (request_timeout 10 s) */
+  call(h, 6, "files.watch", "{\"sandbox_id\":\"sbx1\",\"path\":\"/slow\"}");
+  req = h_http_next(h);
+  e2bw_core_http_head(h->core, req->op, 200, "", 0, h->now);
+  e2bw_buf ka = {0};
+  e2bw_env_encode(&ka, 0, ev[1], strlen(ev[1]));
+  for (int i = 0; i < 3; i++) {
+    h->now += 4000;
+    e2bw_core_http_body(h->core, req->op, (const uint8_t *)ka.data, ka.len, h->now);
+    e2bw_core_tick(h->core, h->now);
+    h_drain(h);
+  }
+  e2bw_buf_free(&ka);
+  r = h_send(h);
+  CHECK_NUM(h_id(r), 6);
+  CHECK_NUM(h_error_code(r), -32013);
+  CHECK(h_cancel_next(h) == req->op);
+  CHECK(h_http_next(h) == NULL); /* nothing killed: a watch has no process */
 
   /* a missing directory fails the call itself */
   call(h, 5, "files.watch", "{\"sandbox_id\":\"sbx1\",\"path\":\"/nope\"}");

@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+// File throughput and small-call latency against one local backend, in one run:
+//   1. write then read the largest file one EPP message carries as base64
+//      (12,579,840 bytes, just under 12 MiB) three ways: the plugin
+//      (files.write + files.read, base64, decoded to bytes by the host), the
+//      official e2b SDK (files.write + files.read format bytes), and raw
+//      fetch of envd's /files (octet-stream POST, GET) — the limit;
+//   2. read a large file (1 GiB by default) through files.read in 8 MiB
+//      ranges, sampling the process's RSS: the plugin's extra memory is the
+//      peak above the RSS before the read;
+//   3. files.stat × N against the SDK's files.getInfo × N (median latency).
+// Runs alternate (plugin, sdk, fetch, …) so drift hits all alike.
+//
+//   node bench/files-throughput.mjs [--runs 5] [--gib 1] [--stats 1000] [--json]
+import { createHash } from 'node:crypto'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Sandbox } from 'e2b'
+import { loadProvider } from '../tests/host/host.mjs'
+import { startBackend } from '../tests/lib/backend.mjs'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const arg = (name, def) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i >= 0 ? process.argv[i + 1] : def
+}
+const RUNS = Number(arg('runs', 5))
+const GIB = Number(arg('gib', 1))
+const STATS = Number(arg('stats', 1000))
+const SIZE = 12_579_840 // E2BW_FILES_MAX_READ: base64 of it fits one 16 MiB EPP message
+const RANGE = 8 << 20
+
+const backend = await startBackend()
+const env = { E2B_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl }
+const infra = await loadProvider(root, { env })
+const { sandbox_id: sid } = await infra.sandbox_protocol.create({ timeout: 3600 })
+const sdk = await Sandbox.connect(sid, { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl })
+const detail = await (await fetch(`${backend.apiUrl}/sandboxes/${sid}`, { headers: { 'X-API-Key': backend.apiKey } })).json()
+const envdHeaders = { 'E2b-Sandbox-Id': sid, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': detail.envdAccessToken }
+// The reference host logs every message for the tests' schema checks; a
+// benchmark must not measure that log (it would keep every answer alive).
+const call = async (method, p) => {
+  const r = await infra.call(method, { sandbox_id: sid, ...p })
+  infra.traffic.length = 0
+  return r
+}
+
+const payload = Buffer.alloc(SIZE)
+for (let i = 0; i < SIZE; i++) payload[i] = (i * 2654435761) >>> 24
+const want = createHash('sha256').update(payload).digest('hex')
+const check = (name, bytes) => {
+  if (createHash('sha256').update(bytes).digest('hex') !== want) throw new Error(`${name}: the bytes read differ from those written`)
+}
+
+const ways = {
+  async plugin(p) {
+    await call('files.write', { path: p, content: payload.toString('base64'), encoding: 'base64' })
+    const r = await call('files.read', { path: p, encoding: 'base64' })
+    check('plugin', Buffer.from(r.content, 'base64'))
+  },
+  async sdk(p) {
+    await sdk.files.write(p, payload.buffer.slice(payload.byteOffset, payload.byteOffset + payload.length))
+    check('sdk', Buffer.from(await sdk.files.read(p, { format: 'bytes' })))
+  },
+  async fetch(p) {
+    const q = `${backend.sandboxUrl}/files?path=${encodeURIComponent(p)}&username=user`
+    const put = await fetch(q, { method: 'POST', headers: { ...envdHeaders, 'Content-Type': 'application/octet-stream' }, body: payload })
+    if (put.status !== 200) throw new Error(`fetch: POST ${put.status}`)
+    await put.arrayBuffer()
+    const got = await fetch(q, { headers: envdHeaders })
+    check('fetch', Buffer.from(await got.arrayBuffer()))
+  },
+}
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2 }
+const mib = (n) => n / (1 << 20)
+
+// 1. write + read, alternating
+const rates = { plugin: [], sdk: [], fetch: [] }
+for (let i = 0; i < RUNS; i++) {
+  for (const [name, fn] of Object.entries(ways)) {
+    const t0 = performance.now()
+    await fn(`/tmp/bench-${name}.bin`)
+    rates[name].push((2 * mib(SIZE)) / ((performance.now() - t0) / 1000)) // MiB moved (written + read) per second
+  }
+}
+
+// 2. a large file in ranges: peak RSS above the baseline
+const BIG = GIB * (1 << 30)
+const made = await call('exec.run', { command: `head -c ${BIG} /dev/zero > /tmp/big.bin && sync`, user: 'root', timeout: 600 })
+if (made.exit_code !== 0) throw new Error(`cannot make the big file: ${made.stderr}`)
+global.gc?.()
+const baseline = process.memoryUsage().rss
+let peak = baseline
+const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss) }, 5)
+const t1 = performance.now()
+let total = 0
+for (let offset = 0; offset < BIG; offset += RANGE) {
+  const r = await call('files.read', { path: '/tmp/big.bin', encoding: 'base64', offset, length: RANGE })
+  total += r.size
+  peak = Math.max(peak, process.memoryUsage().rss)
+}
+const bigSeconds = (performance.now() - t1) / 1000
+clearInterval(sampler)
+if (total !== BIG) throw new Error(`read ${total} of ${BIG} bytes`)
+await call('files.remove', { path: '/tmp/big.bin' })
+
+// 3. small calls
+const lat = { plugin: [], sdk: [] }
+for (let i = 0; i < STATS; i++) {
+  let t = performance.now()
+  await call('files.stat', { path: '/tmp/bench-plugin.bin' })
+  lat.plugin.push(performance.now() - t)
+  t = performance.now()
+  await sdk.files.getInfo('/tmp/bench-plugin.bin')
+  lat.sdk.push(performance.now() - t)
+}
+
+const med = Object.fromEntries(Object.entries(rates).map(([k, v]) => [k, median(v)]))
+const result = {
+  node: process.version, runs: RUNS, file_bytes: SIZE,
+  write_read_median_mib_per_s: Object.fromEntries(Object.entries(med).map(([k, v]) => [k, Number(v.toFixed(1))])),
+  ratios: { plugin_vs_fetch: Number((med.plugin / med.fetch).toFixed(3)), plugin_vs_sdk: Number((med.plugin / med.sdk).toFixed(3)) },
+  big_read: { bytes: BIG, range: RANGE, mib_per_s: Number((mib(BIG) / bigSeconds).toFixed(1)), extra_rss_mib: Number(mib(peak - baseline).toFixed(1)) },
+  stat_median_ms: { plugin: Number(median(lat.plugin).toFixed(3)), sdk_getInfo: Number(median(lat.sdk).toFixed(3)), calls: STATS },
+}
+if (process.argv.includes('--json')) console.log(JSON.stringify(result))
+else {
+  console.log(`write + read of ${SIZE} bytes, ${RUNS} runs each, median MiB/s (written + read):`)
+  for (const [k, v] of Object.entries(result.write_read_median_mib_per_s)) console.log(`  ${k.padEnd(7)} ${String(v).padStart(7)}   (${rates[k].map((x) => x.toFixed(1)).join(', ')})`)
+  console.log(`  plugin / fetch = ${result.ratios.plugin_vs_fetch}   plugin / sdk = ${result.ratios.plugin_vs_sdk}`)
+  console.log(`${GIB} GiB through files.read in ${RANGE >> 20} MiB ranges: ${result.big_read.mib_per_s} MiB/s, peak RSS +${result.big_read.extra_rss_mib} MiB`)
+  console.log(`files.stat x${STATS}: median ${result.stat_median_ms.plugin} ms   SDK getInfo: ${result.stat_median_ms.sdk_getInfo} ms`)
+}
+await infra.sandbox_protocol.kill(sid)
+await infra.close()
+await backend.stop()

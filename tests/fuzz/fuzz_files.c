@@ -1,0 +1,118 @@
+/* libFuzzer target: envd's answers to the files calls — GET /files bodies
+ * (content, Range, lengths), POST /files answers, filesystem RPC JSON
+ * (EntryInfo lists), the WatchDir stream and the chmod process stream. The
+ * first byte picks the call (the sandbox is already known); the input then
+ * plays envd for every request: status, header block, body in chunks, or a
+ * transport failure. Whatever arrives, once time runs out the call has
+ * exactly one answer, and an answered files.watch exactly one
+ * files.watch_end. */
+#include <stdio.h>
+
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define S "\"sandbox_id\":\"sbx1\""
+static const char *calls[] = {
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"files.read\",\"params\":{" S ",\"path\":\"/a\"}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"files.read\",\"params\":{" S ",\"path\":\"/a\",\"encoding\":\"base64\",\"offset\":3,\"length\":10}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"files.write\",\"params\":{" S ",\"path\":\"/a\",\"content\":\"aGk=\",\"encoding\":\"base64\",\"mode\":416,\"owner\":\"agent\"}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"files.list\",\"params\":{" S ",\"path\":\"/a\",\"depth\":3}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"files.stat\",\"params\":{" S ",\"path\":\"/a\"}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"files.mkdir\",\"params\":{" S ",\"path\":\"/a/b\"}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"files.move\",\"params\":{" S ",\"source\":\"/a\",\"destination\":\"/b\"}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"files.search\",\"params\":{" S ",\"path\":\"/a\",\"pattern\":\"*[a-c]?\",\"limit\":2}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"files.chmod\",\"params\":{" S ",\"path\":\"/a\",\"mode\":493}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"files.watch\",\"params\":{" S ",\"path\":\"/a\",\"recursive\":true}}",
+};
+
+/* Teaches the core sbx1 (as sandbox.get would) so envd calls start at once. */
+static void learn_sandbox(e2bw_core *core, fuzz_state *st) {
+  static const char get[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"sandbox.get\",\"params\":{\"sandbox_id\":\"sbx1\"}}";
+  static const char detail[] = "{\"sandboxID\":\"sbx1\",\"state\":\"running\",\"envdAccessToken\":\"tok-fuzz-ENVD\"}";
+  e2bw_core_submit(core, get, sizeof get - 1, 5);
+  fuzz_drain(core, st);
+  uint32_t op = st->pending_ops[st->nops - 1];
+  e2bw_core_http_head(core, op, 200, "", 0, 5);
+  e2bw_core_http_body(core, op, (const uint8_t *)detail, sizeof detail - 1, 5);
+  e2bw_core_http_end(core, op, 5);
+  fuzz_drain(core, st);
+  st->answers = 0;
+  st->nops = 0;
+}
+
+typedef struct reader {
+  const uint8_t *p;
+  size_t left;
+} reader;
+
+static size_t take(reader *r, size_t want, const uint8_t **out) {
+  size_t n = want < r->left ? want : r->left;
+  *out = r->p;
+  r->p += n;
+  r->left -= n;
+  return n;
+}
+
+static unsigned byte(reader *r) {
+  const uint8_t *b;
+  return take(r, 1, &b) ? b[0] : 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1) return 0;
+  e2bw_core *core = e2bw_core_new();
+  if (!core) return 0;
+  fuzz_state st = {0};
+  fuzz_init(core, &st);
+  size_t which = data[0] % (sizeof calls / sizeof calls[0]);
+  const char *call = calls[which];
+  st.nops = 0;
+  learn_sandbox(core, &st);
+  e2bw_core_submit(core, call, strlen(call), 10);
+  fuzz_drain(core, &st);
+  reader r = {data + 1, size - 1};
+  double now = 10;
+  /* answer requests in the order they come, while input lasts */
+  for (int served = 0; served < st.nops && r.left; served++) {
+    uint32_t op = st.pending_ops[served];
+    unsigned mode = byte(&r);
+    if (mode < 16) {
+      e2bw_core_http_fail(core, op, (int)(mode % 6), now);
+      fuzz_drain(core, &st);
+      continue;
+    }
+    int status = (int)(byte(&r) << 8 | byte(&r)) % 700;
+    const uint8_t *hdr;
+    size_t hlen = take(&r, byte(&r), &hdr);
+    e2bw_core_http_head(core, op, status, (const char *)hdr, hlen, now);
+    fuzz_drain(core, &st);
+    unsigned chunks = byte(&r) % 8;
+    for (unsigned c = 0; c < chunks && r.left; c++) {
+      const uint8_t *body;
+      size_t blen = take(&r, (size_t)byte(&r) * 4 + 1, &body);
+      e2bw_core_http_body(core, op, body, blen, now);
+      fuzz_drain(core, &st);
+    }
+    if (byte(&r) & 1) e2bw_core_http_end(core, op, now);
+    else e2bw_core_http_fail(core, op, E2BW_NET_RESET, now);
+    fuzz_drain(core, &st);
+    now += 1;
+  }
+  /* time runs out: whatever is still waiting must be answered now */
+  e2bw_core_tick(core, 1e12);
+  fuzz_drain(core, &st);
+  if (st.answers != 1) {
+    fprintf(stderr, "call answered %d times\n", st.answers);
+    abort();
+  }
+  /* an answered watch ends exactly once; nothing else notifies an end */
+  int watch = strstr(call, "files.watch") != NULL;
+  if (st.watch_ends != (watch && st.ok ? 1 : 0) || st.exits != 0) {
+    fprintf(stderr, "%d files.watch_end, %d exec.exit for %s (ok=%d)\n", st.watch_ends, st.exits, call, st.ok);
+    abort();
+  }
+  if (e2bw_core_next_deadline(core) != -1) abort();
+  e2bw_core_free(core);
+  return 0;
+}
