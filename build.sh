@@ -2,7 +2,8 @@
 # One idempotent script for e2b-wasm.
 #
 #   ./build.sh               install what is missing, build everything, check wasm/core.wasm
-#   ./build.sh demo          build, then run the lifecycle demo on the embedded local backend
+#   ./build.sh demo          build, run the lifecycle demo on the embedded local backend, then
+#                            serve the browser playground and print its URL (Ctrl-C stops it)
 #   ./build.sh test          build, then run every test (C unit + sanitizers, fuzzers, node,
 #                            contract, official SDK, browser)
 #   ./build.sh update-wasm   build and copy the fresh module over wasm/core.wasm (then commit it)
@@ -132,6 +133,7 @@ case "${1:-build}" in
   build)       build_all; check_wasm ;;
   update-wasm) build_all; cp "$BUILD/wasm/core.wasm" wasm/core.wasm; say "wasm/core.wasm updated; commit it" ;;
   test)        build_all; check_wasm; run_tests; say "all tests passed" ;;
-  demo)        build_all; check_wasm; E2BW_BUILD="$BUILD" node demo/lifecycle.mjs ;;
+  demo)        build_all; check_wasm; E2BW_BUILD="$BUILD" node demo/lifecycle.mjs
+               E2BW_BUILD="$BUILD" node playground/serve.mjs --backend ;;
   *) die "usage: ./build.sh [build|test|demo|update-wasm]" ;;
 esac

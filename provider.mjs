@@ -3,6 +3,10 @@
 // The host contract this relies on is written down in docs/host-contract.md.
 import { createDispatcher } from './js-shim/dispatcher.mjs'
 
+// For hosts with no file system (a Worker, an embedded engine): hand over the
+// bytes of wasm/core.wasm (or a compiled WebAssembly.Module) before buildInfra.
+export { useCoreModule } from './js-shim/core-module.mjs'
+
 export default function create(kit) {
   return {
     async buildInfra(ctx) {

@@ -71,10 +71,16 @@ const ways = {
 }
 
 const times = { plugin: [], sdk: [], fetch: [] }
+// CPU time of this process per MiB: what each way costs its host, steadier
+// than throughput on a shared machine (the producer competes for the cores).
+const cpuPerMib = { plugin: [], sdk: [], fetch: [] }
 for (let i = 0; i < RUNS; i++) {
   for (const [name, fn] of Object.entries(ways)) {
     const t0 = performance.now()
+    const c0 = process.cpuUsage()
     const bytes = await fn()
+    const c1 = process.cpuUsage(c0)
+    cpuPerMib[name].push((c1.user + c1.system) / 1000 / MIB)
     const s = (performance.now() - t0) / 1000
     if (bytes !== BYTES) throw new Error(`${name} delivered ${bytes} of ${BYTES} bytes`)
     times[name].push(MIB / s)
@@ -86,13 +92,22 @@ const result = {
   mib: MIB, runs: RUNS, node: process.version,
   median_mib_per_s: Object.fromEntries(Object.entries(med).map(([k, v]) => [k, Number(v.toFixed(1))])),
   ratios: { plugin_vs_fetch: Number((med.plugin / med.fetch).toFixed(3)), plugin_vs_sdk: Number((med.plugin / med.sdk).toFixed(3)) },
+  // The ratio within each round (plugin, sdk and fetch ran back to back), then the median: on a
+  // shared machine, load changes between rounds more than within one.
+  paired_ratios: {
+    plugin_vs_fetch: Number(median(times.plugin.map((p, i) => p / times.fetch[i])).toFixed(3)),
+    plugin_vs_sdk: Number(median(times.plugin.map((p, i) => p / times.sdk[i])).toFixed(3)),
+  },
   all_mib_per_s: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map((x) => Number(x.toFixed(1)))])),
+  median_cpu_ms_per_mib: Object.fromEntries(Object.entries(cpuPerMib).map(([k, v]) => [k, Number(median(v).toFixed(2))])),
 }
 if (process.argv.includes('--json')) console.log(JSON.stringify(result))
 else {
   console.log(`${MIB} MiB of stdout, ${RUNS} runs each, median MiB/s:`)
   for (const [k, v] of Object.entries(result.median_mib_per_s)) console.log(`  ${k.padEnd(7)} ${String(v).padStart(7)}   (${result.all_mib_per_s[k].join(', ')})`)
   console.log(`  plugin / fetch = ${result.ratios.plugin_vs_fetch}   plugin / sdk = ${result.ratios.plugin_vs_sdk}`)
+  console.log(`  per round, median: plugin / fetch = ${result.paired_ratios.plugin_vs_fetch}   plugin / sdk = ${result.paired_ratios.plugin_vs_sdk}`)
+  console.log(`  this process's CPU per MiB (median ms): ${Object.entries(result.median_cpu_ms_per_mib).map(([k, v]) => `${k} ${v}`).join(' · ')}`)
 }
 await infra.sandbox_protocol.kill(sid)
 await infra.close()

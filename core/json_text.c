@@ -3,6 +3,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
 static const char hex[] = "0123456789abcdef";
 
 /* Length of a valid UTF-8 sequence at p (RFC 3629: no overlongs, no
@@ -85,10 +89,35 @@ static int plain8(const uint8_t *p) {
 #undef HAS_ZERO
 }
 
+/* How many leading bytes of p[0..n) are plain, 16 at a time (the same test
+ * as plain8 in WebAssembly SIMD); a multiple of 16. */
+#ifdef __wasm_simd128__
+/* Nonzero lanes for bytes that are not plain: below 0x20 or from 0x80 on
+ * (one signed compare catches both), '"' or '\\'. */
+static inline __attribute__((always_inline)) v128_t odd_lanes(v128_t v) {
+  v128_t odd = wasm_i8x16_lt(v, wasm_i8x16_splat(0x20));
+  return wasm_v128_or(odd, wasm_v128_or(wasm_i8x16_eq(v, wasm_i8x16_splat('"')), wasm_i8x16_eq(v, wasm_i8x16_splat('\\'))));
+}
+#endif
+
+static size_t plain_blocks(const uint8_t *p, size_t n) {
+  size_t i = 0;
+#ifdef __wasm_simd128__
+  for (; i + 32 <= n; i += 32) /* two blocks a step: one branch for both */
+    if (wasm_v128_any_true(wasm_v128_or(odd_lanes(wasm_v128_load(p + i)), odd_lanes(wasm_v128_load(p + i + 16))))) break;
+  for (; i + 16 <= n; i += 16)
+    if (wasm_v128_any_true(odd_lanes(wasm_v128_load(p + i)))) break;
+#else
+  (void)p, (void)n;
+#endif
+  return i;
+}
+
 static long text_part(e2bw_buf *out, const uint8_t *p, size_t n, int final) {
   if (e2bw_buf_reserve(out, n + 16) != 0) return -1;
   size_t start = 0, i = 0;
   for (;;) {
+    i += plain_blocks(p + i, n - i);
     while (i + 8 <= n && plain8(p + i)) i += 8; /* the common case: plain ASCII runs */
     while (i < n && plain[p[i]]) i++;
     if (i == n) break;

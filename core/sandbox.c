@@ -364,12 +364,28 @@ static void connect_issue(e2bw_core *core, e2bw_call *call, int step, double tim
   }
 }
 
+/* Reads 1 to max decimal digits at *p, then the separator sep (0: none).
+ * Hand-rolled rather than sscanf, whose scanner was 5 KiB of core.wasm. */
+static int read_field(const char **p, int max, char sep, int *v) {
+  int n = 0, x = 0;
+  while (n < max && **p >= '0' && **p <= '9') x = x * 10 + (*(*p)++ - '0'), n++;
+  *v = x;
+  if (!n) return 0;
+  if (sep && *(*p)++ != sep) return 0;
+  return 1;
+}
+
 /* Remaining lifetime in seconds from an RFC 3339 endAt, given the host's
  * clock (now_ms is wall-clock milliseconds). Returns -1 when unknown. */
 static double seconds_until(const char *rfc3339, double now_ms) {
   int y, mo, d, h, mi;
   double s;
-  if (!rfc3339 || sscanf(rfc3339, "%4d-%2d-%2dT%2d:%2d:%lf", &y, &mo, &d, &h, &mi, &s) != 6) return -1;
+  const char *p = rfc3339;
+  char *end;
+  if (!p || !read_field(&p, 4, '-', &y) || !read_field(&p, 2, '-', &mo) || !read_field(&p, 2, 'T', &d) ||
+      !read_field(&p, 2, ':', &h) || !read_field(&p, 2, ':', &mi) || *p < '0' || *p > '9')
+    return -1;
+  s = strtod(p, &end);
   /* days from civil (Howard Hinnant), valid for the Gregorian calendar */
   y -= mo <= 2;
   long era = (y >= 0 ? y : y - 399) / 400;

@@ -7,9 +7,12 @@ export const NET = Object.freeze({ REFUSED: 1, DNS: 2, RESET: 3, TLS: 4, OTHER: 
 
 const DEFAULT_MODULE = new URL('../wasm/core.wasm', import.meta.url)
 const compiled = new Map() // href → Promise<WebAssembly.Module>
+let provided = null // Promise<WebAssembly.Module> set by useCoreModule
 
 async function readBytes(url) {
   if (url.protocol === 'file:') {
+    // The one Node-only line of the load path, taken only for a file: URL
+    // (browsers fetch; hosts without a file system use useCoreModule).
     const { readFile } = await import('node:fs/promises')
     return readFile(url)
   }
@@ -18,14 +21,51 @@ async function readBytes(url) {
   return new Uint8Array(await res.arrayBuffer())
 }
 
+// Synchronous compile and instantiation where the engine allows them: no
+// trips through the event loop, which a busy host may delay. Browsers refuse
+// both on their main thread for modules over 4 KiB (RangeError): then async.
+function compileBytes(bytes) {
+  try {
+    return Promise.resolve(new WebAssembly.Module(bytes))
+  } catch (err) {
+    if (err instanceof RangeError) return WebAssembly.compile(bytes)
+    return Promise.reject(err)
+  }
+}
+
+function instantiate(module) {
+  try {
+    return Promise.resolve(new WebAssembly.Instance(module, {}))
+  } catch (err) {
+    if (err instanceof RangeError) return WebAssembly.instantiate(module, {})
+    return Promise.reject(err)
+  }
+}
+
+/** Makes source (bytes or a compiled WebAssembly.Module) the module every
+ *  later core uses when none is named: for hosts that hold the bytes
+ *  themselves (no file system, no fetch of the plugin's own files). */
+export function useCoreModule(source) {
+  provided = compileCore(source)
+  return provided
+}
+
 /** Compiles (once per URL) and returns the core's WebAssembly.Module.
- *  source: a URL/string (default: wasm/core.wasm next to this folder),
- *  bytes, or an already compiled module. */
-export function compileCore(source = DEFAULT_MODULE) {
+ *  source: a URL/string (default: the module given to useCoreModule, else
+ *  wasm/core.wasm next to this folder), bytes, or an already compiled module. */
+export function compileCore(source) {
+  if (source === undefined) {
+    if (provided) return provided
+    source = DEFAULT_MODULE
+  }
   if (source instanceof WebAssembly.Module) return Promise.resolve(source)
-  if (source instanceof Uint8Array || source instanceof ArrayBuffer) return WebAssembly.compile(source)
+  if (ArrayBuffer.isView(source) || source instanceof ArrayBuffer) return compileBytes(source)
   const url = source instanceof URL ? source : new URL(String(source), import.meta.url)
-  if (!compiled.has(url.href)) compiled.set(url.href, readBytes(url).then((b) => WebAssembly.compile(b)))
+  if (!compiled.has(url.href)) {
+    const pending = readBytes(url).then(compileBytes)
+    pending.catch(() => compiled.delete(url.href)) // a failed load is tried again next time
+    compiled.set(url.href, pending)
+  }
   return compiled.get(url.href)
 }
 
@@ -36,7 +76,7 @@ const decoder = new TextDecoder()
 export class Core {
   static async create(source) {
     const module = await compileCore(source)
-    const instance = await WebAssembly.instantiate(module, {})
+    const instance = await instantiate(module)
     return new Core(instance.exports)
   }
 

@@ -7,31 +7,14 @@
 // Chromium: /usr/bin/chromium (apt-get install -y chromium; ./build.sh test
 // installs it), or $E2BW_CHROMIUM. Without it this suite FAILS; it never skips.
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import net from 'node:net'
 import http from 'node:http'
 import { after, afterEach, before, describe, test } from 'node:test'
-import { chromium } from 'playwright-core'
 import { createDispatcher } from '../../js-shim/dispatcher.mjs'
 import { startBackend } from '../lib/backend.mjs'
 import { validateTraffic } from '../lib/epp-schema.mjs'
+import { launchChromium } from './chromium.mjs'
 import { PAGE_PATH, startStaticServer } from './server.mjs'
-
-const CHROMIUM = process.env.E2BW_CHROMIUM || '/usr/bin/chromium'
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
-
-async function launchChromium() {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is not installed at ${CHROMIUM}: run 'apt-get install -y chromium' ` +
-      "(./build.sh test does this) or point E2BW_CHROMIUM at a Chromium binary. This suite fails without it; it never skips.")
-  }
-  try {
-    return await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 60000 })
-  } catch (err) {
-    throw new Error(`cannot launch Chromium at ${CHROMIUM}: ${err.message}`)
-  }
-}
 
 // A loopback port nothing listens on (bound, then released).
 async function closedPort() {

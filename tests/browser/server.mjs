@@ -73,8 +73,12 @@ async function resolveTarget(root, target) {
   return { file: real, size: info.size }
 }
 
-/** Starts the server; resolves to { url, port, close() }. */
-export async function startStaticServer({ root = repoRoot, port = 0, host = '127.0.0.1' } = {}) {
+/**
+ * Starts the server; resolves to { url, port, close() }.
+ * json: optional { '/exact/path': value } served as JSON before any file (the
+ * playground's serve.mjs hands the page its local backend this way).
+ */
+export async function startStaticServer({ root = repoRoot, port = 0, host = '127.0.0.1', json = {} } = {}) {
   const realRoot = await realpath(root)
   const server = http.createServer(async (req, res) => {
     const send = (status, text) => {
@@ -84,6 +88,11 @@ export async function startStaticServer({ root = repoRoot, port = 0, host = '127
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD')
       return send(405, 'read-only')
+    }
+    const pathname = (req.url || '/').split(/[?#]/, 1)[0]
+    if (Object.hasOwn(json, pathname)) {
+      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' })
+      return res.end(req.method === 'HEAD' ? undefined : JSON.stringify(json[pathname]))
     }
     if (req.url === '/' || req.url === '') {
       res.writeHead(302, { Location: PAGE_PATH, 'Cache-Control': 'no-store' })

@@ -173,3 +173,119 @@ test('docs/epp-methods.json matches the core method table', async () => {
   const declared = JSON.parse(toml.match(/^supported\s*=\s*(\[.*\])/m)[1])
   assert.deepEqual(declared, described.features)
 })
+
+// The Emscripten build decodes base64 and scans output text with WebAssembly
+// SIMD; the wasi build (and the native unit tests) run the scalar code. Both
+// must give the same exec.output for any output: random bytes of every length
+// around the 16-byte blocks, URL-safe and unpadded base64, characters that are
+// not base64 at every position of a block, and text that needs escaping.
+function outputsOf(core, chunks, encoding) {
+  core.submit(JSON.stringify(INIT), T0)
+  core.drain()
+  core.submit(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'exec.start', params: { sandbox_id: 'sbx1', command: 'x', encoding } }), T0)
+  const learnOp = core.drain().at(-1).op
+  core.httpHead(learnOp, 200, '', T0)
+  core.httpBody(learnOp, new TextEncoder().encode('{"sandboxID":"sbx1","state":"running","envdAccessToken":"t"}'), T0)
+  core.httpEnd(learnOp, T0)
+  const startOp = core.drain().at(-1).op
+  const frame = (flags, text) => {
+    const body = new TextEncoder().encode(text)
+    const f = new Uint8Array(5 + body.length)
+    f[0] = flags
+    new DataView(f.buffer).setUint32(1, body.length)
+    f.set(body, 5)
+    return f
+  }
+  const wire = Buffer.concat([frame(0, '{"event":{"start":{"pid":9}}}'),
+    ...chunks.map((b64) => frame(0, `{"event":{"data":{"stdout":"${b64}"}}}`)),
+    frame(0, '{"event":{"end":{"exited":true,"status":"exit status 0"}}}'), frame(2, '{}')])
+  core.httpHead(startOp, 200, 'content-type: application/connect+json\n', T0)
+  core.httpBody(startOp, wire, T0)
+  core.httpEnd(startOp, T0)
+  return core.drain().filter((a) => a.kind === ACTION.SEND).map((a) => JSON.parse(a.text)).filter((m) => m.method)
+}
+
+test('SIMD and scalar builds decode and escape output identically', async () => {
+  let seed = 7
+  const random = (n) => Uint8Array.from({ length: n }, () => (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24)
+  const sessions = []
+  const lengths = [...Array(70).keys(), 95, 96, 97, 1000, 65536 + 5]
+  // valid standard base64, padded: every length around the blocks
+  sessions.push({ encoding: 'base64', chunks: lengths.map((n) => Buffer.from(random(n)).toString('base64')), check: true })
+  // URL-safe and unpadded: not the SIMD alphabet, still accepted
+  sessions.push({ encoding: 'base64', chunks: lengths.map((n) => Buffer.from(random(n)).toString('base64url')), check: true })
+  // one character that is not base64, at each position of the first blocks
+  for (let at = 0; at < 40; at += 3) {
+    const b64 = Buffer.from(random(60)).toString('base64')
+    sessions.push({ encoding: 'base64', chunks: [b64.slice(0, at) + '*' + b64.slice(at + 1)] })
+  }
+  // text: plain runs broken by quotes, backslashes, controls, UTF-8 (valid and not) at each offset
+  const specials = ['"', '\\', '\n', '\x01', '\x7f', 'é', '€', '😀', '\xff', '\xc3']
+  const texts = []
+  for (const sp of specials) for (let at = 0; at < 34; at += 5) texts.push(Buffer.concat([Buffer.from('a'.repeat(at)), Buffer.from(sp, sp.length === 1 && sp.charCodeAt(0) > 0x7f && sp !== 'é' ? 'latin1' : 'utf8'), Buffer.from('b'.repeat(40))]))
+  sessions.push({ encoding: 'utf8', chunks: texts.map((b) => b.toString('base64')), texts })
+
+  for (const s of sessions) {
+    const results = {}
+    for (const name of ['emscripten', 'wasi']) {
+      const core = await Core.create(pathToFileURL(MODULES[name]))
+      results[name] = outputsOf(core, s.chunks, s.encoding)
+      core.free()
+    }
+    assert.deepEqual(results.emscripten, results.wasi)
+    const outputs = results.emscripten.filter((m) => m.method === 'exec.output')
+    const exit = results.emscripten.find((m) => m.method === 'exec.exit')
+    if (s.check) {
+      const want = s.chunks.filter((c) => c.length).map((c) => Buffer.from(c, 'base64').toString('base64'))
+      assert.deepEqual(outputs.map((o) => o.params.data), want)
+      assert.equal(exit.params.exit_code, 0)
+    } else if (s.texts) {
+      assert.equal(exit.params.exit_code, 0)
+      const valid = s.texts.filter((b) => Buffer.from(b.toString('utf8')).equals(b))
+      for (const b of valid) assert.ok(outputs.some((o) => o.params.data.includes(b.toString('utf8'))), JSON.stringify(b.toString('utf8')))
+    } else {
+      assert.equal(exit.params.failure.data.kind, 'bad_response')
+      assert.match(exit.params.failure.message, /not base64/)
+    }
+  }
+})
+
+// core.wasm scans numbers with wasm/numbers_small.c, the wasi build with
+// libc's strtod/sscanf: the same numbers must come out the same, in ids
+// echoed back, in parameters turned into requests, and in printed results.
+test('numbers: the small strtod of core.wasm agrees with libc (the wasi build)', async () => {
+  const ids = [0, 1, -7, 42.5, 1e3, 1.5e-7, 123456789012, 9007199254740993, 12345678901234567890, 1e300, 0.1, 600.2, 2.5e-320]
+  const rawIds = ['1e400', '-1e-400', '0.30000000000000004', '123456789012345678901234567890', '1.7976931348623157e308', '4.9e-324', '1E+2', '-0.0e-0']
+  const timeouts = ['0.25', '1', '7.5e1', ' 3', '1e2', 'inf', 'nan', '', '2.', '.5', '1e', '-1', '36000000', 7.25, 0.001, '0x10']
+  const run = async (name) => {
+    const out = []
+    const open = async () => Core.create(pathToFileURL(MODULES[name]))
+    const send = (core, text) => { core.submit(text, T0); for (const a of core.drain()) out.push([a.kind, a.text, a.body ? Buffer.from(a.body).toString() : null]) }
+    const core = await open()
+    send(core, JSON.stringify(INIT))
+    for (const id of [...ids.map((x) => JSON.stringify(x)), ...rawIds]) send(core, `{"jsonrpc":"2.0","id":${id},"method":"no.such"}`)
+    for (const t of [1, 59.9, 600.2, 3600, 1e-3, 86400.5]) send(core, JSON.stringify({ jsonrpc: '2.0', id: 'c', method: 'sandbox.create', params: { timeout: t } }))
+    core.free()
+    for (const t of timeouts) { // option values: strings are scanned by strtod
+      const c = await open()
+      send(c, JSON.stringify({ jsonrpc: '2.0', id: 't', method: 'initialize', params: { config: { api_key: 'k', request_timeout: t } } }))
+      c.free()
+    }
+    return out
+  }
+  const emscripten = await run('emscripten')
+  const wasi = await run('wasi')
+  // The one intended difference: hexadecimal is not a JSON number, and "0x10"
+  // seconds is refused by core.wasm where libc's strtod reads 16.
+  assert.deepEqual(emscripten.slice(0, -1), wasi.slice(0, -1))
+  assert.equal(JSON.parse(emscripten.at(-1)[1]).error.data.field, 'config.request_timeout')
+  assert.equal(JSON.parse(wasi.at(-1)[1]).result.limits.request_timeout, 16)
+  const answers = emscripten.filter(([kind, text]) => kind === ACTION.SEND && JSON.parse(text).error?.code === -32601).map(([, text]) => JSON.parse(text).id)
+  assert.equal(answers.length, ids.length + rawIds.length - 1, 'all but 1e400, an infinite id, refused with -32600')
+  for (const [i, id] of ids.entries()) assert.equal(answers[i], id, `id ${id}`)
+  const bodies = emscripten.filter(([kind, text]) => kind === ACTION.HTTP && text.includes('/sandboxes')).map(([, , body]) => JSON.parse(body).timeout)
+  assert.deepEqual(bodies, [1, 60, 601, 3600, 1, 86401])
+  const configs = emscripten.slice(-timeouts.length).map(([, text]) => JSON.parse(text))
+  assert.equal(configs[0].result.limits.request_timeout, 0.25)
+  assert.equal(configs[2].result.limits.request_timeout, 75)
+})

@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+// Start-up cost, in one run, alternating fresh Node processes:
+//   plugin — import provider.mjs, instantiate core.wasm (through kit.epp.infra)
+//            and answer `initialize`
+//   sdk    — import the official e2b SDK (nothing else)
+//   bare   — node -e 0
+//   esm    — node --input-type=module -e 0 (the ESM loader's own start-up)
+// Reported: medians of wall time from spawn to exit, (plugin − bare) and
+// (sdk − bare), their ratio; core.wasm's size; and the plugin's extra peak
+// memory (max RSS after the plugin answered minus max RSS before importing it,
+// in the same process, once Node's ESM file loader is up: bench/empty.mjs is
+// imported first). No backend is needed: initialize sends no request.
+//
+//   node bench/startup.mjs [--runs 30] [--json]
+import { spawnSync } from 'node:child_process'
+import { statSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const arg = (name, def) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i >= 0 ? process.argv[i + 1] : def
+}
+const RUNS = Number(arg('runs', 30))
+const provider = pathToFileURL(path.join(root, 'provider.mjs')).href
+
+// The plugin's process: what a host does to get a working provider, and no more.
+const warmup = pathToFileURL(path.join(root, 'bench', 'empty.mjs')).href
+const PLUGIN = `
+const atStart = process.resourceUsage().maxRSS
+await import(${JSON.stringify(warmup)})
+const before = process.resourceUsage().maxRSS
+// process.hrtime, not performance.now(): the first touch of \`performance\` loads Node's perf_hooks,
+// which is the plugin's cost to measure, not the harness's.
+const ms = () => Number(process.hrtime.bigint()) / 1e6
+const t0 = ms()
+const { default: create } = await import(${JSON.stringify(provider)})
+const t1 = ms()
+let d
+const kit = { epp: { infra: async (ctx, factory) => (d = await factory(ctx)) } }
+await create(kit).buildInfra({ options: {}, noAuth: () => ({}) })
+const t2 = ms()
+const answer = await new Promise((resolve) => {
+  d.onMessage = resolve
+  d.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":"node/1","config":{"api_key":"k"}}}')
+})
+const t3 = ms()
+if (!JSON.parse(answer).result) throw new Error(answer)
+d.close()
+const peak = process.resourceUsage().maxRSS // before touching process.stderr
+process.stderr.write(JSON.stringify({ extraKiB: peak - before, withLoaderKiB: peak - atStart, phases: [t1 - t0, t2 - t1, t3 - t2] }))
+`
+const WAYS = {
+  plugin: ['--input-type=module', '-e', PLUGIN],
+  sdk: ['--input-type=module', '-e', "await import('e2b')"],
+  bare: ['-e', '0'],
+  // Not a target, for reading the others: what any ES-module host pays before
+  // its first line (Node's ESM loader), plugin or not.
+  esm: ['--input-type=module', '-e', '0'],
+}
+
+// Each process runs under bash so that its CPU time (user + system, all its
+// threads, from getrusage of the reaped child) can be read from `times`: on a
+// shared machine CPU time is far steadier than wall time.
+function once(name) {
+  const t0 = process.hrtime.bigint()
+  const r = spawnSync('bash', ['-c', '"$@"; rc=$?; times; exit $rc', 'bash', process.execPath, ...WAYS[name]], { cwd: root, encoding: 'utf8' })
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6
+  if (r.status !== 0) throw new Error(`${name} failed (${r.status}): ${r.stderr}`)
+  const [user, sys] = r.stdout.trim().split('\n').at(-1).split(' ').map((t) => {
+    const m = /^(\d+)m([\d.]+)s$/.exec(t)
+    return (Number(m[1]) * 60 + Number(m[2])) * 1000
+  })
+  return { ms, cpu: user + sys, ...(name === 'plugin' ? JSON.parse(r.stderr) : {}) }
+}
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
+const times = Object.fromEntries(Object.keys(WAYS).map((k) => [k, []]))
+const cpu = Object.fromEntries(Object.keys(WAYS).map((k) => [k, []]))
+const extra = []
+const withLoader = []
+const phases = [[], [], []] // in the plugin's process: import, buildInfra, first initialize
+for (const name of Object.keys(WAYS)) once(name) // warm the file cache; not counted
+for (let i = 0; i < RUNS; i++) {
+  for (const name of Object.keys(WAYS)) {
+    const r = once(name)
+    times[name].push(r.ms)
+    cpu[name].push(r.cpu)
+    if (r.extraKiB !== undefined) {
+      extra.push(r.extraKiB)
+      withLoader.push(r.withLoaderKiB)
+      r.phases.forEach((ms, k) => phases[k].push(ms))
+    }
+  }
+}
+
+const med = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]))
+const medCpu = Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, median(v)]))
+const result = {
+  runs: RUNS,
+  median_ms: med,
+  plugin_minus_bare_ms: med.plugin - med.bare,
+  sdk_minus_bare_ms: med.sdk - med.bare,
+  ratio: (med.sdk - med.bare) / (med.plugin - med.bare),
+  plugin_minus_esm_ms: med.plugin - med.esm,
+  median_cpu_ms: medCpu,
+  cpu_plugin_minus_bare_ms: medCpu.plugin - medCpu.bare,
+  cpu_sdk_minus_bare_ms: medCpu.sdk - medCpu.bare,
+  cpu_ratio: (medCpu.sdk - medCpu.bare) / (medCpu.plugin - medCpu.bare),
+  cpu_plugin_minus_esm_ms: medCpu.plugin - medCpu.esm,
+  core_wasm_bytes: statSync(path.join(root, 'wasm', 'core.wasm')).size,
+  extra_peak_kib_median: median(extra),
+  extra_peak_with_esm_loader_kib_median: median(withLoader),
+  plugin_phases_median_ms: { import: median(phases[0]), build_infra: median(phases[1]), first_initialize: median(phases[2]) },
+  node: process.version,
+}
+
+if (process.argv.includes('--json')) {
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n')
+} else {
+  const f = (x) => x.toFixed(1)
+  process.stdout.write(`start-up, ${RUNS} alternating runs each, Node ${process.version}\n`)
+  process.stdout.write(`  way      wall median   CPU median (ms)\n`)
+  for (const k of Object.keys(WAYS)) process.stdout.write(`  ${k.padEnd(7)} ${f(med[k]).padStart(11)} ${f(medCpu[k]).padStart(12)}\n`)
+  process.stdout.write(`  wall: plugin − bare ${f(result.plugin_minus_bare_ms)} ms · sdk − bare ${f(result.sdk_minus_bare_ms)} ms · ratio ${f(result.ratio)}× · plugin − esm ${f(result.plugin_minus_esm_ms)} ms\n`)
+  process.stdout.write(`  CPU:  plugin − bare ${f(result.cpu_plugin_minus_bare_ms)} ms · sdk − bare ${f(result.cpu_sdk_minus_bare_ms)} ms · ratio ${f(result.cpu_ratio)}× · plugin − esm ${f(result.cpu_plugin_minus_esm_ms)} ms\n`)
+  const ph = result.plugin_phases_median_ms
+  process.stdout.write(`  inside the plugin's process: import ${f(ph.import)} ms · buildInfra (read, compile, instantiate) ${f(ph.build_infra)} ms · first initialize ${f(ph.first_initialize)} ms\n`)
+  process.stdout.write(`  core.wasm ${result.core_wasm_bytes} bytes (${f(result.core_wasm_bytes / 1024)} KiB)\n`)
+  process.stdout.write(`  plugin's extra peak memory ${f(result.extra_peak_kib_median / 1024)} MiB (median; ${f(result.extra_peak_with_esm_loader_kib_median / 1024)} MiB counting Node's ESM file loader)\n`)
+}

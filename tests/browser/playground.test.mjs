@@ -1,0 +1,327 @@
+// The playground (playground/index.html) clicked through once in headless
+// Chromium against the local backend: connect (a wrong key first: the error
+// shows in the page), create, see it listed with its status and time left, run
+// commands (stdout and stderr apart, streamed before the exit, the exit code),
+// files (when the backend declares files.rw), a terminal, pause, resume, kill.
+// What the page shows is checked against the backend itself where it can be.
+// Screenshots go to $E2BW_BUILD/test-output/playground/ (default build/).
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdir } from 'node:fs/promises'
+import net from 'node:net'
+import path from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { startBackend } from '../lib/backend.mjs'
+import { until } from '../lib/wait.mjs'
+import { launchChromium } from './chromium.mjs'
+import { repoRoot, startStaticServer } from './server.mjs'
+
+const PLAYGROUND_PATH = '/playground/index.html'
+
+// A loopback port nothing listens on (bound, then released).
+async function closedPort() {
+  const srv = net.createServer()
+  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve))
+  const { port } = srv.address()
+  await new Promise((resolve) => srv.close(resolve))
+  return port
+}
+const OUT = path.join(process.env.E2BW_BUILD || path.join(repoRoot, 'build'), 'test-output', 'playground')
+const WAIT = { timeout: 20000 }
+
+describe('the playground in headless Chromium', () => {
+  let backend, server, browser, page
+  let sandboxId = null
+  let features = []
+  const pageErrors = []
+  const consoleErrors = []
+
+  const shot = (name) => page.screenshot({ path: path.join(OUT, `${name}.png`) })
+  const errorsShown = () => page.locator('#errors li .text').allTextContents()
+  const noErrorsShown = async (when) => assert.deepEqual(await errorsShown(), [], `errors shown in the page ${when}`)
+  // The control plane itself, to check what the page shows.
+  const apiGet = (p) => fetch(backend.apiUrl + p, { headers: { 'X-API-Key': backend.apiKey } })
+  const selectedRow = () => page.locator(`tr.sandbox[data-id="${sandboxId}"]`)
+
+  before(async () => {
+    await mkdir(OUT, { recursive: true })
+    backend = await startBackend()
+    server = await startStaticServer()
+    browser = await launchChromium()
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
+    page.setDefaultTimeout(WAIT.timeout)
+    page.on('pageerror', (err) => pageErrors.push(err.stack || String(err)))
+    page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(`${msg.text()} ${msg.location().url || ''}`) })
+    const res = await page.goto(server.url + PLAYGROUND_PATH)
+    assert.equal(res.status(), 200)
+    await page.waitForFunction(() => window.playground?.ready === true, null, WAIT)
+  })
+
+  after(async () => {
+    const problems = []
+    for (const [what, fn] of [['Chromium', () => browser?.close()], ['static server', () => server?.close()],
+      ['backend', () => backend?.stop()]]) {
+      try { await fn() } catch (err) { problems.push(`${what}: ${err.message}`) }
+    }
+    assert.deepEqual(problems, [])
+  })
+
+  test('an unreachable backend: the page says so', async () => {
+    const port = await closedPort()
+    await page.fill('input[name=api_url]', `http://127.0.0.1:${port}`)
+    await page.fill('input[name=api_key]', 'e2b_some_key_0123456789')
+    await page.click('#connect-button')
+    await page.locator('#errors li').first().waitFor(WAIT)
+    const [shown] = await errorsShown()
+    assert.match(shown, /^sandbox\.list: Cannot reach .* \(-32012, unreachable\)\. Check the URL, and that the backend allows requests from this page \(CORS\)\.$/, shown)
+    assert.ok(!shown.includes('e2b_some_key_0123456789'))
+    await page.click('#errors li .dismiss')
+  })
+
+  test('a wrong key: the page shows a readable error, without the key', async () => {
+    const wrongKey = 'e2b_wrong_key_0123456789abcdef'
+    await page.fill('input[name=api_url]', backend.apiUrl)
+    await page.fill('input[name=sandbox_url]', backend.sandboxUrl)
+    await page.fill('input[name=api_key]', wrongKey)
+    await page.click('#connect-button')
+    await page.locator('#errors li').first().waitFor(WAIT)
+    const [shown] = await errorsShown()
+    assert.match(shown, /sandbox\.list: .*unauthenticated/i, shown)
+    assert.ok(!shown.includes(wrongKey), 'the key must not appear in the error')
+    assert.equal(await page.locator('#connection').getAttribute('class'), 'connection')
+    assert.equal(await page.locator('#create-button').isDisabled(), true)
+    await shot('01-wrong-key')
+    await page.click('#errors li .dismiss')
+    await noErrorsShown('after dismissing')
+  })
+
+  test('connect: the declared features are shown', async () => {
+    await page.fill('input[name=api_key]', backend.apiKey)
+    await page.click('#connect-button')
+    await page.locator('#connection.ok').waitFor(WAIT)
+    features = await page.locator('#connection .feature').allTextContents()
+    for (const f of ['sandbox.lifecycle', 'exec.stream', 'pty']) assert.ok(features.includes(f), `features: ${features}`)
+    assert.equal(await page.locator('tr.empty').textContent(), 'No sandboxes yet: create one.')
+  })
+
+  test('create: the new sandbox is listed, selected, running, with time left', async () => {
+    await page.fill('#create input[name=timeout]', '600')
+    await page.click('#create-button')
+    await page.locator('tr.sandbox.selected').waitFor(WAIT)
+    sandboxId = await page.locator('tr.sandbox.selected').getAttribute('data-id')
+    assert.match(sandboxId, /^[a-z0-9]+$/)
+    assert.equal(await page.locator('#selected-id').textContent(), sandboxId)
+    assert.equal(await selectedRow().locator('.badge').textContent(), 'running')
+    await selectedRow().locator('td.left').filter({ hasText: /^(9|10)m \d\ds$/ }).waitFor(WAIT)
+    // The backend has it, with the page's metadata.
+    const res = await apiGet(`/sandboxes/${sandboxId}`)
+    assert.equal(res.status, 200)
+    const detail = await res.json()
+    assert.equal(detail.state, 'running')
+    assert.deepEqual(detail.metadata, { via: 'playground' })
+    await noErrorsShown('after create')
+  })
+
+  test('a command streams stdout and stderr apart, before it ends; Stop kills it', async () => {
+    await page.fill('input.command', 'echo first-out; echo first-err >&2; sleep 600')
+    await page.click('form.run button[type=submit]')
+    // Both lines are on screen while the command still runs: they were streamed.
+    await page.locator('pre.output .stdout', { hasText: 'first-out' }).waitFor(WAIT)
+    await page.locator('pre.output .stderr', { hasText: 'first-err' }).waitFor(WAIT)
+    assert.equal(await page.locator('.exit').textContent(), 'running…')
+    await page.click('form.run button.danger') // Stop
+    await page.locator('.exit.failed', { hasText: /exit code \d+ \(SIGKILL\)/ }).waitFor(WAIT)
+    await noErrorsShown('after stopping a command')
+  })
+
+  test('a command: exit code, and each stream in its own colour', async () => {
+    await page.fill('input.command', 'echo to-out; echo to-err >&2; echo "more out"; exit 7')
+    await page.click('form.run button[type=submit]')
+    await page.locator('.exit', { hasText: 'exit code 7' }).waitFor(WAIT)
+    assert.equal(await page.locator('.exit').getAttribute('class'), 'exit failed')
+    const stdout = (await page.locator('pre.output .stdout').allTextContents()).join('')
+    const stderr = (await page.locator('pre.output .stderr').allTextContents()).join('')
+    assert.equal(stdout, 'to-out\nmore out\n')
+    assert.equal(stderr, 'to-err\n')
+    const colours = await page.evaluate(() => ['.stdout', '.stderr'].map((s) => getComputedStyle(document.querySelector(`pre.output ${s}`)).color))
+    assert.notEqual(colours[0], colours[1], 'stdout and stderr must look different')
+    await shot('02-command')
+    await noErrorsShown('after a command')
+  })
+
+  test('a command that prints a lot: the page keeps the last 256 KiB and says so', async () => {
+    await page.fill('input.command', "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo END-OF-OUTPUT")
+    await page.click('form.run button[type=submit]')
+    await page.locator('.exit', { hasText: 'exit code 0' }).waitFor(WAIT)
+    const notice = await page.locator('pre.output .dropped').textContent()
+    const dropped = Number(notice.match(/(\d+) earlier characters not shown/)[1])
+    const shown = await page.evaluate(() => [...document.querySelectorAll('pre.output .stdout')].map((s) => s.textContent).join(''))
+    assert.equal(dropped + shown.length, 3000000 + '\nEND-OF-OUTPUT\n'.length, 'what is shown plus what was dropped is all of it')
+    assert.ok(shown.length <= 256 * 1024, `${shown.length} characters shown`)
+    assert.ok(shown.endsWith('x\nEND-OF-OUTPUT\n'))
+  })
+
+  test('files: list, write, read back (or "not supported" when files.rw is not declared)', async () => {
+    await page.click('[data-tab=files]')
+    if (!features.includes('files.rw')) {
+      const note = page.locator('#tab-files .unsupported')
+      await note.waitFor(WAIT)
+      assert.equal(await note.textContent(), 'files not supported by this backend')
+      assert.equal(await page.locator('#tab-files .files-body').isHidden(), true)
+      await shot('03-files-unsupported')
+      await noErrorsShown('on the files tab')
+      return
+    }
+    await page.locator('#tab-files tr.entry, #tab-files tr.empty').first().waitFor(WAIT)
+    const dir = await page.inputValue('#tab-files input.path')
+    // New file → editor → save → close → open it again from the list.
+    await page.click('#tab-files button:has-text("New file")')
+    await page.fill('#tab-files input.new-name', 'playground-note.txt')
+    await page.click('#tab-files form.new-entry button[type=submit]')
+    await page.locator('#tab-files .editor-box:not([hidden])').waitFor(WAIT)
+    const text = 'hello from the playground ✓\nline two\n'
+    await page.fill('#tab-files textarea.editor', text)
+    await page.click('#tab-files .editor-head button:has-text("Save")')
+    await page.locator('#tab-files .editor-info', { hasText: 'saved' }).waitFor(WAIT)
+    await page.click('#tab-files .editor-head button:has-text("Close")')
+    await page.locator('#tab-files tr.entry[data-name="playground-note.txt"] a').click()
+    await page.locator('#tab-files .editor-box:not([hidden])').waitFor(WAIT)
+    assert.equal(await page.inputValue('#tab-files textarea.editor'), text)
+    // Upload a binary file: it is listed with its exact size.
+    await page.setInputFiles('#tab-files input[type=file]',
+      { name: 'upload.bin', mimeType: 'application/octet-stream', buffer: Buffer.from([0, 1, 2, 255, 254, 10, 13, 0x80]) })
+    await page.locator('#tab-files tr.entry[data-name="upload.bin"] td.num', { hasText: '8 B' }).waitFor(WAIT)
+    // Opened, it is binary (not editable); downloaded, it is the same bytes.
+    await page.locator('#tab-files tr.entry[data-name="upload.bin"] a').click()
+    await page.locator('#tab-files .editor-info', { hasText: 'binary, not editable' }).waitFor(WAIT)
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#tab-files .editor-head button:has-text("Download")')])
+    assert.equal(download.suggestedFilename(), 'upload.bin')
+    const chunks = []
+    for await (const chunk of await download.createReadStream()) chunks.push(chunk)
+    assert.deepEqual([...Buffer.concat(chunks)], [0, 1, 2, 255, 254, 10, 13, 0x80])
+    await page.locator('#tab-files tr.entry[data-name="playground-note.txt"] a').click()
+    await page.locator('#tab-files .editor-name', { hasText: 'playground-note.txt' }).waitFor(WAIT)
+    await shot('03-files')
+    await noErrorsShown('on the files tab')
+    // What the page wrote is in the sandbox: cat it with a command.
+    await page.click('[data-tab=command]')
+    await page.fill('input.command', `cat ${dir === '/' ? '' : dir}/playground-note.txt`)
+    await page.click('form.run button[type=submit]')
+    await page.locator('.exit', { hasText: 'exit code 0' }).waitFor(WAIT)
+    assert.equal((await page.locator('pre.output .stdout').allTextContents()).join(''), text)
+  })
+
+  test('terminal: a prompt, and what is typed runs in the shell', async () => {
+    await page.click('[data-tab=terminal]')
+    await page.click('#tab-terminal button:has-text("Open terminal")')
+    // The screen as lines of text, as xterm.js renders them (one element per row).
+    const screenHas = (pattern) => page.waitForFunction((source) => {
+      const lines = [...document.querySelectorAll('#tab-terminal .xterm-rows > div')].map((row) => row.textContent.trimEnd())
+      return lines.some((line) => new RegExp(source).test(line))
+    }, pattern.source, WAIT)
+    await screenHas(/[#$]$/) // bash's prompt
+    await page.locator('#tab-terminal .xterm-helper-textarea').focus()
+    await page.keyboard.type('echo pg-$((6*7))')
+    await page.keyboard.press('Enter')
+    // The echo of the input, then the shell's answer (42 is computed, not typed).
+    await screenHas(/[#$] echo pg-\$\(\(6\*7\)\)$/)
+    await screenHas(/^pg-42$/)
+    // A narrower window: the terminal follows, and so does the shell (pty.resize).
+    const sizeShown = async () => Number((await page.locator('#tab-terminal .term-status').textContent()).match(/· (\d+)×26$/)[1])
+    const wide = await sizeShown()
+    await page.setViewportSize({ width: 1000, height: 900 })
+    await page.waitForFunction((before) => {
+      const m = document.querySelector('#tab-terminal .term-status').textContent.match(/· (\d+)×26$/)
+      return m && Number(m[1]) < before
+    }, wide, WAIT)
+    const narrow = await sizeShown()
+    await page.keyboard.type('stty size')
+    await page.keyboard.press('Enter')
+    await screenHas(new RegExp(`^26 ${narrow}$`))
+    await page.setViewportSize({ width: 1400, height: 900 })
+    await shot('04-terminal')
+    await page.click('#tab-terminal button:has-text("Close terminal")')
+    await page.locator('#tab-terminal .term-status', { hasText: 'ended' }).waitFor(WAIT)
+    await noErrorsShown('after the terminal')
+  })
+
+  test('a second sandbox: both listed, the panels follow the selection', async () => {
+    await page.click('[data-tab=files]')
+    await page.click('#create-button')
+    await page.locator(`tr.sandbox.selected:not([data-id="${sandboxId}"])`).waitFor(WAIT)
+    const second = await page.locator('tr.sandbox.selected').getAttribute('data-id')
+    assert.equal(await page.locator('tr.sandbox').count(), 2)
+    if (features.includes('files.rw')) {
+      // The new sandbox's home, listed at once: the first one's file is not there.
+      await page.locator('#tab-files tr.entry[data-name=".bashrc"]').waitFor(WAIT)
+      assert.equal(await page.locator('#tab-files tr.entry[data-name="playground-note.txt"]').count(), 0)
+    }
+    await selectedRow().click()
+    assert.equal(await page.locator('#selected-id').textContent(), sandboxId)
+    if (features.includes('files.rw')) await page.locator('#tab-files tr.entry[data-name="playground-note.txt"]').waitFor(WAIT)
+    await page.click(`tr.sandbox[data-id="${second}"]`)
+    await page.click('#kill')
+    await page.locator(`tr.sandbox[data-id="${second}"]`).waitFor({ state: 'detached', ...WAIT })
+    assert.equal((await apiGet(`/sandboxes/${second}`)).status, 404)
+    await selectedRow().click()
+    await page.click('[data-tab=command]')
+    await noErrorsShown('with two sandboxes')
+  })
+
+  test('pause, resume, kill', async () => {
+    await page.click('#pause')
+    await selectedRow().locator('.badge', { hasText: 'paused' }).waitFor(WAIT)
+    assert.equal(await page.locator('#selected-status').textContent(), 'paused')
+    assert.equal(await selectedRow().locator('td.left').textContent(), 'on hold')
+    assert.equal(await page.locator('#pause').isDisabled(), true)
+    assert.equal(await page.locator('#resume').isEnabled(), true)
+    assert.equal((await (await apiGet(`/sandboxes/${sandboxId}`)).json()).state, 'paused')
+    await shot('05-paused')
+
+    await page.click('#resume')
+    await selectedRow().locator('.badge', { hasText: 'running' }).waitFor(WAIT)
+    assert.equal((await (await apiGet(`/sandboxes/${sandboxId}`)).json()).state, 'running')
+    await page.locator('#selected-left', { hasText: /^\d+m \d\ds left$/ }).waitFor(WAIT)
+    assert.equal(await page.locator('#resume').isDisabled(), true)
+
+    await page.click('#kill')
+    await selectedRow().waitFor({ state: 'detached', ...WAIT })
+    await page.locator('#no-selection').waitFor(WAIT)
+    assert.equal((await apiGet(`/sandboxes/${sandboxId}`)).status, 404)
+    await shot('06-killed')
+    await noErrorsShown('after kill')
+  })
+
+  test('no uncaught exception in the page; console errors only from the closed port and the wrong key', () => {
+    assert.deepEqual(pageErrors, [])
+    for (const text of consoleErrors) assert.match(text, /401|ERR_CONNECTION_REFUSED/, `unexpected console error: ${text}`)
+  })
+})
+
+describe('playground/serve.mjs --backend (what ./build.sh demo runs)', () => {
+  test('prints a URL without the key; the page connects by itself; stops when stdin ends', async () => {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'playground', 'serve.mjs'), '--backend'],
+      { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env } })
+    let stdout = ''
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (d) => { stdout += d })
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
+    let browser
+    try {
+      const url = await until(() => stdout.match(/^playground: (http:\/\/\S+)$/m)?.[1], 'the playground URL')
+      assert.match(url, /\/playground\/index\.html\?local$/)
+      const given = await (await fetch(new URL('local-backend.json', url))).json()
+      assert.ok(given.api_key && given.api_url && given.sandbox_url)
+      assert.ok(!stdout.includes(given.api_key), 'the key is not printed')
+      browser = await launchChromium()
+      const page = await browser.newPage()
+      await page.goto(url)
+      await page.locator('#connection.ok').waitFor(WAIT)
+      assert.deepEqual(await page.locator('#errors li').allTextContents(), [])
+    } finally {
+      await browser?.close()
+      child.stdin.end()
+    }
+    assert.deepEqual(await exited, { code: 0, signal: null })
+  })
+})
