@@ -22,7 +22,7 @@ BACKEND_HDR := $(wildcard backend/*.h)
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 CJSON_C     := $(CJSON_DIR)/cJSON.c
 
-.PHONY: all native asan wasm backend fuzz clean
+.PHONY: all native asan wasm backend fuzz replay clean
 all: native asan wasm backend
 
 # --- native core + unit tests -------------------------------------------
@@ -84,5 +84,14 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HD
 	@mkdir -p $(BUILD)/fuzz
 	$(CLANG) $(CSTD) $(FUZZ_FLAGS) $(INC) $< $(CORE_SRC) $(CJSON_C) -lm -o $@
 
+# The same targets as plain programs (gcc + ASan/UBSan, no libFuzzer): they
+# replay the committed corpora in every test run.
+REPLAY_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/replay/%,$(FUZZ_SRC))
+replay: $(REPLAY_BIN)
+
+$(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C)
+	@mkdir -p $(BUILD)/replay
+	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) $< tests/fuzz/replay_main.c $(CORE_SRC) $(CJSON_C) -lm -o $@
+
 clean:
-	rm -rf $(BUILD)/native $(BUILD)/asan $(BUILD)/wasm $(BUILD)/bin $(BUILD)/fuzz $(BUILD)/backend
+	rm -rf $(BUILD)/native $(BUILD)/asan $(BUILD)/replay $(BUILD)/wasm $(BUILD)/bin $(BUILD)/fuzz $(BUILD)/backend

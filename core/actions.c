@@ -17,6 +17,8 @@ void e2bw_emit_text(e2bw_core *core, char *text) {
 
 void e2bw_emit_text_len(e2bw_core *core, char *text, size_t len) {
   if (!text) return;
+  text = e2bw_redact_json(&core->secrets, text, &len, core->config.envd_passthrough);
+  if (!text) return;
   e2bw_action *a = calloc(1, sizeof *a);
   if (!a) {
     free(text);

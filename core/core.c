@@ -46,6 +46,7 @@ void e2bw_core_free(e2bw_core *core) {
   while (core->calls) call_unlink_free(core, core->calls);
   e2bw_sandboxes_free(core);
   e2bw_actions_free(core);
+  e2bw_secrets_free(&core->secrets);
   e2bw_ndjson_free(&core->ndjson);
   e2bw_config_free(&core->config);
   free(core);
@@ -53,18 +54,14 @@ void e2bw_core_free(e2bw_core *core) {
 
 int e2bw_core_is_shut_down(const e2bw_core *core) { return core->shut_down; }
 
-void e2bw_redact(const e2bw_core *core, cJSON *error) {
-  /* The API key and every envd token the core has seen. */
-  size_t n = 1;
-  for (const e2bw_sandbox_info *s = core->sandboxes; s; s = s->next) n++;
-  const char **secrets = calloc(n + 1, sizeof *secrets);
-  if (!secrets) return;
-  size_t i = 0;
-  if (core->config.api_key) secrets[i++] = core->config.api_key;
-  for (const e2bw_sandbox_info *s = core->sandboxes; s; s = s->next)
-    if (s->token) secrets[i++] = s->token;
-  e2bw_error_redact(error, secrets);
-  free(secrets);
+void e2bw_redact(const e2bw_core *core, cJSON *item) {
+  for (cJSON *c = item ? item->child : NULL; c; c = c->next) e2bw_redact(core, c);
+  if (cJSON_IsString(item) && item->valuestring) {
+    char *clean = e2bw_redact_raw(&core->secrets, item->valuestring);
+    free(item->valuestring); /* cJSON's allocator is the core's */
+    item->valuestring = clean ? clean : NULL;
+    if (!clean) item->type = cJSON_NULL; /* out of memory: nothing rather than the secret */
+  }
 }
 
 void e2bw_reply_error(e2bw_core *core, const cJSON *id, cJSON *error) {
@@ -202,8 +199,8 @@ void e2bw_handle_initialize(e2bw_core *core, e2bw_call *call) {
     return;
   }
   cJSON *error = e2bw_config_parse(&core->config, cJSON_GetObjectItemCaseSensitive(call->params, "config"));
-  if (error) {
-    e2bw_call_fail(core, call, error);
+  if (error || e2bw_secrets_add(&core->secrets, core->config.api_key, 0) != 0) {
+    e2bw_call_fail(core, call, error ? error : e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
     return;
   }
   core->initialized = 1;

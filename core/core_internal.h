@@ -10,6 +10,7 @@
 #include "config.h"
 #include "e2bw.h"
 #include "ndjson.h"
+#include "redact.h"
 
 typedef struct e2bw_call e2bw_call;
 typedef struct e2bw_http_op e2bw_http_op;
@@ -46,6 +47,7 @@ struct e2bw_http_op {
   double idle_ms;           /* > 0: the deadline moves on with every byte */
   char *what;               /* "GET /sandboxes/<id>", for error messages */
   char *origin;             /* "https://api.e2b.app", for error messages */
+  e2bw_core *core;          /* the core it belongs to (its secrets, for messages) */
   int status;               /* 0 until the head arrived */
   int held;                 /* the caller paused reading: no idle deadline */
   e2bw_buf headers;
@@ -98,11 +100,13 @@ struct e2bw_core {
   e2bw_ndjson ndjson;
   e2bw_stream *streams;     /* envd streams (process.c) */
   e2bw_sandbox_info *sandboxes; /* what the data plane knows of each sandbox (envd.c) */
+  e2bw_secrets secrets;     /* the API key and every envd token seen: never sent (redact.c) */
 };
 
 /* --- actions.c --------------------------------------------------------- */
 /* Queue an outgoing EPP message; takes ownership of text (NULL = out of memory,
- * reported as an internal error to nobody: the host's own timeout covers it). */
+ * reported as an internal error to nobody: the host's own timeout covers it).
+ * Every message is scrubbed of credentials here, the one place all pass. */
 void e2bw_emit_text(e2bw_core *core, char *text);
 void e2bw_emit_text_len(e2bw_core *core, char *text, size_t len);
 int e2bw_emit_http(e2bw_core *core, uint32_t op, char *head, uint8_t *body, size_t body_len);
@@ -137,7 +141,8 @@ double e2bw_http_next_deadline(const e2bw_core *core);
 void e2bw_http_tick(e2bw_core *core);
 
 /* --- core.c -------------------------------------------------------------- */
-/* Scrubs every known credential (API key, envd tokens) from an error. */
+/* Scrubs every known credential from every string of a JSON tree: for
+ * backend text before it is cut to length (the emit path scrubs the rest). */
 void e2bw_redact(const e2bw_core *core, cJSON *error);
 /* Queues a notification (takes ownership of params). */
 void e2bw_notify(e2bw_core *core, const char *method, cJSON *params);

@@ -32,18 +32,24 @@ e2bw_http_op *e2bw_api_request(e2bw_core *core, e2bw_call *call, const char *met
 static void backend_message(const e2bw_http_op *op, char *out, size_t cap, char *code, size_t code_cap) {
   out[0] = code[0] = '\0';
   cJSON *body = op->body.len ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+  e2bw_redact(op->core, body); /* before anything is cut to length */
   const cJSON *msg = cJSON_GetObjectItemCaseSensitive(body, "message");
   const cJSON *ecode = cJSON_GetObjectItemCaseSensitive(body, "error_code");
   if (cJSON_IsString(msg)) snprintf(out, cap, "%s", msg->valuestring);
   if (cJSON_IsString(ecode)) snprintf(code, code_cap, "%s", ecode->valuestring);
   cJSON_Delete(body);
   if (out[0] || !op->body.len) return;
+  /* A printable window of the text, scrubbed whole, then cut. */
+  char window[1024];
   size_t n = 0;
-  for (size_t i = 0; i < op->body.len && n + 1 < cap && n < 200; i++) {
+  for (size_t i = 0; i < op->body.len && n + 1 < sizeof window; i++) {
     unsigned char c = (unsigned char)op->body.data[i];
-    out[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : ' ';
+    window[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : ' ';
   }
-  out[n] = '\0';
+  window[n] = '\0';
+  char *clean = e2bw_redact_raw(&op->core->secrets, window);
+  snprintf(out, cap < 201 ? cap : 201, "%s", clean ? clean : "");
+  free(clean);
 }
 
 cJSON *e2bw_api_error(const e2bw_http_op *op, const char *sandbox_id) {

@@ -42,6 +42,10 @@ void e2bw_sandbox_remember(e2bw_core *core, const cJSON *sandbox) {
   s->id = dup_or_null(id);
   s->token = dup_or_null(cJSON_GetObjectItemCaseSensitive(sandbox, "envdAccessToken"));
   s->domain = dup_or_null(cJSON_GetObjectItemCaseSensitive(sandbox, "domain"));
+  if (!s->id || e2bw_secrets_add(&core->secrets, s->token, 1) != 0) {
+    free(s->token); /* not remembered as a secret: not used either */
+    s->token = NULL;
+  }
   if (!s->id) {
     info_free(s);
     return;
@@ -211,6 +215,7 @@ cJSON *e2bw_connect_error(const cJSON *error, const char *what) {
 
 cJSON *e2bw_envd_status_error(const e2bw_http_op *op, const char *sandbox_id) {
   cJSON *body = op->body.len ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+  e2bw_redact(op->core, body); /* before its message is cut to length */
   const cJSON *code = cJSON_GetObjectItemCaseSensitive(body, "code");
   cJSON *e;
   if (op->status == 502) {

@@ -52,6 +52,7 @@ e2bw_http_op *e2bw_http_start(e2bw_core *core, const e2bw_http_spec *spec) {
   char *head_text = NULL;
   uint8_t *body = NULL;
   if (!op || !head || !list) goto oom;
+  op->core = core;
   op->id = ++core->next_op_id;
   if (op->id == 0) op->id = ++core->next_op_id; /* 0 means "no op" to the host */
   op->timeout_ms = spec->timeout_ms;

@@ -430,7 +430,8 @@ static int on_frame(e2bw_core *core, e2bw_stream *s, const e2bw_env_frame *f) {
   }
   if (f->flags & E2BW_ENV_FLAG_END_STREAM) {
     s->wire_done = 1;
-    const cJSON *error = cJSON_GetObjectItemCaseSensitive(msg, "error");
+    cJSON *error = cJSON_GetObjectItemCaseSensitive(msg, "error");
+    e2bw_redact(core, error); /* before its message is cut to length */
     if (error) stream_error(core, s, e2bw_connect_error(error, s->op ? s->op->what : "stream"));
     else stream_complete(core, s);
     cJSON_Delete(msg);

@@ -34,7 +34,7 @@ static const char *calls[] = {
 /* Teaches the core sbx1 (as sandbox.get would) so envd calls start at once. */
 static void learn_sandbox(e2bw_core *core, fuzz_state *st) {
   static const char get[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"sandbox.get\",\"params\":{\"sandbox_id\":\"sbx1\"}}";
-  static const char detail[] = "{\"sandboxID\":\"sbx1\",\"state\":\"running\",\"envdAccessToken\":\"tok-fuzz-ENVD\"}";
+  static const char detail[] = "{\"sandboxID\":\"sbx1\",\"state\":\"running\",\"envdAccessToken\":\"" FUZZ_ENVD_TOKEN "\"}";
   e2bw_core_submit(core, get, sizeof get - 1, 5);
   fuzz_drain(core, st);
   uint32_t op = st->pending_ops[st->nops - 1];
@@ -44,6 +44,7 @@ static void learn_sandbox(e2bw_core *core, fuzz_state *st) {
   fuzz_drain(core, st);
   st->answers = 0;
   st->nops = 0;
+  st->tokened = 1;
 }
 
 typedef struct reader {

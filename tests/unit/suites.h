@@ -10,4 +10,5 @@ void suite_sandbox(void);
 void suite_transport(void);
 void suite_codecs(void);
 void suite_process(void);
+void suite_redact(void);
 #endif
