@@ -189,11 +189,64 @@ static void touch(e2bw_core *core, e2bw_http_op *op) {
   if (op->idle_ms > 0) op->deadline = core->now + op->idle_ms;
 }
 
+/* Where a redirect pointed, as origin + path: no credentials, no query. */
+static void redirect_target(const e2bw_http_op *op, const char *loc, e2bw_buf *out) {
+  const char *scheme = strstr(loc, "://");
+  const char *p = loc;
+  int has_host = 1;
+  if (scheme && scheme < loc + strcspn(loc, "/?#")) { /* scheme://host/path */
+    e2bw_buf_append(out, loc, (size_t)(scheme + 3 - loc));
+    p = scheme + 3;
+  } else if (loc[0] == '/' && loc[1] == '/') { /* //host/path: the request's scheme */
+    e2bw_buf_append(out, op->origin, (size_t)(strstr(op->origin, "://") + 3 - op->origin));
+    p = loc + 2;
+  } else { /* a path on the same origin */
+    e2bw_buf_append_str(out, op->origin);
+    if (loc[0] != '/') e2bw_buf_append_char(out, '/');
+    has_host = 0;
+  }
+  if (has_host) { /* user:password@ is dropped */
+    const char *at = NULL;
+    for (size_t i = 0, authority = strcspn(p, "/?#"); i < authority; i++)
+      if (p[i] == '@') at = p + i;
+    if (at) p = at + 1;
+  }
+  size_t n = strcspn(p, "?#");
+  for (size_t i = 0; i < n && i < 200; i++) e2bw_buf_append_char(out, (p[i] > 0x20 && p[i] < 0x7f) ? p[i] : '_');
+}
+
+static cJSON *redirect_error(e2bw_http_op *op, int status, const char *headers, size_t headers_len) {
+  char loc[1024] = "";
+  e2bw_buf where = {0};
+  if (headers && e2bw_buf_append(&op->headers, headers, headers_len < 65536 ? headers_len : 65536) == 0)
+    e2bw_http_header(op, "location", loc, sizeof loc);
+  if (loc[0]) redirect_target(op, loc, &where);
+  cJSON *e;
+  if (where.data)
+    e = e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "%s at %s answered with a redirect (HTTP %d) to %s; redirects are not followed",
+                       op->what, op->origin, status, where.data);
+  else
+    e = e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "%s at %s answered with a redirect%s; redirects are not followed", op->what,
+                       op->origin, status ? "" : " (its target hidden by the platform)");
+  if (status) e2bw_error_set_num(e, "http_status", status);
+  e2bw_error_set_str(e, "redirect", where.data);
+  e2bw_buf_free(&where);
+  return e;
+}
+
 void e2bw_core_http_head(e2bw_core *core, uint32_t id, int status, const char *headers, size_t headers_len,
                          double now_ms) {
   core->now = now_ms;
   e2bw_http_op *op = op_find(core, id);
   if (!op || op->status) return;
+  if (status == 0 || (status >= 300 && status < 400)) {
+    /* Redirects are never followed (a 307 would carry X-API-Key or the envd
+     * token elsewhere; an envd pointing at an internal URL would make the
+     * host fetch it). 0: a browser's opaque redirect, target hidden. */
+    cJSON *e = redirect_error(op, status, headers, headers_len);
+    op_fail(core, op, e, 1);
+    return;
+  }
   if (status < 100 || status > 599) {
     op_fail(core, op, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend sent an invalid HTTP status (%d) to %s", status, op->what), 1);
     return;

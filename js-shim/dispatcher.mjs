@@ -145,7 +145,7 @@ export async function createDispatcher(options = {}) {
         headers: head.headers,
         body: action.body || undefined,
         signal: ctrl.signal,
-        redirect: 'follow',
+        redirect: 'manual', // the core refuses redirects (a typed error): never follow one with our headers
       })
       if (!live()) return
       let headerText = ''
