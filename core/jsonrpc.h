@@ -14,7 +14,9 @@
 
 typedef struct e2bw_rpc_request {
   cJSON *root;        /* owns the parsed message */
-  const cJSON *id;    /* NULL for a notification; else string, number or null */
+  const cJSON *id;    /* NULL for a notification; else the id's exact text as
+                         a cJSON raw item (echoed byte for byte), or null */
+  cJSON *id_raw;      /* owns that raw item */
   const char *method;
   cJSON *params;      /* NULL when absent; else an object */
 } e2bw_rpc_request;

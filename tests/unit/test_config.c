@@ -35,6 +35,9 @@ void suite_config(void) {
   expect_config_error("{\"api_key\":\"\"}", "config.api_key");
   expect_config_error("{\"api_key\":42}", "config.api_key");
   expect_config_error("{\"api_key\":\"hunter2\\r\\nX-Evil: 1\"}", "config.api_key");
+  /* a NUL would cut the key ("KEY\u0000junk" authenticating as "KEY"): refused */
+  expect_config_error("{\"api_key\":\"hunter2\\u0000junk\"}", "config.api_key");
+  expect_config_error("{\"api_key\":\"hunter2\",\"api_url\":\"http://a\\u0000.evil\"}", "config.api_url");
   expect_config_error("{\"api_key\":\"hunter2\",\"domain\":\"bad domain/\"}", "config.domain");
   expect_config_error("{\"api_key\":\"hunter2\",\"api_url\":\"ftp://x\"}", "config.api_url");
   expect_config_error("{\"api_key\":\"hunter2\",\"api_url\":\"http://user:hunter2@x\"}", "config.api_url");
