@@ -82,14 +82,24 @@ export async function createDispatcher(options = {}) {
     for (const w of waiters) w()
   }
 
-  // Runs every action the core has queued, then re-arms the deadline timer.
+  // Runs the actions the core has queued, one at a time and in order, then
+  // re-arms the deadline timer. Not re-entrant: a host that calls send() from
+  // inside onMessage only queues more work for the loop already running, so
+  // messages reach it in the order the core produced them.
+  let pumping = false
   function pump() {
-    if (closed) return
-    for (const action of core.drain()) {
-      if (action.kind === ACTION.SEND) deliver(action.text)
-      else if (action.kind === ACTION.HTTP) perform(action)
-      else if (action.kind === ACTION.CANCEL) cancel(action.op)
+    if (closed || pumping) return
+    pumping = true
+    try {
+      for (let action; !closed && (action = core.next());) {
+        if (action.kind === ACTION.SEND) deliver(action.text)
+        else if (action.kind === ACTION.HTTP) perform(action)
+        else if (action.kind === ACTION.CANCEL) cancel(action.op)
+      }
+    } finally {
+      pumping = false
     }
+    if (closed) return
     armTimer()
     settleIdle()
   }
