@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "errors.h"
 
 #define P_END {NULL, E2BW_P_STRING, 0}
@@ -34,7 +35,7 @@ static const e2bw_param set_timeout_params[] = {
 #define P_PROCESS {"pid", E2BW_P_PID, 1}
 static const e2bw_param run_params[] = {
     P_SANDBOX, {"command", E2BW_P_STRING, 1}, {"cwd", E2BW_P_STRING, 0}, {"envs", E2BW_P_STRING_MAP, 0},
-    {"user", E2BW_P_USER, 0}, {"timeout", E2BW_P_SECONDS, 0}, {"stdin", E2BW_P_TEXT, 0}, {"encoding", E2BW_P_ENCODING, 0},
+    {"user", E2BW_P_USER, 0}, {"timeout", E2BW_P_SECONDS, 0}, {"stdin", E2BW_P_DATA, 0}, {"encoding", E2BW_P_ENCODING, 0},
     P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param start_params[] = {
     P_SANDBOX, {"command", E2BW_P_STRING, 1}, {"cwd", E2BW_P_STRING, 0}, {"envs", E2BW_P_STRING_MAP, 0},
@@ -43,13 +44,13 @@ static const e2bw_param start_params[] = {
 static const e2bw_param list_processes_params[] = {P_SANDBOX, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param pid_params[] = {P_SANDBOX, P_PROCESS, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param signal_params[] = {P_SANDBOX, P_PROCESS, {"signal", E2BW_P_SIGNAL, 1}, P_REQUEST_TIMEOUT, P_END};
-static const e2bw_param stdin_params[] = {P_SANDBOX, P_PROCESS, {"data", E2BW_P_TEXT, 0}, {"encoding", E2BW_P_ENCODING, 0},
+static const e2bw_param stdin_params[] = {P_SANDBOX, P_PROCESS, {"data", E2BW_P_DATA, 0}, {"encoding", E2BW_P_ENCODING, 0},
                                           {"close", E2BW_P_BOOL, 0}, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param attach_params[] = {P_SANDBOX, P_PROCESS, {"encoding", E2BW_P_ENCODING, 0}, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param pty_open_params[] = {
     P_SANDBOX, {"cols", E2BW_P_DIM, 1}, {"rows", E2BW_P_DIM, 1}, {"cwd", E2BW_P_STRING, 0}, {"envs", E2BW_P_STRING_MAP, 0},
     {"user", E2BW_P_USER, 0}, {"timeout", E2BW_P_SECONDS, 0}, {"encoding", E2BW_P_ENCODING, 0}, P_REQUEST_TIMEOUT, P_END};
-static const e2bw_param pty_input_params[] = {P_SANDBOX, P_PROCESS, {"data", E2BW_P_TEXT, 1}, {"encoding", E2BW_P_ENCODING, 0},
+static const e2bw_param pty_input_params[] = {P_SANDBOX, P_PROCESS, {"data", E2BW_P_DATA, 1}, {"encoding", E2BW_P_ENCODING, 0},
                                               P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param pty_resize_params[] = {P_SANDBOX, P_PROCESS, {"cols", E2BW_P_DIM, 1}, {"rows", E2BW_P_DIM, 1},
                                                P_REQUEST_TIMEOUT, P_END};
@@ -123,26 +124,21 @@ cJSON *e2bw_features_json(void) {
   return list;
 }
 
-static const char *type_name(e2bw_param_type t) {
-  switch (t) {
-  case E2BW_P_STRING: return "string";
-  case E2BW_P_SANDBOX_ID: return "sandbox_id";
-  case E2BW_P_SECONDS: return "seconds";
-  case E2BW_P_BOOL: return "boolean";
-  case E2BW_P_OBJECT: return "object";
-  case E2BW_P_STRING_MAP: return "string_map";
-  case E2BW_P_STATE_FILTER: return "state_filter";
-  case E2BW_P_LIMIT: return "limit";
-  case E2BW_P_TEMPLATE_SET: return "template_set";
-  case E2BW_P_TEXT: return "text";
-  case E2BW_P_PID: return "pid";
-  case E2BW_P_ENCODING: return "encoding";
-  case E2BW_P_SIGNAL: return "signal";
-  case E2BW_P_DIM: return "dimension";
-  case E2BW_P_USER: return "user";
-  }
-  return "?";
-}
+/* Names and numeric ranges of the parameter types, for e2bw_describe_methods:
+ * docs/epp-methods.json takes its ranges from here (a test checks). */
+static const struct {
+  const char *name;
+  double min, max; /* min > max: no numeric range */
+} param_types[] = {
+    [E2BW_P_STRING] = {"string", 1, 0},         [E2BW_P_SANDBOX_ID] = {"sandbox_id", 1, 0},
+    [E2BW_P_SECONDS] = {"seconds", 0, 2147483647}, [E2BW_P_BOOL] = {"boolean", 1, 0},
+    [E2BW_P_OBJECT] = {"object", 1, 0},         [E2BW_P_STRING_MAP] = {"string_map", 1, 0},
+    [E2BW_P_STATE_FILTER] = {"state_filter", 1, 0}, [E2BW_P_LIMIT] = {"limit", 1, 100},
+    [E2BW_P_TEMPLATE_SET] = {"template_set", 1, 0}, [E2BW_P_TEXT] = {"text", 1, 0},
+    [E2BW_P_PID] = {"pid", 1, 4294967295.0},    [E2BW_P_ENCODING] = {"encoding", 1, 0},
+    [E2BW_P_SIGNAL] = {"signal", 1, 0},         [E2BW_P_DIM] = {"dimension", 1, 65535},
+    [E2BW_P_USER] = {"user", 1, 0},             [E2BW_P_DATA] = {"data", 1, 0},
+};
 
 char *e2bw_describe_methods(void) {
   cJSON *root = cJSON_CreateObject();
@@ -162,8 +158,12 @@ char *e2bw_describe_methods(void) {
       cJSON *param = cJSON_CreateObject();
       cJSON_AddItemToArray(params, param);
       cJSON_AddStringToObject(param, "name", p->name);
-      cJSON_AddStringToObject(param, "type", type_name(p->type));
+      cJSON_AddStringToObject(param, "type", param_types[p->type].name);
       cJSON_AddBoolToObject(param, "required", p->required);
+      if (param_types[p->type].min <= param_types[p->type].max) {
+        cJSON_AddNumberToObject(param, "minimum", param_types[p->type].min);
+        cJSON_AddNumberToObject(param, "maximum", param_types[p->type].max);
+      }
     }
   }
   cJSON_AddItemToObject(root, "features", e2bw_features_json());
@@ -205,7 +205,13 @@ static int state_ok(const cJSON *item) {
   return cJSON_IsString(item) && (!strcmp(item->valuestring, "running") || !strcmp(item->valuestring, "paused"));
 }
 
-static cJSON *check_one(const e2bw_param *p, const cJSON *v) {
+/* An in-range integer (ranges from param_types). */
+static int int_in_range(const e2bw_param *p, const cJSON *v) {
+  double x = cJSON_IsNumber(v) ? v->valuedouble : -1;
+  return x >= param_types[p->type].min && x <= param_types[p->type].max && x == (double)(long long)x;
+}
+
+static cJSON *check_one(const e2bw_param *p, const cJSON *v, const cJSON *params) {
   switch (p->type) {
   case E2BW_P_STRING:
     if (!cJSON_IsString(v) || !v->valuestring[0]) return param_error(p->name, "must be a non-empty string");
@@ -215,7 +221,7 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v) {
     if (!sandbox_id_ok(v->valuestring)) return param_error(p->name, "must be a bare sandbox id (letters, digits, '-' or '_', at most 128)");
     return NULL;
   case E2BW_P_SECONDS:
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > 2147483647.0)
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= param_types[p->type].min) || v->valuedouble > param_types[p->type].max)
       return param_error(p->name, "must be a number of seconds between 0 and 2147483647");
     return NULL;
   case E2BW_P_BOOL:
@@ -247,14 +253,23 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v) {
     return NULL;
   }
   case E2BW_P_LIMIT:
-    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 100 || v->valuedouble != (double)(int)v->valuedouble)
-      return param_error(p->name, "must be an integer from 1 to 100");
+    if (!int_in_range(p, v)) return param_error(p->name, "must be an integer from 1 to 100");
     return NULL;
   case E2BW_P_TEMPLATE_SET:
     return param_error(p->name, "cannot be chosen at create time on E2B: the template fixes it (leave it out or null)");
   case E2BW_P_TEXT:
     if (!cJSON_IsString(v)) return param_error(p->name, "must be a string");
     return NULL;
+  case E2BW_P_DATA: {
+    if (!cJSON_IsString(v)) return param_error(p->name, "must be a string");
+    const cJSON *enc = cJSON_GetObjectItemCaseSensitive(params, "encoding");
+    if (!cJSON_IsString(enc) || strcmp(enc->valuestring, "base64") != 0) return NULL;
+    e2bw_buf bytes = {0};
+    int rc = e2bw_base64_decode(&bytes, v->valuestring, strlen(v->valuestring));
+    e2bw_buf_free(&bytes);
+    if (rc == -2) return param_error(p->name, "is not base64 (encoding is \"base64\")");
+    return rc ? e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory") : NULL;
+  }
   case E2BW_P_PID:
     if (!(e2bw_param_pid(v, NULL) > 0)) return param_error(p->name, "must be a process id (a positive integer, or its decimal string)");
     return NULL;
@@ -266,8 +281,7 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v) {
     if (!signal_name(v)) return param_error(p->name, "must be \"SIGTERM\" or \"SIGKILL\" (the signals envd delivers)");
     return NULL;
   case E2BW_P_DIM:
-    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 65535 || v->valuedouble != (double)(int)v->valuedouble)
-      return param_error(p->name, "must be an integer from 1 to 65535");
+    if (!int_in_range(p, v)) return param_error(p->name, "must be an integer from 1 to 65535");
     return NULL;
   case E2BW_P_USER:
     if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) > 64 || strpbrk(v->valuestring, ":\r\n\t "))
@@ -305,7 +319,7 @@ cJSON *e2bw_params_check(const e2bw_method *m, const cJSON *params) {
       if (p->required) return param_error(p->name, "is required");
       continue;
     }
-    cJSON *err = check_one(p, v);
+    cJSON *err = check_one(p, v, params);
     if (err) return err;
   }
   return NULL;

@@ -153,6 +153,16 @@ test('oversized NDJSON line: -32600 without buffering it, the stream continues',
   core.free()
 })
 
+// The number-typed branch of a param's schema, $refs followed.
+function numericSchema(schema) {
+  for (let i = 0; schema && i < 5; i++) {
+    if (schema.$ref) schema = methodsDoc.definitions[schema.$ref.split('/').pop()]
+    else if (schema.oneOf) schema = schema.oneOf.find((s) => s.type === 'integer' || s.type === 'number' || s.$ref)
+    else return schema
+  }
+  return schema || {}
+}
+
 test('docs/epp-methods.json matches the core method table', async () => {
   const core = await Core.create(pathToFileURL(MODULES.committed))
   const described = core.describeMethods()
@@ -167,6 +177,11 @@ test('docs/epp-methods.json matches the core method table', async () => {
     const props = Object.keys(doc.params.properties || {}).sort()
     assert.deepEqual(m.params.map((p) => p.name).sort(), props, `${m.name} params`)
     assert.deepEqual(m.params.filter((p) => p.required).map((p) => p.name).sort(), [...(doc.params.required || [])].sort(), `${m.name} required`)
+    // numeric ranges come from the core's table, not from memory
+    for (const p of m.params.filter((p) => 'minimum' in p)) {
+      const schema = numericSchema(doc.params.properties[p.name])
+      assert.deepEqual([schema.minimum, schema.maximum], [p.minimum, p.maximum], `${m.name} ${p.name} range`)
+    }
   }
   // the manifest declares exactly the features the core derives
   const toml = readFileSync(path.join(root, 'abx-provider.toml'), 'utf8')

@@ -308,6 +308,27 @@ static void test_run_timeout_and_stdin(void) {
   h_free(h);
 }
 
+/* Cross-field checks are the table's: base64 stdin that is not base64 is
+ * refused before anything reaches the backend (it used to start the
+ * process with empty stdin). */
+static void test_data_checked_against_encoding(void) {
+  harness *h = h_new();
+  h_init(h, CONFIG);
+  call(h, 1, "exec.run", "{\"sandbox_id\":\"sbx1\",\"command\":\"cat\",\"stdin\":\"*not base64*\",\"encoding\":\"base64\"}");
+  cJSON *r = h_send(h);
+  CHECK_NUM(h_error_code(r), -32602);
+  CHECK(strstr(h_send_text_last(h), "\"field\":\"stdin\"") != NULL);
+  call(h, 2, "process.stdin", "{\"sandbox_id\":\"sbx1\",\"pid\":5,\"data\":\"*\",\"encoding\":\"base64\"}");
+  CHECK_NUM(h_error_code(h_send(h)), -32602);
+  call(h, 3, "pty.input", "{\"sandbox_id\":\"sbx1\",\"pid\":5,\"data\":\"%%%\",\"encoding\":\"base64\"}");
+  CHECK_NUM(h_error_code(h_send(h)), -32602);
+  CHECK(h_pending(h) == 0); /* no request of any kind went out */
+  /* the same text is fine as UTF-8 */
+  call(h, 4, "exec.run", "{\"sandbox_id\":\"sbx1\",\"command\":\"cat\",\"stdin\":\"*not base64*\"}");
+  CHECK(h_http_next(h) != NULL);
+  h_free(h);
+}
+
 static void test_start_notifications(void) {
   harness *h = ready();
   h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":12345678901234567890,\"method\":\"exec.start\",\"params\":{\"sandbox_id\":\"sbx1\",\"command\":\"true\"}}");
@@ -552,6 +573,7 @@ static void test_unary(void) {
 }
 
 void suite_process(void) {
+  test_data_checked_against_encoding();
   test_run_request_and_result();
   test_run_every_chunking();
   test_data_event_shapes();
