@@ -55,7 +55,7 @@ wasm: $(BUILD)/wasm/core.wasm $(BUILD)/wasm/core-wasi.wasm
 
 $(BUILD)/wasm/core.wasm: $(WASM_SRC) $(CORE_HDR)
 	@mkdir -p $(BUILD)/wasm
-	NODE_PATH=/usr/share/nodejs $(EMCC) $(CSTD) -Oz $(INC) -DE2BW_WASM \
+	NODE_PATH=/usr/share/nodejs $(EMCC) $(CSTD) -Oz -flto $(INC) -DE2BW_WASM \
 	  -sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB \
 	  -sTOTAL_STACK=262144 -sERROR_ON_UNDEFINED_SYMBOLS=1 \
 	  $(WASM_SRC) -o $@

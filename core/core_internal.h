@@ -50,6 +50,7 @@ struct e2bw_http_op {
   e2bw_core *core;          /* the core it belongs to (its secrets, for messages) */
   int status;               /* 0 until the head arrived */
   int held;                 /* the caller paused reading: no idle deadline */
+  int overflowed;           /* failed because the body passed E2BW_MAX_RESPONSE_BYTES */
   e2bw_buf headers;
   e2bw_buf body;
   e2bw_http_done_fn on_done;  /* NULL: finish quietly */

@@ -218,10 +218,15 @@ cJSON *e2bw_envd_status_error(const e2bw_http_op *op, const char *sandbox_id) {
   e2bw_redact(op->core, body); /* before its message is cut to length */
   const cJSON *code = cJSON_GetObjectItemCaseSensitive(body, "code");
   cJSON *e;
-  if (op->status == 502) {
-    /* The sandbox proxy: no running sandbox behind this id (reference §2). */
+  if (op->status == 502 && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(body, "sandboxId")) &&
+      !cJSON_HasObjectItem(body, "port")) {
+    /* E2B's sandbox proxy: no running sandbox behind this id (reference §2). */
     e = e2bw_error_new(E2BW_ERR_NOT_FOUND, "Sandbox '%s' is not running: it was killed, paused, or reached its timeout", sandbox_id);
     e2bw_error_set_str(e, "sdk_code", E2BW_SDK_SANDBOX_NOT_FOUND);
+  } else if (op->status == 502) {
+    /* Any other 502 (a load balancer's HTML page, a closed port): the way to
+     * envd is broken, which says nothing about the sandbox. */
+    e = e2bw_error_new(E2BW_ERR_UNREACHABLE, "Cannot reach envd for %s: a gateway answered HTTP 502", op->what);
   } else if (cJSON_IsString(code)) {
     e = e2bw_connect_error(body, op->what);
   } else {

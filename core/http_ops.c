@@ -272,6 +272,7 @@ void e2bw_core_http_body(e2bw_core *core, uint32_t id, const uint8_t *data, size
     return;
   }
   if (op->body.len + len > E2BW_MAX_RESPONSE_BYTES) {
+    op->overflowed = 1;
     op_fail(core, op, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend's response to %s exceeds %u bytes", op->what, (unsigned)E2BW_MAX_RESPONSE_BYTES), 1);
     return;
   }

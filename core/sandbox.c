@@ -14,6 +14,8 @@
 #define E2B_CONNECT_DEFAULT_TIMEOUT_S 300.0
 /* sandbox.list follows X-Next-Token at most this many pages. */
 #define LIST_MAX_PAGES 1000
+/* sandbox.list's page size (E2B's maximum); halved while a page is too big. */
+#define LIST_PAGE 100
 
 static const char *param_str(const e2bw_call *call, const char *name) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->params, name);
@@ -246,12 +248,33 @@ static int append_metadata_query(e2bw_buf *q, const cJSON *metadata) {
   return rc;
 }
 
+/* A page too large for the response cap (big metadata) is asked again in
+ * halves, down to one sandbox per page, from the same position. */
+static void list_failed(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
+  e2bw_call *call = op->call;
+  cJSON *page = cJSON_GetObjectItemCaseSensitive(call->scratch, "page");
+  if (!op->overflowed || page->valuedouble <= 1) {
+    e2bw_call_fail(core, call, error);
+    return;
+  }
+  cJSON_Delete(error);
+  cJSON_SetNumberValue(page, floor(page->valuedouble / 2));
+  const cJSON *token = cJSON_GetObjectItemCaseSensitive(call->scratch, "token");
+  list_request(core, call, cJSON_IsString(token) ? token->valuestring : NULL);
+}
+
 static int list_request(e2bw_core *core, e2bw_call *call, const char *next_token) {
-  const cJSON *limit = param_num(call, "limit");
   const cJSON *state = cJSON_GetObjectItemCaseSensitive(call->params, "state");
   const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(call->params, "metadata");
   char number[32];
-  snprintf(number, sizeof number, "%d", limit ? (int)limit->valuedouble : 100);
+  snprintf(number, sizeof number, "%d", (int)cJSON_GetObjectItemCaseSensitive(call->scratch, "page")->valuedouble);
+  cJSON *token = next_token ? cJSON_CreateString(next_token) : cJSON_CreateNull();
+  if (!token || !cJSON_ReplaceItemInObjectCaseSensitive(call->scratch, "token", token)) {
+    cJSON_Delete(token);
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+    return -1;
+  }
+  next_token = token->valuestring; /* it may have pointed into the item replaced */
   e2bw_buf q = {0};
   int rc = e2bw_buf_append_str(&q, "/v2/sandboxes?limit=") || e2bw_buf_append_str(&q, number);
   if (cJSON_IsString(state)) {
@@ -270,14 +293,18 @@ static int list_request(e2bw_core *core, e2bw_call *call, const char *next_token
   e2bw_http_op *op = NULL;
   if (rc) e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
   else op = e2bw_api_request(core, call, "GET", q.data, NULL, listed);
+  if (op) op->on_fail = list_failed;
   e2bw_buf_free(&q);
   return op ? 0 : -1;
 }
 
 void e2bw_sandbox_list(e2bw_core *core, e2bw_call *call) {
   call->scratch = cJSON_CreateObject();
+  const cJSON *limit = param_num(call, "limit");
   if (!call->scratch || !cJSON_AddArrayToObject(call->scratch, "sandboxes") ||
-      !cJSON_AddNumberToObject(call->scratch, "pages", 1) || !cJSON_AddNullToObject(call->scratch, "last_token")) {
+      !cJSON_AddNumberToObject(call->scratch, "pages", 1) || !cJSON_AddNullToObject(call->scratch, "last_token") ||
+      !cJSON_AddNumberToObject(call->scratch, "page", limit ? limit->valuedouble : LIST_PAGE) ||
+      !cJSON_AddNullToObject(call->scratch, "token")) {
     e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
     return;
   }

@@ -244,6 +244,18 @@ static void test_run_failures(void) {
   r = h_send(h);
   CHECK_NUM(h_error_code(r), -32002);
   CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "data"), "sdk_code")->valuestring, "E2009");
+  /* any other 502 (a load balancer's HTML page, a closed port) says nothing
+   * about the sandbox: unreachable, not "gone" */
+  static const char *const other_502[] = {"<html><body>502 Bad Gateway</body></html>",
+                                           "{\"sandboxId\":\"sbx1\",\"message\":\"The sandbox is running but port is not open\",\"port\":49983,\"code\":502}"};
+  for (int i = 0; i < 2; i++) {
+    call(h, 20 + i, "exec.run", "{\"sandbox_id\":\"sbx1\",\"command\":\"x\"}");
+    req = h_http_next(h);
+    h_respond(h, req->op, 502, NULL, other_502[i]);
+    r = h_send(h);
+    CHECK_NUM(h_error_code(r), -32012);
+    CHECK_STR(h_error_kind(r), "unreachable");
+  }
   /* envd refusing the token: unauthenticated, and no token in the message */
   call(h, 3, "exec.run", "{\"sandbox_id\":\"sbx1\",\"command\":\"x\"}");
   req = h_http_next(h);

@@ -205,6 +205,45 @@ static void test_list(void) {
   h_free(h);
 }
 
+/* A page over the response cap (sandboxes with large metadata) is asked
+ * again in halves from the same position; listing never fails for it. */
+static void test_list_page_too_large(void) {
+  harness *h = ready();
+  call(h, 1, "sandbox.list", "{}");
+  h_http *req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes?limit=100");
+  size_t big = E2BW_MAX_RESPONSE_BYTES + 1;
+  char *huge = malloc(big);
+  memset(huge, ' ', big);
+  e2bw_core_http_head(h->core, req->op, 200, "", 0, h->now);
+  e2bw_core_http_body(h->core, req->op, (const uint8_t *)huge, big, h->now);
+  h_drain(h);
+  CHECK_NUM(h_cancel_next(h), req->op);
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes?limit=50");
+  h_respond(h, req->op, 200, "x-next-token: t2\n", "[" DETAIL("a", "running", "2026-01-01T01:00:00.000Z") "]");
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes?limit=50&nextToken=t2");
+  e2bw_core_http_head(h->core, req->op, 200, "", 0, h->now);
+  e2bw_core_http_body(h->core, req->op, (const uint8_t *)huge, big, h->now);
+  h_drain(h);
+  req = h_http_next(h); /* the same position, a smaller page */
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes?limit=25&nextToken=t2");
+  h_respond(h, req->op, 200, NULL, "[" DETAIL("b", "running", "2026-01-01T01:00:00.000Z") "]");
+  cJSON *r = h_send(h);
+  CHECK_NUM(cJSON_GetArraySize(field(h_result(r), "sandboxes")), 2);
+  /* one sandbox that alone passes the cap: an error, not a loop */
+  call(h, 2, "sandbox.list", "{\"limit\":1}");
+  req = h_http_next(h);
+  e2bw_core_http_head(h->core, req->op, 200, "", 0, h->now);
+  e2bw_core_http_body(h->core, req->op, (const uint8_t *)huge, big, h->now);
+  h_drain(h);
+  CHECK_STR(h_error_kind(h_send(h)), "bad_response");
+  CHECK(h_http_next(h) == NULL); /* no retry below one sandbox a page */
+  free(huge);
+  h_free(h);
+}
+
 static void test_kill_timeout_pause(void) {
   harness *h = ready();
   call(h, 1, "sandbox.kill", "{\"sandbox_id\":\"sbx1\"}");
@@ -316,6 +355,7 @@ static void test_connect(void) {
 }
 
 void suite_sandbox(void) {
+  test_list_page_too_large();
   test_create();
   test_get_and_errors();
   test_list();
