@@ -29,12 +29,16 @@ all: native asan wasm backend
 native: $(BUILD)/native/unit_tests
 asan:   $(BUILD)/asan/unit_tests
 
-$(BUILD)/native/libe2bw.a: $(CORE_SRC) $(CORE_HDR) $(CJSON_C)
+# The unit tests' builds of the core and cJSON allocate through counting
+# wrappers (tests/unit/alloc_hook.h) so test_oom.c can fail any allocation.
+HOOK := -include tests/unit/alloc_hook.h
+
+$(BUILD)/native/libe2bw.a: $(CORE_SRC) $(CORE_HDR) $(CJSON_C) tests/unit/alloc_hook.h
 	@mkdir -p $(BUILD)/native/obj
 	rm -f $@
 	for f in $(CORE_SRC); do \
-	  $(CC) $(CSTD) -O2 -g $(WARN) $(INC) -c $$f -o $(BUILD)/native/obj/$$(basename $$f .c).o || exit 1; done
-	$(CC) $(CSTD) -O2 -g $(INC) -c $(CJSON_C) -o $(BUILD)/native/obj/cJSON.o
+	  $(CC) $(CSTD) -O2 -g $(WARN) $(INC) $(HOOK) -c $$f -o $(BUILD)/native/obj/$$(basename $$f .c).o || exit 1; done
+	$(CC) $(CSTD) -O2 -g $(INC) $(HOOK) -c $(CJSON_C) -o $(BUILD)/native/obj/cJSON.o
 	ar rcs $@ $(BUILD)/native/obj/*.o
 
 $(BUILD)/native/unit_tests: $(BUILD)/native/libe2bw.a $(UNIT_SRC) $(UNIT_HDR)
@@ -43,8 +47,11 @@ $(BUILD)/native/unit_tests: $(BUILD)/native/libe2bw.a $(UNIT_SRC) $(UNIT_HDR)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 $(BUILD)/asan/unit_tests: $(CORE_SRC) $(CORE_HDR) $(UNIT_SRC) $(UNIT_HDR) $(CJSON_C)
 	@mkdir -p $(BUILD)/asan
-	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) -c $(CJSON_C) -o $(BUILD)/asan/cJSON.o
-	$(CC) $(CSTD) -O1 -g $(SAN) $(WARN) $(INC) $(CORE_SRC) $(UNIT_SRC) $(BUILD)/asan/cJSON.o -lm -o $@
+	@mkdir -p $(BUILD)/asan/obj
+	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) $(HOOK) -c $(CJSON_C) -o $(BUILD)/asan/cJSON.o
+	for f in $(CORE_SRC); do \
+	  $(CC) $(CSTD) -O1 -g $(SAN) $(WARN) $(INC) $(HOOK) -c $$f -o $(BUILD)/asan/obj/$$(basename $$f .c).o || exit 1; done
+	$(CC) $(CSTD) -O1 -g $(SAN) $(WARN) $(INC) $(UNIT_SRC) $(BUILD)/asan/obj/*.o $(BUILD)/asan/cJSON.o -lm -o $@
 
 # --- WebAssembly -------------------------------------------------------
 # core.wasm: Emscripten, no imports (wasm/abi.c defines the one hook the

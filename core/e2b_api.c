@@ -126,7 +126,7 @@ static const char *str_field(const cJSON *obj, const char *name) {
 
 static void copy_field(cJSON *dst, const char *dst_name, const cJSON *src, const char *src_name, int type_mask) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, src_name);
-  if (v && (v->type & type_mask)) cJSON_AddItemToObject(dst, dst_name, cJSON_Duplicate(v, 1));
+  if (v && (v->type & type_mask)) e2bw_add(dst, dst_name, cJSON_Duplicate(v, 1));
 }
 
 static void add_envd(const e2bw_config *cfg, cJSON *rec, const char *id, const cJSON *src) {
@@ -172,7 +172,7 @@ cJSON *e2bw_record_from_detail(const e2bw_config *cfg, const cJSON *detail) {
   const char *state = str_field(detail, "state");
   if (state) cJSON_AddStringToObject(rec, "status", state);
   const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(detail, "metadata");
-  cJSON_AddItemToObject(rec, "metadata", cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject());
+  e2bw_add(rec, "metadata", cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject());
   copy_field(rec, "created_at", detail, "startedAt", cJSON_String);
   copy_field(rec, "expires_at", detail, "endAt", cJSON_String);
   copy_field(rec, "cpu", detail, "cpuCount", cJSON_Number);

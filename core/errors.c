@@ -40,7 +40,11 @@ cJSON *e2bw_error_new(e2bw_error_kind kind, const char *fmt, ...) {
     cJSON_Delete(data);
     return NULL;
   }
-  cJSON_AddItemToObject(error, "data", data);
+  if (!cJSON_AddItemToObject(error, "data", data)) {
+    cJSON_Delete(error);
+    cJSON_Delete(data);
+    return NULL;
+  }
   return error;
 }
 

@@ -66,12 +66,14 @@ e2bw_http_op *e2bw_http_start(e2bw_core *core, const e2bw_http_spec *spec) {
   cJSON_AddStringToObject(head, "url", spec->url);
   for (const char *const *h = spec->headers; h && h[0]; h += 2) {
     cJSON *pair = cJSON_CreateArray();
-    if (!pair) goto oom;
-    cJSON_AddItemToArray(list, pair);
-    if (!cJSON_AddItemToArray(pair, cJSON_CreateString(h[0])) || !cJSON_AddItemToArray(pair, cJSON_CreateString(h[1]))) goto oom;
+    if (!pair || !e2bw_push(list, pair)) goto oom;
+    if (!e2bw_push(pair, cJSON_CreateString(h[0])) || !e2bw_push(pair, cJSON_CreateString(h[1]))) goto oom;
   }
-  cJSON_AddItemToObject(head, "headers", list);
+  e2bw_add(head, "headers", list);
   list = NULL;
+  /* a request (or its body, built by the caller) missing a member that an
+   * allocation failed to add is never sent */
+  if (e2bw_alloc_failures() != core->alloc_mark) goto oom;
   head_text = cJSON_PrintUnformatted(head);
   if (!head_text) goto oom;
   if (spec->body_len) {
@@ -236,7 +238,7 @@ static cJSON *redirect_error(e2bw_http_op *op, int status, const char *headers, 
 
 void e2bw_core_http_head(e2bw_core *core, uint32_t id, int status, const char *headers, size_t headers_len,
                          double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_http_op *op = op_find(core, id);
   if (!op || op->status) return;
   if (status == 0 || (status >= 300 && status < 400)) {
@@ -259,7 +261,7 @@ void e2bw_core_http_head(e2bw_core *core, uint32_t id, int status, const char *h
 }
 
 void e2bw_core_http_body(e2bw_core *core, uint32_t id, const uint8_t *data, size_t len, double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_http_op *op = op_find(core, id);
   if (!op) return;
   if (!op->status) {
@@ -281,7 +283,7 @@ void e2bw_core_http_body(e2bw_core *core, uint32_t id, const uint8_t *data, size
 }
 
 void e2bw_core_http_end(e2bw_core *core, uint32_t id, double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_http_op *op = op_find(core, id);
   if (!op) return;
   if (!op->status) {
@@ -293,7 +295,7 @@ void e2bw_core_http_end(e2bw_core *core, uint32_t id, double now_ms) {
 }
 
 void e2bw_core_http_fail(e2bw_core *core, uint32_t id, int failure, double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_http_op *op = op_find(core, id);
   if (!op) return;
   if (failure == E2BW_NET_PROTOCOL) {
@@ -313,7 +315,7 @@ void e2bw_core_http_fail(e2bw_core *core, uint32_t id, int failure, double now_m
 }
 
 void e2bw_core_http_hold(e2bw_core *core, uint32_t id, int held, double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_http_op *op = op_find(core, id);
   if (!op || op->idle_ms <= 0 || !op->status) return; /* only running streams idle */
   op->held = held != 0;

@@ -219,11 +219,12 @@ static char *envelope_text(const cJSON *id, const char *key, cJSON *value) {
   cJSON *id_copy = id_item(id);
   char *text = NULL;
   if (msg && id_copy && value && cJSON_AddStringToObject(msg, "jsonrpc", "2.0")) {
-    cJSON_AddItemToObject(msg, "id", id_copy);
+    int ok = cJSON_AddItemToObject(msg, "id", id_copy);
+    if (!ok) cJSON_Delete(id_copy);
     id_copy = NULL;
-    cJSON_AddItemToObject(msg, key, value);
-    value = NULL;
-    text = cJSON_PrintUnformatted(msg);
+    ok = ok && cJSON_AddItemToObject(msg, key, value);
+    if (ok) value = NULL;
+    text = ok ? cJSON_PrintUnformatted(msg) : NULL; /* never an answer without its id or body */
   }
   cJSON_Delete(id_copy);
   cJSON_Delete(value);
@@ -232,8 +233,7 @@ static char *envelope_text(const cJSON *id, const char *key, cJSON *value) {
 }
 
 char *e2bw_rpc_result_text(const cJSON *id, cJSON *result) {
-  if (!result) result = cJSON_CreateObject();
-  return envelope_text(id, "result", result);
+  return envelope_text(id, "result", result); /* no result (out of memory): no text */
 }
 
 char *e2bw_rpc_error_text(const cJSON *id, cJSON *error) { return envelope_text(id, "error", error); }
@@ -241,8 +241,8 @@ char *e2bw_rpc_error_text(const cJSON *id, cJSON *error) { return envelope_text(
 char *e2bw_rpc_notification_text(const char *method, cJSON *params) {
   cJSON *msg = cJSON_CreateObject();
   char *text = NULL;
-  if (msg && params && cJSON_AddStringToObject(msg, "jsonrpc", "2.0") && cJSON_AddStringToObject(msg, "method", method)) {
-    cJSON_AddItemToObject(msg, "params", params);
+  if (msg && params && cJSON_AddStringToObject(msg, "jsonrpc", "2.0") && cJSON_AddStringToObject(msg, "method", method) &&
+      cJSON_AddItemToObject(msg, "params", params)) {
     params = NULL;
     text = cJSON_PrintUnformatted(msg);
   }

@@ -119,7 +119,7 @@ cJSON *e2bw_features_json(void) {
     int seen = 0;
     for (size_t j = 0; j < i; j++)
       if (strcmp(method_table[j].feature, f) == 0) seen = 1;
-    if (!seen && feature_complete(f)) cJSON_AddItemToArray(list, cJSON_CreateString(f));
+    if (!seen && feature_complete(f)) e2bw_push(list, cJSON_CreateString(f));
   }
   return list;
 }
@@ -148,7 +148,7 @@ char *e2bw_describe_methods(void) {
   for (size_t i = 0; i < METHOD_COUNT; i++) {
     const e2bw_method *m = &method_table[i];
     cJSON *entry = cJSON_CreateObject();
-    cJSON_AddItemToArray(methods, entry);
+    if (!entry || !e2bw_push(methods, entry)) goto done;
     cJSON_AddStringToObject(entry, "name", m->name);
     cJSON_AddStringToObject(entry, "feature", m->feature);
     cJSON_AddBoolToObject(entry, "implemented", m->start != NULL);
@@ -156,7 +156,7 @@ char *e2bw_describe_methods(void) {
     cJSON *params = cJSON_AddArrayToObject(entry, "params");
     for (const e2bw_param *p = m->params; p && p->name; p++) {
       cJSON *param = cJSON_CreateObject();
-      cJSON_AddItemToArray(params, param);
+      if (!param || !e2bw_push(params, param)) goto done;
       cJSON_AddStringToObject(param, "name", p->name);
       cJSON_AddStringToObject(param, "type", param_types[p->type].name);
       cJSON_AddBoolToObject(param, "required", p->required);
@@ -166,7 +166,7 @@ char *e2bw_describe_methods(void) {
       }
     }
   }
-  cJSON_AddItemToObject(root, "features", e2bw_features_json());
+  e2bw_add(root, "features", e2bw_features_json());
   text = cJSON_PrintUnformatted(root);
 done:
   cJSON_Delete(root);

@@ -99,7 +99,7 @@ static void created(e2bw_core *core, e2bw_http_op *op) {
   }
   /* The create answer carries no metadata; echo what E2B stored from us. */
   const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(call->params, "metadata");
-  cJSON_AddItemToObject(rec, "metadata", cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject());
+  e2bw_add(rec, "metadata", cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject());
   succeed(core, op, rec);
 }
 
@@ -119,7 +119,7 @@ static cJSON *apply_options(cJSON *body, const cJSON *options) {
       if (cJSON_IsBool(opt)) cJSON_AddBoolToObject(body, "allow_internet_access", cJSON_IsTrue(opt));
       else expect = "must be a boolean";
     } else if (!strcmp(k, "network")) {
-      if (cJSON_IsObject(opt)) cJSON_AddItemToObject(body, "network", cJSON_Duplicate(opt, 1));
+      if (cJSON_IsObject(opt)) e2bw_add(body, "network", cJSON_Duplicate(opt, 1));
       else expect = "must be an object (E2B's network settings)";
     } else {
       expect = "is not an option of this provider (auto_pause, auto_resume, allow_internet_access, network)";
@@ -150,8 +150,8 @@ void e2bw_sandbox_create(e2bw_core *core, e2bw_call *call) {
   }
   cJSON_AddStringToObject(body, "templateID", tpl ? tpl : "base");
   if (timeout) cJSON_AddNumberToObject(body, "timeout", whole_seconds(timeout->valuedouble));
-  if (cJSON_IsObject(metadata)) cJSON_AddItemToObject(body, "metadata", cJSON_Duplicate(metadata, 1));
-  if (cJSON_IsObject(envs)) cJSON_AddItemToObject(body, "envVars", cJSON_Duplicate(envs, 1));
+  if (cJSON_IsObject(metadata)) e2bw_add(body, "metadata", cJSON_Duplicate(metadata, 1));
+  if (cJSON_IsObject(envs)) e2bw_add(body, "envVars", cJSON_Duplicate(envs, 1));
   if (v1) cJSON_AddBoolToObject(body, "secure", 0);
   if (cJSON_IsObject(options)) {
     cJSON *error = apply_options(body, options);
@@ -204,9 +204,14 @@ static void listed(e2bw_core *core, e2bw_http_op *op) {
       fail_bad_record(core, op);
       return;
     }
-    cJSON_AddItemToArray(all, rec);
+    e2bw_push(all, rec);
   }
   cJSON_Delete(page);
+  if (e2bw_alloc_failures() != core->alloc_mark) { /* this page may be partial: the whole list would be */
+    e2bw_http_op_finish(core, op);
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+    return;
+  }
 
   char token[512] = "";
   e2bw_http_header(op, "x-next-token", token, sizeof token);
@@ -215,17 +220,22 @@ static void listed(e2bw_core *core, e2bw_http_op *op) {
   if (token[0] && !one_page) {
     cJSON *pages = cJSON_GetObjectItemCaseSensitive(call->scratch, "pages");
     cJSON *last = cJSON_GetObjectItemCaseSensitive(call->scratch, "last_token");
-    if ((cJSON_IsString(last) && !strcmp(last->valuestring, token)) || pages->valuedouble >= LIST_MAX_PAGES) {
+    if (!strcmp(last->valuestring, token) || pages->valuedouble >= LIST_MAX_PAGES) {
       e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend's list paging does not end (X-Next-Token repeats or exceeds %d pages)", LIST_MAX_PAGES));
       return;
     }
     cJSON_SetNumberValue(pages, pages->valuedouble + 1);
-    cJSON_ReplaceItemInObjectCaseSensitive(call->scratch, "last_token", cJSON_CreateString(token));
+    /* scratch strings are set in place: cJSON's Replace* corrupts the object
+     * when its key copy fails */
+    if (!cJSON_SetValuestring(last, token)) {
+      e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+      return;
+    }
     list_request(core, call, token);
     return;
   }
   cJSON *result = cJSON_CreateObject();
-  cJSON_AddItemToObject(result, "sandboxes", cJSON_DetachItemFromObjectCaseSensitive(call->scratch, "sandboxes"));
+  e2bw_add(result, "sandboxes", cJSON_DetachItemFromObjectCaseSensitive(call->scratch, "sandboxes"));
   if (token[0]) cJSON_AddStringToObject(result, "next_token", token);
   else cJSON_AddNullToObject(result, "next_token");
   e2bw_call_succeed(core, call, result);
@@ -260,7 +270,7 @@ static void list_failed(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
   cJSON_Delete(error);
   cJSON_SetNumberValue(page, floor(page->valuedouble / 2));
   const cJSON *token = cJSON_GetObjectItemCaseSensitive(call->scratch, "token");
-  list_request(core, call, cJSON_IsString(token) ? token->valuestring : NULL);
+  list_request(core, call, token->valuestring[0] ? token->valuestring : NULL);
 }
 
 static int list_request(e2bw_core *core, e2bw_call *call, const char *next_token) {
@@ -268,13 +278,12 @@ static int list_request(e2bw_core *core, e2bw_call *call, const char *next_token
   const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(call->params, "metadata");
   char number[32];
   snprintf(number, sizeof number, "%d", (int)cJSON_GetObjectItemCaseSensitive(call->scratch, "page")->valuedouble);
-  cJSON *token = next_token ? cJSON_CreateString(next_token) : cJSON_CreateNull();
-  if (!token || !cJSON_ReplaceItemInObjectCaseSensitive(call->scratch, "token", token)) {
-    cJSON_Delete(token);
+  cJSON *token = cJSON_GetObjectItemCaseSensitive(call->scratch, "token"); /* where the page starts ("": the first) */
+  if (next_token != token->valuestring && !cJSON_SetValuestring(token, next_token ? next_token : "")) {
     e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
     return -1;
   }
-  next_token = token->valuestring; /* it may have pointed into the item replaced */
+  next_token = token->valuestring[0] ? token->valuestring : NULL;
   e2bw_buf q = {0};
   int rc = e2bw_buf_append_str(&q, "/v2/sandboxes?limit=") || e2bw_buf_append_str(&q, number);
   if (cJSON_IsString(state)) {
@@ -302,9 +311,9 @@ void e2bw_sandbox_list(e2bw_core *core, e2bw_call *call) {
   call->scratch = cJSON_CreateObject();
   const cJSON *limit = param_num(call, "limit");
   if (!call->scratch || !cJSON_AddArrayToObject(call->scratch, "sandboxes") ||
-      !cJSON_AddNumberToObject(call->scratch, "pages", 1) || !cJSON_AddNullToObject(call->scratch, "last_token") ||
+      !cJSON_AddNumberToObject(call->scratch, "pages", 1) || !cJSON_AddStringToObject(call->scratch, "last_token", "") ||
       !cJSON_AddNumberToObject(call->scratch, "page", limit ? limit->valuedouble : LIST_PAGE) ||
-      !cJSON_AddNullToObject(call->scratch, "token")) {
+      !cJSON_AddStringToObject(call->scratch, "token", "")) {
     e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
     return;
   }

@@ -12,4 +12,5 @@ void suite_codecs(void);
 void suite_process(void);
 void suite_redact(void);
 void suite_redirects(void);
+void suite_oom(void);
 #endif
