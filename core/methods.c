@@ -77,10 +77,12 @@ static const e2bw_method method_table[] = {
     {"process.stdin", "process.manage", e2bw_process_stdin, stdin_params, 0},
     /* ours: follow a running process's output from another client */
     {"process.attach", "process.manage", e2bw_process_attach, attach_params, 1},
-    {"pty.open", "pty", e2bw_pty_open, pty_open_params, 0},
-    {"pty.input", "pty", e2bw_pty_input, pty_input_params, 0},
-    {"pty.resize", "pty", e2bw_pty_resize, pty_resize_params, 0},
-    {"pty.close", "pty", e2bw_pty_close, pid_params, 0},
+    /* seed §3: exec plugins may offer pty.*, optional methods, not a feature
+     * of their own ("pty" is no feature name); output streams as exec.output */
+    {"pty.open", "exec.stream", e2bw_pty_open, pty_open_params, 1},
+    {"pty.input", "exec.stream", e2bw_pty_input, pty_input_params, 1},
+    {"pty.resize", "exec.stream", e2bw_pty_resize, pty_resize_params, 1},
+    {"pty.close", "exec.stream", e2bw_pty_close, pid_params, 1},
     {"files.read", "files.rw", NULL, NULL, 0},
     {"files.write", "files.rw", NULL, NULL, 0},
     {"files.list", "files.rw", NULL, NULL, 0},

@@ -74,8 +74,9 @@ for (const [mode, start] of Object.entries(MODES)) {
     const run = (p) => infra.call('exec.run', { sandbox_id: sid, ...p })
     const startCmd = (p) => infra.call('exec.start', { sandbox_id: sid, ...p })
 
-    test('features: exec.run, exec.stream, process.manage, pty are declared', () => {
-      for (const f of ['exec.run', 'exec.stream', 'process.manage', 'pty']) assert.ok(infra.features.includes(f), f)
+    test('features: exec.run, exec.stream, process.manage are declared; pty.* ride on exec.stream (no "pty" feature)', () => {
+      for (const f of ['exec.run', 'exec.stream', 'process.manage']) assert.ok(infra.features.includes(f), f)
+      assert.ok(!infra.features.includes('pty'))
     })
 
     test('exit code is data; stderr; a command that does not exist', async () => {
@@ -228,7 +229,7 @@ for (const [mode, start] of Object.entries(MODES)) {
       const backend = await startBackend()
       const infra = await start({
         env: { E2B_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl },
-        overrides: { keepalive_interval: 0.5, request_timeout: 2 },
+        overrides: { keepalive_interval: '0.5', request_timeout: '2' }, // string fields (seed types): the core parses them
       })
       const watch = follow(infra)
       try {

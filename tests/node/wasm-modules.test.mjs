@@ -106,7 +106,7 @@ test('both modules give the same transcript for the same session', async () => {
   const byId = (id) => msgs.find((m) => m.id === id)
   assert.equal(msgs[0].error.code, -32700)
   assert.equal(msgs[0].id, null)
-  assert.deepEqual(byId(1).result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'pty'])
+  assert.deepEqual(byId(1).result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage'])
   assert.equal(byId(2).error.code, -32003)
   assert.equal(byId(2).error.data.sdk_code, 'E8004')
   assert.equal(byId(3).error.code, -32002)
