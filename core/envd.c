@@ -210,6 +210,7 @@ cJSON *e2bw_connect_error(const cJSON *error, const char *what) {
   for (size_t i = 0; i < sizeof connect_codes / sizeof connect_codes[0]; i++)
     if (strcmp(connect_codes[i].code, c) == 0) kind = connect_codes[i].kind;
   cJSON *e = e2bw_error_new(kind, "envd %s failed: [%.40s] %.300s", what, c, m);
+  if (kind == E2BW_ERR_NOT_FOUND) e2bw_error_set_str(e, "sdk_code", E2BW_SDK_IN_SANDBOX_NOT_FOUND); /* a process or a file */
   return e2bw_error_set_str(e, "backend_code", c);
 }
 

@@ -19,8 +19,8 @@ static const e2bw_param initialize_params[] = {
 static const e2bw_param no_params[] = {P_END};
 static const e2bw_param create_params[] = {
     {"template", E2BW_P_STRING, 0},    {"timeout", E2BW_P_SECONDS, 0},   {"metadata", E2BW_P_STRING_MAP, 0},
-    {"envs", E2BW_P_STRING_MAP, 0},    {"cpu", E2BW_P_TEMPLATE_SET, 0}, {"memory", E2BW_P_TEMPLATE_SET, 0},
-    {"disk", E2BW_P_TEMPLATE_SET, 0},  {"gpu", E2BW_P_TEMPLATE_SET, 0}, {"secure", E2BW_P_BOOL, 0},
+    {"envs", E2BW_P_STRING_MAP, 0},    {"cpu", E2BW_P_RESOURCE, 0},     {"memory", E2BW_P_RESOURCE, 0},
+    {"disk", E2BW_P_RESOURCE, 0},      {"gpu", E2BW_P_NO_GPU, 0},       {"secure", E2BW_P_BOOL, 0},
     {"options", E2BW_P_OBJECT, 0},     P_REQUEST_TIMEOUT,               P_END};
 static const e2bw_param sandbox_id_params[] = {{"sandbox_id", E2BW_P_SANDBOX_ID, 1}, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param list_params[] = {{"metadata", E2BW_P_STRING_MAP, 0}, {"state", E2BW_P_STATE_FILTER, 0},
@@ -140,6 +140,7 @@ static const struct {
     [E2BW_P_PID] = {"pid", 1, 4294967295.0},    [E2BW_P_ENCODING] = {"encoding", 1, 0},
     [E2BW_P_SIGNAL] = {"signal", 1, 0},         [E2BW_P_DIM] = {"dimension", 1, 65535},
     [E2BW_P_USER] = {"user", 1, 0},             [E2BW_P_DATA] = {"data", 1, 0},
+    [E2BW_P_RESOURCE] = {"resource", 1, 2147483647}, [E2BW_P_NO_GPU] = {"no_gpu", 1, 0},
 };
 
 char *e2bw_describe_methods(void) {
@@ -262,6 +263,14 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v, const cJSON *params
   case E2BW_P_TEXT:
     if (!cJSON_IsString(v)) return param_error(p->name, "must be a string");
     return NULL;
+  case E2BW_P_RESOURCE:
+    if (!int_in_range(p, v)) return param_error(p->name, "must be a positive integer (a CPU count, or MiB)");
+    return NULL;
+  case E2BW_P_NO_GPU:
+    if ((cJSON_IsNumber(v) && v->valuedouble == 0) || cJSON_IsFalse(v) ||
+        (cJSON_IsString(v) && (!v->valuestring[0] || !strcmp(v->valuestring, "none"))))
+      return NULL;
+    return param_error(p->name, "cannot be honoured: E2B sandboxes have no GPU (leave it out, null or 0)");
   case E2BW_P_DATA: {
     if (!cJSON_IsString(v)) return param_error(p->name, "must be a string");
     const cJSON *enc = cJSON_GetObjectItemCaseSensitive(params, "encoding");

@@ -24,8 +24,10 @@ typedef enum e2bw_param_type {
   E2BW_P_SIGNAL,        /* "SIGTERM" | "SIGKILL" (or TERM, KILL, 15, 9) */
   E2BW_P_DIM,           /* terminal size: integer 1..65535 */
   E2BW_P_USER,          /* a user name: no ':' or control characters */
-  E2BW_P_DATA           /* any string; valid base64 when the sibling
+  E2BW_P_DATA,          /* any string; valid base64 when the sibling
                            `encoding` is "base64" (a cross-field check) */
+  E2BW_P_RESOURCE,      /* cpu count or MiB: integer 1..2147483647 */
+  E2BW_P_NO_GPU         /* gpu: only "none" (0, false, "") can be honoured */
 } e2bw_param_type;
 
 typedef struct e2bw_param {

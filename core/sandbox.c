@@ -74,6 +74,29 @@ static void fail_bad_record(e2bw_core *core, e2bw_http_op *op) {
 
 /* --- sandbox.create ---------------------------------------------------- */
 
+static const char *const looked_fields[] = {"created_at", "expires_at", "cpu", "memory", "disk", NULL};
+
+static void create_looked(e2bw_core *core, e2bw_http_op *op) {
+  e2bw_call *call = op->call;
+  cJSON *rec = call->scratch;
+  call->scratch = NULL;
+  cJSON *detail = ok_status(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+  cJSON *full = detail ? e2bw_record_from_detail(&core->config, detail) : NULL;
+  for (const char *const *f = looked_fields; full && *f; f++)
+    if (cJSON_HasObjectItem(full, *f)) e2bw_add(rec, *f, cJSON_DetachItemFromObjectCaseSensitive(full, *f));
+  cJSON_Delete(full);
+  cJSON_Delete(detail);
+  succeed(core, op, rec);
+}
+
+static void create_look_failed(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
+  cJSON_Delete(error); /* the sandbox was created: answer with what is known */
+  e2bw_call *call = op->call;
+  cJSON *rec = call->scratch;
+  call->scratch = NULL;
+  e2bw_call_succeed(core, call, rec);
+}
+
 static void created(e2bw_core *core, e2bw_http_op *op) {
   e2bw_call *call = op->call;
   if (!ok_status(op->status)) {
@@ -81,6 +104,7 @@ static void created(e2bw_core *core, e2bw_http_op *op) {
       const char *tpl = param_str(call, "template");
       cJSON *e = e2bw_error_new(E2BW_ERR_NOT_FOUND, "Template '%s' not found on the E2B backend", tpl ? tpl : "base");
       e2bw_error_set_num(e, "http_status", 404);
+      e2bw_error_set_str(e, "sdk_code", E2BW_SDK_TEMPLATE_NOT_FOUND);
       e2bw_http_op_finish(core, op);
       e2bw_call_fail(core, call, e);
       return;
@@ -100,7 +124,19 @@ static void created(e2bw_core *core, e2bw_http_op *op) {
   /* The create answer carries no metadata; echo what E2B stored from us. */
   const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(call->params, "metadata");
   e2bw_add(rec, "metadata", cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject());
-  succeed(core, op, rec);
+  /* ...nor its times or the resources it really got: read them from its
+   * detail, as sandbox.get reports them (best effort: the sandbox exists) */
+  e2bw_buf path = {0};
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(rec, "sandbox_id");
+  e2bw_http_op_finish(core, op);
+  cJSON_Delete(call->scratch);
+  call->scratch = rec;
+  e2bw_http_op *look = NULL;
+  if (!cJSON_IsString(id) || sandbox_path(&path, "/sandboxes/", id->valuestring, ""))
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+  else look = e2bw_api_request(core, call, "GET", path.data, NULL, create_looked);
+  e2bw_buf_free(&path);
+  if (look) look->on_fail = create_look_failed;
 }
 
 /* options: E2B-specific create settings, named in EPP style. */
@@ -153,6 +189,13 @@ void e2bw_sandbox_create(e2bw_core *core, e2bw_call *call) {
   if (cJSON_IsObject(metadata)) e2bw_add(body, "metadata", cJSON_Duplicate(metadata, 1));
   if (cJSON_IsObject(envs)) e2bw_add(body, "envVars", cJSON_Duplicate(envs, 1));
   if (v1) cJSON_AddBoolToObject(body, "secure", 0);
+  /* Resources a backend may apply (E2B's templates fix them; the local
+   * backend honours them); the record reports what the sandbox really got. */
+  static const char *const resources[][2] = {{"cpu", "cpuCount"}, {"memory", "memoryMB"}, {"disk", "diskSizeMB"}};
+  for (int i = 0; i < 3; i++) {
+    const cJSON *r = param_num(call, resources[i][0]);
+    if (r) cJSON_AddNumberToObject(body, resources[i][1], r->valuedouble);
+  }
   if (cJSON_IsObject(options)) {
     cJSON *error = apply_options(body, options);
     if (error) {

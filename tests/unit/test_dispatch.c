@@ -77,8 +77,13 @@ void suite_dispatch(void) {
   expect_param_error(h, "sandbox.create", "{\"metadata\":{\"a\":1}}", "metadata.a");
   expect_param_error(h, "sandbox.create", "{\"metadata\":[]}", "metadata");
   expect_param_error(h, "sandbox.create", "{\"envs\":{\"A\":true}}", "envs.A");
-  expect_param_error(h, "sandbox.create", "{\"cpu\":2}", "cpu");
-  expect_param_error(h, "sandbox.create", "{\"memory\":512}", "memory");
+  /* resources are accepted (a host may always forward them); only what
+   * cannot be honoured is refused, naming the field */
+  expect_param_error(h, "sandbox.create", "{\"cpu\":0}", "cpu");
+  expect_param_error(h, "sandbox.create", "{\"memory\":512.5}", "memory");
+  expect_param_error(h, "sandbox.create", "{\"disk\":\"1G\"}", "disk");
+  expect_param_error(h, "sandbox.create", "{\"gpu\":1}", "gpu");
+  expect_param_error(h, "sandbox.create", "{\"gpu\":\"a100\"}", "gpu");
   expect_param_error(h, "sandbox.create", "{\"secure\":\"yes\"}", "secure");
   expect_param_error(h, "sandbox.create", "{\"options\":{\"bogus\":1}}", "options.bogus");
   expect_param_error(h, "sandbox.create", "{\"options\":{\"auto_pause\":1}}", "options.auto_pause");
@@ -109,7 +114,7 @@ void suite_dispatch(void) {
   expect_param_error(h, "pty.input", "{\"sandbox_id\":\"abc\",\"pid\":5}", "data");
 
   /* null means absent, so optional fields may be sent as null */
-  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"sandbox.create\",\"params\":{\"cpu\":null,\"gpu\":null,\"timeout\":null}}");
+  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"sandbox.create\",\"params\":{\"cpu\":null,\"gpu\":0,\"timeout\":null}}");
   CHECK(h_http_next(h) != NULL);
 
   /* shutdown answers the calls in flight (canceled), then itself */

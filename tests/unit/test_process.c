@@ -512,6 +512,7 @@ static void test_unary(void) {
   cJSON *r = h_send(h);
   CHECK_NUM(h_error_code(r), -32002);
   CHECK(strstr(h_error_message(r), "process with pid 999 not found") != NULL);
+  CHECK(strstr(h_send_text_last(h), "\"sdk_code\":\"E2001\"") != NULL);
   call(h, 4, "process.signal", "{\"sandbox_id\":\"sbx1\",\"pid\":12,\"signal\":15}");
   req = h_http_next(h);
   CHECK_STR(req->body, "{\"process\":{\"pid\":12},\"signal\":\"SIGNAL_SIGTERM\"}");

@@ -28,7 +28,7 @@ static const cJSON *field(const cJSON *obj, const char *name) { return cJSON_Get
 static void test_create(void) {
   harness *h = ready();
   call(h, 1, "sandbox.create",
-       "{\"template\":\"py\",\"timeout\":60.2,\"metadata\":{\"app\":\"x\"},\"envs\":{\"A\":\"1\"},"
+       "{\"template\":\"py\",\"timeout\":60.2,\"metadata\":{\"app\":\"x\"},\"envs\":{\"A\":\"1\"},\"cpu\":4,\"memory\":2048,\"gpu\":null,"
        "\"options\":{\"auto_pause\":true,\"auto_resume\":false,\"allow_internet_access\":false,\"network\":{\"allowOut\":[\"1.1.1.1\"]}}}");
   h_http *req = h_http_next(h);
   CHECK_STR(req->method, "POST");
@@ -45,12 +45,24 @@ static void test_create(void) {
   CHECK(cJSON_IsFalse(field(body, "allow_internet_access")));
   CHECK(cJSON_IsArray(field(field(body, "network"), "allowOut")));
   CHECK(field(body, "secure") == NULL);
+  CHECK_NUM(field(body, "cpuCount")->valuedouble, 4); /* applied where the backend can */
+  CHECK_NUM(field(body, "memoryMB")->valuedouble, 2048);
   cJSON_Delete(body);
   h_respond(h, req->op, 201, "content-type: application/json\n",
             "{\"templateID\":\"tpl-id\",\"alias\":\"py\",\"sandboxID\":\"sbx1\",\"clientID\":\"c\",\"envdVersion\":\"0.6.13\","
             "\"envdAccessToken\":\"tok-SECRET-9\",\"domain\":null}");
+  /* the create answer has no times or resources: the record takes them
+   * from the sandbox's detail, like sandbox.get */
+  req = h_http_next(h);
+  CHECK_STR(req->method, "GET");
+  CHECK_STR(req->url, "http://api.test/sandboxes/sbx1");
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "running", "2026-01-01T00:01:01.000Z"));
   cJSON *r = h_send(h);
   const cJSON *rec = h_result(r);
+  CHECK_STR(field(rec, "created_at")->valuestring, "2026-01-01T00:00:00.000Z");
+  CHECK_STR(field(rec, "expires_at")->valuestring, "2026-01-01T00:01:01.000Z");
+  CHECK_NUM(field(rec, "cpu")->valuedouble, 2); /* what it really got */
+  CHECK_NUM(field(rec, "memory")->valuedouble, 512);
   CHECK_NUM(h_id(r), 1);
   CHECK_STR(field(rec, "sandbox_id")->valuestring, "sbx1");
   CHECK_STR(field(rec, "template")->valuestring, "py");
@@ -74,6 +86,7 @@ static void test_create(void) {
   r = h_send(h);
   CHECK_NUM(h_error_code(r), -32002);
   CHECK(strstr(h_error_message(r), "Template 'base' not found") != NULL);
+  CHECK(strstr(h_send_text_last(h), "\"sdk_code\":\"E4001\"") != NULL); /* every not-found has its sdk_code */
 
   call(h, 3, "sandbox.create", "{}");
   req = h_http_next(h);
