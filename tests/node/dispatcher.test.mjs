@@ -43,20 +43,21 @@ test('a fetch-shaped ctx.http carries every request', async () => {
   await call('initialize', config())
   const rec = (await call('sandbox.create', {})).result
   await call('sandbox.kill', { sandbox_id: rec.sandbox_id })
-  assert.deepEqual(seen.map((s) => s[0]), ['POST', 'DELETE'])
-  assert.equal(seen[0][2], backend.apiUrl)
+  assert.deepEqual(seen.map((s) => s[0]), ['POST', 'GET', 'DELETE']) // create, its detail, kill
+  assert.equal(seen[0][2], new URL(backend.apiUrl).origin) // one client per origin, made for that origin
   d.close()
 })
 
-test('a ctx.http of another shape falls back to fetch', async () => {
+test('a ctx.http of no usable shape is refused clearly; only an absent one falls back to fetch', async () => {
   for (const http of [() => ({ get() {} }), () => { throw new Error('not this way') }, 'not a function']) {
-    const d = await createDispatcher({ ctx: { options: {}, http } })
-    assert.equal(d.transport, 'fetch')
-    const call = client(d)
-    await call('initialize', config())
-    assert.ok((await call('sandbox.list', {})).result)
-    d.close()
+    await assert.rejects(createDispatcher({ ctx: { options: {}, http } }), /ctx\.http|not this way/)
   }
+  const d = await createDispatcher({ ctx: { options: {} } })
+  assert.equal(d.transport, 'fetch')
+  const call = client(d)
+  await call('initialize', config())
+  assert.ok((await call('sandbox.list', {})).result)
+  d.close()
 })
 
 // A raw TCP server that answers every connection with `reply(socket)`.
