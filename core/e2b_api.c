@@ -175,7 +175,9 @@ cJSON *e2bw_record_from_detail(const e2bw_config *cfg, const cJSON *detail) {
   const char *state = str_field(detail, "state");
   if (state) cJSON_AddStringToObject(rec, "status", state);
   const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(detail, "metadata");
-  e2bw_add(rec, "metadata", cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject());
+  cJSON *meta = cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject();
+  cJSON_DeleteItemFromObjectCaseSensitive(meta, E2BW_CREATE_KEY); /* ours, not the user's */
+  e2bw_add(rec, "metadata", meta);
   copy_field(rec, "created_at", detail, "startedAt", cJSON_String);
   copy_field(rec, "expires_at", detail, "endAt", cJSON_String);
   copy_field(rec, "cpu", detail, "cpuCount", cJSON_Number);

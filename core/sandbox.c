@@ -139,6 +139,69 @@ static void created(e2bw_core *core, e2bw_http_op *op) {
   if (look) look->on_fail = create_look_failed;
 }
 
+/* A create whose answer was lost (the connection cut, no answer in time)
+ * may have made a sandbox nobody knows about: it is looked up by the
+ * create's key and returned, so a retried create never leaks one. Found
+ * nothing (or the lookup fails too): the original error. */
+static int append_metadata_query(e2bw_buf *q, const cJSON *metadata);
+
+static void create_give_up(e2bw_core *core, e2bw_call *call) {
+  cJSON *error = cJSON_DetachItemFromObjectCaseSensitive(call->scratch, "error");
+  e2bw_call_fail(core, call, error ? error : e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+}
+
+static void create_recovery_failed(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
+  cJSON_Delete(error);
+  create_give_up(core, op->call);
+}
+
+static void create_recovered(e2bw_core *core, e2bw_http_op *op) {
+  e2bw_call *call = op->call;
+  cJSON *detail = ok_status(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+  cJSON *rec = detail ? e2bw_record_from_detail(&core->config, detail) : NULL;
+  if (rec) e2bw_sandbox_remember(core, detail); /* its envd token, for exec */
+  cJSON_Delete(detail);
+  e2bw_http_op_finish(core, op);
+  if (rec) e2bw_call_succeed(core, call, rec);
+  else create_give_up(core, call);
+}
+
+static void create_found(e2bw_core *core, e2bw_http_op *op) {
+  e2bw_call *call = op->call;
+  cJSON *page = ok_status(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(page, 0), "sandboxID");
+  e2bw_buf path = {0};
+  e2bw_http_op *look = NULL;
+  int found = cJSON_IsString(id) && !sandbox_path(&path, "/sandboxes/", id->valuestring, "");
+  cJSON_Delete(page);
+  e2bw_http_op_finish(core, op);
+  if (found) look = e2bw_api_request(core, call, "GET", path.data, NULL, create_recovered);
+  else create_give_up(core, call);
+  e2bw_buf_free(&path);
+  if (look) look->on_fail = create_recovery_failed;
+}
+
+static void create_lost(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
+  e2bw_call *call = op->call;
+  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(error, "data"), "kind");
+  const cJSON *key = cJSON_GetObjectItemCaseSensitive(call->scratch, "key");
+  int lost = cJSON_IsString(kind) && (!strcmp(kind->valuestring, "unreachable") || !strcmp(kind->valuestring, "timeout"));
+  if (!lost || !cJSON_IsString(key) || !e2bw_add(call->scratch, "error", error)) {
+    if (lost && cJSON_IsString(key)) error = NULL; /* e2bw_add freed it */
+    e2bw_call_fail(core, call, error ? error : e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+    return;
+  }
+  cJSON *filter = cJSON_CreateObject();
+  e2bw_buf q = {0};
+  int rc = !cJSON_AddStringToObject(filter, E2BW_CREATE_KEY, key->valuestring) ||
+           e2bw_buf_append_str(&q, "/v2/sandboxes?state=running,paused") || append_metadata_query(&q, filter);
+  cJSON_Delete(filter);
+  e2bw_http_op *find = rc ? NULL : e2bw_api_request(core, call, "GET", q.data, NULL, create_found);
+  if (rc) create_give_up(core, call);
+  e2bw_buf_free(&q);
+  if (find) find->on_fail = create_recovery_failed;
+}
+
 /* options: E2B-specific create settings, named in EPP style. */
 static cJSON *apply_options(cJSON *body, const cJSON *options) {
   const cJSON *opt;
@@ -186,7 +249,15 @@ void e2bw_sandbox_create(e2bw_core *core, e2bw_call *call) {
   }
   cJSON_AddStringToObject(body, "templateID", tpl ? tpl : "base");
   if (timeout) cJSON_AddNumberToObject(body, "timeout", whole_seconds(timeout->valuedouble));
-  if (cJSON_IsObject(metadata)) e2bw_add(body, "metadata", cJSON_Duplicate(metadata, 1));
+  /* This create's own key (the host's clock to the microsecond and a
+   * counter), so a lost answer can be recovered: see create_lost. */
+  char key[64];
+  snprintf(key, sizeof key, "%.3f-%u", core->now, (unsigned)core->next_op_id + 1);
+  cJSON *meta = cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject();
+  cJSON_AddStringToObject(meta, E2BW_CREATE_KEY, key);
+  e2bw_add(body, "metadata", meta);
+  call->scratch = cJSON_CreateObject();
+  cJSON_AddStringToObject(call->scratch, "key", key);
   if (cJSON_IsObject(envs)) e2bw_add(body, "envVars", cJSON_Duplicate(envs, 1));
   if (v1) cJSON_AddBoolToObject(body, "secure", 0);
   /* Resources a backend may apply (E2B's templates fix them; the local
@@ -204,7 +275,8 @@ void e2bw_sandbox_create(e2bw_core *core, e2bw_call *call) {
       return;
     }
   }
-  e2bw_api_request(core, call, "POST", v1 ? "/sandboxes" : "/v2/sandboxes", body, created);
+  e2bw_http_op *op = e2bw_api_request(core, call, "POST", v1 ? "/sandboxes" : "/v2/sandboxes", body, created);
+  if (op) op->on_fail = create_lost;
   cJSON_Delete(body);
 }
 

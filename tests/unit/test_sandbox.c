@@ -257,6 +257,53 @@ static void test_list_page_too_large(void) {
   h_free(h);
 }
 
+/* A create whose answer is lost finds its sandbox by its own key and
+ * returns it: a retried create never leaks a running sandbox. */
+static void test_create_answer_lost(void) {
+  harness *h = ready();
+  call(h, 1, "sandbox.create", "{\"metadata\":{\"app\":\"x\"}}");
+  h_http *req = h_http_next(h);
+  cJSON *body = cJSON_Parse(req->body);
+  const cJSON *key = field(field(body, "metadata"), "e2bw_create_key");
+  CHECK(cJSON_IsString(key));
+  char want[256];
+  snprintf(want, sizeof want, "http://api.test/v2/sandboxes?state=running,paused&metadata=e2bw_create_key%%3D%s", key->valuestring);
+  cJSON_Delete(body);
+  e2bw_core_http_fail(h->core, req->op, E2BW_NET_RESET, h->now); /* sent, answer lost */
+  h_drain(h);
+  req = h_http_next(h);
+  CHECK_STR(req->url, want);
+  h_respond(h, req->op, 200, NULL, "[" DETAIL("sbx9", "running", "2026-01-01T01:00:00.000Z") "]");
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/sandboxes/sbx9");
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx9", "running", "2026-01-01T01:00:00.000Z"));
+  cJSON *r = h_send(h);
+  CHECK_STR(field(h_result(r), "sandbox_id")->valuestring, "sbx9");
+  CHECK(field(field(h_result(r), "metadata"), "e2bw_create_key") == NULL); /* ours, never shown */
+  CHECK(h_pending(h) == 0);
+
+  /* nothing was made: the original error */
+  call(h, 2, "sandbox.create", "{}");
+  req = h_http_next(h);
+  h->now += 20000; /* past request_timeout */
+  e2bw_core_tick(h->core, h->now);
+  h_drain(h);
+  h_cancel_next(h);
+  req = h_http_next(h);
+  CHECK(strstr(req->url, "e2bw_create_key") != NULL);
+  h_respond(h, req->op, 200, NULL, "[]");
+  r = h_send(h);
+  CHECK_STR(h_error_kind(r), "timeout");
+
+  /* a refusal is not a lost answer: no lookup */
+  call(h, 3, "sandbox.create", "{}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 400, NULL, "{\"code\":400,\"message\":\"bad\"}");
+  CHECK_STR(h_error_kind(h_send(h)), "invalid_argument");
+  CHECK(h_http_next(h) == NULL);
+  h_free(h);
+}
+
 static void test_kill_timeout_pause(void) {
   harness *h = ready();
   call(h, 1, "sandbox.kill", "{\"sandbox_id\":\"sbx1\"}");
@@ -368,6 +415,7 @@ static void test_connect(void) {
 }
 
 void suite_sandbox(void) {
+  test_create_answer_lost();
   test_list_page_too_large();
   test_create();
   test_get_and_errors();
