@@ -84,9 +84,9 @@ static void raw_scan(const char *t, size_t len, raw_info *out) {
       depth--;
     } else if (c == ',') {
       expect_key = depth > 0 && depth <= RAW_MAX_DEPTH && open[depth - 1] == '{';
-    } else if (id_next && c != ':' && c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+    } else if (id_next && c != ':' && (unsigned char)c > 0x20) { /* cJSON skips every byte <= 0x20 */
       size_t start = i;
-      while (i < len && !strchr(",}] \t\r\n", t[i])) i++;
+      while (i < len && (unsigned char)t[i] > 0x20 && t[i] != ',' && t[i] != '}' && t[i] != ']') i++;
       out->id = t + start, out->id_len = i - start;
       id_next = 0;
       i--;
@@ -155,8 +155,14 @@ e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_requ
   raw_info raw;
   raw_scan(text, len, &raw);
   int id_ok = !id || cJSON_IsNull(id) || ((cJSON_IsString(id) || cJSON_IsNumber(id)) && raw.id);
-  if (cJSON_IsNumber(id) && !json_number(raw.id, raw.id_len)) id_ok = 0;
-  if (id_ok && (cJSON_IsString(id) || cJSON_IsNumber(id))) {
+  if (id_ok && cJSON_IsNumber(id) && !json_number(raw.id, raw.id_len)) id_ok = 0;
+  /* cJSON lets raw control bytes through in strings; JSON does not, and
+   * they would break the answer's line: such an id is echoed as cJSON read it */
+  for (size_t i = 0; id_ok && raw.id && i < raw.id_len; i++)
+    if ((unsigned char)raw.id[i] < 0x20) raw.id = NULL;
+  if (id_ok && !raw.id) {
+    req->id = id;
+  } else if (id_ok && (cJSON_IsString(id) || cJSON_IsNumber(id))) {
     req->id = req->id_raw = raw_id(&raw);
     if (!req->id) {
       *error = e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory");

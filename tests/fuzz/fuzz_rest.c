@@ -105,9 +105,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_drain(core, &st);
     now += 1;
   }
-  /* time runs out: whatever is still waiting must be answered now */
-  e2bw_core_tick(core, 1e12);
-  fuzz_drain(core, &st);
+  /* time runs out: whatever is still waiting must be answered. A request
+   * issued on the way (a lost create's lookup) has its own deadline, so
+   * time moves on until nothing waits (a bounded number of times). */
+  for (int i = 0; i < 8 && e2bw_core_next_deadline(core) >= 0; i++) {
+    e2bw_core_tick(core, 1e12 * (i + 1));
+    fuzz_drain(core, &st);
+  }
   if (st.answers != 1) {
     fprintf(stderr, "call answered %d times\n", st.answers);
     abort();
