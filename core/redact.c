@@ -32,8 +32,18 @@ static void gram_put(uint64_t *grams, size_t cap, uint64_t g) {
   grams[i] = g;
 }
 
+static unsigned hash4(const char *p) {
+  uint32_t g;
+  memcpy(&g, p, 4);
+  return (unsigned)((g * 0x9E3779B1u) >> 16);
+}
+
 static int grams_add(e2bw_secrets *s, const char *t) {
   size_t n = strlen(t);
+  for (size_t i = 0; n >= RUN && i + 4 <= n; i++) {
+    unsigned f = hash4(t + i);
+    s->filter4[f >> 3] |= (uint8_t)(1u << (f & 7));
+  }
   for (size_t i = 0; i + RUN <= n; i++) {
     if ((s->ngrams + 1) * 2 > s->gcap) { /* keep the table at most half full */
       size_t cap = s->gcap ? s->gcap * 2 : 128;
@@ -105,7 +115,14 @@ void e2bw_secrets_free(e2bw_secrets *s) {
  * shorter than RUN match whole. Returns 1 on any hit. */
 static int scan(const e2bw_secrets *s, const char *t, size_t len, uint8_t *m) {
   int hit = 0;
-  if (s->ngrams)
+  if (!m && s->ngrams) { /* detection, the hot path: a 4-byte test at every 4th byte */
+    for (size_t i = 0; i + 4 <= len; i += 4) {
+      unsigned f = hash4(t + i);
+      if (!(s->filter4[f >> 3] & (1u << (f & 7)))) continue;
+      for (size_t j = i >= 4 ? i - 4 : 0; j <= i && j + RUN <= len; j++)
+        if (gram_known(s, t + j)) return 1;
+    }
+  } else if (s->ngrams)
     for (size_t i = 0; i + RUN <= len; i++)
       if (gram_known(s, t + i)) {
         if (!m) return 1;

@@ -20,7 +20,9 @@ typedef struct e2bw_secrets {
   size_t n, cap;
   uint64_t *grams;       /* open-addressing set of 8-byte runs (0 = empty) */
   size_t ngrams, gcap;
-  uint8_t filter[8192];  /* one bit per 16-bit hash: the fast "no" */
+  uint8_t filter[8192];  /* one bit per 16-bit hash of an 8-byte run */
+  uint8_t filter4[8192]; /* the same for 4-byte runs: the fast "no", tried
+                            at every 4th byte only (any 8-run holds one) */
 } e2bw_secrets;
 
 /* Remembers a secret (shorter than 4 bytes: ignored; already known: no-op).
