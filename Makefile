@@ -22,19 +22,23 @@ BACKEND_HDR := $(wildcard backend/*.h)
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 CJSON_C     := $(CJSON_DIR)/cJSON.c
 
-.PHONY: all native asan wasm backend fuzz clean
+.PHONY: all native asan wasm backend fuzz replay clean
 all: native asan wasm backend
 
 # --- native core + unit tests -------------------------------------------
 native: $(BUILD)/native/unit_tests
 asan:   $(BUILD)/asan/unit_tests
 
-$(BUILD)/native/libe2bw.a: $(CORE_SRC) $(CORE_HDR) $(CJSON_C)
+# The unit tests' builds of the core and cJSON allocate through counting
+# wrappers (tests/unit/alloc_hook.h) so test_oom.c can fail any allocation.
+HOOK := -include tests/unit/alloc_hook.h
+
+$(BUILD)/native/libe2bw.a: $(CORE_SRC) $(CORE_HDR) $(CJSON_C) tests/unit/alloc_hook.h
 	@mkdir -p $(BUILD)/native/obj
 	rm -f $@
 	for f in $(CORE_SRC); do \
-	  $(CC) $(CSTD) -O2 -g $(WARN) $(INC) -c $$f -o $(BUILD)/native/obj/$$(basename $$f .c).o || exit 1; done
-	$(CC) $(CSTD) -O2 -g $(INC) -c $(CJSON_C) -o $(BUILD)/native/obj/cJSON.o
+	  $(CC) $(CSTD) -O2 -g $(WARN) $(INC) $(HOOK) -c $$f -o $(BUILD)/native/obj/$$(basename $$f .c).o || exit 1; done
+	$(CC) $(CSTD) -O2 -g $(INC) $(HOOK) -c $(CJSON_C) -o $(BUILD)/native/obj/cJSON.o
 	ar rcs $@ $(BUILD)/native/obj/*.o
 
 $(BUILD)/native/unit_tests: $(BUILD)/native/libe2bw.a $(UNIT_SRC) $(UNIT_HDR)
@@ -43,8 +47,11 @@ $(BUILD)/native/unit_tests: $(BUILD)/native/libe2bw.a $(UNIT_SRC) $(UNIT_HDR)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 $(BUILD)/asan/unit_tests: $(CORE_SRC) $(CORE_HDR) $(UNIT_SRC) $(UNIT_HDR) $(CJSON_C)
 	@mkdir -p $(BUILD)/asan
-	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) -c $(CJSON_C) -o $(BUILD)/asan/cJSON.o
-	$(CC) $(CSTD) -O1 -g $(SAN) $(WARN) $(INC) $(CORE_SRC) $(UNIT_SRC) $(BUILD)/asan/cJSON.o -lm -o $@
+	@mkdir -p $(BUILD)/asan/obj
+	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) $(HOOK) -c $(CJSON_C) -o $(BUILD)/asan/cJSON.o
+	for f in $(CORE_SRC); do \
+	  $(CC) $(CSTD) -O1 -g $(SAN) $(WARN) $(INC) $(HOOK) -c $$f -o $(BUILD)/asan/obj/$$(basename $$f .c).o || exit 1; done
+	$(CC) $(CSTD) -O1 -g $(SAN) $(WARN) $(INC) $(UNIT_SRC) $(BUILD)/asan/obj/*.o $(BUILD)/asan/cJSON.o -lm -o $@
 
 # --- WebAssembly -------------------------------------------------------
 # core.wasm: Emscripten, no imports (wasm/abi.c defines the one hook the
@@ -59,7 +66,7 @@ wasm: $(BUILD)/wasm/core.wasm $(BUILD)/wasm/core-wasi.wasm
 
 $(BUILD)/wasm/core.wasm: $(WASM_SRC) wasm/numbers_small.c $(CORE_HDR)
 	@mkdir -p $(BUILD)/wasm
-	NODE_PATH=/usr/share/nodejs $(EMCC) $(CSTD) -Oz -msimd128 -mbulk-memory -sMALLOC=emmalloc $(INC) -DE2BW_WASM \
+	NODE_PATH=/usr/share/nodejs $(EMCC) $(CSTD) -Oz -flto -msimd128 -mbulk-memory -sMALLOC=emmalloc $(INC) -DE2BW_WASM \
 	  -sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB \
 	  -sTOTAL_STACK=262144 -sERROR_ON_UNDEFINED_SYMBOLS=1 \
 	  $(WASM_SRC) wasm/numbers_small.c -o $@
@@ -101,5 +108,14 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HD
 	@mkdir -p $(BUILD)/fuzz
 	$(CLANG) $(CSTD) $(FUZZ_FLAGS) $(INC) $< $(CORE_SRC) $(CJSON_C) -lm -o $@
 
+# The same targets as plain programs (gcc + ASan/UBSan, no libFuzzer): they
+# replay the committed corpora in every test run.
+REPLAY_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/replay/%,$(FUZZ_SRC))
+replay: $(REPLAY_BIN)
+
+$(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C)
+	@mkdir -p $(BUILD)/replay
+	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) $< tests/fuzz/replay_main.c $(CORE_SRC) $(CJSON_C) -lm -o $@
+
 clean:
-	rm -rf $(BUILD)/native $(BUILD)/asan $(BUILD)/wasm $(BUILD)/bin $(BUILD)/fuzz $(BUILD)/backend
+	rm -rf $(BUILD)/native $(BUILD)/asan $(BUILD)/replay $(BUILD)/wasm $(BUILD)/bin $(BUILD)/fuzz $(BUILD)/backend

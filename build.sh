@@ -118,12 +118,24 @@ run_fuzzers() {
   done
 }
 
+# The committed corpora, replayed by plain (non-libFuzzer) builds of the targets.
+run_replay() {
+  make -s -j"$(nproc)" replay BUILD="$BUILD" >&2
+  local src name
+  for src in tests/fuzz/fuzz_*.c; do
+    name=$(basename "$src" .c)
+    say "replay corpus of $name"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$BUILD/replay/$name" "tests/fuzz/corpus/$name"
+  done
+}
+
 run_tests() {
   install_browser
   say "C unit tests (native)"
   "$BUILD/native/unit_tests"
   say "C unit tests (ASan + UBSan)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$BUILD/asan/unit_tests"
+  run_replay
   run_fuzzers
   say "node tests (wasm modules, contract suite, official SDK, browser)"
   E2BW_BUILD="$BUILD" node --test --test-concurrency=1 tests/node tests/contract tests/sdk tests/browser

@@ -1,4 +1,5 @@
 /* actions.c — the outgoing action queue (FIFO). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,17 +16,53 @@ void e2bw_emit_text(e2bw_core *core, char *text) {
   if (text) e2bw_emit_text_len(core, text, strlen(text));
 }
 
-void e2bw_emit_text_len(e2bw_core *core, char *text, size_t len) {
-  if (!text) return;
+int e2bw_emit_text_len(e2bw_core *core, char *text, size_t len) {
+  if (!text) return -1;
+  text = e2bw_redact_json(&core->secrets, text, &len, core->config.envd_passthrough);
+  if (!text) return -1;
   e2bw_action *a = calloc(1, sizeof *a);
   if (!a) {
     free(text);
-    return;
+    return -1;
   }
   a->kind = E2BW_ACTION_SEND;
   a->text = text;
   a->text_len = len;
   push(core, a);
+  return 0;
+}
+
+#define RESERVE_TEXT 512
+
+int e2bw_reserve_answer(e2bw_core *core) {
+  if (core->reserve) return 0;
+  e2bw_action *a = calloc(1, sizeof *a);
+  char *text = malloc(RESERVE_TEXT);
+  if (!a || !text) {
+    free(a);
+    free(text);
+    return -1;
+  }
+  a->kind = E2BW_ACTION_SEND;
+  a->text = text;
+  core->reserve = a;
+  return 0;
+}
+
+void e2bw_emit_answer(e2bw_core *core, const cJSON *id, char *text) {
+  if (e2bw_emit_text_len(core, text, text ? strlen(text) : 0) == 0) return;
+  e2bw_action *a = core->reserve;
+  if (!a) return; /* two failures in a row with nothing reserved: nothing left to answer with */
+  core->reserve = NULL;
+  /* ids arrive as raw items holding their text (jsonrpc.c); one too long
+   * for the reserve is answered as null */
+  const char *id_text = cJSON_IsRaw(id) && strlen(id->valuestring) < RESERVE_TEXT - 120 ? id->valuestring : "null";
+  int n = snprintf(a->text, RESERVE_TEXT,
+                   "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32603,\"message\":\"Out of memory\",\"data\":{\"kind\":\"internal\"}}}",
+                   id_text);
+  a->text_len = (size_t)n;
+  push(core, a);
+  e2bw_reserve_answer(core); /* for the next one */
 }
 
 int e2bw_emit_http(e2bw_core *core, uint32_t op, char *head, uint8_t *body, size_t body_len) {
@@ -61,6 +98,7 @@ static void action_free(e2bw_action *a) {
 }
 
 int e2bw_core_next_action(e2bw_core *core) {
+  e2bw_reserve_answer(core); /* if an answer used it up */
   action_free(core->current);
   core->current = core->actions;
   if (!core->current) return E2BW_ACTION_NONE;
@@ -77,6 +115,8 @@ const uint8_t *e2bw_action_body(const e2bw_core *core) { return core->current ? 
 size_t e2bw_action_body_len(const e2bw_core *core) { return core->current ? core->current->body_len : 0; }
 
 void e2bw_actions_free(e2bw_core *core) {
+  action_free(core->reserve);
+  core->reserve = NULL;
   action_free(core->current);
   core->current = NULL;
   while (core->actions) {

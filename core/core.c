@@ -13,11 +13,35 @@
 #define PROVIDER_ID "e2b-wasm"
 
 const char *e2bw_version(void) { return E2BW_VERSION; }
+
+/* cJSON's hooks are process-wide and carry no context, so the count of
+ * failed allocations is too: a monotonic counter, only ever compared. Its
+ * one effect is conservative (a success built while any allocation failed
+ * is answered as out of memory instead). */
+static unsigned long alloc_failures;
+static void *counting_malloc(size_t n) {
+  void *p = malloc(n);
+  if (!p) alloc_failures++;
+  return p;
+}
+static void plain_free(void *p) { free(p); }
+unsigned long e2bw_alloc_failures(void) { return alloc_failures; }
+
+void e2bw_enter(e2bw_core *core, double now_ms) {
+  core->now = now_ms;
+  core->alloc_mark = alloc_failures;
+}
 void e2bw_free(void *p) { free(p); }
 
 e2bw_core *e2bw_core_new(void) {
+  cJSON_Hooks hooks = {counting_malloc, plain_free};
+  cJSON_InitHooks(&hooks);
   e2bw_core *core = calloc(1, sizeof *core);
   if (!core) return NULL;
+  if (e2bw_reserve_answer(core) != 0) {
+    free(core);
+    return NULL;
+  }
   e2bw_ndjson_init(&core->ndjson, E2BW_MAX_MESSAGE_BYTES);
   return core;
 }
@@ -47,6 +71,7 @@ void e2bw_core_free(e2bw_core *core) {
   while (core->calls) call_unlink_free(core, core->calls);
   e2bw_sandboxes_free(core);
   e2bw_actions_free(core);
+  e2bw_secrets_free(&core->secrets);
   e2bw_ndjson_free(&core->ndjson);
   e2bw_config_free(&core->config);
   free(core);
@@ -54,24 +79,19 @@ void e2bw_core_free(e2bw_core *core) {
 
 int e2bw_core_is_shut_down(const e2bw_core *core) { return core->shut_down; }
 
-void e2bw_redact(const e2bw_core *core, cJSON *error) {
-  /* The API key and every envd token the core has seen. */
-  size_t n = 1;
-  for (const e2bw_sandbox_info *s = core->sandboxes; s; s = s->next) n++;
-  const char **secrets = calloc(n + 1, sizeof *secrets);
-  if (!secrets) return;
-  size_t i = 0;
-  if (core->config.api_key) secrets[i++] = core->config.api_key;
-  for (const e2bw_sandbox_info *s = core->sandboxes; s; s = s->next)
-    if (s->token) secrets[i++] = s->token;
-  e2bw_error_redact(error, secrets);
-  free(secrets);
+void e2bw_redact(const e2bw_core *core, cJSON *item) {
+  for (cJSON *c = item ? item->child : NULL; c; c = c->next) e2bw_redact(core, c);
+  if (cJSON_IsString(item) && item->valuestring) {
+    char *clean = e2bw_redact_raw(&core->secrets, item->valuestring);
+    free(item->valuestring); /* cJSON's allocator is the core's */
+    item->valuestring = clean ? clean : NULL;
+    if (!clean) item->type = cJSON_NULL; /* out of memory: nothing rather than the secret */
+  }
 }
 
 void e2bw_reply_error(e2bw_core *core, const cJSON *id, cJSON *error) {
   if (!error) error = e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory");
-  e2bw_redact(core, error);
-  e2bw_emit_text(core, e2bw_rpc_error_text(id, error));
+  e2bw_emit_answer(core, id, e2bw_rpc_error_text(id, error));
 }
 
 void e2bw_notify(e2bw_core *core, const char *method, cJSON *params) {
@@ -86,14 +106,18 @@ double e2bw_core_next_deadline(const e2bw_core *core) {
 }
 
 void e2bw_core_tick(e2bw_core *core, double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_streams_tick(core);
   e2bw_http_tick(core);
 }
 
 void e2bw_call_succeed(e2bw_core *core, e2bw_call *call, cJSON *result) {
   e2bw_http_cancel_call(core, call);
-  e2bw_emit_text(core, e2bw_rpc_result_text(call->id, result));
+  if (alloc_failures != core->alloc_mark) { /* maybe partial: never a success */
+    cJSON_Delete(result);
+    result = NULL;
+  }
+  e2bw_emit_answer(core, call->id, e2bw_rpc_result_text(call->id, result));
   call_unlink_free(core, call);
 }
 
@@ -139,10 +163,15 @@ static void process_message(e2bw_core *core, const char *text, size_t len) {
   const e2bw_method *m = NULL;
 
   if (kind == E2BW_RPC_INVALID) {
+    if (e2bw_alloc_failures() != core->alloc_mark) { /* cJSON says "not JSON" when it ran out of memory */
+      cJSON_Delete(error);
+      error = e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory");
+    }
     e2bw_reply_error(core, req.id, error);
     error = NULL;
   } else if (kind == E2BW_RPC_REQUEST) {
     m = e2bw_method_find(req.method);
+    int refused = 1; /* error may be NULL (out of memory) and still be a refusal */
     if (core->shut_down) {
       error = e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: the provider has shut down");
     } else if (!m) {
@@ -157,8 +186,9 @@ static void process_message(e2bw_core *core, const char *text, size_t len) {
                                                       "send bytes with encoding \"base64\"");
     } else {
       error = e2bw_params_check(m, req.params);
+      refused = error != NULL || e2bw_alloc_failures() != core->alloc_mark; /* a check cut short by OOM */
     }
-    if (error) e2bw_reply_error(core, req.id, error);
+    if (refused) e2bw_reply_error(core, req.id, error);
     else start_call(core, m, &req);
     error = NULL;
   }
@@ -168,7 +198,7 @@ static void process_message(e2bw_core *core, const char *text, size_t len) {
 }
 
 void e2bw_core_submit(e2bw_core *core, const char *msg, size_t len, double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   if (len > E2BW_MAX_MESSAGE_BYTES) {
     e2bw_reply_error(core, NULL, e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: message of %lu bytes exceeds the %u-byte limit",
                                                 (unsigned long)len, (unsigned)E2BW_MAX_MESSAGE_BYTES));
@@ -188,12 +218,12 @@ static void on_ndjson_line(void *ctx, const char *line, size_t len) {
 }
 
 void e2bw_core_ndjson_feed(e2bw_core *core, const char *data, size_t len, double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_ndjson_feed(&core->ndjson, data, len, on_ndjson_line, core);
 }
 
 void e2bw_core_ndjson_end(e2bw_core *core, double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_ndjson_finish(&core->ndjson, on_ndjson_line, core);
 }
 
@@ -211,8 +241,8 @@ void e2bw_handle_initialize(e2bw_core *core, e2bw_call *call) {
     return;
   }
   cJSON *error = e2bw_config_parse(&core->config, cJSON_GetObjectItemCaseSensitive(call->params, "config"));
-  if (error) {
-    e2bw_call_fail(core, call, error);
+  if (error || e2bw_secrets_add(&core->secrets, core->config.api_key, 0) != 0) {
+    e2bw_call_fail(core, call, error ? error : e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
     return;
   }
   core->initialized = 1;
@@ -222,7 +252,7 @@ void e2bw_handle_initialize(e2bw_core *core, e2bw_call *call) {
   cJSON_AddStringToObject(result, "protocol", "epp/1");
   cJSON_AddStringToObject(provider, "id", PROVIDER_ID);
   cJSON_AddStringToObject(provider, "version", E2BW_VERSION);
-  cJSON_AddItemToObject(result, "features", e2bw_features_json());
+  e2bw_add(result, "features", e2bw_features_json());
   cJSON *limits = cJSON_AddObjectToObject(result, "limits");
   cJSON_AddNumberToObject(limits, "max_message_bytes", E2BW_MAX_MESSAGE_BYTES);
   cJSON_AddNumberToObject(limits, "request_timeout", core->config.request_timeout_ms / 1000.0);

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "e2bw.h"
 #include "ndjson.h"
+#include "redact.h"
 
 typedef struct e2bw_call e2bw_call;
 typedef struct e2bw_http_op e2bw_http_op;
@@ -46,8 +47,10 @@ struct e2bw_http_op {
   double idle_ms;           /* > 0: the deadline moves on with every byte */
   char *what;               /* "GET /sandboxes/<id>", for error messages */
   char *origin;             /* "https://api.e2b.app", for error messages */
+  e2bw_core *core;          /* the core it belongs to (its secrets, for messages) */
   int status;               /* 0 until the head arrived */
   int held;                 /* the caller paused reading: no idle deadline */
+  int overflowed;           /* failed because the body passed E2BW_MAX_RESPONSE_BYTES */
   e2bw_buf headers;
   e2bw_buf body;
   e2bw_http_done_fn on_done;  /* NULL: finish quietly */
@@ -99,13 +102,37 @@ struct e2bw_core {
   e2bw_ndjson ndjson;
   e2bw_stream *streams;     /* envd streams (process.c) */
   e2bw_sandbox_info *sandboxes; /* what the data plane knows of each sandbox (envd.c) */
+  e2bw_secrets secrets;     /* the API key and every envd token seen: never sent (redact.c) */
+  e2bw_action *reserve;     /* an answer's worth of memory for out-of-memory errors */
+  unsigned long alloc_mark; /* e2bw_alloc_failures() when the current input arrived */
 };
+
+/* cJSON_AddItemTo* keep the item when they fail (out of memory): these
+ * free it instead, so an item is always owned by somebody. */
+static inline int e2bw_add(cJSON *object, const char *key, cJSON *item) {
+  if (cJSON_AddItemToObject(object, key, item)) return 1;
+  cJSON_Delete(item);
+  return 0;
+}
+static inline int e2bw_push(cJSON *array, cJSON *item) {
+  if (cJSON_AddItemToArray(array, item)) return 1;
+  cJSON_Delete(item);
+  return 0;
+}
 
 /* --- actions.c --------------------------------------------------------- */
 /* Queue an outgoing EPP message; takes ownership of text (NULL = out of memory,
- * reported as an internal error to nobody: the host's own timeout covers it). */
+ * reported as an internal error to nobody: the host's own timeout covers it).
+ * Every message is scrubbed of credentials here, the one place all pass. */
 void e2bw_emit_text(e2bw_core *core, char *text);
-void e2bw_emit_text_len(e2bw_core *core, char *text, size_t len);
+/* Returns -1 when the message was dropped (out of memory). */
+int e2bw_emit_text_len(e2bw_core *core, char *text, size_t len);
+/* Queues the answer to request `id` (text may be NULL: out of memory). When
+ * it cannot be queued, a -32603 answer is sent from memory reserved for it,
+ * so every request is still answered exactly once. */
+void e2bw_emit_answer(e2bw_core *core, const cJSON *id, char *text);
+/* (Re)reserves that memory; -1 when out of memory. */
+int e2bw_reserve_answer(e2bw_core *core);
 int e2bw_emit_http(e2bw_core *core, uint32_t op, char *head, uint8_t *body, size_t body_len);
 void e2bw_emit_cancel(e2bw_core *core, uint32_t op);
 void e2bw_actions_free(e2bw_core *core);
@@ -141,7 +168,14 @@ double e2bw_http_next_deadline(const e2bw_core *core);
 void e2bw_http_tick(e2bw_core *core);
 
 /* --- core.c -------------------------------------------------------------- */
-/* Scrubs every known credential (API key, envd tokens) from an error. */
+/* Every input starts here: the time, and the allocation-failure mark. */
+void e2bw_enter(e2bw_core *core, double now_ms);
+/* How many cJSON allocations have failed so far, in this process. cJSON
+ * ignores most of them (an Add* that fails leaves the member out), so a
+ * result built while this moved is not sent as a success: it may be partial. */
+unsigned long e2bw_alloc_failures(void);
+/* Scrubs every known credential from every string of a JSON tree: for
+ * backend text before it is cut to length (the emit path scrubs the rest). */
 void e2bw_redact(const e2bw_core *core, cJSON *error);
 /* Queues a notification (takes ownership of params). */
 void e2bw_notify(e2bw_core *core, const char *method, cJSON *params);

@@ -32,18 +32,24 @@ e2bw_http_op *e2bw_api_request(e2bw_core *core, e2bw_call *call, const char *met
 static void backend_message(const e2bw_http_op *op, char *out, size_t cap, char *code, size_t code_cap) {
   out[0] = code[0] = '\0';
   cJSON *body = op->body.len ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+  e2bw_redact(op->core, body); /* before anything is cut to length */
   const cJSON *msg = cJSON_GetObjectItemCaseSensitive(body, "message");
   const cJSON *ecode = cJSON_GetObjectItemCaseSensitive(body, "error_code");
   if (cJSON_IsString(msg)) snprintf(out, cap, "%s", msg->valuestring);
   if (cJSON_IsString(ecode)) snprintf(code, code_cap, "%s", ecode->valuestring);
   cJSON_Delete(body);
   if (out[0] || !op->body.len) return;
+  /* A printable window of the text, scrubbed whole, then cut. */
+  char window[1024];
   size_t n = 0;
-  for (size_t i = 0; i < op->body.len && n + 1 < cap && n < 200; i++) {
+  for (size_t i = 0; i < op->body.len && n + 1 < sizeof window; i++) {
     unsigned char c = (unsigned char)op->body.data[i];
-    out[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : ' ';
+    window[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : ' ';
   }
-  out[n] = '\0';
+  window[n] = '\0';
+  char *clean = e2bw_redact_raw(&op->core->secrets, window);
+  snprintf(out, cap < 201 ? cap : 201, "%s", clean ? clean : "");
+  free(clean);
 }
 
 cJSON *e2bw_api_error(const e2bw_http_op *op, const char *sandbox_id) {
@@ -120,7 +126,7 @@ static const char *str_field(const cJSON *obj, const char *name) {
 
 static void copy_field(cJSON *dst, const char *dst_name, const cJSON *src, const char *src_name, int type_mask) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, src_name);
-  if (v && (v->type & type_mask)) cJSON_AddItemToObject(dst, dst_name, cJSON_Duplicate(v, 1));
+  if (v && (v->type & type_mask)) e2bw_add(dst, dst_name, cJSON_Duplicate(v, 1));
 }
 
 static void add_envd(const e2bw_config *cfg, cJSON *rec, const char *id, const cJSON *src) {
@@ -129,8 +135,11 @@ static void add_envd(const e2bw_config *cfg, cJSON *rec, const char *id, const c
   if (version) cJSON_AddStringToObject(rec, "envd_version", version);
   if (domain) cJSON_AddStringToObject(rec, "domain", domain);
   if (!cfg->envd_passthrough) return; /* the host keeps talking EPP to us */
+  /* A URL the host can call with no routing header: E2B's per-sandbox host
+   * whenever the control plane names the sandbox's domain; the one
+   * sandbox_url (routed by E2b-Sandbox-Id) only when it does not. */
   char url[512];
-  if (cfg->sandbox_url) snprintf(url, sizeof url, "%s", cfg->sandbox_url);
+  if (cfg->sandbox_url && !domain) snprintf(url, sizeof url, "%s", cfg->sandbox_url);
   else snprintf(url, sizeof url, "https://49983-%s.%s", id, domain ? domain : cfg->domain);
   cJSON_AddStringToObject(rec, "envd_url", url);
   const char *token = str_field(src, "envdAccessToken");
@@ -166,7 +175,9 @@ cJSON *e2bw_record_from_detail(const e2bw_config *cfg, const cJSON *detail) {
   const char *state = str_field(detail, "state");
   if (state) cJSON_AddStringToObject(rec, "status", state);
   const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(detail, "metadata");
-  cJSON_AddItemToObject(rec, "metadata", cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject());
+  cJSON *meta = cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject();
+  cJSON_DeleteItemFromObjectCaseSensitive(meta, E2BW_CREATE_KEY); /* ours, not the user's */
+  e2bw_add(rec, "metadata", meta);
   copy_field(rec, "created_at", detail, "startedAt", cJSON_String);
   copy_field(rec, "expires_at", detail, "endAt", cJSON_String);
   copy_field(rec, "cpu", detail, "cpuCount", cJSON_Number);

@@ -7,6 +7,11 @@
 #include "cJSON.h"
 #include "core_internal.h"
 
+/* The metadata key that tags each sandbox.create with its own request key,
+ * so a create whose answer was lost can find its sandbox (sandbox.c); it is
+ * left out of every record. */
+#define E2BW_CREATE_KEY "e2bw_create_key"
+
 /* Issues `method <api_url><path>` with X-API-Key (and a JSON body when
  * body != NULL). NULL after failing the call. */
 e2bw_http_op *e2bw_api_request(e2bw_core *core, e2bw_call *call, const char *method, const char *path,

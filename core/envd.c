@@ -44,6 +44,10 @@ void e2bw_sandbox_remember(e2bw_core *core, const cJSON *sandbox) {
   s->token = dup_or_null(cJSON_GetObjectItemCaseSensitive(sandbox, "envdAccessToken"));
   s->domain = dup_or_null(cJSON_GetObjectItemCaseSensitive(sandbox, "domain"));
   s->envd_version = dup_or_null(cJSON_GetObjectItemCaseSensitive(sandbox, "envdVersion"));
+  if (!s->id || e2bw_secrets_add(&core->secrets, s->token, 1) != 0) {
+    free(s->token); /* not remembered as a secret: not used either */
+    s->token = NULL;
+  }
   if (!s->id) {
     info_free(s);
     return;
@@ -233,17 +237,24 @@ cJSON *e2bw_connect_error(const cJSON *error, const char *what) {
   for (size_t i = 0; i < sizeof connect_codes / sizeof connect_codes[0]; i++)
     if (strcmp(connect_codes[i].code, c) == 0) kind = connect_codes[i].kind;
   cJSON *e = e2bw_error_new(kind, "envd %s failed: [%.40s] %.300s", what, c, m);
+  if (kind == E2BW_ERR_NOT_FOUND) e2bw_error_set_str(e, "sdk_code", E2BW_SDK_IN_SANDBOX_NOT_FOUND); /* a process or a file */
   return e2bw_error_set_str(e, "backend_code", c);
 }
 
 cJSON *e2bw_envd_status_error(const e2bw_http_op *op, const char *sandbox_id) {
   cJSON *body = op->body.len ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+  e2bw_redact(op->core, body); /* before its message is cut to length */
   const cJSON *code = cJSON_GetObjectItemCaseSensitive(body, "code");
   cJSON *e;
-  if (op->status == 502) {
-    /* The sandbox proxy: no running sandbox behind this id (reference §2). */
+  if (op->status == 502 && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(body, "sandboxId")) &&
+      !cJSON_HasObjectItem(body, "port")) {
+    /* E2B's sandbox proxy: no running sandbox behind this id (reference §2). */
     e = e2bw_error_new(E2BW_ERR_NOT_FOUND, "Sandbox '%s' is not running: it was killed, paused, or reached its timeout", sandbox_id);
     e2bw_error_set_str(e, "sdk_code", E2BW_SDK_SANDBOX_NOT_FOUND);
+  } else if (op->status == 502) {
+    /* Any other 502 (a load balancer's HTML page, a closed port): the way to
+     * envd is broken, which says nothing about the sandbox. */
+    e = e2bw_error_new(E2BW_ERR_UNREACHABLE, "Cannot reach envd for %s: a gateway answered HTTP 502", op->what);
   } else if (cJSON_IsString(code)) {
     e = e2bw_connect_error(body, op->what);
   } else {

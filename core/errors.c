@@ -40,7 +40,11 @@ cJSON *e2bw_error_new(e2bw_error_kind kind, const char *fmt, ...) {
     cJSON_Delete(data);
     return NULL;
   }
-  cJSON_AddItemToObject(error, "data", data);
+  if (!cJSON_AddItemToObject(error, "data", data)) {
+    cJSON_Delete(error);
+    cJSON_Delete(data);
+    return NULL;
+  }
   return error;
 }
 
@@ -73,49 +77,4 @@ e2bw_error_kind e2bw_error_kind_for_status(int status) {
   case 504: return E2BW_ERR_TIMEOUT;
   default: return E2BW_ERR_BACKEND;
   }
-}
-
-/* Returns a malloc'd copy of s with every secret replaced, or NULL when s
- * holds none (the common case: no allocation). */
-static char *redacted_copy(const char *s, const char *const *secrets) {
-  char *out = NULL;
-  for (const char *const *sec = secrets; sec && *sec; sec++) {
-    size_t slen = strlen(*sec);
-    if (slen < 4) continue;
-    const char *src = out ? out : s;
-    if (!strstr(src, *sec)) continue;
-    size_t cap = strlen(src) + 1; /* "***" is never longer than a secret of 4+ */
-    char *next = malloc(cap);
-    if (!next) break;
-    char *w = next;
-    for (const char *r = src; *r;) {
-      if (strncmp(r, *sec, slen) == 0) {
-        memcpy(w, "***", 3);
-        w += 3;
-        r += slen;
-      } else {
-        *w++ = *r++;
-      }
-    }
-    *w = '\0';
-    free(out);
-    out = next;
-  }
-  return out;
-}
-
-static void redact_item(cJSON *item, const char *const *secrets, int depth) {
-  if (depth > 8) return;
-  for (cJSON *child = item->child; child; child = child->next) redact_item(child, secrets, depth + 1);
-  if (cJSON_IsString(item) && item->valuestring) {
-    char *copy = redacted_copy(item->valuestring, secrets);
-    if (copy) {
-      free(item->valuestring); /* cJSON's default allocator is malloc */
-      item->valuestring = copy;
-    }
-  }
-}
-
-void e2bw_error_redact(cJSON *error, const char *const *secrets) {
-  if (error && secrets) redact_item(error, secrets, 0);
 }

@@ -17,7 +17,7 @@
 /* An EPP Entry from envd's EntryInfo; NULL when it lacks a name or path. */
 cJSON *e2bw_entry_from_envd(const cJSON *info);
 /* The typed error for a failed envd filesystem call or /files request (its
- * body buffered in op): a missing path is not_found with sdk_code E4001;
+ * body buffered in op): a missing path is not_found with sdk_code E2001;
  * is-a-directory, not-a-directory, permission denied, no space, exists are
  * each their own kind. `path` goes to data.path. */
 cJSON *e2bw_files_error(const e2bw_http_op *op, const char *sandbox_id, const char *path);

@@ -97,7 +97,7 @@ static cJSON *file_error(e2bw_error_kind kind, const char *message, const char *
   int i = kind == E2BW_ERR_NOT_FOUND ? 0 : kind == E2BW_ERR_IS_DIRECTORY ? 1 : kind == E2BW_ERR_NOT_DIRECTORY ? 2
         : kind == E2BW_ERR_PERMISSION_DENIED ? 3 : kind == E2BW_ERR_NO_SPACE ? 4 : 5;
   cJSON *e = e2bw_error_new(kind, "Path '%.300s' %s (envd: %.200s)", path ? path : "", what[i], message);
-  if (kind == E2BW_ERR_NOT_FOUND) e2bw_error_set_str(e, "sdk_code", E2BW_SDK_PATH_NOT_FOUND);
+  if (kind == E2BW_ERR_NOT_FOUND) e2bw_error_set_str(e, "sdk_code", E2BW_SDK_IN_SANDBOX_NOT_FOUND);
   return e2bw_error_set_str(e, "path", path);
 }
 

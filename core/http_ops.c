@@ -53,6 +53,7 @@ e2bw_http_op *e2bw_http_start(e2bw_core *core, const e2bw_http_spec *spec) {
   char *head_text = NULL;
   uint8_t *body = NULL;
   if (!op || !head || !list) goto oom;
+  op->core = core;
   op->id = ++core->next_op_id;
   if (op->id == 0) op->id = ++core->next_op_id; /* 0 means "no op" to the host */
   op->timeout_ms = spec->timeout_ms;
@@ -66,12 +67,14 @@ e2bw_http_op *e2bw_http_start(e2bw_core *core, const e2bw_http_spec *spec) {
   cJSON_AddStringToObject(head, "url", spec->url);
   for (const char *const *h = spec->headers; h && h[0]; h += 2) {
     cJSON *pair = cJSON_CreateArray();
-    if (!pair) goto oom;
-    cJSON_AddItemToArray(list, pair);
-    if (!cJSON_AddItemToArray(pair, cJSON_CreateString(h[0])) || !cJSON_AddItemToArray(pair, cJSON_CreateString(h[1]))) goto oom;
+    if (!pair || !e2bw_push(list, pair)) goto oom;
+    if (!e2bw_push(pair, cJSON_CreateString(h[0])) || !e2bw_push(pair, cJSON_CreateString(h[1]))) goto oom;
   }
-  cJSON_AddItemToObject(head, "headers", list);
+  e2bw_add(head, "headers", list);
   list = NULL;
+  /* a request (or its body, built by the caller) missing a member that an
+   * allocation failed to add is never sent */
+  if (e2bw_alloc_failures() != core->alloc_mark) goto oom;
   head_text = cJSON_PrintUnformatted(head);
   if (!head_text) goto oom;
   if (spec->body_len) {
@@ -189,11 +192,64 @@ static void touch(e2bw_core *core, e2bw_http_op *op) {
   if (op->idle_ms > 0) op->deadline = core->now + op->idle_ms;
 }
 
+/* Where a redirect pointed, as origin + path: no credentials, no query. */
+static void redirect_target(const e2bw_http_op *op, const char *loc, e2bw_buf *out) {
+  const char *scheme = strstr(loc, "://");
+  const char *p = loc;
+  int has_host = 1;
+  if (scheme && scheme < loc + strcspn(loc, "/?#")) { /* scheme://host/path */
+    e2bw_buf_append(out, loc, (size_t)(scheme + 3 - loc));
+    p = scheme + 3;
+  } else if (loc[0] == '/' && loc[1] == '/') { /* //host/path: the request's scheme */
+    e2bw_buf_append(out, op->origin, (size_t)(strstr(op->origin, "://") + 3 - op->origin));
+    p = loc + 2;
+  } else { /* a path on the same origin */
+    e2bw_buf_append_str(out, op->origin);
+    if (loc[0] != '/') e2bw_buf_append_char(out, '/');
+    has_host = 0;
+  }
+  if (has_host) { /* user:password@ is dropped */
+    const char *at = NULL;
+    for (size_t i = 0, authority = strcspn(p, "/?#"); i < authority; i++)
+      if (p[i] == '@') at = p + i;
+    if (at) p = at + 1;
+  }
+  size_t n = strcspn(p, "?#");
+  for (size_t i = 0; i < n && i < 200; i++) e2bw_buf_append_char(out, (p[i] > 0x20 && p[i] < 0x7f) ? p[i] : '_');
+}
+
+static cJSON *redirect_error(e2bw_http_op *op, int status, const char *headers, size_t headers_len) {
+  char loc[1024] = "";
+  e2bw_buf where = {0};
+  if (headers && e2bw_buf_append(&op->headers, headers, headers_len < 65536 ? headers_len : 65536) == 0)
+    e2bw_http_header(op, "location", loc, sizeof loc);
+  if (loc[0]) redirect_target(op, loc, &where);
+  cJSON *e;
+  if (where.data)
+    e = e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "%s at %s answered with a redirect (HTTP %d) to %s; redirects are not followed",
+                       op->what, op->origin, status, where.data);
+  else
+    e = e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "%s at %s answered with a redirect%s; redirects are not followed", op->what,
+                       op->origin, status ? "" : " (its target hidden by the platform)");
+  if (status) e2bw_error_set_num(e, "http_status", status);
+  e2bw_error_set_str(e, "redirect", where.data);
+  e2bw_buf_free(&where);
+  return e;
+}
+
 void e2bw_core_http_head(e2bw_core *core, uint32_t id, int status, const char *headers, size_t headers_len,
                          double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_http_op *op = op_find(core, id);
   if (!op || op->status) return;
+  if (status == 0 || (status >= 300 && status < 400)) {
+    /* Redirects are never followed (a 307 would carry X-API-Key or the envd
+     * token elsewhere; an envd pointing at an internal URL would make the
+     * host fetch it). 0: a browser's opaque redirect, target hidden. */
+    cJSON *e = redirect_error(op, status, headers, headers_len);
+    op_fail(core, op, e, 1);
+    return;
+  }
   if (status < 100 || status > 599) {
     op_fail(core, op, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend sent an invalid HTTP status (%d) to %s", status, op->what), 1);
     return;
@@ -206,7 +262,7 @@ void e2bw_core_http_head(e2bw_core *core, uint32_t id, int status, const char *h
 }
 
 void e2bw_core_http_body(e2bw_core *core, uint32_t id, const uint8_t *data, size_t len, double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_http_op *op = op_find(core, id);
   if (!op) return;
   if (!op->status) {
@@ -219,6 +275,7 @@ void e2bw_core_http_body(e2bw_core *core, uint32_t id, const uint8_t *data, size
     return;
   }
   if (op->body.len + len > E2BW_MAX_RESPONSE_BYTES) {
+    op->overflowed = 1;
     op_fail(core, op, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend's response to %s exceeds %u bytes", op->what, (unsigned)E2BW_MAX_RESPONSE_BYTES), 1);
     return;
   }
@@ -227,7 +284,7 @@ void e2bw_core_http_body(e2bw_core *core, uint32_t id, const uint8_t *data, size
 }
 
 void e2bw_core_http_end(e2bw_core *core, uint32_t id, double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_http_op *op = op_find(core, id);
   if (!op) return;
   if (!op->status) {
@@ -239,7 +296,7 @@ void e2bw_core_http_end(e2bw_core *core, uint32_t id, double now_ms) {
 }
 
 void e2bw_core_http_fail(e2bw_core *core, uint32_t id, int failure, double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_http_op *op = op_find(core, id);
   if (!op) return;
   if (failure == E2BW_NET_PROTOCOL) {
@@ -259,7 +316,7 @@ void e2bw_core_http_fail(e2bw_core *core, uint32_t id, int failure, double now_m
 }
 
 void e2bw_core_http_hold(e2bw_core *core, uint32_t id, int held, double now_ms) {
-  core->now = now_ms;
+  e2bw_enter(core, now_ms);
   e2bw_http_op *op = op_find(core, id);
   if (!op || op->idle_ms <= 0 || !op->status) return; /* only running streams idle */
   op->held = held != 0;

@@ -1,7 +1,7 @@
 #include "jsonrpc.h"
 
-#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "errors.h"
@@ -17,6 +17,113 @@ static int only_whitespace(const char *p, const char *end) {
   for (; p < end; p++)
     if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') return 0;
   return 1;
+}
+
+/* What cJSON cannot tell about a message: the exact text of the top-level
+ * "id" value (ids are echoed byte for byte: 9007199254740993, 1e3, -0 and
+ * "x\u0000one" come back as sent), and the first string that holds U+0000
+ * (cJSON cuts strings there; the path of its member is kept for the error). */
+#define RAW_MAX_DEPTH 300 /* deeper is refused by cJSON's nesting limit anyway */
+#define RAW_KEYS 6        /* member names kept for the error's field path */
+typedef struct raw_info {
+  const char *id;
+  size_t id_len;
+  int nul;
+  char nul_field[128];
+} raw_info;
+
+static void nul_field(raw_info *out, const char *const *keys, const size_t *lens, int depth) {
+  size_t n = 0;
+  out->nul = 1;
+  for (int d = 2; d <= depth && d < RAW_KEYS; d++) { /* from params' members down */
+    if (!keys[d]) continue;
+    size_t k = lens[d] < 40 ? lens[d] : 40;
+    if (n + k + 2 >= sizeof out->nul_field) break;
+    if (n) out->nul_field[n++] = '.';
+    memcpy(out->nul_field + n, keys[d], k);
+    n += k;
+  }
+  if (!n) memcpy(out->nul_field, "params", 7), n = 6;
+  out->nul_field[n] = '\0';
+}
+
+static void raw_scan(const char *t, size_t len, raw_info *out) {
+  char open[RAW_MAX_DEPTH];
+  const char *keys[RAW_KEYS] = {0};
+  size_t lens[RAW_KEYS] = {0};
+  int depth = 0, expect_key = 0, id_next = 0;
+  memset(out, 0, sizeof *out);
+  for (size_t i = 0; i < len; i++) {
+    char c = t[i];
+    if (c == '"') {
+      size_t start = i + 1;
+      int nul = 0;
+      for (i = start; i < len && t[i] != '"'; i++)
+        if (t[i] == '\\') {
+          if (len - i > 5 && memcmp(t + i + 1, "u0000", 5) == 0) nul = 1;
+          i++;
+        }
+      if (expect_key) {
+        if (depth < RAW_KEYS) keys[depth] = t + start, lens[depth] = i - start;
+        id_next = depth == 1 && !out->id && i - start == 2 && memcmp(t + start, "id", 2) == 0;
+        expect_key = 0;
+      } else if (id_next) {
+        out->id = t + start - 1, out->id_len = i - start + 2;
+        id_next = nul = 0;
+      }
+      if (nul && !out->nul) nul_field(out, keys, lens, depth);
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      if (depth < RAW_MAX_DEPTH) open[depth] = c;
+      depth++;
+      expect_key = c == '{';
+      id_next = 0;
+      if (depth < RAW_KEYS) keys[depth] = NULL;
+    } else if (c == '}' || c == ']') {
+      depth--;
+    } else if (c == ',') {
+      expect_key = depth > 0 && depth <= RAW_MAX_DEPTH && open[depth - 1] == '{';
+    } else if (id_next && c != ':' && (unsigned char)c > 0x20) { /* cJSON skips every byte <= 0x20 */
+      size_t start = i;
+      while (i < len && (unsigned char)t[i] > 0x20 && t[i] != ',' && t[i] != '}' && t[i] != ']') i++;
+      out->id = t + start, out->id_len = i - start;
+      id_next = 0;
+      i--;
+    }
+  }
+}
+
+/* JSON's number grammar (cJSON also takes "+1", "01", ".5": not echoable). */
+static int json_number(const char *p, size_t n) {
+  const char *end = p + n;
+  if (p < end && *p == '-') p++;
+  if (p == end) return 0;
+  if (*p == '0') p++;
+  else if (*p >= '1' && *p <= '9') while (p < end && *p >= '0' && *p <= '9') p++;
+  else return 0;
+  if (p < end && *p == '.') {
+    if (++p == end || *p < '0' || *p > '9') return 0;
+    while (p < end && *p >= '0' && *p <= '9') p++;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    p++;
+    if (p < end && (*p == '+' || *p == '-')) p++;
+    if (p == end || *p < '0' || *p > '9') return 0;
+    while (p < end && *p >= '0' && *p <= '9') p++;
+  }
+  return p == end;
+}
+
+/* The id as a raw item holding its exact text. */
+static cJSON *raw_id(const raw_info *raw) {
+  char *text = malloc(raw->id_len + 1);
+  if (!text) return NULL;
+  memcpy(text, raw->id, raw->id_len);
+  text[raw->id_len] = '\0';
+  cJSON *item = cJSON_CreateRaw(text);
+  free(text);
+  return item;
 }
 
 e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_request *req, cJSON **error) {
@@ -45,9 +152,25 @@ e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_requ
   }
 
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
-  /* A number too large for a double (1e999) parses as infinity: not an id. */
-  int id_ok = !id || cJSON_IsString(id) || (cJSON_IsNumber(id) && isfinite(id->valuedouble)) || cJSON_IsNull(id);
-  if (id_ok) req->id = id;
+  raw_info raw;
+  raw_scan(text, len, &raw);
+  int id_ok = !id || cJSON_IsNull(id) || ((cJSON_IsString(id) || cJSON_IsNumber(id)) && raw.id);
+  if (id_ok && cJSON_IsNumber(id) && !json_number(raw.id, raw.id_len)) id_ok = 0;
+  /* cJSON lets raw control bytes through in strings; JSON does not, and
+   * they would break the answer's line: such an id is echoed as cJSON read it */
+  for (size_t i = 0; id_ok && raw.id && i < raw.id_len; i++)
+    if ((unsigned char)raw.id[i] < 0x20) raw.id = NULL;
+  if (id_ok && !raw.id) {
+    req->id = id;
+  } else if (id_ok && (cJSON_IsString(id) || cJSON_IsNumber(id))) {
+    req->id = req->id_raw = raw_id(&raw);
+    if (!req->id) {
+      *error = e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory");
+      return E2BW_RPC_INVALID;
+    }
+  } else if (id_ok) {
+    req->id = id;
+  }
 
   const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "jsonrpc");
   if (!cJSON_IsString(version) || strcmp(version->valuestring, "2.0") != 0) {
@@ -55,7 +178,7 @@ e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_requ
     return E2BW_RPC_INVALID;
   }
   if (!id_ok) {
-    *error = e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: \"id\" must be a string, a finite number or null");
+    *error = e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: \"id\" must be a string, a number or null");
     return E2BW_RPC_INVALID;
   }
   const cJSON *method = cJSON_GetObjectItemCaseSensitive(root, "method");
@@ -78,29 +201,23 @@ e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_requ
     return id ? E2BW_RPC_INVALID : E2BW_RPC_NOTIFICATION;
   }
   req->params = cJSON_IsObject(params) ? params : NULL;
+  if (raw.nul) { /* cJSON would hand on a string cut at the NUL */
+    *error = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: '%s' holds a NUL character (\\u0000), which cannot be passed on",
+                            raw.nul_field);
+    if (*error) e2bw_error_set_str(*error, "field", raw.nul_field);
+    return id ? E2BW_RPC_INVALID : E2BW_RPC_NOTIFICATION;
+  }
   return id ? E2BW_RPC_REQUEST : E2BW_RPC_NOTIFICATION;
 }
 
 void e2bw_rpc_request_free(e2bw_rpc_request *req) {
   cJSON_Delete(req->root);
+  cJSON_Delete(req->id_raw);
   memset(req, 0, sizeof *req);
 }
 
-/* cJSON prints numbers with 15 significant digits when that is "close
- * enough", which would change ids above 10^15. Integral ids are printed
- * exactly instead (every integer a double holds, so all of JS's safe range). */
-static cJSON *id_item(const cJSON *id) {
-  if (!id) return cJSON_CreateNull();
-  if (cJSON_IsNumber(id)) {
-    double v = id->valuedouble;
-    if (!isfinite(v)) return cJSON_CreateNull();
-    char text[48];
-    if (v > -9.2e18 && v < 9.2e18 && v == (double)(long long)v) snprintf(text, sizeof text, "%lld", (long long)v);
-    else snprintf(text, sizeof text, "%.17g", v);
-    return cJSON_CreateRaw(text);
-  }
-  return cJSON_Duplicate(id, 0);
-}
+/* Ids arrive as raw items holding their exact text (e2bw_rpc_parse). */
+static cJSON *id_item(const cJSON *id) { return id ? cJSON_Duplicate(id, 0) : cJSON_CreateNull(); }
 
 /* {"jsonrpc":"2.0","id":<id>,<key>:<value>} — value ownership passes in. */
 static char *envelope_text(const cJSON *id, const char *key, cJSON *value) {
@@ -108,11 +225,12 @@ static char *envelope_text(const cJSON *id, const char *key, cJSON *value) {
   cJSON *id_copy = id_item(id);
   char *text = NULL;
   if (msg && id_copy && value && cJSON_AddStringToObject(msg, "jsonrpc", "2.0")) {
-    cJSON_AddItemToObject(msg, "id", id_copy);
+    int ok = cJSON_AddItemToObject(msg, "id", id_copy);
+    if (!ok) cJSON_Delete(id_copy);
     id_copy = NULL;
-    cJSON_AddItemToObject(msg, key, value);
-    value = NULL;
-    text = cJSON_PrintUnformatted(msg);
+    ok = ok && cJSON_AddItemToObject(msg, key, value);
+    if (ok) value = NULL;
+    text = ok ? cJSON_PrintUnformatted(msg) : NULL; /* never an answer without its id or body */
   }
   cJSON_Delete(id_copy);
   cJSON_Delete(value);
@@ -121,8 +239,7 @@ static char *envelope_text(const cJSON *id, const char *key, cJSON *value) {
 }
 
 char *e2bw_rpc_result_text(const cJSON *id, cJSON *result) {
-  if (!result) result = cJSON_CreateObject();
-  return envelope_text(id, "result", result);
+  return envelope_text(id, "result", result); /* no result (out of memory): no text */
 }
 
 char *e2bw_rpc_error_text(const cJSON *id, cJSON *error) { return envelope_text(id, "error", error); }
@@ -130,8 +247,8 @@ char *e2bw_rpc_error_text(const cJSON *id, cJSON *error) { return envelope_text(
 char *e2bw_rpc_notification_text(const char *method, cJSON *params) {
   cJSON *msg = cJSON_CreateObject();
   char *text = NULL;
-  if (msg && params && cJSON_AddStringToObject(msg, "jsonrpc", "2.0") && cJSON_AddStringToObject(msg, "method", method)) {
-    cJSON_AddItemToObject(msg, "params", params);
+  if (msg && params && cJSON_AddStringToObject(msg, "jsonrpc", "2.0") && cJSON_AddStringToObject(msg, "method", method) &&
+      cJSON_AddItemToObject(msg, "params", params)) {
     params = NULL;
     text = cJSON_PrintUnformatted(msg);
   }

@@ -14,7 +14,9 @@
 
 typedef struct e2bw_rpc_request {
   cJSON *root;        /* owns the parsed message */
-  const cJSON *id;    /* NULL for a notification; else string, number or null */
+  const cJSON *id;    /* NULL for a notification; else the id's exact text as
+                         a cJSON raw item (echoed byte for byte), or null */
+  cJSON *id_raw;      /* owns that raw item */
   const char *method;
   cJSON *params;      /* NULL when absent; else an object */
 } e2bw_rpc_request;
@@ -33,7 +35,8 @@ e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_requ
 void e2bw_rpc_request_free(e2bw_rpc_request *req);
 
 /* Serialise a response or notification (takes ownership of result / error /
- * params, which may be NULL). Returns malloc'd text, or NULL when out of memory. */
+ * params). Returns malloc'd text, or NULL when out of memory (a NULL result,
+ * error or params is an allocation that failed, never an empty one). */
 char *e2bw_rpc_result_text(const cJSON *id, cJSON *result);
 char *e2bw_rpc_error_text(const cJSON *id, cJSON *error);
 char *e2bw_rpc_notification_text(const char *method, cJSON *params);

@@ -1,10 +1,10 @@
 #include "methods.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "errors.h"
 #include "files.h"
 
@@ -20,8 +20,8 @@ static const e2bw_param initialize_params[] = {
 static const e2bw_param no_params[] = {P_END};
 static const e2bw_param create_params[] = {
     {"template", E2BW_P_STRING, 0},    {"timeout", E2BW_P_SECONDS, 0},   {"metadata", E2BW_P_STRING_MAP, 0},
-    {"envs", E2BW_P_STRING_MAP, 0},    {"cpu", E2BW_P_TEMPLATE_SET, 0}, {"memory", E2BW_P_TEMPLATE_SET, 0},
-    {"disk", E2BW_P_TEMPLATE_SET, 0},  {"gpu", E2BW_P_TEMPLATE_SET, 0}, {"secure", E2BW_P_BOOL, 0},
+    {"envs", E2BW_P_STRING_MAP, 0},    {"cpu", E2BW_P_RESOURCE, 0},     {"memory", E2BW_P_RESOURCE, 0},
+    {"disk", E2BW_P_RESOURCE, 0},      {"gpu", E2BW_P_NO_GPU, 0},       {"secure", E2BW_P_BOOL, 0},
     {"options", E2BW_P_OBJECT, 0},     P_REQUEST_TIMEOUT,               P_END};
 static const e2bw_param sandbox_id_params[] = {{"sandbox_id", E2BW_P_SANDBOX_ID, 1}, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param list_params[] = {{"metadata", E2BW_P_STRING_MAP, 0}, {"state", E2BW_P_STATE_FILTER, 0},
@@ -36,7 +36,7 @@ static const e2bw_param set_timeout_params[] = {
 #define P_PROCESS {"pid", E2BW_P_PID, 1}
 static const e2bw_param run_params[] = {
     P_SANDBOX, {"command", E2BW_P_STRING, 1}, {"cwd", E2BW_P_STRING, 0}, {"envs", E2BW_P_STRING_MAP, 0},
-    {"user", E2BW_P_USER, 0}, {"timeout", E2BW_P_SECONDS, 0}, {"stdin", E2BW_P_TEXT, 0}, {"encoding", E2BW_P_ENCODING, 0},
+    {"user", E2BW_P_USER, 0}, {"timeout", E2BW_P_SECONDS, 0}, {"stdin", E2BW_P_DATA, 0}, {"encoding", E2BW_P_ENCODING, 0},
     P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param start_params[] = {
     P_SANDBOX, {"command", E2BW_P_STRING, 1}, {"cwd", E2BW_P_STRING, 0}, {"envs", E2BW_P_STRING_MAP, 0},
@@ -45,13 +45,13 @@ static const e2bw_param start_params[] = {
 static const e2bw_param list_processes_params[] = {P_SANDBOX, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param pid_params[] = {P_SANDBOX, P_PROCESS, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param signal_params[] = {P_SANDBOX, P_PROCESS, {"signal", E2BW_P_SIGNAL, 1}, P_REQUEST_TIMEOUT, P_END};
-static const e2bw_param stdin_params[] = {P_SANDBOX, P_PROCESS, {"data", E2BW_P_TEXT, 0}, {"encoding", E2BW_P_ENCODING, 0},
+static const e2bw_param stdin_params[] = {P_SANDBOX, P_PROCESS, {"data", E2BW_P_DATA, 0}, {"encoding", E2BW_P_ENCODING, 0},
                                           {"close", E2BW_P_BOOL, 0}, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param attach_params[] = {P_SANDBOX, P_PROCESS, {"encoding", E2BW_P_ENCODING, 0}, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param pty_open_params[] = {
     P_SANDBOX, {"cols", E2BW_P_DIM, 1}, {"rows", E2BW_P_DIM, 1}, {"cwd", E2BW_P_STRING, 0}, {"envs", E2BW_P_STRING_MAP, 0},
     {"user", E2BW_P_USER, 0}, {"timeout", E2BW_P_SECONDS, 0}, {"encoding", E2BW_P_ENCODING, 0}, P_REQUEST_TIMEOUT, P_END};
-static const e2bw_param pty_input_params[] = {P_SANDBOX, P_PROCESS, {"data", E2BW_P_TEXT, 1}, {"encoding", E2BW_P_ENCODING, 0},
+static const e2bw_param pty_input_params[] = {P_SANDBOX, P_PROCESS, {"data", E2BW_P_DATA, 1}, {"encoding", E2BW_P_ENCODING, 0},
                                               P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param pty_resize_params[] = {P_SANDBOX, P_PROCESS, {"cols", E2BW_P_DIM, 1}, {"rows", E2BW_P_DIM, 1},
                                                P_REQUEST_TIMEOUT, P_END};
@@ -60,7 +60,7 @@ static const e2bw_param pty_resize_params[] = {P_SANDBOX, P_PROCESS, {"cols", E2
 #define P_FILE_USER {"user", E2BW_P_USER, 0}
 static const e2bw_param read_params[] = {P_SANDBOX, P_PATH, {"encoding", E2BW_P_ENCODING, 0}, {"offset", E2BW_P_OFFSET, 0},
                                          {"length", E2BW_P_OFFSET, 0}, P_FILE_USER, P_REQUEST_TIMEOUT, P_END};
-static const e2bw_param write_params[] = {P_SANDBOX, P_PATH, {"content", E2BW_P_TEXT, 1}, {"encoding", E2BW_P_ENCODING, 0},
+static const e2bw_param write_params[] = {P_SANDBOX, P_PATH, {"content", E2BW_P_DATA, 1}, {"encoding", E2BW_P_ENCODING, 0},
                                           {"mode", E2BW_P_MODE, 0}, {"owner", E2BW_P_USER, 0}, {"group", E2BW_P_USER, 0},
                                           P_FILE_USER, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param list_dir_params[] = {P_SANDBOX, P_PATH, {"depth", E2BW_P_DEPTH, 0}, P_FILE_USER, P_REQUEST_TIMEOUT, P_END};
@@ -99,10 +99,12 @@ static const e2bw_method method_table[] = {
     {"process.stdin", "process.manage", e2bw_process_stdin, stdin_params, 0},
     /* ours: follow a running process's output from another client */
     {"process.attach", "process.manage", e2bw_process_attach, attach_params, 1},
-    {"pty.open", "pty", e2bw_pty_open, pty_open_params, 0},
-    {"pty.input", "pty", e2bw_pty_input, pty_input_params, 0},
-    {"pty.resize", "pty", e2bw_pty_resize, pty_resize_params, 0},
-    {"pty.close", "pty", e2bw_pty_close, pid_params, 0},
+    /* seed §3: exec plugins may offer pty.*, optional methods, not a feature
+     * of their own ("pty" is no feature name); output streams as exec.output */
+    {"pty.open", "exec.stream", e2bw_pty_open, pty_open_params, 1},
+    {"pty.input", "exec.stream", e2bw_pty_input, pty_input_params, 1},
+    {"pty.resize", "exec.stream", e2bw_pty_resize, pty_resize_params, 1},
+    {"pty.close", "exec.stream", e2bw_pty_close, pid_params, 1},
     {"files.read", "files.rw", e2bw_files_read, read_params, 0},
     {"files.write", "files.rw", e2bw_files_write, write_params, 0},
     {"files.list", "files.rw", e2bw_files_list, list_dir_params, 0},
@@ -145,38 +147,31 @@ cJSON *e2bw_features_json(void) {
     int seen = 0;
     for (size_t j = 0; j < i; j++)
       if (strcmp(method_table[j].feature, f) == 0) seen = 1;
-    if (!seen && feature_complete(f)) cJSON_AddItemToArray(list, cJSON_CreateString(f));
+    if (!seen && feature_complete(f)) e2bw_push(list, cJSON_CreateString(f));
   }
   return list;
 }
 
-static const char *type_name(e2bw_param_type t) {
-  switch (t) {
-  case E2BW_P_STRING: return "string";
-  case E2BW_P_SANDBOX_ID: return "sandbox_id";
-  case E2BW_P_SECONDS: return "seconds";
-  case E2BW_P_BOOL: return "boolean";
-  case E2BW_P_OBJECT: return "object";
-  case E2BW_P_STRING_MAP: return "string_map";
-  case E2BW_P_STATE_FILTER: return "state_filter";
-  case E2BW_P_LIMIT: return "limit";
-  case E2BW_P_TEMPLATE_SET: return "template_set";
-  case E2BW_P_TEXT: return "text";
-  case E2BW_P_PID: return "pid";
-  case E2BW_P_ENCODING: return "encoding";
-  case E2BW_P_SIGNAL: return "signal";
-  case E2BW_P_DIM: return "dimension";
-  case E2BW_P_USER: return "user";
-  case E2BW_P_PATH: return "path";
-  case E2BW_P_MODE: return "mode";
-  case E2BW_P_OFFSET: return "offset";
-  case E2BW_P_DEPTH: return "depth";
-  case E2BW_P_COUNT: return "count";
-  case E2BW_P_PORT: return "port";
-  case E2BW_P_OPERATION: return "operation";
-  }
-  return "?";
-}
+/* Names and numeric ranges of the parameter types, for e2bw_describe_methods:
+ * docs/epp-methods.json takes its ranges from here (a test checks). */
+static const struct {
+  const char *name;
+  double min, max; /* min > max: no numeric range */
+} param_types[] = {
+    [E2BW_P_STRING] = {"string", 1, 0},         [E2BW_P_SANDBOX_ID] = {"sandbox_id", 1, 0},
+    [E2BW_P_SECONDS] = {"seconds", 0, 2147483647}, [E2BW_P_BOOL] = {"boolean", 1, 0},
+    [E2BW_P_OBJECT] = {"object", 1, 0},         [E2BW_P_STRING_MAP] = {"string_map", 1, 0},
+    [E2BW_P_STATE_FILTER] = {"state_filter", 1, 0}, [E2BW_P_LIMIT] = {"limit", 1, 100},
+    [E2BW_P_TEMPLATE_SET] = {"template_set", 1, 0}, [E2BW_P_TEXT] = {"text", 1, 0},
+    [E2BW_P_PID] = {"pid", 1, 4294967295.0},    [E2BW_P_ENCODING] = {"encoding", 1, 0},
+    [E2BW_P_SIGNAL] = {"signal", 1, 0},         [E2BW_P_DIM] = {"dimension", 1, 65535},
+    [E2BW_P_USER] = {"user", 1, 0},             [E2BW_P_DATA] = {"data", 1, 0},
+    [E2BW_P_RESOURCE] = {"resource", 1, 2147483647}, [E2BW_P_NO_GPU] = {"no_gpu", 1, 0},
+    [E2BW_P_PATH] = {"path", 1, 0},             [E2BW_P_MODE] = {"mode", 0, 07777},
+    [E2BW_P_OFFSET] = {"offset", 0, 1e15}, [E2BW_P_DEPTH] = {"depth", 1, 64},
+    [E2BW_P_COUNT] = {"count", 1, 10000},       [E2BW_P_PORT] = {"port", 1, 65535},
+    [E2BW_P_OPERATION] = {"operation", 1, 0},
+};
 
 char *e2bw_describe_methods(void) {
   cJSON *root = cJSON_CreateObject();
@@ -186,7 +181,7 @@ char *e2bw_describe_methods(void) {
   for (size_t i = 0; i < METHOD_COUNT; i++) {
     const e2bw_method *m = &method_table[i];
     cJSON *entry = cJSON_CreateObject();
-    cJSON_AddItemToArray(methods, entry);
+    if (!entry || !e2bw_push(methods, entry)) goto done;
     cJSON_AddStringToObject(entry, "name", m->name);
     cJSON_AddStringToObject(entry, "feature", m->feature);
     cJSON_AddBoolToObject(entry, "implemented", m->start != NULL);
@@ -194,13 +189,17 @@ char *e2bw_describe_methods(void) {
     cJSON *params = cJSON_AddArrayToObject(entry, "params");
     for (const e2bw_param *p = m->params; p && p->name; p++) {
       cJSON *param = cJSON_CreateObject();
-      cJSON_AddItemToArray(params, param);
+      if (!param || !e2bw_push(params, param)) goto done;
       cJSON_AddStringToObject(param, "name", p->name);
-      cJSON_AddStringToObject(param, "type", type_name(p->type));
+      cJSON_AddStringToObject(param, "type", param_types[p->type].name);
       cJSON_AddBoolToObject(param, "required", p->required);
+      if (param_types[p->type].min <= param_types[p->type].max) {
+        cJSON_AddNumberToObject(param, "minimum", param_types[p->type].min);
+        cJSON_AddNumberToObject(param, "maximum", param_types[p->type].max);
+      }
     }
   }
-  cJSON_AddItemToObject(root, "features", e2bw_features_json());
+  e2bw_add(root, "features", e2bw_features_json());
   text = cJSON_PrintUnformatted(root);
 done:
   cJSON_Delete(root);
@@ -239,13 +238,13 @@ static int state_ok(const cJSON *item) {
   return cJSON_IsString(item) && (!strcmp(item->valuestring, "running") || !strcmp(item->valuestring, "paused"));
 }
 
-static cJSON *int_in(const e2bw_param *p, const cJSON *v, double lo, double hi, const char *what) {
-  if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) || v->valuedouble != floor(v->valuedouble))
-    return param_error(p->name, what);
-  return NULL;
+/* An in-range integer (ranges from param_types). */
+static int int_in_range(const e2bw_param *p, const cJSON *v) {
+  double x = cJSON_IsNumber(v) ? v->valuedouble : -1;
+  return x >= param_types[p->type].min && x <= param_types[p->type].max && x == (double)(long long)x;
 }
 
-static cJSON *check_one(const e2bw_param *p, const cJSON *v) {
+static cJSON *check_one(const e2bw_param *p, const cJSON *v, const cJSON *params) {
   switch (p->type) {
   case E2BW_P_STRING:
     if (!cJSON_IsString(v) || !v->valuestring[0]) return param_error(p->name, "must be a non-empty string");
@@ -255,7 +254,7 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v) {
     if (!sandbox_id_ok(v->valuestring)) return param_error(p->name, "must be a bare sandbox id (letters, digits, '-' or '_', at most 128)");
     return NULL;
   case E2BW_P_SECONDS:
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > 2147483647.0)
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= param_types[p->type].min) || v->valuedouble > param_types[p->type].max)
       return param_error(p->name, "must be a number of seconds between 0 and 2147483647");
     return NULL;
   case E2BW_P_BOOL:
@@ -287,14 +286,46 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v) {
     return NULL;
   }
   case E2BW_P_LIMIT:
-    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 100 || v->valuedouble != (double)(int)v->valuedouble)
-      return param_error(p->name, "must be an integer from 1 to 100");
+    if (!int_in_range(p, v)) return param_error(p->name, "must be an integer from 1 to 100");
     return NULL;
   case E2BW_P_TEMPLATE_SET:
     return param_error(p->name, "cannot be chosen at create time on E2B: the template fixes it (leave it out or null)");
   case E2BW_P_TEXT:
     if (!cJSON_IsString(v)) return param_error(p->name, "must be a string");
     return NULL;
+  case E2BW_P_PATH:
+    if (!cJSON_IsString(v) || !v->valuestring[0]) return param_error(p->name, "must be a non-empty absolute path");
+    if (v->valuestring[0] != '/') return param_error(p->name, "must be an absolute path (starting with '/'): paths are taken literally");
+    if (strlen(v->valuestring) > 4096) return param_error(p->name, "must be at most 4096 bytes");
+    return NULL;
+  case E2BW_P_MODE:
+    return int_in_range(p, v) ? NULL : param_error(p->name, "must be POSIX permission bits: an integer from 0 to 0o7777 (4095)");
+  case E2BW_P_OFFSET: return int_in_range(p, v) ? NULL : param_error(p->name, "must be an integer from 0 to 10^15");
+  case E2BW_P_DEPTH: return int_in_range(p, v) ? NULL : param_error(p->name, "must be an integer from 1 to 64");
+  case E2BW_P_COUNT: return int_in_range(p, v) ? NULL : param_error(p->name, "must be an integer from 1 to 10000");
+  case E2BW_P_PORT: return int_in_range(p, v) ? NULL : param_error(p->name, "must be a TCP port: an integer from 1 to 65535");
+  case E2BW_P_OPERATION:
+    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "read") && strcmp(v->valuestring, "write")))
+      return param_error(p->name, "must be \"read\" or \"write\"");
+    return NULL;
+  case E2BW_P_RESOURCE:
+    if (!int_in_range(p, v)) return param_error(p->name, "must be a positive integer (a CPU count, or MiB)");
+    return NULL;
+  case E2BW_P_NO_GPU:
+    if ((cJSON_IsNumber(v) && v->valuedouble == 0) || cJSON_IsFalse(v) ||
+        (cJSON_IsString(v) && (!v->valuestring[0] || !strcmp(v->valuestring, "none"))))
+      return NULL;
+    return param_error(p->name, "cannot be honoured: E2B sandboxes have no GPU (leave it out, null or 0)");
+  case E2BW_P_DATA: {
+    if (!cJSON_IsString(v)) return param_error(p->name, "must be a string");
+    const cJSON *enc = cJSON_GetObjectItemCaseSensitive(params, "encoding");
+    if (!cJSON_IsString(enc) || strcmp(enc->valuestring, "base64") != 0) return NULL;
+    e2bw_buf bytes = {0};
+    int rc = e2bw_base64_decode(&bytes, v->valuestring, strlen(v->valuestring));
+    e2bw_buf_free(&bytes);
+    if (rc == -2) return param_error(p->name, "is not base64 (encoding is \"base64\")");
+    return rc ? e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory") : NULL;
+  }
   case E2BW_P_PID:
     if (!(e2bw_param_pid(v, NULL) > 0)) return param_error(p->name, "must be a process id (a positive integer, or its decimal string)");
     return NULL;
@@ -306,26 +337,11 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v) {
     if (!signal_name(v)) return param_error(p->name, "must be \"SIGTERM\" or \"SIGKILL\" (the signals envd delivers)");
     return NULL;
   case E2BW_P_DIM:
-    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 65535 || v->valuedouble != (double)(int)v->valuedouble)
-      return param_error(p->name, "must be an integer from 1 to 65535");
+    if (!int_in_range(p, v)) return param_error(p->name, "must be an integer from 1 to 65535");
     return NULL;
   case E2BW_P_USER:
     if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) > 64 || strpbrk(v->valuestring, ":\r\n\t "))
       return param_error(p->name, "must be a user name (no ':' or spaces)");
-    return NULL;
-  case E2BW_P_PATH:
-    if (!cJSON_IsString(v) || !v->valuestring[0]) return param_error(p->name, "must be a non-empty absolute path");
-    if (v->valuestring[0] != '/') return param_error(p->name, "must be an absolute path (starting with '/'): paths are taken literally");
-    if (strlen(v->valuestring) > 4096) return param_error(p->name, "must be at most 4096 bytes");
-    return NULL;
-  case E2BW_P_MODE: return int_in(p, v, 0, 07777, "must be POSIX permission bits: an integer from 0 to 0o7777 (4095)");
-  case E2BW_P_OFFSET: return int_in(p, v, 0, 9007199254740992.0, "must be an integer from 0 to 2^53");
-  case E2BW_P_DEPTH: return int_in(p, v, 1, 64, "must be an integer from 1 to 64");
-  case E2BW_P_COUNT: return int_in(p, v, 1, 10000, "must be an integer from 1 to 10000");
-  case E2BW_P_PORT: return int_in(p, v, 1, 65535, "must be a TCP port: an integer from 1 to 65535");
-  case E2BW_P_OPERATION:
-    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "read") && strcmp(v->valuestring, "write")))
-      return param_error(p->name, "must be \"read\" or \"write\"");
     return NULL;
   }
   return NULL;
@@ -359,7 +375,7 @@ cJSON *e2bw_params_check(const e2bw_method *m, const cJSON *params) {
       if (p->required) return param_error(p->name, "is required");
       continue;
     }
-    cJSON *err = check_one(p, v);
+    cJSON *err = check_one(p, v, params);
     if (err) return err;
   }
   return NULL;

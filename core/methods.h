@@ -30,7 +30,11 @@ typedef enum e2bw_param_type {
   E2BW_P_DEPTH,         /* directory depth: integer 1..64 */
   E2BW_P_COUNT,         /* result count: integer 1..10000 */
   E2BW_P_PORT,          /* TCP port: integer 1..65535 */
-  E2BW_P_OPERATION      /* "read" | "write" */
+  E2BW_P_OPERATION      /* "read" | "write" */,
+  E2BW_P_DATA,          /* any string; valid base64 when the sibling
+                           `encoding` is "base64" (a cross-field check) */
+  E2BW_P_RESOURCE,      /* cpu count or MiB: integer 1..2147483647 */
+  E2BW_P_NO_GPU         /* gpu: only "none" (0, false, "") can be honoured */
 } e2bw_param_type;
 
 typedef struct e2bw_param {

@@ -195,7 +195,7 @@ static void notify_exit(e2bw_core *core, e2bw_stream *s, cJSON *failure) {
   cJSON *params = cJSON_CreateObject();
   cJSON_AddStringToObject(params, "sandbox_id", s->sandbox_id);
   cJSON_AddNumberToObject(params, "pid", s->pid);
-  cJSON_AddItemToObject(params, "request_id", cJSON_CreateRaw(s->request_id));
+  e2bw_add(params, "request_id", cJSON_CreateRaw(s->request_id));
   if (s->end && !failure) {
     add_exit(params, s->end);
   } else {
@@ -208,7 +208,7 @@ static void notify_exit(e2bw_core *core, e2bw_stream *s, cJSON *failure) {
   if (s->timed_out) cJSON_AddBoolToObject(params, "timed_out", 1);
   if (failure) {
     e2bw_redact(core, failure);
-    cJSON_AddItemToObject(params, "failure", failure);
+    e2bw_add(params, "failure", failure);
   }
   e2bw_notify(core, "exec.exit", params);
 }
@@ -244,8 +244,12 @@ static cJSON *run_result(e2bw_stream *s) {
     int rc = e2bw_buf_append_char(&text, '"');
     rc |= s->base64 ? e2bw_base64_encode(&text, p, n) : e2bw_json_text(&text, NULL, p, n, 1);
     rc |= e2bw_buf_append_char(&text, '"');
-    if (!rc) cJSON_AddItemToObject(r, out_names[i], cJSON_CreateRaw(text.data));
+    cJSON *item = rc ? NULL : cJSON_CreateRaw(text.data);
     e2bw_buf_free(&text);
+    if (!item || !e2bw_add(r, out_names[i], item)) { /* never a result without its output */
+      cJSON_Delete(r);
+      return NULL;
+    }
   }
   cJSON_AddStringToObject(r, "encoding", s->base64 ? "base64" : "utf8");
   if (s->dropped[0] || s->dropped[1]) {
@@ -479,7 +483,8 @@ static int on_frame(e2bw_core *core, e2bw_stream *s, const e2bw_env_frame *f) {
   }
   if (f->flags & E2BW_ENV_FLAG_END_STREAM) {
     s->wire_done = 1;
-    const cJSON *error = cJSON_GetObjectItemCaseSensitive(msg, "error");
+    cJSON *error = cJSON_GetObjectItemCaseSensitive(msg, "error");
+    e2bw_redact(core, error); /* before its message is cut to length */
     if (error) stream_error(core, s, e2bw_connect_error(error, s->op ? s->op->what : "stream"));
     else stream_complete(core, s);
     cJSON_Delete(msg);
@@ -744,8 +749,8 @@ static cJSON *start_message(const e2bw_call *call, int with_stdin, const cJSON *
   if (pty) {
     cJSON_AddStringToObject(process, "cmd", "/bin/bash");
     cJSON *args = cJSON_AddArrayToObject(process, "args");
-    cJSON_AddItemToArray(args, cJSON_CreateString("-i"));
-    cJSON_AddItemToArray(args, cJSON_CreateString("-l"));
+    e2bw_push(args, cJSON_CreateString("-i"));
+    e2bw_push(args, cJSON_CreateString("-l"));
     cJSON *e = cJSON_AddObjectToObject(process, "envs");
     cJSON_AddStringToObject(e, "TERM", "xterm-256color");
     cJSON_AddStringToObject(e, "LANG", "C.UTF-8");
@@ -755,14 +760,14 @@ static cJSON *start_message(const e2bw_call *call, int with_stdin, const cJSON *
       cJSON_DeleteItemFromObjectCaseSensitive(e, kv->string);
       cJSON_AddStringToObject(e, kv->string, kv->valuestring);
     }
-    cJSON_AddItemToObject(msg, "pty", cJSON_Duplicate(pty, 1));
+    e2bw_add(msg, "pty", cJSON_Duplicate(pty, 1));
   } else {
     cJSON_AddStringToObject(process, "cmd", "/bin/bash");
     cJSON *args = cJSON_AddArrayToObject(process, "args");
-    cJSON_AddItemToArray(args, cJSON_CreateString("-l"));
-    cJSON_AddItemToArray(args, cJSON_CreateString("-c"));
-    cJSON_AddItemToArray(args, cJSON_CreateString(param_str(call, "command")));
-    if (cJSON_IsObject(envs)) cJSON_AddItemToObject(process, "envs", cJSON_Duplicate(envs, 1));
+    e2bw_push(args, cJSON_CreateString("-l"));
+    e2bw_push(args, cJSON_CreateString("-c"));
+    e2bw_push(args, cJSON_CreateString(param_str(call, "command")));
+    if (cJSON_IsObject(envs)) e2bw_add(process, "envs", cJSON_Duplicate(envs, 1));
   }
   if (cwd) cJSON_AddStringToObject(process, "cwd", cwd);
   const char *tag = param_str(call, "tag");
@@ -876,10 +881,10 @@ static void listed(e2bw_core *core, e2bw_http_op *op) {
     const cJSON *envs = cJSON_GetObjectItemCaseSensitive(config, "envs");
     const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(config, "cwd");
     cJSON_AddStringToObject(entry, "cmd", cJSON_IsString(cmd) ? cmd->valuestring : "");
-    cJSON_AddItemToObject(entry, "args", cJSON_IsArray(args) ? cJSON_Duplicate(args, 1) : cJSON_CreateArray());
-    cJSON_AddItemToObject(entry, "envs", cJSON_IsObject(envs) ? cJSON_Duplicate(envs, 1) : cJSON_CreateObject());
+    e2bw_add(entry, "args", cJSON_IsArray(args) ? cJSON_Duplicate(args, 1) : cJSON_CreateArray());
+    e2bw_add(entry, "envs", cJSON_IsObject(envs) ? cJSON_Duplicate(envs, 1) : cJSON_CreateObject());
     if (cJSON_IsString(cwd)) cJSON_AddStringToObject(entry, "cwd", cwd->valuestring);
-    cJSON_AddItemToArray(list, entry);
+    e2bw_push(list, entry);
   }
   cJSON_Delete(answer);
   e2bw_call_succeed(core, call, r);

@@ -14,6 +14,8 @@
 #define E2B_CONNECT_DEFAULT_TIMEOUT_S 300.0
 /* sandbox.list follows X-Next-Token at most this many pages. */
 #define LIST_MAX_PAGES 1000
+/* sandbox.list's page size (E2B's maximum); halved while a page is too big. */
+#define LIST_PAGE 100
 
 static const char *param_str(const e2bw_call *call, const char *name) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->params, name);
@@ -72,6 +74,29 @@ static void fail_bad_record(e2bw_core *core, e2bw_http_op *op) {
 
 /* --- sandbox.create ---------------------------------------------------- */
 
+static const char *const looked_fields[] = {"created_at", "expires_at", "cpu", "memory", "disk", NULL};
+
+static void create_looked(e2bw_core *core, e2bw_http_op *op) {
+  e2bw_call *call = op->call;
+  cJSON *rec = call->scratch;
+  call->scratch = NULL;
+  cJSON *detail = ok_status(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+  cJSON *full = detail ? e2bw_record_from_detail(&core->config, detail) : NULL;
+  for (const char *const *f = looked_fields; full && *f; f++)
+    if (cJSON_HasObjectItem(full, *f)) e2bw_add(rec, *f, cJSON_DetachItemFromObjectCaseSensitive(full, *f));
+  cJSON_Delete(full);
+  cJSON_Delete(detail);
+  succeed(core, op, rec);
+}
+
+static void create_look_failed(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
+  cJSON_Delete(error); /* the sandbox was created: answer with what is known */
+  e2bw_call *call = op->call;
+  cJSON *rec = call->scratch;
+  call->scratch = NULL;
+  e2bw_call_succeed(core, call, rec);
+}
+
 static void created(e2bw_core *core, e2bw_http_op *op) {
   e2bw_call *call = op->call;
   if (!ok_status(op->status)) {
@@ -79,6 +104,7 @@ static void created(e2bw_core *core, e2bw_http_op *op) {
       const char *tpl = param_str(call, "template");
       cJSON *e = e2bw_error_new(E2BW_ERR_NOT_FOUND, "Template '%s' not found on the E2B backend", tpl ? tpl : "base");
       e2bw_error_set_num(e, "http_status", 404);
+      e2bw_error_set_str(e, "sdk_code", E2BW_SDK_TEMPLATE_NOT_FOUND);
       e2bw_http_op_finish(core, op);
       e2bw_call_fail(core, call, e);
       return;
@@ -97,8 +123,83 @@ static void created(e2bw_core *core, e2bw_http_op *op) {
   }
   /* The create answer carries no metadata; echo what E2B stored from us. */
   const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(call->params, "metadata");
-  cJSON_AddItemToObject(rec, "metadata", cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject());
-  succeed(core, op, rec);
+  e2bw_add(rec, "metadata", cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject());
+  /* ...nor its times or the resources it really got: read them from its
+   * detail, as sandbox.get reports them (best effort: the sandbox exists) */
+  e2bw_buf path = {0};
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(rec, "sandbox_id");
+  e2bw_http_op_finish(core, op);
+  cJSON_Delete(call->scratch);
+  call->scratch = rec;
+  e2bw_http_op *look = NULL;
+  if (!cJSON_IsString(id) || sandbox_path(&path, "/sandboxes/", id->valuestring, ""))
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+  else look = e2bw_api_request(core, call, "GET", path.data, NULL, create_looked);
+  e2bw_buf_free(&path);
+  if (look) look->on_fail = create_look_failed;
+}
+
+/* A create whose answer was lost (the connection cut, no answer in time)
+ * may have made a sandbox nobody knows about: it is looked up by the
+ * create's key and returned, so a retried create never leaks one. Found
+ * nothing (or the lookup fails too): the original error. */
+static int append_metadata_query(e2bw_buf *q, const cJSON *metadata);
+
+static void create_give_up(e2bw_core *core, e2bw_call *call) {
+  cJSON *error = cJSON_DetachItemFromObjectCaseSensitive(call->scratch, "error");
+  e2bw_call_fail(core, call, error ? error : e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+}
+
+static void create_recovery_failed(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
+  cJSON_Delete(error);
+  create_give_up(core, op->call);
+}
+
+static void create_recovered(e2bw_core *core, e2bw_http_op *op) {
+  e2bw_call *call = op->call;
+  cJSON *detail = ok_status(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+  cJSON *rec = detail ? e2bw_record_from_detail(&core->config, detail) : NULL;
+  if (rec) e2bw_sandbox_remember(core, detail); /* its envd token, for exec */
+  cJSON_Delete(detail);
+  e2bw_http_op_finish(core, op);
+  if (rec) e2bw_call_succeed(core, call, rec);
+  else create_give_up(core, call);
+}
+
+static void create_found(e2bw_core *core, e2bw_http_op *op) {
+  e2bw_call *call = op->call;
+  cJSON *page = ok_status(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(page, 0), "sandboxID");
+  e2bw_buf path = {0};
+  e2bw_http_op *look = NULL;
+  int found = cJSON_IsString(id) && !sandbox_path(&path, "/sandboxes/", id->valuestring, "");
+  cJSON_Delete(page);
+  e2bw_http_op_finish(core, op);
+  if (found) look = e2bw_api_request(core, call, "GET", path.data, NULL, create_recovered);
+  else create_give_up(core, call);
+  e2bw_buf_free(&path);
+  if (look) look->on_fail = create_recovery_failed;
+}
+
+static void create_lost(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
+  e2bw_call *call = op->call;
+  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(error, "data"), "kind");
+  const cJSON *key = cJSON_GetObjectItemCaseSensitive(call->scratch, "key");
+  int lost = cJSON_IsString(kind) && (!strcmp(kind->valuestring, "unreachable") || !strcmp(kind->valuestring, "timeout"));
+  if (!lost || !cJSON_IsString(key) || !e2bw_add(call->scratch, "error", error)) {
+    if (lost && cJSON_IsString(key)) error = NULL; /* e2bw_add freed it */
+    e2bw_call_fail(core, call, error ? error : e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+    return;
+  }
+  cJSON *filter = cJSON_CreateObject();
+  e2bw_buf q = {0};
+  int rc = !cJSON_AddStringToObject(filter, E2BW_CREATE_KEY, key->valuestring) ||
+           e2bw_buf_append_str(&q, "/v2/sandboxes?state=running,paused") || append_metadata_query(&q, filter);
+  cJSON_Delete(filter);
+  e2bw_http_op *find = rc ? NULL : e2bw_api_request(core, call, "GET", q.data, NULL, create_found);
+  if (rc) create_give_up(core, call);
+  e2bw_buf_free(&q);
+  if (find) find->on_fail = create_recovery_failed;
 }
 
 /* options: E2B-specific create settings, named in EPP style. */
@@ -117,7 +218,7 @@ static cJSON *apply_options(cJSON *body, const cJSON *options) {
       if (cJSON_IsBool(opt)) cJSON_AddBoolToObject(body, "allow_internet_access", cJSON_IsTrue(opt));
       else expect = "must be a boolean";
     } else if (!strcmp(k, "network")) {
-      if (cJSON_IsObject(opt)) cJSON_AddItemToObject(body, "network", cJSON_Duplicate(opt, 1));
+      if (cJSON_IsObject(opt)) e2bw_add(body, "network", cJSON_Duplicate(opt, 1));
       else expect = "must be an object (E2B's network settings)";
     } else {
       expect = "is not an option of this provider (auto_pause, auto_resume, allow_internet_access, network)";
@@ -148,9 +249,24 @@ void e2bw_sandbox_create(e2bw_core *core, e2bw_call *call) {
   }
   cJSON_AddStringToObject(body, "templateID", tpl ? tpl : "base");
   if (timeout) cJSON_AddNumberToObject(body, "timeout", whole_seconds(timeout->valuedouble));
-  if (cJSON_IsObject(metadata)) cJSON_AddItemToObject(body, "metadata", cJSON_Duplicate(metadata, 1));
-  if (cJSON_IsObject(envs)) cJSON_AddItemToObject(body, "envVars", cJSON_Duplicate(envs, 1));
+  /* This create's own key (the host's clock to the microsecond and a
+   * counter), so a lost answer can be recovered: see create_lost. */
+  char key[64];
+  snprintf(key, sizeof key, "%.3f-%u", core->now, (unsigned)core->next_op_id + 1);
+  cJSON *meta = cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject();
+  cJSON_AddStringToObject(meta, E2BW_CREATE_KEY, key);
+  e2bw_add(body, "metadata", meta);
+  call->scratch = cJSON_CreateObject();
+  cJSON_AddStringToObject(call->scratch, "key", key);
+  if (cJSON_IsObject(envs)) e2bw_add(body, "envVars", cJSON_Duplicate(envs, 1));
   if (v1) cJSON_AddBoolToObject(body, "secure", 0);
+  /* Resources a backend may apply (E2B's templates fix them; the local
+   * backend honours them); the record reports what the sandbox really got. */
+  static const char *const resources[][2] = {{"cpu", "cpuCount"}, {"memory", "memoryMB"}, {"disk", "diskSizeMB"}};
+  for (int i = 0; i < 3; i++) {
+    const cJSON *r = param_num(call, resources[i][0]);
+    if (r) cJSON_AddNumberToObject(body, resources[i][1], r->valuedouble);
+  }
   if (cJSON_IsObject(options)) {
     cJSON *error = apply_options(body, options);
     if (error) {
@@ -159,7 +275,8 @@ void e2bw_sandbox_create(e2bw_core *core, e2bw_call *call) {
       return;
     }
   }
-  e2bw_api_request(core, call, "POST", v1 ? "/sandboxes" : "/v2/sandboxes", body, created);
+  e2bw_http_op *op = e2bw_api_request(core, call, "POST", v1 ? "/sandboxes" : "/v2/sandboxes", body, created);
+  if (op) op->on_fail = create_lost;
   cJSON_Delete(body);
 }
 
@@ -202,9 +319,14 @@ static void listed(e2bw_core *core, e2bw_http_op *op) {
       fail_bad_record(core, op);
       return;
     }
-    cJSON_AddItemToArray(all, rec);
+    e2bw_push(all, rec);
   }
   cJSON_Delete(page);
+  if (e2bw_alloc_failures() != core->alloc_mark) { /* this page may be partial: the whole list would be */
+    e2bw_http_op_finish(core, op);
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+    return;
+  }
 
   char token[512] = "";
   e2bw_http_header(op, "x-next-token", token, sizeof token);
@@ -213,17 +335,22 @@ static void listed(e2bw_core *core, e2bw_http_op *op) {
   if (token[0] && !one_page) {
     cJSON *pages = cJSON_GetObjectItemCaseSensitive(call->scratch, "pages");
     cJSON *last = cJSON_GetObjectItemCaseSensitive(call->scratch, "last_token");
-    if ((cJSON_IsString(last) && !strcmp(last->valuestring, token)) || pages->valuedouble >= LIST_MAX_PAGES) {
+    if (!strcmp(last->valuestring, token) || pages->valuedouble >= LIST_MAX_PAGES) {
       e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend's list paging does not end (X-Next-Token repeats or exceeds %d pages)", LIST_MAX_PAGES));
       return;
     }
     cJSON_SetNumberValue(pages, pages->valuedouble + 1);
-    cJSON_ReplaceItemInObjectCaseSensitive(call->scratch, "last_token", cJSON_CreateString(token));
+    /* scratch strings are set in place: cJSON's Replace* corrupts the object
+     * when its key copy fails */
+    if (!cJSON_SetValuestring(last, token)) {
+      e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+      return;
+    }
     list_request(core, call, token);
     return;
   }
   cJSON *result = cJSON_CreateObject();
-  cJSON_AddItemToObject(result, "sandboxes", cJSON_DetachItemFromObjectCaseSensitive(call->scratch, "sandboxes"));
+  e2bw_add(result, "sandboxes", cJSON_DetachItemFromObjectCaseSensitive(call->scratch, "sandboxes"));
   if (token[0]) cJSON_AddStringToObject(result, "next_token", token);
   else cJSON_AddNullToObject(result, "next_token");
   e2bw_call_succeed(core, call, result);
@@ -246,12 +373,32 @@ static int append_metadata_query(e2bw_buf *q, const cJSON *metadata) {
   return rc;
 }
 
+/* A page too large for the response cap (big metadata) is asked again in
+ * halves, down to one sandbox per page, from the same position. */
+static void list_failed(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
+  e2bw_call *call = op->call;
+  cJSON *page = cJSON_GetObjectItemCaseSensitive(call->scratch, "page");
+  if (!op->overflowed || page->valuedouble <= 1) {
+    e2bw_call_fail(core, call, error);
+    return;
+  }
+  cJSON_Delete(error);
+  cJSON_SetNumberValue(page, floor(page->valuedouble / 2));
+  const cJSON *token = cJSON_GetObjectItemCaseSensitive(call->scratch, "token");
+  list_request(core, call, token->valuestring[0] ? token->valuestring : NULL);
+}
+
 static int list_request(e2bw_core *core, e2bw_call *call, const char *next_token) {
-  const cJSON *limit = param_num(call, "limit");
   const cJSON *state = cJSON_GetObjectItemCaseSensitive(call->params, "state");
   const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(call->params, "metadata");
   char number[32];
-  snprintf(number, sizeof number, "%d", limit ? (int)limit->valuedouble : 100);
+  snprintf(number, sizeof number, "%d", (int)cJSON_GetObjectItemCaseSensitive(call->scratch, "page")->valuedouble);
+  cJSON *token = cJSON_GetObjectItemCaseSensitive(call->scratch, "token"); /* where the page starts ("": the first) */
+  if (next_token != token->valuestring && !cJSON_SetValuestring(token, next_token ? next_token : "")) {
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+    return -1;
+  }
+  next_token = token->valuestring[0] ? token->valuestring : NULL;
   e2bw_buf q = {0};
   int rc = e2bw_buf_append_str(&q, "/v2/sandboxes?limit=") || e2bw_buf_append_str(&q, number);
   if (cJSON_IsString(state)) {
@@ -270,14 +417,18 @@ static int list_request(e2bw_core *core, e2bw_call *call, const char *next_token
   e2bw_http_op *op = NULL;
   if (rc) e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
   else op = e2bw_api_request(core, call, "GET", q.data, NULL, listed);
+  if (op) op->on_fail = list_failed;
   e2bw_buf_free(&q);
   return op ? 0 : -1;
 }
 
 void e2bw_sandbox_list(e2bw_core *core, e2bw_call *call) {
   call->scratch = cJSON_CreateObject();
+  const cJSON *limit = param_num(call, "limit");
   if (!call->scratch || !cJSON_AddArrayToObject(call->scratch, "sandboxes") ||
-      !cJSON_AddNumberToObject(call->scratch, "pages", 1) || !cJSON_AddNullToObject(call->scratch, "last_token")) {
+      !cJSON_AddNumberToObject(call->scratch, "pages", 1) || !cJSON_AddStringToObject(call->scratch, "last_token", "") ||
+      !cJSON_AddNumberToObject(call->scratch, "page", limit ? limit->valuedouble : LIST_PAGE) ||
+      !cJSON_AddStringToObject(call->scratch, "token", "")) {
     e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
     return;
   }

@@ -111,26 +111,31 @@ export class Core {
   tick(now) { this.x.tick(this.h, now) }
   isShutDown() { return this.x.is_shut_down(this.h) !== 0 }
 
-  /** Pops every pending action: {kind, op, text, body}. text is a string
-   *  (an EPP message or the HTTP request head as JSON); body a Uint8Array copy. */
+  /** Pops every pending action (see next()). */
   drain() {
     const out = []
-    for (;;) {
-      const kind = this.x.next_action(this.h)
-      if (kind === ACTION.NONE) return out
-      const action = { kind, op: this.x.action_op(this.h) >>> 0, text: '', body: null }
-      const textLen = this.x.action_text_len(this.h)
-      if (textLen) {
-        const p = this.x.action_text(this.h)
-        action.text = decoder.decode(this.bytes().subarray(p, p + textLen))
-      }
-      const bodyLen = this.x.action_body_len(this.h)
-      if (bodyLen) {
-        const p = this.x.action_body(this.h)
-        action.body = this.bytes().slice(p, p + bodyLen)
-      }
-      out.push(action)
+    for (let a = this.next(); a; a = this.next()) out.push(a)
+    return out
+  }
+
+  /** Pops the next pending action: {kind, op, text, body}, or null. text is a
+   *  string (an EPP message or the HTTP request head as JSON); body a
+   *  Uint8Array copy. */
+  next() {
+    const kind = this.x.next_action(this.h)
+    if (kind === ACTION.NONE) return null
+    const action = { kind, op: this.x.action_op(this.h) >>> 0, text: '', body: null }
+    const textLen = this.x.action_text_len(this.h)
+    if (textLen) {
+      const p = this.x.action_text(this.h)
+      action.text = decoder.decode(this.bytes().subarray(p, p + textLen))
     }
+    const bodyLen = this.x.action_body_len(this.h)
+    if (bodyLen) {
+      const p = this.x.action_body(this.h)
+      action.body = this.bytes().slice(p, p + bodyLen)
+    }
+    return action
   }
 
   describeMethods() {

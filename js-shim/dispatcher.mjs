@@ -21,7 +21,13 @@ const now = () => performance.timeOrigin + performance.now()
  *              prints gigabytes streams in bounded memory
  *
  * Dispatcher:
- *   send(message)         one EPP message (string or object)
+ *   send(message)         one EPP message (string or object); answers and
+ *                         notifications go to onMessage
+ *   handle(message)       request/response form: Promise of the answer
+ *                         object; notifications go to onNotification (an
+ *                         object) and onMessage (text)
+ *   A host that never sends initialize: given ctx, the dispatcher sends it
+ *   itself from ctx.options before the first other message.
  *   feed(bytes) / end()   EPP as NDJSON bytes, split anywhere (stdio form)
  *   onMessage             settable after creation
  *   idle()                resolves when no request is in flight
@@ -32,21 +38,62 @@ const now = () => performance.timeOrigin + performance.now()
 export async function createDispatcher(options = {}) {
   const core = await Core.create(options.module)
   const given = options.fetch
-  const transport = given ? { fetch: (url, init) => given(url, init), source: 'fetch' } : pickTransport(options.ctx)
   const log = options.log || (() => {})
+  let transport
+  try {
+    transport = given ? { fetch: (url, init) => given(url, init), source: 'fetch' } : pickTransport(options.ctx, undefined, log)
+  } catch (err) {
+    core.free()
+    throw err
+  }
   const backpressure = options.backpressure || (() => undefined)
   const inflight = new Map() // op → AbortController
   let timer = null
   let closed = false
   let idleWaiters = []
 
+  // Request/response hosts: handle() answers through a Promise; its request
+  // travels under a key of ours so the answer finds its caller, and the key
+  // is mapped back in the answer and in notifications' request_id.
+  const handled = new Map() // key → { id, resolve, streams }
+  let handleSeq = 0
+  // A host that never sends initialize: the dispatcher initializes itself
+  // from ctx.options (the declared fields) before the first other message.
+  let initialized = false
+
+  function autoInitialize(text) {
+    if (initialized || !options.ctx || !options.ctx.options) return
+    initialized = true
+    let method
+    try { method = JSON.parse(text).method } catch { return }
+    if (method === 'initialize') return
+    const key = `e2bw-auto-init-${++handleSeq}`
+    handled.set(key, { id: null, resolve: (answer) => { if (answer.error) log(`e2b-wasm: initialize from ctx.options failed: ${answer.error.message}`) } })
+    core.submit(JSON.stringify({ jsonrpc: '2.0', id: key, method: 'initialize', params: { protocol: 'node/1', config: options.ctx.options } }), now())
+  }
+
   const d = {
     onMessage: options.onMessage || null,
+    onNotification: options.onNotification || null,
     transport: transport.source,
     send(message) {
       if (closed) throw new Error('e2b-wasm dispatcher is closed')
-      core.submit(typeof message === 'string' ? message : JSON.stringify(message), now())
+      const text = typeof message === 'string' ? message : JSON.stringify(message)
+      autoInitialize(text)
+      core.submit(text, now())
       pump()
+    },
+    /** Request/response form: resolves with the answer (an object). */
+    handle(message) {
+      if (closed) return Promise.reject(new Error('e2b-wasm dispatcher is closed'))
+      const msg = typeof message === 'string' ? JSON.parse(message) : { ...message }
+      if (msg.id === undefined || msg.id === null) { d.send(msg); return Promise.resolve(null) } // a notification
+      const key = `e2bw-h-${++handleSeq}`
+      const entry = { id: msg.id, resolve: null, streams: ['exec.start', 'pty.open', 'process.attach'].includes(msg.method) }
+      const answered = new Promise((resolve) => { entry.resolve = resolve })
+      handled.set(key, entry)
+      d.send({ ...msg, id: key })
+      return answered
     },
     feed(bytes) {
       if (closed) return
@@ -82,20 +129,49 @@ export async function createDispatcher(options = {}) {
     for (const w of waiters) w()
   }
 
-  // Runs every action the core has queued, then re-arms the deadline timer.
+  // Runs the actions the core has queued, one at a time and in order, then
+  // re-arms the deadline timer. Not re-entrant: a host that calls send() from
+  // inside onMessage only queues more work for the loop already running, so
+  // messages reach it in the order the core produced them.
+  let pumping = false
   function pump() {
-    if (closed) return
-    for (const action of core.drain()) {
-      if (action.kind === ACTION.SEND) deliver(action.text)
-      else if (action.kind === ACTION.HTTP) perform(action)
-      else if (action.kind === ACTION.CANCEL) cancel(action.op)
+    if (closed || pumping) return
+    pumping = true
+    try {
+      for (let action; !closed && (action = core.next());) {
+        if (action.kind === ACTION.SEND) deliver(action.text)
+        else if (action.kind === ACTION.HTTP) perform(action)
+        else if (action.kind === ACTION.CANCEL) cancel(action.op)
+      }
+    } finally {
+      pumping = false
     }
+    if (closed) return
     armTimer()
     settleIdle()
   }
 
   function deliver(text) {
+    if (handled.size) {
+      const msg = JSON.parse(text)
+      const entry = typeof msg.id === 'string' ? handled.get(msg.id) : undefined
+      if (entry) { // an answer to handle() (or to our own initialize)
+        if (!entry.streams || msg.error) handled.delete(msg.id)
+        msg.id = entry.id
+        try { entry.resolve(msg) } catch (err) { log(`e2b-wasm: handle() caller threw: ${err && err.message}`) }
+        return
+      }
+      const rid = msg.params && typeof msg.params.request_id === 'string' ? msg.params.request_id : undefined
+      const origin = rid !== undefined ? handled.get(rid) : undefined
+      if (origin) {
+        msg.params.request_id = origin.id
+        if (msg.method === 'exec.exit') handled.delete(rid)
+        text = JSON.stringify(msg)
+      }
+    }
     try {
+      // the core writes notifications as {"jsonrpc":"2.0","method":…, answers with "id" first
+      if (d.onNotification && text.startsWith('{"jsonrpc":"2.0","method"')) d.onNotification(JSON.parse(text))
       if (d.onMessage) d.onMessage(text)
     } catch (err) {
       log(`e2b-wasm: onMessage handler threw: ${err && err.message}`)
@@ -145,7 +221,7 @@ export async function createDispatcher(options = {}) {
         headers: head.headers,
         body: action.body || undefined,
         signal: ctrl.signal,
-        redirect: 'follow',
+        redirect: 'manual', // the core refuses redirects (a typed error): never follow one with our headers
       })
       if (!live()) return
       let headerText = ''

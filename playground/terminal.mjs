@@ -109,7 +109,8 @@ export function createTerminalPanel(root) {
       status.textContent = ''
       closeButton.disabled = true
       openButton.hidden = false
-      const supported = Boolean(client) && client.has('pty')
+      // pty.* are optional methods of exec.stream (seed §3: "pty" is no feature)
+      const supported = Boolean(client) && client.has('exec.stream')
       unsupported.hidden = supported || !client
       body.hidden = !supported
     },

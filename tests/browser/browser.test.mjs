@@ -15,6 +15,7 @@ import { startBackend } from '../lib/backend.mjs'
 import { validateTraffic } from '../lib/epp-schema.mjs'
 import { launchChromium } from './chromium.mjs'
 import { PAGE_PATH, startStaticServer } from './server.mjs'
+import { until } from '../lib/wait.mjs'
 
 // A loopback port nothing listens on (bound, then released).
 async function closedPort() {
@@ -217,11 +218,10 @@ describe('e2b-wasm in headless Chromium', () => {
     assert.equal(ran.stderr, 'warn\n')
     assert.equal(ran.exit_code, 3)
     const { pid } = await ok('exec.start', { sandbox_id, command: 'for i in 1 2 3; do echo line$i; sleep 0.05; done' })
-    let mine = []
-    for (let i = 0; i < 200 && !mine.some((m) => m.method === 'exec.exit'); i++) {
-      await new Promise((r) => setTimeout(r, 25))
-      mine = (await inPage((s) => window.e2bw.transcript(s), main)).unsolicited.filter((m) => m.params?.pid === pid)
-    }
+    const mine = await until(async () => {
+      const got = (await inPage((s) => window.e2bw.transcript(s), main)).unsolicited.filter((m) => m.params?.pid === pid)
+      return got.some((m) => m.method === 'exec.exit') && got
+    }, 'exec.exit in the page')
     const outputs = mine.filter((m) => m.method === 'exec.output')
     assert.equal(outputs.map((m) => m.params.data).join(''), 'line1\nline2\nline3\n')
     assert.equal(mine.at(-1).method, 'exec.exit', 'exec.exit comes last')

@@ -49,7 +49,6 @@ export const KNOWN_FEATURES = Object.freeze({
   'process.manage': 'process.list',
   'files.rw': 'files.read',
   'ports.url': 'ports.url',
-  pty: 'pty.open',
 })
 
 class CaseFailure extends Error {}

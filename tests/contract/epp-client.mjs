@@ -36,7 +36,8 @@ export const METHOD_FEATURE = Object.freeze({
   'files.mkdir': 'files.rw', 'files.remove': 'files.rw', 'files.move': 'files.rw', 'files.search': 'files.rw',
   'files.chmod': 'files.rw', 'files.watch': 'files.rw', 'files.unwatch': 'files.rw', 'files.url': 'files.rw',
   'ports.url': 'ports.url',
-  'pty.open': 'pty', 'pty.input': 'pty', 'pty.resize': 'pty', 'pty.close': 'pty',
+  // seed §3: pty.* are optional methods of exec plugins, gated as exec.stream (no "pty" feature)
+  'pty.open': 'exec.stream', 'pty.input': 'exec.stream', 'pty.resize': 'exec.stream', 'pty.close': 'exec.stream',
 })
 
 const sdkCodeOf = (e) => (e.data && e.data.sdk_code) || (e.code === -32003 ? 'E8004' : 'E8005')

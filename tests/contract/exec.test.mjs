@@ -12,13 +12,14 @@ import { HostError, loadProvider, startStdioProvider } from '../host/host.mjs'
 import { startBackend } from '../lib/backend.mjs'
 import { validateTraffic } from '../lib/epp-schema.mjs'
 import { rejects } from '../lib/host-assert.mjs'
+import { until } from '../lib/wait.mjs'
 
 const pluginDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const MODES = {
   'in-process': (opts) => loadProvider(pluginDir, opts),
   stdio: (opts) => startStdioProvider(pluginDir, opts),
 }
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
 
 /** Collects exec.output / exec.exit for one started process. */
 function follow(infra) {
@@ -36,14 +37,8 @@ function follow(infra) {
   return {
     of,
     text: (pid, stream = 'stdout') => of(pid).outputs.filter((o) => o.stream === stream).map((o) => o.data).join(''),
-    async exit(pid, ms = 15000) {
-      for (const end = Date.now() + ms; Date.now() < end; await sleep(20)) if (of(pid).exit) return of(pid).exit
-      throw new Error(`no exec.exit for ${pid}`)
-    },
-    async until(pid, pred, ms = 15000) {
-      for (const end = Date.now() + ms; Date.now() < end; await sleep(20)) if (pred(of(pid))) return of(pid)
-      throw new Error(`condition not reached for ${pid}: ${JSON.stringify(of(pid)).slice(0, 300)}`)
-    },
+    exit: (pid, ms = 15000) => until(() => of(pid).exit, `exec.exit for ${pid}`, ms),
+    until: (pid, pred, ms = 15000) => until(() => pred(of(pid)) && of(pid), `a condition on process ${pid}`, ms),
   }
 }
 
@@ -74,8 +69,9 @@ for (const [mode, start] of Object.entries(MODES)) {
     const run = (p) => infra.call('exec.run', { sandbox_id: sid, ...p })
     const startCmd = (p) => infra.call('exec.start', { sandbox_id: sid, ...p })
 
-    test('features: exec.run, exec.stream, process.manage, pty are declared', () => {
-      for (const f of ['exec.run', 'exec.stream', 'process.manage', 'pty']) assert.ok(infra.features.includes(f), f)
+    test('features: exec.run, exec.stream, process.manage are declared; pty.* ride on exec.stream (no "pty" feature)', () => {
+      for (const f of ['exec.run', 'exec.stream', 'process.manage']) assert.ok(infra.features.includes(f), f)
+      assert.ok(!infra.features.includes('pty'))
     })
 
     test('exit code is data; stderr; a command that does not exist', async () => {
@@ -132,12 +128,10 @@ for (const [mode, start] of Object.entries(MODES)) {
         assert.equal(err.rpc.code, -32013)
         assert.equal(err.rpc.data.kind, 'timeout')
       })
-      for (let i = 0; i < 100; i++) {
+      await until(async () => {
         const { processes } = await infra.call('process.list', { sandbox_id: sid })
-        if (!processes.some((p) => p.args.join(' ').includes(marker))) return
-        await sleep(50)
-      }
-      assert.fail('the timed-out process is still running')
+        return !processes.some((p) => p.args.join(' ').includes(marker))
+      }, 'the timed-out process to be gone', 5000)
     })
 
     test('process list, kill, signal; exit by signal; unknown pid', async () => {
@@ -228,7 +222,7 @@ for (const [mode, start] of Object.entries(MODES)) {
       const backend = await startBackend()
       const infra = await start({
         env: { E2B_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl },
-        overrides: { keepalive_interval: 0.5, request_timeout: 2 },
+        overrides: { keepalive_interval: '0.5', request_timeout: '2' }, // string fields (seed types): the core parses them
       })
       const watch = follow(infra)
       try {
@@ -236,7 +230,9 @@ for (const [mode, start] of Object.entries(MODES)) {
         const { pid } = await infra.call('exec.start', { sandbox_id: sid, command: 'while true; do echo tick; sleep 0.1; done' })
         await watch.until(pid, (f) => f.outputs.length > 2)
         const running = infra.call('exec.run', { sandbox_id: sid, command: 'sleep 20' }).then(() => assert.fail('exec.run succeeded'), (err) => err)
-        await sleep(300)
+        // stop the backend once exec.run's process runs (its stream is open), not after a guessed delay
+        await until(async () => (await infra.call('process.list', { sandbox_id: sid })).processes.some((p) => p.args.join(' ') === '-l -c sleep 20'),
+          'exec.run\'s process to be running')
         process.kill(backend.pid, 'SIGSTOP')
         try {
           const exit = await watch.exit(pid, 10000)

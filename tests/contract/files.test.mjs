@@ -140,12 +140,12 @@ for (const [mode, start] of Object.entries(MODES)) {
       assert.equal(await sh('test -e /tmp/dirs && echo there || echo gone'), 'gone\n')
     })
 
-    test('typed failures: not found (-32002, E4001), is a directory, not a directory, bad paths', async () => {
+    test('typed failures: not found (-32002, E2001), is a directory, not a directory, bad paths', async () => {
       for (const [method, p] of [['files.read', { path: '/nope/missing.txt' }], ['files.stat', { path: '/nope' }], ['files.list', { path: '/nope' }]]) {
         await rejects(call(method, p), (err) => {
           assert.equal(err.rpc.code, -32002, method)
-          assert.equal(err.rpc.data.sdk_code, 'E4001')
-          assert.equal(err.code, 'E4001')
+          assert.equal(err.rpc.data.sdk_code, 'E2001')
+          assert.equal(err.code, 'E2001')
         })
       }
       await rejects(call('files.read', { path: '/tmp' }), (err) => assert.equal(err.rpc.data.kind, 'is_directory'))

@@ -58,6 +58,8 @@ for (const [mode, start] of Object.entries(MODES)) {
       assert.equal(rec.template, 'base')
       assert.deepEqual(rec.metadata, { suite: mode, n: '1' })
       assert.equal(rec.envd_access_token, undefined, 'no envd token without passthrough')
+      // like sandbox.get: when it was created and when it expires
+      assert.ok(Math.abs(seconds(rec.expires_at) - seconds(rec.created_at) - 120) <= 1, JSON.stringify(rec))
 
       const got = await sp.get(rec.sandbox_id)
       assert.equal(got.sandbox_id, rec.sandbox_id)
@@ -171,7 +173,7 @@ for (const [mode, start] of Object.entries(MODES)) {
         assert.equal(err.rpc.data.field, 'timeout')
       })
       await rejects(infra.call('sandbox.get', { sandbox_id: '../../etc' }), (err) => assert.equal(err.rpc.data.field, 'sandbox_id'))
-      await rejects(infra.call('sandbox.create', { cpu: 4 }), (err) => assert.equal(err.rpc.data.field, 'cpu'))
+      await rejects(infra.call('sandbox.create', { gpu: 1 }), (err) => assert.equal(err.rpc.data.field, 'gpu')) // cannot be honoured
     })
   })
 

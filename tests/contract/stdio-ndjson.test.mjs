@@ -9,6 +9,7 @@ import readline from 'node:readline'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { startBackend } from '../lib/backend.mjs'
+import { until } from '../lib/wait.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -51,7 +52,7 @@ after(async () => { await backend.stop() })
 test('lifecycle over raw NDJSON', async () => {
   const r = startRunner()
   const init = await r.call(1, 'initialize', { protocol: 'epp/1', config: { api_key: backend.apiKey, api_url: backend.apiUrl, sandbox_url: backend.sandboxUrl } })
-  assert.deepEqual(init.result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'pty', 'files.rw', 'ports.url'])
+  assert.deepEqual(init.result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'files.rw', 'ports.url'])
   const echoed = (await r.call(21, 'exec.run', { sandbox_id: 'x'.repeat(3), command: 'true' })).error
   assert.equal(echoed.code, -32002, 'exec on a missing sandbox is E2009')
   const created = (await r.call(2, 'sandbox.create', { template: 'base', timeout: 60, metadata: { via: 'ndjson' } })).result
@@ -96,12 +97,12 @@ test('garbage gets the documented errors and the runner keeps going', async () =
   r.write('box.create","params":{"timeout":"60"}}\n{"jsonrpc":"2.0","id":"f","method":"no.such.method"}\n')
   r.write('{"jsonrpc":"2.0","id":"g","method":"files.read","params":{"sandbox_id":"x","path":"etc/hostname"}}\n')
   r.write('{"jsonrpc":"2.0","id":"h","method":"sandbox.list","params":[1,2]}\n')
-  r.write('{"jsonrpc":"2.0","id":"i","method":"sandbox.create","params":{"cpu":8}}\n')
+  r.write('{"jsonrpc":"2.0","id":"i","method":"sandbox.create","params":{"gpu":1}}\n') // cannot be honoured
 
-  const nullIds = async (n) => {
-    for (let t = 0; t < 100 && r.lines.filter((l) => JSON.parse(l).id === null).length < n; t++) await new Promise((s) => setTimeout(s, 50))
-    return r.lines.map((l) => JSON.parse(l)).filter((m) => m.id === null)
-  }
+  const nullIds = (n) => until(() => {
+    const found = r.lines.map((l) => JSON.parse(l)).filter((m) => m.id === null)
+    return found.length >= n && found
+  }, `${n} answers with a null id`)
   assert.equal((await r.answer('a')).error.code, -32600)
   assert.equal((await r.answer('b')).error.code, -32600)
   assert.match((await r.answer('c')).error.message, /call initialize before 'sandbox.get'/)
@@ -117,7 +118,7 @@ test('garbage gets the documented errors and the runner keeps going', async () =
   assert.equal(g.error.code, -32602) // a relative path: refused before any request
   assert.equal(g.error.data.field, 'path')
   assert.equal((await r.answer('h')).error.code, -32602)
-  assert.equal((await r.answer('i')).error.data.field, 'cpu')
+  assert.equal((await r.answer('i')).error.data.field, 'gpu')
   assert.equal(r.lines.length, 13, 'exactly one answer per request, none for the notification')
 
   r.child.stdin.end() // end of input: the runner exits once nothing is in flight

@@ -24,7 +24,9 @@ export const METHOD_FEATURE = {
   'files.read': 'files.rw', 'files.write': 'files.rw', 'files.list': 'files.rw', 'files.stat': 'files.rw',
   'files.mkdir': 'files.rw', 'files.remove': 'files.rw', 'files.move': 'files.rw',
   'ports.url': 'ports.url',
-  'pty.open': 'pty', 'pty.input': 'pty', 'pty.resize': 'pty', 'pty.close': 'pty',
+  // seed §3: pty.* are optional methods an exec plugin may offer, not a feature
+  // of their own; their output streams as exec.output, so exec.stream gates them
+  'pty.open': 'exec.stream', 'pty.input': 'exec.stream', 'pty.resize': 'exec.stream', 'pty.close': 'exec.stream',
 }
 
 /** What a user sees: an SDK code, a masked message; the raw EPP error kept for tests. */

@@ -266,14 +266,14 @@ describe('sandbox isolation', () => {
     assert.equal((await a.run('pwd', { cwd: '/home/user/../../../..' })).out, '/\n');
   });
 
-  test('the plugin maps an unknown template to -32002 not_found (no sandbox sdk_code)', T, async (t) => {
+  test('the plugin maps an unknown template to -32002 not_found with the template sdk_code E4001', T, async (t) => {
     if (skipUnlessFull(t)) return;
     const infra = await loadProvider(repoRoot, { env: { E2B_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl } });
     await assert.rejects(infra.call('sandbox.create', { template: 'no-such-template' }), (err) => {
       assert.equal(err.rpc.code, -32002);
       assert.equal(err.rpc.data.kind, 'not_found');
       assert.equal(err.rpc.data.http_status, 404);
-      assert.equal(err.rpc.data.sdk_code, undefined, 'E2009 is for sandboxes, not templates (docs/errors.md)');
+      assert.equal(err.rpc.data.sdk_code, 'E4001', 'a template has its own sdk_code; E2009 is for sandboxes (docs/errors.md)');
       return true;
     });
   });

@@ -6,6 +6,7 @@ import net from 'node:net'
 import { after, before, test } from 'node:test'
 import { createDispatcher } from '../../js-shim/dispatcher.mjs'
 import { startBackend } from '../lib/backend.mjs'
+import { until } from '../lib/wait.mjs'
 
 let backend
 before(async () => { backend = await startBackend() })
@@ -42,20 +43,21 @@ test('a fetch-shaped ctx.http carries every request', async () => {
   await call('initialize', config())
   const rec = (await call('sandbox.create', {})).result
   await call('sandbox.kill', { sandbox_id: rec.sandbox_id })
-  assert.deepEqual(seen.map((s) => s[0]), ['POST', 'DELETE'])
-  assert.equal(seen[0][2], backend.apiUrl)
+  assert.deepEqual(seen.map((s) => s[0]), ['POST', 'GET', 'DELETE']) // create, its detail, kill
+  assert.equal(seen[0][2], new URL(backend.apiUrl).origin) // one client per origin, made for that origin
   d.close()
 })
 
-test('a ctx.http of another shape falls back to fetch', async () => {
+test('a ctx.http of no usable shape is refused clearly; only an absent one falls back to fetch', async () => {
   for (const http of [() => ({ get() {} }), () => { throw new Error('not this way') }, 'not a function']) {
-    const d = await createDispatcher({ ctx: { options: {}, http } })
-    assert.equal(d.transport, 'fetch')
-    const call = client(d)
-    await call('initialize', config())
-    assert.ok((await call('sandbox.list', {})).result)
-    d.close()
+    await assert.rejects(createDispatcher({ ctx: { options: {}, http } }), /ctx\.http|not this way/)
   }
+  const d = await createDispatcher({ ctx: { options: {} } })
+  assert.equal(d.transport, 'fetch')
+  const call = client(d)
+  await call('initialize', config())
+  assert.ok((await call('sandbox.list', {})).result)
+  d.close()
 })
 
 // A raw TCP server that answers every connection with `reply(socket)`.
@@ -97,17 +99,39 @@ for (const [name, reply, kind, message] of misbehaviours) {
   })
 }
 
-test('close() with calls in flight aborts them quietly', async () => {
-  const server = await rawServer(() => {})
+test('send() from inside onMessage: messages still arrive in the order the core made them', async () => {
+  const server = await rawServer(() => {}) // never answers: the get stays in flight
+  const d = await createDispatcher()
+  const seen = []
+  d.onMessage = (text) => {
+    const m = JSON.parse(text)
+    seen.push(m.id)
+    if (m.id === 2) d.send({ jsonrpc: '2.0', id: 'inner', method: 'no.such' }) // re-entrant send
+  }
+  d.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { config: { api_key: 'k-123456', api_url: server.url } } })
+  d.send({ jsonrpc: '2.0', id: 2, method: 'sandbox.get', params: { sandbox_id: 'abc' } })
+  // shutdown answers the get (canceled) and then itself, in one go; the host's
+  // send from inside the first answer comes after both
+  d.send({ jsonrpc: '2.0', id: 3, method: 'shutdown' })
+  assert.deepEqual(seen, [1, 2, 3, 'inner'])
+  d.close()
+  await server.close()
+})
+
+test('close() with calls in flight aborts them: the server sees the connection end, the caller hears nothing', async () => {
+  let requests = 0
+  let ended = 0
+  const server = await rawServer((s) => { requests++; s.on('close', () => ended++) })
   const d = await createDispatcher()
   const call = client(d)
   await call('initialize', { config: { api_key: 'k-123456', api_url: server.url } })
-  const pending = call('sandbox.get', { sandbox_id: 'abc' })
-  await new Promise((r) => setTimeout(r, 100))
+  let answered = false
+  call('sandbox.get', { sandbox_id: 'abc' }).then(() => { answered = true })
+  await until(() => requests === 1, 'the request reached the server')
   d.close()
-  const outcome = await Promise.race([pending.then(() => 'answered'), new Promise((r) => setTimeout(() => r('silent'), 300))])
-  assert.equal(outcome, 'silent', 'a closed dispatcher sends nothing more')
+  await until(() => ended === 1, 'the server saw the aborted request\'s connection close')
   await d.idle()
+  assert.equal(answered, false, 'a closed dispatcher sends nothing more')
   await server.close()
 })
 
@@ -151,7 +175,7 @@ for (const [name, reply, kind, message] of envdMisbehaviours) {
     assert.match(ran.error.message, message)
     const start = await call('exec.start', { sandbox_id: 'sbx1', command: 'true' })
     assert.equal(start.result.pid, 42)
-    for (let i = 0; i < 100 && !exits.length; i++) await new Promise((r) => setTimeout(r, 20))
+    await until(() => exits.length, 'exec.exit')
     assert.equal(exits.length, 1, 'exactly one exec.exit')
     assert.equal(exits[0].exit_code, null)
     assert.equal(exits[0].failure.data.kind, kind)

@@ -14,7 +14,8 @@ static const struct {
     {"buf+url", suite_util},     {"ndjson", suite_ndjson},         {"jsonrpc", suite_jsonrpc},
     {"errors", suite_errors},    {"dispatch", suite_dispatch},     {"config", suite_config},
     {"sandbox", suite_sandbox},  {"transport", suite_transport}, {"codecs", suite_codecs},
-    {"process", suite_process}, {"files", suite_files},
+    {"process", suite_process}, {"redact", suite_redact}, {"redirects", suite_redirects}, {"oom", suite_oom},
+    {"files", suite_files},
 };
 
 int main(void) {

@@ -11,4 +11,7 @@ void suite_transport(void);
 void suite_codecs(void);
 void suite_process(void);
 void suite_files(void);
+void suite_redact(void);
+void suite_redirects(void);
+void suite_oom(void);
 #endif

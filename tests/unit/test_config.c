@@ -35,6 +35,9 @@ void suite_config(void) {
   expect_config_error("{\"api_key\":\"\"}", "config.api_key");
   expect_config_error("{\"api_key\":42}", "config.api_key");
   expect_config_error("{\"api_key\":\"hunter2\\r\\nX-Evil: 1\"}", "config.api_key");
+  /* a NUL would cut the key ("KEY\u0000junk" authenticating as "KEY"): refused */
+  expect_config_error("{\"api_key\":\"hunter2\\u0000junk\"}", "config.api_key");
+  expect_config_error("{\"api_key\":\"hunter2\",\"api_url\":\"http://a\\u0000.evil\"}", "config.api_url");
   expect_config_error("{\"api_key\":\"hunter2\",\"domain\":\"bad domain/\"}", "config.domain");
   expect_config_error("{\"api_key\":\"hunter2\",\"api_url\":\"ftp://x\"}", "config.api_url");
   expect_config_error("{\"api_key\":\"hunter2\",\"api_url\":\"http://user:hunter2@x\"}", "config.api_url");
@@ -82,6 +85,15 @@ void suite_config(void) {
   rec = h_result(h_send(h));
   CHECK_STR(cJSON_GetObjectItem(rec, "envd_url")->valuestring, "https://49983-sbx1.eu.e2b.dev");
   CHECK(cJSON_GetObjectItem(rec, "envd_access_token") == NULL);
+  h_free(h);
+
+  /* the control plane's domain wins over sandbox_url: a per-sandbox host
+   * needs no routing header */
+  h = h_new();
+  req = first_request(h, "{\"api_key\":\"k-123456\",\"api_url\":\"http://a\",\"sandbox_url\":\"http://127.0.0.1:9\",\"envd_passthrough\":\"true\"}");
+  h_respond(h, req->op, 200, NULL, "{\"sandboxID\":\"sbx1\",\"templateID\":\"base\",\"domain\":\"eu.e2b.dev\"}");
+  rec = h_result(h_send(h));
+  CHECK_STR(cJSON_GetObjectItem(rec, "envd_url")->valuestring, "https://49983-sbx1.eu.e2b.dev");
   h_free(h);
 
   /* without passthrough the token never leaves the core */

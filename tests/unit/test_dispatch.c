@@ -34,14 +34,14 @@ void suite_dispatch(void) {
   CHECK_STR(cJSON_GetObjectItem(res, "protocol")->valuestring, "epp/1");
   CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "provider"), "id")->valuestring, "e2b-wasm");
   const cJSON *features = cJSON_GetObjectItem(res, "features");
-  CHECK_NUM(cJSON_GetArraySize(features), 9); /* exactly what is implemented */
+  CHECK_NUM(cJSON_GetArraySize(features), 8); /* exactly what is implemented */
   CHECK(has_feature(features, "sandbox.lifecycle"));
   CHECK(has_feature(features, "sandbox.timeout"));
   CHECK(has_feature(features, "sandbox.pause"));
   CHECK(has_feature(features, "exec.run"));
   CHECK(has_feature(features, "exec.stream"));
   CHECK(has_feature(features, "process.manage"));
-  CHECK(has_feature(features, "pty"));
+  CHECK(!has_feature(features, "pty")); /* pty.* are optional methods of exec.stream (seed §3) */
   CHECK(has_feature(features, "files.rw"));
   CHECK(has_feature(features, "ports.url"));
   CHECK_NUM(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "limits"), "max_message_bytes")->valuedouble, E2BW_MAX_MESSAGE_BYTES);
@@ -64,8 +64,13 @@ void suite_dispatch(void) {
   expect_param_error(h, "sandbox.create", "{\"metadata\":{\"a\":1}}", "metadata.a");
   expect_param_error(h, "sandbox.create", "{\"metadata\":[]}", "metadata");
   expect_param_error(h, "sandbox.create", "{\"envs\":{\"A\":true}}", "envs.A");
-  expect_param_error(h, "sandbox.create", "{\"cpu\":2}", "cpu");
-  expect_param_error(h, "sandbox.create", "{\"memory\":512}", "memory");
+  /* resources are accepted (a host may always forward them); only what
+   * cannot be honoured is refused, naming the field */
+  expect_param_error(h, "sandbox.create", "{\"cpu\":0}", "cpu");
+  expect_param_error(h, "sandbox.create", "{\"memory\":512.5}", "memory");
+  expect_param_error(h, "sandbox.create", "{\"disk\":\"1G\"}", "disk");
+  expect_param_error(h, "sandbox.create", "{\"gpu\":1}", "gpu");
+  expect_param_error(h, "sandbox.create", "{\"gpu\":\"a100\"}", "gpu");
   expect_param_error(h, "sandbox.create", "{\"secure\":\"yes\"}", "secure");
   expect_param_error(h, "sandbox.create", "{\"options\":{\"bogus\":1}}", "options.bogus");
   expect_param_error(h, "sandbox.create", "{\"options\":{\"auto_pause\":1}}", "options.auto_pause");
@@ -96,7 +101,7 @@ void suite_dispatch(void) {
   expect_param_error(h, "pty.input", "{\"sandbox_id\":\"abc\",\"pid\":5}", "data");
 
   /* null means absent, so optional fields may be sent as null */
-  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"sandbox.create\",\"params\":{\"cpu\":null,\"gpu\":null,\"timeout\":null}}");
+  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"sandbox.create\",\"params\":{\"cpu\":null,\"gpu\":0,\"timeout\":null}}");
   CHECK(h_http_next(h) != NULL);
 
   /* shutdown answers the calls in flight (canceled), then itself */
@@ -118,7 +123,7 @@ void suite_dispatch(void) {
   char *described = e2bw_describe_methods();
   cJSON *d = cJSON_Parse(described);
   CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(d, "methods")) >= 30);
-  CHECK_NUM(cJSON_GetArraySize(cJSON_GetObjectItem(d, "features")), 9);
+  CHECK_NUM(cJSON_GetArraySize(cJSON_GetObjectItem(d, "features")), 8);
   cJSON_Delete(d);
   e2bw_free(described);
 }

@@ -286,7 +286,7 @@ static void test_read_failures(void) {
   cJSON *r = h_send(h);
   CHECK_NUM(h_error_code(r), -32002);
   CHECK_STR(data_str(r, "kind"), "not_found");
-  CHECK_STR(data_str(r, "sdk_code"), "E4001");
+  CHECK_STR(data_str(r, "sdk_code"), "E2001");
   CHECK_STR(data_str(r, "path"), "/nope");
   /* a directory */
   call(h, 2, "files.read", "{\"sandbox_id\":\"sbx1\",\"path\":\"/home\"}");
@@ -537,7 +537,7 @@ static void test_dirs(void) {
   h_respond(h, req->op, 404, NULL, "{\"code\":\"not_found\",\"message\":\"file not found: /b\"}");
   r = h_send(h);
   CHECK_NUM(h_error_code(r), -32002);
-  CHECK_STR(data_str(r, "sdk_code"), "E4001");
+  CHECK_STR(data_str(r, "sdk_code"), "E2001");
   /* search: ListDir to the depth, names filtered, bounded count */
   call(h, 9, "files.search", "{\"sandbox_id\":\"sbx1\",\"path\":\"/home\",\"pattern\":\"*.txt\",\"limit\":1}");
   req = h_http_next(h);

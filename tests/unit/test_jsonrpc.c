@@ -38,13 +38,18 @@ void suite_jsonrpc(void) {
   expect_error(h, "{\"jsonrpc\":2,\"id\":1,\"method\":\"initialize\"}", -32600, 0);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"initialize\"}", -32600, 1);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"initialize\"}", -32600, 1);
-  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1e999,\"method\":\"initialize\"}", -32600, 1); /* infinity */
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1.,\"method\":\"initialize\"}", -32600, 1); /* cJSON takes it; JSON does not */
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1}", -32600, 0);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}", -32600, 0);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\"}", -32600, 0);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":[1]}", -32602, 0);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":\"x\"}", -32602, 0);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"no.such\"}", -32601, 0);
+  /* a NUL in any string but the id is refused, naming its member */
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.get\",\"params\":{\"sandbox_id\":\"a\\u0000b\"}}", -32602, 0);
+  CHECK(strstr(h_send_text_last(h), "\"field\":\"sandbox_id\"") != NULL);
+  expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"exec.run\",\"params\":{\"envs\":{\"A\":\"\\u0000\"}}}", -32602, 0);
+  CHECK(strstr(h_send_text_last(h), "\"field\":\"envs.A\"") != NULL);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.get\",\"params\":{\"sandbox_id\":\"x\"}}", -32600, 0);
 
   /* the id comes back exactly: strings, null, and integers up to 2^53 */
@@ -54,6 +59,22 @@ void suite_jsonrpc(void) {
   h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":9007199254740991,\"method\":\"no.such\"}");
   h_send(h);
   CHECK(strstr(h_send_text_last(h), "\"id\":9007199254740991") != NULL);
+  /* ...whatever its size or spelling: the answer carries the id's own text */
+  static const char *const ids[] = {"9007199254740993", "12345678901234567890", "0.1", "1e3", "-0", "1E+2", "1e999",
+                                    "-12345678901234567890.5e-7", "\"x\\u0000one\"", "\"x\\u0000two\"", "\"\\u00e9\\/\\\"\""};
+  for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+    char msg[256], want[128];
+    snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"method\":\"no.such\", \"id\" : %s }", ids[i]);
+    snprintf(want, sizeof want, "\"id\":%s,", ids[i]);
+    h_submit(h, msg);
+    r = h_send(h);
+    CHECK_NUM(h_error_code(r), -32601);
+    CHECK(strstr(h_send_text_last(h), want) != NULL);
+  }
+  /* a first "id" member is the one answered, as cJSON reads it */
+  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":7.50,\"method\":\"no.such\",\"x\":{\"id\":8}}");
+  h_send(h);
+  CHECK(strstr(h_send_text_last(h), "\"id\":7.50,") != NULL);
   h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"no.such\"}");
   r = h_send(h);
   CHECK(cJSON_IsNull(cJSON_GetObjectItem(r, "id")) && h_error_code(r) == -32601);

@@ -244,6 +244,18 @@ static void test_run_failures(void) {
   r = h_send(h);
   CHECK_NUM(h_error_code(r), -32002);
   CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "data"), "sdk_code")->valuestring, "E2009");
+  /* any other 502 (a load balancer's HTML page, a closed port) says nothing
+   * about the sandbox: unreachable, not "gone" */
+  static const char *const other_502[] = {"<html><body>502 Bad Gateway</body></html>",
+                                           "{\"sandboxId\":\"sbx1\",\"message\":\"The sandbox is running but port is not open\",\"port\":49983,\"code\":502}"};
+  for (int i = 0; i < 2; i++) {
+    call(h, 20 + i, "exec.run", "{\"sandbox_id\":\"sbx1\",\"command\":\"x\"}");
+    req = h_http_next(h);
+    h_respond(h, req->op, 502, NULL, other_502[i]);
+    r = h_send(h);
+    CHECK_NUM(h_error_code(r), -32012);
+    CHECK_STR(h_error_kind(r), "unreachable");
+  }
   /* envd refusing the token: unauthenticated, and no token in the message */
   call(h, 3, "exec.run", "{\"sandbox_id\":\"sbx1\",\"command\":\"x\"}");
   req = h_http_next(h);
@@ -308,20 +320,43 @@ static void test_run_timeout_and_stdin(void) {
   h_free(h);
 }
 
+/* Cross-field checks are the table's: base64 stdin that is not base64 is
+ * refused before anything reaches the backend (it used to start the
+ * process with empty stdin). */
+static void test_data_checked_against_encoding(void) {
+  harness *h = h_new();
+  h_init(h, CONFIG);
+  call(h, 1, "exec.run", "{\"sandbox_id\":\"sbx1\",\"command\":\"cat\",\"stdin\":\"*not base64*\",\"encoding\":\"base64\"}");
+  cJSON *r = h_send(h);
+  CHECK_NUM(h_error_code(r), -32602);
+  CHECK(strstr(h_send_text_last(h), "\"field\":\"stdin\"") != NULL);
+  call(h, 2, "process.stdin", "{\"sandbox_id\":\"sbx1\",\"pid\":5,\"data\":\"*\",\"encoding\":\"base64\"}");
+  CHECK_NUM(h_error_code(h_send(h)), -32602);
+  call(h, 3, "pty.input", "{\"sandbox_id\":\"sbx1\",\"pid\":5,\"data\":\"%%%\",\"encoding\":\"base64\"}");
+  CHECK_NUM(h_error_code(h_send(h)), -32602);
+  CHECK(h_pending(h) == 0); /* no request of any kind went out */
+  /* the same text is fine as UTF-8 */
+  call(h, 4, "exec.run", "{\"sandbox_id\":\"sbx1\",\"command\":\"cat\",\"stdin\":\"*not base64*\"}");
+  CHECK(h_http_next(h) != NULL);
+  h_free(h);
+}
+
 static void test_start_notifications(void) {
   harness *h = ready();
-  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":9007199254740991,\"method\":\"exec.start\",\"params\":{\"sandbox_id\":\"sbx1\",\"command\":\"true\"}}");
+  h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":12345678901234567890,\"method\":\"exec.start\",\"params\":{\"sandbox_id\":\"sbx1\",\"command\":\"true\"}}");
   h_http *big = h_http_next(h);
   e2bw_buf bigbody = {0};
   frame(&bigbody, 0, "{\"event\":{\"start\":{\"pid\":76}}}");
   data_frame(&bigbody, "stdout", "x", 1);
   feed_split(h, big->op, &bigbody, 0, 0, 0);
   h_send(h);
+  CHECK(strstr(h_send_text_last(h), "\"id\":12345678901234567890,") != NULL); /* any size, exactly as sent */
   h_send(h);
-  CHECK(strstr(h_send_text_last(h), "\"request_id\":9007199254740991") != NULL); /* ids above 10^15 stay exact */
+  CHECK(strstr(h_send_text_last(h), "\"request_id\":12345678901234567890,") != NULL);
   e2bw_core_http_fail(h->core, big->op, E2BW_NET_RESET, h->now);
   h_drain(h);
   h_send(h);
+  CHECK(strstr(h_send_text_last(h), "\"request_id\":12345678901234567890,") != NULL); /* exec.exit too */
   e2bw_buf_free(&bigbody);
   call(h, 5, "exec.start", "{\"sandbox_id\":\"sbx1\",\"command\":\"yes\",\"stdin\":true,\"tag\":\"t1\"}");
   h_http *req = h_http_next(h);
@@ -477,6 +512,7 @@ static void test_unary(void) {
   cJSON *r = h_send(h);
   CHECK_NUM(h_error_code(r), -32002);
   CHECK(strstr(h_error_message(r), "process with pid 999 not found") != NULL);
+  CHECK(strstr(h_send_text_last(h), "\"sdk_code\":\"E2001\"") != NULL);
   call(h, 4, "process.signal", "{\"sandbox_id\":\"sbx1\",\"pid\":12,\"signal\":15}");
   req = h_http_next(h);
   CHECK_STR(req->body, "{\"process\":{\"pid\":12},\"signal\":\"SIGNAL_SIGTERM\"}");
@@ -550,6 +586,7 @@ static void test_unary(void) {
 }
 
 void suite_process(void) {
+  test_data_checked_against_encoding();
   test_run_request_and_result();
   test_run_every_chunking();
   test_data_event_shapes();

@@ -28,7 +28,7 @@ static const cJSON *field(const cJSON *obj, const char *name) { return cJSON_Get
 static void test_create(void) {
   harness *h = ready();
   call(h, 1, "sandbox.create",
-       "{\"template\":\"py\",\"timeout\":60.2,\"metadata\":{\"app\":\"x\"},\"envs\":{\"A\":\"1\"},"
+       "{\"template\":\"py\",\"timeout\":60.2,\"metadata\":{\"app\":\"x\"},\"envs\":{\"A\":\"1\"},\"cpu\":4,\"memory\":2048,\"gpu\":null,"
        "\"options\":{\"auto_pause\":true,\"auto_resume\":false,\"allow_internet_access\":false,\"network\":{\"allowOut\":[\"1.1.1.1\"]}}}");
   h_http *req = h_http_next(h);
   CHECK_STR(req->method, "POST");
@@ -45,12 +45,24 @@ static void test_create(void) {
   CHECK(cJSON_IsFalse(field(body, "allow_internet_access")));
   CHECK(cJSON_IsArray(field(field(body, "network"), "allowOut")));
   CHECK(field(body, "secure") == NULL);
+  CHECK_NUM(field(body, "cpuCount")->valuedouble, 4); /* applied where the backend can */
+  CHECK_NUM(field(body, "memoryMB")->valuedouble, 2048);
   cJSON_Delete(body);
   h_respond(h, req->op, 201, "content-type: application/json\n",
             "{\"templateID\":\"tpl-id\",\"alias\":\"py\",\"sandboxID\":\"sbx1\",\"clientID\":\"c\",\"envdVersion\":\"0.6.13\","
             "\"envdAccessToken\":\"tok-SECRET-9\",\"domain\":null}");
+  /* the create answer has no times or resources: the record takes them
+   * from the sandbox's detail, like sandbox.get */
+  req = h_http_next(h);
+  CHECK_STR(req->method, "GET");
+  CHECK_STR(req->url, "http://api.test/sandboxes/sbx1");
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "running", "2026-01-01T00:01:01.000Z"));
   cJSON *r = h_send(h);
   const cJSON *rec = h_result(r);
+  CHECK_STR(field(rec, "created_at")->valuestring, "2026-01-01T00:00:00.000Z");
+  CHECK_STR(field(rec, "expires_at")->valuestring, "2026-01-01T00:01:01.000Z");
+  CHECK_NUM(field(rec, "cpu")->valuedouble, 2); /* what it really got */
+  CHECK_NUM(field(rec, "memory")->valuedouble, 512);
   CHECK_NUM(h_id(r), 1);
   CHECK_STR(field(rec, "sandbox_id")->valuestring, "sbx1");
   CHECK_STR(field(rec, "template")->valuestring, "py");
@@ -74,6 +86,7 @@ static void test_create(void) {
   r = h_send(h);
   CHECK_NUM(h_error_code(r), -32002);
   CHECK(strstr(h_error_message(r), "Template 'base' not found") != NULL);
+  CHECK(strstr(h_send_text_last(h), "\"sdk_code\":\"E4001\"") != NULL); /* every not-found has its sdk_code */
 
   call(h, 3, "sandbox.create", "{}");
   req = h_http_next(h);
@@ -205,6 +218,92 @@ static void test_list(void) {
   h_free(h);
 }
 
+/* A page over the response cap (sandboxes with large metadata) is asked
+ * again in halves from the same position; listing never fails for it. */
+static void test_list_page_too_large(void) {
+  harness *h = ready();
+  call(h, 1, "sandbox.list", "{}");
+  h_http *req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes?limit=100");
+  size_t big = E2BW_MAX_RESPONSE_BYTES + 1;
+  char *huge = malloc(big);
+  memset(huge, ' ', big);
+  e2bw_core_http_head(h->core, req->op, 200, "", 0, h->now);
+  e2bw_core_http_body(h->core, req->op, (const uint8_t *)huge, big, h->now);
+  h_drain(h);
+  CHECK_NUM(h_cancel_next(h), req->op);
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes?limit=50");
+  h_respond(h, req->op, 200, "x-next-token: t2\n", "[" DETAIL("a", "running", "2026-01-01T01:00:00.000Z") "]");
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes?limit=50&nextToken=t2");
+  e2bw_core_http_head(h->core, req->op, 200, "", 0, h->now);
+  e2bw_core_http_body(h->core, req->op, (const uint8_t *)huge, big, h->now);
+  h_drain(h);
+  req = h_http_next(h); /* the same position, a smaller page */
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes?limit=25&nextToken=t2");
+  h_respond(h, req->op, 200, NULL, "[" DETAIL("b", "running", "2026-01-01T01:00:00.000Z") "]");
+  cJSON *r = h_send(h);
+  CHECK_NUM(cJSON_GetArraySize(field(h_result(r), "sandboxes")), 2);
+  /* one sandbox that alone passes the cap: an error, not a loop */
+  call(h, 2, "sandbox.list", "{\"limit\":1}");
+  req = h_http_next(h);
+  e2bw_core_http_head(h->core, req->op, 200, "", 0, h->now);
+  e2bw_core_http_body(h->core, req->op, (const uint8_t *)huge, big, h->now);
+  h_drain(h);
+  CHECK_STR(h_error_kind(h_send(h)), "bad_response");
+  CHECK(h_http_next(h) == NULL); /* no retry below one sandbox a page */
+  free(huge);
+  h_free(h);
+}
+
+/* A create whose answer is lost finds its sandbox by its own key and
+ * returns it: a retried create never leaks a running sandbox. */
+static void test_create_answer_lost(void) {
+  harness *h = ready();
+  call(h, 1, "sandbox.create", "{\"metadata\":{\"app\":\"x\"}}");
+  h_http *req = h_http_next(h);
+  cJSON *body = cJSON_Parse(req->body);
+  const cJSON *key = field(field(body, "metadata"), "e2bw_create_key");
+  CHECK(cJSON_IsString(key));
+  char want[256];
+  snprintf(want, sizeof want, "http://api.test/v2/sandboxes?state=running,paused&metadata=e2bw_create_key%%3D%s", key->valuestring);
+  cJSON_Delete(body);
+  e2bw_core_http_fail(h->core, req->op, E2BW_NET_RESET, h->now); /* sent, answer lost */
+  h_drain(h);
+  req = h_http_next(h);
+  CHECK_STR(req->url, want);
+  h_respond(h, req->op, 200, NULL, "[" DETAIL("sbx9", "running", "2026-01-01T01:00:00.000Z") "]");
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/sandboxes/sbx9");
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx9", "running", "2026-01-01T01:00:00.000Z"));
+  cJSON *r = h_send(h);
+  CHECK_STR(field(h_result(r), "sandbox_id")->valuestring, "sbx9");
+  CHECK(field(field(h_result(r), "metadata"), "e2bw_create_key") == NULL); /* ours, never shown */
+  CHECK(h_pending(h) == 0);
+
+  /* nothing was made: the original error */
+  call(h, 2, "sandbox.create", "{}");
+  req = h_http_next(h);
+  h->now += 20000; /* past request_timeout */
+  e2bw_core_tick(h->core, h->now);
+  h_drain(h);
+  h_cancel_next(h);
+  req = h_http_next(h);
+  CHECK(strstr(req->url, "e2bw_create_key") != NULL);
+  h_respond(h, req->op, 200, NULL, "[]");
+  r = h_send(h);
+  CHECK_STR(h_error_kind(r), "timeout");
+
+  /* a refusal is not a lost answer: no lookup */
+  call(h, 3, "sandbox.create", "{}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 400, NULL, "{\"code\":400,\"message\":\"bad\"}");
+  CHECK_STR(h_error_kind(h_send(h)), "invalid_argument");
+  CHECK(h_http_next(h) == NULL);
+  h_free(h);
+}
+
 static void test_kill_timeout_pause(void) {
   harness *h = ready();
   call(h, 1, "sandbox.kill", "{\"sandbox_id\":\"sbx1\"}");
@@ -316,6 +415,8 @@ static void test_connect(void) {
 }
 
 void suite_sandbox(void) {
+  test_create_answer_lost();
+  test_list_page_too_large();
   test_create();
   test_get_and_errors();
   test_list();

@@ -140,3 +140,40 @@ void suite_transport(void) {
   e2bw_core_submit(h->core, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"sandbox.list\"}", 48, h->now);
   h_free(h);
 }
+
+/* Redirects are never followed: the call fails with where it pointed (origin
+ * and path only: no credentials, no query), and the request is cancelled. */
+void suite_redirects(void) {
+  static const struct {
+    int status;
+    const char *location, *shown;
+  } cases[] = {
+      {307, "location: https://user:pw@evil.example:8443/steal?key=sk-x#f\n", "https://evil.example:8443/steal"},
+      {303, "Location: http://169.254.169.254/latest/meta-data/\n", "http://169.254.169.254/latest/meta-data/"},
+      {302, "location: /elsewhere?q=1\n", "http://api.test/elsewhere"},
+      {301, "location: //other.example/p\n", "http://other.example/p"},
+      {308, "", NULL},
+      {0, "", NULL}, /* a browser's opaque redirect: status 0, no headers */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    harness *h = h_new();
+    h_init(h, H_CONFIG);
+    h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sandbox.get\",\"params\":{\"sandbox_id\":\"abc\"}}");
+    h_http *req = h_http_next(h);
+    e2bw_core_http_head(h->core, req->op, cases[i].status, cases[i].location, strlen(cases[i].location), h->now);
+    h_drain(h);
+    cJSON *r = h_send(h);
+    CHECK_NUM(h_error_code(r), -32017);
+    CHECK_STR(h_error_kind(r), "bad_response");
+    CHECK(strstr(h_error_message(r), "redirects are not followed") != NULL);
+    const cJSON *data = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "data");
+    if (cases[i].shown) CHECK_STR(cJSON_GetObjectItem(data, "redirect")->valuestring, cases[i].shown);
+    else CHECK(cJSON_GetObjectItem(data, "redirect") == NULL);
+    CHECK(strstr(h_send_text_last(h), "pw") == NULL && strstr(h_send_text_last(h), "key=") == NULL);
+    CHECK_NUM(h_cancel_next(h), req->op);
+    e2bw_core_http_body(h->core, req->op, (const uint8_t *)"x", 1, h->now); /* nothing more for it */
+    h_drain(h);
+    CHECK(h_pending(h) == 0);
+    h_free(h);
+  }
+}

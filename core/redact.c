@@ -1,0 +1,237 @@
+/* redact.c — see redact.h. The check runs on every outgoing message, output
+ * chunks included, so the common case (nothing matches) is one pass with a
+ * bit test per byte and no allocation; the rewrite only runs on a hit. */
+#include "redact.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "cJSON.h"
+
+#define RUN 8 /* any run of this many characters of a secret is redacted */
+
+static uint64_t mix(uint64_t g) { return g * 0x9E3779B97F4A7C15ull; }
+
+static int gram_known(const e2bw_secrets *s, const char *p) {
+  uint64_t g, h;
+  memcpy(&g, p, RUN);
+  h = mix(g);
+  unsigned f = (unsigned)(h >> 48);
+  if (!(s->filter[f >> 3] & (1u << (f & 7)))) return 0;
+  size_t mask = s->gcap - 1;
+  for (size_t i = (size_t)(h >> 16) & mask; s->grams[i]; i = (i + 1) & mask)
+    if (s->grams[i] == g) return 1;
+  return 0;
+}
+
+static void gram_put(uint64_t *grams, size_t cap, uint64_t g) {
+  size_t mask = cap - 1;
+  size_t i = (size_t)(mix(g) >> 16) & mask;
+  while (grams[i] && grams[i] != g) i = (i + 1) & mask;
+  grams[i] = g;
+}
+
+static unsigned hash4(const char *p) {
+  uint32_t g;
+  memcpy(&g, p, 4);
+  return (unsigned)((g * 0x9E3779B1u) >> 16);
+}
+
+static int grams_add(e2bw_secrets *s, const char *t) {
+  size_t n = strlen(t);
+  for (size_t i = 0; n >= RUN && i + 4 <= n; i++) {
+    unsigned f = hash4(t + i);
+    s->filter4[f >> 3] |= (uint8_t)(1u << (f & 7));
+  }
+  for (size_t i = 0; i + RUN <= n; i++) {
+    if ((s->ngrams + 1) * 2 > s->gcap) { /* keep the table at most half full */
+      size_t cap = s->gcap ? s->gcap * 2 : 128;
+      uint64_t *grams = calloc(cap, sizeof *grams);
+      if (!grams) return -1;
+      for (size_t k = 0; k < s->gcap; k++)
+        if (s->grams[k]) gram_put(grams, cap, s->grams[k]);
+      free(s->grams);
+      s->grams = grams;
+      s->gcap = cap;
+    }
+    uint64_t g;
+    memcpy(&g, t + i, RUN);
+    unsigned f = (unsigned)(mix(g) >> 48);
+    s->filter[f >> 3] |= (uint8_t)(1u << (f & 7));
+    gram_put(s->grams, s->gcap, g);
+    s->ngrams++; /* an upper bound: duplicates only make the table grow early */
+  }
+  return 0;
+}
+
+static char *escaped(const char *raw) {
+  cJSON *item = cJSON_CreateString(raw);
+  char *json = item ? cJSON_PrintUnformatted(item) : NULL;
+  cJSON_Delete(item);
+  if (!json) return NULL;
+  size_t n = strlen(json);
+  memmove(json, json + 1, n - 2); /* drop the quotes */
+  json[n - 2] = '\0';
+  return json;
+}
+
+int e2bw_secrets_add(e2bw_secrets *s, const char *secret, int is_token) {
+  if (!secret || strlen(secret) < 4) return 0;
+  for (size_t i = 0; i < s->n; i++)
+    if (strcmp(s->list[i].raw, secret) == 0) return 0;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 4;
+    e2bw_secret *list = realloc(s->list, cap * sizeof *list);
+    if (!list) return -1;
+    s->list = list;
+    s->cap = cap;
+  }
+  e2bw_secret *e = &s->list[s->n];
+  e->raw = malloc(strlen(secret) + 1);
+  e->text = escaped(secret);
+  e->is_token = is_token;
+  if (!e->raw || !e->text) {
+    free(e->raw);
+    free(e->text);
+    return -1;
+  }
+  strcpy(e->raw, secret);
+  s->n++;
+  return grams_add(s, e->raw) || grams_add(s, e->text) ? -1 : 0;
+}
+
+void e2bw_secrets_free(e2bw_secrets *s) {
+  for (size_t i = 0; i < s->n; i++) {
+    free(s->list[i].raw);
+    free(s->list[i].text);
+  }
+  free(s->list);
+  free(s->grams);
+  memset(s, 0, sizeof *s);
+}
+
+/* Marks (m != NULL) or only detects every run of a secret in t. Secrets
+ * shorter than RUN match whole. Returns 1 on any hit. */
+static int scan(const e2bw_secrets *s, const char *t, size_t len, uint8_t *m) {
+  int hit = 0;
+  if (!m && s->ngrams) { /* detection, the hot path: a 4-byte test at every 4th byte */
+    for (size_t i = 0; i + 4 <= len; i += 4) {
+      unsigned f = hash4(t + i);
+      if (!(s->filter4[f >> 3] & (1u << (f & 7)))) continue;
+      for (size_t j = i >= 4 ? i - 4 : 0; j <= i && j + RUN <= len; j++)
+        if (gram_known(s, t + j)) return 1;
+    }
+  } else if (s->ngrams)
+    for (size_t i = 0; i + RUN <= len; i++)
+      if (gram_known(s, t + i)) {
+        if (!m) return 1;
+        hit = 1;
+        memset(m + i, 1, RUN);
+      }
+  for (size_t k = 0; k < s->n; k++)
+    for (int form = 0; form < 2; form++) {
+      const char *sec = form ? s->list[k].text : s->list[k].raw;
+      size_t n = strlen(sec);
+      if (n >= RUN) continue;
+      for (size_t i = 0; i + n <= len; i++)
+        if (t[i] == sec[0] && memcmp(t + i, sec, n) == 0) {
+          if (!m) return 1;
+          hit = 1;
+          memset(m + i, 1, n);
+        }
+    }
+  return hit;
+}
+
+/* Length of the character at t (a UTF-8 sequence is never split). */
+static size_t char_len(const char *t, size_t left) {
+  unsigned c = (unsigned char)t[0];
+  size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+  return n < left ? n : left;
+}
+
+/* Is the string literal whose contents start at t exactly a known token? */
+static int is_known_token(const e2bw_secrets *s, const char *t, size_t left) {
+  for (size_t k = 0; k < s->n; k++) {
+    size_t n = strlen(s->list[k].text);
+    if (s->list[k].is_token && n < left && memcmp(t, s->list[k].text, n) == 0 && t[n] == '"') return 1;
+  }
+  return 0;
+}
+
+/* Copies t to out with every marked character (JSON: every marked escape or
+ * character inside a string) replaced, one "***" per run. */
+static int rewrite(const e2bw_secrets *s, const char *t, size_t len, const uint8_t *m, int json, int allow_tokens, e2bw_buf *out) {
+  static const char key[] = "envd_access_token";
+  int in_str = !json, run = 0, keep = 0, after_key = 0, rc = 0;
+  size_t str_start = 0, last_start = 0, last_len = 0;
+  for (size_t i = 0; i < len;) {
+    char c = t[i];
+    if (json && !in_str) {
+      if (c == '"') {
+        in_str = 1;
+        str_start = i + 1;
+        keep = allow_tokens && after_key && is_known_token(s, t + i + 1, len - i - 1);
+      }
+      if (c == ':') after_key = last_len == sizeof key - 1 && memcmp(t + last_start, key, last_len) == 0;
+      else if (c != ' ') after_key = 0;
+      rc |= e2bw_buf_append_char(out, c);
+      run = 0;
+      i++;
+      continue;
+    }
+    if (json && c == '"') {
+      in_str = 0;
+      last_start = str_start;
+      last_len = i - str_start;
+      rc |= e2bw_buf_append_char(out, c);
+      run = 0;
+      i++;
+      continue;
+    }
+    size_t n = json && c == '\\' ? (i + 1 < len && t[i + 1] == 'u' ? 6 : 2) : char_len(t + i, len - i);
+    if (n > len - i) n = len - i;
+    int marked = 0;
+    for (size_t k = 0; k < n && !keep; k++) marked |= m[i + k];
+    if (marked) {
+      if (!run) rc |= e2bw_buf_append_str(out, "***");
+      run = 1;
+    } else {
+      rc |= e2bw_buf_append(out, t + i, n);
+      run = 0;
+    }
+    i += n;
+  }
+  return rc;
+}
+
+static char *redact(const e2bw_secrets *s, const char *t, size_t *len, int json, int allow_tokens) {
+  uint8_t *m = calloc(*len + 1, 1);
+  e2bw_buf out = {0};
+  char *result = NULL;
+  if (m) {
+    scan(s, t, *len, m);
+    if (rewrite(s, t, *len, m, json, allow_tokens, &out) == 0 && e2bw_buf_append(&out, "", 0) == 0) result = e2bw_buf_take(&out, len);
+  }
+  free(m);
+  e2bw_buf_free(&out);
+  return result;
+}
+
+char *e2bw_redact_json(const e2bw_secrets *s, char *text, size_t *len, int allow_tokens) {
+  if (!s->n || !scan(s, text, *len, NULL)) return text;
+  char *clean = redact(s, text, len, 1, allow_tokens);
+  free(text);
+  return clean;
+}
+
+char *e2bw_redact_raw(const e2bw_secrets *s, const char *str) {
+  size_t len = strlen(str);
+  if (!s->n || !scan(s, str, len, NULL)) {
+    char *copy = malloc(len + 1);
+    if (copy) memcpy(copy, str, len + 1);
+    return copy;
+  }
+  return redact(s, str, &len, 0, 0);
+}

@@ -1,0 +1,46 @@
+/* redact.h — the credentials the core must never let out (the API key and
+ * every envd token it has seen) and the scrubber every outgoing message goes
+ * through (actions.c). A secret is replaced by "***" whole, and so is any run
+ * of 8 or more of its characters: a key cut in half by a length limit still
+ * leaks nothing longer than 7 characters. */
+#ifndef E2BW_REDACT_H
+#define E2BW_REDACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct e2bw_secret {
+  char *text;      /* as it appears in JSON text (escaped) */
+  char *raw;       /* as it is */
+  int is_token;    /* an envd token (may be handed out by envd_passthrough) */
+} e2bw_secret;
+
+typedef struct e2bw_secrets {
+  e2bw_secret *list;
+  size_t n, cap;
+  uint64_t *grams;       /* open-addressing set of 8-byte runs (0 = empty) */
+  size_t ngrams, gcap;
+  uint8_t filter[8192];  /* one bit per 16-bit hash of an 8-byte run */
+  uint8_t filter4[8192]; /* the same for 4-byte runs: the fast "no", tried
+                            at every 4th byte only (any 8-run holds one) */
+} e2bw_secrets;
+
+/* Remembers a secret (shorter than 4 bytes: ignored; already known: no-op).
+ * Returns -1 when out of memory. Secrets are never forgotten: a token stays
+ * secret after its sandbox is gone. */
+int e2bw_secrets_add(e2bw_secrets *s, const char *secret, int is_token);
+void e2bw_secrets_free(e2bw_secrets *s);
+
+/* Scrubs one EPP message (JSON text): only string contents change, whole
+ * escapes at a time, so the text stays valid JSON. With allow_tokens, the
+ * value of an "envd_access_token" member that is exactly a known envd token
+ * is kept (envd_passthrough hands it out on purpose). Returns the text to
+ * send: `text` itself when nothing matched, else a new string (`text` is
+ * freed); NULL when out of memory (`text` is freed: never send unscrubbed). */
+char *e2bw_redact_json(const e2bw_secrets *s, char *text, size_t *len, int allow_tokens);
+
+/* A scrubbed malloc'd copy of a plain string (backend text, before it is
+ * cut to length); NULL when out of memory. */
+char *e2bw_redact_raw(const e2bw_secrets *s, const char *str);
+
+#endif
