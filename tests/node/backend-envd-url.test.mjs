@@ -42,7 +42,12 @@ async function runEcho(client, text) {
 describe('per-sandbox envd URL', () => {
   let backend;
   before(async () => { backend = await startBackend(); });
-  after(async () => { await backend?.stop(); });
+  after(async () => {
+    // A clean exit: every sandbox's listener closed before its connections'
+    // tracker went (a sanitizer build reports anything else here).
+    const { code } = await backend.stop();
+    assert.equal(code, 0, backend.stderr());
+  });
 
   test('create, get and list report an envdUrl of its own, not the shared sandbox_url', T, async () => {
     const sb = await create(backend);
@@ -150,5 +155,22 @@ describe('per-sandbox envd URL', () => {
     assert.equal(bad.status, 400);
     await api(backend, 'DELETE', `/sandboxes/${sb.sandboxID}`);
     await api(backend, 'DELETE', `/sandboxes/${dflt.sandboxID}`);
+  });
+});
+
+describe('per-sandbox envd URL at shutdown', () => {
+  test('a backend stopped with streams open on sandboxes\' own ports exits cleanly', T, async () => {
+    const backend = await startBackend();
+    const running = await create(backend);
+    const paused = await create(backend);
+    const stream = await ownClient(running).open('process.Process/Start',
+      { process: { cmd: '/bin/sh', args: ['-c', 'echo up; exec sleep 600'] } });
+    assert.ok((await stream.next())?.message?.event?.start, 'the stream started');
+    assert.equal((await api(backend, 'POST', `/sandboxes/${paused.sandboxID}/pause`)).status, 204);
+    // An idle kept-alive connection on the paused sandbox's port, too.
+    assert.equal((await fetch(`${paused.envdUrl}/health`)).status, 502);
+    const { code } = await backend.stop();
+    assert.equal(code, 0, backend.stderr());
+    await assert.rejects(fetch(`${running.envdUrl}/health`));
   });
 });
