@@ -97,6 +97,13 @@ static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spe
 		return -1;
 	if (r == FIELD_OK)
 		spec->memory_mb = (int)n;
+	/* Reported back as asked; nothing enforces it (no disk quota). */
+	spec->disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB;
+	r = field_int(body, "diskSizeMB", 1, SANDBOX_MAX_DISK_SIZE_MB, &n, err);
+	if (r == FIELD_BAD)
+		return -1;
+	if (r == FIELD_OK)
+		spec->disk_size_mb = (int)n;
 	r = field_bool(body, "allow_internet_access", &flag, err);
 	if (r == FIELD_BAD)
 		return -1;

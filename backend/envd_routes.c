@@ -160,26 +160,10 @@ static bool signed_files_url(struct evhttp_request *req)
 	       strcmp(request_path(req), "/files") == 0 && q && strstr(q, "signature=");
 }
 
-static int route(struct envd_ctx *ctx, struct evhttp_request *req)
+/* envd's routes for the sandbox the request is for (id; sb when known). */
+static int serve(struct envd_ctx *ctx, struct evhttp_request *req, const char *id,
+	struct sandbox *sb, long port)
 {
-	if (evhttp_request_get_command(req) == EVHTTP_REQ_OPTIONS)
-		return reply_preflight(req);
-
-	char id[128];
-	long port = ENVD_PORT;
-	struct sandbox *sb = NULL;
-	if (signed_files_url(req)) {
-		sb = files_auth_find_signer(ctx->reg, req);
-		if (!sb)
-			return reply_error(req, 401, "invalid signature");
-		snprintf(id, sizeof id, "%s", sb->id);
-	} else {
-		int status = target(req, id, sizeof id, &port);
-		if (status)
-			return status;
-		/* Proxy first, envd second: an unreachable sandbox is a 502 on any path. */
-		sb = registry_find(ctx->reg, id);
-	}
 	if (!sb || sb->state != SANDBOX_RUNNING)
 		return reply_sandbox_not_found(req, id);
 	if (port != ENVD_PORT)
@@ -220,10 +204,44 @@ static int route(struct envd_ctx *ctx, struct evhttp_request *req)
 	return found->handler(ctx, req, sb);
 }
 
+static int route(struct envd_ctx *ctx, struct evhttp_request *req)
+{
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_OPTIONS)
+		return reply_preflight(req);
+
+	char id[128];
+	long port = ENVD_PORT;
+	struct sandbox *sb = NULL;
+	if (signed_files_url(req)) {
+		sb = files_auth_find_signer(ctx->reg, req);
+		if (!sb)
+			return reply_error(req, 401, "invalid signature");
+		snprintf(id, sizeof id, "%s", sb->id);
+	} else {
+		int status = target(req, id, sizeof id, &port);
+		if (status)
+			return status;
+		/* Proxy first, envd second: an unreachable sandbox is a 502 on any path. */
+		sb = registry_find(ctx->reg, id);
+	}
+	return serve(ctx, req, id, sb, port);
+}
+
 void envd_dispatch(struct evhttp_request *req, void *arg)
 {
 	http_conns_request_begins(req);
 	int status = route(arg, req);
+	if (status != ENVD_STATUS_PENDING)
+		log_request("envd", req, status);
+}
+
+void envd_dispatch_sandbox(struct envd_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	http_conns_request_begins(req);
+	/* The listener names the sandbox: no routing header, no Host rules. */
+	int status = evhttp_request_get_command(req) == EVHTTP_REQ_OPTIONS
+		? reply_preflight(req)
+		: serve(ctx, req, id, registry_find(ctx->reg, id), ENVD_PORT);
 	if (status != ENVD_STATUS_PENDING)
 		log_request("envd", req, status);
 }

@@ -34,5 +34,8 @@ typedef int (*envd_handler)(struct envd_ctx *ctx, struct evhttp_request *req, st
 
 /* evhttp callback; arg is a struct envd_ctx *. */
 void envd_dispatch(struct evhttp_request *req, void *arg);
+/* The same for a listener that serves one sandbox's envd (envd_listener.h):
+ * every request goes to sandbox id, whatever its headers say. */
+void envd_dispatch_sandbox(struct envd_ctx *ctx, struct evhttp_request *req, const char *id);
 
 #endif

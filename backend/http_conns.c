@@ -17,8 +17,6 @@
 
 #define ACCEPT_PAUSE_MS 250
 #define ACCEPT_LOG_INTERVAL_MS 10000
-#define MAX_LISTENERS 8
-
 struct conn {
 	struct conn *prev, *next; /* oldest first */
 	struct http_conns *owner;
@@ -42,8 +40,9 @@ struct http_conns {
 	struct bufferevent **pending;
 	size_t pending_count, pending_cap;
 	struct event *adopt;
-	struct evconnlistener *listeners[MAX_LISTENERS];
-	size_t listener_count;
+	/* The shared listeners and one per sandbox (envd_listener.h). */
+	struct evconnlistener **listeners;
+	size_t listener_count, listener_cap;
 	struct event *resume;
 	bool paused;
 	int64_t accept_logged_ms; /* when an accept() failure was last logged */
@@ -279,6 +278,7 @@ void http_conns_free(struct http_conns *c)
 	if (c->resume)
 		event_free(c->resume);
 	free(c->pending);
+	free(c->listeners);
 	if (tracker == c)
 		tracker = NULL;
 	free(c);
@@ -296,10 +296,28 @@ void http_conns_attach(struct http_conns *c, struct evhttp *http)
 
 void http_conns_watch_listener(struct http_conns *c, struct evconnlistener *listener)
 {
-	if (c->listener_count == MAX_LISTENERS)
-		return;
-	c->listeners[c->listener_count++] = listener;
 	evconnlistener_set_error_cb(listener, on_accept_error);
+	if (c->listener_count == c->listener_cap) {
+		size_t cap = c->listener_cap ? c->listener_cap * 2 : 8;
+		struct evconnlistener **grown = realloc(c->listeners, cap * sizeof *grown);
+		if (!grown)
+			return; /* still logged on errors, just never paused */
+		c->listeners = grown;
+		c->listener_cap = cap;
+	}
+	c->listeners[c->listener_count++] = listener;
+	if (c->paused)
+		evconnlistener_disable(listener);
+}
+
+void http_conns_unwatch_listener(struct http_conns *c, struct evconnlistener *listener)
+{
+	for (size_t i = 0; i < c->listener_count; i++) {
+		if (c->listeners[i] == listener) {
+			c->listeners[i] = c->listeners[--c->listener_count];
+			return;
+		}
+	}
 }
 
 static void on_request_done(struct evhttp_request *req, void *arg)

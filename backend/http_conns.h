@@ -40,6 +40,8 @@ size_t http_conns_max(const struct http_conns *conns);
 void http_conns_attach(struct http_conns *conns, struct evhttp *http);
 /* Pauses and logs instead of spinning when this listener's accept() fails. */
 void http_conns_watch_listener(struct http_conns *conns, struct evconnlistener *listener);
+/* Before the listener is freed (a sandbox's own envd listener at kill). */
+void http_conns_unwatch_listener(struct http_conns *conns, struct evconnlistener *listener);
 
 /* Called by a dispatcher for each request: from now until its answer is
  * sent, its connection is busy (no deadline, never closed to make room). */

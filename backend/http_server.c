@@ -42,7 +42,7 @@ struct evhttp *http_server_new_limit(struct event_base *base, struct http_conns 
 }
 
 int http_server_bind(struct evhttp *http, struct http_conns *conns, const char *host,
-	uint16_t port, uint16_t *bound_port)
+	uint16_t port, uint16_t *bound_port, struct evconnlistener **listener_out)
 {
 	struct evhttp_bound_socket *handle = evhttp_bind_socket_with_handle(http, host, port);
 	if (!handle) {
@@ -67,6 +67,8 @@ int http_server_bind(struct evhttp *http, struct http_conns *conns, const char *
 		return -1;
 	}
 	http_conns_watch_listener(conns, evhttp_bound_socket_get_listener(handle));
+	if (listener_out)
+		*listener_out = evhttp_bound_socket_get_listener(handle);
 	struct sockaddr_storage addr;
 	socklen_t len = sizeof addr;
 	if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {

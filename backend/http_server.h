@@ -7,6 +7,7 @@
 
 struct event_base;
 struct evhttp;
+struct evconnlistener;
 struct evhttp_request;
 struct http_conns;
 
@@ -24,9 +25,10 @@ struct evhttp *http_server_new_limit(struct event_base *base, struct http_conns 
 	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg, long long max_body);
 
 /* Binds host:port (port 0 = ephemeral) and reports the real port; accept
- * errors on it back off through conns. 0 on success, -1 with a message on
- * stderr. */
+ * errors on it back off through conns. listener_out (may be NULL) gets the
+ * listener, to unwatch before the evhttp is freed. 0 on success, -1 with a
+ * message on stderr. */
 int http_server_bind(struct evhttp *http, struct http_conns *conns, const char *host,
-	uint16_t port, uint16_t *bound_port);
+	uint16_t port, uint16_t *bound_port, struct evconnlistener **listener_out);
 
 #endif

@@ -1,10 +1,11 @@
 /* e2b-local-backend: wires the options, the state directory, the sandbox
- * registry and the two HTTP listeners (control-plane API and envd) onto one
- * libevent loop with the process manager, prints the ready line, and tears
+ * registry and the HTTP listeners (control-plane API, the shared envd one and
+ * one envd listener per sandbox) onto one libevent loop with the process manager, prints the ready line, and tears
  * everything down again on SIGTERM/SIGINT: every process group is killed
  * and reaped before the backend exits. */
 #include "api_handlers.h"
 #include "api_routes.h"
+#include "envd_listener.h"
 #include "envd_routes.h"
 #include "files_http.h"
 #include "fs_watch.h"
@@ -100,11 +101,6 @@ int main(int argc, char **argv)
 	free(templates);
 	struct registry *reg = registry_new(base, sd.sandboxes);
 	struct proc_manager *pm = reg ? proc_manager_new(base) : NULL;
-	if (pm) {
-		struct registry_hooks hooks;
-		proc_manager_registry_hooks(pm, &hooks);
-		registry_set_hooks(reg, &hooks);
-	}
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_may_shorten = opt.connect_may_shorten,
 		.max_sandboxes = (size_t)opt.max_sandboxes};
@@ -113,7 +109,15 @@ int main(int argc, char **argv)
 		.watchers = watchers};
 	struct http_conns *conns = watchers ? http_conns_new(base, (size_t)opt.max_connections,
 		opt.request_timeout_s) : NULL;
-	struct evhttp *api = conns ? http_server_new(base, conns, api_dispatch, &api_ctx) : NULL;
+	struct envd_listeners *own_ports = conns ? envd_listeners_new(&envd_ctx, conns, &opt.envd)
+		: NULL;
+	if (own_ports) {
+		struct registry_hooks pm_hooks, hooks;
+		proc_manager_registry_hooks(pm, &pm_hooks);
+		envd_listeners_hooks(own_ports, &pm_hooks, &hooks);
+		registry_set_hooks(reg, &hooks);
+	}
+	struct evhttp *api = own_ports ? http_server_new(base, conns, api_dispatch, &api_ctx) : NULL;
 	struct evhttp *envd = api ? http_server_new_limit(base, conns, envd_dispatch, &envd_ctx,
 		FILES_MAX_UPLOAD_BYTES) : NULL;
 	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
@@ -125,8 +129,8 @@ int main(int argc, char **argv)
 	}
 
 	uint16_t api_port, envd_port;
-	if (http_server_bind(api, conns, opt.api.host, opt.api.port, &api_port) != 0 ||
-	    http_server_bind(envd, conns, opt.envd.host, opt.envd.port, &envd_port) != 0)
+	if (http_server_bind(api, conns, opt.api.host, opt.api.port, &api_port, NULL) != 0 ||
+	    http_server_bind(envd, conns, opt.envd.host, opt.envd.port, &envd_port, NULL) != 0)
 		goto out;
 	char api_url[96], sandbox_url[96];
 	listen_addr_url(&opt.api, api_port, api_url, sizeof api_url);
@@ -145,9 +149,11 @@ out:
 	port_proxy_shutdown();    /* before the listener frees the connections it took over */
 	if (envd)
 		evhttp_free(envd); /* open process streams are detached here */
+	envd_listeners_close_all(own_ports); /* likewise, each sandbox's own port */
 	fs_watchers_free(watchers);
 	http_conns_free(conns);   /* after every connection is gone */
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
+	envd_listeners_free(own_ports); /* after the registry's removing hooks */
 	proc_manager_free(pm);    /* kills what is left, reaps every child */
 	runtime_shutdown();       /* waits until every sandbox's directory, mount and cgroup is gone */
 	if (sigterm)

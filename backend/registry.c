@@ -157,6 +157,7 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
 	}
 	sb->cpu_count = spec->cpu_count;
 	sb->memory_mb = spec->memory_mb;
+	sb->disk_size_mb = spec->disk_size_mb;
 	if (runtime_sandbox_start(sb, err) != 0) {
 		runtime_sandbox_remove(sb);
 		sandbox_free(sb);

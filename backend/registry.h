@@ -24,6 +24,7 @@ struct registry;
 enum sandbox_state { SANDBOX_RUNNING, SANDBOX_PAUSED };
 
 struct sandbox_rt;
+struct envd_listener;
 
 struct sandbox {
 	char id[SANDBOX_ID_LEN + 1];
@@ -41,7 +42,10 @@ struct sandbox {
 	int64_t end_at_ms;       /* expiry while running; the pause time while paused */
 	int cpu_count;
 	int memory_mb;
+	int disk_size_mb;        /* reported only: no quota (docs/local-backend.md) */
 	struct sandbox_rt *rt;   /* the runtime's (sandbox_runtime.h); NULL without isolation */
+	struct envd_listener *envd_listener; /* its own envd port (envd_listener.h), or NULL */
+	char envd_url[96];       /* that port's URL, "" without one */
 	void *user_data;         /* free for a process manager */
 
 	/* private to registry.c */
@@ -60,6 +64,7 @@ struct sandbox_spec {
 	int allow_internet_access;    /* -1 not given */
 	int cpu_count;
 	int memory_mb;
+	int disk_size_mb;
 };
 
 /* Called around lifecycle changes. Any pointer may be NULL. */

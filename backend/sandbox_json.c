@@ -7,6 +7,14 @@
 #include <cJSON.h>
 #include <stdbool.h>
 
+/* Ours, not E2B's: the sandbox's own envd listener (envd_listener.h), a
+ * URL that needs no E2b-Sandbox-Id header. */
+static void add_envd_url(cJSON *o, const struct sandbox *sb)
+{
+	if (sb->envd_url[0])
+		cJSON_AddStringToObject(o, "envdUrl", sb->envd_url);
+}
+
 /* The fields SandboxDetail and ListedSandbox share (all required ones). */
 static cJSON *common_fields(const struct sandbox *sb)
 {
@@ -24,10 +32,11 @@ static cJSON *common_fields(const struct sandbox *sb)
 	/* The sandbox's cgroup limits (sandbox_runtime.h). */
 	cJSON_AddNumberToObject(o, "cpuCount", sb->cpu_count);
 	cJSON_AddNumberToObject(o, "memoryMB", sb->memory_mb);
-	cJSON_AddNumberToObject(o, "diskSizeMB", 1024);
+	cJSON_AddNumberToObject(o, "diskSizeMB", sb->disk_size_mb);
 	cJSON_AddStringToObject(o, "state", sb->state == SANDBOX_RUNNING ? "running" : "paused");
 	cJSON_AddStringToObject(o, "envdVersion", SANDBOX_ENVD_VERSION);
 	cJSON_AddItemToObject(o, "metadata", cJSON_Duplicate(sb->metadata, 1));
+	add_envd_url(o, sb);
 	return o;
 }
 
@@ -45,6 +54,7 @@ cJSON *sandbox_json_created(const struct sandbox *sb)
 	/* null domain: the SDK then needs sandboxUrl to reach envd at all. */
 	cJSON_AddNullToObject(o, "domain");
 	cJSON_AddNullToObject(o, "trafficAccessToken");
+	add_envd_url(o, sb);
 	return o;
 }
 

@@ -51,6 +51,8 @@ enum isolation { ISOLATION_AUTO, ISOLATION_FULL, ISOLATION_NONE };
 #define SANDBOX_MIN_MEMORY_MB 128   /* E2B's own floor; below it a shell may not start */
 #define SANDBOX_MAX_MEMORY_MB 65536
 #define SANDBOX_MAX_CPU_COUNT 64
+#define SANDBOX_DEFAULT_DISK_SIZE_MB 1024 /* diskSizeMB: reported, not enforced */
+#define SANDBOX_MAX_DISK_SIZE_MB (1024 * 1024)
 #define SANDBOX_PIDS_MAX 1024       /* per sandbox: what stops a fork bomb */
 /* PATH of a sandbox's commands (the host's PATH means nothing there). */
 #define SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

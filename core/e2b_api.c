@@ -135,11 +135,14 @@ static void add_envd(const e2bw_config *cfg, cJSON *rec, const char *id, const c
   if (version) cJSON_AddStringToObject(rec, "envd_version", version);
   if (domain) cJSON_AddStringToObject(rec, "domain", domain);
   if (!cfg->envd_passthrough) return; /* the host keeps talking EPP to us */
-  /* A URL the host can call with no routing header: E2B's per-sandbox host
-   * whenever the control plane names the sandbox's domain; the one
-   * sandbox_url (routed by E2b-Sandbox-Id) only when it does not. */
+  /* A URL the host can call with no routing header: the backend's own
+   * per-sandbox URL when it gives one (the local backend's envdUrl), else
+   * E2B's per-sandbox host whenever the control plane names the sandbox's
+   * domain; the one sandbox_url (routed by E2b-Sandbox-Id) only last. */
+  const char *own = str_field(src, "envdUrl");
   char url[512];
-  if (cfg->sandbox_url && !domain) snprintf(url, sizeof url, "%s", cfg->sandbox_url);
+  if (own) snprintf(url, sizeof url, "%s", own);
+  else if (cfg->sandbox_url && !domain) snprintf(url, sizeof url, "%s", cfg->sandbox_url);
   else snprintf(url, sizeof url, "https://49983-%s.%s", id, domain ? domain : cfg->domain);
   cJSON_AddStringToObject(rec, "envd_url", url);
   const char *token = str_field(src, "envdAccessToken");

@@ -96,6 +96,15 @@ void suite_config(void) {
   CHECK_STR(cJSON_GetObjectItem(rec, "envd_url")->valuestring, "https://49983-sbx1.eu.e2b.dev");
   h_free(h);
 
+  /* the backend's own per-sandbox URL (the local backend's envdUrl) wins
+   * over domain and sandbox_url */
+  h = h_new();
+  req = first_request(h, "{\"api_key\":\"k-123456\",\"api_url\":\"http://a\",\"sandbox_url\":\"http://127.0.0.1:9\",\"envd_passthrough\":\"true\"}");
+  h_respond(h, req->op, 200, NULL, "{\"sandboxID\":\"sbx1\",\"templateID\":\"base\",\"domain\":null,\"envdUrl\":\"http://127.0.0.1:4321\"}");
+  rec = h_result(h_send(h));
+  CHECK_STR(cJSON_GetObjectItem(rec, "envd_url")->valuestring, "http://127.0.0.1:4321");
+  h_free(h);
+
   /* without passthrough the token never leaves the core */
   h = h_new();
   req = first_request(h, H_CONFIG);

@@ -1,0 +1,33 @@
+/* Each sandbox's own envd listener: a port of its own on the envd host,
+ * opened when the sandbox is created and closed (with every connection on
+ * it) when it is killed. Requests there go to that sandbox's envd with no
+ * E2b-Sandbox-Id header and no Host rules, so a host can call the URL
+ * directly, as it calls https://49983-<id>.<domain> on E2B. The sandbox
+ * reports it as envdUrl (ours: E2B has no such field). Same routes and
+ * auth as the shared listener (envd_routes.h); paused answers the proxy's
+ * 502 JSON. */
+#ifndef E2B_BACKEND_ENVD_LISTENER_H
+#define E2B_BACKEND_ENVD_LISTENER_H
+
+struct envd_ctx;
+struct http_conns;
+struct listen_addr;
+struct registry_hooks;
+
+struct envd_listeners;
+
+/* addr: the host to bind (its port is ignored: each sandbox gets an
+ * ephemeral one). Everything is copied or must outlive the result. */
+struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns,
+	const struct listen_addr *addr);
+/* out = inner plus opening the listener after `created` and closing it
+ * before `removing`. */
+void envd_listeners_hooks(struct envd_listeners *l, const struct registry_hooks *inner,
+	struct registry_hooks *out);
+/* Closes every sandbox's listener and its connections; before the
+ * connection tracker goes. */
+void envd_listeners_close_all(struct envd_listeners *l);
+/* After the registry (whose removing hooks still call in). */
+void envd_listeners_free(struct envd_listeners *l);
+
+#endif
