@@ -40,6 +40,17 @@ import path from 'node:path';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+// One control-plane call with the backend's key: { status, json }.
+export async function api(backend, method, urlPath, body) {
+  const res = await fetch(backend.apiUrl + urlPath, {
+    method,
+    headers: { 'X-API-Key': backend.apiKey, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}
+
 export function backendBinary() {
   const build = process.env.E2BW_BUILD || path.join(repoRoot, 'build');
   return path.join(build, 'bin', 'e2b-local-backend');

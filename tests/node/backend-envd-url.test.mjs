@@ -4,20 +4,10 @@
 // while paused and refuses connections once the sandbox is killed.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startBackend } from '../lib/backend.mjs';
+import { startBackend, api } from '../lib/backend.mjs';
 import { envdClient } from '../lib/connect.mjs';
 
 const T = { timeout: 60_000 };
-
-async function api(backend, method, urlPath, body) {
-  const res = await fetch(backend.apiUrl + urlPath, {
-    method,
-    headers: { 'X-API-Key': backend.apiKey, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
 
 async function create(backend, body = {}) {
   const res = await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base', ...body });

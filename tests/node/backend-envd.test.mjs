@@ -10,7 +10,7 @@ import { readFileSync, readdirSync, readlinkSync, writeFileSync, mkdirSync, exis
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { startBackend } from '../lib/backend.mjs';
+import { startBackend, api } from '../lib/backend.mjs';
 import { sleep, until } from '../lib/wait.mjs';
 import { envdClient, dataOf, encodeEnvelope } from '../lib/connect.mjs';
 
@@ -62,16 +62,6 @@ const sh = (script, extra = {}) => ({ process: { cmd: '/bin/sh', args: ['-c', sc
 const events = (messages) => messages.map((m) => Object.keys(m.event)[0]);
 const endOf = (messages) => messages.find((m) => m.event.end)?.event.end;
 const pidOf = (messages) => messages[0]?.event?.start?.pid;
-
-async function api(backend, method, urlPath, body) {
-  const res = await fetch(backend.apiUrl + urlPath, {
-    method,
-    headers: { 'X-API-Key': backend.apiKey, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
 
 async function createSandbox(backend, body = {}, { v1 = false } = {}) {
   const res = await api(backend, 'POST', v1 ? '/sandboxes' : '/v2/sandboxes', { templateID: 'base', ...body });

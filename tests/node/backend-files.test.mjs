@@ -15,21 +15,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { gzipSync, gunzipSync } from 'node:zlib';
 import { existsSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { startBackend } from '../lib/backend.mjs';
+import { startBackend, api } from '../lib/backend.mjs';
 import { until } from '../lib/wait.mjs';
 import { envdClient } from '../lib/connect.mjs';
 
 const T = { timeout: 60_000 };
-
-async function api(backend, method, urlPath, body) {
-  const res = await fetch(backend.apiUrl + urlPath, {
-    method,
-    headers: { 'X-API-Key': backend.apiKey, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
 
 // envd's v1_ signature, computed the way the SDK does (reference §6).
 function sign(p, op, user, token, exp) {

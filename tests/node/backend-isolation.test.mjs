@@ -11,23 +11,13 @@ import os from 'node:os';
 import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startBackend, backendBinary, backendEnv } from '../lib/backend.mjs';
+import { startBackend, backendBinary, backendEnv, api } from '../lib/backend.mjs';
 import { loadProvider } from '../host/host.mjs';
 import { until } from '../lib/wait.mjs';
 import { envdClient, dataOf } from '../lib/connect.mjs';
 
 const T = { timeout: 120_000 };
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-async function api(backend, method, urlPath, body) {
-  const res = await fetch(backend.apiUrl + urlPath, {
-    method,
-    headers: { 'X-API-Key': backend.apiKey, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
 
 async function sandbox(backend, body = {}) {
   // An hour: no sandbox may expire while a slow step (the 200k files) runs.
