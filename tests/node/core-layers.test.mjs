@@ -14,8 +14,8 @@ const core = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../c
 // the five of issue 8 §13, and the files modules that joined it when files.*
 // landed beside the hardening (answers through e2bw_call_answered, watch
 // streams on process.c's engine): the refactor of §13 must break it
-const KNOWN_CYCLE = ['core', 'e2b_api', 'envd', 'http_ops', 'process', 'files', 'files_entry', 'files_watch']
-const KNOWN_LONG = ['process.c']
+const KNOWN_CYCLE = []
+const KNOWN_LONG = []
 
 function owners() {
   const owner = new Map() // function name → module
