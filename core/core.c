@@ -14,28 +14,10 @@
 
 const char *e2bw_version(void) { return E2BW_VERSION; }
 
-/* cJSON's hooks are process-wide and carry no context, so the count of
- * failed allocations is too: a monotonic counter, only ever compared. Its
- * one effect is conservative (a success built while any allocation failed
- * is answered as out of memory instead). */
-static unsigned long alloc_failures;
-static void *counting_malloc(size_t n) {
-  void *p = malloc(n);
-  if (!p) alloc_failures++;
-  return p;
-}
-static void plain_free(void *p) { free(p); }
-unsigned long e2bw_alloc_failures(void) { return alloc_failures; }
-
-void e2bw_enter(e2bw_core *core, double now_ms) {
-  core->now = now_ms;
-  core->alloc_mark = alloc_failures;
-}
 void e2bw_free(void *p) { free(p); }
 
 e2bw_core *e2bw_core_new(void) {
-  cJSON_Hooks hooks = {counting_malloc, plain_free};
-  cJSON_InitHooks(&hooks);
+  e2bw_alloc_hooks();
   e2bw_core *core = calloc(1, sizeof *core);
   if (!core) return NULL;
   if (e2bw_reserve_answer(core) != 0) {
@@ -46,29 +28,11 @@ e2bw_core *e2bw_core_new(void) {
   return core;
 }
 
-static void call_unlink_free(e2bw_core *core, e2bw_call *call) {
-  for (e2bw_call **p = &core->calls; *p; p = &(*p)->next) {
-    if (*p == call) {
-      *p = call->next;
-      break;
-    }
-  }
-  if (call->stream) { /* the stream cannot outlive the call it answers */
-    e2bw_stream *stream = call->stream;
-    call->stream = NULL;
-    e2bw_stream_abandon(core, stream);
-  }
-  cJSON_Delete(call->id);
-  cJSON_Delete(call->params);
-  cJSON_Delete(call->scratch);
-  free(call);
-}
-
 void e2bw_core_free(e2bw_core *core) {
   if (!core) return;
   e2bw_streams_free(core);
   e2bw_http_ops_free(core);
-  while (core->calls) call_unlink_free(core, core->calls);
+  e2bw_calls_free(core);
   e2bw_sandboxes_free(core);
   e2bw_actions_free(core);
   e2bw_secrets_free(&core->secrets);
@@ -78,25 +42,6 @@ void e2bw_core_free(e2bw_core *core) {
 }
 
 int e2bw_core_is_shut_down(const e2bw_core *core) { return core->shut_down; }
-
-void e2bw_redact(const e2bw_core *core, cJSON *item) {
-  for (cJSON *c = item ? item->child : NULL; c; c = c->next) e2bw_redact(core, c);
-  if (cJSON_IsString(item) && item->valuestring) {
-    char *clean = e2bw_redact_raw(&core->secrets, item->valuestring);
-    free(item->valuestring); /* cJSON's allocator is the core's */
-    item->valuestring = clean ? clean : NULL;
-    if (!clean) item->type = cJSON_NULL; /* out of memory: nothing rather than the secret */
-  }
-}
-
-void e2bw_reply_error(e2bw_core *core, const cJSON *id, cJSON *error) {
-  if (!error) error = e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory");
-  e2bw_emit_answer(core, id, e2bw_rpc_error_text(id, error));
-}
-
-void e2bw_notify(e2bw_core *core, const char *method, cJSON *params) {
-  e2bw_emit_text(core, e2bw_rpc_notification_text(method, params));
-}
 
 double e2bw_core_next_deadline(const e2bw_core *core) {
   double a = e2bw_http_next_deadline(core), b = e2bw_streams_next_deadline(core);
@@ -109,27 +54,6 @@ void e2bw_core_tick(e2bw_core *core, double now_ms) {
   e2bw_enter(core, now_ms);
   e2bw_streams_tick(core);
   e2bw_http_tick(core);
-}
-
-void e2bw_call_succeed(e2bw_core *core, e2bw_call *call, cJSON *result) {
-  e2bw_http_cancel_call(core, call);
-  if (alloc_failures != core->alloc_mark) { /* maybe partial: never a success */
-    cJSON_Delete(result);
-    result = NULL;
-  }
-  e2bw_emit_answer(core, call->id, e2bw_rpc_result_text(call->id, result));
-  call_unlink_free(core, call);
-}
-
-void e2bw_call_fail(e2bw_core *core, e2bw_call *call, cJSON *error) {
-  e2bw_http_cancel_call(core, call);
-  e2bw_reply_error(core, call->id, error);
-  call_unlink_free(core, call);
-}
-
-void e2bw_call_answered(e2bw_core *core, e2bw_call *call) {
-  e2bw_http_cancel_call(core, call);
-  call_unlink_free(core, call);
 }
 
 static void start_call(e2bw_core *core, const e2bw_method *m, const e2bw_rpc_request *req) {

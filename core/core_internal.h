@@ -32,15 +32,17 @@ typedef void (*e2bw_http_done_fn)(e2bw_core *core, e2bw_http_op *op);
 /* Streaming: body bytes as they arrive (instead of buffering them). */
 typedef void (*e2bw_http_data_fn)(e2bw_core *core, e2bw_http_op *op, const uint8_t *data, size_t len);
 /* Transport failure or deadline. The op is already unlinked (no more events
- * will come for it) and is freed after the callback returns. */
+ * will come for it) and is freed after the callback returns. Set by whoever
+ * starts the op (http_ops.c never calls up): an EPP call's ops fail the call
+ * (e2bw_call_own), a stream's end the stream, NULL drops the error. */
 typedef void (*e2bw_http_fail_fn)(e2bw_core *core, e2bw_http_op *op, cJSON *error);
 
-/* One HTTP request the core asked the host to perform. Its owner is either
- * an EPP call (failures fail the call), a stream (on_fail), or nobody
- * (fire-and-forget: the outcome is dropped). */
+/* One HTTP request the core asked the host to perform. Its owner is an EPP
+ * call (e2bw_call_own), a stream (owner), or nobody (fire-and-forget: the
+ * outcome is dropped); each sets on_fail for itself. */
 struct e2bw_http_op {
   uint32_t id;
-  e2bw_call *call;          /* the EPP call it serves, or NULL */
+  e2bw_call *call;          /* the EPP call it serves (cancelled with it), or NULL */
   void *owner;              /* the stream it serves, or NULL */
   double deadline;          /* absolute, same clock as now_ms */
   double timeout_ms;        /* what the deadline was set from, for messages */
@@ -55,7 +57,7 @@ struct e2bw_http_op {
   e2bw_buf body;
   e2bw_http_done_fn on_done;  /* NULL: finish quietly */
   e2bw_http_data_fn on_data;  /* NULL: buffer the body (up to the limit) */
-  e2bw_http_fail_fn on_fail;  /* NULL: fail `call`, if any */
+  e2bw_http_fail_fn on_fail;  /* NULL: drop the error */
   void (*owner_free)(void *owner); /* non-NULL: frees owner with the op */
   e2bw_http_op *next;
 };
@@ -83,7 +85,10 @@ struct e2bw_call {
   int step;                 /* the handler's own progress marker */
   cJSON *scratch;           /* the handler's own state between steps (owned) */
   void (*then)(e2bw_core *core, e2bw_call *call); /* continuation after e2bw_envd_ensure */
-  e2bw_stream *stream;      /* a stream that ends with this call, if any */
+  /* Call teardown hook: what ends with this call (a stream registers
+   * itself here) is torn down when the call ends another way. */
+  void (*teardown)(e2bw_core *core, void *arg);
+  void *teardown_arg;
   e2bw_call *next;
 };
 
@@ -100,7 +105,7 @@ struct e2bw_core {
   e2bw_action *actions, *actions_tail;
   e2bw_action *current;     /* the action the accessors describe */
   e2bw_ndjson ndjson;
-  e2bw_stream *streams;     /* envd streams (process.c) */
+  e2bw_stream *streams;     /* envd streams (stream.c) */
   e2bw_sandbox_info *sandboxes; /* what the data plane knows of each sandbox (envd.c) */
   e2bw_secrets secrets;     /* the API key and every envd token seen: never sent (redact.c) */
   e2bw_action *reserve;     /* an answer's worth of memory for out-of-memory errors */
@@ -137,7 +142,17 @@ int e2bw_emit_http(e2bw_core *core, uint32_t op, char *head, uint8_t *body, size
 void e2bw_emit_cancel(e2bw_core *core, uint32_t op);
 void e2bw_actions_free(e2bw_core *core);
 
-/* --- calls (core.c) ---------------------------------------------------- */
+/* --- alloc.c ------------------------------------------------------------ */
+/* Installs cJSON's allocator hooks, which count failed allocations. */
+void e2bw_alloc_hooks(void);
+/* Every input starts here: the time, and the allocation-failure mark. */
+void e2bw_enter(e2bw_core *core, double now_ms);
+/* How many cJSON allocations have failed so far, in this process. cJSON
+ * ignores most of them (an Add* that fails leaves the member out), so a
+ * result built while this moved is not sent as a success: it may be partial. */
+unsigned long e2bw_alloc_failures(void);
+
+/* --- calls.c ------------------------------------------------------------- */
 /* Answer the call and free it. Both take ownership of result / error. */
 void e2bw_call_succeed(e2bw_core *core, e2bw_call *call, cJSON *result);
 void e2bw_call_fail(e2bw_core *core, e2bw_call *call, cJSON *error);
@@ -146,16 +161,26 @@ void e2bw_call_fail(e2bw_core *core, e2bw_call *call, cJSON *error);
 void e2bw_call_answered(e2bw_core *core, e2bw_call *call);
 /* Answer a request that never became a call (bad envelope, unknown method). */
 void e2bw_reply_error(e2bw_core *core, const cJSON *id, cJSON *error);
+/* Frees every call without answering (the core is being freed). */
+void e2bw_calls_free(e2bw_core *core);
+/* Makes the call the op's owner: cancelled with the call, and a transport
+ * failure or deadline fails the call. */
+void e2bw_call_own(e2bw_http_op *op, e2bw_call *call);
+/* Ask the host for a request on behalf of `call`. headers: NULL-terminated
+ * name/value pairs. Returns the op, or NULL after failing the call. */
+e2bw_http_op *e2bw_call_request(e2bw_core *core, e2bw_call *call, const char *method, const char *url,
+                                const char *what, const char *const *headers, const cJSON *json_body,
+                                e2bw_http_done_fn on_done);
+/* Scrubs every known credential from every string of a JSON tree: for
+ * backend text before it is cut to length (the emit path scrubs the rest). */
+void e2bw_redact(const e2bw_core *core, cJSON *error);
+/* Queues a notification (takes ownership of params). */
+void e2bw_notify(e2bw_core *core, const char *method, cJSON *params);
 
 /* --- http_ops.c -------------------------------------------------------- */
 /* Queues the request; the caller sets the op's owner and callbacks. NULL
  * when out of memory (nothing was queued). */
 e2bw_http_op *e2bw_http_start(e2bw_core *core, const e2bw_http_spec *spec);
-/* Ask the host for a request on behalf of `call`. headers: NULL-terminated
- * name/value pairs. Returns the op, or NULL after failing the call. */
-e2bw_http_op *e2bw_http_request(e2bw_core *core, e2bw_call *call, const char *method, const char *url,
-                                const char *what, const char *const *headers, const cJSON *json_body,
-                                e2bw_http_done_fn on_done);
 /* Finds a response header (case-insensitive); copies at most cap-1 bytes.
  * Returns 1 when found. */
 int e2bw_http_header(const e2bw_http_op *op, const char *name, char *out, size_t cap);
@@ -167,27 +192,12 @@ void e2bw_http_ops_free(e2bw_core *core);
 double e2bw_http_next_deadline(const e2bw_core *core);
 void e2bw_http_tick(e2bw_core *core);
 
-/* --- core.c -------------------------------------------------------------- */
-/* Every input starts here: the time, and the allocation-failure mark. */
-void e2bw_enter(e2bw_core *core, double now_ms);
-/* How many cJSON allocations have failed so far, in this process. cJSON
- * ignores most of them (an Add* that fails leaves the member out), so a
- * result built while this moved is not sent as a success: it may be partial. */
-unsigned long e2bw_alloc_failures(void);
-/* Scrubs every known credential from every string of a JSON tree: for
- * backend text before it is cut to length (the emit path scrubs the rest). */
-void e2bw_redact(const e2bw_core *core, cJSON *error);
-/* Queues a notification (takes ownership of params). */
-void e2bw_notify(e2bw_core *core, const char *method, cJSON *params);
-
-/* --- process.c ----------------------------------------------------------- */
+/* --- stream.c ------------------------------------------------------------ */
 double e2bw_streams_next_deadline(const e2bw_core *core);
 void e2bw_streams_tick(e2bw_core *core);
 /* Ends every stream (shutdown): each gets its exec.exit, as canceled. */
 void e2bw_streams_cancel_all(e2bw_core *core);
 void e2bw_streams_free(e2bw_core *core);
-/* The call's stream is torn down because the call ends another way. */
-void e2bw_stream_abandon(e2bw_core *core, e2bw_stream *stream);
 
 /* --- envd.c -------------------------------------------------------------- */
 void e2bw_sandboxes_free(e2bw_core *core);

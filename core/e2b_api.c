@@ -20,7 +20,7 @@ e2bw_http_op *e2bw_api_request(e2bw_core *core, e2bw_call *call, const char *met
     const char *with_body[] = {"X-API-Key", core->config.api_key, "Accept", "application/json",
                                "User-Agent", USER_AGENT, "Content-Type", "application/json", NULL};
     if (!body) with_body[6] = NULL; /* no Content-Type without a body */
-    op = e2bw_http_request(core, call, method, url.data, what.data, with_body, body, on_done);
+    op = e2bw_call_request(core, call, method, url.data, what.data, with_body, body, on_done);
   }
   e2bw_buf_free(&url);
   e2bw_buf_free(&what);

@@ -47,7 +47,7 @@ void e2bw_fs_unary(e2bw_core *core, e2bw_call *call, const char *rpc, cJSON *mes
     fail_oom(core, call);
     return;
   }
-  op->call = call;
+  e2bw_call_own(op, call);
   op->on_done = done;
 }
 

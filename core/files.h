@@ -25,7 +25,7 @@ cJSON *e2bw_files_error(const e2bw_http_op *op, const char *sandbox_id, const ch
  * fallback when nothing matches. */
 cJSON *e2bw_files_error_text(const char *message, const char *path, int fallback_kind);
 
-/* --- process.c (the stream engine) ------------------------------------- */
+/* --- stream_open.c (the stream engine) --------------------------------- */
 typedef void (*e2bw_run_done_fn)(e2bw_core *core, e2bw_call *call, cJSON *result);
 /* Runs a StartRequest for the call as `user` and hands the exec.run-shaped
  * result (exit_code, stdout, stderr as text) to done instead of answering;
@@ -37,7 +37,7 @@ void e2bw_watch_open(e2bw_core *core, e2bw_call *call, cJSON *watch_message, con
 /* Ends a watch with files.watch_end (cancelled). 0 when there is no such watch. */
 int e2bw_watch_close(e2bw_core *core, const char *sandbox_id, double watch_number);
 
-/* --- files_watch.c (what the engine sends) ------------------------------ */
+/* --- files_watch_events.c (what the engine sends) ----------------------- */
 cJSON *e2bw_watch_started(const char *sandbox_id, double watch_number, const char *dir);
 cJSON *e2bw_watch_event_params(const char *request_id, const char *sandbox_id, double watch_number, const char *dir,
                                const cJSON *fs_event);

@@ -50,7 +50,7 @@ static e2bw_http_op *files_request(e2bw_core *core, e2bw_call *call, const char 
   e2bw_buf_free(&url);
   e2bw_buf_free(&what);
   if (!op) e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory while building a request"));
-  else op->call = call;
+  else e2bw_call_own(op, call);
   return op;
 }
 

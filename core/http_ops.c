@@ -100,22 +100,6 @@ oom:
   return NULL;
 }
 
-e2bw_http_op *e2bw_http_request(e2bw_core *core, e2bw_call *call, const char *method, const char *url,
-                                const char *what, const char *const *headers, const cJSON *json_body,
-                                e2bw_http_done_fn on_done) {
-  char *body = json_body ? cJSON_PrintUnformatted(json_body) : NULL;
-  e2bw_http_spec spec = {method, url, what, headers, (const uint8_t *)body, body ? strlen(body) : 0, call->request_timeout_ms};
-  e2bw_http_op *op = (json_body && !body) ? NULL : e2bw_http_start(core, &spec);
-  free(body);
-  if (!op) {
-    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory while building a request"));
-    return NULL;
-  }
-  op->call = call;
-  op->on_done = on_done;
-  return op;
-}
-
 int e2bw_http_header(const e2bw_http_op *op, const char *name, char *out, size_t cap) {
   size_t name_len = strlen(name);
   const char *p = op->headers.data, *end = p ? p + op->headers.len : NULL;
@@ -181,8 +165,7 @@ void e2bw_http_ops_free(e2bw_core *core) {
 static void op_fail(e2bw_core *core, e2bw_http_op *op, cJSON *error, int cancel) {
   op_unlink(core, op);
   if (cancel) e2bw_emit_cancel(core, op->id);
-  if (op->on_fail) op->on_fail(core, op, error);
-  else if (op->call) e2bw_call_fail(core, op->call, error);
+  if (op->on_fail) op->on_fail(core, op, error); /* the owner's own callback */
   else cJSON_Delete(error); /* fire-and-forget */
   op_free(op);
 }

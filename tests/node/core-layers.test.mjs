@@ -1,9 +1,9 @@
 // The core's layering, as a ratchet (issue 8 §13): which core files call
 // functions of which others, from the declarations in core/*.h (and the
-// per-file sections of core_internal.h). The one known cycle (responses
-// climb back through e2bw_call_fail; call teardown reaches into streams) may
-// shrink but never grow, no new cycle may appear, and no file but the known
-// one passes 600 lines. When the refactor removes the cycle, empty KNOWN.
+// per-file sections of core_internal.h). The core has no call cycle: HTTP
+// ops fail through the on_fail their starter set (never up from
+// http_ops.c), a call's teardown runs a hook streams register (never into
+// streams from calls.c), and no file passes 600 lines. Both lists stay empty.
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -11,11 +11,8 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 const core = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../core')
-// the five of issue 8 §13, and the files modules that joined it when files.*
-// landed beside the hardening (answers through e2bw_call_answered, watch
-// streams on process.c's engine): the refactor of §13 must break it
-const KNOWN_CYCLE = ['core', 'e2b_api', 'envd', 'http_ops', 'process', 'files', 'files_entry', 'files_watch']
-const KNOWN_LONG = ['process.c']
+const KNOWN_CYCLE = []
+const KNOWN_LONG = []
 
 function owners() {
   const owner = new Map() // function name → module
