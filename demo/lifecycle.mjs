@@ -44,6 +44,18 @@ try {
   const ran = await infra.call('exec.run', { sandbox_id: created.sandbox_id, command: 'echo "$GREETING from $(uname -s)"; exit 3' })
   console.log(`  stdout: ${JSON.stringify(ran.stdout)}  exit_code: ${ran.exit_code} (a non-zero exit is data)`)
 
+  step(`exec.run 'whoami; hostname; ps -e | wc -l' (a sandbox of its own: user, hostname, processes)`)
+  const inside = await infra.call('exec.run', { sandbox_id: created.sandbox_id, command: 'whoami; hostname; ps -e | wc -l' })
+  const [who, host, procs] = inside.stdout.trim().split('\n')
+  console.log(`  user: ${who}  hostname: ${host}  processes it can see: ${Number(procs) - 1}`)
+
+  step('files.write /home/user/notes/hello.txt, then files.list and files.read')
+  await infra.call('files.write', { sandbox_id: created.sandbox_id, path: '/home/user/notes/hello.txt', content: 'written by the demo\n', mode: 0o640 })
+  for (const e of (await infra.call('files.list', { sandbox_id: created.sandbox_id, path: '/home/user/notes' })).entries)
+    console.log(`  ${e.permissions}  ${e.owner}:${e.group}  ${String(e.size).padStart(5)}  ${e.path}`)
+  const read = await infra.call('files.read', { sandbox_id: created.sandbox_id, path: '/home/user/notes/hello.txt' })
+  console.log(`  content: ${JSON.stringify(read.content)}`)
+
   step("exec.start 'for i in 1 2 3; do echo tick $i; sleep 0.2; done' (streamed)")
   const done = new Promise((resolve) => infra.onNotification((msg) => {
     if (msg.method === 'exec.output') process.stdout.write(`  [${msg.params.stream} @${msg.params.offset}] ${msg.params.data}`)
