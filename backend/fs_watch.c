@@ -124,9 +124,17 @@ void fs_watchers_free(struct fs_watchers *ws)
 	free(ws);
 }
 
+static void emit(struct fs_watch *w, cJSON *event);
+static void emit_event(struct fs_watch *w, struct sandbox *sb, int root_fd, const char *rel,
+	const char *full, const char *type, bool entry);
+
 /* Watches dir (sandbox path; rel below the watched root) and, when
- * recursive, its subdirectories. */
-static void add_dir(struct fs_watch *w, int root_fd, const char *dir, const char *rel, int depth)
+ * recursive, its subdirectories. sb is non-NULL for a directory that was just
+ * created: what was made in it before its watch existed (mkdir -p a/b &&
+ * echo > a/b/f) is announced as created (and written, when not empty), or no
+ * event would ever tell of it. */
+static void add_dir(struct fs_watch *w, struct sandbox *sb, int root_fd, const char *dir,
+	const char *rel, int depth)
 {
 	int fd = fs_open(root_fd, dir, O_RDONLY | O_DIRECTORY, 0, false);
 	if (fd < 0)
@@ -159,13 +167,22 @@ static void add_dir(struct fs_watch *w, int root_fd, const char *dir, const char
 	}
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
-		if (e->d_type != DT_DIR || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || (e->d_type != DT_DIR && !sb))
 			continue;
 		char sub[FS_PATH_MAX], subrel[FS_PATH_MAX];
 		int sn = snprintf(sub, sizeof sub, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
 		int rn = snprintf(subrel, sizeof subrel, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
-		if (sn > 0 && rn >= 0 && (size_t)sn < sizeof sub && (size_t)rn < sizeof subrel)
-			add_dir(w, root_fd, sub, subrel, depth + 1);
+		if (sn <= 0 || rn < 0 || (size_t)sn >= sizeof sub || (size_t)rn >= sizeof subrel)
+			continue;
+		if (sb) {
+			struct stat st;
+			emit_event(w, sb, root_fd, subrel, sub, "EVENT_TYPE_CREATE", true);
+			if (e->d_type == DT_REG && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    st.st_size > 0)
+				emit_event(w, sb, root_fd, subrel, sub, "EVENT_TYPE_WRITE", true);
+		}
+		if (e->d_type == DT_DIR)
+			add_dir(w, sb, root_fd, sub, subrel, depth + 1);
 	}
 	closedir(d);
 }
@@ -199,6 +216,24 @@ static void emit(struct fs_watch *w, cJSON *event)
 	cJSON_Delete(msg);
 	if (w->keepalive)
 		evtimer_add(w->keepalive, &w->keepalive_tv);
+}
+
+/* One event: its name below the watched root, its type and, when asked, the
+ * entry it is about. */
+static void emit_event(struct fs_watch *w, struct sandbox *sb, int root_fd, const char *rel,
+	const char *full, const char *type, bool entry)
+{
+	cJSON *ev = cJSON_CreateObject();
+	if (!ev)
+		return;
+	cJSON_AddStringToObject(ev, "name", rel);
+	cJSON_AddStringToObject(ev, "type", type);
+	if (w->include_entry && entry && sb && root_fd >= 0) {
+		cJSON *info = fs_entry_info(sb, root_fd, full);
+		if (info)
+			cJSON_AddItemToObject(ev, "entry", info);
+	}
+	emit(w, ev);
 }
 
 static void on_inotify(evutil_socket_t fd, short what, void *arg)
@@ -244,24 +279,13 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 			*rel && strcmp(w->path, "/") ? "/" : "", rel);
 		if (rn < 0 || fn < 0 || (size_t)rn >= sizeof rel || (size_t)fn >= sizeof full)
 			continue;
+		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+			if (ie->mask & kinds[k].bits)
+				emit_event(w, sb, root_fd, rel, full, kinds[k].type, kinds[k].entry);
+		/* After the directory's own event, what it already holds. */
 		if (w->recursive && (ie->mask & IN_ISDIR) && (ie->mask & (IN_CREATE | IN_MOVED_TO)) &&
-		    root_fd >= 0)
-			add_dir(w, root_fd, full, rel, 0);
-		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-			if (!(ie->mask & kinds[k].bits))
-				continue;
-			cJSON *ev = cJSON_CreateObject();
-			if (!ev)
-				continue;
-			cJSON_AddStringToObject(ev, "name", rel);
-			cJSON_AddStringToObject(ev, "type", kinds[k].type);
-			if (w->include_entry && kinds[k].entry && sb && root_fd >= 0) {
-				cJSON *entry = fs_entry_info(sb, root_fd, full);
-				if (entry)
-					cJSON_AddItemToObject(ev, "entry", entry);
-			}
-			emit(w, ev);
-		}
+		    root_fd >= 0 && sb)
+			add_dir(w, sb, root_fd, full, rel, 0);
 	}
 	if (root_fd >= 0)
 		close(root_fd);
@@ -349,7 +373,7 @@ static struct fs_watch *watch_new(struct envd_ctx *ctx, struct sandbox *sb,
 		connect_error_set(err, CONNECT_INTERNAL, "error creating watcher: %s", strerror(errno));
 		return NULL;
 	}
-	add_dir(w, root_fd, r->path, "", 0);
+	add_dir(w, NULL, root_fd, r->path, "", 0);
 	close(root_fd);
 	event_add(w->ev, NULL);
 	return w;

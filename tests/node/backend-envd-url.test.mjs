@@ -3,6 +3,7 @@
 // with the same auth, reaches only its own sandbox, answers the proxy's 502
 // while paused and refuses connections once the sandbox is killed.
 import { test, describe, before, after } from 'node:test';
+import net from 'node:net';
 import assert from 'node:assert/strict';
 import { startBackend, api } from '../lib/backend.mjs';
 import { envdClient } from '../lib/connect.mjs';
@@ -129,10 +130,14 @@ describe('per-sandbox envd URL', () => {
     try {
       do { frame = await stream.next(); } while (frame && !frame.end);
     } catch { /* a reset is an end too */ }
-    await assert.rejects(fetch(`${sb.envdUrl}/health`), (err) => {
-      assert.equal(err.cause?.code, 'ECONNREFUSED', String(err.cause));
-      return true;
+    // A fresh TCP connection (fetch could reuse a pooled socket the kill reset).
+    const { hostname, port } = new URL(sb.envdUrl);
+    const refused = await new Promise((resolve) => {
+      const sock = net.connect({ host: hostname, port: Number(port) });
+      sock.once('connect', () => { sock.destroy(); resolve('connected'); });
+      sock.once('error', (err) => resolve(err.code));
     });
+    assert.equal(refused, 'ECONNREFUSED');
   });
 
   test('diskSizeMB is accepted on create and reported back', T, async () => {
