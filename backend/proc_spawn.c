@@ -263,18 +263,21 @@ static void close_from_3(void)
 __attribute__((noreturn)) static void child_exec(const struct proc_spawn *spec, pid_t parent,
 	const char *cwd, char **argv, char **envp)
 {
+	/* Born with every signal blocked (fork_blocked): make every disposition
+	 * the default before unblocking, so a signal meant for this process (a
+	 * process.signal racing its start) acts on it, never on the backend's
+	 * handlers, which would write to the event loop the parent shares. The
+	 * backend ignores SIGPIPE, which exec would keep: reset too. */
+	for (int sig = 1; sig < 65; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (runtime_child_enter(spec->sb, spec->account) != 0) {
 		dprintf(2, "cannot enter the sandbox: %s\n", strerror(errno));
 		_exit(125);
 	}
-	/* Signal state is inherited; start the program from a clean slate
-	 * (the backend ignores SIGPIPE, which exec would keep). */
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int sig = 1; sig < 65; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
 	/* If the backend dies without cleaning up, its direct children die too. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -291,6 +294,21 @@ __attribute__((noreturn)) static void child_exec(const struct proc_spawn *spec, 
 	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
+/* fork (or forkpty) with every signal blocked: the child starts with the
+ * backend's handlers, and child_exec resets them before it unblocks. */
+static pid_t fork_blocked(int *pty_master, const struct winsize *ws)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid_t pid = pty_master ? forkpty(pty_master, NULL, NULL, ws) : fork();
+	int e = errno;
+	if (pid != 0)
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return pid;
+}
+
 /* --- starting -------------------------------------------------------------- */
 
 static int spawn_pty(const struct proc_spawn *spec, char **argv, char **envp,
@@ -303,7 +321,7 @@ static int spawn_pty(const struct proc_spawn *spec, char **argv, char **envp,
 		connect_error_set(err, CONNECT_INTERNAL, "error entering the sandbox: %s", strerror(errno));
 		return -1;
 	}
-	pid_t pid = forkpty(&master, NULL, NULL, &ws);
+	pid_t pid = fork_blocked(&master, &ws);
 	if (pid != 0)
 		runtime_fork_leave(spec->sb, pid);
 	if (pid < 0) {
@@ -352,7 +370,7 @@ static int spawn_pipes(const struct proc_spawn *spec, char **argv, char **envp,
 		connect_error_set(err, CONNECT_INTERNAL, "error entering the sandbox: %s", strerror(errno));
 		goto fail;
 	}
-	pid_t pid = fork();
+	pid_t pid = fork_blocked(NULL, NULL);
 	if (pid != 0)
 		runtime_fork_leave(spec->sb, pid);
 	if (pid < 0) {

@@ -138,6 +138,21 @@ describe('envd process.Process', () => {
     assert.match(dataOf(r.messages).stderr.toString(), /no-such-command-e2b/);
   });
 
+  test('a SIGTERM sent the moment a process starts ends that process, never the backend', T, async () => {
+    // The child is born with the backend's signal handlers; until it resets
+    // them, a signal for it would run the backend's (which share its event
+    // loop's socket) and shut the whole backend down.
+    for (let i = 0; i < 25; i++) {
+      const s = await envd.open('process.Process/Start', sh('exec sleep 30'));
+      const pid = (await s.next()).message.event.start.pid;
+      assert.equal((await envd.call('process.Process/SendSignal', { process: { pid }, signal: 'SIGNAL_SIGTERM' })).status, 200);
+      let frame, end;
+      while ((frame = await s.next()) && !frame.end) end = frame.message.event.end || end;
+      assert.equal(end?.status, 'signal: terminated', `round ${i}`);
+    }
+    assert.equal((await fetch(`${backend.apiUrl}/health`)).status, 200, 'the backend is still serving');
+  });
+
   test('environment: PATH, HOME, USER, LOGNAME, then sandbox envVars, then request envs', T, async (t) => {
     const r = await envd.stream('process.Process/Start', {
       process: { cmd: '/bin/sh', args: ['-c', 'echo "$HOME|$USER|$LOGNAME|$FROM_SANDBOX|$SHARED|$REQ"; test -n "$PATH"'], envs: { SHARED: 'request', REQ: 'r' } },
