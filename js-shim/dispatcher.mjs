@@ -9,7 +9,7 @@ import { classifyFailure, pickTransport } from './transport.mjs'
 // process.hrtime (monotonic, loaded at boot) from a Date.now() anchor: Node's
 // `performance` loads perf_hooks and ten internal modules on first touch,
 // ≈ 1.5 ms of the first initialize (bench/startup.mjs). Elsewhere: performance.
-const hrtime = globalThis.process && typeof globalThis.process.hrtime === 'function' ? globalThis.process.hrtime : null
+const hrtime = globalThis.process && typeof globalThis.process.hrtime === 'function' ? globalThis.process.hrtime.bind(globalThis.process) : null
 const now = hrtime ? monotonicFrom(Date.now(), hrtime()) : () => performance.timeOrigin + performance.now()
 function monotonicFrom(anchorMs, start) {
   return () => {
