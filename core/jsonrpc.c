@@ -100,7 +100,7 @@ static void raw_scan(const char *t, size_t len, raw_info *out) {
       id_next = 0;
       if (depth < RAW_KEYS) keys[depth] = NULL;
     } else if (c == '}' || c == ']') {
-      depth--;
+      if (--depth < 0) return; /* not JSON (cJSON refuses it); the scan now runs before the parse */
     } else if (c == ',') {
       if (depth > 0 && depth <= SPAN_DEPTH) at[depth - 1]++;
       expect_key = depth > 0 && depth <= RAW_MAX_DEPTH && open[depth - 1] == '{';

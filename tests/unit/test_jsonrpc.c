@@ -75,6 +75,7 @@ static void test_long_strings(void) {
   expect_same_tree("[\"@\"]");
   expect_same_tree("\"@\"");
   expect_same_tree("{\"a\":\"@");
+  expect_same_tree("]]]{\"a\":[\"@\"],\"b\":{\"c\":1}}"); /* closes before it opens: not JSON */
 }
 
 void suite_jsonrpc(void) {
