@@ -76,12 +76,18 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.lengt
 const mib = (n) => n / (1 << 20)
 
 // 1. write + read, alternating
+// This process's CPU per write + read is steadier than the wall clock on a
+// shared machine (the backend's share is in its own process, the same for all).
 const rates = { plugin: [], sdk: [], fetch: [] }
+const cpu = { plugin: [], sdk: [], fetch: [] }
 for (let i = 0; i < RUNS; i++) {
   for (const [name, fn] of Object.entries(ways)) {
     const t0 = performance.now()
+    const c0 = process.cpuUsage()
     await fn(`/tmp/bench-${name}.bin`)
+    const c = process.cpuUsage(c0)
     rates[name].push((2 * mib(SIZE)) / ((performance.now() - t0) / 1000)) // MiB moved (written + read) per second
+    cpu[name].push((c.user + c.system) / 1000)
   }
 }
 
@@ -119,6 +125,7 @@ for (let i = 0; i < STATS; i++) {
 const med = Object.fromEntries(Object.entries(rates).map(([k, v]) => [k, median(v)]))
 const result = {
   node: process.version, runs: RUNS, file_bytes: SIZE,
+  write_read_median_cpu_ms: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Number(median(v).toFixed(1))])),
   write_read_median_mib_per_s: Object.fromEntries(Object.entries(med).map(([k, v]) => [k, Number(v.toFixed(1))])),
   ratios: { plugin_vs_fetch: Number((med.plugin / med.fetch).toFixed(3)), plugin_vs_sdk: Number((med.plugin / med.sdk).toFixed(3)) },
   big_read: { bytes: BIG, range: RANGE, mib_per_s: Number((mib(BIG) / bigSeconds).toFixed(1)), extra_rss_mib: Number(mib(peak - baseline).toFixed(1)) },
@@ -129,6 +136,7 @@ else {
   console.log(`write + read of ${SIZE} bytes, ${RUNS} runs each, median MiB/s (written + read):`)
   for (const [k, v] of Object.entries(result.write_read_median_mib_per_s)) console.log(`  ${k.padEnd(7)} ${String(v).padStart(7)}   (${rates[k].map((x) => x.toFixed(1)).join(', ')})`)
   console.log(`  plugin / fetch = ${result.ratios.plugin_vs_fetch}   plugin / sdk = ${result.ratios.plugin_vs_sdk}`)
+  console.log(`  this process's CPU per write + read, median ms: ${Object.entries(result.write_read_median_cpu_ms).map(([k, v]) => `${k} ${v}`).join(', ')}`)
   console.log(`${GIB} GiB through files.read in ${RANGE >> 20} MiB ranges: ${result.big_read.mib_per_s} MiB/s, peak RSS +${result.big_read.extra_rss_mib} MiB`)
   console.log(`files.stat x${STATS}: median ${result.stat_median_ms.plugin} ms   SDK getInfo: ${result.stat_median_ms.sdk_getInfo} ms`)
 }

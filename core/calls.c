@@ -85,7 +85,7 @@ e2bw_http_op *e2bw_call_request(e2bw_core *core, e2bw_call *call, const char *me
                                 const char *what, const char *const *headers, const cJSON *json_body,
                                 e2bw_http_done_fn on_done) {
   char *body = json_body ? cJSON_PrintUnformatted(json_body) : NULL;
-  e2bw_http_spec spec = {method, url, what, headers, (const uint8_t *)body, body ? strlen(body) : 0, call->request_timeout_ms};
+  e2bw_http_spec spec = {method, url, what, headers, (const uint8_t *)body, body ? strlen(body) : 0, call->request_timeout_ms, NULL};
   e2bw_http_op *op = (json_body && !body) ? NULL : e2bw_http_start(core, &spec);
   free(body);
   if (!op) {

@@ -56,11 +56,14 @@ void e2bw_core_tick(e2bw_core *core, double now_ms) {
   e2bw_http_tick(core);
 }
 
-static void start_call(e2bw_core *core, const e2bw_method *m, const e2bw_rpc_request *req) {
+/* The call takes the request's params out of its tree (no copy: they may
+ * hold many MiB of content). */
+static void start_call(e2bw_core *core, const e2bw_method *m, e2bw_rpc_request *req) {
   e2bw_call *call = calloc(1, sizeof *call);
   if (call) {
     call->id = cJSON_Duplicate(req->id, 1);
-    call->params = req->params ? cJSON_Duplicate(req->params, 1) : cJSON_CreateObject();
+    call->params = req->params ? cJSON_DetachItemViaPointer(req->root, req->params) : cJSON_CreateObject();
+    req->params = NULL;
   }
   if (!call || !call->id || !call->params) {
     if (call) {

@@ -71,6 +71,7 @@ typedef struct e2bw_http_spec {
   const uint8_t *body;
   size_t body_len;
   double timeout_ms;              /* deadline from now */
+  uint8_t *body_given;            /* body itself, malloc'd: passes to the request, freed on every path (no copy) */
 } e2bw_http_spec;
 
 typedef struct e2bw_stream e2bw_stream;

@@ -192,7 +192,7 @@ e2bw_http_op *e2bw_envd_request(e2bw_core *core, const e2bw_envd_req *req) {
   }
   headers[h] = NULL;
 #undef HEADER
-  e2bw_http_spec spec = {"POST", url.data, what.data, headers, (const uint8_t *)body.data, body.len, req->timeout_ms};
+  e2bw_http_spec spec = {"POST", url.data, what.data, headers, (const uint8_t *)body.data, body.len, req->timeout_ms, NULL};
   op = e2bw_http_start(core, &spec);
 done:
   free(json);

@@ -24,9 +24,10 @@
 #define ERROR_BODY_MAX (64u * 1024u)
 #define UNKNOWN ((unsigned long long)-1)
 
-/* GET|POST {envd}/files?path=<p>&username=<u> with envd's routing headers. */
+/* GET|POST {envd}/files?path=<p>&username=<u> with envd's routing headers.
+ * A given body (malloc'd) passes to the request: no copy of a 12 MiB upload. */
 static e2bw_http_op *files_request(e2bw_core *core, e2bw_call *call, const char *method, const char *const *extra,
-                                   const uint8_t *body, size_t body_len) {
+                                   const uint8_t *body, size_t body_len, uint8_t *given) {
   const char *id = e2bw_files_param_str(call, "sandbox_id");
   const char *path = e2bw_files_param_str(call, "path");
   const e2bw_sandbox_info *info = e2bw_sandbox_lookup(core, id);
@@ -44,8 +45,10 @@ static e2bw_http_op *files_request(e2bw_core *core, e2bw_call *call, const char 
   headers[h] = NULL;
   e2bw_http_op *op = NULL;
   if (!rc) {
-    e2bw_http_spec spec = {method, url.data, what.data, headers, body, body_len, call->request_timeout_ms};
+    e2bw_http_spec spec = {method, url.data, what.data, headers, body, body_len, call->request_timeout_ms, given};
     op = e2bw_http_start(core, &spec);
+  } else {
+    free(given);
   }
   e2bw_buf_free(&url);
   e2bw_buf_free(&what);
@@ -323,7 +326,7 @@ static void read_go(e2bw_core *core, e2bw_call *call) {
     e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
     return;
   }
-  e2bw_http_op *op = files_request(core, call, "GET", headers, NULL, 0);
+  e2bw_http_op *op = files_request(core, call, "GET", headers, NULL, 0, NULL);
   if (!op) {
     read_state_free(st);
     return;
@@ -387,6 +390,7 @@ static void write_go(e2bw_core *core, e2bw_call *call) {
     data = (const uint8_t *)bytes.data;
     len = bytes.len;
   }
+  e2bw_buf *given = encoding && strcmp(encoding, "base64") == 0 ? &bytes : NULL;
   const char *headers[4] = {"Content-Type", "application/octet-stream", NULL, NULL};
   char type[96], boundary[48];
   if (!e2bw_envd_at_least(core, e2bw_files_param_str(call, "sandbox_id"), 0, 5, 7)) {
@@ -403,8 +407,10 @@ static void write_go(e2bw_core *core, e2bw_call *call) {
     }
     data = (const uint8_t *)body.data;
     len = body.len;
+    given = &body;
   }
-  e2bw_http_op *op = files_request(core, call, "POST", headers, data, len);
+  e2bw_http_op *op = files_request(core, call, "POST", headers, data, len, given ? (uint8_t *)given->data : NULL);
+  if (given) memset(given, 0, sizeof *given); /* the request owns it now */
   e2bw_buf_free(&bytes);
   e2bw_buf_free(&body);
   if (op) op->on_done = write_done;

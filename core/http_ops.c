@@ -51,7 +51,7 @@ e2bw_http_op *e2bw_http_start(e2bw_core *core, const e2bw_http_spec *spec) {
   cJSON *head = cJSON_CreateObject();
   cJSON *list = cJSON_CreateArray();
   char *head_text = NULL;
-  uint8_t *body = NULL;
+  uint8_t *body = spec->body_given;
   if (!op || !head || !list) goto oom;
   op->core = core;
   op->id = ++core->next_op_id;
@@ -77,7 +77,7 @@ e2bw_http_op *e2bw_http_start(e2bw_core *core, const e2bw_http_spec *spec) {
   if (e2bw_alloc_failures() != core->alloc_mark) goto oom;
   head_text = cJSON_PrintUnformatted(head);
   if (!head_text) goto oom;
-  if (spec->body_len) {
+  if (spec->body_len && !body) {
     body = malloc(spec->body_len);
     if (!body) goto oom;
     memcpy(body, spec->body, spec->body_len);

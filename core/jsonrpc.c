@@ -25,11 +25,17 @@ static int only_whitespace(const char *p, const char *end) {
  * (cJSON cuts strings there; the path of its member is kept for the error). */
 #define RAW_MAX_DEPTH 300 /* deeper is refused by cJSON's nesting limit anyway */
 #define RAW_KEYS 6        /* member names kept for the error's field path */
+#define SPAN_MIN 4096 /* a plain string this long is copied whole, not by cJSON's parser */
+#define SPAN_DEPTH 8  /* how deep such a string may sit (member indexes kept) */
 typedef struct raw_info {
   const char *id;
   size_t id_len;
   int nul;
   char nul_field[128];
+  const char *span;         /* the longest plain (escape-free) string value, or NULL */
+  size_t span_len;
+  int span_depth;
+  int span_at[SPAN_DEPTH];  /* its member index at each depth, from the root down */
 } raw_info;
 
 static void nul_field(raw_info *out, const char *const *keys, const size_t *lens, int depth) {
@@ -51,6 +57,7 @@ static void raw_scan(const char *t, size_t len, raw_info *out) {
   char open[RAW_MAX_DEPTH];
   const char *keys[RAW_KEYS] = {0};
   size_t lens[RAW_KEYS] = {0};
+  int at[SPAN_DEPTH] = {0};
   int depth = 0, expect_key = 0, id_next = 0;
   memset(out, 0, sizeof *out);
   for (size_t i = 0; i < len; i++) {
@@ -58,11 +65,22 @@ static void raw_scan(const char *t, size_t len, raw_info *out) {
     if (c == '"') {
       size_t start = i + 1;
       int nul = 0;
-      for (i = start; i < len && t[i] != '"'; i++)
-        if (t[i] == '\\') {
-          if (len - i > 5 && memcmp(t + i + 1, "u0000", 5) == 0) nul = 1;
-          i++;
+      /* most strings hold no escape: two memchr passes instead of a byte loop */
+      const char *q = memchr(t + start, '"', len - start);
+      size_t stop = q ? (size_t)(q - t) : len;
+      if (!memchr(t + start, '\\', stop - start)) {
+        i = stop;
+        if (!expect_key && stop - start >= SPAN_MIN && stop - start > out->span_len && depth > 0 && depth <= SPAN_DEPTH) {
+          out->span = t + start, out->span_len = stop - start, out->span_depth = depth;
+          memcpy(out->span_at, at, sizeof at);
         }
+      } else {
+        for (i = start; i < len && t[i] != '"'; i++)
+          if (t[i] == '\\') {
+            if (len - i > 5 && memcmp(t + i + 1, "u0000", 5) == 0) nul = 1;
+            i++;
+          }
+      }
       if (expect_key) {
         if (depth < RAW_KEYS) keys[depth] = t + start, lens[depth] = i - start;
         id_next = depth == 1 && !out->id && i - start == 2 && memcmp(t + start, "id", 2) == 0;
@@ -76,13 +94,15 @@ static void raw_scan(const char *t, size_t len, raw_info *out) {
     }
     if (c == '{' || c == '[') {
       if (depth < RAW_MAX_DEPTH) open[depth] = c;
+      if (depth < SPAN_DEPTH) at[depth] = 0;
       depth++;
       expect_key = c == '{';
       id_next = 0;
       if (depth < RAW_KEYS) keys[depth] = NULL;
     } else if (c == '}' || c == ']') {
-      depth--;
+      if (--depth < 0) return; /* not JSON (cJSON refuses it); the scan now runs before the parse */
     } else if (c == ',') {
+      if (depth > 0 && depth <= SPAN_DEPTH) at[depth - 1]++;
       expect_key = depth > 0 && depth <= RAW_MAX_DEPTH && open[depth - 1] == '{';
     } else if (id_next && c != ':' && (unsigned char)c > 0x20) { /* cJSON skips every byte <= 0x20 */
       size_t start = i;
@@ -126,11 +146,52 @@ static cJSON *raw_id(const raw_info *raw) {
   return item;
 }
 
+/* cJSON parses strings a byte at a time and copies them again; content of
+ * many MiB (files.write) costs most of a call that way. The longest plain
+ * string is cut out ("" in its place), the rest parsed, and the string put
+ * back with one memcpy: the same tree, whatever member it is. */
+static cJSON *parse_spliced(const char *text, size_t len, const raw_info *raw) {
+  size_t head = (size_t)(raw->span - text), tail = len - head - raw->span_len;
+  char *small = malloc(head + tail + 1), *big = cJSON_malloc(raw->span_len + 1);
+  cJSON *root = NULL;
+  if (small && big) {
+    memcpy(small, text, head);
+    memcpy(small + head, raw->span + raw->span_len, tail);
+    small[head + tail] = '\0';
+    const char *end = NULL;
+    root = cJSON_ParseWithLengthOpts(small, head + tail, &end, 0);
+    cJSON *item = root && end && only_whitespace(end, small + head + tail) ? root : NULL;
+    for (int d = 0; item && d < raw->span_depth; d++) {
+      item = item->child;
+      for (int i = 0; item && i < raw->span_at[d]; i++) item = item->next;
+    }
+    if (cJSON_IsString(item) && item->valuestring[0] == '\0') {
+      memcpy(big, raw->span, raw->span_len);
+      big[raw->span_len] = '\0';
+      cJSON_free(item->valuestring);
+      item->valuestring = big;
+      big = NULL;
+    } else { /* not where the scan saw it (not JSON): the ordinary parse decides */
+      cJSON_Delete(root);
+      root = NULL;
+    }
+  }
+  free(small);
+  cJSON_free(big);
+  return root;
+}
+
 e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_request *req, cJSON **error) {
   memset(req, 0, sizeof *req);
   *error = NULL;
-  const char *end = NULL;
-  req->root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  raw_info raw;
+  raw_scan(text, len, &raw);
+  const char *end = text + len;
+  req->root = raw.span ? parse_spliced(text, len, &raw) : NULL;
+  if (!req->root) {
+    end = NULL;
+    req->root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  }
   if (!req->root || !end || !only_whitespace(end, text + len)) {
     cJSON_Delete(req->root);
     req->root = NULL;
@@ -152,8 +213,6 @@ e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_requ
   }
 
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
-  raw_info raw;
-  raw_scan(text, len, &raw);
   int id_ok = !id || cJSON_IsNull(id) || ((cJSON_IsString(id) || cJSON_IsNumber(id)) && raw.id);
   if (id_ok && cJSON_IsNumber(id) && !json_number(raw.id, raw.id_len)) id_ok = 0;
   /* cJSON lets raw control bytes through in strings; JSON does not, and

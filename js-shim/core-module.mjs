@@ -97,6 +97,14 @@ export class Core {
 
   /** Copies bytes into the instance's scratch buffer; returns the length. */
   put(data) {
+    if (typeof data === 'string') {
+      // ASCII text (every base64 payload) is one byte a character: encoded
+      // straight into the buffer, no intermediate copy of a 16 MiB message.
+      const ptr = this.x.input_buffer(this.h, data.length)
+      if (!ptr) throw new Error('e2b-wasm core: out of memory')
+      const { read, written } = encoder.encodeInto(data, this.bytes().subarray(ptr, ptr + data.length))
+      if (read === data.length) return written
+    }
     const bytes = typeof data === 'string' ? encoder.encode(data) : data
     const ptr = this.x.input_buffer(this.h, bytes.length)
     if (!ptr) throw new Error('e2b-wasm core: out of memory')

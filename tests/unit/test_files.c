@@ -692,7 +692,56 @@ static void test_urls(void) {
   h_free(h);
 }
 
+/* Long base64 content is checked in 64 KiB pieces (methods.c): what is
+ * refused and what goes through must not depend on where the pieces end. */
+static void write_b64(harness *h, const char *b64, size_t n, int valid) {
+  const char *pre = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"files.write\",\"params\":{\"sandbox_id\":\"sbx1\",\"path\":\"/a\",\"encoding\":\"base64\",\"content\":\"";
+  size_t p = strlen(pre);
+  char *msg = malloc(p + n + 4);
+  memcpy(msg, pre, p);
+  memcpy(msg + p, b64, n);
+  memcpy(msg + p + n, "\"}}", 4);
+  h_submit(h, msg);
+  free(msg);
+  if (valid) {
+    h_http *req = h_http_next(h);
+    CHECK(req != NULL);
+    if (req) h_respond(h, req->op, 500, NULL, "no");
+    h_send(h);
+  } else {
+    cJSON *r = h_send(h);
+    CHECK_NUM(h_error_code(r), -32602);
+    CHECK_STR(data_str(r, "field"), "content");
+    CHECK(strstr(h_error_message(r), "encoding is") != NULL); /* refused by the parameter check */
+    CHECK(h->nhttp == h->http_pos);
+  }
+}
+
+static void test_long_base64(void) {
+  harness *h = ready();
+  size_t n = 65536 * 2 + 8;
+  char *b = malloc(n);
+  memset(b, 'Q', n);
+  write_b64(h, b, n, 1);
+  b[65535] = '='; /* padding where a piece ends, content after it */
+  write_b64(h, b, n, 0);
+  b[65535] = 'Q';
+  b[65536 + 10] = '=';
+  write_b64(h, b, n, 0);
+  b[65536 + 10] = 'Q';
+  memset(b + n - 2, '=', 2); /* padding at the very end */
+  write_b64(h, b, n, 1);
+  memset(b + 65536 - 2, '=', n - 65536 + 2); /* only padding from a piece's end on */
+  write_b64(h, b, n, 1);
+  write_b64(h, b, 65533, 0); /* a length no base64 has */
+  b[65533] = '@';
+  write_b64(h, b, n, 0);
+  free(b);
+  h_free(h);
+}
+
 void suite_files(void) {
+  test_long_base64();
   test_sha256();
   test_signature();
   test_glob();

@@ -1,8 +1,10 @@
 /* Every JSON-RPC envelope error path, through the core's public API. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "jsonrpc.h"
 #include "harness.h"
 #include "suites.h"
 
@@ -23,7 +25,61 @@ static void expect_silence(harness *h, const char *msg) {
   CHECK(h_pending(h) == 0);
 }
 
+/* Long plain strings are cut out before cJSON parses and put back after
+ * (jsonrpc.c): the tree must be the one cJSON builds from the whole text,
+ * wherever the string sits. "@" in a template stands for 5000 'x'. */
+/* Member by member, in order (cJSON_Compare looks members up by name, and
+ * duplicate names are part of what is compared here). */
+static int same_tree(const cJSON *a, const cJSON *b) {
+  if (!a || !b) return a == b;
+  if (a->type != b->type || (a->string == NULL) != (b->string == NULL)) return 0;
+  if (a->string && strcmp(a->string, b->string) != 0) return 0;
+  if ((a->valuestring == NULL) != (b->valuestring == NULL) || (a->valuestring && strcmp(a->valuestring, b->valuestring) != 0)) return 0;
+  if (cJSON_IsNumber(a) && a->valuedouble != b->valuedouble) return 0;
+  for (a = a->child, b = b->child; a && b; a = a->next, b = b->next)
+    if (!same_tree(a, b)) return 0;
+  return a == b;
+}
+
+static void expect_same_tree(const char *tmpl) {
+  size_t n = 5000, len = 0;
+  char *text = malloc(strlen(tmpl) * n + 1);
+  for (const char *t = tmpl; *t; t++)
+    if (*t == '@') memset(text + len, 'x', n), len += n;
+    else text[len++] = *t;
+  text[len] = '\0';
+  e2bw_rpc_request req;
+  cJSON *error = NULL;
+  e2bw_rpc_parse(text, len, &req, &error);
+  cJSON *want = cJSON_ParseWithLength(text, len);
+  int same = (want == NULL) == (req.root == NULL) && same_tree(want, req.root);
+  CHECK(same);
+  if (!same) fprintf(stderr, "  tree differs for %s\n", tmpl);
+  cJSON_Delete(want);
+  cJSON_Delete(error);
+  e2bw_rpc_request_free(&req);
+  free(text);
+}
+
+static void test_long_strings(void) {
+  expect_same_tree("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"files.write\",\"params\":{\"path\":\"/a\",\"content\":\"@\"}}");
+  expect_same_tree("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":[1,{\"b\":\"\"},\"@\",\"y@\"]}}");
+  expect_same_tree("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"c\":\"\",\"c\":\"@\",\"c\":\"\"}}");
+  expect_same_tree("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"@\":\"@@\",\"d\":\"@\\n\"}}");
+  expect_same_tree("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"e\":\"@\\u00e9@\",\"f\":\"\xc3\xa9@\"}}");
+  expect_same_tree("{\"jsonrpc\":\"2.0\",\"id\":\"@\",\"method\":\"m\",\"params\":{}}");
+  expect_same_tree("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"g\":[[[[[[[[[[\"@\"]]]]]]]]]]}}");
+  expect_same_tree("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"h\":[[[[[[\"@\"]]]]]]}}");
+  expect_same_tree("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"i\":\"@\"}"); /* not JSON */
+  expect_same_tree("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"i\":\"@\" \"j\":1}}");
+  expect_same_tree("[\"@\"]");
+  expect_same_tree("\"@\"");
+  expect_same_tree("{\"a\":\"@");
+  expect_same_tree("]]]{\"a\":[\"@\"],\"b\":{\"c\":1}}"); /* closes before it opens: not JSON */
+}
+
 void suite_jsonrpc(void) {
+  test_long_strings();
   harness *h = h_new();
   expect_error(h, "not json", -32700, 1);
   expect_error(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"} trailing", -32700, 1);
