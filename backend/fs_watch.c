@@ -61,6 +61,7 @@ struct fs_watchers {
 	struct event_base *base;
 	struct registry *reg;
 	struct fs_watch *list;
+	struct registry_hooks inner; /* fs_watchers_hooks wraps these */
 };
 
 struct fs_watchers *fs_watchers_new(struct event_base *base, struct registry *reg)
@@ -109,6 +110,57 @@ static void stream_end(struct fs_watch *w, const struct connect_error *err)
 		evhttp_send_reply_end(w->req);
 	}
 	watch_free(w);
+}
+
+/* As E2B's proxy does when the sandbox behind it is gone: a WatchDir
+ * stream's connection drops, no end-stream frame is made up. Watchers
+ * of the queue kind go too; nobody can reach them any more. */
+static void on_sandbox_removing(void *ctx, struct sandbox *sb)
+{
+	struct fs_watchers *ws = ctx;
+	for (struct fs_watch *w = ws->list, *next; w; w = next) {
+		next = w->next;
+		if (strcmp(w->sandbox_id, sb->id) != 0)
+			continue;
+		struct evhttp_connection *evcon = w->evcon;
+		if (evcon)
+			http_conn_set_closecb(evcon, NULL, NULL);
+		watch_free(w);
+		if (evcon)
+			evhttp_connection_free(evcon); /* frees the request on it */
+	}
+	if (ws->inner.removing)
+		ws->inner.removing(ws->inner.ctx, sb);
+}
+
+static void on_sandbox_created(void *ctx, struct sandbox *sb)
+{
+	struct fs_watchers *ws = ctx;
+	if (ws->inner.created)
+		ws->inner.created(ws->inner.ctx, sb);
+}
+
+static void on_sandbox_paused(void *ctx, struct sandbox *sb)
+{
+	struct fs_watchers *ws = ctx;
+	if (ws->inner.paused)
+		ws->inner.paused(ws->inner.ctx, sb);
+}
+
+static void on_sandbox_resumed(void *ctx, struct sandbox *sb)
+{
+	struct fs_watchers *ws = ctx;
+	if (ws->inner.resumed)
+		ws->inner.resumed(ws->inner.ctx, sb);
+}
+
+void fs_watchers_hooks(struct fs_watchers *ws, const struct registry_hooks *inner,
+	struct registry_hooks *out)
+{
+	ws->inner = *inner;
+	*out = (struct registry_hooks){.ctx = ws, .created = on_sandbox_created,
+		.removing = on_sandbox_removing, .paused = on_sandbox_paused,
+		.resumed = on_sandbox_resumed};
 }
 
 void fs_watchers_free(struct fs_watchers *ws)

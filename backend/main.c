@@ -112,9 +112,10 @@ int main(int argc, char **argv)
 	struct envd_listeners *own_ports = conns ? envd_listeners_new(&envd_ctx, conns, &opt.envd)
 		: NULL;
 	if (own_ports) {
-		struct registry_hooks pm_hooks, hooks;
+		struct registry_hooks pm_hooks, watch_hooks, hooks;
 		proc_manager_registry_hooks(pm, &pm_hooks);
-		envd_listeners_hooks(own_ports, &pm_hooks, &hooks);
+		fs_watchers_hooks(watchers, &pm_hooks, &watch_hooks);
+		envd_listeners_hooks(own_ports, &watch_hooks, &hooks);
 		registry_set_hooks(reg, &hooks);
 	}
 	struct evhttp *api = own_ports ? http_server_new(base, conns, api_dispatch, &api_ctx) : NULL;
