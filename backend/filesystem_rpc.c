@@ -7,6 +7,7 @@
 #include "connect_proto.h"
 #include "envd_user.h"
 #include "fs_entry.h"
+#include "fs_list.h"
 #include "fs_path.h"
 #include "fs_remove.h"
 #include "http_reply.h"
@@ -24,8 +25,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define LIST_MAX_ENTRIES 100000 /* bounds one ListDir answer */
 
 const char *filesystem_errno_text(int e, char *buf, size_t cap)
 {
@@ -151,80 +150,8 @@ int filesystem_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct
 
 /* --- ListDir ---------------------------------------------------------------- */
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Entries below the directory at path (shown under display), lexical order,
- * depth levels deep, as filepath.WalkDir visits them. */
-static int walk(const struct sandbox *sb, int root_fd, const char *path, const char *display,
-	uint32_t depth, cJSON *out, struct connect_error *err)
-{
-	int fd = fs_open(root_fd, path, O_RDONLY | O_DIRECTORY, 0, false);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return 0; /* unreadable below the root: skipped, as WalkDir's callback does */
-	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **grown = realloc(names, cap * sizeof *names);
-			if (!grown)
-				break;
-			names = grown;
-		}
-		names[n] = strdup(e->d_name);
-		if (names[n])
-			n++;
-	}
-	closedir(d);
-	if (n > 1)
-		qsort(names, n, sizeof *names, name_cmp);
-	int rc = 0;
-	for (size_t i = 0; i < n; i++) {
-		char child[FS_PATH_MAX], child_display[FS_PATH_MAX];
-		snprintf(child, sizeof child, "%s/%s", strcmp(path, "/") ? path : "", names[i]);
-		snprintf(child_display, sizeof child_display, "%s/%s",
-			strcmp(display, "/") ? display : "", names[i]);
-		if (rc == 0 && cJSON_GetArraySize(out) >= LIST_MAX_ENTRIES) {
-			connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED,
-				"too many entries (more than %d)", LIST_MAX_ENTRIES);
-			rc = -1;
-		}
-		if (rc == 0) {
-			cJSON *entry = fs_entry_info(sb, root_fd, child);
-			if (entry) {
-				cJSON_ReplaceItemInObject(entry, "path", cJSON_CreateString(child_display));
-				cJSON_AddItemToArray(out, entry);
-			}
-			/* WalkDir does not follow symlinked directories. */
-			struct stat st;
-			const char *leaf;
-			int parent = fs_open_parent(root_fd, child, &leaf);
-			bool is_dir = parent >= 0 && fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-				      S_ISDIR(st.st_mode);
-			if (parent >= 0)
-				close(parent);
-			if (is_dir && depth > 1)
-				rc = walk(sb, root_fd, child, child_display, depth - 1, out, err);
-		}
-		free(names[i]);
-	}
-	free(names);
-	return rc;
-}
-
 int filesystem_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
-	(void)ctx;
 	struct call c;
 	int st = begin(req, sb, &c);
 	if (st)
@@ -232,7 +159,6 @@ int filesystem_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, st
 	struct connect_error err;
 	char path[FS_PATH_MAX];
 	uint32_t depth = 1;
-	cJSON *answer = NULL;
 	if (path_field(&c, "path", path, &err) != 0 ||
 	    pj_uint32(c.msg, "depth", "depth", &depth, &err) == PJ_BAD)
 		return finish(req, &c, NULL, &err);
@@ -256,20 +182,18 @@ int filesystem_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, st
 	} else if (!S_ISDIR(sst.st_mode)) {
 		connect_error_set(&err, CONNECT_INVALID_ARGUMENT, "path is not a directory: %s", path);
 	} else {
-		cJSON *entries = cJSON_CreateArray();
-		if (entries && walk(sb, c.root_fd, path, path, depth, entries, &err) == 0) {
-			answer = cJSON_CreateObject();
-			if (answer && cJSON_GetArraySize(entries) > 0)
-				cJSON_AddItemToObject(answer, "entries", entries);
-			else
-				cJSON_Delete(entries);
-		} else {
-			cJSON_Delete(entries);
-		}
+		close(fd);
+		cJSON_Delete(c.msg);
+		if (fs_list_start(ctx, req, sb, c.root_fd, path, depth) == 0)
+			return ENVD_STATUS_PENDING;
+		c.root_fd = -1; /* taken */
+		c.msg = NULL;
+		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		return finish(req, &c, NULL, &err);
 	}
 	if (fd >= 0)
 		close(fd);
-	return finish(req, &c, answer, &err);
+	return finish(req, &c, NULL, &err);
 }
 
 /* --- MakeDir, Move, Remove -------------------------------------------------- */
