@@ -38,8 +38,7 @@ int filesystem_rpc_user(struct evhttp_request *req, const struct sandbox *sb, st
 	struct connect_error *err)
 {
 	char name[256];
-	envd_basic_user(req, name, sizeof name);
-	if (fs_user_lookup(sb, name, u) != 0) {
+	if (envd_basic_user(req, name, sizeof name) < 0 || fs_user_lookup(sb, name, u) != 0) {
 		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
 		return -1;
 	}
@@ -133,19 +132,33 @@ static cJSON *entry_or_error(const struct sandbox *sb, int root_fd, const char *
 	return e;
 }
 
-int filesystem_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+/* A unary RPC that answers at once: begin, then fn builds the answer (NULL
+ * with err set), then finish. */
+typedef cJSON *(*unary_fn)(const struct sandbox *sb, struct call *c, struct connect_error *err);
+
+static int unary(struct evhttp_request *req, struct sandbox *sb, unary_fn fn)
 {
-	(void)ctx;
 	struct call c;
 	int st = begin(req, sb, &c);
 	if (st)
 		return st;
 	struct connect_error err;
-	char path[FS_PATH_MAX];
-	cJSON *answer = NULL;
-	if (path_field(&c, "path", path, &err) == 0)
-		answer = wrap("entry", entry_or_error(sb, c.root_fd, path, "file not found", "lstat", &err));
+	cJSON *answer = fn(sb, &c, &err);
 	return finish(req, &c, answer, &err);
+}
+
+static cJSON *stat_answer(const struct sandbox *sb, struct call *c, struct connect_error *err)
+{
+	char path[FS_PATH_MAX];
+	if (path_field(c, "path", path, err) != 0)
+		return NULL;
+	return wrap("entry", entry_or_error(sb, c->root_fd, path, "file not found", "lstat", err));
+}
+
+int filesystem_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	(void)ctx;
+	return unary(req, sb, stat_answer);
 }
 
 /* --- ListDir ---------------------------------------------------------------- */
@@ -198,79 +211,79 @@ int filesystem_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, st
 
 /* --- MakeDir, Move, Remove -------------------------------------------------- */
 
-int filesystem_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+static cJSON *make_dir_answer(const struct sandbox *sb, struct call *c, struct connect_error *err)
 {
-	(void)ctx;
-	struct call c;
-	int st = begin(req, sb, &c);
-	if (st)
-		return st;
-	struct connect_error err;
 	char path[FS_PATH_MAX], t[128];
+	if (path_field(c, "path", path, err) != 0)
+		return NULL;
 	cJSON *answer = NULL;
-	if (path_field(&c, "path", path, &err) != 0)
-		return finish(req, &c, NULL, &err);
-	int fd = fs_open(c.root_fd, path, O_PATH, 0, false);
+	int fd = fs_open(c->root_fd, path, O_PATH, 0, false);
 	struct stat sst;
 	if (fd >= 0 && fstat(fd, &sst) == 0) {
 		if (S_ISDIR(sst.st_mode))
-			connect_error_set(&err, CONNECT_ALREADY_EXISTS, "directory already exists: %s", path);
+			connect_error_set(err, CONNECT_ALREADY_EXISTS, "directory already exists: %s", path);
 		else
-			connect_error_set(&err, CONNECT_INVALID_ARGUMENT,
+			connect_error_set(err, CONNECT_INVALID_ARGUMENT,
 				"path already exists but it is not a directory: %s", path);
-	} else if (fs_mkdir_all(c.root_fd, path, c.user.uid, c.user.gid) != 0) {
+	} else if (fs_mkdir_all(c->root_fd, path, c->user.uid, c->user.gid) != 0) {
 		int en = errno;
-		connect_error_set(&err, en == ENOTDIR ? CONNECT_INVALID_ARGUMENT : CONNECT_INTERNAL,
+		connect_error_set(err, en == ENOTDIR ? CONNECT_INVALID_ARGUMENT : CONNECT_INTERNAL,
 			"error creating directory: mkdir %s: %s", path,
 			filesystem_errno_text(en, t, sizeof t));
 	} else {
-		answer = wrap("entry", entry_or_error(sb, c.root_fd, path, "file not found", "lstat", &err));
+		answer = wrap("entry", entry_or_error(sb, c->root_fd, path, "file not found", "lstat", err));
 	}
 	if (fd >= 0)
 		close(fd);
-	return finish(req, &c, answer, &err);
+	return answer;
 }
 
-int filesystem_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int filesystem_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	(void)ctx;
-	struct call c;
-	int st = begin(req, sb, &c);
-	if (st)
-		return st;
-	struct connect_error err;
+	return unary(req, sb, make_dir_answer);
+}
+
+static cJSON *move_answer(const struct sandbox *sb, struct call *c, struct connect_error *err)
+{
 	char src[FS_PATH_MAX], dst[FS_PATH_MAX], t[128];
-	if (path_field(&c, "source", src, &err) != 0 || path_field(&c, "destination", dst, &err) != 0)
-		return finish(req, &c, NULL, &err);
-	cJSON *answer = NULL;
+	if (path_field(c, "source", src, err) != 0 || path_field(c, "destination", dst, err) != 0)
+		return NULL;
 	const char *sleaf, *dleaf;
-	int sp = fs_open_parent(c.root_fd, src, &sleaf);
+	int sp = fs_open_parent(c->root_fd, src, &sleaf);
 	struct stat sst;
 	if (sp < 0 || fstatat(sp, sleaf, &sst, AT_SYMLINK_NOFOLLOW) != 0) {
-		connect_error_set(&err, CONNECT_NOT_FOUND, "source file not found: lstat %s: %s", src,
+		connect_error_set(err, CONNECT_NOT_FOUND, "source file not found: lstat %s: %s", src,
 			filesystem_errno_text(errno, t, sizeof t));
 		if (sp >= 0)
 			close(sp);
-		return finish(req, &c, NULL, &err);
+		return NULL;
 	}
 	char dparent[FS_PATH_MAX];
 	snprintf(dparent, sizeof dparent, "%s", dst);
 	char *slash = strrchr(dparent, '/');
 	if (slash)
 		*(slash == dparent ? slash + 1 : slash) = '\0';
+	cJSON *answer = NULL;
 	int dp = -1;
-	if (fs_mkdir_all(c.root_fd, dparent, c.user.uid, c.user.gid) != 0 ||
-	    (dp = fs_open_parent(c.root_fd, dst, &dleaf)) < 0 ||
+	if (fs_mkdir_all(c->root_fd, dparent, c->user.uid, c->user.gid) != 0 ||
+	    (dp = fs_open_parent(c->root_fd, dst, &dleaf)) < 0 ||
 	    renameat(sp, sleaf, dp, dleaf) != 0) {
-		connect_error_set(&err, CONNECT_INTERNAL, "error renaming: rename %s %s: %s", src, dst,
+		connect_error_set(err, CONNECT_INTERNAL, "error renaming: rename %s %s: %s", src, dst,
 			filesystem_errno_text(errno, t, sizeof t));
 	} else {
-		answer = wrap("entry", entry_or_error(sb, c.root_fd, dst, "file not found", "lstat", &err));
+		answer = wrap("entry", entry_or_error(sb, c->root_fd, dst, "file not found", "lstat", err));
 	}
 	close(sp);
 	if (dp >= 0)
 		close(dp);
-	return finish(req, &c, answer, &err);
+	return answer;
+}
+
+int filesystem_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	(void)ctx;
+	return unary(req, sb, move_answer);
 }
 
 /* A Remove in progress: its request, unless the client has gone. */

@@ -548,17 +548,28 @@ static struct fs_watch *find_watcher(struct envd_ctx *ctx, const struct sandbox 
 	return NULL;
 }
 
-int fs_watch_rpc_get_events(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+/* The watcher a GetWatcherEvents or RemoveWatcher request names, or NULL
+ * with the error answer sent (*status). */
+static struct fs_watch *watcher_request(struct envd_ctx *ctx, struct evhttp_request *req,
+	const struct sandbox *sb, int *status)
 {
-	int status = 0;
-	cJSON *msg = begin_unary(req, &status);
+	cJSON *msg = begin_unary(req, status);
 	if (!msg)
-		return status;
+		return NULL;
 	struct connect_error err;
 	struct fs_watch *w = find_watcher(ctx, sb, msg, &err);
 	cJSON_Delete(msg);
 	if (!w)
-		return connect_reply_unary_error(req, &err);
+		*status = connect_reply_unary_error(req, &err);
+	return w;
+}
+
+int fs_watch_rpc_get_events(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	int status = 0;
+	struct fs_watch *w = watcher_request(ctx, req, sb, &status);
+	if (!w)
+		return status;
 	/* Events already read by the kernel but not yet delivered to us. */
 	on_inotify(w->ifd, EV_READ, w);
 	cJSON *answer = cJSON_CreateObject();
@@ -572,14 +583,9 @@ int fs_watch_rpc_get_events(struct envd_ctx *ctx, struct evhttp_request *req, st
 int fs_watch_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status = 0;
-	cJSON *msg = begin_unary(req, &status);
-	if (!msg)
-		return status;
-	struct connect_error err;
-	struct fs_watch *w = find_watcher(ctx, sb, msg, &err);
-	cJSON_Delete(msg);
+	struct fs_watch *w = watcher_request(ctx, req, sb, &status);
 	if (!w)
-		return connect_reply_unary_error(req, &err);
+		return status;
 	watch_free(w);
 	return connect_reply_unary(req, cJSON_CreateObject());
 }

@@ -430,6 +430,8 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
       assert.deepEqual((await rpc('Remove', { path: 'mk' })).json, {}, 'a missing path is not an error');
       r = await rpc('Stat', { path: 'x' }, { user: 'no-such-user' });
       assert.deepEqual([r.status, r.json.code, r.json.message], [401, 'unauthenticated', "invalid username: 'no-such-user'"]);
+      r = await rpc('Stat', { path: '/' }, { user: 'root\0x' });
+      assert.deepEqual([r.status, r.json.code], [401, 'unauthenticated'], 'a NUL in the name matches no account');
       r = await rpc('Stat', { path: 'x' }, { token: null });
       assert.equal(r.status, 401);
     });
