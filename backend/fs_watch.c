@@ -61,7 +61,6 @@ struct fs_watchers {
 	struct event_base *base;
 	struct registry *reg;
 	struct fs_watch *list;
-	struct registry_hooks inner; /* fs_watchers_hooks wraps these */
 };
 
 struct fs_watchers *fs_watchers_new(struct event_base *base, struct registry *reg)
@@ -129,38 +128,11 @@ static void on_sandbox_removing(void *ctx, struct sandbox *sb)
 		if (evcon)
 			evhttp_connection_free(evcon); /* frees the request on it */
 	}
-	if (ws->inner.removing)
-		ws->inner.removing(ws->inner.ctx, sb);
 }
 
-static void on_sandbox_created(void *ctx, struct sandbox *sb)
+void fs_watchers_hooks(struct fs_watchers *ws, struct registry_hooks *out)
 {
-	struct fs_watchers *ws = ctx;
-	if (ws->inner.created)
-		ws->inner.created(ws->inner.ctx, sb);
-}
-
-static void on_sandbox_paused(void *ctx, struct sandbox *sb)
-{
-	struct fs_watchers *ws = ctx;
-	if (ws->inner.paused)
-		ws->inner.paused(ws->inner.ctx, sb);
-}
-
-static void on_sandbox_resumed(void *ctx, struct sandbox *sb)
-{
-	struct fs_watchers *ws = ctx;
-	if (ws->inner.resumed)
-		ws->inner.resumed(ws->inner.ctx, sb);
-}
-
-void fs_watchers_hooks(struct fs_watchers *ws, const struct registry_hooks *inner,
-	struct registry_hooks *out)
-{
-	ws->inner = *inner;
-	*out = (struct registry_hooks){.ctx = ws, .created = on_sandbox_created,
-		.removing = on_sandbox_removing, .paused = on_sandbox_paused,
-		.resumed = on_sandbox_resumed};
+	*out = (struct registry_hooks){.ctx = ws, .removing = on_sandbox_removing};
 }
 
 void fs_watchers_free(struct fs_watchers *ws)
