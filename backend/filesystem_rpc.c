@@ -297,8 +297,7 @@ static void on_remove_client_gone(struct evhttp_connection *evcon, void *arg)
 {
 	(void)evcon;
 	struct remove_call *rc = arg;
-	if (evhttp_request_get_connection(rc->req) == NULL)
-		evhttp_request_free(rc->req);
+	http_conn_gone_free_request(rc->req);
 	rc->req = NULL; /* the removal goes on; nobody to answer */
 }
 

@@ -195,8 +195,7 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 {
 	(void)evcon;
 	struct list_job *j = arg;
-	if (evhttp_request_get_connection(j->req) == NULL)
-		evhttp_request_free(j->req);
+	http_conn_gone_free_request(j->req);
 	j->req = NULL; /* the next slice stops */
 }
 

@@ -407,10 +407,8 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 {
 	(void)evcon;
 	struct fs_watch *w = arg;
-	bool ours = evhttp_request_get_connection(w->req) == NULL;
 	w->evcon = NULL;
-	if (ours)
-		evhttp_request_free(w->req);
+	http_conn_gone_free_request(w->req);
 	watch_free(w);
 }
 
