@@ -18,7 +18,6 @@ struct envd_listeners {
 	struct envd_ctx *envd;
 	struct http_conns *conns;
 	struct listen_addr addr;
-	struct registry_hooks inner;
 };
 
 struct envd_listener {
@@ -75,32 +74,12 @@ static void open_one(struct envd_listeners *l, struct sandbox *sb)
 
 static void on_created(void *ctx, struct sandbox *sb)
 {
-	struct envd_listeners *l = ctx;
-	if (l->inner.created)
-		l->inner.created(l->inner.ctx, sb);
-	open_one(l, sb);
+	open_one(ctx, sb);
 }
 
 static void on_removing(void *ctx, struct sandbox *sb)
 {
-	struct envd_listeners *l = ctx;
-	close_one(l, sb); /* its streams go before its processes */
-	if (l->inner.removing)
-		l->inner.removing(l->inner.ctx, sb);
-}
-
-static void on_paused(void *ctx, struct sandbox *sb)
-{
-	struct envd_listeners *l = ctx;
-	if (l->inner.paused)
-		l->inner.paused(l->inner.ctx, sb);
-}
-
-static void on_resumed(void *ctx, struct sandbox *sb)
-{
-	struct envd_listeners *l = ctx;
-	if (l->inner.resumed)
-		l->inner.resumed(l->inner.ctx, sb);
+	close_one(ctx, sb);
 }
 
 struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns,
@@ -115,12 +94,9 @@ struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_con
 	return l;
 }
 
-void envd_listeners_hooks(struct envd_listeners *l, const struct registry_hooks *inner,
-	struct registry_hooks *out)
+void envd_listeners_hooks(struct envd_listeners *l, struct registry_hooks *out)
 {
-	l->inner = *inner;
-	*out = (struct registry_hooks){.ctx = l, .created = on_created, .removing = on_removing,
-		.paused = on_paused, .resumed = on_resumed};
+	*out = (struct registry_hooks){.ctx = l, .created = on_created, .removing = on_removing};
 }
 
 void envd_listeners_close_all(struct envd_listeners *l)

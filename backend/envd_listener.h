@@ -20,10 +20,10 @@ struct envd_listeners;
  * ephemeral one). Everything is copied or must outlive the result. */
 struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns,
 	const struct listen_addr *addr);
-/* out = inner plus opening the listener after `created` and closing it
- * before `removing`. */
-void envd_listeners_hooks(struct envd_listeners *l, const struct registry_hooks *inner,
-	struct registry_hooks *out);
+/* Hooks that open a sandbox's listener when it is created and close it
+ * (with its connections) when it is removed. Add them to the registry
+ * first, so its streams go before its processes. */
+void envd_listeners_hooks(struct envd_listeners *l, struct registry_hooks *out);
 /* Closes every sandbox's listener and its connections; before the
  * connection tracker goes. */
 void envd_listeners_close_all(struct envd_listeners *l);

@@ -22,9 +22,11 @@ int envd_basic_user(struct evhttp_request *req, char *out, size_t cap)
 		return 0;
 	uint8_t *colon = memchr(raw, ':', len);
 	int found = 0;
-	if (colon && !memchr(raw, '\0', (size_t)(colon - raw))) {
-		snprintf(out, cap, "%.*s", (int)(colon - raw), (const char *)raw);
-		found = 1;
+	if (colon) {
+		/* A NUL cannot be in an account name; C strings would cut it. */
+		found = memchr(raw, '\0', (size_t)(colon - raw)) ? -1 : 1;
+		if (found > 0)
+			snprintf(out, cap, "%.*s", (int)(colon - raw), (const char *)raw);
 	}
 	free(raw);
 	return found;

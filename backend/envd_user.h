@@ -8,7 +8,8 @@
 
 struct evhttp_request;
 
-/* 1 and the name in out when a Basic user is given, else 0 (out = ""). */
+/* 1 and the name in out when a Basic user is given, -1 when the given name
+ * holds a NUL (no account can match it), else 0; out is "" unless 1. */
 int envd_basic_user(struct evhttp_request *req, char *out, size_t cap);
 
 #endif

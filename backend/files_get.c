@@ -159,9 +159,7 @@ static void on_send_closed(struct evhttp_connection *evcon, void *arg)
 {
 	(void)evcon;
 	struct file_send *s = arg;
-	bool ours = evhttp_request_get_connection(s->req) == NULL;
-	if (ours)
-		evhttp_request_free(s->req);
+	http_conn_gone_free_request(s->req);
 	send_free(s);
 }
 
@@ -241,10 +239,8 @@ int files_get(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *
 	(void)ctx;
 	struct files_req f;
 	int st = files_prelude(req, sb, "read", &f);
-	if (st) {
-		files_req_free(&f);
+	if (st)
 		return st;
-	}
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
 	int fd = fs_open(f.root_fd, f.path, O_RDONLY | O_NONBLOCK, 0, false);

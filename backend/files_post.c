@@ -359,10 +359,8 @@ int files_post(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox 
 	(void)ctx;
 	struct files_req f;
 	int st = files_prelude(req, sb, "write", &f);
-	if (st) {
-		files_req_free(&f);
+	if (st)
 		return st;
-	}
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	struct evbuffer *body = evhttp_request_get_input_buffer(req);
 	struct upload_error e = {0, ""};

@@ -15,8 +15,7 @@ void files_req_free(struct files_req *f)
 		close(f->root_fd);
 }
 
-/* 0 when the request may go on; else the status it answered with. */
-int files_prelude(struct evhttp_request *req, struct sandbox *sb, const char *op,
+static int prelude(struct evhttp_request *req, struct sandbox *sb, const char *op,
 	struct files_req *f)
 {
 	f->root_fd = -1;
@@ -39,6 +38,15 @@ int files_prelude(struct evhttp_request *req, struct sandbox *sb, const char *op
 	if (f->root_fd < 0)
 		return reply_error(req, 500, "sandbox root filesystem unavailable");
 	return 0;
+}
+
+int files_prelude(struct evhttp_request *req, struct sandbox *sb, const char *op,
+	struct files_req *f)
+{
+	int st = prelude(req, sb, op, f);
+	if (st)
+		files_req_free(f);
+	return st;
 }
 
 const char *files_base_name(const char *path)

@@ -7,6 +7,7 @@
 #include "connect_proto.h"
 #include "envd_user.h"
 #include "fs_entry.h"
+#include "fs_list.h"
 #include "fs_path.h"
 #include "fs_remove.h"
 #include "http_reply.h"
@@ -25,8 +26,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define LIST_MAX_ENTRIES 100000 /* bounds one ListDir answer */
-
 const char *filesystem_errno_text(int e, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "%s", strerror(e));
@@ -39,8 +38,7 @@ int filesystem_rpc_user(struct evhttp_request *req, const struct sandbox *sb, st
 	struct connect_error *err)
 {
 	char name[256];
-	envd_basic_user(req, name, sizeof name);
-	if (fs_user_lookup(sb, name, u) != 0) {
+	if (envd_basic_user(req, name, sizeof name) < 0 || fs_user_lookup(sb, name, u) != 0) {
 		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
 		return -1;
 	}
@@ -134,97 +132,39 @@ static cJSON *entry_or_error(const struct sandbox *sb, int root_fd, const char *
 	return e;
 }
 
-int filesystem_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+/* A unary RPC that answers at once: begin, then fn builds the answer (NULL
+ * with err set), then finish. */
+typedef cJSON *(*unary_fn)(const struct sandbox *sb, struct call *c, struct connect_error *err);
+
+static int unary(struct evhttp_request *req, struct sandbox *sb, unary_fn fn)
 {
-	(void)ctx;
 	struct call c;
 	int st = begin(req, sb, &c);
 	if (st)
 		return st;
 	struct connect_error err;
-	char path[FS_PATH_MAX];
-	cJSON *answer = NULL;
-	if (path_field(&c, "path", path, &err) == 0)
-		answer = wrap("entry", entry_or_error(sb, c.root_fd, path, "file not found", "lstat", &err));
+	cJSON *answer = fn(sb, &c, &err);
 	return finish(req, &c, answer, &err);
+}
+
+static cJSON *stat_answer(const struct sandbox *sb, struct call *c, struct connect_error *err)
+{
+	char path[FS_PATH_MAX];
+	if (path_field(c, "path", path, err) != 0)
+		return NULL;
+	return wrap("entry", entry_or_error(sb, c->root_fd, path, "file not found", "lstat", err));
+}
+
+int filesystem_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	(void)ctx;
+	return unary(req, sb, stat_answer);
 }
 
 /* --- ListDir ---------------------------------------------------------------- */
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Entries below the directory at path (shown under display), lexical order,
- * depth levels deep, as filepath.WalkDir visits them. */
-static int walk(const struct sandbox *sb, int root_fd, const char *path, const char *display,
-	uint32_t depth, cJSON *out, struct connect_error *err)
-{
-	int fd = fs_open(root_fd, path, O_RDONLY | O_DIRECTORY, 0, false);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return 0; /* unreadable below the root: skipped, as WalkDir's callback does */
-	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **grown = realloc(names, cap * sizeof *names);
-			if (!grown)
-				break;
-			names = grown;
-		}
-		names[n] = strdup(e->d_name);
-		if (names[n])
-			n++;
-	}
-	closedir(d);
-	if (n > 1)
-		qsort(names, n, sizeof *names, name_cmp);
-	int rc = 0;
-	for (size_t i = 0; i < n; i++) {
-		char child[FS_PATH_MAX], child_display[FS_PATH_MAX];
-		snprintf(child, sizeof child, "%s/%s", strcmp(path, "/") ? path : "", names[i]);
-		snprintf(child_display, sizeof child_display, "%s/%s",
-			strcmp(display, "/") ? display : "", names[i]);
-		if (rc == 0 && cJSON_GetArraySize(out) >= LIST_MAX_ENTRIES) {
-			connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED,
-				"too many entries (more than %d)", LIST_MAX_ENTRIES);
-			rc = -1;
-		}
-		if (rc == 0) {
-			cJSON *entry = fs_entry_info(sb, root_fd, child);
-			if (entry) {
-				cJSON_ReplaceItemInObject(entry, "path", cJSON_CreateString(child_display));
-				cJSON_AddItemToArray(out, entry);
-			}
-			/* WalkDir does not follow symlinked directories. */
-			struct stat st;
-			const char *leaf;
-			int parent = fs_open_parent(root_fd, child, &leaf);
-			bool is_dir = parent >= 0 && fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-				      S_ISDIR(st.st_mode);
-			if (parent >= 0)
-				close(parent);
-			if (is_dir && depth > 1)
-				rc = walk(sb, root_fd, child, child_display, depth - 1, out, err);
-		}
-		free(names[i]);
-	}
-	free(names);
-	return rc;
-}
-
 int filesystem_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
-	(void)ctx;
 	struct call c;
 	int st = begin(req, sb, &c);
 	if (st)
@@ -232,7 +172,6 @@ int filesystem_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, st
 	struct connect_error err;
 	char path[FS_PATH_MAX];
 	uint32_t depth = 1;
-	cJSON *answer = NULL;
 	if (path_field(&c, "path", path, &err) != 0 ||
 	    pj_uint32(c.msg, "depth", "depth", &depth, &err) == PJ_BAD)
 		return finish(req, &c, NULL, &err);
@@ -256,97 +195,95 @@ int filesystem_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, st
 	} else if (!S_ISDIR(sst.st_mode)) {
 		connect_error_set(&err, CONNECT_INVALID_ARGUMENT, "path is not a directory: %s", path);
 	} else {
-		cJSON *entries = cJSON_CreateArray();
-		if (entries && walk(sb, c.root_fd, path, path, depth, entries, &err) == 0) {
-			answer = cJSON_CreateObject();
-			if (answer && cJSON_GetArraySize(entries) > 0)
-				cJSON_AddItemToObject(answer, "entries", entries);
-			else
-				cJSON_Delete(entries);
-		} else {
-			cJSON_Delete(entries);
-		}
+		close(fd);
+		cJSON_Delete(c.msg);
+		if (fs_list_start(ctx, req, sb, c.root_fd, path, depth) == 0)
+			return ENVD_STATUS_PENDING;
+		c.root_fd = -1; /* taken */
+		c.msg = NULL;
+		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		return finish(req, &c, NULL, &err);
 	}
 	if (fd >= 0)
 		close(fd);
-	return finish(req, &c, answer, &err);
+	return finish(req, &c, NULL, &err);
 }
 
 /* --- MakeDir, Move, Remove -------------------------------------------------- */
 
-int filesystem_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+static cJSON *make_dir_answer(const struct sandbox *sb, struct call *c, struct connect_error *err)
 {
-	(void)ctx;
-	struct call c;
-	int st = begin(req, sb, &c);
-	if (st)
-		return st;
-	struct connect_error err;
 	char path[FS_PATH_MAX], t[128];
+	if (path_field(c, "path", path, err) != 0)
+		return NULL;
 	cJSON *answer = NULL;
-	if (path_field(&c, "path", path, &err) != 0)
-		return finish(req, &c, NULL, &err);
-	int fd = fs_open(c.root_fd, path, O_PATH, 0, false);
+	int fd = fs_open(c->root_fd, path, O_PATH, 0, false);
 	struct stat sst;
 	if (fd >= 0 && fstat(fd, &sst) == 0) {
 		if (S_ISDIR(sst.st_mode))
-			connect_error_set(&err, CONNECT_ALREADY_EXISTS, "directory already exists: %s", path);
+			connect_error_set(err, CONNECT_ALREADY_EXISTS, "directory already exists: %s", path);
 		else
-			connect_error_set(&err, CONNECT_INVALID_ARGUMENT,
+			connect_error_set(err, CONNECT_INVALID_ARGUMENT,
 				"path already exists but it is not a directory: %s", path);
-	} else if (fs_mkdir_all(c.root_fd, path, c.user.uid, c.user.gid) != 0) {
+	} else if (fs_mkdir_all(c->root_fd, path, c->user.uid, c->user.gid) != 0) {
 		int en = errno;
-		connect_error_set(&err, en == ENOTDIR ? CONNECT_INVALID_ARGUMENT : CONNECT_INTERNAL,
+		connect_error_set(err, en == ENOTDIR ? CONNECT_INVALID_ARGUMENT : CONNECT_INTERNAL,
 			"error creating directory: mkdir %s: %s", path,
 			filesystem_errno_text(en, t, sizeof t));
 	} else {
-		answer = wrap("entry", entry_or_error(sb, c.root_fd, path, "file not found", "lstat", &err));
+		answer = wrap("entry", entry_or_error(sb, c->root_fd, path, "file not found", "lstat", err));
 	}
 	if (fd >= 0)
 		close(fd);
-	return finish(req, &c, answer, &err);
+	return answer;
 }
 
-int filesystem_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int filesystem_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	(void)ctx;
-	struct call c;
-	int st = begin(req, sb, &c);
-	if (st)
-		return st;
-	struct connect_error err;
+	return unary(req, sb, make_dir_answer);
+}
+
+static cJSON *move_answer(const struct sandbox *sb, struct call *c, struct connect_error *err)
+{
 	char src[FS_PATH_MAX], dst[FS_PATH_MAX], t[128];
-	if (path_field(&c, "source", src, &err) != 0 || path_field(&c, "destination", dst, &err) != 0)
-		return finish(req, &c, NULL, &err);
-	cJSON *answer = NULL;
+	if (path_field(c, "source", src, err) != 0 || path_field(c, "destination", dst, err) != 0)
+		return NULL;
 	const char *sleaf, *dleaf;
-	int sp = fs_open_parent(c.root_fd, src, &sleaf);
+	int sp = fs_open_parent(c->root_fd, src, &sleaf);
 	struct stat sst;
 	if (sp < 0 || fstatat(sp, sleaf, &sst, AT_SYMLINK_NOFOLLOW) != 0) {
-		connect_error_set(&err, CONNECT_NOT_FOUND, "source file not found: lstat %s: %s", src,
+		connect_error_set(err, CONNECT_NOT_FOUND, "source file not found: lstat %s: %s", src,
 			filesystem_errno_text(errno, t, sizeof t));
 		if (sp >= 0)
 			close(sp);
-		return finish(req, &c, NULL, &err);
+		return NULL;
 	}
 	char dparent[FS_PATH_MAX];
 	snprintf(dparent, sizeof dparent, "%s", dst);
 	char *slash = strrchr(dparent, '/');
 	if (slash)
 		*(slash == dparent ? slash + 1 : slash) = '\0';
+	cJSON *answer = NULL;
 	int dp = -1;
-	if (fs_mkdir_all(c.root_fd, dparent, c.user.uid, c.user.gid) != 0 ||
-	    (dp = fs_open_parent(c.root_fd, dst, &dleaf)) < 0 ||
+	if (fs_mkdir_all(c->root_fd, dparent, c->user.uid, c->user.gid) != 0 ||
+	    (dp = fs_open_parent(c->root_fd, dst, &dleaf)) < 0 ||
 	    renameat(sp, sleaf, dp, dleaf) != 0) {
-		connect_error_set(&err, CONNECT_INTERNAL, "error renaming: rename %s %s: %s", src, dst,
+		connect_error_set(err, CONNECT_INTERNAL, "error renaming: rename %s %s: %s", src, dst,
 			filesystem_errno_text(errno, t, sizeof t));
 	} else {
-		answer = wrap("entry", entry_or_error(sb, c.root_fd, dst, "file not found", "lstat", &err));
+		answer = wrap("entry", entry_or_error(sb, c->root_fd, dst, "file not found", "lstat", err));
 	}
 	close(sp);
 	if (dp >= 0)
 		close(dp);
-	return finish(req, &c, answer, &err);
+	return answer;
+}
+
+int filesystem_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	(void)ctx;
+	return unary(req, sb, move_answer);
 }
 
 /* A Remove in progress: its request, unless the client has gone. */
@@ -360,8 +297,7 @@ static void on_remove_client_gone(struct evhttp_connection *evcon, void *arg)
 {
 	(void)evcon;
 	struct remove_call *rc = arg;
-	if (evhttp_request_get_connection(rc->req) == NULL)
-		evhttp_request_free(rc->req);
+	http_conn_gone_free_request(rc->req);
 	rc->req = NULL; /* the removal goes on; nobody to answer */
 }
 

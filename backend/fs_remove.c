@@ -19,7 +19,7 @@ struct level {
 };
 
 struct remove_job {
-	struct event_base *base;
+	struct event *tick;      /* the next slice */
 	int parent;              /* the target's parent directory */
 	char leaf[NAME_MAX + 1];
 	struct level *stack;
@@ -34,6 +34,7 @@ static void job_finish(struct remove_job *j)
 	while (j->depth > 0)
 		closedir(j->stack[--j->depth].dir);
 	free(j->stack);
+	event_free(j->tick);
 	close(j->parent);
 	j->done(j->arg, j->err);
 	free(j);
@@ -65,10 +66,13 @@ static int push(struct remove_job *j, int dir, const char *name)
 
 static void step(evutil_socket_t fd, short what, void *arg);
 
+/* A zero timer, not event_base_once: libevent runs a zero-timeout
+ * event_base_once at once, in the same loop turn, so the slices would never
+ * let other events in. A timer waits for the next turn's poll. */
 static void schedule(struct remove_job *j)
 {
 	struct timeval now = {0, 0};
-	if (event_base_once(j->base, -1, EV_TIMEOUT, step, j, &now) != 0) {
+	if (evtimer_add(j->tick, &now) != 0) {
 		j->err = ENOMEM;
 		job_finish(j);
 	}
@@ -119,7 +123,11 @@ int fs_remove_start(struct event_base *base, int root_fd, const char *path,
 	struct remove_job *j = calloc(1, sizeof *j);
 	if (!j)
 		return -1;
-	j->base = base;
+	j->tick = evtimer_new(base, step, j);
+	if (!j->tick) {
+		free(j);
+		return -1;
+	}
 	j->done = done;
 	j->arg = arg;
 	j->parent = fs_open_parent(root_fd, path, &leaf);

@@ -111,6 +111,30 @@ static void stream_end(struct fs_watch *w, const struct connect_error *err)
 	watch_free(w);
 }
 
+/* As E2B's proxy does when the sandbox behind it is gone: a WatchDir
+ * stream's connection drops, no end-stream frame is made up. Watchers
+ * of the queue kind go too; nobody can reach them any more. */
+static void on_sandbox_removing(void *ctx, struct sandbox *sb)
+{
+	struct fs_watchers *ws = ctx;
+	for (struct fs_watch *w = ws->list, *next; w; w = next) {
+		next = w->next;
+		if (strcmp(w->sandbox_id, sb->id) != 0)
+			continue;
+		struct evhttp_connection *evcon = w->evcon;
+		if (evcon)
+			http_conn_set_closecb(evcon, NULL, NULL);
+		watch_free(w);
+		if (evcon)
+			evhttp_connection_free(evcon); /* frees the request on it */
+	}
+}
+
+void fs_watchers_hooks(struct fs_watchers *ws, struct registry_hooks *out)
+{
+	*out = (struct registry_hooks){.ctx = ws, .removing = on_sandbox_removing};
+}
+
 void fs_watchers_free(struct fs_watchers *ws)
 {
 	if (!ws)
@@ -407,10 +431,8 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 {
 	(void)evcon;
 	struct fs_watch *w = arg;
-	bool ours = evhttp_request_get_connection(w->req) == NULL;
 	w->evcon = NULL;
-	if (ours)
-		evhttp_request_free(w->req);
+	http_conn_gone_free_request(w->req);
 	watch_free(w);
 }
 
@@ -520,17 +542,28 @@ static struct fs_watch *find_watcher(struct envd_ctx *ctx, const struct sandbox 
 	return NULL;
 }
 
-int fs_watch_rpc_get_events(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+/* The watcher a GetWatcherEvents or RemoveWatcher request names, or NULL
+ * with the error answer sent (*status). */
+static struct fs_watch *watcher_request(struct envd_ctx *ctx, struct evhttp_request *req,
+	const struct sandbox *sb, int *status)
 {
-	int status = 0;
-	cJSON *msg = begin_unary(req, &status);
+	cJSON *msg = begin_unary(req, status);
 	if (!msg)
-		return status;
+		return NULL;
 	struct connect_error err;
 	struct fs_watch *w = find_watcher(ctx, sb, msg, &err);
 	cJSON_Delete(msg);
 	if (!w)
-		return connect_reply_unary_error(req, &err);
+		*status = connect_reply_unary_error(req, &err);
+	return w;
+}
+
+int fs_watch_rpc_get_events(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	int status = 0;
+	struct fs_watch *w = watcher_request(ctx, req, sb, &status);
+	if (!w)
+		return status;
 	/* Events already read by the kernel but not yet delivered to us. */
 	on_inotify(w->ifd, EV_READ, w);
 	cJSON *answer = cJSON_CreateObject();
@@ -544,14 +577,9 @@ int fs_watch_rpc_get_events(struct envd_ctx *ctx, struct evhttp_request *req, st
 int fs_watch_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status = 0;
-	cJSON *msg = begin_unary(req, &status);
-	if (!msg)
-		return status;
-	struct connect_error err;
-	struct fs_watch *w = find_watcher(ctx, sb, msg, &err);
-	cJSON_Delete(msg);
+	struct fs_watch *w = watcher_request(ctx, req, sb, &status);
 	if (!w)
-		return connect_reply_unary_error(req, &err);
+		return status;
 	watch_free(w);
 	return connect_reply_unary(req, cJSON_CreateObject());
 }

@@ -18,9 +18,13 @@
 #define FS_WATCH_STREAM_HIGH_WATER (4 * 1024 * 1024)
 
 struct fs_watchers;
+struct registry_hooks;
 
 struct fs_watchers *fs_watchers_new(struct event_base *base, struct registry *reg);
 void fs_watchers_free(struct fs_watchers *w);
+/* Registry hooks that cut a removed sandbox's WatchDir streams (the
+ * connection drops, as E2B's proxy drops it) and free its watchers. */
+void fs_watchers_hooks(struct fs_watchers *ws, struct registry_hooks *out);
 
 int fs_watch_rpc_watch_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
 int fs_watch_rpc_create(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);

@@ -357,3 +357,9 @@ void http_conn_set_closecb(struct evhttp_connection *evcon,
 	e->user_cb = cb;
 	e->user_arg = arg;
 }
+
+void http_conn_gone_free_request(struct evhttp_request *req)
+{
+	if (evhttp_request_get_connection(req) == NULL)
+		evhttp_request_free(req);
+}

@@ -52,6 +52,12 @@ void http_conns_request_begins(struct evhttp_request *req);
 void http_conn_set_closecb(struct evhttp_connection *evcon,
 	void (*cb)(struct evhttp_connection *, void *), void *arg);
 
+/* For a close callback set with http_conn_set_closecb: after a network
+ * failure evhttp has let go of req and it is ours to free; when the whole
+ * server is freed, evhttp frees it itself. Frees req in the first case.
+ * Call it after everything that still reads req. */
+void http_conn_gone_free_request(struct evhttp_request *req);
+
 /* Any file that includes this one cannot call the libevent function by
  * mistake (http_conns.c calls it as (evhttp_connection_set_closecb)(...)). */
 #define evhttp_connection_set_closecb(...) use_http_conn_set_closecb_instead

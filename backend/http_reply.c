@@ -32,18 +32,8 @@ char *json_print_utf8(const cJSON *value)
 	return out;
 }
 
-int reply_json(struct evhttp_request *req, int status, cJSON *body)
+int reply_json_text(struct evhttp_request *req, int status, struct evbuffer *text)
 {
-	char *text = json_print_utf8(body);
-	cJSON_Delete(body);
-	if (!text)
-		return reply_empty(req, 500);
-	struct evbuffer *buf = evbuffer_new();
-	if (!buf) {
-		free(text);
-		return reply_empty(req, 500);
-	}
-	size_t len = strlen(text);
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
 	reply_add_cors(req);
 	evhttp_add_header(out, "Content-Type", "application/json");
@@ -51,14 +41,28 @@ int reply_json(struct evhttp_request *req, int status, cJSON *body)
 		/* What GET would send, without the body: evhttp 2.1 would write
 		 * the body after a HEAD answer and corrupt a kept-alive connection. */
 		char length[24];
-		snprintf(length, sizeof length, "%zu", len);
+		snprintf(length, sizeof length, "%zu", evbuffer_get_length(text));
 		evhttp_add_header(out, "Content-Length", length);
-	} else {
-		evbuffer_add(buf, text, len);
+		evbuffer_drain(text, evbuffer_get_length(text));
 	}
-	free(text);
-	evhttp_send_reply(req, status, NULL, buf);
+	evhttp_send_reply(req, status, NULL, text);
+	return status;
+}
+
+int reply_json(struct evhttp_request *req, int status, cJSON *body)
+{
+	char *text = json_print_utf8(body);
+	cJSON_Delete(body);
+	struct evbuffer *buf = text ? evbuffer_new() : NULL;
+	if (!buf || evbuffer_add(buf, text, strlen(text)) != 0) {
+		free(text);
+		if (buf)
+			evbuffer_free(buf);
+		return reply_empty(req, 500);
+	}
+	reply_json_text(req, status, buf);
 	evbuffer_free(buf);
+	free(text);
 	return status;
 }
 

@@ -6,6 +6,7 @@
 #define E2B_BACKEND_HTTP_REPLY_H
 
 struct cJSON;
+struct evbuffer;
 struct evhttp_request;
 
 /* cJSON_PrintUnformatted, with any byte that is not UTF-8 replaced by
@@ -15,6 +16,8 @@ char *json_print_utf8(const struct cJSON *value);
 /* Sends body as application/json and deletes it. A HEAD request gets the
  * headers (Content-Length included) and no body. */
 int reply_json(struct evhttp_request *req, int status, struct cJSON *body);
+/* The same for JSON text already built (valid UTF-8), drained from text. */
+int reply_json_text(struct evhttp_request *req, int status, struct evbuffer *text);
 /* {"code":status,"message":message}, the schema E2B uses for every error. */
 int reply_error(struct evhttp_request *req, int status, const char *message);
 int reply_errorf(struct evhttp_request *req, int status, const char *fmt, ...)

@@ -112,10 +112,14 @@ int main(int argc, char **argv)
 	struct envd_listeners *own_ports = conns ? envd_listeners_new(&envd_ctx, conns, &opt.envd)
 		: NULL;
 	if (own_ports) {
-		struct registry_hooks pm_hooks, hooks;
+		/* Streams are cut before the processes behind them are killed. */
+		struct registry_hooks port_hooks, watch_hooks, pm_hooks;
+		envd_listeners_hooks(own_ports, &port_hooks);
+		fs_watchers_hooks(watchers, &watch_hooks);
 		proc_manager_registry_hooks(pm, &pm_hooks);
-		envd_listeners_hooks(own_ports, &pm_hooks, &hooks);
-		registry_set_hooks(reg, &hooks);
+		registry_add_hooks(reg, &port_hooks);
+		registry_add_hooks(reg, &watch_hooks);
+		registry_add_hooks(reg, &pm_hooks);
 	}
 	struct evhttp *api = own_ports ? http_server_new(base, conns, api_dispatch, &api_ctx) : NULL;
 	struct evhttp *envd = api ? http_server_new_limit(base, conns, envd_dispatch, &envd_ctx,
@@ -150,9 +154,9 @@ out:
 	if (envd)
 		evhttp_free(envd); /* open process streams are detached here */
 	envd_listeners_close_all(own_ports); /* likewise, each sandbox's own port */
-	fs_watchers_free(watchers);
 	http_conns_free(conns);   /* after every connection is gone */
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
+	fs_watchers_free(watchers); /* after the registry's removing hooks */
 	envd_listeners_free(own_ports); /* after the registry's removing hooks */
 	proc_manager_free(pm);    /* kills what is left, reaps every child */
 	runtime_shutdown();       /* waits until every sandbox's directory, mount and cgroup is gone */

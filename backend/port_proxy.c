@@ -244,9 +244,7 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 {
 	(void)evcon;
 	struct proxy *p = arg;
-	bool ours = evhttp_request_get_connection(p->req) == NULL;
-	if (ours)
-		evhttp_request_free(p->req);
+	http_conn_gone_free_request(p->req);
 	drop(p);
 }
 

@@ -176,13 +176,9 @@ static void on_conn_closed(struct evhttp_connection *evcon, void *arg)
 	(void)evcon;
 	struct proc_stream *s = arg;
 	struct evhttp_request *req = s->req;
-	/* After a network failure evhttp has let go of the request: it is ours
-	 * to free. When the whole server is freed, evhttp frees it itself. */
-	bool ours = evhttp_request_get_connection(req) == NULL;
 	s->evcon = NULL;
-	stream_close(s, NULL, NULL);
-	if (ours)
-		evhttp_request_free(req);
+	stream_close(s, NULL, NULL); /* does not touch req without evcon */
+	http_conn_gone_free_request(req);
 }
 
 int proc_stream_open(struct proc *p, struct evhttp_request *req, int64_t keepalive_ms,

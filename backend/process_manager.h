@@ -16,7 +16,7 @@ struct registry_hooks;
 /* Installs the SIGCHLD handler on base. NULL on failure. */
 struct proc_manager *proc_manager_new(struct event_base *base);
 
-/* The paused/resumed/removing hooks for registry_set_hooks (ctx = pm). */
+/* The paused/resumed/removing hooks for registry_add_hooks (ctx = pm). */
 void proc_manager_registry_hooks(struct proc_manager *pm, struct registry_hooks *hooks);
 
 /* SIGKILLs every process group still running, reaps every child (blocking)

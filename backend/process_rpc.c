@@ -2,8 +2,8 @@
  * calls into the process manager. */
 #include "process_rpc.h"
 
-#include "base64.h"
 #include "connect_proto.h"
+#include "envd_user.h"
 #include "proc_internal.h"
 #include "protojson.h"
 #include "registry.h"
@@ -66,35 +66,22 @@ static int check_user(const struct proc_manager *pm, const struct sandbox *sb,
 	struct evhttp_request *req, char user[64], struct connect_error *err)
 {
 	snprintf(user, 64, "user");
-	const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-	if (!h || strncasecmp(h, "Basic ", 6) != 0)
+	char name[256];
+	int given = envd_basic_user(req, name, sizeof name);
+	if (given == 0)
 		return 0;
-	uint8_t *raw;
-	size_t len;
-	if (base64_decode(h + 6, strlen(h + 6), &raw, &len) != 0)
-		return 0;
-	uint8_t *colon = memchr(raw, ':', len);
-	if (!colon) {
-		free(raw);
-		return 0;
-	}
-	*colon = '\0';
-	const char *name = (const char *)raw;
-	int rc = 0;
 	struct sandbox_user account;
-	bool known = runtime_isolated()
+	bool known = given > 0 && (runtime_isolated()
 		? strlen(name) < 64 && sandbox_user_resolve(sb, name, &account) == 0
 		: strcmp(name, "root") == 0 || strcmp(name, "user") == 0 ||
-			  strcmp(name, pm->user_name) == 0;
-	if (known) {
-		snprintf(user, 64, "%s", name);
-	} else {
+			  strcmp(name, pm->user_name) == 0);
+	if (!known) {
 		/* connectrpc.com/authn's answer in envd (AuthenticateUsername). */
 		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
-		rc = -1;
+		return -1;
 	}
-	free(raw);
-	return rc;
+	snprintf(user, 64, "%s", name);
+	return 0;
 }
 
 /* --- common ----------------------------------------------------------------- */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,7 +20,8 @@ struct registry {
 	char *sandboxes_dir;
 	struct sandbox **items; /* unordered; listing sorts its own copy */
 	size_t count, cap;
-	struct registry_hooks hooks;
+	struct registry_hooks hooks[REGISTRY_MAX_HOOKS];
+	size_t nhooks;
 };
 
 struct registry *registry_new(struct event_base *base, const char *sandboxes_dir)
@@ -36,9 +38,27 @@ struct registry *registry_new(struct event_base *base, const char *sandboxes_dir
 	return reg;
 }
 
-void registry_set_hooks(struct registry *reg, const struct registry_hooks *hooks)
+int registry_add_hooks(struct registry *reg, const struct registry_hooks *hooks)
 {
-	reg->hooks = *hooks;
+	if (reg->nhooks == REGISTRY_MAX_HOOKS)
+		return -1;
+	reg->hooks[reg->nhooks++] = *hooks;
+	return 0;
+}
+
+enum hook { HOOK_CREATED, HOOK_PAUSED, HOOK_RESUMED, HOOK_REMOVING };
+
+static void fire(struct registry *reg, enum hook which, struct sandbox *sb)
+{
+	bool forward = which == HOOK_REMOVING || which == HOOK_PAUSED;
+	for (size_t k = 0; k < reg->nhooks; k++) {
+		const struct registry_hooks *h = &reg->hooks[forward ? k : reg->nhooks - 1 - k];
+		void (*fn)(void *, struct sandbox *) = which == HOOK_CREATED ? h->created
+			: which == HOOK_PAUSED ? h->paused
+			: which == HOOK_RESUMED ? h->resumed : h->removing;
+		if (fn)
+			fn(h->ctx, sb);
+	}
 }
 
 static void sandbox_free(struct sandbox *sb)
@@ -171,8 +191,7 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
 	sb->end_at_ms = sb->started_at_ms + spec->timeout_s * 1000;
 	reg->items[reg->count++] = sb;
 	arm_expiry(sb);
-	if (reg->hooks.created)
-		reg->hooks.created(reg->hooks.ctx, sb);
+	fire(reg, HOOK_CREATED, sb);
 	return sb;
 }
 
@@ -192,8 +211,7 @@ void registry_kill(struct registry *reg, struct sandbox *sb)
 		reg->items[i] = reg->items[--reg->count];
 		break;
 	}
-	if (reg->hooks.removing)
-		reg->hooks.removing(reg->hooks.ctx, sb);
+	fire(reg, HOOK_REMOVING, sb);
 	runtime_sandbox_remove(sb); /* kills it now; deletes its directory off the loop */
 	sandbox_free(sb);
 }
@@ -206,8 +224,7 @@ void registry_pause(struct registry *reg, struct sandbox *sb)
 	sb->end_at_ms = clock_now_ms();
 	if (runtime_sandbox_freeze(sb, true) != 0)
 		fprintf(stderr, "sandbox %s: could not freeze it completely\n", sb->id);
-	if (reg->hooks.paused)
-		reg->hooks.paused(reg->hooks.ctx, sb);
+	fire(reg, HOOK_PAUSED, sb);
 }
 
 void registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s)
@@ -219,8 +236,7 @@ void registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s
 	sb->end_at_ms = now + timeout_s * 1000;
 	arm_expiry(sb);
 	runtime_sandbox_freeze(sb, false);
-	if (reg->hooks.resumed)
-		reg->hooks.resumed(reg->hooks.ctx, sb);
+	fire(reg, HOOK_RESUMED, sb);
 }
 
 void registry_set_timeout(struct registry *reg, struct sandbox *sb, int64_t timeout_s)

@@ -79,7 +79,13 @@ struct registry_hooks {
 struct registry *registry_new(struct event_base *base, const char *sandboxes_dir);
 /* Removes every sandbox (hooks fire, directories are deleted). */
 void registry_free(struct registry *reg);
-void registry_set_hooks(struct registry *reg, const struct registry_hooks *hooks);
+/* Adds a set of hooks (at most REGISTRY_MAX_HOOKS). Like constructors and
+ * destructors: `removing` and `paused` run in the order the sets were
+ * added, `created` and `resumed` in the reverse order. So the set added
+ * first (the one that owns a sandbox's connections) cuts its streams before
+ * the others kill its processes, and opens last. 0, or -1 when full. */
+#define REGISTRY_MAX_HOOKS 4
+int registry_add_hooks(struct registry *reg, const struct registry_hooks *hooks);
 
 struct runtime_error;
 /* Creates a running sandbox with its directory, runtime (root, init,

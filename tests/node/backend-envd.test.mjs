@@ -568,6 +568,9 @@ describe('envd process.Process', () => {
     const unary = await envd.call('process.Process/List', {}, { user: 'mallory' });
     assert.equal(unary.status, 401);
     assert.equal(unary.json.code, 'unauthenticated');
+    const nul = await envd.call('process.Process/List', {}, { user: 'root\0x' });
+    assert.equal(nul.status, 401, 'a NUL in the name matches no account; it is not cut to "root"');
+    assert.equal(nul.json.code, 'unauthenticated');
 
     // A sandbox without a token (v1, not secure) needs no X-Access-Token.
     const open = await createSandbox(backend, {}, { v1: true });

@@ -1,0 +1,112 @@
+// filesystem.Filesystem/ListDir on a huge tree does not stall the event
+// loop: the walk goes in slices (backend/fs_list.c), so another sandbox's
+// process stream keeps delivering while 100,000 entries are listed. Also the
+// 100,000-entry bound (resource_exhausted one entry above it). Real backend,
+// full isolation.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startBackend, api } from '../lib/backend.mjs';
+import { envdClient } from '../lib/connect.mjs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const backend = await startBackend();
+const skip = backend.isolation === 'full' ? false
+  : `needs full sandbox isolation; the backend runs with isolation "${backend.isolation}"`;
+if (skip) await backend.stop();
+
+// 100 directories of 999 files: exactly 100,000 entries at depth 2.
+const FILL = "python3 -c \"import os\nfor d in range(100):\n os.makedirs(f'/home/user/big/{d:03}')\n" +
+  " for f in range(999): open(f'/home/user/big/{d:03}/{f:03}', 'w').close()\"";
+
+async function newSandbox() {
+  const sb = (await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base', timeout: 3600 })).json;
+  const envd = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: sb.sandboxID, token: sb.envdAccessToken });
+  return Object.assign(envd, { id: sb.sandboxID, token: sb.envdAccessToken });
+}
+
+async function sh(envd, script) {
+  const r = await envd.stream('process.Process/Start', { process: { cmd: '/bin/sh', args: ['-c', script] } });
+  const end = r.messages.find((m) => m.event.end)?.event.end;
+  assert.ok(end?.exited && !end.exitCode, `command failed: ${script}: ${JSON.stringify(r.messages)}`);
+}
+
+// Runs a filesystem RPC of `envd`'s sandbox in curl (so handling its answer
+// cannot stall this process's own loop) while `other` streams a 10 ms tick;
+// resolves to curl's status and size, the RPC's duration and the largest gap
+// between the tick stream's chunks.
+async function whileTicking(other, envd, method, body) {
+  const s = await other.open('process.Process/Start', { process: { cmd: '/bin/sh', args: ['-c', 'while :; do echo tick; sleep 0.01; done'] } });
+  await s.next(); // start
+  await s.next(); // first output
+  let running = true;
+  let gap = 0, last = Date.now(), chunks = 0;
+  const reader = (async () => {
+    while (running) {
+      const f = await s.next();
+      assert.ok(f && !f.end, 'the other stream keeps flowing');
+      const now = Date.now();
+      gap = Math.max(gap, now - last);
+      last = now;
+      chunks++;
+    }
+  })();
+  const started = Date.now();
+  const { stdout } = await promisify(execFile)('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code} %{size_download}',
+    '-H', 'Content-Type: application/json', '-H', `E2b-Sandbox-Id: ${envd.id}`, '-H', `X-Access-Token: ${envd.token}`,
+    '--data', JSON.stringify(body), `${backend.sandboxUrl}/filesystem.Filesystem/${method}`]);
+  const took = Date.now() - started;
+  running = false;
+  await reader;
+  s.cancel();
+  const [status, size] = stdout.split(' ').map(Number);
+  return { status, size, took, gap, chunks };
+}
+
+// Generous: a loop stalled by the whole walk shows a gap of about its
+// duration; sliced, the stream's 10 ms ticks keep coming.
+function assertFlowed({ gap, took, chunks }) {
+  assert.ok(chunks > 0 && gap < Math.max(500, took / 4),
+    `largest gap between the other stream's chunks ${gap} ms while the RPC took ${took} ms`);
+}
+
+describe('ListDir and Remove of a huge tree', { skip }, () => {
+  let big, other;
+  before(async () => {
+    big = await newSandbox();
+    other = await newSandbox();
+    await sh(big, FILL);
+  });
+  after(async () => {
+    const { code } = await backend.stop();
+    assert.equal(code, 0, backend.stderr());
+  });
+
+  test('100,000 entries are listed while another sandbox\'s stream keeps flowing', { timeout: 300_000 }, async () => {
+    const run = await whileTicking(other, big, 'ListDir', { path: '/home/user/big', depth: 2 });
+    assert.equal(run.status, 200);
+    assert.ok(run.size > 100_000 * 100, `${run.size} bytes`);
+    assertFlowed(run);
+    const r = await big.call('filesystem.Filesystem/ListDir', { path: '/home/user/big', depth: 2 });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.entries.length, 100_000);
+    assert.equal(r.json.entries[0].path, '/home/user/big/000');
+    assert.equal(r.json.entries[1].path, '/home/user/big/000/000');
+    assert.equal(r.json.entries.at(-1).path, '/home/user/big/099/998');
+  });
+
+  test('one entry more than 100,000 is resource_exhausted', { timeout: 120_000 }, async () => {
+    await sh(big, 'touch /home/user/big/one-more');
+    const r = await big.call('filesystem.Filesystem/ListDir', { path: '/home/user/big', depth: 2 });
+    assert.equal(r.status, 429, JSON.stringify(r.json));
+    assert.equal(r.json.code, 'resource_exhausted');
+    assert.match(r.json.message, /too many entries \(more than 100000\)/);
+  });
+
+  test('removing the 100,000 entries lets another sandbox\'s stream flow too', { timeout: 300_000 }, async () => {
+    const run = await whileTicking(other, big, 'Remove', { path: '/home/user/big' });
+    assert.equal(run.status, 200);
+    assertFlowed(run);
+    assert.equal((await big.call('filesystem.Filesystem/Stat', { path: '/home/user/big' })).status, 404);
+  });
+});
