@@ -20,6 +20,28 @@ static const struct {
 int e2bw_error_code(e2bw_error_kind kind) { return error_table[kind].code; }
 const char *e2bw_error_name(e2bw_error_kind kind) { return error_table[kind].name; }
 
+/* Backend text and truncation ("%.200s") can put bytes that are not UTF-8
+ * into a message; JSON must be UTF-8, and the redaction scan reads the text
+ * by characters. Every byte that does not belong to a well-formed sequence
+ * becomes '?', in place. */
+static void utf8_repair(char *s) {
+  unsigned char *p = (unsigned char *)s;
+  while (*p) {
+    unsigned c = p[0];
+    size_t n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    size_t k = 1;
+    while (k < n && (p[k] & 0xC0) == 0x80) k++;
+    /* overlong 3/4-byte forms, surrogates, and beyond U+10FFFF */
+    int bad = n == 0 || k < n || (c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) ||
+              (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F);
+    if (bad) {
+      *p++ = '?';
+      continue;
+    }
+    p += n;
+  }
+}
+
 cJSON *e2bw_error_new(e2bw_error_kind kind, const char *fmt, ...) {
   char message[MESSAGE_MAX];
   va_list ap;
@@ -28,6 +50,7 @@ cJSON *e2bw_error_new(e2bw_error_kind kind, const char *fmt, ...) {
   va_end(ap);
   if (n < 0) message[0] = '\0';
   else if ((size_t)n >= sizeof message) memcpy(message + sizeof message - 4, "...", 4);
+  utf8_repair(message);
 
   cJSON *error = cJSON_CreateObject();
   cJSON *data = cJSON_CreateObject();
@@ -59,7 +82,10 @@ static cJSON *set_data(cJSON *error, const char *key, cJSON *item) {
 }
 
 cJSON *e2bw_error_set_str(cJSON *error, const char *key, const char *value) {
-  return value ? set_data(error, key, cJSON_CreateString(value)) : error;
+  if (!value) return error;
+  cJSON *item = cJSON_CreateString(value);
+  if (item) utf8_repair(item->valuestring);
+  return set_data(error, key, item);
 }
 
 cJSON *e2bw_error_set_num(cJSON *error, const char *key, double value) { return set_data(error, key, cJSON_CreateNumber(value)); }

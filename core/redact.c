@@ -144,11 +144,14 @@ static int scan(const e2bw_secrets *s, const char *t, size_t len, uint8_t *m) {
   return hit;
 }
 
-/* Length of the character at t (a UTF-8 sequence is never split). */
+/* Length of the character at t (a UTF-8 sequence is never split). Only real
+ * continuation bytes belong to it: a stray lead byte must not swallow the
+ * quote or backslash after it, or the string state would go out of step. */
 static size_t char_len(const char *t, size_t left) {
   unsigned c = (unsigned char)t[0];
-  size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-  return n < left ? n : left;
+  size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1, k = 1;
+  while (k < n && k < left && ((unsigned char)t[k] & 0xC0) == 0x80) k++;
+  return k;
 }
 
 /* Is the string literal whose contents start at t exactly a known token? */

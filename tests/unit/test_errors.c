@@ -43,4 +43,12 @@ void suite_errors(void) {
   CHECK(strlen(m) < 700 && strcmp(m + strlen(m) - 3, "...") == 0);
   cJSON_Delete(e);
 
+  /* backend bytes that are not UTF-8 (or a sequence cut by %.Ns) never reach
+   * the JSON: each stray byte becomes '?' */
+  e = e2bw_error_new(E2BW_ERR_BACKEND, "x%sy%.1sz", "\x9c\xe0,\xc3\xa9", "\xc3\xa9");
+  CHECK_STR(cJSON_GetObjectItem(e, "message")->valuestring, "x??,\xc3\xa9y?z");
+  e2bw_error_set_str(e, "path", "/a\xff");
+  CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "data"), "path")->valuestring, "/a?");
+  cJSON_Delete(e);
+
 }
