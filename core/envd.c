@@ -266,3 +266,17 @@ cJSON *e2bw_envd_status_error(const e2bw_http_op *op, const char *sandbox_id) {
   cJSON_Delete(body);
   return e2bw_error_set_num(e, "http_status", op->status);
 }
+
+void e2bw_envd_unary(e2bw_core *core, e2bw_call *call, const char *rpc, cJSON *message, const char *user,
+                     e2bw_http_done_fn done) {
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(call->params, "sandbox_id");
+  e2bw_envd_req req = {cJSON_IsString(id) ? id->valuestring : NULL, rpc, message, user, 0, -1, call->request_timeout_ms};
+  e2bw_http_op *op = message ? e2bw_envd_request(core, &req) : NULL;
+  cJSON_Delete(message);
+  if (!op) {
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+    return;
+  }
+  e2bw_call_own(op, call);
+  op->on_done = done;
+}

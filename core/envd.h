@@ -44,6 +44,12 @@ typedef struct e2bw_envd_req {
  * the answer begins. NULL when out of memory. */
 e2bw_http_op *e2bw_envd_request(e2bw_core *core, const e2bw_envd_req *req);
 
+/* A unary RPC on behalf of call (its sandbox_id param): the message is
+ * consumed, the op is owned by call (a transport failure fails it) and done
+ * gets the answer; out of memory fails the call. user may be NULL. */
+void e2bw_envd_unary(e2bw_core *core, e2bw_call *call, const char *rpc, cJSON *message, const char *user,
+                     e2bw_http_done_fn done);
+
 /* Appends envd's base URL for the sandbox, without a trailing slash: the
  * configured sandbox_url (routed by header), else https://49983-<id>.<domain>.
  * 0, or -1 when out of memory. */

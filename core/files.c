@@ -33,23 +33,7 @@ static double param_num(const e2bw_call *call, const char *name, double fallback
   return cJSON_IsNumber(v) ? v->valuedouble : fallback;
 }
 
-static void fail_oom(e2bw_core *core, e2bw_call *call) {
-  e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
-}
-
-/* --- unary filesystem RPCs ------------------------------------------------------ */
-
-void e2bw_fs_unary(e2bw_core *core, e2bw_call *call, const char *rpc, cJSON *message, const char *user, e2bw_http_done_fn done) {
-  e2bw_envd_req req = {e2bw_files_param_str(call, "sandbox_id"), rpc, message, user, 0, -1, call->request_timeout_ms};
-  e2bw_http_op *op = message ? e2bw_envd_request(core, &req) : NULL;
-  cJSON_Delete(message);
-  if (!op) {
-    fail_oom(core, call);
-    return;
-  }
-  e2bw_call_own(op, call);
-  op->on_done = done;
-}
+/* --- unary filesystem RPCs (sent with e2bw_envd_unary) --------------------------- */
 
 cJSON *e2bw_fs_answer(e2bw_core *core, e2bw_http_op *op, const char *path) {
   e2bw_call *call = op->call;
@@ -106,7 +90,7 @@ void e2bw_files_answer_stat(e2bw_core *core, e2bw_call *call, const char *path) 
   if (!call->scratch) call->scratch = cJSON_CreateObject();
   cJSON_DeleteItemFromObjectCaseSensitive(call->scratch, "stat_path");
   cJSON_AddStringToObject(call->scratch, "stat_path", path);
-  e2bw_fs_unary(core, call, "filesystem.Filesystem/Stat", path_message(path), e2bw_files_user(call), stat_done);
+  e2bw_envd_unary(core, call, "filesystem.Filesystem/Stat", path_message(path), e2bw_files_user(call), stat_done);
 }
 
 /* files.stat */
@@ -137,7 +121,7 @@ static cJSON *list_message(const char *path, double depth) {
 
 static void list_go(e2bw_core *core, e2bw_call *call) {
   cJSON *m = list_message(e2bw_files_param_str(call, "path"), param_num(call, "depth", 1));
-  e2bw_fs_unary(core, call, "filesystem.Filesystem/ListDir", m, e2bw_files_user(call), list_done);
+  e2bw_envd_unary(core, call, "filesystem.Filesystem/ListDir", m, e2bw_files_user(call), list_done);
 }
 void e2bw_files_list(e2bw_core *core, e2bw_call *call) { e2bw_envd_ensure(core, call, list_go); }
 
@@ -174,7 +158,7 @@ static void search_done(e2bw_core *core, e2bw_http_op *op) {
 
 static void search_go(e2bw_core *core, e2bw_call *call) {
   cJSON *m = list_message(e2bw_files_param_str(call, "path"), param_num(call, "depth", SEARCH_DEFAULT_DEPTH));
-  e2bw_fs_unary(core, call, "filesystem.Filesystem/ListDir", m, e2bw_files_user(call), search_done);
+  e2bw_envd_unary(core, call, "filesystem.Filesystem/ListDir", m, e2bw_files_user(call), search_done);
 }
 void e2bw_files_search(e2bw_core *core, e2bw_call *call) { e2bw_envd_ensure(core, call, search_go); }
 
@@ -264,7 +248,7 @@ static void mkdir_done(e2bw_core *core, e2bw_http_op *op) {
       /* exists: a directory is success, anything else stays an error */
       cJSON_Delete(e);
       e2bw_http_op_finish(core, op);
-      e2bw_fs_unary(core, call, "filesystem.Filesystem/Stat", path_message(path), e2bw_files_user(call), mkdir_stat_done);
+      e2bw_envd_unary(core, call, "filesystem.Filesystem/Stat", path_message(path), e2bw_files_user(call), mkdir_stat_done);
       return;
     }
     e2bw_http_op_finish(core, op);
@@ -279,7 +263,7 @@ static void mkdir_done(e2bw_core *core, e2bw_http_op *op) {
 }
 
 static void mkdir_go(e2bw_core *core, e2bw_call *call) {
-  e2bw_fs_unary(core, call, "filesystem.Filesystem/MakeDir", path_message(e2bw_files_param_str(call, "path")), e2bw_files_user(call),
+  e2bw_envd_unary(core, call, "filesystem.Filesystem/MakeDir", path_message(e2bw_files_param_str(call, "path")), e2bw_files_user(call),
                 mkdir_done);
 }
 void e2bw_files_mkdir(e2bw_core *core, e2bw_call *call) { e2bw_envd_ensure(core, call, mkdir_go); }
@@ -294,7 +278,7 @@ static void remove_done(e2bw_core *core, e2bw_http_op *op) {
 }
 
 static void remove_go(e2bw_core *core, e2bw_call *call) {
-  e2bw_fs_unary(core, call, "filesystem.Filesystem/Remove", path_message(e2bw_files_param_str(call, "path")), e2bw_files_user(call),
+  e2bw_envd_unary(core, call, "filesystem.Filesystem/Remove", path_message(e2bw_files_param_str(call, "path")), e2bw_files_user(call),
                 remove_done);
 }
 void e2bw_files_remove(e2bw_core *core, e2bw_call *call) { e2bw_envd_ensure(core, call, remove_go); }
@@ -310,6 +294,6 @@ static void move_go(e2bw_core *core, e2bw_call *call) {
   cJSON *m = cJSON_CreateObject();
   cJSON_AddStringToObject(m, "source", e2bw_files_param_str(call, "source"));
   cJSON_AddStringToObject(m, "destination", e2bw_files_param_str(call, "destination"));
-  e2bw_fs_unary(core, call, "filesystem.Filesystem/Move", m, e2bw_files_user(call), move_done);
+  e2bw_envd_unary(core, call, "filesystem.Filesystem/Move", m, e2bw_files_user(call), move_done);
 }
 void e2bw_files_move(e2bw_core *core, e2bw_call *call) { e2bw_envd_ensure(core, call, move_go); }

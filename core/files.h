@@ -73,8 +73,6 @@ void e2bw_ports_url(e2bw_core *core, e2bw_call *call);
 /* Shared by the handlers (files.c). */
 const char *e2bw_files_param_str(const e2bw_call *call, const char *name);
 const char *e2bw_files_user(const e2bw_call *call);
-/* A unary filesystem.Filesystem call as the call's user. */
-void e2bw_fs_unary(e2bw_core *core, e2bw_call *call, const char *rpc, cJSON *message, const char *user, e2bw_http_done_fn done);
 /* The JSON answer of a unary call, or NULL after failing the call with the
  * typed error for `path`. Finishes op. */
 cJSON *e2bw_fs_answer(e2bw_core *core, e2bw_http_op *op, const char *path);

@@ -25,10 +25,6 @@ static const char *param_str(const e2bw_call *call, const char *name) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static void fail_oom(e2bw_core *core, e2bw_call *call) {
-  e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
-}
-
 /* --- requests -------------------------------------------------------------------- */
 
 /* StartRequest for a shell command line (as the E2B SDK runs commands). */
@@ -134,17 +130,6 @@ static e2bw_call *unary_done(e2bw_core *core, e2bw_http_op *op) {
   return call;
 }
 
-static void unary(e2bw_core *core, e2bw_call *call, const char *rpc, cJSON *message, e2bw_http_done_fn done) {
-  e2bw_envd_req req = {param_str(call, "sandbox_id"), rpc, message, NULL, 0, -1, call->request_timeout_ms};
-  e2bw_http_op *op = message ? e2bw_envd_request(core, &req) : NULL;
-  cJSON_Delete(message);
-  if (!op) {
-    fail_oom(core, call);
-    return;
-  }
-  e2bw_call_own(op, call);
-  op->on_done = done;
-}
 
 static cJSON *pid_result(const e2bw_call *call) {
   cJSON *r = cJSON_CreateObject();
@@ -181,7 +166,7 @@ static void listed(e2bw_core *core, e2bw_http_op *op) {
   e2bw_call_succeed(core, call, r);
 }
 
-static void list_go(e2bw_core *core, e2bw_call *call) { unary(core, call, "process.Process/List", cJSON_CreateObject(), listed); }
+static void list_go(e2bw_core *core, e2bw_call *call) { e2bw_envd_unary(core, call, "process.Process/List", cJSON_CreateObject(), NULL, listed); }
 void e2bw_process_list(e2bw_core *core, e2bw_call *call) { e2bw_envd_ensure(core, call, list_go); }
 
 /* process.kill, process.signal, pty.close: SendSignal */
@@ -198,7 +183,7 @@ static void signal_go(e2bw_core *core, e2bw_call *call) {
   const char *sig = call->method->start == e2bw_process_signal ? e2bw_signal_param(param(call, "signal")) : "SIGNAL_SIGKILL";
   cJSON *msg = e2bw_process_selector(e2bw_param_pid(call->params, "pid"));
   cJSON_AddStringToObject(msg, "signal", sig);
-  unary(core, call, "process.Process/SendSignal", msg, signalled);
+  e2bw_envd_unary(core, call, "process.Process/SendSignal", msg, NULL, signalled);
 }
 
 void e2bw_process_kill(e2bw_core *core, e2bw_call *call) { e2bw_envd_ensure(core, call, signal_go); }
@@ -212,7 +197,8 @@ static void stdin_step(e2bw_core *core, e2bw_http_op *op);
 
 static void stdin_close(e2bw_core *core, e2bw_call *call) {
   call->step = STDIN_CLOSE;
-  unary(core, call, "process.Process/CloseStdin", e2bw_process_selector(e2bw_param_pid(call->params, "pid")), stdin_step);
+  e2bw_envd_unary(core, call, "process.Process/CloseStdin", e2bw_process_selector(e2bw_param_pid(call->params, "pid")), NULL,
+                  stdin_step);
 }
 
 static void stdin_step(e2bw_core *core, e2bw_http_op *op) {
@@ -260,7 +246,7 @@ static void input_go(e2bw_core *core, e2bw_call *call) {
   e2bw_buf_free(&bytes);
   e2bw_buf_free(&b64);
   call->step = STDIN_WRITE;
-  unary(core, call, "process.Process/SendInput", msg, stdin_step);
+  e2bw_envd_unary(core, call, "process.Process/SendInput", msg, NULL, stdin_step);
 }
 
 void e2bw_process_stdin(e2bw_core *core, e2bw_call *call) { e2bw_envd_ensure(core, call, input_go); }
@@ -281,7 +267,7 @@ static void resize_go(e2bw_core *core, e2bw_call *call) {
   cJSON *size = cJSON_AddObjectToObject(cJSON_AddObjectToObject(msg, "pty"), "size");
   cJSON_AddNumberToObject(size, "cols", param(call, "cols")->valuedouble);
   cJSON_AddNumberToObject(size, "rows", param(call, "rows")->valuedouble);
-  unary(core, call, "process.Process/Update", msg, resized);
+  e2bw_envd_unary(core, call, "process.Process/Update", msg, NULL, resized);
 }
 
 void e2bw_pty_resize(e2bw_core *core, e2bw_call *call) { e2bw_envd_ensure(core, call, resize_go); }
