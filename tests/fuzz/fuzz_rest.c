@@ -31,40 +31,6 @@ static const char *calls[] = {
 };
 #define FIRST_ENVD_CALL 9
 
-/* Teaches the core sbx1 (as sandbox.get would) so envd calls start at once. */
-static void learn_sandbox(e2bw_core *core, fuzz_state *st) {
-  static const char get[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"sandbox.get\",\"params\":{\"sandbox_id\":\"sbx1\"}}";
-  static const char detail[] = "{\"sandboxID\":\"sbx1\",\"state\":\"running\",\"envdAccessToken\":\"" FUZZ_ENVD_TOKEN "\"}";
-  e2bw_core_submit(core, get, sizeof get - 1, 5);
-  fuzz_drain(core, st);
-  uint32_t op = st->pending_ops[st->nops - 1];
-  e2bw_core_http_head(core, op, 200, "", 0, 5);
-  e2bw_core_http_body(core, op, (const uint8_t *)detail, sizeof detail - 1, 5);
-  e2bw_core_http_end(core, op, 5);
-  fuzz_drain(core, st);
-  st->answers = 0;
-  st->nops = 0;
-  st->tokened = 1;
-}
-
-typedef struct reader {
-  const uint8_t *p;
-  size_t left;
-} reader;
-
-static size_t take(reader *r, size_t want, const uint8_t **out) {
-  size_t n = want < r->left ? want : r->left;
-  *out = r->p;
-  r->p += n;
-  r->left -= n;
-  return n;
-}
-
-static unsigned byte(reader *r) {
-  const uint8_t *b;
-  return take(r, 1, &b) ? b[0] : 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
   e2bw_core *core = e2bw_core_new();
