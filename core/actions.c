@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core_internal.h"
+#include "json_text.h"
 
 static int push(e2bw_core *core, e2bw_action *a) {
   if (core->actions_tail) core->actions_tail->next = a;
@@ -29,6 +30,22 @@ int e2bw_emit_text_len(e2bw_core *core, char *text, size_t len) {
   a->text = text;
   a->text_len = len;
   push(core, a);
+  return 0;
+}
+
+int e2bw_emit_detached(e2bw_core *core, char *text, size_t len, int member, char *value, size_t value_len) {
+  value = value ? e2bw_redact_bytes(&core->secrets, value, &value_len) : NULL;
+  if (!value) {
+    free(text);
+    return -1;
+  }
+  if (e2bw_emit_text_len(core, text, len) != 0) {
+    free(value);
+    return -1;
+  }
+  core->actions_tail->op = (uint32_t)member | (e2bw_is_ascii((const uint8_t *)value, value_len) ? E2BW_DETACHED_ASCII : 0);
+  core->actions_tail->body = (uint8_t *)value;
+  core->actions_tail->body_len = value_len;
   return 0;
 }
 

@@ -83,11 +83,21 @@ static void start_call(e2bw_core *core, const e2bw_method *m, e2bw_rpc_request *
   m->start(core, call);
 }
 
-static void process_message(e2bw_core *core, const char *text, size_t len) {
+/* A detached value (e2bw.h), or none (member NULL). */
+typedef struct detached_in {
+  const char *member, *value;
+  size_t member_len, value_len;
+} detached_in;
+
+static void process_message(e2bw_core *core, const char *text, size_t len, const detached_in *d) {
   e2bw_rpc_request req;
   cJSON *error = NULL;
   e2bw_rpc_parse_result kind = e2bw_rpc_parse(text, len, &req, &error);
   const e2bw_method *m = NULL;
+  if (d && kind == E2BW_RPC_REQUEST) { /* a notification is never acted on: its value is not needed */
+    error = e2bw_rpc_attach(&req, d->member, d->member_len, d->value, d->value_len);
+    if (error) kind = E2BW_RPC_INVALID;
+  }
 
   if (kind == E2BW_RPC_INVALID) {
     if (e2bw_alloc_failures() != core->alloc_mark) { /* cJSON says "not JSON" when it ran out of memory */
@@ -124,15 +134,26 @@ static void process_message(e2bw_core *core, const char *text, size_t len) {
   e2bw_rpc_request_free(&req);
 }
 
-void e2bw_core_submit(e2bw_core *core, const char *msg, size_t len, double now_ms) {
+static void submit(e2bw_core *core, const char *msg, size_t len, const detached_in *d, double now_ms) {
   e2bw_enter(core, now_ms);
-  if (len > E2BW_MAX_MESSAGE_BYTES) {
+  size_t total = len + (d ? d->value_len : 0);
+  if (total > E2BW_MAX_MESSAGE_BYTES || total < len) {
     e2bw_reply_error(core, NULL, e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: message of %lu bytes exceeds the %u-byte limit",
-                                                (unsigned long)len, (unsigned)E2BW_MAX_MESSAGE_BYTES));
+                                                (unsigned long)total, (unsigned)E2BW_MAX_MESSAGE_BYTES));
     return;
   }
-  process_message(core, msg, len);
+  process_message(core, msg, len, d);
 }
+
+void e2bw_core_submit(e2bw_core *core, const char *msg, size_t len, double now_ms) { submit(core, msg, len, NULL, now_ms); }
+
+void e2bw_core_submit_detached(e2bw_core *core, const char *msg, size_t len, const char *member, size_t member_len,
+                               const char *value, size_t value_len, double now_ms) {
+  detached_in d = {member, value ? value : "", member_len, value_len};
+  submit(core, msg, len, &d, now_ms);
+}
+
+void e2bw_core_set_detach(e2bw_core *core, size_t min_len) { core->detach_min = min_len; }
 
 static void on_ndjson_line(void *ctx, const char *line, size_t len) {
   e2bw_core *core = ctx;
@@ -141,7 +162,7 @@ static void on_ndjson_line(void *ctx, const char *line, size_t len) {
                                                 (unsigned)E2BW_MAX_MESSAGE_BYTES));
     return;
   }
-  process_message(core, line, len);
+  process_message(core, line, len, NULL);
 }
 
 void e2bw_core_ndjson_feed(e2bw_core *core, const char *data, size_t len, double now_ms) {

@@ -111,6 +111,7 @@ struct e2bw_core {
   e2bw_secrets secrets;     /* the API key and every envd token seen: never sent (redact.c) */
   e2bw_action *reserve;     /* an answer's worth of memory for out-of-memory errors */
   unsigned long alloc_mark; /* e2bw_alloc_failures() when the current input arrived */
+  size_t detach_min;        /* 0, or the size from which long strings leave detached (e2bw.h) */
 };
 
 /* cJSON_AddItemTo* keep the item when they fail (out of memory): these
@@ -139,6 +140,9 @@ int e2bw_emit_text_len(e2bw_core *core, char *text, size_t len);
 void e2bw_emit_answer(e2bw_core *core, const cJSON *id, char *text);
 /* (Re)reserves that memory; -1 when out of memory. */
 int e2bw_reserve_answer(e2bw_core *core);
+/* Queues a message whose `member` string travels beside it (e2bw.h's
+ * detached strings); takes ownership of text and value. Both are scrubbed. */
+int e2bw_emit_detached(e2bw_core *core, char *text, size_t len, int member, char *value, size_t value_len);
 int e2bw_emit_http(e2bw_core *core, uint32_t op, char *head, uint8_t *body, size_t body_len);
 void e2bw_emit_cancel(e2bw_core *core, uint32_t op);
 void e2bw_actions_free(e2bw_core *core);

@@ -71,6 +71,8 @@ static cJSON *too_large(const char *path, unsigned long long bytes) {
 
 typedef struct read_state {
   e2bw_buf msg;                 /* the answer, written as the body arrives */
+  e2bw_buf head;                /* detached (e2bw.h): the answer; msg holds only the content */
+  int detached;
   int base64;
   int head_seen;                /* the status and headers were looked at */
   int ok;                       /* 2xx: body is content */
@@ -92,6 +94,7 @@ typedef struct read_state {
 static void read_state_free(void *p) {
   read_state *st = p;
   e2bw_buf_free(&st->msg);
+  e2bw_buf_free(&st->head);
   free(st);
 }
 
@@ -137,7 +140,7 @@ static int utf8_check(read_state *st, const uint8_t *p, size_t n) {
 static int append_content(read_state *st, const uint8_t *p, size_t n) {
   if (!st->base64) {
     if (utf8_check(st, p, n) != 0) return -2;
-    return e2bw_json_text(&st->msg, &st->u8, p, n, 0);
+    return st->detached ? e2bw_buf_append(&st->msg, p, n) : e2bw_json_text(&st->msg, &st->u8, p, n, 0);
   }
   int rc = 0;
   while (n && st->b64_len) { /* finish the carried group first */
@@ -264,21 +267,25 @@ static void read_done(e2bw_core *core, e2bw_http_op *op) {
     return;
   }
   char tail[160];
+  e2bw_buf *m = st->detached ? &st->head : &st->msg;
   int n = snprintf(tail, sizeof tail, "\",\"size\":%llu", st->got);
-  rc |= e2bw_buf_append(&st->msg, tail, (size_t)n);
+  rc |= e2bw_buf_append(m, tail, (size_t)n);
   if (st->total != UNKNOWN) {
     n = snprintf(tail, sizeof tail, ",\"total_size\":%llu", st->total);
-    rc |= e2bw_buf_append(&st->msg, tail, (size_t)n);
+    rc |= e2bw_buf_append(m, tail, (size_t)n);
   }
-  rc |= e2bw_buf_append_str(&st->msg, "}}");
+  rc |= e2bw_buf_append_str(m, "}}") || e2bw_buf_append(&st->msg, "", 0); /* content never NULL */
   if (rc) {
     read_end_fail(core, op, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory reading '%.300s'", path));
     return;
   }
-  size_t len;
-  char *text = e2bw_buf_take(&st->msg, &len);
-  e2bw_http_op_finish(core, op);
-  e2bw_emit_text_len(core, text, len);
+  size_t len, content_len;
+  char *text = e2bw_buf_take(m, &len);
+  int detached = st->detached;
+  char *content = detached ? e2bw_buf_take(&st->msg, &content_len) : NULL;
+  e2bw_http_op_finish(core, op); /* frees st */
+  rc = detached ? e2bw_emit_detached(core, text, len, E2BW_DETACHED_CONTENT, content, content_len) : e2bw_emit_text_len(core, text, len);
+  if (rc) e2bw_emit_answer(core, call->id, NULL); /* out of memory: the reserved answer */
   e2bw_call_answered(core, call);
 }
 
@@ -308,9 +315,11 @@ static void read_go(e2bw_core *core, e2bw_call *call) {
   /* {"jsonrpc":"2.0","id":ID,"result":{"path":P,"encoding":E,"offset":O,"content":"…","size":N,"total_size":T}} */
   char mid[96];
   snprintf(mid, sizeof mid, ",\"encoding\":\"%s\",\"offset\":%llu,\"content\":\"", st->base64 ? "base64" : "utf8", st->offset);
-  int rc = e2bw_buf_append_str(&st->msg, "{\"jsonrpc\":\"2.0\",\"id\":") || e2bw_buf_append_str(&st->msg, id) ||
-           e2bw_buf_append_str(&st->msg, ",\"result\":{\"path\":") || e2bw_json_quoted(&st->msg, path, strlen(path)) ||
-           e2bw_buf_append_str(&st->msg, mid);
+  st->detached = core->detach_min != 0;
+  e2bw_buf *m = st->detached ? &st->head : &st->msg;
+  int rc = e2bw_buf_append_str(m, "{\"jsonrpc\":\"2.0\",\"id\":") || e2bw_buf_append_str(m, id) ||
+           e2bw_buf_append_str(m, ",\"result\":{\"path\":") || e2bw_json_quoted(m, path, strlen(path)) ||
+           e2bw_buf_append_str(m, mid);
   free(id);
   char range[64];
   const char *headers[6] = {"Accept-Encoding", "identity", NULL, NULL, NULL, NULL};

@@ -78,10 +78,11 @@ static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
  * written (only when !final), or -1 when out of memory. */
 /* 1 when none of the 8 bytes needs attention: all printable ASCII, none
  * '"' or '\\' (SWAR: a byte of v is zero iff the "haszero" bit is set). */
-static int plain8(const uint8_t *p) {
+static int plain8(const uint8_t *p, int raw) {
   uint64_t v;
   memcpy(&v, p, 8);
   const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  if (raw) return !(v & highs);
 #define HAS_ZERO(x) (((x) - ones) & ~(x) & highs)
   uint64_t quote = v ^ (ones * '"'), backslash = v ^ (ones * '\\');
   uint64_t low = (v - ones * 0x20) & ~v & highs; /* some byte < 0x20 */
@@ -94,32 +95,34 @@ static int plain8(const uint8_t *p) {
 #ifdef __wasm_simd128__
 /* Nonzero lanes for bytes that are not plain: below 0x20 or from 0x80 on
  * (one signed compare catches both), '"' or '\\'. */
-static inline __attribute__((always_inline)) v128_t odd_lanes(v128_t v) {
+static inline __attribute__((always_inline)) v128_t odd_lanes(v128_t v, int raw) {
+  if (raw) return wasm_i8x16_lt(v, wasm_i8x16_splat(0)); /* raw text: only bytes from 0x80 on */
   v128_t odd = wasm_i8x16_lt(v, wasm_i8x16_splat(0x20));
   return wasm_v128_or(odd, wasm_v128_or(wasm_i8x16_eq(v, wasm_i8x16_splat('"')), wasm_i8x16_eq(v, wasm_i8x16_splat('\\'))));
 }
 #endif
 
-static size_t plain_blocks(const uint8_t *p, size_t n) {
+static size_t plain_blocks(const uint8_t *p, size_t n, int raw) {
   size_t i = 0;
 #ifdef __wasm_simd128__
   for (; i + 32 <= n; i += 32) /* two blocks a step: one branch for both */
-    if (wasm_v128_any_true(wasm_v128_or(odd_lanes(wasm_v128_load(p + i)), odd_lanes(wasm_v128_load(p + i + 16))))) break;
+    if (wasm_v128_any_true(wasm_v128_or(odd_lanes(wasm_v128_load(p + i), raw), odd_lanes(wasm_v128_load(p + i + 16), raw)))) break;
   for (; i + 16 <= n; i += 16)
-    if (wasm_v128_any_true(odd_lanes(wasm_v128_load(p + i)))) break;
+    if (wasm_v128_any_true(odd_lanes(wasm_v128_load(p + i), raw))) break;
 #else
-  (void)p, (void)n;
+  (void)p, (void)n, (void)raw;
 #endif
   return i;
 }
 
-static long text_part(e2bw_buf *out, const uint8_t *p, size_t n, int final) {
+/* raw: nothing is escaped (UTF-8 is only made valid). */
+static long text_part(e2bw_buf *out, const uint8_t *p, size_t n, int final, int raw) {
   if (e2bw_buf_reserve(out, n + 16) != 0) return -1;
   size_t start = 0, i = 0;
   for (;;) {
-    i += plain_blocks(p + i, n - i);
-    while (i + 8 <= n && plain8(p + i)) i += 8; /* the common case: plain ASCII runs */
-    while (i < n && plain[p[i]]) i++;
+    i += plain_blocks(p + i, n - i, raw);
+    while (i + 8 <= n && plain8(p + i, raw)) i += 8; /* the common case: plain ASCII runs */
+    while (i < n && (plain[p[i]] || (raw && p[i] < 0x80))) i++;
     if (i == n) break;
     uint8_t c = p[i];
     int len = c < 0x80 ? 0 : sequence(p + i, n - i);
@@ -140,9 +143,9 @@ static long text_part(e2bw_buf *out, const uint8_t *p, size_t n, int final) {
 }
 
 /* Escapes text already known to be valid. */
-static int escape_span(e2bw_buf *out, const uint8_t *p, size_t n) { return text_part(out, p, n, 1) < 0 ? -1 : 0; }
+static int escape_span(e2bw_buf *out, const uint8_t *p, size_t n, int raw) { return text_part(out, p, n, 1, raw) < 0 ? -1 : 0; }
 
-int e2bw_json_text(e2bw_buf *out, e2bw_utf8_carry *carry, const uint8_t *p, size_t n, int final) {
+static int text(e2bw_buf *out, e2bw_utf8_carry *carry, const uint8_t *p, size_t n, int final, int raw) {
   if (!carry) final = 1;
   if (!p) p = (const uint8_t *)""; /* an empty buffer may have no storage */
   if (carry && carry->len) {
@@ -159,7 +162,7 @@ int e2bw_json_text(e2bw_buf *out, e2bw_utf8_carry *carry, const uint8_t *p, size
       return 0;
     }
     if (len > 0) {
-      if (escape_span(out, joined, (size_t)len) != 0) return -1;
+      if (escape_span(out, joined, (size_t)len, raw) != 0) return -1;
       size_t from_chunk = (size_t)len - carry->len;
       p += from_chunk;
       n -= from_chunk;
@@ -171,12 +174,12 @@ int e2bw_json_text(e2bw_buf *out, e2bw_utf8_carry *carry, const uint8_t *p, size
       size_t rlen = carry->len - 1u;
       memcpy(rest, carry->bytes + 1, rlen);
       carry->len = 0;
-      long held = text_part(out, rest, rlen, 1);
+      long held = text_part(out, rest, rlen, 1, raw);
       if (held < 0) return -1;
     }
     carry->len = 0;
   }
-  long held = text_part(out, p, n, final);
+  long held = text_part(out, p, n, final, raw);
   if (held < 0) return -1;
   if (held > 0) {
     memcpy(carry->bytes, p + n - (size_t)held, (size_t)held);
@@ -185,8 +188,18 @@ int e2bw_json_text(e2bw_buf *out, e2bw_utf8_carry *carry, const uint8_t *p, size
   return 0;
 }
 
+int e2bw_json_text(e2bw_buf *out, e2bw_utf8_carry *carry, const uint8_t *p, size_t n, int final) { return text(out, carry, p, n, final, 0); }
+
+int e2bw_utf8_text(e2bw_buf *out, e2bw_utf8_carry *carry, const uint8_t *p, size_t n, int final) { return text(out, carry, p, n, final, 1); }
+
+int e2bw_is_ascii(const uint8_t *p, size_t n) {
+  size_t i = plain_blocks(p, n, 1);
+  while (i < n && p[i] < 0x80) i++;
+  return i == n;
+}
+
 int e2bw_json_quoted(e2bw_buf *out, const char *s, size_t n) {
-  return e2bw_buf_append_char(out, '"') || escape_span(out, (const uint8_t *)s, n) || e2bw_buf_append_char(out, '"');
+  return e2bw_buf_append_char(out, '"') || escape_span(out, (const uint8_t *)s, n, 0) || e2bw_buf_append_char(out, '"');
 }
 
 int e2bw_json_has_nul(const char *text, size_t len) {

@@ -20,6 +20,13 @@ typedef struct e2bw_utf8_carry {
  * Returns 0, or -1 when out of memory. carry may be NULL (then final). */
 int e2bw_json_text(e2bw_buf *out, e2bw_utf8_carry *carry, const uint8_t *p, size_t n, int final);
 
+/* The same without escaping: raw UTF-8 made valid the same way, for a
+ * string the host receives detached from its message (e2bw.h). */
+int e2bw_utf8_text(e2bw_buf *out, e2bw_utf8_carry *carry, const uint8_t *p, size_t n, int final);
+
+/* 1 when every byte of p[0..n) is ASCII. */
+int e2bw_is_ascii(const uint8_t *p, size_t n);
+
 /* Appends a quoted JSON string of already valid text (escaping only). */
 int e2bw_json_quoted(e2bw_buf *out, const char *s, size_t n);
 

@@ -269,6 +269,31 @@ e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_requ
   return id ? E2BW_RPC_REQUEST : E2BW_RPC_NOTIFICATION;
 }
 
+cJSON *e2bw_rpc_attach(e2bw_rpc_request *req, const char *member, size_t member_len, const char *value, size_t value_len) {
+  char key[64];
+  cJSON *item = NULL, *e;
+  if (member_len < sizeof key && !memchr(member, 0, member_len)) {
+    memcpy(key, member, member_len);
+    key[member_len] = '\0';
+    item = cJSON_GetObjectItemCaseSensitive(req->params, key);
+  }
+  if (!cJSON_IsString(item)) {
+    e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: a detached value needs its string member in params");
+    return e2bw_error_set_str(e, "field", "params");
+  }
+  if (memchr(value, 0, value_len)) { /* as in JSON text: cJSON strings end at a NUL */
+    e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: '%s' holds a NUL character (\\u0000), which cannot be passed on", key);
+    return e2bw_error_set_str(e, "field", key);
+  }
+  char *copy = cJSON_malloc(value_len + 1);
+  if (!copy) return e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory");
+  memcpy(copy, value, value_len);
+  copy[value_len] = '\0';
+  cJSON_free(item->valuestring);
+  item->valuestring = copy;
+  return NULL;
+}
+
 void e2bw_rpc_request_free(e2bw_rpc_request *req) {
   cJSON_Delete(req->root);
   cJSON_Delete(req->id_raw);

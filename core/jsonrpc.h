@@ -33,6 +33,9 @@ typedef enum e2bw_rpc_parse_result {
  * e2bw_rpc_request_free() afterwards. */
 e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_request *req, cJSON **error);
 void e2bw_rpc_request_free(e2bw_rpc_request *req);
+/* Puts a detached value (e2bw.h) into params.<member>, which must be a
+ * string. Returns NULL, or the error to answer with. */
+cJSON *e2bw_rpc_attach(e2bw_rpc_request *req, const char *member, size_t member_len, const char *value, size_t value_len);
 
 /* Serialise a response or notification (takes ownership of result / error /
  * params). Returns malloc'd text, or NULL when out of memory (a NULL result,

@@ -9,6 +9,10 @@
 #include "buf.h"
 #include "cJSON.h"
 
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
 #define RUN 8 /* any run of this many characters of a secret is redacted */
 
 static uint64_t mix(uint64_t g) { return g * 0x9E3779B97F4A7C15ull; }
@@ -32,17 +36,12 @@ static void gram_put(uint64_t *grams, size_t cap, uint64_t g) {
   grams[i] = g;
 }
 
-static unsigned hash4(const char *p) {
-  uint32_t g;
-  memcpy(&g, p, 4);
-  return (unsigned)((g * 0x9E3779B1u) >> 16);
-}
-
 static int grams_add(e2bw_secrets *s, const char *t) {
   size_t n = strlen(t);
-  for (size_t i = 0; n >= RUN && i + 4 <= n; i++) {
-    unsigned f = hash4(t + i);
-    s->filter4[f >> 3] |= (uint8_t)(1u << (f & 7));
+  for (size_t i = 0; n >= RUN && i < n; i++) {
+    unsigned char c = (unsigned char)t[i];
+    if (c >= 0x80) s->wide = 1;
+    else s->class_lo[c & 15] |= (uint8_t)(1u << (c >> 4));
   }
   for (size_t i = 0; i + RUN <= n; i++) {
     if ((s->ngrams + 1) * 2 > s->gcap) { /* keep the table at most half full */
@@ -111,17 +110,49 @@ void e2bw_secrets_free(e2bw_secrets *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* Bit i set when byte p[i] is one secrets are made of. */
+static unsigned class_mask16(const e2bw_secrets *s, const uint8_t *p) {
+  if (s->wide) return 0xFFFF; /* a secret with non-ASCII bytes: every byte may start a run */
+#ifdef __wasm_simd128__
+  static const uint8_t class_hi[16] = {1, 2, 4, 8, 16, 32, 64, 128}; /* bit c >> 4; none from 0x80 on */
+  v128_t v = wasm_v128_load(p);
+  v128_t lo = wasm_i8x16_swizzle(wasm_v128_load(s->class_lo), wasm_v128_and(v, wasm_i8x16_splat(15)));
+  v128_t hi = wasm_i8x16_swizzle(wasm_v128_load(class_hi), wasm_u8x16_shr(v, 4));
+  return (unsigned)wasm_i8x16_bitmask(wasm_i8x16_ne(wasm_v128_and(lo, hi), wasm_i8x16_splat(0)));
+#else
+  unsigned bits = 0;
+  for (int i = 0; i < 16; i++) bits |= (unsigned)(p[i] < 0x80 && (s->class_lo[p[i] & 15] >> (p[i] >> 4) & 1)) << i;
+  return bits;
+#endif
+}
+
+/* Detection, the hot path (every outgoing message): a run of a secret is
+ * RUN bytes secrets are made of, so only where such a run starts is the
+ * 8-byte run looked up. 16 bytes a step; the 32-bit window holds the
+ * previous block and this one, so a run starting in the previous block is
+ * seen whole. */
+static int detect_runs(const e2bw_secrets *s, const char *t, size_t len) {
+  uint32_t window = 0;
+  size_t i = 0;
+  for (; i + 16 <= len; i += 16) {
+    window = (window >> 16) | (class_mask16(s, (const uint8_t *)t + i) << 16);
+    uint32_t r = window & (window >> 1);
+    r &= r >> 2;
+    r &= r >> 4;
+    for (r &= 0xFFFF; r; r &= r - 1)
+      if (gram_known(s, t + i - 16 + (size_t)__builtin_ctz(r))) return 1;
+  }
+  for (size_t j = i >= 16 ? i - 16 : 0; j + RUN <= len; j++) /* runs starting in the last block or the tail */
+    if (gram_known(s, t + j)) return 1;
+  return 0;
+}
+
 /* Marks (m != NULL) or only detects every run of a secret in t. Secrets
  * shorter than RUN match whole. Returns 1 on any hit. */
 static int scan(const e2bw_secrets *s, const char *t, size_t len, uint8_t *m) {
   int hit = 0;
-  if (!m && s->ngrams) { /* detection, the hot path: a 4-byte test at every 4th byte */
-    for (size_t i = 0; i + 4 <= len; i += 4) {
-      unsigned f = hash4(t + i);
-      if (!(s->filter4[f >> 3] & (1u << (f & 7)))) continue;
-      for (size_t j = i >= 4 ? i - 4 : 0; j <= i && j + RUN <= len; j++)
-        if (gram_known(s, t + j)) return 1;
-    }
+  if (!m && s->ngrams) {
+    if (detect_runs(s, t, len)) return 1;
   } else if (s->ngrams)
     for (size_t i = 0; i + RUN <= len; i++)
       if (gram_known(s, t + i)) {
@@ -222,12 +253,16 @@ static char *redact(const e2bw_secrets *s, const char *t, size_t *len, int json,
   return result;
 }
 
-char *e2bw_redact_json(const e2bw_secrets *s, char *text, size_t *len, int allow_tokens) {
+static char *redact_in_place(const e2bw_secrets *s, char *text, size_t *len, int json, int allow_tokens) {
   if (!s->n || !scan(s, text, *len, NULL)) return text;
-  char *clean = redact(s, text, len, 1, allow_tokens);
+  char *clean = redact(s, text, len, json, allow_tokens);
   free(text);
   return clean;
 }
+
+char *e2bw_redact_json(const e2bw_secrets *s, char *text, size_t *len, int allow_tokens) { return redact_in_place(s, text, len, 1, allow_tokens); }
+
+char *e2bw_redact_bytes(const e2bw_secrets *s, char *text, size_t *len) { return redact_in_place(s, text, len, 0, 0); }
 
 char *e2bw_redact_raw(const e2bw_secrets *s, const char *str) {
   size_t len = strlen(str);

@@ -21,8 +21,10 @@ typedef struct e2bw_secrets {
   uint64_t *grams;       /* open-addressing set of 8-byte runs (0 = empty) */
   size_t ngrams, gcap;
   uint8_t filter[8192];  /* one bit per 16-bit hash of an 8-byte run */
-  uint8_t filter4[8192]; /* the same for 4-byte runs: the fast "no", tried
-                            at every 4th byte only (any 8-run holds one) */
+  uint8_t class_lo[16];  /* the bytes secrets are made of, as a nibble table:
+                            byte c occurs iff class_lo[c & 15] has bit c >> 4
+                            (ASCII; any other byte sets `wide`) */
+  int wide;
 } e2bw_secrets;
 
 /* Remembers a secret (shorter than 4 bytes: ignored; already known: no-op).
@@ -38,6 +40,11 @@ void e2bw_secrets_free(e2bw_secrets *s);
  * send: `text` itself when nothing matched, else a new string (`text` is
  * freed); NULL when out of memory (`text` is freed: never send unscrubbed). */
 char *e2bw_redact_json(const e2bw_secrets *s, char *text, size_t *len, int allow_tokens);
+
+/* The same for raw text of known length (a detached string): returns `text`
+ * itself, or a scrubbed replacement (`text` is freed); NULL when out of memory
+ * (`text` is freed). */
+char *e2bw_redact_bytes(const e2bw_secrets *s, char *text, size_t *len);
 
 /* A scrubbed malloc'd copy of a plain string (backend text, before it is
  * cut to length); NULL when out of memory. */

@@ -62,7 +62,11 @@ static void notify_output(e2bw_core *core, e2bw_stream *s, int which, const uint
   /* Sized once for the usual case (plain text, or base64), not grown by
    * doubling from 64 bytes: that was a dozen reallocations per chunk. */
   size_t data_room = s->base64 ? (n + 2) / 3 * 4 : n;
-  int rc = e2bw_buf_reserve(&m, data_room + strlen(s->sandbox_id) + strlen(s->request_id) + 256) ||
+  /* Detached (e2bw.h): the data goes to its own buffer, unescaped. */
+  int detach = core->detach_min && n >= core->detach_min;
+  e2bw_buf value = {0}, *data = detach ? &value : &m;
+  int rc = e2bw_buf_reserve(data, data_room + 1) ||
+           e2bw_buf_reserve(&m, (detach ? 0 : data_room) + strlen(s->sandbox_id) + strlen(s->request_id) + 256) ||
            e2bw_buf_append_str(&m, "{\"jsonrpc\":\"2.0\",\"method\":\"exec.output\",\"params\":{\"sandbox_id\":") ||
            e2bw_json_quoted(&m, s->sandbox_id, strlen(s->sandbox_id)) || e2bw_buf_append_str(&m, ",\"pid\":") ||
            append_decimal(&m, s->pid > 0 ? (unsigned long long)s->pid : 0) || e2bw_buf_append_str(&m, ",\"request_id\":") ||
@@ -70,15 +74,21 @@ static void notify_output(e2bw_core *core, e2bw_stream *s, int which, const uint
            e2bw_buf_append_str(&m, e2bw_stream_out_names[which]) || e2bw_buf_append_str(&m, "\",\"offset\":") ||
            append_decimal(&m, (unsigned long long)s->offset[which]) || e2bw_buf_append_str(&m, ",\"length\":") ||
            append_decimal(&m, (unsigned long long)n) || e2bw_buf_append_str(&m, ",\"data\":\"");
-  if (s->base64) rc |= e2bw_base64_encode(&m, p, n) || e2bw_buf_append_str(&m, "\",\"encoding\":\"base64\"}}");
-  else rc |= e2bw_json_text(&m, &s->carry[which], p, n, 0) || e2bw_buf_append_str(&m, "\"}}");
+  if (s->base64) rc |= e2bw_base64_encode(data, p, n) || e2bw_buf_append_str(&m, "\",\"encoding\":\"base64\"}}");
+  else if (detach) rc |= e2bw_utf8_text(data, &s->carry[which], p, n, 0) || e2bw_buf_append_str(&m, "\"}}");
+  else rc |= e2bw_json_text(data, &s->carry[which], p, n, 0) || e2bw_buf_append_str(&m, "\"}}");
   if (rc) {
     e2bw_buf_free(&m);
+    e2bw_buf_free(&value);
     return; /* out of memory: the chunk is lost, offsets show the gap */
   }
-  size_t len;
+  size_t len, value_len;
   char *text = e2bw_buf_take(&m, &len);
-  e2bw_emit_text_len(core, text, len);
+  if (!detach) e2bw_emit_text_len(core, text, len);
+  else {
+    char *v = e2bw_buf_take(&value, &value_len);
+    e2bw_emit_detached(core, text, len, E2BW_DETACHED_DATA, v, value_len);
+  }
 }
 
 /* Hands the decoded chunk in s->bytes to exec.run's buffers or the host. */

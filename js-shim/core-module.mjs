@@ -3,6 +3,8 @@
 // nothing, so instantiation needs no glue. Only bytes cross the boundary.
 
 export const ACTION = Object.freeze({ NONE: 0, SEND: 1, HTTP: 2, CANCEL: 3 })
+// Which member a detached string belongs in (core/include/e2bw.h).
+export const DETACHED = Object.freeze({ DATA: 1, CONTENT: 2, ASCII: 256 })
 export const NET = Object.freeze({ REFUSED: 1, DNS: 2, RESET: 3, TLS: 4, OTHER: 5, PROTOCOL: 6 })
 
 const DEFAULT_MODULE = new URL('../wasm/core.wasm', import.meta.url)
@@ -76,6 +78,10 @@ export function compileCore(source) {
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
+// ASCII (base64 content, most output) becomes a string 3-4x faster through
+// Node's Buffer than through TextDecoder (16 MiB: 5.6 vs 20 ms on Node 20).
+// Only where it exists: everywhere else TextDecoder, which gives the same string.
+const NodeBuffer = typeof globalThis.Buffer === 'function' && typeof globalThis.Buffer.from === 'function' ? globalThis.Buffer : null
 
 /** One core instance (one wasm instance: cores never share memory). */
 export class Core {
@@ -113,6 +119,26 @@ export class Core {
   }
 
   submit(message, now) { this.x.submit(this.h, this.put(message), now) }
+
+  /** A message whose params[member] ("" in text) travels beside it as the
+   *  string value: never JSON-escaped here nor parsed back in the core. */
+  submitDetached(text, member, value, now) {
+    const head = encoder.encode(text), name = encoder.encode(member)
+    // ASCII (every base64 payload) first: one byte a character, encoded
+    // straight into the buffer; else room for UTF-8's worst case.
+    for (const room of [value.length, value.length * 3]) {
+      const ptr = this.x.input_buffer(this.h, head.length + name.length + room)
+      if (!ptr) throw new Error('e2b-wasm core: out of memory')
+      const mem = this.bytes(), at = ptr + head.length + name.length
+      mem.set(head, ptr)
+      mem.set(name, ptr + head.length)
+      const { read, written } = encoder.encodeInto(value, mem.subarray(at, at + room))
+      if (read === value.length) return this.x.submit_detached(this.h, head.length, name.length, written, now)
+    }
+  }
+
+  /** Long strings of outgoing messages leave detached from min bytes on (0: never). */
+  setDetach(min) { this.x.set_detach(this.h, min) }
   ndjsonFeed(bytes, now) { this.x.ndjson_feed(this.h, this.put(bytes), now) }
   ndjsonEnd(now) { this.x.ndjson_end(this.h, now) }
   httpHead(op, status, headerText, now) { this.x.http_head(this.h, op, status, this.put(headerText), now) }
@@ -131,17 +157,22 @@ export class Core {
     return out
   }
 
-  /** Pops the next pending action: {kind, op, text, body}, or null. text is a
-   *  string (an EPP message or the HTTP request head as JSON); body a
-   *  Uint8Array copy. */
+  /** Pops the next pending action: {kind, op, text, body, value}, or null.
+   *  text is a string (an EPP message or the HTTP request head as JSON);
+   *  body a Uint8Array copy (HTTP). A SEND with a detached string has it
+   *  as value (a string) and op names its member (DETACHED). */
   next() {
     const kind = this.x.next_action(this.h)
     if (kind === ACTION.NONE) return null
-    const action = { kind, op: this.x.action_op(this.h) >>> 0, text: '', body: null }
+    const action = { kind, op: this.x.action_op(this.h) >>> 0, text: '', body: null, value: undefined }
     const textLen = this.x.action_text_len(this.h)
     if (textLen) {
       const p = this.x.action_text(this.h)
       action.text = decoder.decode(this.bytes().subarray(p, p + textLen))
+    }
+    if (kind === ACTION.SEND) {
+      if (action.op) action.value = this.text(this.x.action_body(this.h), this.x.action_body_len(this.h), action.op & DETACHED.ASCII)
+      return action
     }
     const bodyLen = this.x.action_body_len(this.h)
     if (bodyLen) {
@@ -149,6 +180,12 @@ export class Core {
       action.body = this.bytes().slice(p, p + bodyLen)
     }
     return action
+  }
+
+  text(p, n, ascii) {
+    if (!n) return ''
+    if (ascii && NodeBuffer) return NodeBuffer.from(this.x.memory.buffer, p, n).toString('ascii') // a view: no copy
+    return decoder.decode(this.bytes().subarray(p, p + n))
   }
 
   describeMethods() {

@@ -2,7 +2,7 @@
 // asks for. It only moves bytes: EPP messages in and out, HTTP requests
 // performed with the chosen transport and streamed back into the core, one
 // timer for the core's next deadline. All protocol logic is in the core.
-import { ACTION, Core } from './core-module.mjs'
+import { ACTION, Core, DETACHED } from './core-module.mjs'
 import { classifyFailure, pickTransport } from './transport.mjs'
 
 // Wall-clock milliseconds that never go backwards within a process. In Node,
@@ -10,6 +10,12 @@ import { classifyFailure, pickTransport } from './transport.mjs'
 // `performance` loads perf_hooks and ten internal modules on first touch,
 // ≈ 1.5 ms of the first initialize (bench/startup.mjs). Elsewhere: performance.
 const hrtime = globalThis.process && typeof globalThis.process.hrtime === 'function' ? globalThis.process.hrtime.bind(globalThis.process) : null
+// Hosts that take objects get long strings without a trip through JSON text:
+// the core hands them over detached (core/include/e2bw.h) from this size on,
+// and a request's longest string of at least DETACH_IN travels the same way.
+const DETACH_OUT = 512
+const DETACH_IN = 16384
+
 const now = hrtime ? monotonicFrom(Date.now(), hrtime()) : () => performance.timeOrigin + performance.now()
 function monotonicFrom(anchorMs, start) {
   return () => {
@@ -71,11 +77,11 @@ export async function createDispatcher(options = {}) {
   // from ctx.options (the declared fields) before the first other message.
   let initialized = false
 
-  function autoInitialize(text) {
+  function autoInitialize(message) {
     if (initialized || !options.ctx || !options.ctx.options) return
     initialized = true
     let method
-    try { method = JSON.parse(text).method } catch { return }
+    try { method = (typeof message === 'string' ? JSON.parse(message) : message).method } catch { return }
     if (method === 'initialize') return
     const key = `e2bw-auto-init-${++handleSeq}`
     handled.set(key, { id: null, resolve: (answer) => { if (answer.error) log(`e2b-wasm: initialize from ctx.options failed: ${answer.error.message}`) } })
@@ -88,9 +94,9 @@ export async function createDispatcher(options = {}) {
     transport: transport.source,
     send(message) {
       if (closed) throw new Error('e2b-wasm dispatcher is closed')
-      const text = typeof message === 'string' ? message : JSON.stringify(message)
-      autoInitialize(text)
-      core.submit(text, now())
+      autoInitialize(message)
+      if (typeof message === 'string') core.submit(message, now())
+      else submitObject(message)
       pump()
     },
     /** Request/response form: resolves with the answer (an object). */
@@ -132,6 +138,18 @@ export async function createDispatcher(options = {}) {
     describeMethods: () => core.describeMethods(),
   }
 
+  // An object request: its longest string param (file content, stdin data)
+  // goes to the core beside the rest, not through JSON.stringify.
+  function submitObject(msg) {
+    const p = msg && msg.params
+    let member = null
+    if (p && typeof p === 'object' && !Array.isArray(p))
+      for (const k of Object.keys(p))
+        if (typeof p[k] === 'string' && p[k].length >= DETACH_IN && (member === null || p[k].length > p[member].length)) member = k
+    if (member === null) return core.submit(JSON.stringify(msg), now())
+    core.submitDetached(JSON.stringify({ ...msg, params: { ...p, [member]: '' } }), member, p[member], now())
+  }
+
   function settleIdle() {
     if (inflight.size !== 0) return
     const waiters = idleWaiters
@@ -144,12 +162,17 @@ export async function createDispatcher(options = {}) {
   // inside onMessage only queues more work for the loop already running, so
   // messages reach it in the order the core produced them.
   let pumping = false
+  let detachFrom = 0
   function pump() {
     if (closed || pumping) return
     pumping = true
     try {
+      // A host that reads JSON text gets it written by the core; one that
+      // only takes objects gets long strings detached.
+      const want = d.onMessage ? 0 : DETACH_OUT
+      if (want !== detachFrom) core.setDetach(detachFrom = want)
       for (let action; !closed && (action = core.next());) {
-        if (action.kind === ACTION.SEND) deliver(action.text)
+        if (action.kind === ACTION.SEND) deliver(action.value === undefined ? action.text : attached(action))
         else if (action.kind === ACTION.HTTP) perform(action)
         else if (action.kind === ACTION.CANCEL) cancel(action.op)
       }
@@ -161,9 +184,21 @@ export async function createDispatcher(options = {}) {
     settleIdle()
   }
 
-  function deliver(text) {
+  // The message object of a SEND with a detached string.
+  function attached(action) {
+    const msg = JSON.parse(action.text)
+    const member = action.op & ~DETACHED.ASCII
+    if (member === DETACHED.DATA && msg.params) msg.params.data = action.value
+    else if (member === DETACHED.CONTENT && msg.result) msg.result.content = action.value
+    return msg
+  }
+
+  // One outgoing message: JSON text, or an object (a detached string's).
+  function deliver(message) {
+    let text = typeof message === 'string' ? message : null
+    let msg = text === null ? message : null
     if (handled.size) {
-      const msg = JSON.parse(text)
+      if (!msg) msg = JSON.parse(text)
       const entry = typeof msg.id === 'string' ? handled.get(msg.id) : undefined
       if (entry) { // an answer to handle() (or to our own initialize)
         if (!entry.streams || msg.error) handled.delete(msg.id)
@@ -176,12 +211,14 @@ export async function createDispatcher(options = {}) {
       if (origin) {
         msg.params.request_id = origin.id
         if (msg.method === 'exec.exit') handled.delete(rid)
-        text = JSON.stringify(msg)
+        text = null
       }
     }
     try {
+      if (d.onMessage && text === null) text = JSON.stringify(msg)
       // the core writes notifications as {"jsonrpc":"2.0","method":…, answers with "id" first
-      if (d.onNotification && text.startsWith('{"jsonrpc":"2.0","method"')) d.onNotification(JSON.parse(text))
+      const notification = msg ? msg.method !== undefined && msg.id === undefined : text.startsWith('{"jsonrpc":"2.0","method"')
+      if (d.onNotification && notification) d.onNotification(msg || JSON.parse(text))
       if (d.onMessage) d.onMessage(text)
     } catch (err) {
       log(`e2b-wasm: onMessage handler threw: ${err && err.message}`)

@@ -47,6 +47,14 @@ WASM_EXPORT("submit") void abi_submit(abi_instance *h, size_t len, double now) {
   e2bw_core_submit(h->core, h->scratch.data, len, now);
 }
 
+/* The scratch buffer holds the message, the member's name, then its value. */
+WASM_EXPORT("submit_detached") void abi_submit_detached(abi_instance *h, size_t len, size_t member_len, size_t value_len, double now) {
+  const char *p = h->scratch.data;
+  e2bw_core_submit_detached(h->core, p, len, p + len, member_len, p + len + member_len, value_len, now);
+}
+
+WASM_EXPORT("set_detach") void abi_set_detach(abi_instance *h, size_t min_len) { e2bw_core_set_detach(h->core, min_len); }
+
 WASM_EXPORT("ndjson_feed") void abi_ndjson_feed(abi_instance *h, size_t len, double now) {
   e2bw_core_ndjson_feed(h->core, h->scratch.data, len, now);
 }

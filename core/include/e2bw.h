@@ -79,6 +79,33 @@ const char *e2bw_version(void);
 /* One whole EPP/1 message (a JSON-RPC 2.0 request or notification). */
 void e2bw_core_submit(e2bw_core *core, const char *msg, size_t len, double now_ms);
 
+/* Detached strings, for hosts that take messages as objects rather than JSON
+ * text: the one long string of a message travels beside it as raw UTF-8, so
+ * it is neither escaped into JSON nor parsed back out of it.
+ *
+ * In: msg is the message with params.<member> holding "" (any string); the
+ * core puts value[0..value_len) there (UTF-8; a NUL is refused as in JSON
+ * text). The message limit applies to len + value_len.
+ *
+ * Out: once e2bw_core_set_detach(core, min_len) is given a nonzero min_len,
+ * the output of exec.output (params.data) and the content of a files.read
+ * answer (result.content) of at least min_len bytes leave detached: a SEND
+ * action whose body is the string as UTF-8 (valid, unescaped), whose text
+ * is the message with that member "", and whose op names the member
+ * (e2bw_detached), plus E2BW_DETACHED_ASCII when every byte is ASCII (a
+ * loader may then use a cheaper decoder). A SEND whose op is 0 is whole, as
+ * always. Either form may arrive whatever the setting when it changes
+ * between calls. */
+typedef enum e2bw_detached {
+  E2BW_DETACHED_DATA = 1,     /* params.data */
+  E2BW_DETACHED_CONTENT = 2,  /* result.content */
+  E2BW_DETACHED_ASCII = 256   /* flag: the value is ASCII only */
+} e2bw_detached;
+
+void e2bw_core_submit_detached(e2bw_core *core, const char *msg, size_t len, const char *member, size_t member_len,
+                               const char *value, size_t value_len, double now_ms);
+void e2bw_core_set_detach(e2bw_core *core, size_t min_len);
+
 /* NDJSON bytes as they arrive on stdin, split anywhere. Lines are framed
  * inside the core; an over-long line is answered with -32600 without being
  * buffered whole. e2bw_core_ndjson_end() processes a final unterminated line. */

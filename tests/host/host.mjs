@@ -61,6 +61,10 @@ class EppSession {
   receive(text) {
     let msg
     try { msg = JSON.parse(text) } catch { this.traffic.push({ dir: 'in', garbage: text }); return }
+    this.accept(msg)
+  }
+
+  accept(msg) {
     // Output chunks are logged without their data (a slice would keep the
     // whole string alive): a long stream must not grow the host. The shape is
     // still validated.
@@ -84,7 +88,7 @@ class EppSession {
     this.traffic.push({ dir: 'out', msg })
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, method })
-      this.write(JSON.stringify(msg))
+      this.write(msg)
     })
   }
 
@@ -178,8 +182,11 @@ function makeCtx(manifest, options, secrets, dataDir, httpLog) {
 
 /**
  * Loads the plugin in-process (node/1) and returns its infra.
- * opts: { env, overrides, dataDir } — env is where ABX_* and declared aliases
- * are read from (default process.env).
+ * opts: { env, overrides, dataDir, form } — env is where ABX_* and declared
+ * aliases are read from (default process.env); form is how the host talks to
+ * the dispatcher (docs/host-contract.md): 'objects' (default: handle() and
+ * onNotification, message objects both ways) or 'text' (send() and
+ * onMessage, JSON text both ways).
  */
 export async function loadProvider(dir, opts = {}) {
   const manifest = await loadManifest(dir)
@@ -195,9 +202,19 @@ export async function loadProvider(dir, opts = {}) {
     epp: {
       async infra(infraCtx, factory) {
         let dispatcher
-        const session = new EppSession((text) => dispatcher.send(text), secrets)
+        const objects = (opts.form || 'objects') === 'objects'
+        const session = new EppSession(objects
+          ? (msg) => {
+              dispatcher.handle(msg).then((answer) => answer && session.accept(answer), (err) => {
+                const call = session.pending.get(msg.id) // the dispatcher is closed: this call has no answer to wait for
+                session.pending.delete(msg.id)
+                if (call) call.reject(new HostError('E8005', err.message))
+              })
+            }
+          : (msg) => dispatcher.send(JSON.stringify(msg)), secrets)
         dispatcher = await factory(infraCtx)
-        dispatcher.onMessage = (text) => session.receive(text)
+        if (objects) dispatcher.onNotification = (msg) => session.accept(msg)
+        else dispatcher.onMessage = (text) => session.receive(text)
         const infra = await makeInfra({
           manifest, ctx: infraCtx, session, transport: dispatcher.transport,
           close: async () => dispatcher.close(),
@@ -227,7 +244,7 @@ export async function startStdioProvider(dir, opts = {}) {
   let stderr = ''
   child.stderr.on('data', (d) => { stderr += d })
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
-  const session = new EppSession((text) => child.stdin.write(text + '\n'), secrets)
+  const session = new EppSession((msg) => child.stdin.write(JSON.stringify(msg) + '\n'), secrets)
   readline.createInterface({ input: child.stdout }).on('line', (line) => session.receive(line))
   exited.then(({ code, signal }) => session.fail(`provider process exited (${signal || code})`))
   child.stdin.on('error', () => {})

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { ACTION, Core } from '../../js-shim/core-module.mjs'
+import { ACTION, Core, DETACHED } from '../../js-shim/core-module.mjs'
 import { methodsDoc } from '../lib/epp-schema.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -18,7 +18,7 @@ const MODULES = {
 }
 const ABI = ['memory', 'core_new', 'core_free', 'input_buffer', 'submit', 'ndjson_feed', 'ndjson_end', 'http_head', 'http_body',
   'http_end', 'http_fail', 'http_hold', 'next_deadline', 'tick', 'next_action', 'action_op', 'action_text', 'action_text_len', 'action_body',
-  'action_body_len', 'is_shut_down', 'describe_methods']
+  'action_body_len', 'is_shut_down', 'describe_methods', 'submit_detached', 'set_detach']
 
 test('committed wasm/core.wasm is byte-identical to a fresh build', () => {
   assert.deepEqual(readFileSync(MODULES.committed), readFileSync(MODULES.emscripten),
@@ -130,6 +130,74 @@ test('both modules give the same transcript for the same session', async () => {
   for (const a of results.emscripten.log) if (a[0] === ACTION.SEND) assert.ok(!a[2].includes('sk-wasm-SECRET-77') && !a[2].includes('tok-wasm-SECRET'))
   const start = results.emscripten.log.find((a) => a[0] === ACTION.HTTP && JSON.parse(a[2]).url.endsWith('/process.Process/Start'))
   assert.deepEqual(JSON.parse(start[2]).headers.find(([k]) => k === 'X-Access-Token'), ['X-Access-Token', 'tok-wasm-SECRET'])
+})
+
+// Detached strings and the secret scan, whose WebAssembly build runs SIMD
+// code (class_mask16, plain_blocks) where core-wasi.wasm runs scalar code:
+// file content and output detached, a file write sent detached, and a piece
+// of the key planted at every offset of backend text that reaches an error.
+function detachedScript(core) {
+  const log = []
+  const drain = () => { for (const a of core.drain()) log.push([a.kind, a.op, a.text, a.body ? Buffer.from(a.body).toString() : null, a.value ?? null]); return log.at(-1) }
+  const answer = (op, status, body, headers = '') => {
+    core.httpHead(op, status, headers, T0)
+    core.httpBody(op, typeof body === 'string' ? new TextEncoder().encode(body) : body, T0)
+    core.httpEnd(op, T0)
+    return drain()
+  }
+  core.setDetach(1)
+  core.submit(JSON.stringify(INIT), T0)
+  drain()
+  core.submit(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'files.read', params: { sandbox_id: 'sbx1', path: '/a', encoding: 'base64' } }), T0)
+  const learn = drain()
+  const read = answer(learn[1], 200, '{"sandboxID":"sbx1","state":"running","envdAccessToken":"tok-wasm-SECRET","envdVersion":"0.6.13"}')
+  const bytes = new Uint8Array(1000).map((_, i) => (i * 131) & 255)
+  answer(read[1], 200, bytes, 'content-length: 1000\n')
+  for (const text of ['plain ascii text '.repeat(5), 'é ü € 😀 and "quotes" \\ and \n new lines '.repeat(3)]) {
+    core.submit(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'files.read', params: { sandbox_id: 'sbx1', path: '/t' } }), T0)
+    answer(drain()[1], 200, text)
+  }
+  const content = Buffer.from(bytes).toString('base64')
+  core.submitDetached(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'files.write', params: { sandbox_id: 'sbx1', path: '/w', encoding: 'base64', content: '' } }), 'content', content, T0)
+  drain()
+  core.submitDetached(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'files.write', params: { sandbox_id: 'sbx1', path: '/w', content: '' } }), 'content', 'a\u0000b', T0)
+  drain()
+  const key = INIT.params.config.api_key
+  for (let at = 0; at < 40; at++) {
+    core.submit(JSON.stringify({ jsonrpc: '2.0', id: 100 + at, method: 'sandbox.get', params: { sandbox_id: 'sbx2' } }), T0)
+    const body = 'x'.repeat(at) + key.slice(at % 6, (at % 6) + 8 + (at % 5)) + '-'.repeat(40 - at)
+    answer(drain()[1], 500, JSON.stringify({ code: 500, message: body }), 'content-type: application/json\n')
+  }
+  return { log, content }
+}
+
+test('both modules agree on detached strings and the secret scan at every offset', async () => {
+  const results = {}
+  for (const name of ['emscripten', 'wasi']) {
+    const core = await Core.create(pathToFileURL(MODULES[name]))
+    results[name] = detachedScript(core)
+    core.free()
+  }
+  assert.deepEqual(results.wasi.log, results.emscripten.log)
+  const { log, content } = results.emscripten
+  const sends = log.filter((a) => a[0] === ACTION.SEND)
+  const byId = (id) => sends.find((a) => JSON.parse(a[2]).id === id)
+  assert.equal(byId(2)[1], DETACHED.CONTENT | DETACHED.ASCII)
+  assert.equal(JSON.parse(byId(2)[2]).result.content, '')
+  assert.equal(byId(2)[4], Buffer.from(new Uint8Array(1000).map((_, i) => (i * 131) & 255)).toString('base64'))
+  const texts = sends.filter((a) => JSON.parse(a[2]).id === 3)
+  assert.deepEqual(texts.map((a) => a[1]), [DETACHED.CONTENT | DETACHED.ASCII, DETACHED.CONTENT])
+  assert.equal(texts[1][4], 'é ü € 😀 and "quotes" \\ and \n new lines '.repeat(3))
+  const upload = log.find((a) => a[0] === ACTION.HTTP && JSON.parse(a[2]).method === 'POST')
+  assert.equal(Buffer.from(upload[3], 'binary').length > 0, true)
+  assert.equal(JSON.parse(byId(5)[2]).error.data.field, 'content')
+  for (let at = 0; at < 40; at++) {
+    const msg = JSON.parse(byId(100 + at)[2])
+    assert.match(msg.error.message, /\*\*\*/, `offset ${at}: the key's piece was not replaced`)
+    const key = INIT.params.config.api_key
+    for (let i = 0; i + 8 <= key.length; i++) assert.ok(!msg.error.message.includes(key.slice(i, i + 8)), `offset ${at}`)
+  }
+  assert.ok(content.length > 1000)
 })
 
 test('large messages and memory growth: 8 MiB of metadata round-trips', async () => {

@@ -6,9 +6,12 @@
 
 #include "check.h"
 
+size_t h_detach = 0;
+
 harness *h_new(void) {
   harness *h = calloc(1, sizeof *h);
   h->core = e2bw_core_new();
+  e2bw_core_set_detach(h->core, h_detach);
   h->now = 1767225600000.0; /* 2026-01-01T00:00:00Z */
   return h;
 }
@@ -26,6 +29,36 @@ void h_free(harness *h) {
   free(h);
 }
 
+/* A detached output: the member is "" in the message, the body is valid
+ * UTF-8 (ASCII exactly when flagged); the member gets the body. */
+static void attach(e2bw_core *core, cJSON *msg) {
+  uint32_t op = e2bw_action_op(core);
+  const char *body = (const char *)e2bw_action_body(core);
+  size_t n = e2bw_action_body_len(core);
+  CHECK(h_detach != 0);
+  cJSON *outer = cJSON_GetObjectItemCaseSensitive(msg, (op & 255) == E2BW_DETACHED_DATA ? "params" : "result");
+  const char *name = (op & 255) == E2BW_DETACHED_DATA ? "data" : "content";
+  cJSON *member = cJSON_GetObjectItemCaseSensitive(outer, name);
+  CHECK(((op & 255) == E2BW_DETACHED_DATA || (op & 255) == E2BW_DETACHED_CONTENT) && cJSON_IsString(member) && !member->valuestring[0]);
+  CHECK(n == 0 || body != NULL);
+  int ascii = 1;
+  for (size_t i = 0; i < n; i++) ascii &= (unsigned char)body[i] < 0x80;
+  CHECK(!!(op & E2BW_DETACHED_ASCII) == ascii);
+  char *copy = malloc(n + 1);
+  if (n) memcpy(copy, body, n);
+  copy[n] = '\0';
+  cJSON *parsed = NULL; /* valid UTF-8: cJSON's printer and parser round-trip it */
+  cJSON *item = cJSON_CreateString(copy);
+  char *json = cJSON_PrintUnformatted(item);
+  parsed = json ? cJSON_Parse(json) : NULL;
+  CHECK(parsed != NULL && strlen(copy) == n); /* output with NUL bytes is not in these tests */
+  if (member && parsed) cJSON_ReplaceItemInObjectCaseSensitive(outer, name, parsed);
+  else cJSON_Delete(parsed);
+  cJSON_Delete(item);
+  free(json);
+  free(copy);
+}
+
 void h_drain(harness *h) {
   int kind;
   while ((kind = e2bw_core_next_action(h->core)) != E2BW_ACTION_NONE) {
@@ -36,7 +69,16 @@ void h_drain(harness *h) {
       CHECK(memchr(text, '\n', len) == NULL); /* NDJSON-safe */
       h->sends[h->nsend] = cJSON_ParseWithLength(text, len);
       CHECK(h->sends[h->nsend] != NULL);
-      h->send_text[h->nsend] = strdup(text);
+      if (e2bw_action_op(h->core)) attach(h->core, h->sends[h->nsend]);
+      else CHECK(e2bw_action_body_len(h->core) == 0);
+      /* as the core wrote it; a detached value follows on a line of its own,
+       * so every check of the text (secrets, ids) sees it too */
+      size_t blen = e2bw_action_op(h->core) ? e2bw_action_body_len(h->core) : 0;
+      h->send_text[h->nsend] = malloc(len + blen + 2);
+      memcpy(h->send_text[h->nsend], text, len);
+      h->send_text[h->nsend][len] = '\n';
+      if (blen) memcpy(h->send_text[h->nsend] + len + 1, e2bw_action_body(h->core), blen);
+      h->send_text[h->nsend][len + (blen || e2bw_action_op(h->core) ? blen + 1 : 0)] = '\0';
       h->nsend++;
     } else if (kind == E2BW_ACTION_HTTP && h->nhttp < H_MAX) {
       h_http *r = &h->https[h->nhttp++];
@@ -60,8 +102,29 @@ void h_drain(harness *h) {
   }
 }
 
+/* In detached mode: the longest string param of at least H_DETACH_IN bytes
+ * goes beside the message, as a host that takes objects sends it. */
+static int submit_detached(harness *h, const char *json) {
+  cJSON *msg = cJSON_Parse(json), *params = cJSON_GetObjectItemCaseSensitive(msg, "params"), *best = NULL, *it;
+  if (!cJSON_IsObject(params)) params = NULL;
+  cJSON_ArrayForEach(it, params)
+    if (cJSON_IsString(it) && strlen(it->valuestring) >= H_DETACH_IN && (!best || strlen(it->valuestring) > strlen(best->valuestring))) best = it;
+  if (!best || strstr(json, "\\u0000")) { /* cJSON would cut that string: the text form only */
+    cJSON_Delete(msg);
+    return 0;
+  }
+  char *value = best->valuestring;
+  best->valuestring = strdup("");
+  char *text = cJSON_PrintUnformatted(msg);
+  e2bw_core_submit_detached(h->core, text, strlen(text), best->string, strlen(best->string), value, strlen(value), h->now);
+  free(text);
+  free(value);
+  cJSON_Delete(msg);
+  return 1;
+}
+
 void h_submit(harness *h, const char *json) {
-  e2bw_core_submit(h->core, json, strlen(json), h->now);
+  if (!h_detach || !submit_detached(h, json)) e2bw_core_submit(h->core, json, strlen(json), h->now);
   h_drain(h);
 }
 

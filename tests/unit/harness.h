@@ -31,6 +31,13 @@ typedef struct harness {
   int ncancel, cancel_pos;
 } harness;
 
+/* Detached strings (e2bw.h): when nonzero, every new harness sets this
+ * detach size on its core and submits the longest string param of at least
+ * H_DETACH_IN bytes detached; detached outputs are put back into their
+ * messages, so every test checks the same messages in both forms. */
+extern size_t h_detach;
+#define H_DETACH_IN 64
+
 harness *h_new(void);
 void h_free(harness *h);
 void h_drain(harness *h);

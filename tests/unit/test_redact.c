@@ -142,7 +142,48 @@ static void test_scrubber(void) {
   e2bw_secrets_free(&s);
 }
 
+/* Detection finds a run of 8 of a secret wherever it starts, however long
+ * the text (the 16-byte blocks, the window across them, the tail), and
+ * nothing else: against a plain search, on random text over the secrets'
+ * own characters (so near misses are everywhere) with pieces planted. */
+static void test_detection_everywhere(void) {
+  static const char *secrets[] = {KEY, TOKEN, "\xc3\xa9t\xc3\xa9-non-ascii-secret"};
+  for (int wide = 0; wide < 2; wide++) {
+    e2bw_secrets s = {0};
+    for (int k = 0; k < 2 + wide; k++) CHECK(e2bw_secrets_add(&s, secrets[k], k > 0) == 0);
+    unsigned seed = 12345;
+    char text[200];
+    for (int round = 0; round < 20000; round++) {
+      size_t len = (size_t)(round % 190) + 1;
+      for (size_t i = 0; i < len; i++) {
+        seed = seed * 1103515245u + 12345u;
+        text[i] = "0123456789abcdefe2b_tok-ENVDSECRT"[(seed >> 16) % 33];
+      }
+      seed = seed * 1103515245u + 12345u;
+      if (round % 3 == 0 && len >= 8) { /* plant a piece of 7 to 12 characters of a secret */
+        const char *sec = secrets[(seed >> 8) % (unsigned)(2 + wide)];
+        size_t piece = 7 + (seed >> 12) % 6, at = (seed >> 4) % len;
+        size_t from = (seed >> 20) % (strlen(sec) - piece);
+        if (at + piece > len) at = len - (piece < len ? piece : len);
+        memcpy(text + at, sec + from, piece < len ? piece : len);
+      }
+      text[len] = '\0';
+      int want = 0;
+      for (int k = 0; k < 2 + wide; k++) want |= leaks(text, secrets[k]);
+      size_t n = len;
+      char *copy = strdup(text), *out = e2bw_redact_bytes(&s, copy, &n);
+      CHECK((out != copy) == want);
+      if (out != copy && !want) printf("    false hit: %s\n", text);
+      if (out == copy && want) printf("    missed: %s\n", text);
+      CHECK(!leaks(out, secrets[0]) && !leaks(out, secrets[1]));
+      free(out);
+    }
+    e2bw_secrets_free(&s);
+  }
+}
+
 void suite_redact(void) {
+  test_detection_everywhere();
   test_exit_error_quoting_the_token();
   test_secret_across_the_cut();
   test_results_and_passthrough();
