@@ -111,7 +111,7 @@ void e2bw_secrets_free(e2bw_secrets *s) {
 }
 
 /* Bit i set when byte p[i] is one secrets are made of. */
-static unsigned class_mask16(const e2bw_secrets *s, const uint8_t *p) {
+static inline __attribute__((always_inline)) unsigned class_mask16(const e2bw_secrets *s, const uint8_t *p) {
   if (s->wide) return 0xFFFF; /* a secret with non-ASCII bytes: every byte may start a run */
 #ifdef __wasm_simd128__
   static const uint8_t class_hi[16] = {1, 2, 4, 8, 16, 32, 64, 128}; /* bit c >> 4; none from 0x80 on */
@@ -126,23 +126,35 @@ static unsigned class_mask16(const e2bw_secrets *s, const uint8_t *p) {
 #endif
 }
 
+static uint64_t class_mask64(const e2bw_secrets *s, const uint8_t *p) {
+  return (uint64_t)class_mask16(s, p) | (uint64_t)class_mask16(s, p + 16) << 16 | (uint64_t)class_mask16(s, p + 32) << 32 |
+         (uint64_t)class_mask16(s, p + 48) << 48;
+}
+
+/* Bit k of starts: an 8-byte run starts at base + k; 1 when one is a secret's. */
+static int known_at(const e2bw_secrets *s, const char *base, uint64_t starts) {
+  for (; starts; starts &= starts - 1)
+    if (gram_known(s, base + __builtin_ctzll(starts))) return 1;
+  return 0;
+}
+
 /* Detection, the hot path (every outgoing message): a run of a secret is
  * RUN bytes secrets are made of, so only where such a run starts is the
- * 8-byte run looked up. 16 bytes a step; the 32-bit window holds the
- * previous block and this one, so a run starting in the previous block is
- * seen whole. */
+ * 8-byte run looked up. 64 bytes a step: runs inside the word, and runs
+ * from the previous word's last 7 bytes into this one. */
 static int detect_runs(const e2bw_secrets *s, const char *t, size_t len) {
-  uint32_t window = 0;
+  uint64_t prev = 0;
   size_t i = 0;
-  for (; i + 16 <= len; i += 16) {
-    window = (window >> 16) | (class_mask16(s, (const uint8_t *)t + i) << 16);
-    uint32_t r = window & (window >> 1);
-    r &= r >> 2;
-    r &= r >> 4;
-    for (r &= 0xFFFF; r; r &= r - 1)
-      if (gram_known(s, t + i - 16 + (size_t)__builtin_ctz(r))) return 1;
+  for (; i + 64 <= len; i += 64) {
+    uint64_t m = class_mask64(s, (const uint8_t *)t + i), across = (prev >> 57) | (m << 7), inside = m;
+    across &= across >> 1, inside &= inside >> 1;
+    across &= across >> 2, inside &= inside >> 2;
+    across &= across >> 4, inside &= inside >> 4;
+    if (i && known_at(s, t + i - 7, across & 0x7F)) return 1;
+    if (known_at(s, t + i, inside)) return 1;
+    prev = m;
   }
-  for (size_t j = i >= 16 ? i - 16 : 0; j + RUN <= len; j++) /* runs starting in the last block or the tail */
+  for (size_t j = i >= 7 ? i - 7 : 0; j + RUN <= len; j++) /* the last word's last starts, and the tail */
     if (gram_known(s, t + j)) return 1;
   return 0;
 }
