@@ -16,7 +16,8 @@ import { until } from '../lib/wait.mjs'
 
 const pluginDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const MODES = {
-  'in-process': (opts) => loadProvider(pluginDir, opts),
+  'in-process': (opts) => loadProvider(pluginDir, opts), // message objects: long strings detached
+  'in-process, JSON text': (opts) => loadProvider(pluginDir, { ...opts, form: 'text' }),
   stdio: (opts) => startStdioProvider(pluginDir, opts),
 }
 
