@@ -375,3 +375,66 @@ test('numbers: the small strtod of core.wasm agrees with libc (the wasi build)',
   assert.equal(configs[0].result.limits.request_timeout, 0.25)
   assert.equal(configs[2].result.limits.request_timeout, 75)
 })
+
+// core.wasm encodes base64 with WebAssembly SIMD (12 bytes a step, the rest
+// like the scalar code of the wasi build and the unit tests). files.read in
+// base64 is the cheapest real path through it: envd's answer is fed by hand,
+// and the `offset` of a whole-file (200) answer moves where the encoded bytes
+// start, so every length 0..300 is encoded from every offset 0..15 of the
+// input buffer; bodies cut in pieces add the carried 1- and 2-byte groups;
+// then a few MiB. Each answer must equal Node's own encoding.
+function fileReader(core) {
+  let id = 10
+  core.submit(JSON.stringify(INIT), T0)
+  core.drain()
+  return (body, { offset = 0, pieces = [body.length] } = {}) => {
+    core.submit(JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'files.read', params: { sandbox_id: 'sbx1', path: '/f', encoding: 'base64', offset } }), T0)
+    let http = core.drain().at(-1)
+    if (JSON.parse(http.text).url.includes('/sandboxes/')) { // the sandbox is learned once
+      core.httpHead(http.op, 200, '', T0)
+      core.httpBody(http.op, new TextEncoder().encode('{"sandboxID":"sbx1","state":"running","envdAccessToken":"t"}'), T0)
+      core.httpEnd(http.op, T0)
+      http = core.drain().at(-1)
+    }
+    core.httpHead(http.op, 200, `content-type: application/octet-stream\ncontent-length: ${body.length}\n`, T0)
+    let at = 0
+    for (const n of pieces) core.httpBody(http.op, body.subarray(at, (at += n)), T0)
+    core.httpBody(http.op, body.subarray(at), T0)
+    core.httpEnd(http.op, T0)
+    const msg = JSON.parse(core.drain().find((a) => a.kind === ACTION.SEND).text)
+    assert.equal(msg.id, id)
+    assert.ok(msg.result, JSON.stringify(msg.error))
+    return msg.result.content
+  }
+}
+
+test('files.read in base64: every length at every offset, pieces and MiB, as Node encodes them', async () => {
+  let seed = 11
+  const random = (n) => Buffer.from(Uint8Array.from({ length: n }, () => (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24))
+  const data = random(316)
+  const big = random(3 << 20)
+  for (const name of ['emscripten', 'wasi']) {
+    const core = await Core.create(pathToFileURL(MODULES[name]))
+    const read = fileReader(core)
+    for (let offset = 0; offset < 16; offset++) {
+      for (let n = 0; n <= 300; n++) {
+        const body = data.subarray(0, offset + n)
+        assert.equal(read(body, { offset }), body.subarray(offset).toString('base64'), `${name}: ${n} bytes at offset ${offset}`)
+      }
+    }
+    // pieces: 1 and 2 bytes carried into the next piece, at every block position
+    const body = data.subarray(0, 300)
+    for (let cut = 1; cut < 40; cut++) {
+      for (const pieces of [[cut], [cut, 1], [cut, 2], [cut, 13, 1, 17]]) {
+        assert.equal(read(body, { pieces }), body.toString('base64'), `${name}: pieces ${pieces}`)
+      }
+    }
+    // sizes around the steps of larger bodies, then 3 MiB in 64 KiB pieces and whole
+    for (const n of [4095, 4096, 4097, 65535, 65536, 65537, (1 << 20) - 1, (1 << 20) + 1]) {
+      assert.equal(read(big.subarray(0, n)), big.subarray(0, n).toString('base64'), `${name}: ${n} bytes`)
+    }
+    assert.equal(read(big, { pieces: Array(48).fill(65536) }), big.toString('base64'), `${name}: 3 MiB in pieces`)
+    assert.equal(read(big, { offset: 5 }), big.subarray(5).toString('base64'), `${name}: 3 MiB at offset 5`)
+    core.free()
+  }
+})
