@@ -6,12 +6,15 @@
 //      official e2b SDK (files.write + files.read format bytes), and raw
 //      fetch of envd's /files (octet-stream POST, GET) — the limit;
 //   2. read a large file (1 GiB by default) through files.read in 8 MiB
-//      ranges, sampling the process's RSS: the plugin's extra memory is the
-//      peak above the RSS before the read;
+//      ranges, and the same ranges with raw fetch, each in a fresh process
+//      (bench/ranged-read.mjs), sampling its RSS: the extra memory is the
+//      peak above the RSS before the first read;
 //   3. files.stat × N against the SDK's files.getInfo × N (median latency).
 // Runs alternate (plugin, sdk, fetch, …) so drift hits all alike.
 //
 //   node bench/files-throughput.mjs [--runs 5] [--gib 1] [--stats 1000] [--json]
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -32,7 +35,8 @@ const RANGE = 8 << 20
 
 const backend = await startBackend()
 const env = { E2B_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl }
-const infra = await loadProvider(root, { env })
+// --form text: the reference host speaks JSON text (send/onMessage) instead of objects
+const infra = await loadProvider(root, { env, form: arg('form', 'objects') })
 const { sandbox_id: sid } = await infra.sandbox_protocol.create({ timeout: 3600 })
 const sdk = await Sandbox.connect(sid, { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl })
 const detail = await (await fetch(`${backend.apiUrl}/sandboxes/${sid}`, { headers: { 'X-API-Key': backend.apiKey } })).json()
@@ -95,20 +99,27 @@ for (let i = 0; i < RUNS; i++) {
 const BIG = GIB * (1 << 30)
 const made = await call('exec.run', { command: `head -c ${BIG} /dev/zero > /tmp/big.bin && sync`, user: 'root', timeout: 600 })
 if (made.exit_code !== 0) throw new Error(`cannot make the big file: ${made.stderr}`)
-global.gc?.()
-const baseline = process.memoryUsage().rss
-let peak = baseline
-const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss) }, 5)
-const t1 = performance.now()
-let total = 0
-for (let offset = 0; offset < BIG; offset += RANGE) {
-  const r = await call('files.read', { path: '/tmp/big.bin', encoding: 'base64', offset, length: RANGE })
-  total += r.size
-  peak = Math.max(peak, process.memoryUsage().rss)
+// The same ranges through files.read (each range's base64 content, as the
+// caller gets it) and with raw fetch (each range's bytes, as arrayBuffer()):
+// what moving 1 GiB in 8 MiB pieces costs any JavaScript caller in garbage,
+// so the difference is what the plugin adds. Each read runs in a fresh
+// process (bench/ranged-read.mjs), alternating, so no phase inherits the
+// RSS another grew; the plugin's baseline is taken before its first read,
+// so the core's memory growth counts.
+const BIG_RUNS = Number(arg('big-runs', 2))
+async function rangedRead(way) {
+  const cfg = { way, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl, sid, token: detail.envdAccessToken, path: '/tmp/big.bin', bytes: BIG, range: RANGE, form: arg('form', 'objects') }
+  // async: the backend's output pipes are this process's to drain meanwhile
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(root, 'bench', 'ranged-read.mjs')], {
+    env: { ...process.env, E2BW_BENCH: JSON.stringify(cfg), E2BW_BENCH_KEY: backend.apiKey }, encoding: 'utf8', maxBuffer: 1 << 20,
+  })
+  return JSON.parse(stdout.trim().split('\n').at(-1))
 }
-const bigSeconds = (performance.now() - t1) / 1000
-clearInterval(sampler)
-if (total !== BIG) throw new Error(`read ${total} of ${BIG} bytes`)
+const ranged = { plugin: [], fetch: [] }
+for (let i = 0; i < BIG_RUNS; i++) for (const way of ['plugin', 'fetch']) ranged[way].push(await rangedRead(way))
+const pluginRanges = { seconds: median(ranged.plugin.map((r) => r.seconds)), extra: median(ranged.plugin.map((r) => r.extra_rss)) }
+const rawRanges = { seconds: median(ranged.fetch.map((r) => r.seconds)), extra: median(ranged.fetch.map((r) => r.extra_rss)) }
+const bigSeconds = pluginRanges.seconds
 await call('files.remove', { path: '/tmp/big.bin' })
 
 // 3. small calls
@@ -128,7 +139,8 @@ const result = {
   write_read_median_cpu_ms: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Number(median(v).toFixed(1))])),
   write_read_median_mib_per_s: Object.fromEntries(Object.entries(med).map(([k, v]) => [k, Number(v.toFixed(1))])),
   ratios: { plugin_vs_fetch: Number((med.plugin / med.fetch).toFixed(3)), plugin_vs_sdk: Number((med.plugin / med.sdk).toFixed(3)) },
-  big_read: { bytes: BIG, range: RANGE, mib_per_s: Number((mib(BIG) / bigSeconds).toFixed(1)), extra_rss_mib: Number(mib(peak - baseline).toFixed(1)) },
+  big_read: { bytes: BIG, range: RANGE, mib_per_s: Number((mib(BIG) / bigSeconds).toFixed(1)), extra_rss_mib: Number(mib(pluginRanges.extra).toFixed(1)),
+    fetch_extra_rss_mib: Number(mib(rawRanges.extra).toFixed(1)), fetch_mib_per_s: Number((mib(BIG) / rawRanges.seconds).toFixed(1)) },
   stat_median_ms: { plugin: Number(median(lat.plugin).toFixed(3)), sdk_getInfo: Number(median(lat.sdk).toFixed(3)), calls: STATS },
 }
 if (process.argv.includes('--json')) console.log(JSON.stringify(result))
@@ -137,7 +149,8 @@ else {
   for (const [k, v] of Object.entries(result.write_read_median_mib_per_s)) console.log(`  ${k.padEnd(7)} ${String(v).padStart(7)}   (${rates[k].map((x) => x.toFixed(1)).join(', ')})`)
   console.log(`  plugin / fetch = ${result.ratios.plugin_vs_fetch}   plugin / sdk = ${result.ratios.plugin_vs_sdk}`)
   console.log(`  this process's CPU per write + read, median ms: ${Object.entries(result.write_read_median_cpu_ms).map(([k, v]) => `${k} ${v}`).join(', ')}`)
-  console.log(`${GIB} GiB through files.read in ${RANGE >> 20} MiB ranges: ${result.big_read.mib_per_s} MiB/s, peak RSS +${result.big_read.extra_rss_mib} MiB`)
+  console.log(`${GIB} GiB through files.read in ${RANGE >> 20} MiB ranges: ${result.big_read.mib_per_s} MiB/s, peak RSS +${result.big_read.extra_rss_mib} MiB` +
+    ` (raw fetch of the same ranges: ${result.big_read.fetch_mib_per_s} MiB/s, +${result.big_read.fetch_extra_rss_mib} MiB)`)
   console.log(`files.stat x${STATS}: median ${result.stat_median_ms.plugin} ms   SDK getInfo: ${result.stat_median_ms.sdk_getInfo} ms`)
 }
 await infra.sandbox_protocol.kill(sid)

@@ -27,7 +27,8 @@ const COMMAND = `head -c ${BYTES} /dev/zero | tr '\\0' 'x'`
 
 const backend = await startBackend()
 const env = { E2B_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl }
-const infra = await loadProvider(root, { env })
+// --form text: the reference host speaks JSON text (send/onMessage) instead of objects
+const infra = await loadProvider(root, { env, form: arg('form', 'objects') })
 const { sandbox_id: sid } = await infra.sandbox_protocol.create({ timeout: 3600 })
 const sdkSandbox = await Sandbox.connect(sid, { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl })
 const detail = await (await fetch(`${backend.apiUrl}/sandboxes/${sid}`, { headers: { 'X-API-Key': backend.apiKey } })).json()
