@@ -25,6 +25,11 @@ test('committed wasm/core.wasm is byte-identical to a fresh build', () => {
     'wasm/core.wasm is stale: run ./build.sh update-wasm and commit it')
 })
 
+test('committed wasm/core.wasm stays within 96 KiB (issue 9)', () => {
+  const size = readFileSync(MODULES.committed).length
+  assert.ok(size <= 96 * 1024, `core.wasm is ${size} bytes, over 98,304`)
+})
+
 for (const [name, file] of Object.entries(MODULES)) {
   test(`${name}: no imports, the whole ABI exported`, () => {
     const mod = new WebAssembly.Module(readFileSync(file))
