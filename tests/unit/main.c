@@ -15,7 +15,8 @@ static const struct {
     {"errors", suite_errors},    {"dispatch", suite_dispatch},     {"config", suite_config},
     {"sandbox", suite_sandbox},  {"transport", suite_transport}, {"codecs", suite_codecs},
     {"process", suite_process}, {"redact", suite_redact}, {"redirects", suite_redirects}, {"oom", suite_oom},
-    {"files", suite_files},
+    {"files", suite_files},      {"printf", suite_printf},      {"strstr", suite_strstr},
+    {"strtod", suite_strtod},
 };
 
 int main(void) {

@@ -14,4 +14,7 @@ void suite_files(void);
 void suite_redact(void);
 void suite_redirects(void);
 void suite_oom(void);
+void suite_printf(void);
+void suite_strstr(void);
+void suite_strtod(void);
 #endif
