@@ -22,9 +22,11 @@ BACKEND_SRC := $(sort $(wildcard backend/*.c)) core/sha256.c
 BACKEND_HDR := $(wildcard backend/*.h)
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 CJSON_C     := $(CJSON_DIR)/cJSON.c
-# core.wasm's own printf and strstr (wasm/libc_small.h); natively they are
-# small_snprintf etc., which the unit tests and fuzz_printf compare with glibc's.
-SMALL_SRC   := wasm/printf_small.c wasm/strstr_small.c
+# core.wasm's own printf, strstr, strtod and sscanf (wasm/libc_small.h);
+# natively they are small_snprintf etc., which the unit tests and fuzz_printf
+# compare with glibc's.
+SMALL_SRC   := wasm/printf_small.c wasm/strstr_small.c wasm/numbers_small.c wasm/bignum_small.c
+SMALL_HDR   := wasm/libc_small.h wasm/bignum_small.h
 
 .PHONY: all native asan wasm backend fuzz replay clean
 all: native asan wasm backend
@@ -45,11 +47,11 @@ $(BUILD)/native/libe2bw.a: $(CORE_SRC) $(CORE_HDR) $(CJSON_C) tests/unit/alloc_h
 	$(CC) $(CSTD) -O2 -g $(INC) $(HOOK) -c $(CJSON_C) -o $(BUILD)/native/obj/cJSON.o
 	ar rcs $@ $(BUILD)/native/obj/*.o
 
-$(BUILD)/native/unit_tests: $(BUILD)/native/libe2bw.a $(UNIT_SRC) $(UNIT_HDR) $(SMALL_SRC) wasm/libc_small.h
+$(BUILD)/native/unit_tests: $(BUILD)/native/libe2bw.a $(UNIT_SRC) $(UNIT_HDR) $(SMALL_SRC) $(SMALL_HDR)
 	$(CC) $(CSTD) -O1 -g $(WARN) $(INC) -Iwasm $(UNIT_SRC) $(SMALL_SRC) $(BUILD)/native/libe2bw.a -lm -o $@
 
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-$(BUILD)/asan/unit_tests: $(CORE_SRC) $(CORE_HDR) $(UNIT_SRC) $(UNIT_HDR) $(CJSON_C) $(SMALL_SRC) wasm/libc_small.h
+$(BUILD)/asan/unit_tests: $(CORE_SRC) $(CORE_HDR) $(UNIT_SRC) $(UNIT_HDR) $(CJSON_C) $(SMALL_SRC) $(SMALL_HDR)
 	@mkdir -p $(BUILD)/asan
 	@mkdir -p $(BUILD)/asan/obj
 	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) $(HOOK) -c $(CJSON_C) -o $(BUILD)/asan/cJSON.o
@@ -62,18 +64,22 @@ $(BUILD)/asan/unit_tests: $(CORE_SRC) $(CORE_HDR) $(UNIT_SRC) $(UNIT_HDR) $(CJSO
 # allocator would otherwise import). core-wasi.wasm: the same sources through
 # clang + wasi-libc, to prove the core does not depend on one toolchain.
 # core.wasm is built for size and streaming speed: SIMD and bulk memory
-# (every current engine), emmalloc, and wasm/numbers_small.c instead of musl's
-# strtod; core-wasi.wasm keeps the plain scalar code and libc's allocator and
-# strtod, and tests/node/wasm-modules.test.mjs checks both behave alike.
+# (every current engine), emmalloc, and $(SMALL_SRC) instead of musl's printf
+# family, strstr, strtod and sscanf (9.6 KB less: musl formats doubles as
+# long double, with binary128 soft-float; its strtod is arbitrary-precision).
+# They are exact, and tests/unit/test_printf.c and test_strtod.c compare them
+# with glibc's. core-wasi.wasm keeps the plain scalar code and libc's
+# allocator, printf and strtod, and tests/node/wasm-modules.test.mjs checks
+# both behave alike.
 WASM_SRC := $(CORE_SRC) wasm/abi.c $(CJSON_C)
 wasm: $(BUILD)/wasm/core.wasm $(BUILD)/wasm/core-wasi.wasm
 
-$(BUILD)/wasm/core.wasm: $(WASM_SRC) wasm/numbers_small.c $(SMALL_SRC) wasm/libc_small.h $(CORE_HDR)
+$(BUILD)/wasm/core.wasm: $(WASM_SRC) $(SMALL_SRC) $(SMALL_HDR) $(CORE_HDR)
 	@mkdir -p $(BUILD)/wasm
 	NODE_PATH=/usr/share/nodejs $(EMCC) $(CSTD) -Oz -flto -msimd128 -mbulk-memory -sMALLOC=emmalloc $(INC) -DE2BW_WASM \
 	  -sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB \
 	  -sTOTAL_STACK=262144 -sERROR_ON_UNDEFINED_SYMBOLS=1 \
-	  $(WASM_SRC) wasm/numbers_small.c $(SMALL_SRC) -o $@
+	  $(WASM_SRC) $(SMALL_SRC) -o $@
 
 $(BUILD)/wasm/core-wasi.wasm: $(WASM_SRC) wasm/wasi_noio.c $(CORE_HDR)
 	@mkdir -p $(BUILD)/wasm
@@ -108,7 +114,7 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 fuzz: $(FUZZ_BIN)
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C) $(SMALL_SRC) wasm/libc_small.h
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C) $(SMALL_SRC) $(SMALL_HDR)
 	@mkdir -p $(BUILD)/fuzz
 	$(CLANG) $(CSTD) $(FUZZ_FLAGS) $(INC) -Iwasm $< $(CORE_SRC) $(CJSON_C) $(SMALL_SRC) -lm -o $@
 
@@ -117,7 +123,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HD
 REPLAY_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/replay/%,$(FUZZ_SRC))
 replay: $(REPLAY_BIN)
 
-$(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C) $(SMALL_SRC) wasm/libc_small.h
+$(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C) $(SMALL_SRC) $(SMALL_HDR)
 	@mkdir -p $(BUILD)/replay
 	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) -Iwasm $< tests/fuzz/replay_main.c $(CORE_SRC) $(CJSON_C) $(SMALL_SRC) -lm -o $@
 

@@ -5,15 +5,18 @@
  * messages and E2B answers (ids, seconds, ports, sizes, offsets) and the
  * seconds of an option or a Retry-After header.
  *
- * Exact for up to 19 significant digits: Clinger's fast path (the digits fit
- * a double and |exponent| <= 22: one correctly rounded IEEE operation), else
- * one binary128 (long double) multiply or divide by a power of ten that is
- * exact up to 10^48, rounded once more to double — off by one unit in the
- * last place only in vanishingly rare halfway cases. Beyond 19 digits the
- * rest are dropped (truncation, < 1e-18 relative). Syntax: C-locale strtod
- * for decimal numbers — leading space, sign, digits, fraction, exponent.
- * "inf", "nan" and hexadecimal are not JSON numbers and are not converted
- * (*end = s), so option values like "0x10" are refused rather than guessed. */
+ * Correctly rounded for up to 19 significant digits: Clinger's fast path (the
+ * digits fit a double and |exponent| <= 22: one correctly rounded IEEE
+ * operation), else a double within a few units in the last place, moved one
+ * unit at a time until the exact value lies between the halfway points to its
+ * neighbours, compared exactly in integers (bignum_small.c); ties go to even.
+ * No long double, so no binary128 soft-float. Beyond 19 digits the rest are
+ * dropped (truncation, < 1e-18 relative). Syntax: C-locale strtod for decimal
+ * numbers — leading space, sign, digits, fraction, exponent. "inf", "nan"
+ * and hexadecimal are not JSON numbers and are not converted (*end = s), so
+ * option values like "0x10" are refused rather than guessed. Natively these
+ * are small_strtod and small_sscanf (libc_small.h), compared with glibc's by
+ * the unit tests. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,12 +25,63 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bignum_small.h"
+#include "libc_small.h"
+
 static const double exact_powers[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-double strtod(const char *s, char **end) {
+#define LIMBS 48 /* digits·10^308·2^55 and digits·2^1076 < 10^344; m·10^342 < 10^359 */
+
+/* The sign of digits·10^exp10 - m·2^p, computed exactly. */
+static int compare_exact(uint64_t digits, int exp10, uint64_t m, int p) {
+  uint32_t a[LIMBS], b[LIMBS];
+  int na = bignum_set(a, digits), nb = bignum_set(b, m);
+  if (exp10 > 0) na = bignum_mul_pow(a, na, 10, exp10);
+  else nb = bignum_mul_pow(b, nb, 10, -exp10);
+  if (p > 0) nb = bignum_mul_pow(b, nb, 2, p);
+  else na = bignum_mul_pow(a, na, 2, -p);
+  return bignum_compare(a, na, b, nb);
+}
+
+/* digits·10^exp10 (digits > 0) correctly rounded, half to even. */
+static double nearest(uint64_t digits, int exp10) {
+  const uint64_t hidden = 1ull << 52, inf = 0x7ffull << 52;
+  if (exp10 < -342) return 0; /* < 10^-323: below half the least subnormal */
+  if (exp10 > 308) return HUGE_VAL;
+  double z = (double)digits; /* first a close guess, in doubles */
+  for (int n = exp10; n > 0; n -= 22) z *= exact_powers[n < 22 ? n : 22];
+  for (int n = -exp10; n > 0; n -= 22) z /= exact_powers[n < 22 ? n : 22];
+  uint64_t b;
+  memcpy(&b, &z, sizeof b);
+  if (b >= inf) b = inf - 1; /* the largest double */
+  for (;;) { /* z = m·2^e; its neighbours' halfway points are (2m±1)·2^(e-1) */
+    uint64_t m = b & (hidden - 1);
+    int e = (int)(b >> 52);
+    if (e) m |= hidden;
+    else e = 1;
+    e -= 1075;
+    int c = compare_exact(digits, exp10, 2 * m + 1, e - 1);
+    if (c > 0 || (c == 0 && (m & 1))) {
+      if (++b == inf) break;
+      continue;
+    }
+    if (b == 0) break;
+    /* below a power of two the gap is half as wide */
+    c = m == hidden && e > -1074 ? compare_exact(digits, exp10, 4 * m - 1, e - 2) : compare_exact(digits, exp10, 2 * m - 1, e - 1);
+    if (c < 0 || (c == 0 && (m & 1))) {
+      b--;
+      continue;
+    }
+    break;
+  }
+  memcpy(&z, &b, sizeof z);
+  return z;
+}
+
+double LIBC_SMALL(strtod)(const char *s, char **end) {
   const char *p = s;
   while (*p == ' ' || (*p >= '\t' && *p <= '\r')) p++;
   int negative = 0;
@@ -53,7 +107,7 @@ double strtod(const char *s, char **end) {
     }
   }
   if (!seen) {
-    if (end) *end = (char *)s;
+    if (end) *end = (char *)(uintptr_t)s; /* C's signature drops the const */
     return 0;
   }
   if (*p == 'e' || *p == 'E') {
@@ -68,7 +122,7 @@ double strtod(const char *s, char **end) {
       p = q;
     }
   }
-  if (end) *end = (char *)p;
+  if (end) *end = (char *)(uintptr_t)p;
 
   double value;
   if (digits == 0) {
@@ -76,12 +130,8 @@ double strtod(const char *s, char **end) {
   } else if (digits <= (1ull << 53) && exp10 >= -22 && exp10 <= 22) {
     value = exp10 < 0 ? (double)digits / exact_powers[-exp10] : (double)digits * exact_powers[exp10];
   } else {
-    long double power = 1, x = (long double)digits;
-    int n = exp10 < 0 ? -exp10 : exp10;
-    if (n > 400) n = 400; /* past any double either way */
-    while (n--) power *= 10;
-    value = (double)(exp10 < 0 ? x / power : x * power);
-    if (isinf(value) || value == 0) errno = ERANGE;
+    value = nearest(digits, exp10);
+    if (value == 0 || isinf(value)) errno = ERANGE;
   }
   return negative ? -value : value;
 }
@@ -89,10 +139,10 @@ double strtod(const char *s, char **end) {
 /* The core's one sscanf: cJSON reading back a number it printed ("%lg") to
  * see whether 15 digits were enough. Any other format is a new use that this
  * file must learn first: it traps rather than scan wrongly. */
-int sscanf(const char *restrict text, const char *restrict format, ...) {
+int LIBC_SMALL(sscanf)(const char *restrict text, const char *restrict format, ...) {
   if (strcmp(format, "%lg") != 0) __builtin_trap();
   char *end;
-  double value = strtod(text, &end);
+  double value = LIBC_SMALL(strtod)(text, &end);
   if (end == text) return *text ? 0 : EOF;
   va_list ap;
   va_start(ap, format);

@@ -6,8 +6,8 @@
  * the lengths hh h l ll j z t, and the conversions d i u o x X c s p % e E f F
  * g G. Doubles are exact, digit for digit what glibc and musl print: the
  * binary value m·2^e becomes the integer m·2^e or m·5^-e (with the decimal
- * point moved e places) in base-10^9 limbs, and is rounded on its decimal
- * digits, half to even on exact ties. Anything else (%a, %n, %lc, %ls, L,
+ * point moved e places) in base-10^9 limbs (bignum_small.c), and is rounded
+ * on its decimal digits, half to even on exact ties. Anything else (%a, %n, %lc, %ls, L,
  * positional arguments) returns -1 having consumed nothing more. Natively
  * these are small_snprintf and so on (libc_small.h): the unit tests compare
  * them with glibc's. */
@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bignum_small.h"
 #include "libc_small.h"
 
 enum { LEFT = 1, PLUS = 2, SPACE = 4, ALT = 8, ZERO = 16 };
@@ -67,8 +68,7 @@ static void put_int(sink *o, uint64_t v, const char *prefix, int flags, int widt
 
 /* ---- doubles ---------------------------------------------------------- */
 
-#define LIMB 1000000000u
-#define LIMBS 90 /* 2^53·5^1074 < 10^767: 86 limbs, one more while it grows */
+#define LIMBS 90 /* 2^53·5^1074 < 10^767: 86 limbs */
 
 /* All the decimal digits of |x| (finite): d[1..n] with d[0] == '0' (room for
  * a rounding carry), n returned, *e10 the power of ten of d[1]. */
@@ -80,21 +80,8 @@ static int decimal_digits(uint64_t bits, char buf[LIMBS * 9 + 1], char **d, int 
   e -= 1075;
   if (!m) e = 0;
   while (e < 0 && !(m & 1)) m >>= 1, e++; /* fewer limbs to multiply */
-
-  uint32_t limb[LIMBS] = {(uint32_t)(m % LIMB), (uint32_t)(m / LIMB)};
-  int n = 2, k = e < 0 ? -e : e;
-  uint32_t base = e < 0 ? 5 : 2; /* m·2^e, or m·5^-e·10^e */
-  while (k) {
-    uint32_t f = 1;
-    for (; k && f < LIMB / 10; k--) f *= base;
-    uint64_t carry = 0;
-    for (int i = 0; i < n; i++) {
-      uint64_t t = (uint64_t)limb[i] * f + carry;
-      limb[i] = (uint32_t)(t % LIMB);
-      carry = t / LIMB;
-    }
-    if (carry) limb[n++] = (uint32_t)carry;
-  }
+  uint32_t limb[LIMBS];
+  int n = bignum_mul_pow(limb, bignum_set(limb, m), e < 0 ? 5 : 2, e < 0 ? -e : e); /* m·2^e, or m·5^-e·10^e */
 
   char *p = buf + 1;
   buf[0] = '0';

@@ -443,3 +443,38 @@ test('files.read in base64: every length at every offset, pieces and MiB, as Nod
     core.free()
   }
 })
+
+// core.wasm prints numbers with wasm/printf_small.c and reads them with
+// wasm/numbers_small.c, the wasi build with libc's: a seconds option given as
+// a JSON number or as text (1 to 19 digits), read, and printed back in
+// limits.request_timeout through cJSON's "%1.15g" / sscanf / "%1.17g", must
+// come out the same, and within cJSON's tolerance (it keeps 15 digits when
+// they read back within one DBL_EPSILON) of the double the host computes.
+test('numbers: the small printf and strtod of core.wasm agree with libc over many values', async () => {
+  let seed = 11
+  const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32
+  const inputs = []
+  for (let i = 0; i < 1200; i++) {
+    const v = 10 ** (-3 + rnd() * 6.55) // 0.001 .. 3548: the option's whole range, every magnitude
+    if (i % 3 === 0) inputs.push(v) // shortest round-trip text, read by cJSON's strtod
+    else if (i % 3 === 1) inputs.push(v.toPrecision(1 + (i % 19))) // text, read by the core's strtod
+    else inputs.push(Math.round(v * 2 ** 20) / 2 ** 20) // dyadic: exact ties at some precisions
+  }
+  inputs.push(0.1 + 0.2, 1.005, 2.675, 0.001, 3600, '3599.9999999999999999', '0.0010000000000000002', 1 / 3, 2 / 3)
+  const run = async (name) => {
+    const out = []
+    for (const t of inputs) {
+      const core = await Core.create(pathToFileURL(MODULES[name]))
+      core.submit(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { config: { api_key: 'k', request_timeout: t } } }), T0)
+      out.push(...core.drain().map((a) => a.text))
+      core.free()
+    }
+    return out
+  }
+  const emscripten = await run('emscripten')
+  assert.deepEqual(emscripten, await run('wasi'))
+  for (const [i, text] of emscripten.entries()) {
+    const want = (Number(inputs[i]) * 1000) / 1000, got = JSON.parse(text).result.limits.request_timeout
+    assert.ok(Math.abs(got - want) <= want * Number.EPSILON, `${inputs[i]} printed as ${got}`)
+  }
+})

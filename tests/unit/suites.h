@@ -16,4 +16,5 @@ void suite_redirects(void);
 void suite_oom(void);
 void suite_printf(void);
 void suite_strstr(void);
+void suite_strtod(void);
 #endif
