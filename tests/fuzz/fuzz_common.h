@@ -34,10 +34,43 @@ typedef struct fuzz_state {
   int ok;      /* the last answer was a result */
 } fuzz_state;
 
+/* 1 when p[0..n) is valid UTF-8 (RFC 3629). */
+static int fuzz_utf8(const uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n;) {
+    uint8_t c = p[i];
+    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!len || i + len > n) return 0;
+    uint32_t cp = len == 1 ? c : c & (0xFF >> (len + 1));
+    for (size_t k = 1; k < len; k++) {
+      if ((p[i + k] & 0xC0) != 0x80) return 0;
+      cp = cp << 6 | (p[i + k] & 0x3F);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
+    i += len;
+  }
+  return 1;
+}
+
+/* A detached string (e2bw.h): its member is "" in the message, the value is
+ * valid UTF-8, ASCII exactly when flagged, and carries no secret either. */
+static void fuzz_detached(e2bw_core *core, const cJSON *msg, uint32_t op, const fuzz_state *st) {
+  const uint8_t *value = e2bw_action_body(core);
+  size_t n = e2bw_action_body_len(core);
+  uint32_t member = op & ~(uint32_t)E2BW_DETACHED_ASCII;
+  const cJSON *outer = cJSON_GetObjectItemCaseSensitive(msg, member == E2BW_DETACHED_DATA ? "params" : "result");
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(outer, member == E2BW_DETACHED_DATA ? "data" : "content");
+  if ((member != E2BW_DETACHED_DATA && member != E2BW_DETACHED_CONTENT) || !cJSON_IsString(item) || item->valuestring[0]) abort();
+  if ((n && !value) || !fuzz_utf8(value, n)) abort();
+  int ascii = 1;
+  for (size_t i = 0; i < n; i++) ascii &= value[i] < 0x80;
+  if (!!(op & E2BW_DETACHED_ASCII) != ascii) abort();
+  if ((st->keyed && fuzz_leaks((const char *)value, n, FUZZ_API_KEY)) || (st->tokened && fuzz_leaks((const char *)value, n, FUZZ_ENVD_TOKEN))) abort();
+}
+
 /* Every SEND is one JSON-RPC 2.0 object on one line, and no message of any
  * kind (answer, error, notification) carries 8 or more characters of the API
- * key or of the envd token; every HTTP head is valid JSON. Anything else is
- * a bug. */
+ * key or of the envd token — a detached string neither (fuzz_detached);
+ * every HTTP head is valid JSON. Anything else is a bug. */
 static void fuzz_drain(e2bw_core *core, fuzz_state *st) {
   int kind;
   while ((kind = e2bw_core_next_action(core)) != E2BW_ACTION_NONE) {
@@ -57,6 +90,8 @@ static void fuzz_drain(e2bw_core *core, fuzz_state *st) {
       if (cJSON_IsString(method) && strcmp(method->valuestring, "exec.exit") == 0) st->exits++;
       if (cJSON_IsString(method) && strcmp(method->valuestring, "files.watch_end") == 0) st->watch_ends++;
       if ((st->keyed && fuzz_leaks(text, len, FUZZ_API_KEY)) || (st->tokened && fuzz_leaks(text, len, FUZZ_ENVD_TOKEN))) abort();
+      uint32_t op = e2bw_action_op(core);
+      if (op) fuzz_detached(core, msg, op, st);
       cJSON_Delete(msg);
     } else if (kind == E2BW_ACTION_HTTP) {
       cJSON *head = cJSON_ParseWithLength(text, len);
