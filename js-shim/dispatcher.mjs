@@ -13,6 +13,10 @@ const hrtime = globalThis.process && typeof globalThis.process.hrtime === 'funct
 // Hosts that take objects get long strings without a trip through JSON text:
 // the core hands them over detached (core/include/e2bw.h) from this size on,
 // and a request's longest string of at least DETACH_IN travels the same way.
+// Requests whose notifications carry their id as request_id, until the
+// stream's last one (exec.exit, files.watch_end): handle() maps it back.
+const STREAMING = ['exec.start', 'pty.open', 'process.attach', 'files.watch']
+
 const DETACH_OUT = 512
 const DETACH_IN = 16384
 
@@ -105,7 +109,7 @@ export async function createDispatcher(options = {}) {
       const msg = typeof message === 'string' ? JSON.parse(message) : { ...message }
       if (msg.id === undefined || msg.id === null) { d.send(msg); return Promise.resolve(null) } // a notification
       const key = `e2bw-h-${++handleSeq}`
-      const entry = { id: msg.id, resolve: null, streams: ['exec.start', 'pty.open', 'process.attach'].includes(msg.method) }
+      const entry = { id: msg.id, resolve: null, streams: STREAMING.includes(msg.method) }
       const answered = new Promise((resolve) => { entry.resolve = resolve })
       handled.set(key, entry)
       d.send({ ...msg, id: key })
@@ -210,7 +214,7 @@ export async function createDispatcher(options = {}) {
       const origin = rid !== undefined ? handled.get(rid) : undefined
       if (origin) {
         msg.params.request_id = origin.id
-        if (msg.method === 'exec.exit') handled.delete(rid)
+        if (msg.method === 'exec.exit' || msg.method === 'files.watch_end') handled.delete(rid) // a stream's last message
         text = null
       }
     }

@@ -88,8 +88,8 @@ void e2bw_core_submit(e2bw_core *core, const char *msg, size_t len, double now_m
  * text). The message limit applies to len + value_len.
  *
  * Out: once e2bw_core_set_detach(core, min_len) is given a nonzero min_len,
- * the output of exec.output (params.data) and the content of a files.read
- * answer (result.content) of at least min_len bytes leave detached: a SEND
+ * the output in exec.output (params.data) of at least min_len bytes, and the
+ * content of every files.read answer (result.content), leave detached: a SEND
  * action whose body is the string as UTF-8 (valid, unescaped), whose text
  * is the message with that member "", and whose op names the member
  * (e2bw_detached), plus E2BW_DETACHED_ASCII when every byte is ASCII (a

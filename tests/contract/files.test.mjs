@@ -217,6 +217,9 @@ for (const [mode, start] of Object.entries(MODES)) {
       const ends = events.filter((m) => m.method === 'files.watch_end' && m.params.watch_id === watch_id)
       assert.equal(ends.length, 1)
       assert.equal(ends[0].params.reason, 'cancelled')
+      // the host's own id of the files.watch request, whatever form it talks in
+      const watchId = infra.traffic.find((t) => t.dir === 'out' && t.msg.method === 'files.watch' && t.msg.params.path === '/tmp/watched').msg.id
+      for (const m of [ev, ends[0]]) assert.equal(m.params.request_id, watchId, `${m.method} carries the watch request's id`)
       await rejects(raw('files.unwatch', { watch_id }), (err) => assert.equal(err.rpc.code, -32002))
     })
 
