@@ -64,14 +64,17 @@ export async function connect(config) {
     },
   }
 
-  dispatcher.onMessage = (text) => {
-    const msg = JSON.parse(text)
+  // Objects both ways (the dispatcher's handle() / onNotification): file
+  // content and command output reach the page without being written as JSON
+  // text and parsed back (docs/host-contract.md).
+  dispatcher.onNotification = (msg) => {
     client.onTraffic?.('in', msg)
-    if (msg.method) {
-      const listener = listeners.get(msg.params?.request_id)
-      if (listener) listener(msg)
-      return
-    }
+    const listener = listeners.get(msg.params?.request_id)
+    if (listener) listener(msg)
+  }
+  function answered(msg) {
+    if (!msg) return
+    client.onTraffic?.('in', msg)
     const waiter = pending.get(msg.id)
     if (!waiter) return
     pending.delete(msg.id)
@@ -93,13 +96,11 @@ export async function connect(config) {
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject, method })
       client.onTraffic?.('out', msg)
-      try {
-        dispatcher.send(msg)
-      } catch (err) {
+      dispatcher.handle(msg).then(answered, (err) => {
         pending.delete(id)
         listeners.delete(id)
         reject(err)
-      }
+      })
     }).catch((err) => {
       listeners.delete(id)
       throw err
