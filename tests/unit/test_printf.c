@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "xorshift.h"
 #include "libc_small.h"
 #include "suites.h"
 
@@ -37,12 +38,7 @@
 static long compared, mismatched;
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
-static uint64_t rng(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
+static uint64_t rng(void) { return xorshift64(&rng_state); }
 
 static void report(const char *fmt, size_t size, int want_n, const char *want, int got_n, const char *got) {
   if (mismatched++ >= 12) return;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "xorshift.h"
 #include "libc_small.h"
 #include "suites.h"
 
@@ -25,12 +26,7 @@
 static long compared, mismatched;
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 
-static uint64_t rng(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
+static uint64_t rng(void) { return xorshift64(&rng_state); }
 
 /* The same bits and the same end as glibc's strtod. */
 static void compare(const char *text) {
