@@ -10,13 +10,12 @@ import { classifyFailure, pickTransport } from './transport.mjs'
 // `performance` loads perf_hooks and ten internal modules on first touch,
 // ≈ 1.5 ms of the first initialize (bench/startup.mjs). Elsewhere: performance.
 const hrtime = globalThis.process && typeof globalThis.process.hrtime === 'function' ? globalThis.process.hrtime.bind(globalThis.process) : null
-// Hosts that take objects get long strings without a trip through JSON text:
-// the core hands them over detached (core/include/e2bw.h) from this size on,
-// and a request's longest string of at least DETACH_IN travels the same way.
 // Requests whose notifications carry their id as request_id, until the
 // stream's last one (exec.exit, files.watch_end): handle() maps it back.
 const STREAMING = ['exec.start', 'pty.open', 'process.attach', 'files.watch']
-
+// Hosts that take objects get long strings without a trip through JSON text:
+// the core hands them over detached (core/include/e2bw.h) from this size on,
+// and a request's longest string of at least DETACH_IN travels the same way.
 const DETACH_OUT = 512
 const DETACH_IN = 16384
 
