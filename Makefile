@@ -22,10 +22,10 @@ BACKEND_SRC := $(sort $(wildcard backend/*.c)) core/sha256.c
 BACKEND_HDR := $(wildcard backend/*.h)
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 CJSON_C     := $(CJSON_DIR)/cJSON.c
-# core.wasm's own printf, strstr, strtod and sscanf (wasm/libc_small.h);
+# core.wasm's own printf, strstr, strlen, memchr, strtod and sscanf (wasm/libc_small.h);
 # natively they are small_snprintf etc., which the unit tests and fuzz_printf
 # compare with glibc's.
-SMALL_SRC   := wasm/printf_small.c wasm/strstr_small.c wasm/numbers_small.c wasm/bignum_small.c
+SMALL_SRC   := wasm/printf_small.c wasm/strstr_small.c wasm/strings_small.c wasm/numbers_small.c wasm/bignum_small.c
 SMALL_HDR   := wasm/libc_small.h wasm/bignum_small.h
 
 .PHONY: all native asan wasm backend fuzz replay clean

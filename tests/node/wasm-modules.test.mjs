@@ -167,6 +167,17 @@ function detachedScript(core) {
   drain()
   core.submitDetached(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'files.write', params: { sandbox_id: 'sbx1', path: '/w', content: '' } }), 'content', 'a\u0000b', T0)
   drain()
+  // core.wasm's strlen and memchr go 16 aligned bytes a step: contents of
+  // every length 0..99, after paths that move where the string starts, in
+  // text (strlen, the backslash scan) and detached (memchr for a NUL)
+  for (let n = 0; n < 100; n++) {
+    const content = 'ab\\"c'.repeat(20).slice(0, n)
+    const path = '/w' + 'x'.repeat(n % 17)
+    core.submit(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'files.write', params: { sandbox_id: 'sbx1', path, content } }), T0)
+    drain()
+    core.submitDetached(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'files.write', params: { sandbox_id: 'sbx1', path, content: '' } }), 'content', content + (n % 3 ? '' : '\u0000'), T0)
+    drain()
+  }
   const key = INIT.params.config.api_key
   for (let at = 0; at < 40; at++) {
     core.submit(JSON.stringify({ jsonrpc: '2.0', id: 100 + at, method: 'sandbox.get', params: { sandbox_id: 'sbx2' } }), T0)
@@ -196,6 +207,10 @@ test('both modules agree on detached strings and the secret scan at every offset
   const upload = log.find((a) => a[0] === ACTION.HTTP && JSON.parse(a[2]).method === 'POST')
   assert.equal(Buffer.from(upload[3], 'binary').length > 0, true)
   assert.equal(JSON.parse(byId(5)[2]).error.data.field, 'content')
+  const uploads = log.filter((a) => a[0] === ACTION.HTTP && JSON.parse(a[2]).method === 'POST').slice(1).map((a) => a[3] ?? '')
+  const written = []
+  for (let n = 0; n < 100; n++) written.push('ab\\"c'.repeat(20).slice(0, n), ...(n % 3 ? ['ab\\"c'.repeat(20).slice(0, n)] : []))
+  assert.deepEqual(uploads, written, 'each content uploaded whole, a detached one with a NUL refused')
   for (let at = 0; at < 40; at++) {
     const msg = JSON.parse(byId(100 + at)[2])
     assert.match(msg.error.message, /\*\*\*/, `offset ${at}: the key's piece was not replaced`)
