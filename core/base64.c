@@ -125,12 +125,36 @@ static size_t decode_blocks(const uint8_t *in, size_t len, uint8_t *w) {
   }
   return i;
 }
+/* How many leading bytes of in[0..len) are standard-alphabet characters,
+ * 16 at a time (a multiple of 16; the scalar check decides the rest). */
+static size_t valid_blocks(const uint8_t *in, size_t len) {
+  size_t i = 0;
+  for (; i + 16 <= len; i += 16) {
+    v128_t v = wasm_v128_load(in + i);
+    if (wasm_v128_any_true(invalid_lanes(v, wasm_u8x16_shr(v, 4)))) break;
+  }
+  return i;
+}
 #else
 static size_t decode_blocks(const uint8_t *in, size_t len, uint8_t *w) {
   (void)in, (void)len, (void)w;
   return 0;
 }
+
+static size_t valid_blocks(const uint8_t *in, size_t len) {
+  (void)in, (void)len;
+  return 0;
+}
 #endif
+
+int e2bw_base64_valid(const char *text, size_t len) {
+  const uint8_t *in = (const uint8_t *)text;
+  while (len && in[len - 1] == '=') len--; /* as e2bw_base64_decode takes it */
+  if (len % 4 == 1) return 0;
+  for (size_t i = valid_blocks(in, len); i < len; i++)
+    if (sextets[in[i]] & 64) return 0;
+  return 1;
+}
 
 int e2bw_base64_decode(e2bw_buf *out, const char *text, size_t len) {
   const uint8_t *in = (const uint8_t *)text;

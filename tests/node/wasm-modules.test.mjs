@@ -178,6 +178,14 @@ function detachedScript(core) {
     core.submitDetached(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'files.write', params: { sandbox_id: 'sbx1', path, content: '' } }), 'content', content + (n % 3 ? '' : '\u0000'), T0)
     drain()
   }
+  // the parameter check validates base64 16 characters a step in core.wasm:
+  // a stray character at every position of 64, then the same text intact
+  const good = Buffer.from(bytes.subarray(0, 48)).toString('base64')
+  for (let at = 0; at <= good.length; at++) {
+    const content = at < good.length ? good.slice(0, at) + '*' + good.slice(at + 1) : good
+    core.submit(JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'files.write', params: { sandbox_id: 'sbx1', path: '/b', encoding: 'base64', content } }), T0)
+    drain()
+  }
   const key = INIT.params.config.api_key
   for (let at = 0; at < 40; at++) {
     core.submit(JSON.stringify({ jsonrpc: '2.0', id: 100 + at, method: 'sandbox.get', params: { sandbox_id: 'sbx2' } }), T0)
@@ -210,7 +218,11 @@ test('both modules agree on detached strings and the secret scan at every offset
   const uploads = log.filter((a) => a[0] === ACTION.HTTP && JSON.parse(a[2]).method === 'POST').slice(1).map((a) => a[3] ?? '')
   const written = []
   for (let n = 0; n < 100; n++) written.push('ab\\"c'.repeat(20).slice(0, n), ...(n % 3 ? ['ab\\"c'.repeat(20).slice(0, n)] : []))
-  assert.deepEqual(uploads, written, 'each content uploaded whole, a detached one with a NUL refused')
+  assert.deepEqual(uploads.slice(0, written.length), written, 'each content uploaded whole, a detached one with a NUL refused')
+  const checks = sends.filter((a) => JSON.parse(a[2]).id === 8).map((a) => JSON.parse(a[2]))
+  assert.equal(checks.length, 64, 'the 64 writes with a stray character are refused at once')
+  for (const m of checks) assert.equal(m.error.data.field, 'content')
+  assert.equal(uploads.length, written.length + 1, 'the intact one is uploaded')
   for (let at = 0; at < 40; at++) {
     const msg = JSON.parse(byId(100 + at)[2])
     assert.match(msg.error.message, /\*\*\*/, `offset ${at}: the key's piece was not replaced`)

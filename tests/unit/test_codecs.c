@@ -8,6 +8,7 @@
 #include "envelope.h"
 #include "json_text.h"
 #include "suites.h"
+#include "xorshift.h"
 
 static void test_base64(void) {
   static const struct { const char *plain, *b64; } v[] = {
@@ -249,7 +250,39 @@ static void test_json_text(void) {
   e2bw_buf_free(&q);
 }
 
+/* The parameter check's validator says yes exactly when the decoder
+ * decodes: random texts over the alphabet, both URL-safe characters, '='
+ * and a few others, at every length 0..80 (padding anywhere, lengths of
+ * every remainder), and long valid runs broken at every position. */
+static void test_base64_valid(void) {
+  static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_= \n*";
+  uint64_t seed = 0x51ed270b2c9a4e17ull;
+  char text[128];
+  for (int round = 0; round < 30000; round++) {
+    size_t len = (size_t)(round % 81);
+    uint64_t odd = xorshift64(&seed) % 4; /* 0: valid characters only; else a few strays */
+    for (size_t i = 0; i < len; i++) {
+      uint64_t r = xorshift64(&seed);
+      text[i] = chars[odd && r % 23 == 0 ? 62 + (r >> 8) % 7 : (r >> 8) % 64];
+    }
+    if (round % 5 == 0 && len) text[len - 1] = '='; /* padding, wherever the length leaves it */
+    e2bw_buf out = {0};
+    int decodes = e2bw_base64_decode(&out, text, len) == 0;
+    e2bw_buf_free(&out);
+    CHECK_NUM(e2bw_base64_valid(text, len), decodes);
+  }
+  char run[100];
+  for (size_t at = 0; at < sizeof run; at++) {
+    memset(run, 'Q', sizeof run);
+    run[at] = '*';
+    CHECK_NUM(e2bw_base64_valid(run, sizeof run), 0);
+    run[at] = '=';
+    CHECK_NUM(e2bw_base64_valid(run, sizeof run), at + 1 == sizeof run); /* padding only at the end */
+  }
+}
+
 void suite_codecs(void) {
+  test_base64_valid();
   test_base64();
   test_base64_encode();
   test_envelope();
