@@ -45,40 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   e2bw_core_submit(core, call, strlen(call), 10);
   fuzz_drain(core, &st);
   reader r = {data + 1, size - 1};
-  double now = 10;
-  /* answer requests in the order they come, while input lasts */
-  for (int served = 0; served < st.nops && r.left; served++) {
-    uint32_t op = st.pending_ops[served];
-    unsigned mode = byte(&r);
-    if (mode < 16) {
-      e2bw_core_http_fail(core, op, (int)(mode % 6), now);
-      fuzz_drain(core, &st);
-      continue;
-    }
-    int status = (int)(byte(&r) << 8 | byte(&r)) % 700;
-    const uint8_t *hdr;
-    size_t hlen = take(&r, byte(&r), &hdr);
-    e2bw_core_http_head(core, op, status, (const char *)hdr, hlen, now);
-    fuzz_drain(core, &st);
-    unsigned chunks = byte(&r) % 8;
-    for (unsigned c = 0; c < chunks && r.left; c++) {
-      const uint8_t *body;
-      size_t blen = take(&r, (size_t)byte(&r) * 4 + 1, &body);
-      e2bw_core_http_body(core, op, body, blen, now);
-      fuzz_drain(core, &st);
-    }
-    if (byte(&r) & 1) e2bw_core_http_end(core, op, now);
-    else e2bw_core_http_fail(core, op, E2BW_NET_RESET, now);
-    fuzz_drain(core, &st);
-    now += 1;
-  }
-  /* time runs out: whatever is still waiting must be answered. A request
-   * issued on the way (a lost create's lookup) has its own deadline, so
-   * time moves on until nothing waits (a bounded number of times). */
-  for (int i = 0; i < 8 && e2bw_core_next_deadline(core) >= 0; i++) {
-    e2bw_core_tick(core, 1e12 * (i + 1));
-    fuzz_drain(core, &st);
-  }
+  fuzz_play_backend(core, &st, &r);
   if (st.answers != 1) {
     fprintf(stderr, "call answered %d times\n", st.answers);
     abort();
