@@ -55,19 +55,13 @@ export async function runSuite({ apiUrl, sandboxUrl, domain, apiKey, template, o
         [Symbol.iterator]: () => ids[Symbol.iterator](),
       }
       const client = await open()
-      const others = []
       try {
         return await runCases({
           client, doc, created, template: template || undefined, only: only || undefined,
           onRow: (row) => window.suiteRow(row),
-          openClient: async ({ api_key }) => {
-            const other = await open({ api_key })
-            others.push(other)
-            return other
-          },
+          openClient: ({ api_key }) => open({ api_key }), // the case closes it
         })
       } finally {
-        for (const o of others) await o.close().catch(() => {})
         await client.close()
       }
     }, { config, declared: manifest.features.supported, template, only })

@@ -131,19 +131,13 @@ try {
   } else {
     const { runCases } = await import('./cases.mjs')
     const client = await open()
-    const others = []
     try {
       report = await runCases({
         client, doc, created, onRow: printRow, template: opts.template || undefined,
         only: opts.only.length ? opts.only : undefined,
-        openClient: async ({ api_key }) => {
-          const other = await open({ api_key })
-          others.push(other)
-          return other
-        },
+        openClient: ({ api_key }) => open({ api_key }), // the case closes it
       })
     } finally {
-      for (const o of others) await o.close().catch(() => {})
       await client.close()
     }
   }
