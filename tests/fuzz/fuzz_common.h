@@ -185,4 +185,29 @@ static void fuzz_play_backend(e2bw_core *core, fuzz_state *st, reader *r) {
   }
 }
 
+/* An initialized core; with the first input byte's top bit, long strings
+ * leave detached (half the inputs). NULL when out of memory. */
+static e2bw_core *fuzz_core(uint8_t first, fuzz_state *st) {
+  e2bw_core *core = e2bw_core_new();
+  if (!core) return NULL;
+  e2bw_core_set_detach(core, first >> 7);
+  fuzz_init(core, st);
+  return core;
+}
+
+/* Makes one call (with sbx1 known first when asked), the input playing the
+ * backend; anything but exactly one answer aborts. */
+static void fuzz_one_call(e2bw_core *core, fuzz_state *st, const char *call, int known_sandbox, const uint8_t *data, size_t size) {
+  st->nops = 0;
+  if (known_sandbox) learn_sandbox(core, st);
+  e2bw_core_submit(core, call, strlen(call), 10);
+  fuzz_drain(core, st);
+  reader r = {data, size};
+  fuzz_play_backend(core, st, &r);
+  if (st->answers != 1) {
+    fprintf(stderr, "call answered %d times\n", st->answers);
+    abort();
+  }
+}
+
 #endif

@@ -33,23 +33,12 @@ static const char *calls[] = {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
-  e2bw_core *core = e2bw_core_new();
-  if (!core) return 0;
-  e2bw_core_set_detach(core, data[0] >> 7); /* half the inputs: long strings leave detached */
   fuzz_state st = {0};
-  fuzz_init(core, &st);
+  e2bw_core *core = fuzz_core(data[0], &st);
+  if (!core) return 0;
   size_t which = data[0] % (sizeof calls / sizeof calls[0]);
   const char *call = calls[which];
-  st.nops = 0;
-  if (which >= FIRST_ENVD_CALL) learn_sandbox(core, &st);
-  e2bw_core_submit(core, call, strlen(call), 10);
-  fuzz_drain(core, &st);
-  reader r = {data + 1, size - 1};
-  fuzz_play_backend(core, &st, &r);
-  if (st.answers != 1) {
-    fprintf(stderr, "call answered %d times\n", st.answers);
-    abort();
-  }
+  fuzz_one_call(core, &st, call, which >= FIRST_ENVD_CALL, data + 1, size - 1);
   /* a process that was started (answered with a pid) gets exactly one exec.exit */
   int streams = strstr(call, "exec.start") || strstr(call, "pty.open") || strstr(call, "process.attach");
   if (st.exits != (streams && st.ok ? 1 : 0)) {
