@@ -181,6 +181,12 @@ static cJSON *parse_spliced(const char *text, size_t len, const raw_info *raw) {
   return root;
 }
 
+/* A string param holds U+0000: cJSON ends strings there, so it is refused. */
+static cJSON *nul_error(const char *field) {
+  cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: '%s' holds a NUL character (\\u0000), which cannot be passed on", field);
+  return e2bw_error_set_str(e, "field", field);
+}
+
 e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_request *req, cJSON **error) {
   memset(req, 0, sizeof *req);
   *error = NULL;
@@ -261,9 +267,7 @@ e2bw_rpc_parse_result e2bw_rpc_parse(const char *text, size_t len, e2bw_rpc_requ
   }
   req->params = cJSON_IsObject(params) ? params : NULL;
   if (raw.nul) { /* cJSON would hand on a string cut at the NUL */
-    *error = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: '%s' holds a NUL character (\\u0000), which cannot be passed on",
-                            raw.nul_field);
-    if (*error) e2bw_error_set_str(*error, "field", raw.nul_field);
+    *error = nul_error(raw.nul_field);
     return id ? E2BW_RPC_INVALID : E2BW_RPC_NOTIFICATION;
   }
   return id ? E2BW_RPC_REQUEST : E2BW_RPC_NOTIFICATION;
@@ -281,10 +285,7 @@ cJSON *e2bw_rpc_attach(e2bw_rpc_request *req, const char *member, size_t member_
     e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: a detached value needs its string member in params");
     return e2bw_error_set_str(e, "field", "params");
   }
-  if (memchr(value, 0, value_len)) { /* as in JSON text: cJSON strings end at a NUL */
-    e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: '%s' holds a NUL character (\\u0000), which cannot be passed on", key);
-    return e2bw_error_set_str(e, "field", key);
-  }
+  if (memchr(value, 0, value_len)) return nul_error(key); /* as in JSON text: cJSON strings end at a NUL */
   char *copy = cJSON_malloc(value_len + 1);
   if (!copy) return e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory");
   memcpy(copy, value, value_len);

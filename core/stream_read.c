@@ -65,7 +65,7 @@ static void notify_output(e2bw_core *core, e2bw_stream *s, int which, const uint
   /* Detached (e2bw.h): the data goes to its own buffer, unescaped. */
   int detach = core->detach_min && n >= core->detach_min;
   e2bw_buf value = {0}, *data = detach ? &value : &m;
-  int rc = e2bw_buf_reserve(data, data_room + 1) ||
+  int rc = (detach && e2bw_buf_reserve(&value, data_room + 1)) ||
            e2bw_buf_reserve(&m, (detach ? 0 : data_room) + strlen(s->sandbox_id) + strlen(s->request_id) + 256) ||
            e2bw_buf_append_str(&m, "{\"jsonrpc\":\"2.0\",\"method\":\"exec.output\",\"params\":{\"sandbox_id\":") ||
            e2bw_json_quoted(&m, s->sandbox_id, strlen(s->sandbox_id)) || e2bw_buf_append_str(&m, ",\"pid\":") ||
