@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core_internal.h"
+#include "actions.h"
+#include "core_state.h"
 #include "json_text.h"
+#include "redact.h"
 
 static int push(e2bw_core *core, e2bw_action *a) {
   if (core->actions_tail) core->actions_tail->next = a;

@@ -1,9 +1,9 @@
 /* alloc.c — cJSON's allocator, counting failures, and the mark each input
- * takes of that count (core_internal.h). The lowest layer of the core: every
+ * takes of that count (alloc.h). The lowest layer of the core: every
  * input entry point (core.c, http_ops.c) starts with e2bw_enter. */
 #include <stdlib.h>
 
-#include "core_internal.h"
+#include "alloc.h"
 
 /* cJSON's hooks are process-wide and carry no context, so the count of
  * failed allocations is too: a monotonic counter, only ever compared. Its

@@ -5,9 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core_internal.h"
+#include "actions.h"
+#include "alloc.h"
+#include "calls.h"
 #include "errors.h"
+#include "http_ops.h"
 #include "jsonrpc.h"
+#include "redact.h"
 
 static void call_unlink_free(e2bw_core *core, e2bw_call *call) {
   for (e2bw_call **p = &core->calls; *p; p = &(*p)->next) {

@@ -1,16 +1,22 @@
 /* core.c — the core object: takes EPP messages in, validates the envelope,
- * routes through the method table and answers every request exactly once. */
+ * routes through the method table (methods.c) and answers every request
+ * exactly once. The top of the core: nothing calls into it but the host
+ * (through include/e2bw.h); the handshake's handlers are in handshake.c. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "core_internal.h"
+#include "actions.h"
+#include "alloc.h"
+#include "calls.h"
+#include "core_state.h"
+#include "envd.h"
 #include "errors.h"
+#include "handshake.h"
+#include "http_ops.h"
 #include "json_text.h"
 #include "jsonrpc.h"
-#include "envd.h"
 #include "methods.h"
-
-#define PROVIDER_ID "e2b-wasm"
+#include "stream.h"
 
 const char *e2bw_version(void) { return E2BW_VERSION; }
 
@@ -116,7 +122,7 @@ static void process_message(e2bw_core *core, const char *text, size_t len, const
     } else if (!core->initialized && strcmp(m->name, "initialize") != 0) {
       error = e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: call initialize before '%s'", m->name);
     } else if (!m->start) {
-      error = e2bw_error_new(E2BW_ERR_UNSUPPORTED, "Provider '" PROVIDER_ID "' does not support '%s'", m->feature);
+      error = e2bw_error_new(E2BW_ERR_UNSUPPORTED, "Provider '" E2BW_PROVIDER_ID "' does not support '%s'", m->feature);
       e2bw_error_set_str(error, "feature", m->feature);
     } else if (e2bw_json_has_nul(text, len)) {
       error = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: a string holds U+0000 (NUL), which paths and text cannot carry; "
@@ -173,49 +179,4 @@ void e2bw_core_ndjson_feed(e2bw_core *core, const char *data, size_t len, double
 void e2bw_core_ndjson_end(e2bw_core *core, double now_ms) {
   e2bw_enter(core, now_ms);
   e2bw_ndjson_finish(&core->ndjson, on_ndjson_line, core);
-}
-
-/* --- handshake ------------------------------------------------------------ */
-
-void e2bw_handle_initialize(e2bw_core *core, e2bw_call *call) {
-  if (core->initialized) {
-    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: initialize was already called"));
-    return;
-  }
-  const cJSON *protocol = cJSON_GetObjectItemCaseSensitive(call->params, "protocol");
-  if (cJSON_IsString(protocol) && strcmp(protocol->valuestring, "epp/1") != 0 && strcmp(protocol->valuestring, "node/1") != 0) {
-    cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: protocol '%.40s' is not spoken here (epp/1)", protocol->valuestring);
-    e2bw_call_fail(core, call, e2bw_error_set_str(e, "field", "protocol"));
-    return;
-  }
-  cJSON *error = e2bw_config_parse(&core->config, cJSON_GetObjectItemCaseSensitive(call->params, "config"));
-  if (error || e2bw_secrets_add(&core->secrets, core->config.api_key, 0) != 0) {
-    e2bw_call_fail(core, call, error ? error : e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
-    return;
-  }
-  core->initialized = 1;
-
-  cJSON *result = cJSON_CreateObject();
-  cJSON *provider = cJSON_AddObjectToObject(result, "provider");
-  cJSON_AddStringToObject(result, "protocol", "epp/1");
-  cJSON_AddStringToObject(provider, "id", PROVIDER_ID);
-  cJSON_AddStringToObject(provider, "version", E2BW_VERSION);
-  e2bw_add(result, "features", e2bw_features_json());
-  cJSON *limits = cJSON_AddObjectToObject(result, "limits");
-  cJSON_AddNumberToObject(limits, "max_message_bytes", E2BW_MAX_MESSAGE_BYTES);
-  cJSON_AddNumberToObject(limits, "request_timeout", core->config.request_timeout_ms / 1000.0);
-  e2bw_call_succeed(core, call, result);
-}
-
-void e2bw_handle_shutdown(e2bw_core *core, e2bw_call *call) {
-  /* Every other call in flight still gets its one answer. */
-  e2bw_call *c = core->calls;
-  while (c) {
-    e2bw_call *next = c->next;
-    if (c != call) e2bw_call_fail(core, c, e2bw_error_new(E2BW_ERR_CANCELED, "Canceled: the provider is shutting down"));
-    c = next;
-  }
-  e2bw_streams_cancel_all(core);
-  core->shut_down = 1;
-  e2bw_call_succeed(core, call, cJSON_CreateObject());
 }

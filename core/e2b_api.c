@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "json_add.h"
 
 #define USER_AGENT "e2b-wasm/" E2BW_VERSION
 

@@ -5,7 +5,9 @@
 #define E2BW_E2B_API_H
 
 #include "cJSON.h"
-#include "core_internal.h"
+#include "calls.h"
+#include "core_state.h"
+#include "http_ops.h"
 
 /* The metadata key that tags each sandbox.create with its own request key,
  * so a create whose answer was lost can find its sandbox (sandbox.c); it is

@@ -6,7 +6,9 @@
 #define E2BW_ENVD_H
 
 #include "cJSON.h"
-#include "core_internal.h"
+#include "calls.h"
+#include "core_state.h"
+#include "http_ops.h"
 
 #define E2BW_ENVD_PORT "49983"
 
@@ -18,6 +20,8 @@ struct e2bw_sandbox_info {
   e2bw_sandbox_info *next;
 };
 
+/* Frees what the core knows of every sandbox (the core is being freed). */
+void e2bw_sandboxes_free(e2bw_core *core);
 /* Learns (or refreshes) what a Sandbox / SandboxDetail object says. */
 void e2bw_sandbox_remember(e2bw_core *core, const cJSON *sandbox);
 void e2bw_sandbox_forget(e2bw_core *core, const char *id);

@@ -64,9 +64,4 @@ cJSON *e2bw_error_set_num(cJSON *error, const char *key, double value);
 /* Kind for a non-2xx HTTP status from the backend. */
 e2bw_error_kind e2bw_error_kind_for_status(int status);
 
-/* Replaces every occurrence of each secret (NULL-terminated list; secrets
- * shorter than 4 bytes are ignored) in every string of the error with "***".
- * Called on every error before it leaves the core. */
-void e2bw_error_redact(cJSON *error, const char *const *secrets);
-
 #endif

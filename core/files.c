@@ -10,6 +10,7 @@
 #include "envd.h"
 #include "errors.h"
 #include "files.h"
+#include "files_entry.h"
 #include "json_text.h"
 #include "jsonrpc.h"
 #include "url.h"

@@ -13,6 +13,10 @@
 #include "envd.h"
 #include "errors.h"
 #include "files.h"
+#include "files_chmod.h"
+#include "files_entry.h"
+#include "stream.h"
+#include "stream_open.h"
 
 /* chown first: changing the owner may clear setuid/setgid bits, which the
  * chmod after it sets again when asked. */

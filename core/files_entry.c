@@ -7,6 +7,7 @@
 #include "envd.h"
 #include "errors.h"
 #include "files.h"
+#include "files_entry.h"
 
 static const cJSON *field(const cJSON *o, const char *camel, const char *snake) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, camel);

@@ -12,12 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actions.h"
 #include "base64.h"
 #include "envd.h"
 #include "errors.h"
 #include "files.h"
+#include "files_chmod.h"
+#include "files_entry.h"
+#include "files_io.h"
 #include "json_text.h"
 #include "jsonrpc.h"
+#include "multipart.h"
 #include "url.h"
 
 #define USER_AGENT "e2b-wasm/" E2BW_VERSION

@@ -12,6 +12,7 @@
 #include "envd.h"
 #include "errors.h"
 #include "files.h"
+#include "files_url.h"
 #include "sha256.h"
 #include "url.h"
 

@@ -9,6 +9,9 @@
 #include "envd.h"
 #include "errors.h"
 #include "files.h"
+#include "files_watch.h"
+#include "stream.h"
+#include "stream_open.h"
 
 static double next_watch_number(e2bw_core *core) { return (double)++core->next_op_id; }
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "files.h"
+#include "files_watch_events.h"
 
 static void add_watch_id(cJSON *o, double watch_number) {
   char id[32];

@@ -4,8 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core_internal.h"
+#include "actions.h"
+#include "alloc.h"
 #include "errors.h"
+#include "http_ops.h"
+#include "json_add.h"
+#include "redact.h"
 
 static char *dup_range(const char *s, size_t n) {
   char *p = malloc(n + 1);

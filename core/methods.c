@@ -7,6 +7,15 @@
 #include "base64.h"
 #include "errors.h"
 #include "files.h"
+#include "files_chmod.h"
+#include "files_io.h"
+#include "files_url.h"
+#include "files_watch.h"
+#include "handshake.h"
+#include "json_add.h"
+#include "params.h"
+#include "process.h"
+#include "sandbox.h"
 
 #define P_END {NULL, E2BW_P_STRING, 0}
 /* Every method takes `request_timeout` (seconds) to override the configured
@@ -77,9 +86,12 @@ static const e2bw_param url_params[] = {P_SANDBOX, P_PATH, {"operation", E2BW_P_
                                         {"expires_in", E2BW_P_SECONDS, 0}, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param port_params[] = {P_SANDBOX, {"port", E2BW_P_PORT, 1}, P_REQUEST_TIMEOUT, P_END};
 
+/* initialize declares the features this table derives (e2bw_features_json). */
+static void handle_initialize(e2bw_core *core, e2bw_call *call) { e2bw_handshake_initialize(core, call, e2bw_features_json); }
+
 static const e2bw_method method_table[] = {
-    {"initialize", "handshake", e2bw_handle_initialize, initialize_params, 0},
-    {"shutdown", "handshake", e2bw_handle_shutdown, no_params, 0},
+    {"initialize", "handshake", handle_initialize, initialize_params, 0},
+    {"shutdown", "handshake", e2bw_handshake_shutdown, no_params, 0},
 
     {"sandbox.create", "sandbox.lifecycle", e2bw_sandbox_create, create_params, 0},
     {"sandbox.get", "sandbox.lifecycle", e2bw_sandbox_get, sandbox_id_params, 0},
@@ -206,19 +218,6 @@ done:
   return text;
 }
 
-static const char *signal_name(const cJSON *v) {
-  if (cJSON_IsNumber(v)) {
-    if (v->valuedouble == 15) return "SIGNAL_SIGTERM";
-    if (v->valuedouble == 9) return "SIGNAL_SIGKILL";
-    return NULL;
-  }
-  if (!cJSON_IsString(v)) return NULL;
-  const char *s = v->valuestring;
-  if (!strcmp(s, "SIGTERM") || !strcmp(s, "TERM") || !strcmp(s, "15")) return "SIGNAL_SIGTERM";
-  if (!strcmp(s, "SIGKILL") || !strcmp(s, "KILL") || !strcmp(s, "9")) return "SIGNAL_SIGKILL";
-  return NULL;
-}
-
 static cJSON *param_error(const char *field, const char *what) {
   cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: '%s' %s", field, what);
   return e2bw_error_set_str(e, "field", field);
@@ -331,7 +330,7 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v, const cJSON *params
       return param_error(p->name, "must be \"utf8\" or \"base64\"");
     return NULL;
   case E2BW_P_SIGNAL:
-    if (!signal_name(v)) return param_error(p->name, "must be \"SIGTERM\" or \"SIGKILL\" (the signals envd delivers)");
+    if (!e2bw_param_signal(v)) return param_error(p->name, "must be \"SIGTERM\" or \"SIGKILL\" (the signals envd delivers)");
     return NULL;
   case E2BW_P_DIM:
     if (!int_in_range(p, v)) return param_error(p->name, "must be an integer from 1 to 65535");
@@ -343,27 +342,6 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v, const cJSON *params
   }
   return NULL;
 }
-
-/* "pid" may come as a number or a decimal string (seed: ProcessInfo.pid is
- * a number or a string). Returns 0 when it is not a valid pid. When name is
- * NULL, params is the value itself. */
-double e2bw_param_pid(const cJSON *params, const char *name) {
-  const cJSON *v = name ? cJSON_GetObjectItemCaseSensitive(params, name) : params;
-  double pid = 0;
-  if (cJSON_IsNumber(v)) {
-    pid = v->valuedouble;
-  } else if (cJSON_IsString(v) && v->valuestring[0] && strlen(v->valuestring) <= 10) {
-    for (const char *c = v->valuestring; *c; c++) {
-      if (*c < '0' || *c > '9') return 0;
-      pid = pid * 10 + (*c - '0');
-    }
-  }
-  if (!(pid >= 1 && pid <= 4294967295.0) || pid != (double)(long long)pid) return 0;
-  return pid;
-}
-
-/* SIGTERM / SIGKILL in the forms a host may use; NULL when not one of them. */
-const char *e2bw_signal_param(const cJSON *v) { return signal_name(v); }
 
 cJSON *e2bw_params_check(const e2bw_method *m, const cJSON *params) {
   for (const e2bw_param *p = m->params; p && p->name; p++) {

@@ -1,12 +1,16 @@
 /* methods.h — the one EPP/1 method table: name, feature group, handler and
  * parameter spec. A feature group is declared by `initialize` exactly when
  * every non-optional method of the group has a handler, so the declared
- * features can never run ahead of the code. */
+ * features can never run ahead of the code. The table names every handler
+ * (handshake.c, sandbox.c, process.c, files*.c), so it sits above them: no
+ * handler calls into it (what they share with the spec check is params.c).
+ * core.c finds methods and checks params here (and e2bw_describe_methods
+ * lists the table for hosts). */
 #ifndef E2BW_METHODS_H
 #define E2BW_METHODS_H
 
 #include "cJSON.h"
-#include "core_internal.h"
+#include "calls.h"
 
 typedef enum e2bw_param_type {
   E2BW_P_STRING,        /* non-empty string */
@@ -57,32 +61,5 @@ cJSON *e2bw_features_json(void);
 /* NULL when params fit the method's spec, else an invalid_params error that
  * names the field. params may be NULL (treated as {}). */
 cJSON *e2bw_params_check(const e2bw_method *m, const cJSON *params);
-
-/* Handlers (sandbox.c, core.c). */
-void e2bw_handle_initialize(e2bw_core *core, e2bw_call *call);
-void e2bw_handle_shutdown(e2bw_core *core, e2bw_call *call);
-void e2bw_sandbox_create(e2bw_core *core, e2bw_call *call);
-void e2bw_sandbox_get(e2bw_core *core, e2bw_call *call);
-void e2bw_sandbox_list(e2bw_core *core, e2bw_call *call);
-void e2bw_sandbox_kill(e2bw_core *core, e2bw_call *call);
-void e2bw_sandbox_connect(e2bw_core *core, e2bw_call *call);
-void e2bw_sandbox_set_timeout(e2bw_core *core, e2bw_call *call);
-void e2bw_sandbox_pause(e2bw_core *core, e2bw_call *call);
-void e2bw_exec_run(e2bw_core *core, e2bw_call *call);
-void e2bw_exec_start(e2bw_core *core, e2bw_call *call);
-void e2bw_process_list(e2bw_core *core, e2bw_call *call);
-void e2bw_process_kill(e2bw_core *core, e2bw_call *call);
-void e2bw_process_signal(e2bw_core *core, e2bw_call *call);
-void e2bw_process_stdin(e2bw_core *core, e2bw_call *call);
-void e2bw_process_attach(e2bw_core *core, e2bw_call *call);
-void e2bw_pty_open(e2bw_core *core, e2bw_call *call);
-void e2bw_pty_input(e2bw_core *core, e2bw_call *call);
-void e2bw_pty_resize(e2bw_core *core, e2bw_call *call);
-void e2bw_pty_close(e2bw_core *core, e2bw_call *call);
-
-/* Reads a validated E2BW_P_PID parameter (0 when invalid). */
-double e2bw_param_pid(const cJSON *params, const char *name);
-/* envd's Signal enum name for a validated E2BW_P_SIGNAL value. */
-const char *e2bw_signal_param(const cJSON *v);
 
 #endif

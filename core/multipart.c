@@ -3,7 +3,7 @@
  * `filename` = the target path (envd takes it whole, directories kept). */
 #include <string.h>
 
-#include "files.h"
+#include "multipart.h"
 
 int e2bw_multipart_file(e2bw_buf *out, const char *boundary, const char *filename, const uint8_t *data, size_t len) {
   if (e2bw_buf_reserve(out, len + strlen(filename) * 3 + 256) != 0) return -1;

@@ -8,8 +8,12 @@
 #include "base64.h"
 #include "envd.h"
 #include "errors.h"
+#include "json_add.h"
 #include "methods.h"
+#include "params.h"
+#include "process.h"
 #include "stream.h"
+#include "stream_open.h"
 
 /* exec.run's timeout when none is given (as the E2B SDK). */
 #define DEFAULT_RUN_TIMEOUT_S 60.0
@@ -174,13 +178,13 @@ static void signalled(e2bw_core *core, e2bw_http_op *op) {
   e2bw_call *call = unary_done(core, op);
   if (!call) return;
   cJSON *r = pid_result(call);
-  const char *sig = call->method->start == e2bw_process_signal ? e2bw_signal_param(param(call, "signal")) : "SIGNAL_SIGKILL";
+  const char *sig = call->method->start == e2bw_process_signal ? e2bw_param_signal(param(call, "signal")) : "SIGNAL_SIGKILL";
   cJSON_AddStringToObject(r, "signal", sig + 7); /* "SIGNAL_SIGKILL" → "SIGKILL" */
   e2bw_call_succeed(core, call, r);
 }
 
 static void signal_go(e2bw_core *core, e2bw_call *call) {
-  const char *sig = call->method->start == e2bw_process_signal ? e2bw_signal_param(param(call, "signal")) : "SIGNAL_SIGKILL";
+  const char *sig = call->method->start == e2bw_process_signal ? e2bw_param_signal(param(call, "signal")) : "SIGNAL_SIGKILL";
   cJSON *msg = e2bw_process_selector(e2bw_param_pid(call->params, "pid"));
   cJSON_AddStringToObject(msg, "signal", sig);
   e2bw_envd_unary(core, call, "process.Process/SendSignal", msg, NULL, signalled);

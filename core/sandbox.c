@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "e2b_api.h"
 #include "envd.h"
 #include "errors.h"
-#include "methods.h"
+#include "json_add.h"
+#include "sandbox.h"
 #include "url.h"
 
 /* E2B's connect route uses this when told no timeout (reference §1.1). */

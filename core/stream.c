@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actions.h"
 #include "base64.h"
 #include "envd.h"
 #include "errors.h"
+#include "files_watch_events.h"
+#include "json_add.h"
 
 const char *const e2bw_stream_out_names[OUT__COUNT] = {"stdout", "stderr", "pty"};
 

@@ -1,18 +1,21 @@
 /* stream.h — the stream engine (reference §4, §5): one e2bw_stream follows
  * one envd server stream (process Start/Connect, filesystem WatchDir) and
  * guarantees exactly one ending: the call's answer, or one exec.exit /
- * files.watch_end, whatever the backend does. Split by concern:
- *   stream.c      lifecycle, endings, the command clock, call teardown
- *   stream_read.c Connect envelopes → events → answers and notifications
- *   stream_open.c opening a stream for a call (exec, internal runs, watches)
- * The handlers (process.c, files_watch.c) sit above all three. */
+ * files.watch_end, whatever the backend does. Split by concern, from the
+ * top: stream_open.h (opening a stream for a call: exec, internal runs,
+ * watches), stream_read.h (Connect envelopes → events → answers and
+ * notifications), and this file's stream.c (lifecycle, endings, the command
+ * clock, call teardown). The handlers (process.c, files_chmod.c,
+ * files_watch.c) sit above all three; stream.c calls envd.c, calls.c,
+ * http_ops.c, actions.c and the codecs. */
 #ifndef E2BW_STREAM_H
 #define E2BW_STREAM_H
 
 #include "cJSON.h"
-#include "core_internal.h"
+#include "calls.h"
+#include "core_state.h"
 #include "envelope.h"
-#include "files.h"
+#include "http_ops.h"
 #include "json_text.h"
 
 enum e2bw_stream_kind { STREAM_RUN, STREAM_START, STREAM_ATTACH, STREAM_WATCH };
@@ -22,6 +25,10 @@ enum { OUT_STDOUT, OUT_STDERR, OUT_PTY, OUT__COUNT };
 #ifndef E2BW_MAX_RUN_OUTPUT
 #define E2BW_MAX_RUN_OUTPUT (32u * 1024u * 1024u)
 #endif
+
+/* An internal run's result (files.chmod): exec.run-shaped, handed to the
+ * handler instead of answering the call. */
+typedef void (*e2bw_run_done_fn)(e2bw_core *core, e2bw_call *call, cJSON *result);
 
 struct e2bw_stream {
   int kind;
@@ -50,7 +57,13 @@ struct e2bw_stream {
   e2bw_stream *next;
 };
 
-/* --- stream.c -------------------------------------------------------------- */
+/* --- stream.c: the streams' lifecycle -------------------------------------- */
+
+double e2bw_streams_next_deadline(const e2bw_core *core);
+void e2bw_streams_tick(e2bw_core *core);
+/* Ends every stream (shutdown): each gets its exec.exit, as canceled. */
+void e2bw_streams_cancel_all(e2bw_core *core);
+void e2bw_streams_free(e2bw_core *core);
 extern const char *const e2bw_stream_out_names[OUT__COUNT]; /* "stdout", "stderr", "pty" */
 /* {"process":{"pid":N}} — envd's ProcessSelector. */
 cJSON *e2bw_process_selector(double pid);
@@ -70,15 +83,5 @@ void e2bw_stream_notify_exit(e2bw_core *core, e2bw_stream *s, cJSON *failure);
 void e2bw_stream_error(e2bw_core *core, e2bw_stream *s, cJSON *error);
 /* The end-stream frame arrived without an error. s is freed. */
 void e2bw_stream_complete(e2bw_core *core, e2bw_stream *s);
-
-/* --- stream_read.c --------------------------------------------------------- */
-/* The stream op's callbacks (op->owner is the stream). */
-void e2bw_stream_data(e2bw_core *core, e2bw_http_op *op, const uint8_t *data, size_t len);
-void e2bw_stream_done(e2bw_core *core, e2bw_http_op *op);
-void e2bw_stream_fail(e2bw_core *core, e2bw_http_op *op, cJSON *error);
-
-/* --- stream_open.c --------------------------------------------------------- */
-/* Starts a Start or Connect stream for the call, as the call's user (takes message). */
-void e2bw_stream_open(e2bw_core *core, e2bw_call *call, int kind, const char *rpc, cJSON *message, double timeout_s);
 
 #endif

@@ -9,6 +9,8 @@
 #include "errors.h"
 #include "jsonrpc.h"
 #include "stream.h"
+#include "stream_open.h"
+#include "stream_read.h"
 
 /* envd's own kill (Connect-Timeout-Ms) comes this long after ours: a backstop. */
 #define LIFETIME_GRACE_MS 5000.0

@@ -5,11 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actions.h"
 #include "base64.h"
 #include "envd.h"
 #include "errors.h"
-#include "methods.h"
+#include "files_watch_events.h"
+#include "params.h"
 #include "stream.h"
+#include "stream_read.h"
 
 /* An envd error answer is kept up to this size for its message. */
 #define ERROR_BODY_MAX (64u * 1024u)

@@ -9,7 +9,10 @@
 #include "check.h"
 #include "envelope.h"
 #include "files.h"
+#include "files_entry.h"
+#include "files_url.h"
 #include "harness.h"
+#include "multipart.h"
 #include "sha256.h"
 #include "suites.h"
 
