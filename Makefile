@@ -17,9 +17,12 @@ CORE_SRC    := $(sort $(wildcard core/*.c))
 CORE_HDR    := $(wildcard core/*.h core/include/*.h)
 UNIT_SRC    := $(sort $(wildcard tests/unit/*.c))
 UNIT_HDR    := $(wildcard tests/unit/*.h)
-# core/sha256.c is shared: the backend checks the same v1_ signatures the core makes.
-BACKEND_SRC := $(sort $(wildcard backend/*.c)) core/sha256.c
-BACKEND_HDR := $(wildcard backend/*.h)
+# The backend's folders (docs/local-backend.md, "Folders"); runtime/init/ is
+# a program of its own. core/sha256.c is shared: the backend checks the same
+# v1_ signatures the core makes.
+BACKEND_SRC := $(sort $(shell find backend -name '*.c' -not -path 'backend/runtime/init/*')) core/sha256.c
+BACKEND_HDR := $(shell find backend -name '*.h')
+BACKEND_LIB_SRC := $(filter-out backend/main.c,$(BACKEND_SRC))
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 CJSON_C     := $(CJSON_DIR)/cJSON.c
 # core.wasm's own printf, strstr, strlen, memchr, strtod and sscanf (wasm/libc_small.h);
@@ -92,14 +95,14 @@ backend: $(BUILD)/bin/e2b-local-backend $(BUILD)/bin/e2b-sandbox-init
 
 # The sandbox runtime's interface against real sandboxes (tests/node/backend-runtime-api.test.mjs).
 backend: $(BUILD)/bin/runtime-api-check
-$(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c $(filter-out backend/main.c,$(BACKEND_SRC)) $(BACKEND_HDR) $(CJSON_C)
+$(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(CJSON_C)
 	@mkdir -p $(BUILD)/bin $(BUILD)/backend
 	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON-check.o
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $< $(filter-out backend/main.c,$(BACKEND_SRC)) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -o $@
+	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -o $@
 
 # pid 1 of every sandbox; static so it runs inside any template's root.
-$(BUILD)/bin/e2b-sandbox-init: backend/init/sandbox_init.c
+$(BUILD)/bin/e2b-sandbox-init: backend/runtime/init/sandbox_init.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 -O2 -static $(WARN) $< -o $@
 

@@ -3,19 +3,19 @@
  * one envd listener per sandbox) onto one libevent loop with the process manager, prints the ready line, and tears
  * everything down again on SIGTERM/SIGINT: every process group is killed
  * and reaped before the backend exits. */
-#include "api_handlers.h"
-#include "api_routes.h"
-#include "envd_listener.h"
-#include "envd_routes.h"
-#include "files_http.h"
-#include "fs_watch.h"
-#include "http_conns.h"
-#include "port_proxy.h"
-#include "http_server.h"
+#include "api/api_handlers.h"
+#include "api/api_routes.h"
+#include "envd/envd_listener.h"
+#include "envd/envd_routes.h"
+#include "envd/fs/fs_files_http.h"
+#include "envd/fs/fs_watch.h"
+#include "http/http_conns.h"
+#include "envd/envd_port_proxy.h"
+#include "http/http_server.h"
 #include "options.h"
-#include "process_manager.h"
-#include "registry.h"
-#include "sandbox_runtime.h"
+#include "envd/process/process_manager.h"
+#include "registry/registry.h"
+#include "runtime/runtime.h"
 #include "state_dir.h"
 
 #include <cJSON.h>

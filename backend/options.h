@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sandbox_runtime.h"
+#include "runtime/runtime.h"
 
 struct listen_addr {
 	char host[64];  /* literal address, brackets removed ("::1") */

@@ -1,8 +1,8 @@
 /* Creating and deleting the backend's directories on disk. */
 #include "state_dir.h"
 
-#include "text.h"
-#include "tree_remove.h"
+#include "lib/text.h"
+#include "lib/tree_remove.h"
 
 #include <dirent.h>
 #include <errno.h>

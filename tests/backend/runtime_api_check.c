@@ -1,12 +1,12 @@
 /* Checks the interface other parts of the backend build on
- * (backend/sandbox_runtime.h) against two real sandboxes: sockets made in
+ * (backend/runtime/runtime.h) against two real sandboxes: sockets made in
  * each sandbox's network namespace, accounts read from each sandbox's own
  * /etc/passwd and /etc/group, and the root directory. Run by
  * tests/node/backend-runtime-api.test.mjs; needs root (isolation full).
  *
  *   runtime-api-check TEMPLATES_DIR      prints "ok" and exits 0, or names the failure */
-#include "registry.h"
-#include "sandbox_runtime.h"
+#include "registry/registry.h"
+#include "runtime/runtime.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

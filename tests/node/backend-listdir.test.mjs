@@ -1,5 +1,5 @@
 // filesystem.Filesystem/ListDir on a huge tree does not stall the event
-// loop: the walk goes in slices (backend/fs_list.c), so another sandbox's
+// loop: the walk goes in slices (backend/envd/fs/fs_list.c), so another sandbox's
 // process stream keeps delivering while 100,000 entries are listed. Also the
 // 100,000-entry bound (resource_exhausted one entry above it). Real backend,
 // full isolation.

@@ -1,4 +1,4 @@
-// The sandbox runtime's C interface (backend/sandbox_runtime.h), which the
+// The sandbox runtime's C interface (backend/runtime/runtime.h), which the
 // files API and the port proxy build on, checked against two real sandboxes
 // by a small C program (tests/backend/runtime_api_check.c): sockets in each
 // sandbox's network namespace (both listen on port 8000), accounts from each

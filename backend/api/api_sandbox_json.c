@@ -1,0 +1,82 @@
+/* Serializing a sandbox as Sandbox, SandboxDetail and ListedSandbox. */
+#include "api/api_sandbox_json.h"
+
+#include "lib/clock.h"
+#include "registry/registry.h"
+
+#include <cJSON.h>
+#include <stdbool.h>
+
+/* Ours, not E2B's: the sandbox's own envd listener (envd_listener.h), a
+ * URL that needs no E2b-Sandbox-Id header. */
+static void add_envd_url(cJSON *o, const struct sandbox *sb)
+{
+	if (sb->envd_url[0])
+		cJSON_AddStringToObject(o, "envdUrl", sb->envd_url);
+}
+
+/* The fields SandboxDetail and ListedSandbox share (all required ones). */
+static cJSON *common_fields(const struct sandbox *sb)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	char started[CLOCK_RFC3339_LEN], ended[CLOCK_RFC3339_LEN];
+	clock_format_rfc3339(sb->started_at_ms, started);
+	clock_format_rfc3339(sb->end_at_ms, ended);
+	cJSON_AddStringToObject(o, "templateID", sb->template_id);
+	cJSON_AddStringToObject(o, "sandboxID", sb->id);
+	cJSON_AddStringToObject(o, "clientID", sb->client_id);
+	cJSON_AddStringToObject(o, "startedAt", started);
+	cJSON_AddStringToObject(o, "endAt", ended);
+	/* The sandbox's cgroup limits (sandbox_runtime.h). */
+	cJSON_AddNumberToObject(o, "cpuCount", sb->cpu_count);
+	cJSON_AddNumberToObject(o, "memoryMB", sb->memory_mb);
+	cJSON_AddNumberToObject(o, "diskSizeMB", sb->disk_size_mb);
+	cJSON_AddStringToObject(o, "state", sb->state == SANDBOX_RUNNING ? "running" : "paused");
+	cJSON_AddStringToObject(o, "envdVersion", SANDBOX_ENVD_VERSION);
+	cJSON_AddItemToObject(o, "metadata", cJSON_Duplicate(sb->metadata, 1));
+	add_envd_url(o, sb);
+	return o;
+}
+
+cJSON *sandbox_json_created(const struct sandbox *sb)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "templateID", sb->template_id);
+	cJSON_AddStringToObject(o, "sandboxID", sb->id);
+	cJSON_AddStringToObject(o, "clientID", sb->client_id);
+	cJSON_AddStringToObject(o, "envdVersion", SANDBOX_ENVD_VERSION);
+	if (sb->secure)
+		cJSON_AddStringToObject(o, "envdAccessToken", sb->access_token);
+	/* null domain: the SDK then needs sandboxUrl to reach envd at all. */
+	cJSON_AddNullToObject(o, "domain");
+	cJSON_AddNullToObject(o, "trafficAccessToken");
+	add_envd_url(o, sb);
+	return o;
+}
+
+cJSON *sandbox_json_detail(const struct sandbox *sb)
+{
+	cJSON *o = common_fields(sb);
+	if (!o)
+		return NULL;
+	if (sb->secure)
+		cJSON_AddStringToObject(o, "envdAccessToken", sb->access_token);
+	cJSON_AddNullToObject(o, "domain");
+	if (sb->allow_internet_access >= 0)
+		cJSON_AddBoolToObject(o, "allowInternetAccess", sb->allow_internet_access);
+	cJSON *lifecycle = cJSON_AddObjectToObject(o, "lifecycle");
+	if (lifecycle) {
+		cJSON_AddBoolToObject(lifecycle, "autoResume", false);
+		cJSON_AddStringToObject(lifecycle, "onTimeout", sb->auto_pause ? "pause" : "kill");
+	}
+	return o;
+}
+
+cJSON *sandbox_json_listed(const struct sandbox *sb)
+{
+	return common_fields(sb);
+}

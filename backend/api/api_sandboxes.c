@@ -1,0 +1,291 @@
+/* Control-plane handlers for one sandbox: create, get, kill, timeout, pause,
+ * resume and connect. */
+#include "api/api_handlers.h"
+
+#include "lib/clock.h"
+#include "http/http_reply.h"
+#include "registry/registry.h"
+#include "http/http_body.h"
+#include "api/api_sandbox_json.h"
+#include "runtime/runtime.h"
+
+#include <cJSON.h>
+#include <event2/http.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Default lifetimes in seconds, per route (reference §1.1/§1.2). */
+#define TIMEOUT_DEFAULT_V1 15
+#define TIMEOUT_DEFAULT_V2 300
+#define TIMEOUT_DEFAULT_RESUME 15
+#define TIMEOUT_DEFAULT_CONNECT 300
+#define TEMPLATE_ID_MAX_BYTES 256
+
+/* Per-sandbox limits, so that no client can grow the backend without bound
+ * (a body is at most 1 MiB anyway; these keep what is stored per sandbox
+ * small). E2B documents no numbers; these are generous for real use. */
+static const struct map_limits metadata_limits = {
+	.max_keys = 64, .max_key_bytes = 256, .max_value_bytes = 1024, .max_total_bytes = 16384};
+static const struct map_limits env_vars_limits = {
+	.max_keys = 256, .max_key_bytes = 256, .max_value_bytes = 16384, .max_total_bytes = 65536};
+
+static int reply_body_error(struct evhttp_request *req, const struct body_error *err)
+{
+	return reply_error(req, err->status, err->message);
+}
+
+/* "timeout" in seconds: an int32, not negative, at most 24 hours. */
+static enum field_result read_timeout(const cJSON *body, int64_t *out, struct body_error *err)
+{
+	enum field_result r = field_int(body, "timeout", INT32_MIN, INT32_MAX, out, err);
+	if (r != FIELD_OK)
+		return r;
+	if (*out < 0) {
+		body_error_set(err, "field \"timeout\" must not be negative");
+		return FIELD_BAD;
+	}
+	if (*out > SANDBOX_MAX_TIMEOUT_S) {
+		err->status = 400;
+		snprintf(err->message, sizeof err->message, "Timeout cannot be greater than 24 hours");
+		return FIELD_BAD;
+	}
+	return FIELD_OK;
+}
+
+/* Fills spec from a NewSandbox (v1) or NewSandboxV2 body. Unknown fields
+ * (network, mcp, volumeMounts, ...) are accepted and ignored. */
+static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spec,
+	struct body_error *err)
+{
+	spec->timeout_s = v2 ? TIMEOUT_DEFAULT_V2 : TIMEOUT_DEFAULT_V1;
+	spec->secure = v2; /* v2 is always secure */
+	spec->allow_internet_access = -1;
+
+	enum field_result r = field_string(body, "templateID", &spec->template_id, err);
+	if (r == FIELD_BAD)
+		return -1;
+	if (r == FIELD_ABSENT || spec->template_id[0] == '\0') {
+		body_error_set(err, "field \"templateID\" is required");
+		return -1;
+	}
+	if (strlen(spec->template_id) > TEMPLATE_ID_MAX_BYTES) {
+		body_error_set(err, "field \"templateID\" may be at most %d bytes", TEMPLATE_ID_MAX_BYTES);
+		return -1;
+	}
+	bool flag;
+	if (read_timeout(body, &spec->timeout_s, err) == FIELD_BAD ||
+	    field_string_map(body, "metadata", &metadata_limits, &spec->metadata, err) == FIELD_BAD ||
+	    field_string_map(body, "envVars", &env_vars_limits, &spec->env_vars, err) == FIELD_BAD ||
+	    field_bool(body, "autoPause", &spec->auto_pause, err) == FIELD_BAD ||
+	    field_bool(body, "autoPauseMemory", &flag, err) == FIELD_BAD)
+		return -1;
+	if (!v2 && field_bool(body, "secure", &spec->secure, err) == FIELD_BAD)
+		return -1;
+	/* Not in E2B's create API (its templates fix them): an extension so a
+	 * test can ask for a small sandbox; the cgroup enforces them. */
+	int64_t n;
+	spec->cpu_count = SANDBOX_DEFAULT_CPU_COUNT;
+	spec->memory_mb = SANDBOX_DEFAULT_MEMORY_MB;
+	r = field_int(body, "cpuCount", INT32_MIN, INT32_MAX, &n, err);
+	if (r == FIELD_BAD)
+		return -1;
+	if (r == FIELD_OK)
+		spec->cpu_count = (int)n;
+	r = field_int(body, "memoryMB", INT32_MIN, INT32_MAX, &n, err);
+	if (r == FIELD_BAD)
+		return -1;
+	if (r == FIELD_OK)
+		spec->memory_mb = (int)n;
+	/* Reported back as asked; nothing enforces it (no disk quota). */
+	spec->disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB;
+	r = field_int(body, "diskSizeMB", 1, SANDBOX_MAX_DISK_SIZE_MB, &n, err);
+	if (r == FIELD_BAD)
+		return -1;
+	if (r == FIELD_OK)
+		spec->disk_size_mb = (int)n;
+	r = field_bool(body, "allow_internet_access", &flag, err);
+	if (r == FIELD_BAD)
+		return -1;
+	if (r == FIELD_OK)
+		spec->allow_internet_access = flag;
+	return 0;
+}
+
+static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, BODY_REQUIRED, &err);
+	if (!body)
+		return reply_body_error(req, &err);
+	struct sandbox_spec spec = {0};
+	if (read_new_sandbox(body, v2, &spec, &err) != 0) {
+		cJSON_Delete(body);
+		return reply_body_error(req, &err);
+	}
+	if (registry_count(ctx->reg) >= ctx->max_sandboxes) {
+		cJSON_Delete(body);
+		/* E2B's answer (and status) when a team is at its concurrency limit. */
+		return reply_errorf(req, 429, "You have reached the maximum number of concurrent E2B "
+			"sandboxes (%zu). If you need more, please contact us at "
+			"'https://e2b.dev/docs/getting-help'", ctx->max_sandboxes);
+	}
+	struct runtime_error rerr;
+	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, &rerr) != 0) {
+		cJSON_Delete(body);
+		return reply_error(req, rerr.status, rerr.message);
+	}
+	struct sandbox *sb = registry_create(ctx->reg, &spec, &rerr);
+	cJSON_Delete(body); /* spec pointed into it; the registry made copies */
+	if (!sb)
+		return reply_error(req, rerr.status, rerr.message);
+	return reply_json(req, 201, sandbox_json_created(sb));
+}
+
+int api_create_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	(void)id;
+	return create(ctx, req, false);
+}
+
+int api_create_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	(void)id;
+	return create(ctx, req, true);
+}
+
+int api_get(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return api_reply_not_found(req, id);
+	return reply_json(req, 200, sandbox_json_detail(sb));
+}
+
+int api_kill(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return api_reply_not_found(req, id);
+	registry_kill(ctx->reg, sb);
+	return reply_empty(req, 204);
+}
+
+int api_set_timeout(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, BODY_REQUIRED, &err);
+	if (!body)
+		return reply_body_error(req, &err);
+	int64_t timeout = 0;
+	enum field_result r = read_timeout(body, &timeout, &err);
+	cJSON_Delete(body);
+	if (r == FIELD_ABSENT)
+		body_error_set(&err, "field \"timeout\" is required");
+	if (r != FIELD_OK)
+		return reply_body_error(req, &err);
+
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return api_reply_not_found(req, id);
+	/* E2B keeps only running sandboxes in the store this route updates. */
+	if (sb->state != SANDBOX_RUNNING)
+		return reply_errorf(req, 404, "Sandbox \"%s\" is not running", id);
+	registry_set_timeout(ctx->reg, sb, timeout);
+	return reply_empty(req, 204);
+}
+
+int api_pause(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
+	if (!body)
+		return reply_body_error(req, &err);
+	bool memory;
+	enum field_result r = field_bool(body, "memory", &memory, &err);
+	cJSON_Delete(body);
+	if (r == FIELD_BAD)
+		return reply_body_error(req, &err);
+
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return api_reply_not_found(req, id);
+	if (sb->state == SANDBOX_PAUSED)
+		return reply_errorf(req, 409, "Sandbox %s is already paused", id);
+	registry_pause(ctx->reg, sb);
+	return reply_empty(req, 204);
+}
+
+int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
+	if (!body)
+		return reply_body_error(req, &err);
+	int64_t timeout = TIMEOUT_DEFAULT_RESUME;
+	bool auto_pause = false, memory;
+	enum field_result auto_pause_given = FIELD_BAD;
+	if (read_timeout(body, &timeout, &err) == FIELD_BAD ||
+	    (auto_pause_given = field_bool(body, "autoPause", &auto_pause, &err)) == FIELD_BAD ||
+	    field_bool(body, "memory", &memory, &err) == FIELD_BAD) {
+		cJSON_Delete(body);
+		return reply_body_error(req, &err);
+	}
+	cJSON_Delete(body);
+
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return api_reply_not_found(req, id);
+	if (sb->state == SANDBOX_RUNNING)
+		return reply_errorf(req, 409, "Sandbox %s is already running", id);
+	if (auto_pause_given == FIELD_OK)
+		sb->auto_pause = auto_pause;
+	registry_resume(ctx->reg, sb, timeout);
+	return reply_json(req, 201, sandbox_json_created(sb));
+}
+
+/* Both connect routes: 200 when it was running, 201 when it was resumed. */
+static int connect_sandbox(struct api_ctx *ctx, struct evhttp_request *req, const char *id,
+	bool v2)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, v2 ? BODY_OPTIONAL : BODY_REQUIRED, &err);
+	if (!body)
+		return reply_body_error(req, &err);
+	int64_t timeout = TIMEOUT_DEFAULT_CONNECT;
+	bool memory;
+	enum field_result r = read_timeout(body, &timeout, &err);
+	if (r == FIELD_ABSENT && !v2) {
+		body_error_set(&err, "field \"timeout\" is required");
+		r = FIELD_BAD;
+	}
+	if (r == FIELD_BAD || field_bool(body, "memory", &memory, &err) == FIELD_BAD) {
+		cJSON_Delete(body);
+		return reply_body_error(req, &err);
+	}
+	cJSON_Delete(body);
+
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return api_reply_not_found(req, id);
+	if (sb->state == SANDBOX_PAUSED) {
+		registry_resume(ctx->reg, sb, timeout);
+		return reply_json(req, 201, sandbox_json_created(sb));
+	}
+	/* E2B only ever extends here; --connect-may-shorten replaces endAt even
+	 * when that brings it closer (a connect without a timeout means 300 s). */
+	bool shorter = clock_now_ms() + timeout * 1000 < sb->end_at_ms;
+	if (!shorter || ctx->connect_may_shorten)
+		registry_set_timeout(ctx->reg, sb, timeout);
+	return reply_json(req, 200, sandbox_json_created(sb));
+}
+
+int api_connect_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	return connect_sandbox(ctx, req, id, false);
+}
+
+int api_connect_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	return connect_sandbox(ctx, req, id, true);
+}

@@ -1,0 +1,113 @@
+/* One evhttp per sandbox, so that closing it at kill also closes every
+ * connection (and stream) that came in through the sandbox's port. */
+#include "envd/envd_listener.h"
+
+#include "envd/envd_routes.h"
+#include "envd/fs/fs_files_http.h"
+#include "http/http_conns.h"
+#include "http/http_server.h"
+#include "options.h"
+#include "registry/registry.h"
+
+#include <event2/http.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct envd_listeners {
+	struct envd_ctx *envd;
+	struct http_conns *conns;
+	struct listen_addr addr;
+};
+
+struct envd_listener {
+	struct envd_listeners *owner;
+	struct evhttp *http;
+	struct evconnlistener *listener;
+	char id[SANDBOX_ID_LEN + 1];
+};
+
+static void dispatch(struct evhttp_request *req, void *arg)
+{
+	struct envd_listener *one = arg;
+	envd_dispatch_sandbox(one->owner->envd, req, one->id);
+}
+
+static void close_one(struct envd_listeners *l, struct sandbox *sb)
+{
+	struct envd_listener *one = sb->envd_listener;
+	if (!one)
+		return;
+	if (one->listener)
+		http_conns_unwatch_listener(l->conns, one->listener);
+	evhttp_free(one->http); /* the listener and its connections */
+	free(one);
+	sb->envd_listener = NULL;
+	sb->envd_url[0] = '\0';
+}
+
+/* Without a port of its own the sandbox is still reachable through the
+ * shared listener; it just reports no envdUrl. */
+static void open_one(struct envd_listeners *l, struct sandbox *sb)
+{
+	struct envd_listener *one = calloc(1, sizeof *one);
+	if (!one)
+		return;
+	one->owner = l;
+	snprintf(one->id, sizeof one->id, "%s", sb->id);
+	one->http = http_server_new_limit(l->envd->base, l->conns, dispatch, one,
+		FILES_MAX_UPLOAD_BYTES);
+	uint16_t port;
+	if (!one->http || http_server_bind(one->http, l->conns, l->addr.host, 0, &port,
+			&one->listener) != 0) {
+		if (one->listener)
+			http_conns_unwatch_listener(l->conns, one->listener);
+		if (one->http)
+			evhttp_free(one->http);
+		free(one);
+		fprintf(stderr, "sandbox %s: no envd listener of its own\n", sb->id);
+		return;
+	}
+	sb->envd_listener = one;
+	listen_addr_url(&l->addr, port, sb->envd_url, (int)sizeof sb->envd_url);
+}
+
+static void on_created(void *ctx, struct sandbox *sb)
+{
+	open_one(ctx, sb);
+}
+
+static void on_removing(void *ctx, struct sandbox *sb)
+{
+	close_one(ctx, sb);
+}
+
+struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns,
+	const struct listen_addr *addr)
+{
+	struct envd_listeners *l = calloc(1, sizeof *l);
+	if (!l)
+		return NULL;
+	l->envd = envd;
+	l->conns = conns;
+	l->addr = *addr;
+	return l;
+}
+
+void envd_listeners_hooks(struct envd_listeners *l, struct registry_hooks *out)
+{
+	*out = (struct registry_hooks){.ctx = l, .created = on_created, .removing = on_removing};
+}
+
+void envd_listeners_close_all(struct envd_listeners *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < registry_count(l->envd->reg); i++)
+		close_one(l, registry_at(l->envd->reg, i));
+}
+
+void envd_listeners_free(struct envd_listeners *l)
+{
+	free(l);
+}

@@ -1,0 +1,282 @@
+/* Forwarding to a port inside a sandbox (see port_proxy.h). */
+#define _GNU_SOURCE
+#include "http/http_conns.h"
+#include "envd/envd_port_proxy.h"
+
+#include "http/http_reply.h"
+#include "registry/registry.h"
+#include "runtime/runtime.h"
+
+#include <arpa/inet.h>
+#include <cJSON.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct proxy {
+	struct proxy *prev, *next;  /* live proxies, for port_proxy_shutdown */
+	struct evhttp_request *req;
+	struct evhttp_connection *evcon;
+	struct bufferevent *up;     /* to the sandbox port */
+	struct bufferevent *client; /* taken over from evhttp once up is connected */
+	char sandbox_id[SANDBOX_ID_LEN + 1];
+	long port;
+	bool up_eof, client_eof;
+};
+
+/* Every live proxy (the backend has one loop and one envd listener). */
+static struct proxy *live;
+
+static void link_proxy(struct proxy *p)
+{
+	p->next = live;
+	if (live)
+		live->prev = p;
+	live = p;
+}
+
+/* Unlinks and frees p (not the client connection). */
+static void drop(struct proxy *p)
+{
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		live = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	if (p->up)
+		bufferevent_free(p->up);
+	free(p);
+}
+
+int port_proxy_reply_closed(struct evhttp_request *req, const char *id, long port)
+{
+	cJSON *body = cJSON_CreateObject();
+	if (body) {
+		cJSON_AddStringToObject(body, "sandboxId", id);
+		cJSON_AddStringToObject(body, "message", "The sandbox is running but port is not open");
+		cJSON_AddNumberToObject(body, "port", (double)port);
+		cJSON_AddNumberToObject(body, "code", 502);
+	}
+	return reply_json(req, 502, body);
+}
+
+static void proxy_free(struct proxy *p)
+{
+	if (p->evcon && p->client)
+		evhttp_connection_free(p->evcon); /* frees the request and the client socket */
+	drop(p);
+}
+
+void port_proxy_shutdown(void)
+{
+	while (live) {
+		struct proxy *p = live;
+		if (p->client) {
+			proxy_free(p);
+		} else {
+			/* Still connecting: evhttp keeps (and frees) the request. */
+			http_conn_set_closecb(p->evcon, NULL, NULL);
+			drop(p);
+		}
+	}
+}
+
+/* One side ended: finish once everything read has been written. */
+static void maybe_finish(struct proxy *p)
+{
+	bool client_done = p->up_eof && evbuffer_get_length(bufferevent_get_output(p->client)) == 0;
+	bool up_done = p->client_eof && (!p->up || evbuffer_get_length(bufferevent_get_output(p->up)) == 0);
+	if (client_done || (up_done && p->up_eof))
+		proxy_free(p);
+	else if (up_done && p->up)
+		shutdown(bufferevent_getfd(p->up), SHUT_WR); /* half-close towards the port */
+}
+
+static void pass(struct bufferevent *from, struct bufferevent *to)
+{
+	evbuffer_add_buffer(bufferevent_get_output(to), bufferevent_get_input(from));
+	if (evbuffer_get_length(bufferevent_get_output(to)) > PORT_PROXY_HIGH_WATER)
+		bufferevent_disable(from, EV_READ);
+}
+
+static void on_up_read(struct bufferevent *bev, void *arg)
+{
+	struct proxy *p = arg;
+	pass(bev, p->client);
+}
+
+static void on_client_read(struct bufferevent *bev, void *arg)
+{
+	struct proxy *p = arg;
+	if (!p->client_eof)
+		pass(bev, p->up);
+}
+
+/* The output of one side drained below the low-water mark: read the other. */
+static void on_up_write(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	struct proxy *p = arg;
+	if (!p->client_eof)
+		bufferevent_enable(p->client, EV_READ);
+	if (p->client_eof)
+		maybe_finish(p);
+}
+
+static void on_client_write(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	struct proxy *p = arg;
+	if (!p->up_eof)
+		bufferevent_enable(p->up, EV_READ);
+	else
+		maybe_finish(p);
+}
+
+static void on_client_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	struct proxy *p = arg;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) {
+		if (what & (BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) {
+			proxy_free(p);
+			return;
+		}
+		p->client_eof = true;
+		maybe_finish(p);
+	}
+}
+
+static void on_up_event(struct bufferevent *bev, short what, void *arg);
+
+/* The request as received, re-sent to the port. */
+static void write_request(struct proxy *p)
+{
+	struct evhttp_request *req = p->req;
+	struct evbuffer *out = bufferevent_get_output(p->up);
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	const char *conn = evhttp_find_header(in, "Connection");
+	bool upgrade = evhttp_find_header(in, "Upgrade") && conn && strcasestr(conn, "upgrade");
+	struct evbuffer *body = evhttp_request_get_input_buffer(req);
+	evbuffer_add_printf(out, "%s %s HTTP/1.1\r\n", request_method_name(req),
+		evhttp_request_get_uri(req));
+	for (struct evkeyval *h = in->tqh_first; h; h = h->next.tqe_next) {
+		if (!upgrade && (strcasecmp(h->key, "Connection") == 0 ||
+				 strcasecmp(h->key, "Keep-Alive") == 0 ||
+				 strcasecmp(h->key, "Proxy-Connection") == 0 ||
+				 strcasecmp(h->key, "Transfer-Encoding") == 0 ||
+				 strcasecmp(h->key, "Content-Length") == 0))
+			continue;
+		evbuffer_add_printf(out, "%s: %s\r\n", h->key, h->value);
+	}
+	if (!upgrade) {
+		evbuffer_add_printf(out, "Connection: close\r\n");
+		size_t n = evbuffer_get_length(body);
+		enum evhttp_cmd_type m = evhttp_request_get_command(req);
+		if (n || m == EVHTTP_REQ_POST || m == EVHTTP_REQ_PUT || m == EVHTTP_REQ_PATCH)
+			evbuffer_add_printf(out, "Content-Length: %zu\r\n", n);
+	}
+	evbuffer_add(out, "\r\n", 2);
+	evbuffer_add_buffer(out, body);
+}
+
+static void take_over_client(struct proxy *p)
+{
+	http_conn_set_closecb(p->evcon, NULL, NULL);
+	p->client = evhttp_connection_get_bufferevent(p->evcon);
+	bufferevent_setcb(p->client, on_client_read, on_client_write, on_client_event, p);
+	bufferevent_set_timeouts(p->client, NULL, NULL);
+	bufferevent_setwatermark(p->client, EV_READ, 0, 0);
+	bufferevent_setwatermark(p->client, EV_WRITE, PORT_PROXY_HIGH_WATER / 2, 0);
+	bufferevent_setwatermark(p->up, EV_WRITE, PORT_PROXY_HIGH_WATER / 2, 0);
+	bufferevent_setcb(p->up, on_up_read, on_up_write, on_up_event, p);
+	bufferevent_enable(p->client, EV_READ | EV_WRITE);
+	bufferevent_enable(p->up, EV_READ | EV_WRITE);
+	/* Bytes the client sent after the request (say, a first WebSocket frame). */
+	if (evbuffer_get_length(bufferevent_get_input(p->client)))
+		pass(p->client, p->up);
+}
+
+static void on_up_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	struct proxy *p = arg;
+	if (what & BEV_EVENT_CONNECTED) {
+		/* Only the path is logged, as for every request. */
+		fprintf(stderr, "envd %s %s -> port %ld\n", request_method_name(p->req),
+			request_path(p->req), p->port);
+		write_request(p);
+		take_over_client(p);
+		return;
+	}
+	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)))
+		return;
+	if (!p->client) {
+		/* Nothing listens: evhttp still owns the request, answer it. */
+		http_conn_set_closecb(p->evcon, NULL, NULL);
+		log_request("envd", p->req, port_proxy_reply_closed(p->req, p->sandbox_id, p->port));
+		drop(p);
+		return;
+	}
+	if (what & BEV_EVENT_EOF) {
+		pass(p->up, p->client);
+		p->up_eof = true;
+		maybe_finish(p);
+	} else {
+		proxy_free(p);
+	}
+}
+
+/* The client left before the port answered. */
+static void on_client_gone(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	struct proxy *p = arg;
+	http_conn_gone_free_request(p->req);
+	drop(p);
+}
+
+int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
+	long port)
+{
+	int fd = sandbox_socket(sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	struct proxy *p = fd >= 0 ? calloc(1, sizeof *p) : NULL;
+	if (!p) {
+		if (fd >= 0)
+			close(fd);
+		return port_proxy_reply_closed(req, sb->id, port);
+	}
+	p->req = req;
+	p->evcon = evhttp_request_get_connection(req);
+	p->port = port;
+	snprintf(p->sandbox_id, sizeof p->sandbox_id, "%s", sb->id);
+	p->up = bufferevent_socket_new(ctx->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (!p->up) {
+		close(fd);
+		free(p);
+		return port_proxy_reply_closed(req, sb->id, port);
+	}
+	link_proxy(p);
+	bufferevent_setcb(p->up, NULL, NULL, on_up_event, p);
+	http_conn_set_closecb(p->evcon, on_client_gone, p);
+	if (bufferevent_socket_connect(p->up, (struct sockaddr *)&sin, sizeof sin) != 0) {
+		http_conn_set_closecb(p->evcon, NULL, NULL);
+		drop(p);
+		return port_proxy_reply_closed(req, sb->id, port);
+	}
+	return ENVD_STATUS_PENDING;
+}

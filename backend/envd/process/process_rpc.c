@@ -1,0 +1,543 @@
+/* process.Process RPC handlers: request parsing, envd's error texts, and the
+ * calls into the process manager. */
+#include "envd/process/process_rpc.h"
+
+#include "http/http_connect.h"
+#include "http/http_request.h"
+#include "envd/process/process_internal.h"
+#include "http/http_protojson.h"
+#include "registry/registry.h"
+#include "runtime/runtime.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <event2/http.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+
+/* --- headers ---------------------------------------------------------------- */
+
+long long process_keepalive_ms(const char *header)
+{
+	if (!header || !*header)
+		return PROC_KEEPALIVE_DEFAULT_MS;
+	char *end = NULL;
+	double s = strtod(header, &end);
+	while (end && (*end == ' ' || *end == '\t'))
+		end++;
+	/* envd takes whole seconds (strconv.Atoi); fractions are our extension,
+	 * so tests can watch keepalives without waiting. */
+	if (!end || *end || !isfinite(s) || s <= 0)
+		return PROC_KEEPALIVE_DEFAULT_MS;
+	if (s > 86400.0)
+		s = 86400.0;
+	long long ms = (long long)(s * 1000.0);
+	return ms < PROC_KEEPALIVE_MIN_MS ? PROC_KEEPALIVE_MIN_MS : ms;
+}
+
+/* Connect-Timeout-Ms: 0 when absent (or "0": no timeout); -1 if malformed. */
+static long long timeout_ms(struct evhttp_request *req, struct connect_error *err)
+{
+	const char *t = evhttp_find_header(evhttp_request_get_input_headers(req), "Connect-Timeout-Ms");
+	if (!t)
+		return 0;
+	size_t n = strlen(t);
+	bool digits = n > 0 && n <= 10;
+	for (size_t i = 0; digits && i < n; i++)
+		digits = t[i] >= '0' && t[i] <= '9';
+	if (!digits) {
+		connect_error_set(err, CONNECT_INVALID_ARGUMENT, "parse timeout: invalid value \"%.20s\"", t);
+		return -1;
+	}
+	return strtoll(t, NULL, 10);
+}
+
+/* Authorization: Basic base64("<user>:") picks envd's user; without one it
+ * is "user", E2B's default. With isolation the name must be an account of
+ * the sandbox's own /etc/passwd; without, root, user and the name of the
+ * backend's uid are known and everything runs as the backend's uid. A header
+ * that is not valid Basic is ignored, as Go's Request.BasicAuth does. */
+static int check_user(const struct proc_manager *pm, const struct sandbox *sb,
+	struct evhttp_request *req, char user[64], struct connect_error *err)
+{
+	snprintf(user, 64, "user");
+	char name[256];
+	int given = envd_basic_user(req, name, sizeof name);
+	if (given == 0)
+		return 0;
+	struct sandbox_user account;
+	bool known = given > 0 && (runtime_isolated()
+		? strlen(name) < 64 && sandbox_user_resolve(sb, name, &account) == 0
+		: strcmp(name, "root") == 0 || strcmp(name, "user") == 0 ||
+			  strcmp(name, pm->user_name) == 0);
+	if (!known) {
+		/* connectrpc.com/authn's answer in envd (AuthenticateUsername). */
+		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
+		return -1;
+	}
+	snprintf(user, 64, "%s", name);
+	return 0;
+}
+
+/* --- common ----------------------------------------------------------------- */
+
+static int fail(struct evhttp_request *req, enum connect_kind kind, const struct connect_error *err)
+{
+	return kind == CONNECT_UNARY ? connect_reply_unary_error(req, err)
+				     : connect_reply_stream_error(req, err);
+}
+
+/* Codec, user and message. NULL when it has already answered (*status). */
+static cJSON *begin(struct envd_ctx *ctx, struct evhttp_request *req, const struct sandbox *sb,
+	char *user_out, enum connect_kind kind, int *status)
+{
+	char user[64];
+	int st = connect_check_request(req, kind);
+	if (st) {
+		*status = st;
+		return NULL;
+	}
+	struct connect_error err;
+	cJSON *msg = NULL;
+	if (check_user(ctx->process_manager, sb, req, user, &err) == 0)
+		msg = kind == CONNECT_UNARY ? connect_read_unary(req, &err)
+					    : connect_read_stream_request(req, &err);
+	if (!msg)
+		*status = fail(req, kind, &err);
+	else if (user_out)
+		memcpy(user_out, user, sizeof user);
+	return msg;
+}
+
+struct selector {
+	bool has_pid;
+	uint32_t pid;
+	const char *tag;
+};
+
+static int read_selector(const cJSON *msg, struct selector *sel, struct connect_error *err)
+{
+	const cJSON *process = NULL;
+	if (pj_message(msg, "process", "process", &process, err) == PJ_BAD)
+		return -1;
+	enum pj_result rp = pj_uint32(process, "pid", "pid", &sel->pid, err);
+	if (rp == PJ_BAD)
+		return -1;
+	enum pj_result rt = pj_string(process, "tag", "tag", &sel->tag, err);
+	if (rt == PJ_BAD)
+		return -1;
+	if (rp == PJ_OK && rt == PJ_OK) {
+		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+			"unmarshal message: oneof process.ProcessSelector.selector is already set");
+		return -1;
+	}
+	sel->has_pid = rp == PJ_OK;
+	if (rt != PJ_OK)
+		sel->tag = NULL;
+	if (!sel->has_pid && !sel->tag) {
+		connect_error_set(err, CONNECT_UNIMPLEMENTED, "invalid input type *process.ProcessSelector");
+		return -1;
+	}
+	return 0;
+}
+
+static void not_found(const struct selector *sel, struct connect_error *err)
+{
+	if (sel->tag)
+		connect_error_set(err, CONNECT_NOT_FOUND, "process with tag %s not found", sel->tag);
+	else
+		connect_error_set(err, CONNECT_NOT_FOUND, "process with pid %u not found", sel->pid);
+}
+
+static struct proc *find(struct envd_ctx *ctx, const struct sandbox *sb,
+	const struct selector *sel, bool ended)
+{
+	return proc_find(ctx->process_manager, sb, sel->pid, sel->tag, ended);
+}
+
+/* The live process the selector names, or NULL with err set to envd's
+ * not_found. Called after the whole message is read, as envd unmarshals
+ * first and looks up second. */
+static struct proc *lookup(struct envd_ctx *ctx, struct sandbox *sb, const struct selector *sel, struct connect_error *err)
+{
+	struct proc *p = find(ctx, sb, sel, false);
+	if (!p)
+		not_found(sel, err);
+	return p;
+}
+
+static long long keepalive_of(struct evhttp_request *req)
+{
+	return process_keepalive_ms(
+		evhttp_find_header(evhttp_request_get_input_headers(req), "Keepalive-Ping-Interval"));
+}
+
+/* --- Start ------------------------------------------------------------------ */
+
+/* ProcessConfig as List returns it: defaults omitted, cwd when it was set. */
+static cJSON *config_json(const char *cmd, const cJSON *args, const cJSON *envs, const char *cwd)
+{
+	cJSON *c = cJSON_CreateObject();
+	if (!c)
+		return NULL;
+	bool ok = true;
+	if (*cmd)
+		ok = ok && cJSON_AddStringToObject(c, "cmd", cmd);
+	if (args && cJSON_GetArraySize(args) > 0) {
+		cJSON *copy = cJSON_Duplicate(args, 1);
+		ok = ok && copy && cJSON_AddItemToObject(c, "args", copy);
+	}
+	if (envs && cJSON_GetArraySize(envs) > 0) {
+		cJSON *copy = cJSON_Duplicate(envs, 1);
+		ok = ok && copy && cJSON_AddItemToObject(c, "envs", copy);
+	}
+	if (cwd)
+		ok = ok && cJSON_AddStringToObject(c, "cwd", cwd);
+	if (!ok) {
+		cJSON_Delete(c);
+		return NULL;
+	}
+	return c;
+}
+
+struct start_request {
+	const char *cmd;
+	const cJSON *args, *envs;
+	const char *cwd; /* NULL when unset */
+	bool pty;
+	uint32_t cols, rows;
+	const char *tag; /* NULL when unset */
+	bool stdin_pipe;
+};
+
+static int parse_start(const cJSON *msg, struct start_request *r, struct connect_error *err)
+{
+	memset(r, 0, sizeof *r);
+	r->cmd = "";
+	r->stdin_pipe = true; /* envd: an unset stdin means true */
+	const cJSON *process = NULL, *pty = NULL, *size = NULL;
+	if (pj_message(msg, "process", "process", &process, err) == PJ_BAD ||
+	    pj_string(process, "cmd", "cmd", &r->cmd, err) == PJ_BAD ||
+	    pj_string_list(process, "args", "args", &r->args, err) == PJ_BAD ||
+	    pj_string_map(process, "envs", "envs", &r->envs, err) == PJ_BAD ||
+	    pj_string(process, "cwd", "cwd", &r->cwd, err) == PJ_BAD)
+		return -1;
+	enum pj_result rp = pj_message(msg, "pty", "pty", &pty, err);
+	if (rp == PJ_BAD || pj_message(pty, "size", "size", &size, err) == PJ_BAD ||
+	    pj_uint32(size, "cols", "cols", &r->cols, err) == PJ_BAD ||
+	    pj_uint32(size, "rows", "rows", &r->rows, err) == PJ_BAD ||
+	    pj_string(msg, "tag", "tag", &r->tag, err) == PJ_BAD ||
+	    pj_bool(msg, "stdin", "stdin", &r->stdin_pipe, err) == PJ_BAD)
+		return -1;
+	r->pty = rp == PJ_OK;
+	return 0;
+}
+
+static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
+	const char *user, const cJSON *msg, struct connect_error *err)
+{
+	struct proc_manager *pm = ctx->process_manager;
+	struct start_request r;
+	if (parse_start(msg, &r, err) != 0)
+		return -1;
+	long long timeout = timeout_ms(req, err);
+	if (timeout < 0)
+		return -1;
+	struct sandbox_user account;
+	if (sandbox_user_resolve(sb, user, &account) != 0) {
+		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", user);
+		return -1;
+	}
+	/* Without isolation every name is the backend's own user (see check_user). */
+	const char *user_name = runtime_isolated() ? account.name : pm->user_name;
+	char *cwd = proc_resolve_cwd(r.cwd, account.home, user_name, err);
+	if (!cwd)
+		return -1;
+	struct proc_spawn spec = {
+		.cmd = r.cmd,
+		.args = r.args,
+		.sandbox_envs = sb->env_vars,
+		.request_envs = r.envs,
+		.home = account.home,
+		.user = user_name,
+		.sb = sb,
+		.account = &account,
+		.path_env = runtime_isolated() ? SANDBOX_PATH : pm->path_env,
+		.cwd = cwd,
+		.pty = r.pty,
+		.cols = (uint16_t)r.cols,
+		.rows = (uint16_t)r.rows,
+		.stdin_pipe = r.stdin_pipe,
+	};
+	cJSON *config = config_json(r.cmd, r.args, r.envs, r.cwd);
+	char *tag = r.tag ? strdup(r.tag) : NULL;
+	if (!config || (r.tag && !tag)) {
+		cJSON_Delete(config);
+		free(tag);
+		free(cwd);
+		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+		return -1;
+	}
+	struct proc_spawned sp;
+	int rc = proc_spawn_start(&spec, &sp, err);
+	free(cwd);
+	if (rc != 0) {
+		cJSON_Delete(config);
+		free(tag);
+		return -1;
+	}
+	struct proc *p = proc_register(pm, sb, sp.pid, r.pty, sp.out_fd, sp.err_fd, sp.in_fd, config,
+		tag, timeout);
+	if (!p) {
+		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+		return -1;
+	}
+	return proc_stream_open(p, req, keepalive_of(req), timeout, true);
+}
+
+int process_rpc_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	int status;
+	char user[64];
+	cJSON *msg = begin(ctx, req, sb, user, CONNECT_SERVER_STREAM, &status);
+	if (!msg)
+		return status;
+	struct connect_error err;
+	status = start(ctx, req, sb, user, msg, &err);
+	cJSON_Delete(msg);
+	return status < 0 ? connect_reply_stream_error(req, &err) : status;
+}
+
+/* --- Connect ---------------------------------------------------------------- */
+
+int process_rpc_connect(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	int status;
+	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_SERVER_STREAM, &status);
+	if (!msg)
+		return status;
+	struct connect_error err;
+	struct selector sel;
+	int rc = read_selector(msg, &sel, &err);
+	long long timeout = rc == 0 ? timeout_ms(req, &err) : -1;
+	struct proc *p = NULL;
+	if (timeout >= 0) {
+		p = find(ctx, sb, &sel, false);
+		if (p) {
+			status = proc_stream_open(p, req, keepalive_of(req), timeout, false);
+		} else if ((p = find(ctx, sb, &sel, true))) {
+			status = proc_stream_replay(p, req); /* exited in the last 30 s */
+		} else {
+			not_found(&sel, &err);
+		}
+	}
+	cJSON_Delete(msg);
+	return p ? status : connect_reply_stream_error(req, &err);
+}
+
+/* --- List --------------------------------------------------------------------- */
+
+int process_rpc_list(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	int status;
+	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
+	if (!msg)
+		return status;
+	cJSON_Delete(msg);
+	struct proc_manager *pm = ctx->process_manager;
+	cJSON *out = cJSON_CreateObject();
+	cJSON *list = cJSON_CreateArray();
+	bool ok = out && list;
+	for (struct proc *p = pm->head; ok && p; p = p->next) {
+		if (p->sb != sb || p->ended)
+			continue;
+		cJSON *info = cJSON_CreateObject();
+		cJSON *config = cJSON_Duplicate(p->config, 1);
+		ok = info && config && cJSON_AddItemToObject(info, "config", config) &&
+		     cJSON_AddNumberToObject(info, "pid", (double)p->ns_pid) &&
+		     (!p->tag || cJSON_AddStringToObject(info, "tag", p->tag)) &&
+		     cJSON_AddItemToArray(list, info);
+		if (!ok) {
+			if (info && !cJSON_GetObjectItemCaseSensitive(info, "config"))
+				cJSON_Delete(config);
+			cJSON_Delete(info);
+		}
+	}
+	/* protobuf-JSON omits an empty repeated field: no processes is {}. */
+	if (ok && cJSON_GetArraySize(list) > 0) {
+		ok = cJSON_AddItemToObject(out, "processes", list);
+		list = ok ? NULL : list;
+	}
+	cJSON_Delete(list);
+	if (!ok) {
+		cJSON_Delete(out);
+		struct connect_error err;
+		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		return connect_reply_unary_error(req, &err);
+	}
+	return connect_reply_unary(req, out);
+}
+
+/* --- SendInput ------------------------------------------------------------- */
+
+int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	int status;
+	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
+	if (!msg)
+		return status;
+	struct connect_error err;
+	struct selector sel;
+	const cJSON *input = NULL;
+	uint8_t *stdin_data = NULL, *pty_data = NULL;
+	size_t stdin_len = 0, pty_len = 0;
+	enum pj_result rs = PJ_ABSENT, rp = PJ_ABSENT;
+	int rc = -1;
+	if (read_selector(msg, &sel, &err) == 0 &&
+	    pj_message(msg, "input", "input", &input, &err) != PJ_BAD &&
+	    (rs = pj_bytes(input, "stdin", "stdin", &stdin_data, &stdin_len, &err)) != PJ_BAD &&
+	    (rp = pj_bytes(input, "pty", "pty", &pty_data, &pty_len, &err)) != PJ_BAD) {
+		rc = 0;
+		if (rs == PJ_OK && rp == PJ_OK) {
+			connect_error_set(&err, CONNECT_INVALID_ARGUMENT,
+				"unmarshal message: oneof process.ProcessInput.input is already set");
+			rc = -1;
+		}
+	}
+	struct proc *p = rc == 0 ? lookup(ctx, sb, &sel, &err) : NULL;
+	if (rc == 0 && !p)
+		rc = -1;
+	if (rc == 0) {
+		if (rs != PJ_OK && rp != PJ_OK) {
+			connect_error_set(&err, CONNECT_UNIMPLEMENTED, "invalid input type <nil>");
+			rc = -1;
+		} else if (rs == PJ_OK && p->is_pty) {
+			connect_error_set(&err, CONNECT_INTERNAL,
+				"error writing to stdin: tty assigned to process \xe2\x80\x94 input should be written to the pty, not the stdin");
+			rc = -1;
+		} else if (rp == PJ_OK && !p->is_pty) {
+			connect_error_set(&err, CONNECT_INTERNAL,
+				"error writing to tty: tty not assigned to process \xe2\x80\x94 input should be written to the stdin, not the tty");
+			rc = -1;
+		}
+	}
+	if (rc == 0) {
+		/* Answers itself: now, or once the bytes are in the pipe. */
+		proc_send_input(p, req, rs == PJ_OK ? stdin_data : pty_data,
+			rs == PJ_OK ? stdin_len : pty_len);
+		status = 200;
+	} else {
+		status = connect_reply_unary_error(req, &err);
+	}
+	free(stdin_data);
+	free(pty_data);
+	cJSON_Delete(msg);
+	return status;
+}
+
+/* --- SendSignal ------------------------------------------------------------ */
+
+static const struct pj_enum_value signal_values[] = {
+	{"SIGNAL_UNSPECIFIED", 0},
+	{"SIGNAL_SIGTERM", 15},
+	{"SIGNAL_SIGKILL", 9},
+};
+
+int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	int status;
+	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
+	if (!msg)
+		return status;
+	struct connect_error err;
+	struct selector sel;
+	int32_t signal_number = 0;
+	struct proc *p = NULL;
+	if (read_selector(msg, &sel, &err) == 0 &&
+	    pj_enum(msg, "signal", "signal", signal_values,
+		    sizeof signal_values / sizeof signal_values[0], &signal_number, &err) != PJ_BAD) {
+		p = lookup(ctx, sb, &sel, &err);
+	}
+	cJSON_Delete(msg);
+	if (!p)
+		return connect_reply_unary_error(req, &err);
+	if (signal_number != 9 && signal_number != 15) {
+		if (signal_number == 0)
+			connect_error_set(&err, CONNECT_UNIMPLEMENTED, "invalid signal: SIGNAL_UNSPECIFIED");
+		else
+			connect_error_set(&err, CONNECT_UNIMPLEMENTED, "invalid signal: %d", (int)signal_number);
+		return connect_reply_unary_error(req, &err);
+	}
+	/* The whole process group, so a shell's children go too. */
+	proc_kill_group(p, signal_number == 9 ? SIGKILL : SIGTERM);
+	return connect_reply_unary(req, cJSON_CreateObject());
+}
+
+/* --- CloseStdin -------------------------------------------------------------- */
+
+int process_rpc_close_stdin(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	int status;
+	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
+	if (!msg)
+		return status;
+	struct connect_error err;
+	struct selector sel;
+	struct proc *p = NULL;
+	if (read_selector(msg, &sel, &err) == 0)
+		p = lookup(ctx, sb, &sel, &err);
+	cJSON_Delete(msg);
+	if (!p)
+		return connect_reply_unary_error(req, &err);
+	if (p->is_pty) {
+		connect_error_set(&err, CONNECT_UNKNOWN,
+			"error closing stdin: cannot close stdin for PTY process \xe2\x80\x94 send Ctrl+D (0x04) instead");
+		return connect_reply_unary_error(req, &err);
+	}
+	proc_close_stdin(p, req); /* answers now, or after queued input */
+	return 200;
+}
+
+/* --- Update ------------------------------------------------------------------ */
+
+int process_rpc_update(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	int status;
+	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
+	if (!msg)
+		return status;
+	struct connect_error err;
+	struct selector sel;
+	const cJSON *pty = NULL, *size = NULL;
+	uint32_t cols = 0, rows = 0;
+	enum pj_result rp = PJ_ABSENT;
+	struct proc *p = NULL;
+	if (read_selector(msg, &sel, &err) == 0 &&
+	    (rp = pj_message(msg, "pty", "pty", &pty, &err)) != PJ_BAD &&
+	    pj_message(pty, "size", "size", &size, &err) != PJ_BAD &&
+	    pj_uint32(size, "cols", "cols", &cols, &err) != PJ_BAD &&
+	    pj_uint32(size, "rows", "rows", &rows, &err) != PJ_BAD) {
+		p = lookup(ctx, sb, &sel, &err);
+	}
+	cJSON_Delete(msg);
+	if (!p)
+		return connect_reply_unary_error(req, &err);
+	if (rp == PJ_OK) {
+		if (!p->is_pty || p->in_fd < 0) {
+			connect_error_set(&err, CONNECT_INTERNAL,
+				"error resizing tty: tty not assigned to process");
+			return connect_reply_unary_error(req, &err);
+		}
+		struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
+		if (ioctl(p->in_fd, TIOCSWINSZ, &ws) != 0) {
+			connect_error_set(&err, CONNECT_INTERNAL, "error resizing tty: %s", strerror(errno));
+			return connect_reply_unary_error(req, &err);
+		}
+	}
+	return connect_reply_unary(req, cJSON_CreateObject());
+}

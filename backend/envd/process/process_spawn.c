@@ -1,0 +1,467 @@
+/* Starting a process the way envd does: argv from cmd and args, the layered
+ * environment, the working directory, a new session (so the whole process
+ * group can be signalled), pipes or a PTY; with isolation inside the
+ * sandbox's namespaces, cgroups and root, as the requested user. The child is
+ * forked by the backend itself (born in the sandbox's pid namespace), so the
+ * backend's SIGCHLD reaping sees it like any other child. */
+#include "http/http_connect.h"
+#include "envd/process/process_internal.h"
+#include "runtime/runtime.h"
+#include "lib/text.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* --- working directory --------------------------------------------------- */
+
+/* Go's filepath.Clean for an absolute path, in place. The output never
+ * overtakes the input: each element read was preceded by at least one '/'. */
+static void clean_absolute(char *path)
+{
+	size_t n = strlen(path), i = 0, out = 0;
+	while (i < n) {
+		while (i < n && path[i] == '/')
+			i++;
+		if (i >= n)
+			break;
+		size_t start = i;
+		while (i < n && path[i] != '/')
+			i++;
+		size_t len = i - start;
+		if (len == 1 && path[start] == '.')
+			continue;
+		if (len == 2 && path[start] == '.' && path[start + 1] == '.') {
+			while (out > 0 && path[out - 1] != '/')
+				out--;
+			if (out > 0)
+				out--; /* and the '/' before it; ".." at the root stays at the root */
+			continue;
+		}
+		path[out++] = '/';
+		memmove(path + out, path + start, len);
+		out += len;
+	}
+	if (out == 0)
+		path[out++] = '/';
+	path[out] = '\0';
+}
+
+char *proc_resolve_cwd(const char *cwd, const char *home, const char *user, struct connect_error *err)
+{
+	const char *path = cwd ? cwd : "";
+	char *joined;
+	if (path[0] == '~') {
+		if (path[1] && path[1] != '/' && path[1] != '\\') {
+			connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+				"failed to expand path '%s' for user '%s': cannot expand user-specific home dir",
+				path, user);
+			return NULL;
+		}
+		joined = text_printf("%s/%s", home, path + 1);
+	} else if (path[0] == '/') {
+		joined = strdup(path); /* absolute paths are taken literally */
+		if (joined)
+			return joined;
+	} else {
+		joined = text_printf("%s/%s", home, path);
+	}
+	if (!joined) {
+		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+		return NULL;
+	}
+	clean_absolute(joined);
+	return joined;
+}
+
+/* --- argv and environment ---------------------------------------------- */
+
+static void free_vector(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+static char **build_argv(const char *cmd, const cJSON *args)
+{
+	size_t n = 1 + (size_t)(args ? cJSON_GetArraySize(args) : 0);
+	char **argv = calloc(n + 1, sizeof *argv);
+	if (!argv)
+		return NULL;
+	size_t i = 0;
+	argv[i++] = strdup(cmd);
+	const cJSON *a;
+	if (args) {
+		cJSON_ArrayForEach(a, args) {
+			argv[i++] = strdup(a->valuestring);
+		}
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (!argv[k]) {
+			for (size_t j = 0; j < n; j++)
+				free(argv[j]);
+			free(argv);
+			return NULL;
+		}
+	}
+	return argv;
+}
+
+struct env_list {
+	char **items;
+	size_t count, cap;
+	bool failed;
+};
+
+/* Adds key=value; a later value for the same key replaces the earlier one,
+ * as Go's exec does with duplicate keys. */
+static void env_set(struct env_list *env, const char *key, const char *value)
+{
+	char *entry = text_printf("%s=%s", key, value);
+	if (!entry) {
+		env->failed = true;
+		return;
+	}
+	size_t klen = strcspn(entry, "=");
+	for (size_t i = 0; i < env->count; i++) {
+		if (strncmp(env->items[i], entry, klen) == 0 && env->items[i][klen] == '=') {
+			free(env->items[i]);
+			env->items[i] = entry;
+			return;
+		}
+	}
+	if (env->count + 1 >= env->cap) {
+		size_t cap = env->cap ? env->cap * 2 : 16;
+		char **items = realloc(env->items, cap * sizeof *items);
+		if (!items) {
+			free(entry);
+			env->failed = true;
+			return;
+		}
+		env->items = items;
+		env->cap = cap;
+	}
+	env->items[env->count++] = entry;
+	env->items[env->count] = NULL;
+}
+
+static void env_set_all(struct env_list *env, const cJSON *map)
+{
+	const cJSON *e;
+	if (!map)
+		return;
+	cJSON_ArrayForEach(e, map) {
+		if (cJSON_IsString(e) && e->string)
+			env_set(env, e->string, e->valuestring);
+	}
+}
+
+static char **build_env(const struct proc_spawn *spec)
+{
+	struct env_list env = {0};
+	env_set(&env, "PATH", spec->path_env);
+	env_set(&env, "HOME", spec->home);
+	env_set(&env, "USER", spec->user);
+	env_set(&env, "LOGNAME", spec->user);
+	env_set_all(&env, spec->sandbox_envs);
+	env_set_all(&env, spec->request_envs);
+	if (env.failed) {
+		for (size_t i = 0; i < env.count; i++)
+			free(env.items[i]);
+		free(env.items);
+		return NULL;
+	}
+	return env.items;
+}
+
+/* --- file descriptors ----------------------------------------------------- */
+
+/* Makes fd close-on-exec and at least 3 (so dup2 onto 0..2 in the child
+ * never clobbers another pipe end). -1 on failure (fd is closed). */
+static int private_fd(int fd)
+{
+	if (fd < 0)
+		return -1;
+	if (fd < 3) {
+		int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		close(fd);
+		return moved;
+	}
+	int flags = fcntl(fd, F_GETFD);
+	if (flags < 0 || fcntl(fd, F_SETFD, flags | FD_CLOEXEC) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int set_nonblocking(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+	return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+static int private_pipe(int fds[2])
+{
+	int raw[2];
+	if (pipe(raw) != 0)
+		return -1;
+	fds[0] = private_fd(raw[0]);
+	fds[1] = private_fd(raw[1]);
+	if (fds[0] < 0 || fds[1] < 0) {
+		if (fds[0] >= 0)
+			close(fds[0]);
+		if (fds[1] >= 0)
+			close(fds[1]);
+		return -1;
+	}
+	return 0;
+}
+
+static void close_pair(int fds[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
+
+/* --- the child --------------------------------------------------------------- */
+
+static void close_from_3(void)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
+		return;
+#endif
+	long max = sysconf(_SC_OPEN_MAX);
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (int fd = 3; fd < max; fd++)
+		close(fd);
+}
+
+/* Runs in the forked child: never returns. parent is what getppid() must
+ * say while the backend lives (0 inside a sandbox's pid namespace). */
+__attribute__((noreturn)) static void child_exec(const struct proc_spawn *spec, pid_t parent,
+	const char *cwd, char **argv, char **envp)
+{
+	/* Born with every signal blocked (fork_blocked): make every disposition
+	 * the default before unblocking, so a signal meant for this process (a
+	 * process.signal racing its start) acts on it, never on the backend's
+	 * handlers, which would write to the event loop the parent shares. The
+	 * backend ignores SIGPIPE, which exec would keep: reset too. */
+	for (int sig = 1; sig < 65; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (runtime_child_enter(spec->sb, spec->account) != 0) {
+		dprintf(2, "cannot enter the sandbox: %s\n", strerror(errno));
+		_exit(125);
+	}
+	/* If the backend dies without cleaning up, its direct children die too. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(137);
+	close_from_3();
+	if (chdir(cwd) != 0) {
+		dprintf(2, "chdir %s: %s\n", cwd, strerror(errno));
+		_exit(127);
+	}
+	environ = envp;
+	execvp(argv[0], argv);
+	int e = errno;
+	dprintf(2, "exec: %s: %s\n", argv[0], strerror(e));
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+/* fork (or forkpty) with every signal blocked: the child starts with the
+ * backend's handlers, and child_exec resets them before it unblocks. */
+static pid_t fork_blocked(int *pty_master, const struct winsize *ws)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid_t pid = pty_master ? forkpty(pty_master, NULL, NULL, ws) : fork();
+	int e = errno;
+	if (pid != 0)
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return pid;
+}
+
+/* --- starting -------------------------------------------------------------- */
+
+static int spawn_pty(const struct proc_spawn *spec, char **argv, char **envp,
+	struct proc_spawned *out, struct connect_error *err)
+{
+	struct winsize ws = {.ws_row = spec->rows, .ws_col = spec->cols};
+	int master = -1;
+	pid_t parent = spec->sb && runtime_isolated() ? 0 : getpid();
+	if (runtime_fork_enter(spec->sb) != 0) {
+		connect_error_set(err, CONNECT_INTERNAL, "error entering the sandbox: %s", strerror(errno));
+		return -1;
+	}
+	pid_t pid = fork_blocked(&master, &ws);
+	if (pid != 0)
+		runtime_fork_leave(spec->sb, pid);
+	if (pid < 0) {
+		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+			"error starting pty with command '%s' in dir '%s' with '%u' cols and '%u' rows: %s",
+			spec->cmd, spec->cwd, spec->cols, spec->rows, strerror(errno));
+		return -1;
+	}
+	if (pid == 0)
+		child_exec(spec, parent, spec->cwd, argv, envp); /* forkpty made the session */
+	master = private_fd(master);
+	int input = master >= 0 ? fcntl(master, F_DUPFD_CLOEXEC, 3) : -1;
+	if (master < 0 || input < 0 || set_nonblocking(master) != 0) {
+		if (master >= 0)
+			close(master);
+		if (input >= 0)
+			close(input);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		connect_error_set(err, CONNECT_INTERNAL, "error setting up the pty: %s", strerror(errno));
+		return -1;
+	}
+	out->pid = pid;
+	out->out_fd = master;
+	out->err_fd = -1;
+	out->in_fd = input; /* shares the master's O_NONBLOCK */
+	return 0;
+}
+
+static int spawn_pipes(const struct proc_spawn *spec, char **argv, char **envp,
+	struct proc_spawned *out, struct connect_error *err)
+{
+	int o[2] = {-1, -1}, e[2] = {-1, -1}, in[2] = {-1, -1};
+	int null_fd = -1;
+	if (private_pipe(o) != 0 || private_pipe(e) != 0 ||
+	    (spec->stdin_pipe ? private_pipe(in) : (null_fd = private_fd(open("/dev/null", O_RDONLY)))) < 0 ||
+	    set_nonblocking(o[0]) != 0 || set_nonblocking(e[0]) != 0 ||
+	    (spec->stdin_pipe && set_nonblocking(in[1]) != 0)) {
+		connect_error_set(err, CONNECT_INTERNAL, "error creating pipes for command '%s': %s",
+			spec->cmd, strerror(errno));
+		goto fail;
+	}
+	pid_t parent = spec->sb && runtime_isolated() ? 0 : getpid();
+	if (runtime_fork_enter(spec->sb) != 0) {
+		connect_error_set(err, CONNECT_INTERNAL, "error entering the sandbox: %s", strerror(errno));
+		goto fail;
+	}
+	pid_t pid = fork_blocked(NULL, NULL);
+	if (pid != 0)
+		runtime_fork_leave(spec->sb, pid);
+	if (pid < 0) {
+		connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
+			strerror(errno));
+		goto fail;
+	}
+	if (pid == 0) {
+		setsid();
+		dup2(spec->stdin_pipe ? in[0] : null_fd, 0);
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		child_exec(spec, parent, spec->cwd, argv, envp);
+	}
+	close(o[1]);
+	close(e[1]);
+	if (in[0] >= 0)
+		close(in[0]);
+	if (null_fd >= 0)
+		close(null_fd);
+	out->pid = pid;
+	out->out_fd = o[0];
+	out->err_fd = e[0];
+	out->in_fd = in[1];
+	return 0;
+fail:
+	close_pair(o);
+	close_pair(e);
+	close_pair(in);
+	if (null_fd >= 0)
+		close(null_fd);
+	return -1;
+}
+
+int proc_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out, struct connect_error *err)
+{
+	/* Looked up inside the sandbox's root: a host path does not exist there,
+	 * and ".." or a symbolic link cannot leave it. */
+	int is_dir = sandbox_path_is_dir(spec->sb, spec->cwd);
+	if (is_dir < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP || errno == EXDEV)) {
+		connect_error_set(err, CONNECT_INVALID_ARGUMENT, "cwd '%s' does not exist", spec->cwd);
+		return -1;
+	}
+	if (is_dir == 0) {
+		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+			"error starting process '%s': chdir %s: not a directory", spec->cmd, spec->cwd);
+		return -1;
+	}
+	char **argv = build_argv(spec->cmd, spec->args);
+	char **envp = build_env(spec);
+	int rc = -1;
+	if (!argv || !envp)
+		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+	else
+		rc = spec->pty ? spawn_pty(spec, argv, envp, out, err)
+			       : spawn_pipes(spec, argv, envp, out, err);
+	free_vector(argv);
+	free_vector(envp);
+	return rc;
+}
+
+/* --- exit status text --------------------------------------------------------- */
+
+/* Go's syscall.Signal.String() on Linux. */
+static const char *const signal_names[] = {
+	[1] = "hangup", [2] = "interrupt", [3] = "quit", [4] = "illegal instruction",
+	[5] = "trace/breakpoint trap", [6] = "aborted", [7] = "bus error",
+	[8] = "floating point exception", [9] = "killed", [10] = "user defined signal 1",
+	[11] = "segmentation fault", [12] = "user defined signal 2", [13] = "broken pipe",
+	[14] = "alarm clock", [15] = "terminated", [16] = "stack fault", [17] = "child exited",
+	[18] = "continued", [19] = "stopped (signal)", [20] = "stopped",
+	[21] = "stopped (tty input)", [22] = "stopped (tty output)", [23] = "urgent I/O condition",
+	[24] = "CPU time limit exceeded", [25] = "file size limit exceeded",
+	[26] = "virtual timer expired", [27] = "profiling timer expired", [28] = "window changed",
+	[29] = "I/O possible", [30] = "power failure", [31] = "bad system call",
+};
+
+void proc_status_text(int status, char *out, size_t cap)
+{
+	if (WIFEXITED(status)) {
+		snprintf(out, cap, "exit status %d", WEXITSTATUS(status));
+		return;
+	}
+	if (!WIFSIGNALED(status)) {
+		snprintf(out, cap, "unknown status %d", status);
+		return;
+	}
+	int sig = WTERMSIG(status);
+	const char *core = WCOREDUMP(status) ? " (core dumped)" : "";
+	if (sig > 0 && (size_t)sig < sizeof signal_names / sizeof signal_names[0] && signal_names[sig])
+		snprintf(out, cap, "signal: %s%s", signal_names[sig], core);
+	else
+		snprintf(out, cap, "signal: signal %d%s", sig, core);
+}

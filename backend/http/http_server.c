@@ -1,0 +1,83 @@
+/* evhttp setup shared by the control-plane and envd listeners. */
+#include "http/http_server.h"
+
+#include "http/http_conns.h"
+
+#include <errno.h>
+#include <event2/http.h>
+#include <event2/listener.h>
+#include <event2/util.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+struct evhttp *http_server_new(struct event_base *base, struct http_conns *conns,
+	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg)
+{
+	return http_server_new_limit(base, conns, dispatch, arg, HTTP_MAX_BODY_BYTES);
+}
+
+struct evhttp *http_server_new_limit(struct event_base *base, struct http_conns *conns,
+	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg, long long max_body)
+{
+	struct evhttp *http = evhttp_new(base);
+	if (!http)
+		return NULL;
+	evhttp_set_max_body_size(http, (ev_ssize_t)max_body);
+	evhttp_set_max_headers_size(http, HTTP_MAX_HEADER_BYTES);
+	evhttp_set_timeout(http, HTTP_IDLE_TIMEOUT_S);
+	/* Read (and discard) an oversized body before answering 413, so the
+	 * client sees the answer instead of a connection reset. */
+	evhttp_set_flags(http, EVHTTP_SERVER_LINGERING_CLOSE);
+	/* Let every method reach our router, which answers 405 in JSON. */
+	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+		EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
+		EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+	evhttp_set_gencb(http, dispatch, arg);
+	http_conns_attach(conns, http);
+	return http;
+}
+
+int http_server_bind(struct evhttp *http, struct http_conns *conns, const char *host,
+	uint16_t port, uint16_t *bound_port, struct evconnlistener **listener_out)
+{
+	struct evhttp_bound_socket *handle = evhttp_bind_socket_with_handle(http, host, port);
+	if (!handle) {
+		fprintf(stderr, "e2b-local-backend: cannot listen on %s:%u: %s\n", host, port,
+			strerror(errno));
+		return -1;
+	}
+	/* Processes the backend starts must not inherit the listener (libevent
+	 * already asks for close-on-exec; this makes it explicit). */
+	evutil_socket_t fd = evhttp_bound_socket_get_fd(handle);
+	int fd_flags = fcntl(fd, F_GETFD);
+	if (fd_flags < 0 || fcntl(fd, F_SETFD, fd_flags | FD_CLOEXEC) != 0) {
+		fprintf(stderr, "e2b-local-backend: fcntl: %s\n", strerror(errno));
+		return -1;
+	}
+	/* Streams are many small writes (headers, then one envelope per event):
+	 * without TCP_NODELAY, Nagle holds each one back until the client's
+	 * delayed ACK, about 40 ms. Accepted sockets inherit it on Linux. */
+	int one = 1;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
+		fprintf(stderr, "e2b-local-backend: TCP_NODELAY: %s\n", strerror(errno));
+		return -1;
+	}
+	http_conns_watch_listener(conns, evhttp_bound_socket_get_listener(handle));
+	if (listener_out)
+		*listener_out = evhttp_bound_socket_get_listener(handle);
+	struct sockaddr_storage addr;
+	socklen_t len = sizeof addr;
+	if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {
+		fprintf(stderr, "e2b-local-backend: getsockname: %s\n", strerror(errno));
+		return -1;
+	}
+	if (addr.ss_family == AF_INET6)
+		*bound_port = ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
+	else
+		*bound_port = ntohs(((struct sockaddr_in *)&addr)->sin_port);
+	return 0;
+}

@@ -1,0 +1,258 @@
+/* The sandbox registry: records, lifecycle transitions and expiry timers. */
+#include "registry/registry.h"
+
+#include "lib/clock.h"
+#include "lib/random.h"
+#include "runtime/runtime.h"
+#include "lib/text.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct registry {
+	struct event_base *base;
+	char *sandboxes_dir;
+	struct sandbox **items; /* unordered; listing sorts its own copy */
+	size_t count, cap;
+	struct registry_hooks hooks[REGISTRY_MAX_HOOKS];
+	size_t nhooks;
+};
+
+struct registry *registry_new(struct event_base *base, const char *sandboxes_dir)
+{
+	struct registry *reg = calloc(1, sizeof *reg);
+	if (!reg)
+		return NULL;
+	reg->base = base;
+	reg->sandboxes_dir = strdup(sandboxes_dir);
+	if (!reg->sandboxes_dir) {
+		free(reg);
+		return NULL;
+	}
+	return reg;
+}
+
+int registry_add_hooks(struct registry *reg, const struct registry_hooks *hooks)
+{
+	if (reg->nhooks == REGISTRY_MAX_HOOKS)
+		return -1;
+	reg->hooks[reg->nhooks++] = *hooks;
+	return 0;
+}
+
+enum hook { HOOK_CREATED, HOOK_PAUSED, HOOK_RESUMED, HOOK_REMOVING };
+
+static void fire(struct registry *reg, enum hook which, struct sandbox *sb)
+{
+	bool forward = which == HOOK_REMOVING || which == HOOK_PAUSED;
+	for (size_t k = 0; k < reg->nhooks; k++) {
+		const struct registry_hooks *h = &reg->hooks[forward ? k : reg->nhooks - 1 - k];
+		void (*fn)(void *, struct sandbox *) = which == HOOK_CREATED ? h->created
+			: which == HOOK_PAUSED ? h->paused
+			: which == HOOK_RESUMED ? h->resumed : h->removing;
+		if (fn)
+			fn(h->ctx, sb);
+	}
+}
+
+static void sandbox_free(struct sandbox *sb)
+{
+	if (sb->expiry)
+		event_free(sb->expiry);
+	cJSON_Delete(sb->metadata);
+	cJSON_Delete(sb->env_vars);
+	free(sb->template_id);
+	free(sb->dir);
+	free(sb);
+}
+
+void registry_free(struct registry *reg)
+{
+	if (!reg)
+		return;
+	while (reg->count > 0)
+		registry_kill(reg, reg->items[reg->count - 1]);
+	free(reg->items);
+	free(reg->sandboxes_dir);
+	free(reg);
+}
+
+static void on_expiry(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct sandbox *sb = arg;
+	struct registry *reg = sb->owner;
+	if (sb->state != SANDBOX_RUNNING)
+		return;
+	fprintf(stderr, "sandbox %s expired: %s\n", sb->id, sb->auto_pause ? "paused" : "killed");
+	if (sb->auto_pause)
+		registry_pause(reg, sb);
+	else
+		registry_kill(reg, sb);
+}
+
+/* Schedules the expiry callback at end_at_ms (immediately if already past). */
+static void arm_expiry(struct sandbox *sb)
+{
+	int64_t delay = sb->end_at_ms - clock_now_ms();
+	if (delay < 0)
+		delay = 0;
+	struct timeval tv = {.tv_sec = (time_t)(delay / 1000), .tv_usec = (suseconds_t)(delay % 1000) * 1000};
+	evtimer_add(sb->expiry, &tv);
+}
+
+/* A sandbox dup of a caller's object, or an empty object. */
+static cJSON *copy_object(const cJSON *src)
+{
+	return src ? cJSON_Duplicate(src, 1) : cJSON_CreateObject();
+}
+
+static int grow(struct registry *reg)
+{
+	if (reg->count < reg->cap)
+		return 0;
+	size_t cap = reg->cap ? reg->cap * 2 : 16;
+	struct sandbox **items = realloc(reg->items, cap * sizeof *items);
+	if (!items)
+		return -1;
+	reg->items = items;
+	reg->cap = cap;
+	return 0;
+}
+
+/* Picks an unused ID and makes its directory (mkdir also guards against a
+ * stale directory left by an earlier run with the same --state-dir). */
+static int assign_id_and_dir(struct registry *reg, struct sandbox *sb)
+{
+	for (int attempt = 0; attempt < 8; attempt++) {
+		if (random_lower_alnum(sb->id, SANDBOX_ID_LEN) != 0)
+			return -1;
+		if (registry_find(reg, sb->id))
+			continue;
+		char *dir = text_printf("%s/%s", reg->sandboxes_dir, sb->id);
+		if (!dir)
+			return -1;
+		if (mkdir(dir, 0700) == 0) {
+			sb->dir = dir;
+			return 0;
+		}
+		int err = errno;
+		free(dir);
+		if (err != EEXIST) {
+			fprintf(stderr, "cannot create sandbox directory: %s\n", strerror(err));
+			return -1;
+		}
+	}
+	return -1;
+}
+
+struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec,
+	struct runtime_error *err)
+{
+	err->status = 500;
+	snprintf(err->message, sizeof err->message, "Failed to create sandbox");
+	struct sandbox *sb = calloc(1, sizeof *sb);
+	if (!sb || grow(reg) != 0) {
+		free(sb);
+		return NULL;
+	}
+	sb->owner = reg;
+	sb->template_id = strdup(spec->template_id);
+	sb->metadata = copy_object(spec->metadata);
+	sb->env_vars = copy_object(spec->env_vars);
+	sb->expiry = evtimer_new(reg->base, on_expiry, sb);
+	if (!sb->template_id || !sb->metadata || !sb->env_vars || !sb->expiry ||
+	    random_hex(sb->client_id, SANDBOX_CLIENT_ID_LEN) != 0 ||
+	    (spec->secure && random_hex(sb->access_token, SANDBOX_TOKEN_LEN) != 0) ||
+	    assign_id_and_dir(reg, sb) != 0) {
+		sandbox_free(sb);
+		return NULL;
+	}
+	sb->cpu_count = spec->cpu_count;
+	sb->memory_mb = spec->memory_mb;
+	sb->disk_size_mb = spec->disk_size_mb;
+	if (runtime_sandbox_start(sb, err) != 0) {
+		runtime_sandbox_remove(sb);
+		sandbox_free(sb);
+		return NULL;
+	}
+	sb->secure = spec->secure;
+	sb->auto_pause = spec->auto_pause;
+	sb->allow_internet_access = spec->allow_internet_access;
+	sb->state = SANDBOX_RUNNING;
+	sb->started_at_ms = clock_now_ms();
+	sb->end_at_ms = sb->started_at_ms + spec->timeout_s * 1000;
+	reg->items[reg->count++] = sb;
+	arm_expiry(sb);
+	fire(reg, HOOK_CREATED, sb);
+	return sb;
+}
+
+struct sandbox *registry_find(const struct registry *reg, const char *id)
+{
+	for (size_t i = 0; i < reg->count; i++)
+		if (strcmp(reg->items[i]->id, id) == 0)
+			return reg->items[i];
+	return NULL;
+}
+
+void registry_kill(struct registry *reg, struct sandbox *sb)
+{
+	for (size_t i = 0; i < reg->count; i++) {
+		if (reg->items[i] != sb)
+			continue;
+		reg->items[i] = reg->items[--reg->count];
+		break;
+	}
+	fire(reg, HOOK_REMOVING, sb);
+	runtime_sandbox_remove(sb); /* kills it now; deletes its directory off the loop */
+	sandbox_free(sb);
+}
+
+void registry_pause(struct registry *reg, struct sandbox *sb)
+{
+	evtimer_del(sb->expiry);
+	sb->state = SANDBOX_PAUSED;
+	/* Like E2B's snapshot listing: a paused sandbox's endAt is when it paused. */
+	sb->end_at_ms = clock_now_ms();
+	if (runtime_sandbox_freeze(sb, true) != 0)
+		fprintf(stderr, "sandbox %s: could not freeze it completely\n", sb->id);
+	fire(reg, HOOK_PAUSED, sb);
+}
+
+void registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s)
+{
+	int64_t now = clock_now_ms();
+	sb->state = SANDBOX_RUNNING;
+	/* E2B starts a resumed sandbox afresh: startedAt is the resume time. */
+	sb->started_at_ms = now;
+	sb->end_at_ms = now + timeout_s * 1000;
+	arm_expiry(sb);
+	runtime_sandbox_freeze(sb, false);
+	fire(reg, HOOK_RESUMED, sb);
+}
+
+void registry_set_timeout(struct registry *reg, struct sandbox *sb, int64_t timeout_s)
+{
+	(void)reg;
+	sb->end_at_ms = clock_now_ms() + timeout_s * 1000;
+	if (sb->state == SANDBOX_RUNNING)
+		arm_expiry(sb); /* evtimer_add on a pending timer reschedules it */
+}
+
+size_t registry_count(const struct registry *reg)
+{
+	return reg->count;
+}
+
+struct sandbox *registry_at(const struct registry *reg, size_t i)
+{
+	return i < reg->count ? reg->items[i] : NULL;
+}

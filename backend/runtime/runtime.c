@@ -1,0 +1,492 @@
+/* The sandbox runtime's lifecycle: the isolation check at start, per
+ * sandbox the overlay, cgroups and init (pid 1 of new namespaces), and
+ * freeze/thaw. Leftovers of a dead backend: runtime_leftovers.c; removal:
+ * runtime_remove.c. See sandbox_runtime.h and docs/local-backend.md. */
+#define _GNU_SOURCE
+#include "runtime/runtime_internal.h"
+
+/* Paths here are built into fixed buffers (PATH_MAX-sized); one that would
+ * not fit is cut and then simply not found, except the overlay's options,
+ * whose length is checked. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#include "registry/registry.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct runtime_globals rt_g = {.mode = ISOLATION_NONE, .self_pid_ns = -1, .self_net_ns = -1,
+	.init_fd = -1};
+
+const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer"};
+
+bool runtime_isolated(void)
+{
+	return rt_g.mode == ISOLATION_FULL;
+}
+
+const char *runtime_isolation_name(void)
+{
+	return rt_g.mode == ISOLATION_FULL ? "full" : "none";
+}
+
+void rt_sleep_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t len = strlen(text);
+	ssize_t n = write(fd, text, len);
+	int err = errno;
+	close(fd);
+	errno = err;
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+int rt_write_at(const char *dir, const char *file, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	return write_file(path, text);
+}
+
+/* --- start -------------------------------------------------------------------- */
+
+static const char *missing_piece(const char *templates_dir)
+{
+	static char why[512];
+	if (geteuid() != 0)
+		return "not running as root";
+	for (int i = 0; i < RT_NCTRL; i++) {
+		char path[256];
+		snprintf(path, sizeof path, CGROUP_ROOT "/%s/cgroup.procs", rt_controllers[i]);
+		if (access(path, W_OK) != 0) {
+			snprintf(why, sizeof why, "no writable cgroup v1 controller %s (%s)",
+				rt_controllers[i], path);
+			return why;
+		}
+	}
+	static const char *const ns[] = {"pid", "mnt", "uts", "ipc", "net"};
+	for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/self/ns/%s", ns[i]);
+		if (access(path, F_OK) != 0) {
+			snprintf(why, sizeof why, "no %s namespaces in this kernel", ns[i]);
+			return why;
+		}
+	}
+	FILE *f = fopen("/proc/filesystems", "re");
+	bool overlay = false;
+	char line[128];
+	while (f && fgets(line, sizeof line, f))
+		if (strstr(line, "\toverlay\n"))
+			overlay = true;
+	if (f)
+		fclose(f);
+	if (!overlay)
+		return "no overlayfs in this kernel";
+	if (rt_g.init_fd < 0) {
+		snprintf(why, sizeof why, "no sandbox init binary next to the backend (%s)",
+			rt_g.init_path ? rt_g.init_path : "?");
+		return why;
+	}
+	struct stat st;
+	if (stat(templates_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(why, sizeof why, "no templates directory %s (./build.sh builds it)", templates_dir);
+		return why;
+	}
+	return NULL;
+}
+
+/* The backend's own mount namespace, so every overlay disappears with the
+ * backend even when it is killed with SIGKILL. */
+static const char *private_mounts(void)
+{
+	if (unshare(CLONE_NEWNS) != 0)
+		return "unshare(CLONE_NEWNS) failed";
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		return "cannot make mounts private";
+	return NULL;
+}
+
+static const char *make_cgroup_parents(void)
+{
+	static char why[512];
+	for (int i = 0; i < RT_NCTRL; i++) {
+		char path[256];
+		snprintf(path, sizeof path, CGROUP_ROOT "/%s/" CGROUP_GROUP, rt_controllers[i]);
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			goto fail;
+		snprintf(path, sizeof path, CGROUP_ROOT "/%s/" CGROUP_GROUP "/b%d", rt_controllers[i],
+			(int)getpid());
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			goto fail;
+		rt_g.cg_parent[i] = strdup(path);
+		if (!rt_g.cg_parent[i])
+			goto fail;
+		continue;
+fail:
+		snprintf(why, sizeof why, "cannot create cgroup %s: %s", path, strerror(errno));
+		return why;
+	}
+	return NULL;
+}
+
+static void locate_init(void)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 32);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	strcpy(slash + 1, "e2b-sandbox-init");
+	rt_g.init_path = strdup(exe);
+	rt_g.init_fd = open(exe, O_PATH | O_CLOEXEC);
+}
+
+int runtime_init(struct event_base *base, enum isolation requested, const char *templates_dir,
+	const char *state_root)
+{
+	rt_g.base = base;
+	rt_g.templates_dir = strdup(templates_dir);
+	rt_g.state_root = strdup(state_root);
+	if (!rt_g.templates_dir || !rt_g.state_root)
+		return -1;
+	if (requested == ISOLATION_NONE) {
+		rt_g.mode = ISOLATION_NONE;
+		rt_clean_stale_dirs(state_root);
+		return 0;
+	}
+	locate_init();
+	const char *why = missing_piece(templates_dir);
+	if (!why)
+		why = private_mounts();
+	if (!why) {
+		rt_clean_stale_cgroups();
+		why = make_cgroup_parents();
+	}
+	if (!why) {
+		rt_g.self_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+		rt_g.self_net_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (rt_g.self_pid_ns < 0 || rt_g.self_net_ns < 0)
+			why = "cannot open the backend's own namespaces";
+	}
+	rt_clean_stale_dirs(state_root);
+	if (why) {
+		if (requested == ISOLATION_FULL) {
+			fprintf(stderr, "e2b-local-backend: --isolation full is not possible here: %s\n", why);
+			return -1;
+		}
+		fprintf(stderr, "e2b-local-backend: isolation none (%s): sandbox commands run on the "
+			"host as the backend's user\n", why);
+		rt_g.mode = ISOLATION_NONE;
+		return 0;
+	}
+	rt_g.mode = ISOLATION_FULL;
+	return 0;
+}
+
+void runtime_shutdown(void)
+{
+	rt_wait_cleaners();
+	if (rt_g.mode == ISOLATION_FULL)
+		for (int i = 0; i < RT_NCTRL; i++)
+			if (rt_g.cg_parent[i])
+				rmdir(rt_g.cg_parent[i]);
+	if (rt_g.state_root) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/backend.pid", rt_g.state_root);
+		unlink(path);
+	}
+	for (int i = 0; i < RT_NCTRL; i++)
+		free(rt_g.cg_parent[i]);
+	if (rt_g.self_pid_ns >= 0)
+		close(rt_g.self_pid_ns);
+	if (rt_g.self_net_ns >= 0)
+		close(rt_g.self_net_ns);
+	if (rt_g.init_fd >= 0)
+		close(rt_g.init_fd);
+	free(rt_g.init_path);
+	free(rt_g.templates_dir);
+	free(rt_g.state_root);
+	memset(&rt_g, 0, sizeof rt_g);
+	rt_g.self_pid_ns = rt_g.self_net_ns = rt_g.init_fd = -1;
+	rt_g.mode = ISOLATION_NONE;
+}
+
+/* --- create ------------------------------------------------------------------ */
+
+static char *template_rootfs(const char *template_id)
+{
+	/* A template name is one path element of [A-Za-z0-9._-], not "." or "..". */
+	size_t n = strlen(template_id);
+	if (n == 0 || n > 64 || template_id[0] == '.')
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		char c = template_id[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			    c == '.' || c == '_' || c == '-'))
+			return NULL;
+	}
+	char *path = malloc(strlen(rt_g.templates_dir) + n + 16);
+	if (path)
+		sprintf(path, "%s/%s/rootfs", rt_g.templates_dir, template_id);
+	return path;
+}
+
+int runtime_check_create(const char *template_id, int cpu_count, int memory_mb,
+	struct runtime_error *err)
+{
+	err->status = 400;
+	if (cpu_count < 1 || cpu_count > SANDBOX_MAX_CPU_COUNT) {
+		snprintf(err->message, sizeof err->message, "cpuCount must be between 1 and %d",
+			SANDBOX_MAX_CPU_COUNT);
+		return -1;
+	}
+	if (memory_mb < SANDBOX_MIN_MEMORY_MB || memory_mb > SANDBOX_MAX_MEMORY_MB) {
+		snprintf(err->message, sizeof err->message,
+			"memoryMB must be between %d and %d (a shell needs at least %d MiB)",
+			SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB, SANDBOX_MIN_MEMORY_MB);
+		return -1;
+	}
+	if (rt_g.mode != ISOLATION_FULL)
+		return 0; /* no templates without isolation: any name runs on the host */
+	char *rootfs = template_rootfs(template_id);
+	struct stat st;
+	bool ok = rootfs && stat(rootfs, &st) == 0 && S_ISDIR(st.st_mode);
+	free(rootfs);
+	if (!ok) {
+		/* E2B's answer for a template that does not exist. */
+		err->status = 404;
+		snprintf(err->message, sizeof err->message, "template '%.64s' not found", template_id);
+		return -1;
+	}
+	return 0;
+}
+
+void rt_free(struct sandbox_rt *rt)
+{
+	if (!rt)
+		return;
+	for (int i = 0; i < RT_NCTRL; i++) {
+		if (rt->procs_fd[i] >= 0)
+			close(rt->procs_fd[i]);
+		free(rt->cg[i]);
+	}
+	if (rt->root_fd >= 0)
+		close(rt->root_fd);
+	free(rt->rootfs);
+	free(rt);
+}
+
+static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
+{
+	char text[64];
+	for (int i = 0; i < RT_NCTRL; i++) {
+		rt->cg[i] = malloc(strlen(rt_g.cg_parent[i]) + SANDBOX_ID_LEN + 2);
+		if (!rt->cg[i])
+			return -1;
+		sprintf(rt->cg[i], "%s/%s", rt_g.cg_parent[i], sb->id);
+		if (mkdir(rt->cg[i], 0755) != 0 && errno != EEXIST)
+			return -1;
+	}
+	snprintf(text, sizeof text, "%lld", (long long)sb->memory_mb * 1024 * 1024);
+	if (rt_write_at(rt->cg[RT_MEMORY], "memory.limit_in_bytes", text) != 0)
+		return -1;
+	rt_write_at(rt->cg[RT_MEMORY], "memory.memsw.limit_in_bytes", text); /* only with swap accounting */
+	snprintf(text, sizeof text, "%d", SANDBOX_PIDS_MAX);
+	if (rt_write_at(rt->cg[RT_PIDS], "pids.max", text) != 0)
+		return -1;
+	snprintf(text, sizeof text, "%d", sb->cpu_count * 100000);
+	if (rt_write_at(rt->cg[RT_CPU], "cpu.cfs_period_us", "100000") != 0 ||
+	    rt_write_at(rt->cg[RT_CPU], "cpu.cfs_quota_us", text) != 0)
+		return -1;
+	for (int i = 0; i < RT_NCTRL; i++) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/cgroup.procs", rt->cg[i]);
+		rt->procs_fd[i] = open(path, O_WRONLY | O_CLOEXEC);
+		if (rt->procs_fd[i] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int mount_overlay(struct sandbox *sb, struct sandbox_rt *rt)
+{
+	char upper[4096], work[4096], opts[8192];
+	snprintf(upper, sizeof upper, "%s/upper", sb->dir);
+	snprintf(work, sizeof work, "%s/work", sb->dir);
+	rt->rootfs = malloc(strlen(sb->dir) + 8);
+	char *lower = template_rootfs(sb->template_id);
+	if (!rt->rootfs || !lower) {
+		free(lower);
+		return -1;
+	}
+	sprintf(rt->rootfs, "%s/rootfs", sb->dir);
+	int n = snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
+	free(lower);
+	if (n < 0 || (size_t)n >= sizeof opts) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (mkdir(upper, 0755) != 0 || mkdir(work, 0700) != 0 || mkdir(rt->rootfs, 0755) != 0)
+		return -1;
+	if (mount("overlay", rt->rootfs, "overlay", 0, opts) != 0)
+		return -1;
+	rt->mounted = true;
+	rt->root_fd = open(rt->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return rt->root_fd >= 0 ? 0 : -1;
+}
+
+/* Clones the init into new namespaces and waits for its "ok" on a pipe. */
+static int start_init(struct sandbox_rt *rt, char *why, size_t why_len)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return -1;
+	pid_t parent = getpid();
+	long pid = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC |
+		CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* The child: only async-signal-safe calls until exec. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != 0 && getppid() != parent)
+			_exit(1);
+		for (int i = 0; i < RT_NCTRL; i++)
+			if (write(rt->procs_fd[i], "0", 1) != 1)
+				_exit(1);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* Keep only the report pipe (as fd 3) and the init binary. */
+		int init_fd = fcntl(rt_g.init_fd, F_DUPFD_CLOEXEC, 64);
+		if (init_fd < 0 || dup2(p[1], 3) != 3)
+			_exit(1);
+		syscall(SYS_close_range, 4U, (unsigned)init_fd - 1, 0U);
+		syscall(SYS_close_range, (unsigned)init_fd + 1, ~0U, 0U);
+		/* "." rather than the path: the sandbox need not learn the state dir. */
+		if (chdir(rt->rootfs) != 0)
+			_exit(1);
+		char hostname[] = "e2b", here[] = ".";
+		char *argv[] = {"e2b-sandbox-init", here, hostname, NULL};
+		char *envp[] = {NULL};
+		syscall(SYS_execveat, init_fd, "", argv, envp, AT_EMPTY_PATH);
+		_exit(127);
+	}
+	close(p[1]);
+	rt->init_pid = (pid_t)pid;
+	char buf[256];
+	size_t got = 0;
+	struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+	for (;;) {
+		int r = poll(&pfd, 1, 10000);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		ssize_t n = read(p[0], buf + got, sizeof buf - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got >= sizeof buf - 1)
+			break;
+	}
+	close(p[0]);
+	buf[got] = '\0';
+	if (strcmp(buf, "ok") == 0)
+		return 0;
+	snprintf(why, why_len, "%s", got ? buf : "init did not start");
+	return -1;
+}
+
+int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
+{
+	if (rt_g.mode != ISOLATION_FULL)
+		return 0;
+	struct sandbox_rt *rt = calloc(1, sizeof *rt);
+	err->status = 500;
+	if (!rt) {
+		snprintf(err->message, sizeof err->message, "out of memory");
+		return -1;
+	}
+	rt->root_fd = -1;
+	for (int i = 0; i < RT_NCTRL; i++)
+		rt->procs_fd[i] = -1;
+	sb->rt = rt;
+	char why[256] = "";
+	if (make_cgroups(sb, rt) != 0) {
+		snprintf(err->message, sizeof err->message, "cannot create the sandbox's cgroups: %s",
+			strerror(errno));
+	} else if (mount_overlay(sb, rt) != 0) {
+		snprintf(err->message, sizeof err->message, "cannot mount the sandbox's root: %s",
+			strerror(errno));
+	} else if (start_init(rt, why, sizeof why) != 0) {
+		snprintf(err->message, sizeof err->message, "cannot start the sandbox: %s",
+			why[0] ? why : strerror(errno));
+	} else {
+		return 0;
+	}
+	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
+	return -1; /* the caller removes it (runtime_sandbox_remove) */
+}
+
+/* --- pause ------------------------------------------------------------------ */
+
+int runtime_sandbox_freeze(struct sandbox *sb, bool frozen)
+{
+	struct sandbox_rt *rt = sb->rt;
+	if (!rt)
+		return 0;
+	const char *want = frozen ? "FROZEN" : "THAWED";
+	if (rt_write_at(rt->cg[RT_FREEZER], "freezer.state", want) != 0)
+		return -1;
+	/* FREEZING turns into FROZEN once every task has stopped; wait for it,
+	 * so nothing runs after the pause has been answered. */
+	char path[512];
+	snprintf(path, sizeof path, "%s/freezer.state", rt->cg[RT_FREEZER]);
+	for (int tries = 0; tries < 1000; tries++) {
+		char state[32] = "";
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		ssize_t n = read(fd, state, sizeof state - 1);
+		close(fd);
+		if (n > 0 && strncmp(state, want, strlen(want)) == 0)
+			return 0;
+		if (frozen && tries % 50 == 49)
+			rt_write_at(rt->cg[RT_FREEZER], "freezer.state", want);
+		rt_sleep_ms(1);
+	}
+	return -1;
+}
+

@@ -1,0 +1,161 @@
+/* Removing a sandbox: its init is killed at once (the kernel then kills its
+ * whole pid namespace); a forked cleaner waits for its cgroups to empty,
+ * unmounts its overlay and deletes its directory, off the event loop, so a
+ * tree of 200,000 files never stalls other clients. */
+#define _GNU_SOURCE
+#include "runtime/runtime_internal.h"
+
+#include "registry/registry.h"
+#include "lib/tree_remove.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* A removal in progress: a forked cleaner holding the write end of a pipe. */
+struct cleaner {
+	struct cleaner *next;
+	pid_t pid;
+	int fd;
+	struct event *ev;
+};
+static struct cleaner *cleaners;
+static void on_cleaner_done(evutil_socket_t fd, short what, void *arg);
+
+static void cleaner_wait(struct cleaner *c)
+{
+	char buf[16];
+	while (read(c->fd, buf, sizeof buf) > 0 || errno == EINTR)
+		;
+}
+
+static void cleaner_free(struct cleaner *c)
+{
+	for (struct cleaner **pp = &cleaners; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	if (c->ev)
+		event_free(c->ev);
+	close(c->fd);
+	free(c);
+}
+
+
+void rt_wait_cleaners(void)
+{
+	/* Blocking is right here: nothing of a sandbox may outlive the backend. */
+	while (cleaners) {
+		int flags = fcntl(cleaners->fd, F_GETFL);
+		fcntl(cleaners->fd, F_SETFL, flags & ~O_NONBLOCK);
+		cleaner_wait(cleaners);
+		cleaner_free(cleaners);
+	}
+}
+
+
+static void on_cleaner_done(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	struct cleaner *c = arg;
+	char buf[16];
+	ssize_t n = read(fd, buf, sizeof buf);
+	if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+		return;
+	cleaner_free(c);
+}
+
+/* In the forked cleaner: waits for the sandbox's processes to be gone, then
+ * unmounts and deletes. Never returns. */
+__attribute__((noreturn)) static void clean(const char *dir, struct sandbox_rt *rt)
+{
+	if (rt) {
+		const char *dirs[RT_NCTRL];
+		for (int i = 0; i < RT_NCTRL; i++)
+			dirs[i] = rt->cg[i];
+		if (rt->cg[0])
+			rt_drain_cgroup(dirs); /* normally empty already: init's death killed them all */
+		if (rt->mounted)
+			umount2(rt->rootfs, MNT_DETACH);
+	}
+	int rc = dir ? tree_remove(dir) : 0;
+	if (rc != 0)
+		dprintf(2, "sandbox directory %s: could not delete it completely\n", dir);
+	_exit(rc == 0 ? 0 : 1);
+}
+
+void runtime_sandbox_remove(struct sandbox *sb)
+{
+	struct sandbox_rt *rt = sb->rt;
+	if (rt) {
+		/* Frozen tasks do not die until thawed. Killing init makes the kernel
+		 * kill every process of its pid namespace. */
+		if (rt->cg[RT_FREEZER])
+			rt_write_at(rt->cg[RT_FREEZER], "freezer.state", "THAWED");
+		if (rt->init_pid > 0)
+			kill(rt->init_pid, SIGKILL);
+	}
+	struct cleaner *c = calloc(1, sizeof *c);
+	int p[2] = {-1, -1};
+	pid_t pid = -1;
+	if (c && pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0)
+		pid = fork();
+	if (pid == 0) {
+		if (dup2(p[1], 3) != 3)
+			_exit(1);
+		syscall(SYS_close_range, 4U, ~0U, 0U);
+		/* Not the backend's stdout: whoever reads its ready line must see
+		 * the end of it when the backend exits, even if this one is still busy. */
+		int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null_fd >= 0) {
+			dup2(null_fd, 0);
+			dup2(null_fd, 1);
+			close(null_fd);
+		}
+		prctl(PR_SET_NAME, "e2b-sbx-clean");
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		clean(sb->dir, rt);
+	}
+	if (pid < 0) {
+		/* No cleaner: do it here, blocking, rather than leave anything. */
+		if (p[0] >= 0) {
+			close(p[0]);
+			close(p[1]);
+		}
+		free(c);
+		if (rt) {
+			const char *dirs[RT_NCTRL];
+			for (int i = 0; i < RT_NCTRL; i++)
+				dirs[i] = rt->cg[i];
+			if (rt->cg[0])
+				rt_drain_cgroup(dirs);
+			if (rt->mounted)
+				umount2(rt->rootfs, MNT_DETACH);
+		}
+		if (sb->dir)
+			tree_remove(sb->dir);
+	} else {
+		close(p[1]);
+		c->pid = pid;
+		c->fd = p[0];
+		c->ev = event_new(rt_g.base, p[0], EV_READ | EV_PERSIST, on_cleaner_done, c);
+		if (c->ev)
+			event_add(c->ev, NULL);
+		c->next = cleaners;
+		cleaners = c;
+	}
+	rt_free(rt);
+	sb->rt = NULL;
+}
+
