@@ -3,19 +3,18 @@
  * one envd listener per sandbox) onto one libevent loop with the process manager, prints the ready line, and tears
  * everything down again on SIGTERM/SIGINT: every process group is killed
  * and reaped before the backend exits. */
-#include "api/api_handlers.h"
+#include "api/api_ctx.h"
 #include "api/api_routes.h"
 #include "envd/envd_listener.h"
-#include "envd/envd_routes.h"
-#include "envd/fs/fs_files_http.h"
-#include "envd/fs/fs_watch.h"
-#include "http/http_conns.h"
 #include "envd/envd_port_proxy.h"
+#include "envd/fs/fs_files_post.h"
+#include "envd/fs/fs_watch.h"
+#include "envd/process/process_manager.h"
+#include "envd/process/process_stream.h"
+#include "http/http_conns.h"
 #include "http/http_server.h"
 #include "options.h"
-#include "envd/process/process_manager.h"
 #include "registry/registry.h"
-#include "runtime/runtime.h"
 #include "state_dir.h"
 
 #include <cJSON.h>
@@ -100,7 +99,7 @@ int main(int argc, char **argv)
 	}
 	free(templates);
 	struct registry *reg = registry_new(base, sd.sandboxes);
-	struct proc_manager *pm = reg ? proc_manager_new(base) : NULL;
+	struct proc_manager *pm = reg ? process_manager_new(base, process_stream_ops()) : NULL;
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_may_shorten = opt.connect_may_shorten,
 		.max_sandboxes = (size_t)opt.max_sandboxes};
@@ -109,14 +108,14 @@ int main(int argc, char **argv)
 		.watchers = watchers};
 	struct http_conns *conns = watchers ? http_conns_new(base, (size_t)opt.max_connections,
 		opt.request_timeout_s) : NULL;
-	struct envd_listeners *own_ports = conns ? envd_listeners_new(&envd_ctx, conns, &opt.envd)
+	struct envd_listeners *own_ports = conns ? envd_listeners_new(&envd_ctx, conns, opt.envd.host)
 		: NULL;
 	if (own_ports) {
 		/* Streams are cut before the processes behind them are killed. */
 		struct registry_hooks port_hooks, watch_hooks, pm_hooks;
 		envd_listeners_hooks(own_ports, &port_hooks);
 		fs_watchers_hooks(watchers, &watch_hooks);
-		proc_manager_registry_hooks(pm, &pm_hooks);
+		process_manager_registry_hooks(pm, &pm_hooks);
 		registry_add_hooks(reg, &port_hooks);
 		registry_add_hooks(reg, &watch_hooks);
 		registry_add_hooks(reg, &pm_hooks);
@@ -137,8 +136,8 @@ int main(int argc, char **argv)
 	    http_server_bind(envd, conns, opt.envd.host, opt.envd.port, &envd_port, NULL) != 0)
 		goto out;
 	char api_url[96], sandbox_url[96];
-	listen_addr_url(&opt.api, api_port, api_url, sizeof api_url);
-	listen_addr_url(&opt.envd, envd_port, sandbox_url, sizeof sandbox_url);
+	http_server_url(opt.api.host, api_port, api_url, sizeof api_url);
+	http_server_url(opt.envd.host, envd_port, sandbox_url, sizeof sandbox_url);
 	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections\n",
 		api_url, sandbox_url, sd.root, http_conns_max(conns));
 	if (print_ready_line(api_url, sandbox_url, sd.root) != 0)
@@ -158,7 +157,7 @@ out:
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
 	fs_watchers_free(watchers); /* after the registry's removing hooks */
 	envd_listeners_free(own_ports); /* after the registry's removing hooks */
-	proc_manager_free(pm);    /* kills what is left, reaps every child */
+	process_manager_free(pm);    /* kills what is left, reaps every child */
 	runtime_shutdown();       /* waits until every sandbox's directory, mount and cgroup is gone */
 	if (sigterm)
 		event_free(sigterm);

@@ -256,9 +256,3 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 	}
 	return OPTIONS_OK;
 }
-
-void listen_addr_url(const struct listen_addr *addr, uint16_t port, char *out, int cap)
-{
-	bool v6 = strchr(addr->host, ':') != NULL;
-	snprintf(out, (size_t)cap, v6 ? "http://[%s]:%u" : "http://%s:%u", addr->host, port);
-}

@@ -2,10 +2,10 @@
 #ifndef E2B_BACKEND_OPTIONS_H
 #define E2B_BACKEND_OPTIONS_H
 
+#include "runtime/runtime.h"
+
 #include <stdbool.h>
 #include <stdint.h>
-
-#include "runtime/runtime.h"
 
 struct listen_addr {
 	char host[64];  /* literal address, brackets removed ("::1") */
@@ -40,8 +40,5 @@ enum options_result {
 /* Parses argv and takes the API key from --api-key-file or $E2B_LOCAL_API_KEY
  * (the variable is removed from the environment either way). */
 enum options_result options_parse(int argc, char **argv, struct backend_options *opt);
-
-/* "http://127.0.0.1:8080", brackets added for IPv6. */
-void listen_addr_url(const struct listen_addr *addr, uint16_t port, char *out, int cap);
 
 #endif

@@ -1,12 +1,12 @@
 /* GET /v2/sandboxes (filtered, paged) and GET /sandboxes (v1, running only). */
-#include "api/api_handlers.h"
+#include "api/api_list.h"
 
-#include "lib/clock.h"
-#include "http/http_reply.h"
 #include "api/api_list_cursor.h"
+#include "api/api_sandbox_json.h"
+#include "http/http_reply.h"
+#include "lib/clock.h"
 #include "lib/query.h"
 #include "registry/registry.h"
-#include "api/api_sandbox_json.h"
 
 #include <cJSON.h>
 #include <event2/http.h>
@@ -37,7 +37,7 @@ static int parse_metadata_filter(const char *raw, struct query *out)
 	memset(out, 0, sizeof *out);
 	if (!raw || !*raw)
 		return 0;
-	char *text = percent_decode(raw, strlen(raw), true);
+	char *text = query_percent_decode(raw, strlen(raw), true);
 	if (!text)
 		return -1;
 	size_t cap = 1;
@@ -53,8 +53,8 @@ static int parse_metadata_filter(const char *raw, struct query *out)
 			break;
 		}
 		struct query_pair *pair = &out->pairs[out->count++];
-		pair->key = percent_decode(p, (size_t)(eq - p), true);
-		pair->value = percent_decode(eq + 1, seg - (size_t)(eq - p) - 1, true);
+		pair->key = query_percent_decode(p, (size_t)(eq - p), true);
+		pair->value = query_percent_decode(eq + 1, seg - (size_t)(eq - p) - 1, true);
 		if (!pair->key || !pair->value)
 			rc = -1;
 		if (p[seg] == '\0')

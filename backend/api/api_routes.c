@@ -1,12 +1,14 @@
 /* Routing control-plane requests. */
 #include "api/api_routes.h"
 
-#include "api/api_handlers.h"
+#include "api/api_list.h"
+#include "api/api_sandboxes.h"
 #include "http/http_conns.h"
 #include "http/http_reply.h"
+#include "http/http_request.h"
 #include "http/http_route.h"
-#include "runtime/runtime.h"
 #include "lib/text.h"
+#include "runtime/runtime.h"
 
 #include <cJSON.h>
 #include <event2/http.h>
@@ -48,11 +50,6 @@ static const struct api_route routes[] = {
 };
 
 #define ROUTE_COUNT (sizeof routes / sizeof routes[0])
-
-int api_reply_not_found(struct evhttp_request *req, const char *id)
-{
-	return reply_errorf(req, 404, "Sandbox \"%s\" doesn't exist or you don't have access to it", id);
-}
 
 static bool method_matches(enum evhttp_cmd_type route, enum evhttp_cmd_type asked)
 {
@@ -110,5 +107,5 @@ void api_dispatch(struct evhttp_request *req, void *arg)
 {
 	http_conns_request_begins(req);
 	int status = route(arg, req);
-	log_request("api", req, status);
+	request_log("api", req, status);
 }

@@ -1,12 +1,12 @@
 /* Control-plane handlers for one sandbox: create, get, kill, timeout, pause,
  * resume and connect. */
-#include "api/api_handlers.h"
+#include "api/api_sandboxes.h"
 
-#include "lib/clock.h"
-#include "http/http_reply.h"
-#include "registry/registry.h"
-#include "http/http_body.h"
 #include "api/api_sandbox_json.h"
+#include "http/http_field.h"
+#include "http/http_reply.h"
+#include "lib/clock.h"
+#include "registry/registry.h"
 #include "runtime/runtime.h"
 
 #include <cJSON.h>
@@ -14,6 +14,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+/* The 404 every sandbox route gives for an unknown ID (E2B's wording). */
+static int reply_not_found(struct evhttp_request *req, const char *id)
+{
+	return reply_errorf(req, 404, "Sandbox \"%s\" doesn't exist or you don't have access to it", id);
+}
 
 /* Default lifetimes in seconds, per route (reference §1.1/§1.2). */
 #define TIMEOUT_DEFAULT_V1 15
@@ -158,7 +164,7 @@ int api_get(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb)
-		return api_reply_not_found(req, id);
+		return reply_not_found(req, id);
 	return reply_json(req, 200, sandbox_json_detail(sb));
 }
 
@@ -166,7 +172,7 @@ int api_kill(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb)
-		return api_reply_not_found(req, id);
+		return reply_not_found(req, id);
 	registry_kill(ctx->reg, sb);
 	return reply_empty(req, 204);
 }
@@ -187,7 +193,7 @@ int api_set_timeout(struct api_ctx *ctx, struct evhttp_request *req, const char 
 
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb)
-		return api_reply_not_found(req, id);
+		return reply_not_found(req, id);
 	/* E2B keeps only running sandboxes in the store this route updates. */
 	if (sb->state != SANDBOX_RUNNING)
 		return reply_errorf(req, 404, "Sandbox \"%s\" is not running", id);
@@ -209,7 +215,7 @@ int api_pause(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb)
-		return api_reply_not_found(req, id);
+		return reply_not_found(req, id);
 	if (sb->state == SANDBOX_PAUSED)
 		return reply_errorf(req, 409, "Sandbox %s is already paused", id);
 	registry_pause(ctx->reg, sb);
@@ -235,7 +241,7 @@ int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb)
-		return api_reply_not_found(req, id);
+		return reply_not_found(req, id);
 	if (sb->state == SANDBOX_RUNNING)
 		return reply_errorf(req, 409, "Sandbox %s is already running", id);
 	if (auto_pause_given == FIELD_OK)
@@ -267,7 +273,7 @@ static int connect_sandbox(struct api_ctx *ctx, struct evhttp_request *req, cons
 
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb)
-		return api_reply_not_found(req, id);
+		return reply_not_found(req, id);
 	if (sb->state == SANDBOX_PAUSED) {
 		registry_resume(ctx->reg, sb, timeout);
 		return reply_json(req, 201, sandbox_json_created(sb));

@@ -2,11 +2,9 @@
  * connection (and stream) that came in through the sandbox's port. */
 #include "envd/envd_listener.h"
 
-#include "envd/envd_routes.h"
-#include "envd/fs/fs_files_http.h"
+#include "envd/fs/fs_files_post.h"
 #include "http/http_conns.h"
 #include "http/http_server.h"
-#include "options.h"
 #include "registry/registry.h"
 
 #include <event2/http.h>
@@ -17,7 +15,7 @@
 struct envd_listeners {
 	struct envd_ctx *envd;
 	struct http_conns *conns;
-	struct listen_addr addr;
+	char host[64]; /* as --envd-listen gave it: a literal address */
 };
 
 struct envd_listener {
@@ -58,7 +56,7 @@ static void open_one(struct envd_listeners *l, struct sandbox *sb)
 	one->http = http_server_new_limit(l->envd->base, l->conns, dispatch, one,
 		FILES_MAX_UPLOAD_BYTES);
 	uint16_t port;
-	if (!one->http || http_server_bind(one->http, l->conns, l->addr.host, 0, &port,
+	if (!one->http || http_server_bind(one->http, l->conns, l->host, 0, &port,
 			&one->listener) != 0) {
 		if (one->listener)
 			http_conns_unwatch_listener(l->conns, one->listener);
@@ -69,7 +67,7 @@ static void open_one(struct envd_listeners *l, struct sandbox *sb)
 		return;
 	}
 	sb->envd_listener = one;
-	listen_addr_url(&l->addr, port, sb->envd_url, (int)sizeof sb->envd_url);
+	http_server_url(l->host, port, sb->envd_url, (int)sizeof sb->envd_url);
 }
 
 static void on_created(void *ctx, struct sandbox *sb)
@@ -83,14 +81,14 @@ static void on_removing(void *ctx, struct sandbox *sb)
 }
 
 struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns,
-	const struct listen_addr *addr)
+	const char *host)
 {
 	struct envd_listeners *l = calloc(1, sizeof *l);
 	if (!l)
 		return NULL;
 	l->envd = envd;
 	l->conns = conns;
-	l->addr = *addr;
+	snprintf(l->host, sizeof l->host, "%s", host);
 	return l;
 }
 

@@ -11,15 +11,14 @@
 
 struct envd_ctx;
 struct http_conns;
-struct listen_addr;
 struct registry_hooks;
 
 struct envd_listeners;
 
-/* addr: the host to bind (its port is ignored: each sandbox gets an
- * ephemeral one). Everything is copied or must outlive the result. */
+/* host: the address to bind (each sandbox gets an ephemeral port on it).
+ * host is copied; the rest must outlive the result. */
 struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns,
-	const struct listen_addr *addr);
+	const char *host);
 /* Hooks that open a sandbox's listener when it is created and close it
  * (with its connections) when it is removed. Add them to the registry
  * first, so its streams go before its processes. */

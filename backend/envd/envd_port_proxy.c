@@ -1,11 +1,12 @@
 /* Forwarding to a port inside a sandbox (see port_proxy.h). */
 #define _GNU_SOURCE
-#include "http/http_conns.h"
 #include "envd/envd_port_proxy.h"
 
+#include "http/http_conns.h"
 #include "http/http_reply.h"
+#include "http/http_request.h"
 #include "registry/registry.h"
-#include "runtime/runtime.h"
+#include "runtime/runtime_enter.h"
 
 #include <arpa/inet.h>
 #include <cJSON.h>
@@ -226,7 +227,7 @@ static void on_up_event(struct bufferevent *bev, short what, void *arg)
 	if (!p->client) {
 		/* Nothing listens: evhttp still owns the request, answer it. */
 		http_conn_set_closecb(p->evcon, NULL, NULL);
-		log_request("envd", p->req, port_proxy_reply_closed(p->req, p->sandbox_id, p->port));
+		request_log("envd", p->req, port_proxy_reply_closed(p->req, p->sandbox_id, p->port));
 		drop(p);
 		return;
 	}
@@ -251,7 +252,7 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
 	long port)
 {
-	int fd = sandbox_socket(sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = runtime_socket(sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct proxy *p = fd >= 0 ? calloc(1, sizeof *p) : NULL;
 	if (!p) {
 		if (fd >= 0)

@@ -2,17 +2,19 @@
  * routes. */
 #include "envd/envd_routes.h"
 
+#include "envd/envd_port_proxy.h"
 #include "envd/fs/fs_files_auth.h"
-#include "envd/fs/fs_files_http.h"
+#include "envd/fs/fs_files_get.h"
+#include "envd/fs/fs_files_post.h"
 #include "envd/fs/fs_rpc.h"
 #include "envd/fs/fs_watch.h"
+#include "envd/process/process_rpc.h"
 #include "http/http_conns.h"
 #include "http/http_reply.h"
+#include "http/http_request.h"
 #include "http/http_server.h"
-#include "envd/envd_port_proxy.h"
-#include "envd/process/process_rpc.h"
-#include "registry/registry.h"
 #include "lib/text.h"
+#include "registry/registry.h"
 
 #include <arpa/inet.h>
 #include <cJSON.h>
@@ -53,11 +55,11 @@ static const struct envd_route routes[] = {
 	{"/process.Process/SendSignal", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_send_signal},
 	{"/process.Process/CloseStdin", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_close_stdin},
 	{"/process.Process/Update", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_update},
-	{"/filesystem.Filesystem/Stat", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_stat},
-	{"/filesystem.Filesystem/ListDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_list_dir},
-	{"/filesystem.Filesystem/MakeDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_make_dir},
-	{"/filesystem.Filesystem/Move", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_move},
-	{"/filesystem.Filesystem/Remove", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, filesystem_rpc_remove},
+	{"/filesystem.Filesystem/Stat", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_rpc_stat},
+	{"/filesystem.Filesystem/ListDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_rpc_list_dir},
+	{"/filesystem.Filesystem/MakeDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_rpc_make_dir},
+	{"/filesystem.Filesystem/Move", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_rpc_move},
+	{"/filesystem.Filesystem/Remove", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_rpc_remove},
 	{"/filesystem.Filesystem/WatchDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_watch_dir},
 	{"/filesystem.Filesystem/CreateWatcher", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_create},
 	{"/filesystem.Filesystem/GetWatcherEvents", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_get_events},
@@ -232,7 +234,7 @@ void envd_dispatch(struct evhttp_request *req, void *arg)
 	http_conns_request_begins(req);
 	int status = route(arg, req);
 	if (status != ENVD_STATUS_PENDING)
-		log_request("envd", req, status);
+		request_log("envd", req, status);
 }
 
 void envd_dispatch_sandbox(struct envd_ctx *ctx, struct evhttp_request *req, const char *id)
@@ -243,5 +245,5 @@ void envd_dispatch_sandbox(struct envd_ctx *ctx, struct evhttp_request *req, con
 		? reply_preflight(req)
 		: serve(ctx, req, id, registry_find(ctx->reg, id), ENVD_PORT);
 	if (status != ENVD_STATUS_PENDING)
-		log_request("envd", req, status);
+		request_log("envd", req, status);
 }

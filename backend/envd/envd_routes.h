@@ -1,15 +1,22 @@
-/* The envd listener (sandbox_url). Every sandbox shares this one URL, as
- * with the SDK's sandboxUrl option, so requests are routed the way E2B's
- * proxy does it (reference §2): on the E2b-Sandbox-Id (and optional
- * E2b-Sandbox-Port) headers when the Host is an IP literal, localhost or
- * sandbox.<domain>; otherwise on the Host's left-most label
- * "<port>-<sandboxID>". An unknown or paused sandbox gets the proxy's 502
- * JSON; a port other than envd's 49983 gets the proxy's "port is not open"
- * 502.
+/* envd/ — the envd surface (sandbox_url, and each sandbox's own port):
+ * what E2B's proxy and envd answer.
+ * Owns: routing requests to a sandbox and a route (envd_routes.c), each
+ * sandbox's own listener (envd_listener.c), the proxy to the sandbox's
+ * other ports (envd_port_proxy.c), and below them the two services:
+ * envd/process/ (process.Process) and envd/fs/ (filesystem.Filesystem and
+ * /files).
+ * May call: envd/process/, envd/fs/, registry/, runtime/, http/, lib/.
+ * Never api/.
  *
- * Routes: GET /health and the process.Process Connect-RPC service
- * (process_rpc.h). Each route declares whether envd's X-Access-Token check
- * applies; its handler gets the resolved running sandbox. */
+ * This file's router: every sandbox shares one URL, as with the SDK's
+ * sandboxUrl option, so requests are routed the way E2B's proxy does it
+ * (docs/e2b-protocol-notes.md, "Reaching envd"): on the E2b-Sandbox-Id (and
+ * optional E2b-Sandbox-Port) headers when the Host is an IP literal,
+ * localhost or sandbox.<domain>; otherwise on the Host's left-most label
+ * "<port>-<sandboxID>". An unknown or paused sandbox gets the proxy's 502
+ * JSON; a port other than envd's 49983 goes to the port proxy. Each route
+ * declares whether envd's X-Access-Token check applies; its handler gets
+ * the resolved running sandbox. */
 #ifndef E2B_BACKEND_ENVD_ROUTES_H
 #define E2B_BACKEND_ENVD_ROUTES_H
 

@@ -7,6 +7,7 @@
 #include <cJSON.h>
 #include <event2/buffer.h>
 #include <event2/http.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -206,7 +207,7 @@ int connect_envelope_add(struct evbuffer *buf, uint8_t flags, const char *json, 
 
 int connect_envelope_add_json(struct evbuffer *buf, uint8_t flags, const cJSON *msg)
 {
-	char *text = json_print_utf8(msg);
+	char *text = reply_json_print(msg);
 	if (!text)
 		return -1;
 	int rc = connect_envelope_add(buf, flags, text, strlen(text));
@@ -240,4 +241,22 @@ int connect_reply_stream_error(struct evhttp_request *req, const struct connect_
 	evhttp_send_reply(req, 200, "OK", buf);
 	evbuffer_free(buf);
 	return 200;
+}
+
+long long connect_keepalive_ms(const char *header)
+{
+	if (!header || !*header)
+		return CONNECT_KEEPALIVE_DEFAULT_MS;
+	char *end = NULL;
+	double s = strtod(header, &end);
+	while (end && (*end == ' ' || *end == '\t'))
+		end++;
+	/* envd takes whole seconds (strconv.Atoi); fractions are our extension,
+	 * so tests can watch keepalives without waiting. */
+	if (!end || *end || !isfinite(s) || s <= 0)
+		return CONNECT_KEEPALIVE_DEFAULT_MS;
+	if (s > 86400.0)
+		s = 86400.0;
+	long long ms = (long long)(s * 1000.0);
+	return ms < CONNECT_KEEPALIVE_MIN_MS ? CONNECT_KEEPALIVE_MIN_MS : ms;
 }

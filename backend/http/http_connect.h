@@ -81,4 +81,12 @@ int connect_end_stream_add(struct evbuffer *buf, const struct connect_error *err
  * connect-go sends errors from streaming handlers. */
 int connect_reply_stream_error(struct evhttp_request *req, const struct connect_error *err);
 
+/* Keepalive-Ping-Interval (seconds) in ms, for server streams: envd's
+ * 90 s when absent or unusable, at least CONNECT_KEEPALIVE_MIN_MS. envd
+ * takes whole seconds; fractions are our extension, so tests can watch
+ * keepalives without waiting. */
+#define CONNECT_KEEPALIVE_DEFAULT_MS 90000
+#define CONNECT_KEEPALIVE_MIN_MS 50
+long long connect_keepalive_ms(const char *header);
+
 #endif

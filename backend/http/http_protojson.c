@@ -1,14 +1,14 @@
 /* Typed field access for protobuf-JSON request messages. */
 #include "http/http_protojson.h"
 
-#include "lib/base64.h"
 #include "http/http_connect.h"
+#include "lib/base64.h"
 
 #include <cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
-const cJSON *pj_member(const cJSON *obj, const char *json_name, const char *proto_name)
+const cJSON *protojson_member(const cJSON *obj, const char *json_name, const char *proto_name)
 {
 	if (!obj)
 		return NULL;
@@ -18,23 +18,23 @@ const cJSON *pj_member(const cJSON *obj, const char *json_name, const char *prot
 	return item && !cJSON_IsNull(item) ? item : NULL;
 }
 
-static enum pj_result bad(struct connect_error *err, const char *type, const char *name)
+static enum protojson_result bad(struct connect_error *err, const char *type, const char *name)
 {
 	connect_error_set(err, CONNECT_INVALID_ARGUMENT,
 		"unmarshal message: invalid value for %s field %s", type, name);
-	return PJ_BAD;
+	return PROTOJSON_BAD;
 }
 
-enum pj_result pj_message(const cJSON *obj, const char *json_name, const char *proto_name,
+enum protojson_result protojson_message(const cJSON *obj, const char *json_name, const char *proto_name,
 	const cJSON **out, struct connect_error *err)
 {
-	const cJSON *item = pj_member(obj, json_name, proto_name);
+	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
-		return PJ_ABSENT;
+		return PROTOJSON_ABSENT;
 	if (!cJSON_IsObject(item))
 		return bad(err, "message", json_name);
 	*out = item;
-	return PJ_OK;
+	return PROTOJSON_OK;
 }
 
 /* A non-negative integer from a JSON number or a decimal string. */
@@ -60,49 +60,49 @@ static bool integer_value(const cJSON *item, double max, double *out)
 	return true;
 }
 
-enum pj_result pj_uint32(const cJSON *obj, const char *json_name, const char *proto_name,
+enum protojson_result protojson_uint32(const cJSON *obj, const char *json_name, const char *proto_name,
 	uint32_t *out, struct connect_error *err)
 {
-	const cJSON *item = pj_member(obj, json_name, proto_name);
+	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
-		return PJ_ABSENT;
+		return PROTOJSON_ABSENT;
 	double v;
 	if (!integer_value(item, 4294967295.0, &v))
 		return bad(err, "uint32", json_name);
 	*out = (uint32_t)v;
-	return PJ_OK;
+	return PROTOJSON_OK;
 }
 
-enum pj_result pj_bool(const cJSON *obj, const char *json_name, const char *proto_name, bool *out,
+enum protojson_result protojson_bool(const cJSON *obj, const char *json_name, const char *proto_name, bool *out,
 	struct connect_error *err)
 {
-	const cJSON *item = pj_member(obj, json_name, proto_name);
+	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
-		return PJ_ABSENT;
+		return PROTOJSON_ABSENT;
 	if (!cJSON_IsBool(item))
 		return bad(err, "bool", json_name);
 	*out = cJSON_IsTrue(item);
-	return PJ_OK;
+	return PROTOJSON_OK;
 }
 
-enum pj_result pj_string(const cJSON *obj, const char *json_name, const char *proto_name,
+enum protojson_result protojson_string(const cJSON *obj, const char *json_name, const char *proto_name,
 	const char **out, struct connect_error *err)
 {
-	const cJSON *item = pj_member(obj, json_name, proto_name);
+	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
-		return PJ_ABSENT;
+		return PROTOJSON_ABSENT;
 	if (!cJSON_IsString(item) || !item->valuestring)
 		return bad(err, "string", json_name);
 	*out = item->valuestring;
-	return PJ_OK;
+	return PROTOJSON_OK;
 }
 
-enum pj_result pj_string_list(const cJSON *obj, const char *json_name, const char *proto_name,
+enum protojson_result protojson_string_list(const cJSON *obj, const char *json_name, const char *proto_name,
 	const cJSON **out, struct connect_error *err)
 {
-	const cJSON *item = pj_member(obj, json_name, proto_name);
+	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
-		return PJ_ABSENT;
+		return PROTOJSON_ABSENT;
 	if (!cJSON_IsArray(item))
 		return bad(err, "repeated string", json_name);
 	const cJSON *e;
@@ -111,15 +111,15 @@ enum pj_result pj_string_list(const cJSON *obj, const char *json_name, const cha
 			return bad(err, "repeated string", json_name);
 	}
 	*out = item;
-	return PJ_OK;
+	return PROTOJSON_OK;
 }
 
-enum pj_result pj_string_map(const cJSON *obj, const char *json_name, const char *proto_name,
+enum protojson_result protojson_string_map(const cJSON *obj, const char *json_name, const char *proto_name,
 	const cJSON **out, struct connect_error *err)
 {
-	const cJSON *item = pj_member(obj, json_name, proto_name);
+	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
-		return PJ_ABSENT;
+		return PROTOJSON_ABSENT;
 	if (!cJSON_IsObject(item))
 		return bad(err, "map<string,string>", json_name);
 	const cJSON *e;
@@ -128,32 +128,32 @@ enum pj_result pj_string_map(const cJSON *obj, const char *json_name, const char
 			return bad(err, "map<string,string>", json_name);
 	}
 	*out = item;
-	return PJ_OK;
+	return PROTOJSON_OK;
 }
 
-enum pj_result pj_bytes(const cJSON *obj, const char *json_name, const char *proto_name,
+enum protojson_result protojson_bytes(const cJSON *obj, const char *json_name, const char *proto_name,
 	uint8_t **out, size_t *len, struct connect_error *err)
 {
-	const cJSON *item = pj_member(obj, json_name, proto_name);
+	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
-		return PJ_ABSENT;
+		return PROTOJSON_ABSENT;
 	if (!cJSON_IsString(item) || !item->valuestring ||
 	    base64_decode(item->valuestring, strlen(item->valuestring), out, len) != 0)
 		return bad(err, "bytes", json_name);
-	return PJ_OK;
+	return PROTOJSON_OK;
 }
 
-enum pj_result pj_enum(const cJSON *obj, const char *json_name, const char *proto_name,
-	const struct pj_enum_value *values, size_t count, int32_t *out, struct connect_error *err)
+enum protojson_result protojson_enum(const cJSON *obj, const char *json_name, const char *proto_name,
+	const struct protojson_enum_value *values, size_t count, int32_t *out, struct connect_error *err)
 {
-	const cJSON *item = pj_member(obj, json_name, proto_name);
+	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
-		return PJ_ABSENT;
+		return PROTOJSON_ABSENT;
 	if (cJSON_IsString(item) && item->valuestring) {
 		for (size_t i = 0; i < count; i++) {
 			if (strcmp(values[i].name, item->valuestring) == 0) {
 				*out = values[i].number;
-				return PJ_OK;
+				return PROTOJSON_OK;
 			}
 		}
 		return bad(err, "enum", json_name);
@@ -162,7 +162,7 @@ enum pj_result pj_enum(const cJSON *obj, const char *json_name, const char *prot
 		double v = item->valuedouble;
 		if (v >= -2147483648.0 && v <= 2147483647.0 && (double)(int32_t)v == v) {
 			*out = (int32_t)v;
-			return PJ_OK;
+			return PROTOJSON_OK;
 		}
 	}
 	return bad(err, "enum", json_name);

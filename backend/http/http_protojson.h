@@ -14,36 +14,36 @@
 struct cJSON;
 struct connect_error;
 
-enum pj_result { PJ_ABSENT, PJ_OK, PJ_BAD };
+enum protojson_result { PROTOJSON_ABSENT, PROTOJSON_OK, PROTOJSON_BAD };
 
 /* obj may be NULL (an unset message): every field is then absent. */
-const struct cJSON *pj_member(const struct cJSON *obj, const char *json_name,
+const struct cJSON *protojson_member(const struct cJSON *obj, const char *json_name,
 	const char *proto_name);
 
-enum pj_result pj_message(const struct cJSON *obj, const char *json_name, const char *proto_name,
+enum protojson_result protojson_message(const struct cJSON *obj, const char *json_name, const char *proto_name,
 	const struct cJSON **out, struct connect_error *err);
-enum pj_result pj_uint32(const struct cJSON *obj, const char *json_name, const char *proto_name,
+enum protojson_result protojson_uint32(const struct cJSON *obj, const char *json_name, const char *proto_name,
 	uint32_t *out, struct connect_error *err);
-enum pj_result pj_bool(const struct cJSON *obj, const char *json_name, const char *proto_name,
+enum protojson_result protojson_bool(const struct cJSON *obj, const char *json_name, const char *proto_name,
 	bool *out, struct connect_error *err);
-enum pj_result pj_string(const struct cJSON *obj, const char *json_name, const char *proto_name,
+enum protojson_result protojson_string(const struct cJSON *obj, const char *json_name, const char *proto_name,
 	const char **out, struct connect_error *err);
 /* repeated string: *out is the (possibly empty) array. */
-enum pj_result pj_string_list(const struct cJSON *obj, const char *json_name,
+enum protojson_result protojson_string_list(const struct cJSON *obj, const char *json_name,
 	const char *proto_name, const struct cJSON **out, struct connect_error *err);
 /* map<string,string>: *out is the object. */
-enum pj_result pj_string_map(const struct cJSON *obj, const char *json_name,
+enum protojson_result protojson_string_map(const struct cJSON *obj, const char *json_name,
 	const char *proto_name, const struct cJSON **out, struct connect_error *err);
 /* bytes: a fresh buffer in *out (caller frees), length in *len. */
-enum pj_result pj_bytes(const struct cJSON *obj, const char *json_name, const char *proto_name,
+enum protojson_result protojson_bytes(const struct cJSON *obj, const char *json_name, const char *proto_name,
 	uint8_t **out, size_t *len, struct connect_error *err);
 
-struct pj_enum_value {
+struct protojson_enum_value {
 	const char *name;
 	int32_t number;
 };
 /* A name from values, or any int32 number (proto3 enums are open). */
-enum pj_result pj_enum(const struct cJSON *obj, const char *json_name, const char *proto_name,
-	const struct pj_enum_value *values, size_t count, int32_t *out, struct connect_error *err);
+enum protojson_result protojson_enum(const struct cJSON *obj, const char *json_name, const char *proto_name,
+	const struct protojson_enum_value *values, size_t count, int32_t *out, struct connect_error *err);
 
 #endif

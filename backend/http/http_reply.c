@@ -1,4 +1,4 @@
-/* Writing responses and the request log. */
+/* Writing responses (http_reply.h). */
 #include "http/http_reply.h"
 
 #include "lib/text.h"
@@ -18,7 +18,7 @@ void reply_add_cors(struct evhttp_request *req)
 	evhttp_add_header(out, "Access-Control-Expose-Headers", "X-Next-Token, X-Total-Running");
 }
 
-char *json_print_utf8(const cJSON *value)
+char *reply_json_print(const cJSON *value)
 {
 	char *text = value ? cJSON_PrintUnformatted(value) : NULL;
 	if (!text)
@@ -51,7 +51,7 @@ int reply_json_text(struct evhttp_request *req, int status, struct evbuffer *tex
 
 int reply_json(struct evhttp_request *req, int status, cJSON *body)
 {
-	char *text = json_print_utf8(body);
+	char *text = reply_json_print(body);
 	cJSON_Delete(body);
 	struct evbuffer *buf = text ? evbuffer_new() : NULL;
 	if (!buf || evbuffer_add(buf, text, strlen(text)) != 0) {
@@ -113,40 +113,4 @@ int reply_preflight(struct evhttp_request *req)
 		evhttp_add_header(out, "Access-Control-Allow-Headers", "*");
 	evhttp_add_header(out, "Access-Control-Max-Age", "86400");
 	return reply_empty(req, 204);
-}
-
-const char *request_method_name(const struct evhttp_request *req)
-{
-	switch (evhttp_request_get_command(req)) {
-	case EVHTTP_REQ_GET: return "GET";
-	case EVHTTP_REQ_POST: return "POST";
-	case EVHTTP_REQ_HEAD: return "HEAD";
-	case EVHTTP_REQ_PUT: return "PUT";
-	case EVHTTP_REQ_DELETE: return "DELETE";
-	case EVHTTP_REQ_OPTIONS: return "OPTIONS";
-	case EVHTTP_REQ_TRACE: return "TRACE";
-	case EVHTTP_REQ_CONNECT: return "CONNECT";
-	case EVHTTP_REQ_PATCH: return "PATCH";
-	}
-	return "?";
-}
-
-const char *request_path(const struct evhttp_request *req)
-{
-	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
-	return path ? path : "";
-}
-
-void log_request(const char *server, struct evhttp_request *req, int status)
-{
-	/* The path is attacker-chosen: keep the line short and printable so it
-	 * cannot forge extra log lines or terminal escapes. */
-	char path[201];
-	const char *src = request_path(req);
-	size_t n = 0;
-	for (; src[n] && n < sizeof path - 1; n++)
-		path[n] = src[n] >= 0x20 && src[n] < 0x7f ? src[n] : '?';
-	path[n] = '\0';
-	fprintf(stderr, "%s %s %s %d\n", server, request_method_name(req), path, status);
 }

@@ -1,5 +1,5 @@
 /* Writing responses: JSON bodies, the E2B error shape {"code","message"},
- * CORS headers on every answer, and the one-line request log on stderr.
+ * and CORS headers on every answer (the request log is http_request.h).
  * Each reply function returns the status it sent, so handlers can
  * `return reply_error(...)` and the dispatcher can log it. */
 #ifndef E2B_BACKEND_HTTP_REPLY_H
@@ -11,7 +11,7 @@ struct evhttp_request;
 
 /* cJSON_PrintUnformatted, with any byte that is not UTF-8 replaced by
  * U+FFFD. Caller frees with free(); NULL when out of memory. */
-char *json_print_utf8(const struct cJSON *value);
+char *reply_json_print(const struct cJSON *value);
 
 /* Sends body as application/json and deletes it. A HEAD request gets the
  * headers (Content-Length included) and no body. */
@@ -30,13 +30,5 @@ int reply_preflight(struct evhttp_request *req);
 /* Adds the CORS headers every answer carries. The reply_* functions call it;
  * a streaming handler that uses evhttp_send_reply_start must call it too. */
 void reply_add_cors(struct evhttp_request *req);
-
-/* "<server> <METHOD> <path> <status>" on stderr. Only the path is logged:
- * never headers, bodies or query strings, so no key or token can leak. */
-void log_request(const char *server, struct evhttp_request *req, int status);
-
-const char *request_method_name(const struct evhttp_request *req);
-/* The request path without query, never NULL. */
-const char *request_path(const struct evhttp_request *req);
 
 #endif

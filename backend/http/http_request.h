@@ -1,15 +1,24 @@
-/* The envd user a request names: Authorization: Basic base64("<user>:") for
- * the RPCs (a header that is not valid Basic is ignored, as Go's BasicAuth
- * does), the `username` query parameter for /files. */
-#ifndef E2B_BACKEND_ENVD_USER_H
-#define E2B_BACKEND_ENVD_USER_H
+/* What a request says about itself: its method and path, the user an
+ * Authorization: Basic header names, and the one-line request log. */
+#ifndef E2B_BACKEND_HTTP_REQUEST_H
+#define E2B_BACKEND_HTTP_REQUEST_H
 
 #include <stddef.h>
 
 struct evhttp_request;
 
-/* 1 and the name in out when a Basic user is given, -1 when the given name
+/* "<server> <METHOD> <path> <status>" on stderr. Only the path is logged:
+ * never headers, bodies or query strings, so no key or token can leak. */
+void request_log(const char *server, struct evhttp_request *req, int status);
+
+const char *request_method_name(const struct evhttp_request *req);
+/* The request path without query, never NULL. */
+const char *request_path(const struct evhttp_request *req);
+
+/* The user of Authorization: Basic base64("<user>:"), as envd's RPCs take
+ * it (a header that is not valid Basic is ignored, as Go's BasicAuth does).
+ * 1 and the name in out when a Basic user is given, -1 when the given name
  * holds a NUL (no account can match it), else 0; out is "" unless 1. */
-int envd_basic_user(struct evhttp_request *req, char *out, size_t cap);
+int request_basic_user(struct evhttp_request *req, char *out, size_t cap);
 
 #endif

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -80,4 +81,10 @@ int http_server_bind(struct evhttp *http, struct http_conns *conns, const char *
 	else
 		*bound_port = ntohs(((struct sockaddr_in *)&addr)->sin_port);
 	return 0;
+}
+
+void http_server_url(const char *host, uint16_t port, char *out, int cap)
+{
+	bool v6 = strchr(host, ':') != NULL;
+	snprintf(out, (size_t)cap, v6 ? "http://[%s]:%u" : "http://%s:%u", host, port);
 }

@@ -1,5 +1,17 @@
-/* One evhttp server with the backend's limits, all requests going to one
- * dispatch function (the routing is ours, so every answer is JSON). */
+/* http/ — HTTP on libevent's evhttp, as every surface of the backend uses
+ * it.
+ * Owns: the servers and their limits (http_server.c), the connection
+ * tracker with its cap, deadlines and close callbacks (http_conns.c),
+ * requests (http_request.c), replies in E2B's shapes with CORS
+ * (http_reply.c), JSON bodies and their typed fields (http_body.c,
+ * http_field.c), path patterns (http_route.c), the Connect protocol's
+ * framing (http_connect.c) and protobuf-JSON readers (http_protojson.c).
+ * May call: lib/ only. Every handler calls down into it; it reaches a
+ * handler only through the dispatch callback main.c gives a server.
+ *
+ * This file: one evhttp server with the backend's limits, all requests
+ * going to one dispatch function (the routing is ours, so every answer is
+ * JSON). */
 #ifndef E2B_BACKEND_HTTP_SERVER_H
 #define E2B_BACKEND_HTTP_SERVER_H
 
@@ -30,5 +42,9 @@ struct evhttp *http_server_new_limit(struct event_base *base, struct http_conns 
  * message on stderr. */
 int http_server_bind(struct evhttp *http, struct http_conns *conns, const char *host,
 	uint16_t port, uint16_t *bound_port, struct evconnlistener **listener_out);
+
+/* "http://127.0.0.1:8080" for a listening host and port, brackets added
+ * for IPv6. */
+void http_server_url(const char *host, uint16_t port, char *out, int cap);
 
 #endif

@@ -15,7 +15,7 @@ static int hex_value(char c)
 	return -1;
 }
 
-char *percent_decode(const char *s, size_t len, bool plus_is_space)
+char *query_percent_decode(const char *s, size_t len, bool plus_is_space)
 {
 	char *out = malloc(len + 1);
 	if (!out)
@@ -76,8 +76,8 @@ int query_parse(const char *raw, struct query *out)
 			const char *eq = memchr(p, '=', seg);
 			size_t klen = eq ? (size_t)(eq - p) : seg;
 			struct query_pair *pair = &out->pairs[out->count];
-			pair->key = percent_decode(p, klen, true);
-			pair->value = eq ? percent_decode(eq + 1, seg - klen - 1, true) : strdup("");
+			pair->key = query_percent_decode(p, klen, true);
+			pair->value = eq ? query_percent_decode(eq + 1, seg - klen - 1, true) : strdup("");
 			if (!pair->key || !pair->value) {
 				out->count++; /* so query_free releases the half-made pair */
 				query_free(out);

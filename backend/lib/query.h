@@ -20,7 +20,7 @@ struct query {
 /* Decodes len bytes of s: %XX escapes, and '+' as a space when
  * plus_is_space. A fresh string, or NULL for a malformed escape, an encoded
  * NUL, or no memory. */
-char *percent_decode(const char *s, size_t len, bool plus_is_space);
+char *query_percent_decode(const char *s, size_t len, bool plus_is_space);
 
 /* Splits "a=1&b=2" (raw may be NULL) into decoded pairs; "a" alone gets
  * value "". 0 on success, -1 on a malformed escape. Free with query_free. */

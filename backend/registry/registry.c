@@ -3,8 +3,9 @@
 
 #include "lib/clock.h"
 #include "lib/random.h"
-#include "runtime/runtime.h"
 #include "lib/text.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_remove.h"
 
 #include <cJSON.h>
 #include <errno.h>

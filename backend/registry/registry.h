@@ -1,9 +1,12 @@
-/* Every sandbox the backend knows about, and the lifecycle rules that change
- * them: create, pause, resume, timeout changes, kill, and expiry at endAt.
- *
- * A later process manager hooks in through registry_hooks (to start, stop or
- * kill the processes of a sandbox) and may hang its own state on
- * sandbox.user_data. */
+/* registry/ — every sandbox the backend knows about, and the lifecycle
+ * rules that change them: create, pause, resume, timeout changes, kill, and
+ * expiry at endAt.
+ * Owns: struct sandbox and the hooks other folders register to follow a
+ * sandbox's life (registry_hooks).
+ * May call: runtime/ (start, freeze, remove a sandbox) and lib/. It calls
+ * the folders above it only through the hooks they registered (main.c adds
+ * them: the sandboxes' own envd ports, the watchers, the process manager),
+ * never by name. */
 #ifndef E2B_BACKEND_REGISTRY_H
 #define E2B_BACKEND_REGISTRY_H
 

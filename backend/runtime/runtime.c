@@ -1,9 +1,9 @@
-/* The sandbox runtime's lifecycle: the isolation check at start, per
- * sandbox the overlay, cgroups and init (pid 1 of new namespaces), and
- * freeze/thaw. Leftovers of a dead backend: runtime_leftovers.c; removal:
- * runtime_remove.c. See sandbox_runtime.h and docs/local-backend.md. */
+/* The sandbox runtime's lifecycle (runtime.h): the isolation check at
+ * start, per sandbox the overlay, cgroups and init (pid 1 of new
+ * namespaces), and freeze/thaw. Leftovers of a dead backend:
+ * runtime_leftovers.c; removal: runtime_remove.c. */
 #define _GNU_SOURCE
-#include "runtime/runtime_internal.h"
+#include "runtime/runtime.h"
 
 /* Paths here are built into fixed buffers (PATH_MAX-sized); one that would
  * not fit is cut and then simply not found, except the overlay's options,
@@ -11,6 +11,9 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #include "registry/registry.h"
+#include "runtime/runtime_cgroup.h"
+#include "runtime/runtime_leftovers.h"
+#include "runtime/runtime_remove.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -41,33 +44,6 @@ bool runtime_isolated(void)
 const char *runtime_isolation_name(void)
 {
 	return rt_g.mode == ISOLATION_FULL ? "full" : "none";
-}
-
-void rt_sleep_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t len = strlen(text);
-	ssize_t n = write(fd, text, len);
-	int err = errno;
-	close(fd);
-	errno = err;
-	return n == (ssize_t)len ? 0 : -1;
-}
-
-int rt_write_at(const char *dir, const char *file, const char *text)
-{
-	char path[512];
-	snprintf(path, sizeof path, "%s/%s", dir, file);
-	return write_file(path, text);
 }
 
 /* --- start -------------------------------------------------------------------- */
@@ -177,7 +153,7 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		return -1;
 	if (requested == ISOLATION_NONE) {
 		rt_g.mode = ISOLATION_NONE;
-		rt_clean_stale_dirs(state_root);
+		runtime_clean_stale_dirs(state_root);
 		return 0;
 	}
 	locate_init();
@@ -185,7 +161,7 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 	if (!why)
 		why = private_mounts();
 	if (!why) {
-		rt_clean_stale_cgroups();
+		runtime_clean_stale_cgroups();
 		why = make_cgroup_parents();
 	}
 	if (!why) {
@@ -194,7 +170,7 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		if (rt_g.self_pid_ns < 0 || rt_g.self_net_ns < 0)
 			why = "cannot open the backend's own namespaces";
 	}
-	rt_clean_stale_dirs(state_root);
+	runtime_clean_stale_dirs(state_root);
 	if (why) {
 		if (requested == ISOLATION_FULL) {
 			fprintf(stderr, "e2b-local-backend: --isolation full is not possible here: %s\n", why);
@@ -211,7 +187,7 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 
 void runtime_shutdown(void)
 {
-	rt_wait_cleaners();
+	runtime_wait_cleaners();
 	if (rt_g.mode == ISOLATION_FULL)
 		for (int i = 0; i < RT_NCTRL; i++)
 			if (rt_g.cg_parent[i])
@@ -287,21 +263,6 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb,
 	return 0;
 }
 
-void rt_free(struct sandbox_rt *rt)
-{
-	if (!rt)
-		return;
-	for (int i = 0; i < RT_NCTRL; i++) {
-		if (rt->procs_fd[i] >= 0)
-			close(rt->procs_fd[i]);
-		free(rt->cg[i]);
-	}
-	if (rt->root_fd >= 0)
-		close(rt->root_fd);
-	free(rt->rootfs);
-	free(rt);
-}
-
 static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
 {
 	char text[64];
@@ -314,15 +275,15 @@ static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
 			return -1;
 	}
 	snprintf(text, sizeof text, "%lld", (long long)sb->memory_mb * 1024 * 1024);
-	if (rt_write_at(rt->cg[RT_MEMORY], "memory.limit_in_bytes", text) != 0)
+	if (runtime_write_at(rt->cg[RT_MEMORY], "memory.limit_in_bytes", text) != 0)
 		return -1;
-	rt_write_at(rt->cg[RT_MEMORY], "memory.memsw.limit_in_bytes", text); /* only with swap accounting */
+	runtime_write_at(rt->cg[RT_MEMORY], "memory.memsw.limit_in_bytes", text); /* only with swap accounting */
 	snprintf(text, sizeof text, "%d", SANDBOX_PIDS_MAX);
-	if (rt_write_at(rt->cg[RT_PIDS], "pids.max", text) != 0)
+	if (runtime_write_at(rt->cg[RT_PIDS], "pids.max", text) != 0)
 		return -1;
 	snprintf(text, sizeof text, "%d", sb->cpu_count * 100000);
-	if (rt_write_at(rt->cg[RT_CPU], "cpu.cfs_period_us", "100000") != 0 ||
-	    rt_write_at(rt->cg[RT_CPU], "cpu.cfs_quota_us", text) != 0)
+	if (runtime_write_at(rt->cg[RT_CPU], "cpu.cfs_period_us", "100000") != 0 ||
+	    runtime_write_at(rt->cg[RT_CPU], "cpu.cfs_quota_us", text) != 0)
 		return -1;
 	for (int i = 0; i < RT_NCTRL; i++) {
 		char path[512];
@@ -468,7 +429,7 @@ int runtime_sandbox_freeze(struct sandbox *sb, bool frozen)
 	if (!rt)
 		return 0;
 	const char *want = frozen ? "FROZEN" : "THAWED";
-	if (rt_write_at(rt->cg[RT_FREEZER], "freezer.state", want) != 0)
+	if (runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", want) != 0)
 		return -1;
 	/* FREEZING turns into FROZEN once every task has stopped; wait for it,
 	 * so nothing runs after the pause has been answered. */
@@ -484,8 +445,8 @@ int runtime_sandbox_freeze(struct sandbox *sb, bool frozen)
 		if (n > 0 && strncmp(state, want, strlen(want)) == 0)
 			return 0;
 		if (frozen && tries % 50 == 49)
-			rt_write_at(rt->cg[RT_FREEZER], "freezer.state", want);
-		rt_sleep_ms(1);
+			runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", want);
+		runtime_sleep_ms(1);
 	}
 	return -1;
 }

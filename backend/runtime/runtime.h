@@ -9,9 +9,21 @@
  * --isolation none, commands run on the host as the backend's user, in the
  * sandbox's directory (the backend before the runtime existed).
  *
+ * runtime/ owns: that isolation (namespaces, cgroups, the overlay root, pid
+ * 1's program in init/), the accounts of a sandbox, entering it, removing it
+ * and what a dead backend left. It may call: lib/ only (it reads the
+ * registry's struct sandbox, never calls the registry). Called by main.c,
+ * registry/ (start, freeze, remove), envd/ (process spawning, files, port
+ * proxy) and api/ (may this sandbox be created?).
+ *
+ * This header is runtime.c's: the isolation mode and the sandbox lifecycle.
+ * runtime_enter.h (a sandbox's root, sockets in it, forking into it) and
+ * runtime_users.h (its accounts) are what the rest of the backend uses to
+ * reach into a sandbox; runtime_remove.h is removal.
+ *
  * The backend is single-threaded; these functions are called from its loop. */
-#ifndef E2B_BACKEND_SANDBOX_RUNTIME_H
-#define E2B_BACKEND_SANDBOX_RUNTIME_H
+#ifndef E2B_BACKEND_RUNTIME_H
+#define E2B_BACKEND_RUNTIME_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,30 +31,6 @@
 
 struct sandbox;
 struct event_base;
-
-/* --- for other parts of the backend (files API, port proxy) ------------------ */
-
-/* Absolute host path of the directory that is "/" for the sandbox's commands
- * (the overlay's merged directory). Valid while sb exists (until its
- * `removing` hook). With --isolation none it is "/": commands see the host's
- * root, and their home is sb->dir. */
-const char *sandbox_rootfs(const struct sandbox *sb);
-/* socket(2) created inside the sandbox's network namespace (the host's when
- * isolation is none); -1 with errno. Used by the port proxy to connect to
- * 127.0.0.1:<port> as the sandbox sees it. The socket is close-on-exec. */
-int sandbox_socket(const struct sandbox *sb, int domain, int type, int protocol);
-/* Accounts from the sandbox's own /etc/passwd and /etc/group (read inside its
- * root, symbolic links resolved within it). 0 ok, -1 unknown. With
- * --isolation none there are no accounts of the sandbox's own: by_name maps
- * any name to the backend's uid/gid with home sb->dir (which names envd
- * accepts is checked in process_rpc.c), and the other three answer -1. */
-int sandbox_user_by_name(const struct sandbox *sb, const char *name, uid_t *uid, gid_t *gid,
-	char *home, size_t home_len);
-int sandbox_user_name(const struct sandbox *sb, uid_t uid, char *buf, size_t len);
-int sandbox_group_by_name(const struct sandbox *sb, const char *name, gid_t *gid);
-int sandbox_group_name(const struct sandbox *sb, gid_t gid, char *buf, size_t len);
-
-/* --- the runtime itself (main.c, registry.c, the process manager) ------------- */
 
 enum isolation { ISOLATION_AUTO, ISOLATION_FULL, ISOLATION_NONE };
 
@@ -80,33 +68,4 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb,
 int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err);
 /* Freezes / thaws every process of the sandbox (cgroup freezer). */
 int runtime_sandbox_freeze(struct sandbox *sb, bool frozen);
-/* Kills every process of the sandbox and removes its directory, cgroups and
- * mount off the event loop (a forked cleaner). sb->dir is gone afterwards,
- * as far as the caller is concerned. */
-void runtime_sandbox_remove(struct sandbox *sb);
-
-/* For process spawning (proc_spawn.c). A user resolved in the sandbox. */
-struct sandbox_user {
-	uid_t uid;
-	gid_t gid;
-	gid_t groups[32];
-	int ngroups;
-	char name[64];
-	char home[256];
-};
-int sandbox_user_resolve(const struct sandbox *sb, const char *name, struct sandbox_user *u);
-/* Whether path (absolute, inside the sandbox) is an existing directory there:
- * 1 directory, 0 exists but not a directory, -1 missing (errno). */
-int sandbox_path_is_dir(const struct sandbox *sb, const char *path);
-/* In the parent, around fork(): the next child is born in the sandbox's pid
- * namespace. enter returns -1 with errno; leave always restores the backend's
- * and puts child (if > 0) into the sandbox's cgroups. */
-int runtime_fork_enter(const struct sandbox *sb);
-void runtime_fork_leave(const struct sandbox *sb, pid_t child);
-/* In the forked child, before exec: joins the cgroups and namespaces, drops
- * privileges the sandbox must not have, becomes user u. -1 with errno. */
-int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u);
-/* The pid the sandbox's own /proc shows for a host pid (itself when not isolated). */
-pid_t runtime_ns_pid(const struct sandbox *sb, pid_t host_pid);
-
 #endif

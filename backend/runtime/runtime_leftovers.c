@@ -2,13 +2,14 @@
  * cgroups, and its state directory's sandbox directories. Cleaned at the next
  * start of any backend (see runtime_init). */
 #define _GNU_SOURCE
-#include "runtime/runtime_internal.h"
+#include "runtime/runtime_leftovers.h"
 
 /* Paths here are built into fixed buffers (PATH_MAX-sized); one that would
  * not fit is cut and then simply not found. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #include "lib/tree_remove.h"
+#include "runtime/runtime_cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,39 +34,8 @@ static bool backend_alive(pid_t pid)
 	return ok && strncmp(comm, "e2b-local-backe", 15) == 0;
 }
 
-/* Kills everything in one sandbox cgroup (all controllers) and removes it. */
-void rt_drain_cgroup(const char *const dirs[RT_NCTRL])
-{
-	if (dirs[RT_FREEZER])
-		rt_write_at(dirs[RT_FREEZER], "freezer.state", "THAWED");
-	for (int tries = 0; tries < 2000; tries++) {
-		bool any = false;
-		for (int i = 0; i < RT_NCTRL; i++) {
-			if (!dirs[i])
-				continue; /* a sandbox whose start failed half-way */
-			char path[512];
-			snprintf(path, sizeof path, "%s/cgroup.procs", dirs[i]);
-			FILE *f = fopen(path, "re");
-			if (!f)
-				continue;
-			int pid;
-			while (fscanf(f, "%d", &pid) == 1) {
-				kill(pid, SIGKILL);
-				any = true;
-			}
-			fclose(f);
-		}
-		if (!any)
-			break;
-		rt_sleep_ms(5);
-	}
-	for (int i = 0; i < RT_NCTRL; i++)
-		if (dirs[i])
-			rmdir(dirs[i]);
-}
-
 /* Cgroups under /sys/fs/cgroup/<ctrl>/e2b-local/b<pid> of backends that are gone. */
-void rt_clean_stale_cgroups(void)
+void runtime_clean_stale_cgroups(void)
 {
 	char base[256];
 	snprintf(base, sizeof base, CGROUP_ROOT "/%s/" CGROUP_GROUP, rt_controllers[RT_PIDS]);
@@ -95,7 +65,7 @@ void rt_clean_stale_cgroups(void)
 					rt_controllers[i], e->d_name, s->d_name);
 				dirs[i] = paths[i];
 			}
-			rt_drain_cgroup(dirs);
+			runtime_drain_cgroup(dirs);
 		}
 		if (sd)
 			closedir(sd);
@@ -130,7 +100,7 @@ static void clean_stale_mounts(const char *sandboxes_dir)
 
 /* The state directory's sandboxes/ of an earlier run that was killed, and
  * mkdtemp state directories of backends that are gone. */
-void rt_clean_stale_dirs(const char *state_root)
+void runtime_clean_stale_dirs(const char *state_root)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/backend.pid", state_root);

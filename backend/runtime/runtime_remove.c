@@ -3,10 +3,11 @@
  * unmounts its overlay and deletes its directory, off the event loop, so a
  * tree of 200,000 files never stalls other clients. */
 #define _GNU_SOURCE
-#include "runtime/runtime_internal.h"
+#include "runtime/runtime_remove.h"
 
-#include "registry/registry.h"
 #include "lib/tree_remove.h"
+#include "registry/registry.h"
+#include "runtime/runtime_cgroup.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -52,7 +53,7 @@ static void cleaner_free(struct cleaner *c)
 }
 
 
-void rt_wait_cleaners(void)
+void runtime_wait_cleaners(void)
 {
 	/* Blocking is right here: nothing of a sandbox may outlive the backend. */
 	while (cleaners) {
@@ -84,7 +85,7 @@ __attribute__((noreturn)) static void clean(const char *dir, struct sandbox_rt *
 		for (int i = 0; i < RT_NCTRL; i++)
 			dirs[i] = rt->cg[i];
 		if (rt->cg[0])
-			rt_drain_cgroup(dirs); /* normally empty already: init's death killed them all */
+			runtime_drain_cgroup(dirs); /* normally empty already: init's death killed them all */
 		if (rt->mounted)
 			umount2(rt->rootfs, MNT_DETACH);
 	}
@@ -101,7 +102,7 @@ void runtime_sandbox_remove(struct sandbox *sb)
 		/* Frozen tasks do not die until thawed. Killing init makes the kernel
 		 * kill every process of its pid namespace. */
 		if (rt->cg[RT_FREEZER])
-			rt_write_at(rt->cg[RT_FREEZER], "freezer.state", "THAWED");
+			runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", "THAWED");
 		if (rt->init_pid > 0)
 			kill(rt->init_pid, SIGKILL);
 	}
@@ -139,7 +140,7 @@ void runtime_sandbox_remove(struct sandbox *sb)
 			for (int i = 0; i < RT_NCTRL; i++)
 				dirs[i] = rt->cg[i];
 			if (rt->cg[0])
-				rt_drain_cgroup(dirs);
+				runtime_drain_cgroup(dirs);
 			if (rt->mounted)
 				umount2(rt->rootfs, MNT_DETACH);
 		}
@@ -155,7 +156,21 @@ void runtime_sandbox_remove(struct sandbox *sb)
 		c->next = cleaners;
 		cleaners = c;
 	}
-	rt_free(rt);
+	runtime_state_free(rt);
 	sb->rt = NULL;
 }
 
+void runtime_state_free(struct sandbox_rt *rt)
+{
+	if (!rt)
+		return;
+	for (int i = 0; i < RT_NCTRL; i++) {
+		if (rt->procs_fd[i] >= 0)
+			close(rt->procs_fd[i]);
+		free(rt->cg[i]);
+	}
+	if (rt->root_fd >= 0)
+		close(rt->root_fd);
+	free(rt->rootfs);
+	free(rt);
+}

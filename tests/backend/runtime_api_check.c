@@ -7,6 +7,8 @@
  *   runtime-api-check TEMPLATES_DIR      prints "ok" and exits 0, or names the failure */
 #include "registry/registry.h"
 #include "runtime/runtime.h"
+#include "runtime/runtime_enter.h"
+#include "runtime/runtime_users.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -73,12 +75,12 @@ int main(int argc, char **argv)
 	}
 
 	/* Ports: both sandboxes listen on 8000; a connection made in a reaches a. */
-	int la = sandbox_socket(a, AF_INET, SOCK_STREAM, 0);
-	int lb = sandbox_socket(b, AF_INET, SOCK_STREAM, 0);
-	CHECK(la >= 0 && lb >= 0, "sandbox_socket: %s", strerror(errno));
+	int la = runtime_socket(a, AF_INET, SOCK_STREAM, 0);
+	int lb = runtime_socket(b, AF_INET, SOCK_STREAM, 0);
+	CHECK(la >= 0 && lb >= 0, "runtime_socket: %s", strerror(errno));
 	CHECK(listen_8000(la) == 0, "a listens on 8000: %s", strerror(errno));
 	CHECK(listen_8000(lb) == 0, "b listens on 8000 as well: %s", strerror(errno));
-	int ca = sandbox_socket(a, AF_INET, SOCK_STREAM, 0);
+	int ca = runtime_socket(a, AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in to = loopback_8000();
 	CHECK(connect(ca, (struct sockaddr *)&to, sizeof to) == 0, "connect inside a: %s", strerror(errno));
 	int accepted = accept(la, NULL, NULL);
@@ -94,25 +96,25 @@ int main(int argc, char **argv)
 	uid_t uid = 0;
 	gid_t gid = 0;
 	char home[64] = "", name[32] = "";
-	CHECK(sandbox_user_by_name(a, "user", &uid, &gid, home, sizeof home) == 0, "user exists");
+	CHECK(runtime_user_by_name(a, "user", &uid, &gid, home, sizeof home) == 0, "user exists");
 	CHECK(uid == 1000 && gid == 1000 && strcmp(home, "/home/user") == 0, "user is %u:%u %s", uid, gid, home);
-	CHECK(sandbox_user_by_name(a, "root", &uid, &gid, home, sizeof home) == 0 && uid == 0 &&
+	CHECK(runtime_user_by_name(a, "root", &uid, &gid, home, sizeof home) == 0 && uid == 0 &&
 		strcmp(home, "/root") == 0, "root is 0 with /root");
-	CHECK(sandbox_user_by_name(a, "nobody-here", &uid, &gid, home, sizeof home) == -1, "unknown user");
-	CHECK(sandbox_user_by_name(a, "user", &uid, &gid, home, 4) == -1, "a home that does not fit is an error");
-	CHECK(sandbox_user_name(a, 1000, name, sizeof name) == 0 && strcmp(name, "user") == 0, "uid 1000 is user");
-	CHECK(sandbox_user_name(a, 4242, name, sizeof name) == -1, "unknown uid");
+	CHECK(runtime_user_by_name(a, "nobody-here", &uid, &gid, home, sizeof home) == -1, "unknown user");
+	CHECK(runtime_user_by_name(a, "user", &uid, &gid, home, 4) == -1, "a home that does not fit is an error");
+	CHECK(runtime_user_name(a, 1000, name, sizeof name) == 0 && strcmp(name, "user") == 0, "uid 1000 is user");
+	CHECK(runtime_user_name(a, 4242, name, sizeof name) == -1, "unknown uid");
 	gid_t g = 0;
-	CHECK(sandbox_group_by_name(a, "sudo", &g) == 0 && g == 27, "group sudo is 27 (%u)", g);
-	CHECK(sandbox_group_name(a, 1000, name, sizeof name) == 0 && strcmp(name, "user") == 0, "gid 1000 is user");
-	CHECK(sandbox_group_by_name(a, "no-such-group", &g) == -1, "unknown group");
+	CHECK(runtime_group_by_name(a, "sudo", &g) == 0 && g == 27, "group sudo is 27 (%u)", g);
+	CHECK(runtime_group_name(a, 1000, name, sizeof name) == 0 && strcmp(name, "user") == 0, "gid 1000 is user");
+	CHECK(runtime_group_by_name(a, "no-such-group", &g) == -1, "unknown group");
 
 	/* The root directory is the overlay, and it is the sandbox's own. */
-	const char *root = sandbox_rootfs(a);
+	const char *root = runtime_rootfs(a);
 	char path[512];
 	snprintf(path, sizeof path, "%s/etc/passwd", root);
 	CHECK(access(path, R_OK) == 0, "%s is readable", path);
-	CHECK(strcmp(root, sandbox_rootfs(b)) != 0, "each sandbox has its own root");
+	CHECK(strcmp(root, runtime_rootfs(b)) != 0, "each sandbox has its own root");
 
 	close(la);
 	close(lb);

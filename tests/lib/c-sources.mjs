@@ -111,7 +111,8 @@ export function moduleGraph(root, files) {
     if (!edges.has(me)) edges.set(me, new Map())
     const deps = edges.get(me)
     const scan = f.endsWith('.c') ? text.get(f) : definitions(text.get(f)).map((d) => d.body).join('\n')
-    for (const m of scan.matchAll(/\b[A-Za-z_]\w*\b/g)) {
+    // a struct, enum or union tag is a type, not a reference to a function
+    for (const m of scan.matchAll(/(?<!\b(?:struct|enum|union)\s+)\b[A-Za-z_]\w*\b/g)) {
       const o = owner.get(m[0])
       if (!o || o === me) continue
       if (!deps.has(o)) deps.set(o, new Set())

@@ -29,7 +29,87 @@ const components = {
     files: () => walk(path.join(repo, 'core'), (dir) => !dir.endsWith('/include')),
     knownLong: [],
   },
+  backend: {
+    root: path.join(repo, 'backend'),
+    files: () => walk(path.join(repo, 'backend')),
+    knownLong: [],
+  },
 }
+
+// The backend's folders, top to bottom (docs/local-backend.md, "Folders").
+// A file may refer to files of its own folder and of any lower level, never
+// to a higher level nor to another folder of its own level. The empty
+// folders are the ones the design keeps room for. Each folder has one
+// prefix: its files are named with it, and so is every function they export
+// (or with the file's name: http/http_reply.c exports reply_*; lib/ has no
+// prefix of its own, each file names its functions).
+const LEVELS = [
+  { '': { prefix: '' } }, // main.c, options.c, state_dir.c: the program
+  { api: { prefix: 'api_', main: 'api_routes.h' }, envd: { prefix: 'envd_', main: 'envd_routes.h' } },
+  { templates: { prefix: 'templates_' }, snapshots: { prefix: 'snapshots_' } },
+  {
+    'envd/process': { prefix: 'process_', main: 'process_rpc.h' },
+    'envd/fs': { prefix: 'fs_', main: 'fs_rpc.h' },
+    net: { prefix: 'net_' },
+    images: { prefix: 'images_' },
+  },
+  { registry: { prefix: 'registry_', main: 'registry.h' } },
+  {
+    runtime: { prefix: 'runtime_', main: 'runtime.h' },
+    'runtime/init': { prefix: '' }, // pid 1 of a sandbox: a program of its own
+    store: { prefix: 'store_' },
+    http: { prefix: 'http_', main: 'http_server.h' },
+  },
+  { lib: { prefix: '' } },
+]
+const FOLDERS = new Map(LEVELS.flatMap((level, rank) => Object.entries(level).map(([dir, f]) => [dir, { ...f, rank }])))
+const folderOf = (module) => path.dirname(module) === '.' ? '' : path.dirname(module)
+
+test('backend: every file is in a folder of the order', () => {
+  const files = components.backend.files().map((f) => path.relative(components.backend.root, f))
+  assert.deepEqual(files.filter((f) => !FOLDERS.has(folderOf(f))), [])
+})
+
+test('backend: no reference from a lower folder to a higher one, nor across folders of one level', () => {
+  const { edges } = moduleGraph(components.backend.root, components.backend.files())
+  const wrong = []
+  for (const [from, deps] of edges) {
+    const a = FOLDERS.get(folderOf(from))
+    for (const [to, names] of deps) {
+      const b = FOLDERS.get(folderOf(to))
+      if (folderOf(from) !== folderOf(to) && a.rank >= b.rank) wrong.push(`${from} -> ${to} (${[...names].join(', ')})`)
+    }
+  }
+  assert.deepEqual(wrong, [])
+})
+
+test('backend: files and exported functions carry their folder\'s prefix or their file\'s name', () => {
+  const { owner, mod } = moduleGraph(components.backend.root, components.backend.files())
+  const wrong = []
+  for (const f of components.backend.files()) {
+    const { prefix } = FOLDERS.get(folderOf(mod(f)))
+    const stem = path.basename(f).replace(/\.[ch]$/, '')
+    if (prefix && !(stem + '_').startsWith(prefix)) wrong.push(`${mod(f)}: file name without ${prefix}`)
+  }
+  for (const [fn, module] of owner) {
+    const { prefix } = FOLDERS.get(folderOf(module))
+    const stem = path.basename(module)
+    const names = [stem, prefix && stem.startsWith(prefix) ? stem.slice(prefix.length) : null].filter(Boolean)
+    const ok = (prefix && fn.startsWith(prefix)) || names.some((n) => fn === n || fn.startsWith(n + '_'))
+    if (!ok) wrong.push(`${fn} in ${module}.c`)
+  }
+  assert.deepEqual(wrong.sort(), [])
+})
+
+test('backend: each folder\'s main header says what the folder owns and what it may call', () => {
+  const root = components.backend.root
+  for (const [dir, { main }] of FOLDERS) {
+    if (!main) continue
+    const top = readFileSync(path.join(root, dir, main), 'utf8').match(/^\/\*[\s\S]*?\*\//)?.[0] || ''
+    assert.match(top, /\bowns\b/i, `${dir}/${main}: no "owns" in its first comment`)
+    assert.match(top, /\bmay call\b/i, `${dir}/${main}: no "may call" in its first comment`)
+  }
+})
 
 for (const [name, c] of Object.entries(components)) {
   const files = c.files()

@@ -3,7 +3,7 @@
 #include "envd/fs/fs_entry.h"
 
 #include "envd/fs/fs_path.h"
-#include "runtime/runtime.h"
+#include "runtime/runtime_users.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -154,10 +154,10 @@ cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path)
 	fs_mode_string(st.st_mode, perms);
 	cJSON_AddStringToObject(entry, "permissions", perms);
 	char owner[256];
-	if (sandbox_user_name(sb, st.st_uid, owner, sizeof owner) != 0)
+	if (runtime_user_name(sb, st.st_uid, owner, sizeof owner) != 0)
 		snprintf(owner, sizeof owner, "%u", (unsigned)st.st_uid);
 	cJSON_AddStringToObject(entry, "owner", owner);
-	if (sandbox_group_name(sb, st.st_gid, owner, sizeof owner) != 0)
+	if (runtime_group_name(sb, st.st_gid, owner, sizeof owner) != 0)
 		snprintf(owner, sizeof owner, "%u", (unsigned)st.st_gid);
 	cJSON_AddStringToObject(entry, "group", owner);
 	char when[64];

@@ -3,9 +3,9 @@
 
 #include "lib/base64.h"
 #include "lib/query.h"
-#include "registry/registry.h"
 #include "lib/sha256.h"
 #include "lib/text.h"
+#include "registry/registry.h"
 
 #include <event2/http.h>
 #include <stdbool.h>

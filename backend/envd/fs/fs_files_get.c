@@ -1,10 +1,10 @@
 /* GET /files: the file streamed with backpressure, one byte range, gzip
  * when asked (see files_http.h). */
 #define _GNU_SOURCE
-#include "http/http_conns.h"
-#include "envd/fs/fs_files_http.h"
+#include "envd/fs/fs_files_get.h"
 
 #include "envd/fs/fs_files.h"
+#include "http/http_conns.h"
 #include "http/http_reply.h"
 
 #include <ctype.h>

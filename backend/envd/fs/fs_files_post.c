@@ -1,7 +1,7 @@
 /* POST /files: multipart or octet-stream uploads, gzip, metadata xattrs,
  * parents made for the user (see files_http.h). */
 #define _GNU_SOURCE
-#include "envd/fs/fs_files_http.h"
+#include "envd/fs/fs_files_post.h"
 
 #include "envd/fs/fs_entry.h"
 #include "envd/fs/fs_files.h"

@@ -1,13 +1,14 @@
 /* ListDir's walk in slices on the event loop (see fs_list.h). */
 #define _GNU_SOURCE
-#include "http/http_conns.h"
 #include "envd/fs/fs_list.h"
 
-#include "http/http_connect.h"
 #include "envd/envd_routes.h"
 #include "envd/fs/fs_entry.h"
 #include "envd/fs/fs_path.h"
+#include "http/http_connect.h"
+#include "http/http_conns.h"
 #include "http/http_reply.h"
+#include "http/http_request.h"
 #include "registry/registry.h"
 
 #include <cJSON.h>
@@ -143,7 +144,7 @@ static int visit(struct list_job *j, const struct sandbox *sb)
 	cJSON *entry = fs_entry_info(sb, j->root_fd, child);
 	if (entry) {
 		cJSON_ReplaceItemInObject(entry, "path", cJSON_CreateString(display));
-		char *text = json_print_utf8(entry);
+		char *text = reply_json_print(entry);
 		cJSON_Delete(entry);
 		if (!text)
 			return -1;
@@ -188,7 +189,7 @@ static void answer(struct list_job *j)
 		evbuffer_add(j->body, "]}", 2);
 		status = reply_json_text(j->req, 200, j->body);
 	}
-	log_request("envd", j->req, status);
+	request_log("envd", j->req, status);
 }
 
 static void on_client_gone(struct evhttp_connection *evcon, void *arg)

@@ -2,7 +2,8 @@
 #define _GNU_SOURCE
 #include "envd/fs/fs_path.h"
 
-#include "runtime/runtime.h"
+#include "runtime/runtime_enter.h"
+#include "runtime/runtime_users.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,7 +22,7 @@ int fs_user_lookup(const struct sandbox *sb, const char *name, struct fs_user *u
 		name = FS_DEFAULT_USER;
 	if (strlen(name) >= sizeof u->name)
 		return -1;
-	if (sandbox_user_by_name(sb, name, &u->uid, &u->gid, u->home, sizeof u->home) != 0)
+	if (runtime_user_by_name(sb, name, &u->uid, &u->gid, u->home, sizeof u->home) != 0)
 		return -1;
 	snprintf(u->name, sizeof u->name, "%s", name);
 	if (!u->home[0])
@@ -93,7 +94,7 @@ static int openat2_call(int dirfd, const char *path, int flags, mode_t mode, uns
 
 int fs_root_open(const struct sandbox *sb)
 {
-	const char *root = sandbox_rootfs(sb);
+	const char *root = runtime_rootfs(sb);
 	if (!root) {
 		errno = ENOENT;
 		return -1;

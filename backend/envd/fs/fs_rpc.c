@@ -1,18 +1,16 @@
 /* filesystem.Filesystem unary RPCs (see filesystem_rpc.h), with envd's
  * error codes and texts (reference §5). */
 #define _GNU_SOURCE
-#include "http/http_conns.h"
 #include "envd/fs/fs_rpc.h"
 
-#include "http/http_connect.h"
-#include "http/http_request.h"
 #include "envd/fs/fs_entry.h"
 #include "envd/fs/fs_list.h"
 #include "envd/fs/fs_path.h"
 #include "envd/fs/fs_remove.h"
-#include "http/http_reply.h"
+#include "http/http_connect.h"
+#include "http/http_conns.h"
 #include "http/http_protojson.h"
-#include "registry/registry.h"
+#include "http/http_request.h"
 
 #include <cJSON.h>
 #include <ctype.h>
@@ -26,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *filesystem_errno_text(int e, char *buf, size_t cap)
+const char *fs_rpc_errno_text(int e, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "%s", strerror(e));
 	if (buf[0])
@@ -34,18 +32,18 @@ const char *filesystem_errno_text(int e, char *buf, size_t cap)
 	return buf;
 }
 
-int filesystem_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_user *u,
+int fs_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_user *u,
 	struct connect_error *err)
 {
 	char name[256];
-	if (envd_basic_user(req, name, sizeof name) < 0 || fs_user_lookup(sb, name, u) != 0) {
+	if (request_basic_user(req, name, sizeof name) < 0 || fs_user_lookup(sb, name, u) != 0) {
 		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
 		return -1;
 	}
 	return 0;
 }
 
-int filesystem_rpc_path(const char *raw, const struct fs_user *u, char *out, size_t cap,
+int fs_rpc_path(const char *raw, const struct fs_user *u, char *out, size_t cap,
 	struct connect_error *err)
 {
 	if (fs_expand(raw, u, out, cap) != 0) {
@@ -70,7 +68,7 @@ static int begin(struct evhttp_request *req, struct sandbox *sb, struct call *c)
 	if (st)
 		return st;
 	struct connect_error err;
-	if (filesystem_rpc_user(req, sb, &c->user, &err) != 0)
+	if (fs_rpc_user(req, sb, &c->user, &err) != 0)
 		return connect_reply_unary_error(req, &err);
 	c->msg = connect_read_unary(req, &err);
 	if (!c->msg)
@@ -99,9 +97,9 @@ static int finish(struct evhttp_request *req, struct call *c, cJSON *answer,
 static int path_field(struct call *c, const char *name, char *out, struct connect_error *err)
 {
 	const char *raw = "";
-	if (pj_string(c->msg, name, name, &raw, err) == PJ_BAD)
+	if (protojson_string(c->msg, name, name, &raw, err) == PROTOJSON_BAD)
 		return -1;
-	return filesystem_rpc_path(raw, &c->user, out, FS_PATH_MAX, err);
+	return fs_rpc_path(raw, &c->user, out, FS_PATH_MAX, err);
 }
 
 static cJSON *wrap(const char *key, cJSON *entry)
@@ -121,7 +119,7 @@ static cJSON *entry_or_error(const struct sandbox *sb, int root_fd, const char *
 	if (!e) {
 		char t[128];
 		int en = errno;
-		filesystem_errno_text(en, t, sizeof t);
+		fs_rpc_errno_text(en, t, sizeof t);
 		if (en == ENOENT || en == ENOTDIR)
 			connect_error_set(err, CONNECT_NOT_FOUND, "%s: %s %s: %s", missing_prefix, op,
 				path, t);
@@ -155,7 +153,7 @@ static cJSON *stat_answer(const struct sandbox *sb, struct call *c, struct conne
 	return wrap("entry", entry_or_error(sb, c->root_fd, path, "file not found", "lstat", err));
 }
 
-int filesystem_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	(void)ctx;
 	return unary(req, sb, stat_answer);
@@ -163,7 +161,7 @@ int filesystem_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct
 
 /* --- ListDir ---------------------------------------------------------------- */
 
-int filesystem_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	struct call c;
 	int st = begin(req, sb, &c);
@@ -173,7 +171,7 @@ int filesystem_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, st
 	char path[FS_PATH_MAX];
 	uint32_t depth = 1;
 	if (path_field(&c, "path", path, &err) != 0 ||
-	    pj_uint32(c.msg, "depth", "depth", &depth, &err) == PJ_BAD)
+	    protojson_uint32(c.msg, "depth", "depth", &depth, &err) == PROTOJSON_BAD)
 		return finish(req, &c, NULL, &err);
 	if (depth == 0)
 		depth = 1;
@@ -186,12 +184,12 @@ int filesystem_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, st
 			connect_error_set(&err, CONNECT_NOT_FOUND, "path not found: %s", path);
 		else if (en == ELOOP)
 			connect_error_set(&err, CONNECT_FAILED_PRECONDITION,
-				"symlink loop: %s: %s", path, filesystem_errno_text(en, t, sizeof t));
+				"symlink loop: %s: %s", path, fs_rpc_errno_text(en, t, sizeof t));
 		else if (en == ENOTDIR)
 			connect_error_set(&err, CONNECT_INVALID_ARGUMENT, "path is not a directory: %s", path);
 		else
 			connect_error_set(&err, CONNECT_INTERNAL, "error resolving path %s: %s", path,
-				filesystem_errno_text(en, t, sizeof t));
+				fs_rpc_errno_text(en, t, sizeof t));
 	} else if (!S_ISDIR(sst.st_mode)) {
 		connect_error_set(&err, CONNECT_INVALID_ARGUMENT, "path is not a directory: %s", path);
 	} else {
@@ -229,7 +227,7 @@ static cJSON *make_dir_answer(const struct sandbox *sb, struct call *c, struct c
 		int en = errno;
 		connect_error_set(err, en == ENOTDIR ? CONNECT_INVALID_ARGUMENT : CONNECT_INTERNAL,
 			"error creating directory: mkdir %s: %s", path,
-			filesystem_errno_text(en, t, sizeof t));
+			fs_rpc_errno_text(en, t, sizeof t));
 	} else {
 		answer = wrap("entry", entry_or_error(sb, c->root_fd, path, "file not found", "lstat", err));
 	}
@@ -238,7 +236,7 @@ static cJSON *make_dir_answer(const struct sandbox *sb, struct call *c, struct c
 	return answer;
 }
 
-int filesystem_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	(void)ctx;
 	return unary(req, sb, make_dir_answer);
@@ -254,7 +252,7 @@ static cJSON *move_answer(const struct sandbox *sb, struct call *c, struct conne
 	struct stat sst;
 	if (sp < 0 || fstatat(sp, sleaf, &sst, AT_SYMLINK_NOFOLLOW) != 0) {
 		connect_error_set(err, CONNECT_NOT_FOUND, "source file not found: lstat %s: %s", src,
-			filesystem_errno_text(errno, t, sizeof t));
+			fs_rpc_errno_text(errno, t, sizeof t));
 		if (sp >= 0)
 			close(sp);
 		return NULL;
@@ -270,7 +268,7 @@ static cJSON *move_answer(const struct sandbox *sb, struct call *c, struct conne
 	    (dp = fs_open_parent(c->root_fd, dst, &dleaf)) < 0 ||
 	    renameat(sp, sleaf, dp, dleaf) != 0) {
 		connect_error_set(err, CONNECT_INTERNAL, "error renaming: rename %s %s: %s", src, dst,
-			filesystem_errno_text(errno, t, sizeof t));
+			fs_rpc_errno_text(errno, t, sizeof t));
 	} else {
 		answer = wrap("entry", entry_or_error(sb, c->root_fd, dst, "file not found", "lstat", err));
 	}
@@ -280,7 +278,7 @@ static cJSON *move_answer(const struct sandbox *sb, struct call *c, struct conne
 	return answer;
 }
 
-int filesystem_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	(void)ctx;
 	return unary(req, sb, move_answer);
@@ -312,17 +310,17 @@ static void on_removed(void *arg, int err)
 			char t[128];
 			connect_error_set(&e, CONNECT_INTERNAL,
 				"error removing file or directory: unlinkat %s: %s", rc->path,
-				filesystem_errno_text(err, t, sizeof t));
+				fs_rpc_errno_text(err, t, sizeof t));
 			status = connect_reply_unary_error(rc->req, &e);
 		} else {
 			status = connect_reply_unary(rc->req, cJSON_CreateObject());
 		}
-		log_request("envd", rc->req, status);
+		request_log("envd", rc->req, status);
 	}
 	free(rc);
 }
 
-int filesystem_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	struct call c;
 	int st = begin(req, sb, &c);

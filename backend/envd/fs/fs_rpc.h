@@ -1,8 +1,17 @@
-/* The filesystem.Filesystem Connect-RPC service on the envd listener
- * (reference §5). Every path is resolved inside the sandbox's root
- * (fs_path.h) after envd's ~ / home expansion for the Basic-auth user
- * (default "user"). Stat, ListDir, MakeDir, Move and Remove are here; the
- * watcher RPCs are in fs_watch.h. */
+/* envd/fs/ — envd's file side: the filesystem.Filesystem service and the
+ * plain-HTTP /files routes.
+ * Owns: the unary RPCs (fs_rpc.c), directory listing and removal in slices
+ * (fs_list.c, fs_remove.c), watchers (fs_watch.c), EntryInfo (fs_entry.c),
+ * paths resolved inside a sandbox's root (fs_path.c), and GET/POST /files
+ * with their shared prelude and signature check (fs_files*.c).
+ * May call: registry/ (is the sandbox still there?), runtime/ (its root,
+ * its accounts), http/, lib/. Never envd/process/ nor envd/ above it.
+ *
+ * This file: Stat, ListDir, MakeDir, Move and Remove
+ * (docs/e2b-protocol-notes.md, "Filesystem service"). Every path is
+ * resolved inside the sandbox's root (fs_path.h) after envd's ~ / home
+ * expansion for the Basic-auth user (default "user"); the watcher RPCs are
+ * in fs_watch.h. */
 #ifndef E2B_BACKEND_FILESYSTEM_RPC_H
 #define E2B_BACKEND_FILESYSTEM_RPC_H
 
@@ -13,20 +22,20 @@
 struct connect_error;
 struct fs_user;
 
-int filesystem_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int filesystem_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int filesystem_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int filesystem_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int filesystem_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
 
 /* Shared with the watcher RPCs: the Basic-auth user (unauthenticated
  * "invalid username" when the sandbox has no such account) and a request
  * path expanded for it (invalid_argument when it cannot be). 0 or -1. */
-int filesystem_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_user *u,
+int fs_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_user *u,
 	struct connect_error *err);
-int filesystem_rpc_path(const char *raw, const struct fs_user *u, char *out, size_t cap,
+int fs_rpc_path(const char *raw, const struct fs_user *u, char *out, size_t cap,
 	struct connect_error *err);
 /* Go's lowercase text for an errno ("no such file or directory"). */
-const char *filesystem_errno_text(int e, char *buf, size_t cap);
+const char *fs_rpc_errno_text(int e, char *buf, size_t cap);
 
 #endif

@@ -1,13 +1,12 @@
 /* inotify watchers for WatchDir and the CreateWatcher family (fs_watch.h). */
 #define _GNU_SOURCE
-#include "http/http_conns.h"
 #include "envd/fs/fs_watch.h"
 
-#include "http/http_connect.h"
-#include "envd/fs/fs_rpc.h"
 #include "envd/fs/fs_entry.h"
 #include "envd/fs/fs_path.h"
-#include "envd/process/process_rpc.h"
+#include "envd/fs/fs_rpc.h"
+#include "http/http_connect.h"
+#include "http/http_conns.h"
 #include "http/http_protojson.h"
 #include "lib/random.h"
 #include "registry/registry.h"
@@ -342,12 +341,12 @@ static int parse_watch(struct evhttp_request *req, struct sandbox *sb, const cJS
 	const char *raw = "";
 	bool network = false;
 	r->recursive = r->include_entry = false;
-	if (filesystem_rpc_user(req, sb, &u, err) != 0 ||
-	    pj_string(msg, "path", "path", &raw, err) == PJ_BAD ||
-	    pj_bool(msg, "recursive", "recursive", &r->recursive, err) == PJ_BAD ||
-	    pj_bool(msg, "includeEntry", "include_entry", &r->include_entry, err) == PJ_BAD ||
-	    pj_bool(msg, "allowNetworkMounts", "allow_network_mounts", &network, err) == PJ_BAD ||
-	    filesystem_rpc_path(raw, &u, r->path, sizeof r->path, err) != 0)
+	if (fs_rpc_user(req, sb, &u, err) != 0 ||
+	    protojson_string(msg, "path", "path", &raw, err) == PROTOJSON_BAD ||
+	    protojson_bool(msg, "recursive", "recursive", &r->recursive, err) == PROTOJSON_BAD ||
+	    protojson_bool(msg, "includeEntry", "include_entry", &r->include_entry, err) == PROTOJSON_BAD ||
+	    protojson_bool(msg, "allowNetworkMounts", "allow_network_mounts", &network, err) == PROTOJSON_BAD ||
+	    fs_rpc_path(raw, &u, r->path, sizeof r->path, err) != 0)
 		return -1;
 	return 0;
 }
@@ -363,10 +362,10 @@ static struct fs_watch *watch_new(struct envd_ctx *ctx, struct sandbox *sb,
 		int en = errno;
 		if (en == ENOENT)
 			connect_error_set(err, CONNECT_NOT_FOUND, "path %s not found: %s", r->path,
-				filesystem_errno_text(en, t, sizeof t));
+				fs_rpc_errno_text(en, t, sizeof t));
 		else
 			connect_error_set(err, CONNECT_INTERNAL, "error statting path %s: %s", r->path,
-				filesystem_errno_text(en, t, sizeof t));
+				fs_rpc_errno_text(en, t, sizeof t));
 	} else if (!S_ISDIR(st.st_mode)) {
 		connect_error_set(err, CONNECT_INVALID_ARGUMENT, "path %s not a directory", r->path);
 		close(fd);
@@ -451,7 +450,7 @@ int fs_watch_rpc_watch_dir(struct envd_ctx *ctx, struct evhttp_request *req, str
 	if (!w)
 		return connect_reply_stream_error(req, &err);
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
-	long long ka = process_keepalive_ms(evhttp_find_header(in, "Keepalive-Ping-Interval"));
+	long long ka = connect_keepalive_ms(evhttp_find_header(in, "Keepalive-Ping-Interval"));
 	const char *t = evhttp_find_header(in, "Connect-Timeout-Ms");
 	long long timeout = t ? strtoll(t, NULL, 10) : 0;
 	w->req = req;
@@ -532,7 +531,7 @@ static struct fs_watch *find_watcher(struct envd_ctx *ctx, const struct sandbox 
 	const cJSON *msg, struct connect_error *err)
 {
 	const char *id = "";
-	if (pj_string(msg, "watcherId", "watcher_id", &id, err) == PJ_BAD)
+	if (protojson_string(msg, "watcherId", "watcher_id", &id, err) == PROTOJSON_BAD)
 		return NULL;
 	struct fs_watchers *ws = ctx->watchers;
 	for (struct fs_watch *w = ws->list; w; w = w->next)

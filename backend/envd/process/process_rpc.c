@@ -2,12 +2,16 @@
  * calls into the process manager. */
 #include "envd/process/process_rpc.h"
 
+#include "envd/process/process_input.h"
+#include "envd/process/process_manager.h"
+#include "envd/process/process_spawn.h"
+#include "envd/process/process_stream.h"
 #include "http/http_connect.h"
-#include "http/http_request.h"
-#include "envd/process/process_internal.h"
 #include "http/http_protojson.h"
+#include "http/http_request.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
+#include "runtime/runtime_users.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -19,26 +23,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
-
-/* --- headers ---------------------------------------------------------------- */
-
-long long process_keepalive_ms(const char *header)
-{
-	if (!header || !*header)
-		return PROC_KEEPALIVE_DEFAULT_MS;
-	char *end = NULL;
-	double s = strtod(header, &end);
-	while (end && (*end == ' ' || *end == '\t'))
-		end++;
-	/* envd takes whole seconds (strconv.Atoi); fractions are our extension,
-	 * so tests can watch keepalives without waiting. */
-	if (!end || *end || !isfinite(s) || s <= 0)
-		return PROC_KEEPALIVE_DEFAULT_MS;
-	if (s > 86400.0)
-		s = 86400.0;
-	long long ms = (long long)(s * 1000.0);
-	return ms < PROC_KEEPALIVE_MIN_MS ? PROC_KEEPALIVE_MIN_MS : ms;
-}
 
 /* Connect-Timeout-Ms: 0 when absent (or "0": no timeout); -1 if malformed. */
 static long long timeout_ms(struct evhttp_request *req, struct connect_error *err)
@@ -67,12 +51,12 @@ static int check_user(const struct proc_manager *pm, const struct sandbox *sb,
 {
 	snprintf(user, 64, "user");
 	char name[256];
-	int given = envd_basic_user(req, name, sizeof name);
+	int given = request_basic_user(req, name, sizeof name);
 	if (given == 0)
 		return 0;
 	struct sandbox_user account;
 	bool known = given > 0 && (runtime_isolated()
-		? strlen(name) < 64 && sandbox_user_resolve(sb, name, &account) == 0
+		? strlen(name) < 64 && runtime_user_resolve(sb, name, &account) == 0
 		: strcmp(name, "root") == 0 || strcmp(name, "user") == 0 ||
 			  strcmp(name, pm->user_name) == 0);
 	if (!known) {
@@ -123,21 +107,21 @@ struct selector {
 static int read_selector(const cJSON *msg, struct selector *sel, struct connect_error *err)
 {
 	const cJSON *process = NULL;
-	if (pj_message(msg, "process", "process", &process, err) == PJ_BAD)
+	if (protojson_message(msg, "process", "process", &process, err) == PROTOJSON_BAD)
 		return -1;
-	enum pj_result rp = pj_uint32(process, "pid", "pid", &sel->pid, err);
-	if (rp == PJ_BAD)
+	enum protojson_result rp = protojson_uint32(process, "pid", "pid", &sel->pid, err);
+	if (rp == PROTOJSON_BAD)
 		return -1;
-	enum pj_result rt = pj_string(process, "tag", "tag", &sel->tag, err);
-	if (rt == PJ_BAD)
+	enum protojson_result rt = protojson_string(process, "tag", "tag", &sel->tag, err);
+	if (rt == PROTOJSON_BAD)
 		return -1;
-	if (rp == PJ_OK && rt == PJ_OK) {
+	if (rp == PROTOJSON_OK && rt == PROTOJSON_OK) {
 		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
 			"unmarshal message: oneof process.ProcessSelector.selector is already set");
 		return -1;
 	}
-	sel->has_pid = rp == PJ_OK;
-	if (rt != PJ_OK)
+	sel->has_pid = rp == PROTOJSON_OK;
+	if (rt != PROTOJSON_OK)
 		sel->tag = NULL;
 	if (!sel->has_pid && !sel->tag) {
 		connect_error_set(err, CONNECT_UNIMPLEMENTED, "invalid input type *process.ProcessSelector");
@@ -157,7 +141,7 @@ static void not_found(const struct selector *sel, struct connect_error *err)
 static struct proc *find(struct envd_ctx *ctx, const struct sandbox *sb,
 	const struct selector *sel, bool ended)
 {
-	return proc_find(ctx->process_manager, sb, sel->pid, sel->tag, ended);
+	return process_find(ctx->process_manager, sb, sel->pid, sel->tag, ended);
 }
 
 /* The live process the selector names, or NULL with err set to envd's
@@ -173,7 +157,7 @@ static struct proc *lookup(struct envd_ctx *ctx, struct sandbox *sb, const struc
 
 static long long keepalive_of(struct evhttp_request *req)
 {
-	return process_keepalive_ms(
+	return connect_keepalive_ms(
 		evhttp_find_header(evhttp_request_get_input_headers(req), "Keepalive-Ping-Interval"));
 }
 
@@ -221,20 +205,20 @@ static int parse_start(const cJSON *msg, struct start_request *r, struct connect
 	r->cmd = "";
 	r->stdin_pipe = true; /* envd: an unset stdin means true */
 	const cJSON *process = NULL, *pty = NULL, *size = NULL;
-	if (pj_message(msg, "process", "process", &process, err) == PJ_BAD ||
-	    pj_string(process, "cmd", "cmd", &r->cmd, err) == PJ_BAD ||
-	    pj_string_list(process, "args", "args", &r->args, err) == PJ_BAD ||
-	    pj_string_map(process, "envs", "envs", &r->envs, err) == PJ_BAD ||
-	    pj_string(process, "cwd", "cwd", &r->cwd, err) == PJ_BAD)
+	if (protojson_message(msg, "process", "process", &process, err) == PROTOJSON_BAD ||
+	    protojson_string(process, "cmd", "cmd", &r->cmd, err) == PROTOJSON_BAD ||
+	    protojson_string_list(process, "args", "args", &r->args, err) == PROTOJSON_BAD ||
+	    protojson_string_map(process, "envs", "envs", &r->envs, err) == PROTOJSON_BAD ||
+	    protojson_string(process, "cwd", "cwd", &r->cwd, err) == PROTOJSON_BAD)
 		return -1;
-	enum pj_result rp = pj_message(msg, "pty", "pty", &pty, err);
-	if (rp == PJ_BAD || pj_message(pty, "size", "size", &size, err) == PJ_BAD ||
-	    pj_uint32(size, "cols", "cols", &r->cols, err) == PJ_BAD ||
-	    pj_uint32(size, "rows", "rows", &r->rows, err) == PJ_BAD ||
-	    pj_string(msg, "tag", "tag", &r->tag, err) == PJ_BAD ||
-	    pj_bool(msg, "stdin", "stdin", &r->stdin_pipe, err) == PJ_BAD)
+	enum protojson_result rp = protojson_message(msg, "pty", "pty", &pty, err);
+	if (rp == PROTOJSON_BAD || protojson_message(pty, "size", "size", &size, err) == PROTOJSON_BAD ||
+	    protojson_uint32(size, "cols", "cols", &r->cols, err) == PROTOJSON_BAD ||
+	    protojson_uint32(size, "rows", "rows", &r->rows, err) == PROTOJSON_BAD ||
+	    protojson_string(msg, "tag", "tag", &r->tag, err) == PROTOJSON_BAD ||
+	    protojson_bool(msg, "stdin", "stdin", &r->stdin_pipe, err) == PROTOJSON_BAD)
 		return -1;
-	r->pty = rp == PJ_OK;
+	r->pty = rp == PROTOJSON_OK;
 	return 0;
 }
 
@@ -249,13 +233,13 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 	if (timeout < 0)
 		return -1;
 	struct sandbox_user account;
-	if (sandbox_user_resolve(sb, user, &account) != 0) {
+	if (runtime_user_resolve(sb, user, &account) != 0) {
 		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", user);
 		return -1;
 	}
 	/* Without isolation every name is the backend's own user (see check_user). */
 	const char *user_name = runtime_isolated() ? account.name : pm->user_name;
-	char *cwd = proc_resolve_cwd(r.cwd, account.home, user_name, err);
+	char *cwd = process_resolve_cwd(r.cwd, account.home, user_name, err);
 	if (!cwd)
 		return -1;
 	struct proc_spawn spec = {
@@ -284,20 +268,20 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 		return -1;
 	}
 	struct proc_spawned sp;
-	int rc = proc_spawn_start(&spec, &sp, err);
+	int rc = process_spawn_start(&spec, &sp, err);
 	free(cwd);
 	if (rc != 0) {
 		cJSON_Delete(config);
 		free(tag);
 		return -1;
 	}
-	struct proc *p = proc_register(pm, sb, sp.pid, r.pty, sp.out_fd, sp.err_fd, sp.in_fd, config,
+	struct proc *p = process_register(pm, sb, sp.pid, r.pty, sp.out_fd, sp.err_fd, sp.in_fd, config,
 		tag, timeout);
 	if (!p) {
 		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
 		return -1;
 	}
-	return proc_stream_open(p, req, keepalive_of(req), timeout, true);
+	return process_stream_open(p, req, keepalive_of(req), timeout, true);
 }
 
 int process_rpc_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
@@ -329,9 +313,9 @@ int process_rpc_connect(struct envd_ctx *ctx, struct evhttp_request *req, struct
 	if (timeout >= 0) {
 		p = find(ctx, sb, &sel, false);
 		if (p) {
-			status = proc_stream_open(p, req, keepalive_of(req), timeout, false);
+			status = process_stream_open(p, req, keepalive_of(req), timeout, false);
 		} else if ((p = find(ctx, sb, &sel, true))) {
-			status = proc_stream_replay(p, req); /* exited in the last 30 s */
+			status = process_stream_replay(p, req); /* exited in the last 30 s */
 		} else {
 			not_found(&sel, &err);
 		}
@@ -396,14 +380,14 @@ int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, str
 	const cJSON *input = NULL;
 	uint8_t *stdin_data = NULL, *pty_data = NULL;
 	size_t stdin_len = 0, pty_len = 0;
-	enum pj_result rs = PJ_ABSENT, rp = PJ_ABSENT;
+	enum protojson_result rs = PROTOJSON_ABSENT, rp = PROTOJSON_ABSENT;
 	int rc = -1;
 	if (read_selector(msg, &sel, &err) == 0 &&
-	    pj_message(msg, "input", "input", &input, &err) != PJ_BAD &&
-	    (rs = pj_bytes(input, "stdin", "stdin", &stdin_data, &stdin_len, &err)) != PJ_BAD &&
-	    (rp = pj_bytes(input, "pty", "pty", &pty_data, &pty_len, &err)) != PJ_BAD) {
+	    protojson_message(msg, "input", "input", &input, &err) != PROTOJSON_BAD &&
+	    (rs = protojson_bytes(input, "stdin", "stdin", &stdin_data, &stdin_len, &err)) != PROTOJSON_BAD &&
+	    (rp = protojson_bytes(input, "pty", "pty", &pty_data, &pty_len, &err)) != PROTOJSON_BAD) {
 		rc = 0;
-		if (rs == PJ_OK && rp == PJ_OK) {
+		if (rs == PROTOJSON_OK && rp == PROTOJSON_OK) {
 			connect_error_set(&err, CONNECT_INVALID_ARGUMENT,
 				"unmarshal message: oneof process.ProcessInput.input is already set");
 			rc = -1;
@@ -413,14 +397,14 @@ int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, str
 	if (rc == 0 && !p)
 		rc = -1;
 	if (rc == 0) {
-		if (rs != PJ_OK && rp != PJ_OK) {
+		if (rs != PROTOJSON_OK && rp != PROTOJSON_OK) {
 			connect_error_set(&err, CONNECT_UNIMPLEMENTED, "invalid input type <nil>");
 			rc = -1;
-		} else if (rs == PJ_OK && p->is_pty) {
+		} else if (rs == PROTOJSON_OK && p->is_pty) {
 			connect_error_set(&err, CONNECT_INTERNAL,
 				"error writing to stdin: tty assigned to process \xe2\x80\x94 input should be written to the pty, not the stdin");
 			rc = -1;
-		} else if (rp == PJ_OK && !p->is_pty) {
+		} else if (rp == PROTOJSON_OK && !p->is_pty) {
 			connect_error_set(&err, CONNECT_INTERNAL,
 				"error writing to tty: tty not assigned to process \xe2\x80\x94 input should be written to the stdin, not the tty");
 			rc = -1;
@@ -428,8 +412,8 @@ int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, str
 	}
 	if (rc == 0) {
 		/* Answers itself: now, or once the bytes are in the pipe. */
-		proc_send_input(p, req, rs == PJ_OK ? stdin_data : pty_data,
-			rs == PJ_OK ? stdin_len : pty_len);
+		process_send_input(p, req, rs == PROTOJSON_OK ? stdin_data : pty_data,
+			rs == PROTOJSON_OK ? stdin_len : pty_len);
 		status = 200;
 	} else {
 		status = connect_reply_unary_error(req, &err);
@@ -442,7 +426,7 @@ int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, str
 
 /* --- SendSignal ------------------------------------------------------------ */
 
-static const struct pj_enum_value signal_values[] = {
+static const struct protojson_enum_value signal_values[] = {
 	{"SIGNAL_UNSPECIFIED", 0},
 	{"SIGNAL_SIGTERM", 15},
 	{"SIGNAL_SIGKILL", 9},
@@ -459,8 +443,8 @@ int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, st
 	int32_t signal_number = 0;
 	struct proc *p = NULL;
 	if (read_selector(msg, &sel, &err) == 0 &&
-	    pj_enum(msg, "signal", "signal", signal_values,
-		    sizeof signal_values / sizeof signal_values[0], &signal_number, &err) != PJ_BAD) {
+	    protojson_enum(msg, "signal", "signal", signal_values,
+		    sizeof signal_values / sizeof signal_values[0], &signal_number, &err) != PROTOJSON_BAD) {
 		p = lookup(ctx, sb, &sel, &err);
 	}
 	cJSON_Delete(msg);
@@ -474,7 +458,7 @@ int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, st
 		return connect_reply_unary_error(req, &err);
 	}
 	/* The whole process group, so a shell's children go too. */
-	proc_kill_group(p, signal_number == 9 ? SIGKILL : SIGTERM);
+	process_kill_group(p, signal_number == 9 ? SIGKILL : SIGTERM);
 	return connect_reply_unary(req, cJSON_CreateObject());
 }
 
@@ -499,7 +483,7 @@ int process_rpc_close_stdin(struct envd_ctx *ctx, struct evhttp_request *req, st
 			"error closing stdin: cannot close stdin for PTY process \xe2\x80\x94 send Ctrl+D (0x04) instead");
 		return connect_reply_unary_error(req, &err);
 	}
-	proc_close_stdin(p, req); /* answers now, or after queued input */
+	process_close_stdin(p, req); /* answers now, or after queued input */
 	return 200;
 }
 
@@ -515,19 +499,19 @@ int process_rpc_update(struct envd_ctx *ctx, struct evhttp_request *req, struct 
 	struct selector sel;
 	const cJSON *pty = NULL, *size = NULL;
 	uint32_t cols = 0, rows = 0;
-	enum pj_result rp = PJ_ABSENT;
+	enum protojson_result rp = PROTOJSON_ABSENT;
 	struct proc *p = NULL;
 	if (read_selector(msg, &sel, &err) == 0 &&
-	    (rp = pj_message(msg, "pty", "pty", &pty, &err)) != PJ_BAD &&
-	    pj_message(pty, "size", "size", &size, &err) != PJ_BAD &&
-	    pj_uint32(size, "cols", "cols", &cols, &err) != PJ_BAD &&
-	    pj_uint32(size, "rows", "rows", &rows, &err) != PJ_BAD) {
+	    (rp = protojson_message(msg, "pty", "pty", &pty, &err)) != PROTOJSON_BAD &&
+	    protojson_message(pty, "size", "size", &size, &err) != PROTOJSON_BAD &&
+	    protojson_uint32(size, "cols", "cols", &cols, &err) != PROTOJSON_BAD &&
+	    protojson_uint32(size, "rows", "rows", &rows, &err) != PROTOJSON_BAD) {
 		p = lookup(ctx, sb, &sel, &err);
 	}
 	cJSON_Delete(msg);
 	if (!p)
 		return connect_reply_unary_error(req, &err);
-	if (rp == PJ_OK) {
+	if (rp == PROTOJSON_OK) {
 		if (!p->is_pty || p->in_fd < 0) {
 			connect_error_set(&err, CONNECT_INTERNAL,
 				"error resizing tty: tty not assigned to process");

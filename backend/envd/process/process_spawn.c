@@ -4,10 +4,12 @@
  * sandbox's namespaces, cgroups and root, as the requested user. The child is
  * forked by the backend itself (born in the sandbox's pid namespace), so the
  * backend's SIGCHLD reaping sees it like any other child. */
+#include "envd/process/process_spawn.h"
+
 #include "http/http_connect.h"
-#include "envd/process/process_internal.h"
-#include "runtime/runtime.h"
 #include "lib/text.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_enter.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -60,7 +62,7 @@ static void clean_absolute(char *path)
 	path[out] = '\0';
 }
 
-char *proc_resolve_cwd(const char *cwd, const char *home, const char *user, struct connect_error *err)
+char *process_resolve_cwd(const char *cwd, const char *home, const char *user, struct connect_error *err)
 {
 	const char *path = cwd ? cwd : "";
 	char *joined;
@@ -405,11 +407,11 @@ fail:
 	return -1;
 }
 
-int proc_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out, struct connect_error *err)
+int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out, struct connect_error *err)
 {
 	/* Looked up inside the sandbox's root: a host path does not exist there,
 	 * and ".." or a symbolic link cannot leave it. */
-	int is_dir = sandbox_path_is_dir(spec->sb, spec->cwd);
+	int is_dir = runtime_path_is_dir(spec->sb, spec->cwd);
 	if (is_dir < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP || errno == EXDEV)) {
 		connect_error_set(err, CONNECT_INVALID_ARGUMENT, "cwd '%s' does not exist", spec->cwd);
 		return -1;
@@ -448,7 +450,7 @@ static const char *const signal_names[] = {
 	[29] = "I/O possible", [30] = "power failure", [31] = "bad system call",
 };
 
-void proc_status_text(int status, char *out, size_t cap)
+void process_status_text(int status, char *out, size_t cap)
 {
 	if (WIFEXITED(status)) {
 		snprintf(out, cap, "exit status %d", WEXITSTATUS(status));

@@ -1,12 +1,11 @@
-/* The HTTP side of Start and Connect: one chunked application/connect+json
- * answer per subscriber, with keepalives, a Connect-Timeout-Ms deadline,
- * backpressure towards the process, and clean detachment when the client
- * goes away. */
-#include "lib/base64.h"
+/* The HTTP side of Start and Connect (process_stream.h). */
+#include "envd/process/process_stream.h"
+
+#include "envd/process/process_manager.h"
 #include "http/http_connect.h"
 #include "http/http_conns.h"
 #include "http/http_server.h"
-#include "envd/process/process_internal.h"
+#include "lib/base64.h"
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -27,7 +26,7 @@ struct proc_stream {
 	bool paused;
 	int64_t keepalive_ms;
 	struct event *keepalive;
-	struct ptimer deadline;
+	struct process_timer deadline;
 };
 
 static const char keepalive_json[] = "{\"event\":{\"keepalive\":{}}}";
@@ -61,7 +60,7 @@ static void set_blocked(struct proc_stream *s, bool blocked)
 		return;
 	s->blocked = blocked;
 	s->proc->blocked += blocked ? 1 : -1;
-	proc_update_reading(s->proc);
+	process_update_reading(s->proc);
 }
 
 /* evhttp calls this once the connection's output buffer is empty. */
@@ -126,7 +125,7 @@ static void stream_close(struct proc_stream *s, const char *end_json, const stru
 		s->blocked = false;
 		p->blocked--;
 		if (!p->ended)
-			proc_update_reading(p);
+			process_update_reading(p);
 	}
 	if (s->evcon) {
 		struct evbuffer *buf = p->pm->scratch;
@@ -150,7 +149,7 @@ static void stream_close(struct proc_stream *s, const char *end_json, const stru
 		evhttp_send_reply_end(s->req);
 	}
 	event_free(s->keepalive);
-	ptimer_free(&s->deadline);
+	process_timer_free(&s->deadline);
 	free(s);
 }
 
@@ -164,7 +163,7 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 	 * deadline_exceeded and no end event. For Start the same timeout is the
 	 * process lifetime, so the process is killed too. */
 	if (s->kill_on_deadline)
-		proc_kill_group(s->proc, SIGKILL);
+		process_kill_group(s->proc, SIGKILL);
 	struct connect_error err;
 	connect_error_set(&err, CONNECT_DEADLINE_EXCEEDED, "context deadline exceeded");
 	stream_close(s, NULL, &err);
@@ -181,13 +180,13 @@ static void on_conn_closed(struct evhttp_connection *evcon, void *arg)
 	http_conn_gone_free_request(req);
 }
 
-int proc_stream_open(struct proc *p, struct evhttp_request *req, int64_t keepalive_ms,
+int process_stream_open(struct proc *p, struct evhttp_request *req, int64_t keepalive_ms,
 	int64_t deadline_ms, bool kill_on_deadline)
 {
 	struct proc_stream *s = calloc(1, sizeof *s);
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	if (!s || !evcon || !(s->keepalive = evtimer_new(p->pm->base, on_keepalive, s)) ||
-	    ptimer_init(&s->deadline, p->pm->base, on_deadline, s) != 0) {
+	    process_timer_init(&s->deadline, p->pm->base, on_deadline, s) != 0) {
 		if (s) {
 			if (s->keepalive)
 				event_free(s->keepalive);
@@ -229,13 +228,13 @@ int proc_stream_open(struct proc *p, struct evhttp_request *req, int64_t keepali
 	arm_keepalive(s);
 	if (deadline_ms > 0) {
 		if (s->paused)
-			ptimer_suspend(&s->deadline);
-		ptimer_start(&s->deadline, deadline_ms);
+			process_timer_suspend(&s->deadline);
+		process_timer_start(&s->deadline, deadline_ms);
 	}
 	return 200;
 }
 
-int proc_stream_replay(struct proc *p, struct evhttp_request *req)
+int process_stream_replay(struct proc *p, struct evhttp_request *req)
 {
 	struct evbuffer *buf = evbuffer_new();
 	char *end = p->end_json ? malloc(strlen(p->end_json) + 32) : NULL;
@@ -259,7 +258,7 @@ int proc_stream_replay(struct proc *p, struct evhttp_request *req)
 	return 200;
 }
 
-void proc_stream_broadcast_data(struct proc *p, enum proc_output_kind kind, const uint8_t *data,
+static void stream_broadcast_data(struct proc *p, enum proc_output_kind kind, const uint8_t *data,
 	size_t len)
 {
 	if (!p->streams)
@@ -280,7 +279,7 @@ void proc_stream_broadcast_data(struct proc *p, enum proc_output_kind kind, cons
 	}
 }
 
-void proc_stream_finish_all(struct proc *p)
+static void stream_finish_all(struct proc *p)
 {
 	struct connect_error err;
 	connect_error_set(&err, CONNECT_UNKNOWN, "end event channel closed before sending end event");
@@ -288,7 +287,7 @@ void proc_stream_finish_all(struct proc *p)
 		stream_close(p->streams, p->end_json, p->end_json ? NULL : &err);
 }
 
-void proc_stream_set_paused(struct proc *p, bool paused)
+static void stream_set_paused(struct proc *p, bool paused)
 {
 	for (struct proc_stream *s = p->streams; s; s = s->next) {
 		if (s->paused == paused)
@@ -296,15 +295,15 @@ void proc_stream_set_paused(struct proc *p, bool paused)
 		s->paused = paused;
 		if (paused) {
 			evtimer_del(s->keepalive);
-			ptimer_suspend(&s->deadline);
+			process_timer_suspend(&s->deadline);
 		} else {
 			arm_keepalive(s);
-			ptimer_resume(&s->deadline);
+			process_timer_resume(&s->deadline);
 		}
 	}
 }
 
-void proc_stream_detach_all(struct proc *p)
+static void stream_detach_all(struct proc *p)
 {
 	struct connect_error err;
 	connect_error_set(&err, CONNECT_UNAVAILABLE, "the process is no longer tracked");
@@ -312,7 +311,7 @@ void proc_stream_detach_all(struct proc *p)
 		stream_close(p->streams, NULL, &err);
 }
 
-void proc_stream_cut_all(struct proc *p)
+static void stream_cut_all(struct proc *p)
 {
 	while (p->streams) {
 		struct proc_stream *s = p->streams;
@@ -326,4 +325,16 @@ void proc_stream_cut_all(struct proc *p)
 		if (evcon)
 			evhttp_connection_free(evcon);
 	}
+}
+
+const struct process_stream_ops *process_stream_ops(void)
+{
+	static const struct process_stream_ops ops = {
+		.data = stream_broadcast_data,
+		.finish_all = stream_finish_all,
+		.set_paused = stream_set_paused,
+		.cut_all = stream_cut_all,
+		.detach_all = stream_detach_all,
+	};
+	return &ops;
 }

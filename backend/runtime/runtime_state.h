@@ -1,8 +1,9 @@
-/* Private to the sandbox runtime: runtime.c (start, create, freeze),
- * runtime_remove.c (removal), runtime_leftovers.c (what a dead backend left)
- * and runtime_enter.c (entering a sandbox, its users and paths). */
-#ifndef E2B_BACKEND_RUNTIME_INTERNAL_H
-#define E2B_BACKEND_RUNTIME_INTERNAL_H
+/* The runtime's own state, shared by the files of runtime/ and private to
+ * them: each sandbox's runtime state (sandbox.rt), the runtime's globals
+ * (rt_g: the isolation mode, paths, this backend's cgroups) and the cgroup
+ * controllers. It declares no functions. */
+#ifndef E2B_BACKEND_RUNTIME_STATE_H
+#define E2B_BACKEND_RUNTIME_STATE_H
 
 #include "runtime/runtime.h"
 
@@ -36,22 +37,5 @@ struct runtime_globals {
 	struct event_base *base;
 };
 extern struct runtime_globals rt_g;
-
-/* runtime.c */
-void rt_sleep_ms(long ms);
-/* Writes text to dir/file (a cgroup control file). 0 ok, -1 with errno. */
-int rt_write_at(const char *dir, const char *file, const char *text);
-void rt_free(struct sandbox_rt *rt);
-
-/* runtime_leftovers.c */
-/* Thaws, kills everything in and removes one sandbox's cgroups (NULL entries skipped). */
-void rt_drain_cgroup(const char *const dirs[RT_NCTRL]);
-void rt_clean_stale_cgroups(void);
-/* Also records this backend's pid in state_root/backend.pid. */
-void rt_clean_stale_dirs(const char *state_root);
-
-/* runtime_remove.c */
-/* Blocks until every cleaner has finished. */
-void rt_wait_cleaners(void);
 
 #endif

@@ -1,0 +1,20 @@
+/* The control plane's sandbox routes (docs/e2b-protocol-notes.md, "Control
+ * plane"): create, get, kill, timeout, pause, resume and connect, v1 and v2.
+ * Calls registry/, runtime/ (may this sandbox be created?), the sandbox
+ * JSON shapes and http/. */
+#ifndef E2B_BACKEND_API_SANDBOXES_H
+#define E2B_BACKEND_API_SANDBOXES_H
+
+#include "api/api_ctx.h"
+
+int api_create_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
+int api_create_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
+int api_get(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
+int api_kill(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
+int api_set_timeout(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
+int api_pause(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
+int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
+int api_connect_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
+int api_connect_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
+
+#endif

@@ -1,0 +1,18 @@
+/* envd's GET /files (docs/e2b-protocol-notes.md, "Files"). It streams the
+ * file (never held in memory) with backpressure: it reads the next piece
+ * only while the connection's unsent output is under FILES_HIGH_WATER. One
+ * byte range (Range: bytes=a-b, a-, -n) gives 206; Accept-Encoding that
+ * allows gzip gives a gzip body unless a Range or conditional header is
+ * present, as envd does. Calls fs_files.c (the shared prelude), fs_path.c,
+ * http/ and lib/. */
+#ifndef E2B_BACKEND_FS_FILES_GET_H
+#define E2B_BACKEND_FS_FILES_GET_H
+
+#include "envd/envd_routes.h"
+
+#define FILES_HIGH_WATER (1024 * 1024)
+#define FILES_READ_CHUNK (256 * 1024)
+
+int files_get(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+
+#endif

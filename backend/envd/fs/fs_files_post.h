@@ -1,0 +1,19 @@
+/* envd's POST /files (docs/e2b-protocol-notes.md, "Files"). It takes
+ * multipart/form-data (parts named "file"; the target is the `path`
+ * parameter, else the part's full filename) or application/octet-stream
+ * (needs `path`), optionally with Content-Encoding: gzip. Parents are
+ * created and every new file and directory belongs to the requesting user
+ * (`username`, default "user"). X-Metadata-<key> headers become
+ * user.e2b.<key> xattrs. Calls fs_files.c, fs_path.c, fs_entry.c, http/
+ * and lib/. */
+#ifndef E2B_BACKEND_FS_FILES_POST_H
+#define E2B_BACKEND_FS_FILES_POST_H
+
+#include "envd/envd_routes.h"
+
+/* The largest POST /files body: the envd listeners accept this much. */
+#define FILES_MAX_UPLOAD_BYTES (256LL * 1024 * 1024)
+
+int files_post(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+
+#endif

@@ -1,0 +1,46 @@
+/* Starting a process the way envd does: fork into the sandbox (runtime/),
+ * switch to the account, chdir, exec; a PTY when asked. Also the working
+ * directory envd would use and Go's text for a wait status. Calls runtime/,
+ * http/ (Connect errors) and lib/. */
+#ifndef E2B_BACKEND_PROCESS_SPAWN_H
+#define E2B_BACKEND_PROCESS_SPAWN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct cJSON;
+struct connect_error;
+struct sandbox;
+struct sandbox_user;
+
+struct proc_spawn {
+	const char *cmd;
+	const struct cJSON *args;    /* array of strings or NULL */
+	const struct cJSON *sandbox_envs;
+	const struct cJSON *request_envs;
+	const char *home;
+	const char *user;
+	const char *path_env;
+	const char *cwd;             /* resolved, absolute */
+	bool pty;
+	uint16_t cols, rows;
+	bool stdin_pipe;
+	const struct sandbox *sb;             /* where it runs */
+	const struct sandbox_user *account;   /* as whom (runtime/runtime_users.h) */
+};
+struct proc_spawned {
+	pid_t pid;
+	int out_fd;  /* stdout pipe, or the PTY master */
+	int err_fd;  /* stderr pipe, or -1 */
+	int in_fd;   /* stdin pipe, a dup of the PTY master, or -1 */
+};
+/* The working directory envd would use: ~ and relative paths against home,
+ * absolute paths literally; NULL with err set (invalid_argument). */
+char *process_resolve_cwd(const char *cwd, const char *home, const char *user, struct connect_error *err);
+int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out, struct connect_error *err);
+/* Go's os.ProcessState text for a wait status: "exit status 3", "signal: killed". */
+void process_status_text(int wait_status, char *out, size_t cap);
+
+#endif

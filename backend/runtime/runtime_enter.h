@@ -1,0 +1,42 @@
+/* Reaching into a sandbox: the host path of its "/", files opened beneath
+ * it, sockets in its network namespace, and the steps of forking a process
+ * into it. Valid while the sandbox exists (until its `removing` hook).
+ * Calls only the runtime's state and the kernel. */
+#ifndef E2B_BACKEND_RUNTIME_ENTER_H
+#define E2B_BACKEND_RUNTIME_ENTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct sandbox;
+struct sandbox_user;
+
+/* Absolute host path of the directory that is "/" for the sandbox's commands
+ * (the overlay's merged directory). Valid while sb exists (until its
+ * `removing` hook). With --isolation none it is "/": commands see the host's
+ * root, and their home is sb->dir. */
+const char *runtime_rootfs(const struct sandbox *sb);
+/* socket(2) created inside the sandbox's network namespace (the host's when
+ * isolation is none); -1 with errno. Used by the port proxy to connect to
+ * 127.0.0.1:<port> as the sandbox sees it. The socket is close-on-exec. */
+int runtime_socket(const struct sandbox *sb, int domain, int type, int protocol);
+/* open(2) of path beneath the sandbox's root (openat2 RESOLVE_IN_ROOT):
+ * "..", absolute symbolic links and absolute paths all stay inside it.
+ * Isolated sandboxes only. */
+int runtime_open_in_root(const struct sandbox *sb, const char *path, int flags);
+/* Whether path (absolute, inside the sandbox) is an existing directory there:
+ * 1 directory, 0 exists but not a directory, -1 missing (errno). */
+int runtime_path_is_dir(const struct sandbox *sb, const char *path);
+/* In the parent, around fork(): the next child is born in the sandbox's pid
+ * namespace. enter returns -1 with errno; leave always restores the backend's
+ * and puts child (if > 0) into the sandbox's cgroups. */
+int runtime_fork_enter(const struct sandbox *sb);
+void runtime_fork_leave(const struct sandbox *sb, pid_t child);
+/* In the forked child, before exec: joins the cgroups and namespaces, drops
+ * privileges the sandbox must not have, becomes user u. -1 with errno. */
+int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u);
+/* The pid the sandbox's own /proc shows for a host pid (itself when not isolated). */
+pid_t runtime_ns_pid(const struct sandbox *sb, pid_t host_pid);
+
+#endif

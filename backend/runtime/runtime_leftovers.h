@@ -1,0 +1,12 @@
+/* What a backend that was killed (SIGKILL) left behind: its sandboxes'
+ * cgroups, and its state directory's sandbox directories. Cleaned when any
+ * backend starts (runtime_init). Calls runtime_cgroup.c and lib/. */
+#ifndef E2B_BACKEND_RUNTIME_LEFTOVERS_H
+#define E2B_BACKEND_RUNTIME_LEFTOVERS_H
+
+
+void runtime_clean_stale_cgroups(void);
+/* Also records this backend's pid in state_root/backend.pid. */
+void runtime_clean_stale_dirs(const char *state_root);
+
+#endif

@@ -1,0 +1,20 @@
+/* Removing a sandbox: its processes are killed and a forked cleaner
+ * unmounts and deletes its overlay, directory and cgroups off the event
+ * loop. Calls runtime_cgroup.c and lib/. */
+#ifndef E2B_BACKEND_RUNTIME_REMOVE_H
+#define E2B_BACKEND_RUNTIME_REMOVE_H
+
+
+struct sandbox;
+struct sandbox_rt;
+
+/* Kills every process of the sandbox and removes its directory, cgroups and
+ * mount off the event loop (a forked cleaner). sb->dir is gone afterwards,
+ * as far as the caller is concerned. */
+void runtime_sandbox_remove(struct sandbox *sb);
+/* Blocks until every cleaner has finished. */
+void runtime_wait_cleaners(void);
+/* Frees a sandbox's runtime state (descriptors, cgroup paths). */
+void runtime_state_free(struct sandbox_rt *rt);
+
+#endif

@@ -1,0 +1,33 @@
+/* The accounts of a sandbox: its own /etc/passwd and /etc/group, read
+ * beneath its root (never the host's NSS). Calls runtime_enter.c. */
+#ifndef E2B_BACKEND_RUNTIME_USERS_H
+#define E2B_BACKEND_RUNTIME_USERS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct sandbox;
+
+/* Accounts from the sandbox's own /etc/passwd and /etc/group (read inside its
+ * root, symbolic links resolved within it). 0 ok, -1 unknown. With
+ * --isolation none there are no accounts of the sandbox's own: by_name maps
+ * any name to the backend's uid/gid with home sb->dir (which names envd
+ * accepts is checked in process_rpc.c), and the other three answer -1. */
+int runtime_user_by_name(const struct sandbox *sb, const char *name, uid_t *uid, gid_t *gid,
+	char *home, size_t home_len);
+int runtime_user_name(const struct sandbox *sb, uid_t uid, char *buf, size_t len);
+int runtime_group_by_name(const struct sandbox *sb, const char *name, gid_t *gid);
+int runtime_group_name(const struct sandbox *sb, gid_t gid, char *buf, size_t len);
+
+/* A user resolved in the sandbox, as a process is spawned as (process_spawn.c). */
+struct sandbox_user {
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[32];
+	int ngroups;
+	char name[64];
+	char home[256];
+};
+int runtime_user_resolve(const struct sandbox *sb, const char *name, struct sandbox_user *u);
+
+#endif
