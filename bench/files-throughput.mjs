@@ -19,8 +19,8 @@ import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Sandbox } from 'e2b'
-import { loadProvider } from '../tests/host/host.mjs'
-import { startBackend } from '../tests/lib/backend.mjs'
+import { loadProvider } from '../host/reference/host.mjs'
+import { startBackend } from '../host/backend.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const arg = (name, def) => {

@@ -8,7 +8,7 @@
 // Prints one JSON line: {seconds, extra_rss, baseline_rss}.
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { loadProvider } from '../tests/host/host.mjs'
+import { loadProvider } from '../host/reference/host.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const cfg = JSON.parse(process.env.E2BW_BENCH)

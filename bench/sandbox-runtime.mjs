@@ -14,8 +14,8 @@
 import path from 'node:path'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { loadProvider } from '../tests/host/host.mjs'
-import { startBackend } from '../tests/lib/backend.mjs'
+import { loadProvider } from '../host/reference/host.mjs'
+import { startBackend } from '../host/backend.mjs'
 import { envdClient } from '../tests/lib/connect.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')

@@ -6,8 +6,8 @@
 // ./build.sh demo (which builds first).
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { loadProvider } from '../tests/host/host.mjs'
-import { startBackend } from '../tests/lib/backend.mjs'
+import { loadProvider } from '../host/reference/host.mjs'
+import { startBackend } from '../host/backend.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s)

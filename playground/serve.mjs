@@ -21,7 +21,7 @@ const port = portArg >= 0 ? Number(args[portArg + 1]) : 0
 let backend = null
 const json = {}
 if (args.includes('--backend')) {
-  const { startBackend } = await import('../tests/lib/backend.mjs')
+  const { startBackend } = await import('../host/backend.mjs')
   backend = await startBackend()
   // The page fetches this when opened with ?local; the key is never printed.
   json[LOCAL_CONFIG_PATH] = { api_url: backend.apiUrl, sandbox_url: backend.sandboxUrl, api_key: backend.apiKey }

@@ -15,7 +15,7 @@
 // calls this.
 import { repoRoot, startStaticServer } from './server.mjs'
 import { launchChromium } from './chromium.mjs'
-import { loadManifest } from '../host/manifest.mjs'
+import { loadManifest } from '../../host/reference/manifest.mjs'
 
 const PAGE = '/playground/index.html'
 

@@ -145,7 +145,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   let backend = null
   let fragment = ''
   if (args.includes('--backend')) {
-    const { startBackend } = await import('../lib/backend.mjs')
+    const { startBackend } = await import('../../host/backend.mjs')
     backend = await startBackend()
     fragment = '#' + new URLSearchParams({ api_url: backend.apiUrl, api_key: backend.apiKey })
     console.log(`local backend: ${backend.apiUrl} (pid ${backend.pid})`)

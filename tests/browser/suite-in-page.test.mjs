@@ -3,8 +3,8 @@
 // `node tests/contract/suite.mjs --transport browser` does.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { loadManifest } from '../host/manifest.mjs'
-import { startBackend } from '../lib/backend.mjs'
+import { loadManifest } from '../../host/reference/manifest.mjs'
+import { startBackend } from '../../host/backend.mjs'
 import { CASES, KNOWN_FEATURES } from '../contract/cases.mjs'
 import { runSuite } from './run-suite.mjs'
 import { repoRoot } from './server.mjs'

@@ -22,7 +22,7 @@
 //   //   problems: schema problems found after the last case (also counted as failures)
 //
 // The client is what a host makes of a provider (the reference host's infra in
-// tests/host/host.mjs, or createEppClient in ./epp-client.mjs):
+// host/reference/host.mjs, or createEppClient in ./epp-client.mjs):
 //   client.call(method, params)  → Promise<result>; gated by the declared features: an
 //                                  undeclared one rejects with code 'E8004' and rpc null
 //   client.raw(method, params)   → optional: the same, ungated (asks the plugin itself)

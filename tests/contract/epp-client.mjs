@@ -1,6 +1,6 @@
 // epp-client.mjs — a minimal host around an EPP/1 dispatcher, with no Node API:
 // what the browser runner and the no-Node loading test use where the reference
-// host (tests/host/host.mjs, which needs Node) cannot run. It does what the
+// host (host/reference/host.mjs, which needs Node) cannot run. It does what the
 // contract asks of a host: sends initialize with the config, gates every call
 // by the declared features (E8004 without calling the plugin), maps errors to
 // SDK codes, masks the secrets in the messages it shows, keeps a traffic log.

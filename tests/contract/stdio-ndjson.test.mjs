@@ -8,7 +8,7 @@ import path from 'node:path'
 import readline from 'node:readline'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { startBackend } from '../lib/backend.mjs'
+import { startBackend } from '../../host/backend.mjs'
 import { until } from '../lib/wait.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')

@@ -16,7 +16,7 @@
 // again, also when interrupted: Ctrl-C kills what it created, then exits 130.
 //
 // Transports: inprocess — provider.mjs loaded by the reference host
-// (tests/host/host.mjs, node/1 + kit.epp.infra); stdio — node js-shim/epp-stdio.mjs
+// (host/reference/host.mjs, node/1 + kit.epp.infra); stdio — node js-shim/epp-stdio.mjs
 // as an exec plugin over NDJSON; browser — delegated to tests/browser/run-suite.mjs,
 // which must export
 //   runSuite({ apiUrl, sandboxUrl, domain, apiKey, template, only, created, onRow }) → report
@@ -79,7 +79,7 @@ if (remote) {
   if (opts.sandboxUrl) env.ABX_E2B_WASM_SANDBOX_URL = opts.sandboxUrl
   if (opts.domain) env.ABX_E2B_WASM_DOMAIN = opts.domain
 } else {
-  const { startBackend } = await import('../lib/backend.mjs')
+  const { startBackend } = await import('../../host/backend.mjs')
   backend = await startBackend()
   // A clean environment: nothing from the shell reaches a local run.
   env = { ABX_E2B_WASM_API_KEY: backend.apiKey, ABX_E2B_WASM_API_URL: backend.apiUrl, ABX_E2B_WASM_SANDBOX_URL: backend.sandboxUrl }
@@ -87,7 +87,7 @@ if (remote) {
 
 const created = new Set()
 const doc = JSON.parse(readFileSync(path.join(repo, 'docs', 'epp-methods.json'), 'utf8'))
-const { loadProvider, startStdioProvider } = await import('../host/host.mjs')
+const { loadProvider, startStdioProvider } = await import('../../host/reference/host.mjs')
 const open = (overrides = {}) => (opts.transport === 'stdio' ? startStdioProvider(repo, { env, overrides }) : loadProvider(repo, { env, overrides }))
 
 // ---- Ctrl-C: kill what this run created, then exit ------------------------

@@ -1,6 +1,6 @@
 // host-assert.mjs — assertions on calls made through the reference host.
 import assert from 'node:assert/strict'
-import { HostError } from '../host/host.mjs'
+import { HostError } from '../../host/reference/host.mjs'
 
 /** Awaits a call that must fail with a HostError, runs check(err), returns err. */
 export async function rejects(promise, check) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
-import { startBackend } from '../lib/backend.mjs';
+import { startBackend } from '../../host/backend.mjs';
 import { envdClient, dataOf } from '../lib/connect.mjs';
 import { until, sleep } from '../lib/wait.mjs';
 

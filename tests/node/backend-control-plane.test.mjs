@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { backendBinary, backendEnv, startBackend } from '../lib/backend.mjs';
+import { backendBinary, backendEnv, startBackend } from '../../host/backend.mjs';
 import { until } from '../lib/wait.mjs';
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

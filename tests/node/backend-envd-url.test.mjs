@@ -5,7 +5,7 @@
 import { test, describe, before, after } from 'node:test';
 import net from 'node:net';
 import assert from 'node:assert/strict';
-import { startBackend, api } from '../lib/backend.mjs';
+import { startBackend, api } from '../../host/backend.mjs';
 import { envdClient } from '../lib/connect.mjs';
 
 const T = { timeout: 60_000 };

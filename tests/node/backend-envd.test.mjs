@@ -10,7 +10,7 @@ import { readFileSync, readdirSync, readlinkSync, writeFileSync, mkdirSync, exis
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { startBackend, api } from '../lib/backend.mjs';
+import { startBackend, api } from '../../host/backend.mjs';
 import { sleep, until } from '../lib/wait.mjs';
 import { envdClient, dataOf, encodeEnvelope } from '../lib/connect.mjs';
 

@@ -15,7 +15,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { gzipSync, gunzipSync } from 'node:zlib';
 import { existsSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { startBackend, api } from '../lib/backend.mjs';
+import { startBackend, api } from '../../host/backend.mjs';
 import { until } from '../lib/wait.mjs';
 import { envdClient } from '../lib/connect.mjs';
 

@@ -11,8 +11,8 @@ import os from 'node:os';
 import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startBackend, backendBinary, backendEnv, api } from '../lib/backend.mjs';
-import { loadProvider } from '../host/host.mjs';
+import { startBackend, backendBinary, backendEnv, api } from '../../host/backend.mjs';
+import { loadProvider } from '../../host/reference/host.mjs';
 import { until } from '../lib/wait.mjs';
 import { envdClient, dataOf } from '../lib/connect.mjs';
 

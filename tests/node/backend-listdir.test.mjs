@@ -5,7 +5,7 @@
 // full isolation.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startBackend, api } from '../lib/backend.mjs';
+import { startBackend, api } from '../../host/backend.mjs';
 import { envdClient } from '../lib/connect.mjs';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { startBackend } from '../lib/backend.mjs';
+import { startBackend } from '../../host/backend.mjs';
 
 let backend;
 

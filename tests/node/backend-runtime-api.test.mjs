@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { backendBinary } from '../lib/backend.mjs';
+import { backendBinary } from '../../host/backend.mjs';
 
 test('sandbox_socket, sandbox_user_*, sandbox_group_*, sandbox_rootfs on real sandboxes', { timeout: 60_000 }, (t) => {
   if (process.getuid() !== 0) { t.skip('needs root (isolation full)'); return; }

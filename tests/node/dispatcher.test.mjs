@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import { after, before, test } from 'node:test'
 import { createDispatcher } from '../../js-shim/dispatcher.mjs'
-import { startBackend } from '../lib/backend.mjs'
+import { startBackend } from '../../host/backend.mjs'
 import { until } from '../lib/wait.mjs'
 
 let backend

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import create from '../../provider.mjs'
-import { startBackend } from '../lib/backend.mjs'
+import { startBackend } from '../../host/backend.mjs'
 import { until } from '../lib/wait.mjs'
 
 let backend

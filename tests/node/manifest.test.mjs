@@ -9,7 +9,7 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'smol-toml'
 import { createDispatcher } from '../../js-shim/dispatcher.mjs'
-import { loadProvider } from '../host/host.mjs'
+import { loadProvider } from '../../host/reference/host.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const manifest = parse(readFileSync(path.join(root, 'abx-provider.toml'), 'utf8'))

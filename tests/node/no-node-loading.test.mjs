@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { after, before, test } from 'node:test'
 import { Worker } from 'node:worker_threads'
-import { startBackend } from '../lib/backend.mjs'
+import { startBackend } from '../../host/backend.mjs'
 
 let backend, config
 before(async () => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
-import { startBackend } from '../lib/backend.mjs';
+import { startBackend } from '../../host/backend.mjs';
 import { sleep, until } from '../lib/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];

@@ -1,7 +1,8 @@
-// Starts the local E2B-compatible backend (build/bin/e2b-local-backend) for a
-// test and stops it again. Shared by every suite that needs a backend.
+// Starts the local E2B-compatible backend (build/bin/e2b-local-backend) and
+// stops it again: the launcher the tests, the demo, the benchmarks and the
+// playground share.
 //
-//   import { startBackend } from '../lib/backend.mjs';
+//   import { startBackend } from '<repo>/host/backend.mjs';
 //   const backend = await startBackend();
 //   // backend.apiUrl, backend.sandboxUrl, backend.apiKey, backend.stateDir, backend.pid,
 //   // backend.isolation ('full' or 'none', from the ready line)
@@ -38,7 +39,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 // One control-plane call with the backend's key: { status, json }.
 export async function api(backend, method, urlPath, body) {
