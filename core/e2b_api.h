@@ -1,6 +1,6 @@
-/* e2b_api.h — the E2B control plane (reference §1): requests with the API
- * key, response checking, HTTP errors → typed EPP errors, and E2B sandbox
- * objects → EPP SandboxRecords. */
+/* e2b_api.h — the E2B control plane (docs/e2b-protocol-notes.md, "Control
+ * plane"): requests with the API key, response checking, HTTP errors → typed
+ * EPP errors, and E2B sandbox objects → EPP SandboxRecords. */
 #ifndef E2BW_E2B_API_H
 #define E2BW_E2B_API_H
 

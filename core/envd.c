@@ -126,7 +126,7 @@ int e2bw_envd_base_url(const e2bw_core *core, const char *sandbox_id, e2bw_buf *
   const e2bw_config *cfg = &core->config;
   const e2bw_sandbox_info *info = e2bw_sandbox_lookup(core, sandbox_id);
   /* One sandbox_url serves all sandboxes (routed by header), else each
-   * sandbox has its own host (reference §2). */
+   * sandbox has its own host (docs/e2b-protocol-notes.md, "Reaching envd"). */
   if (cfg->sandbox_url) {
     size_t n = strlen(cfg->sandbox_url);
     while (n && cfg->sandbox_url[n - 1] == '/') n--;
@@ -248,7 +248,8 @@ cJSON *e2bw_envd_status_error(const e2bw_http_op *op, const char *sandbox_id) {
   cJSON *e;
   if (op->status == 502 && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(body, "sandboxId")) &&
       !cJSON_HasObjectItem(body, "port")) {
-    /* E2B's sandbox proxy: no running sandbox behind this id (reference §2). */
+    /* E2B's sandbox proxy: no running sandbox behind this id
+     * (docs/e2b-protocol-notes.md, "Reaching envd"). */
     e = e2bw_error_new(E2BW_ERR_NOT_FOUND, "Sandbox '%s' is not running: it was killed, paused, or reached its timeout", sandbox_id);
     e2bw_error_set_str(e, "sdk_code", E2BW_SDK_SANDBOX_NOT_FOUND);
   } else if (op->status == 502) {

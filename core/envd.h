@@ -1,7 +1,8 @@
-/* envd.h — reaching envd, the daemon in each sandbox (reference §2, §3):
- * what the core knows of each sandbox (its envd token and domain, learned
- * from the control plane), envd URLs and headers, Connect unary and
- * server-streaming requests, and Connect errors → typed EPP errors. */
+/* envd.h — reaching envd, the daemon in each sandbox
+ * (docs/e2b-protocol-notes.md, "Reaching envd", "Connect protocol"): what the
+ * core knows of each sandbox (its envd token and domain, learned from the
+ * control plane), envd URLs and headers, Connect unary and server-streaming
+ * requests, and Connect errors → typed EPP errors. */
 #ifndef E2BW_ENVD_H
 #define E2BW_ENVD_H
 

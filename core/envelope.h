@@ -1,11 +1,11 @@
-/* envelope.h — Connect protocol enveloped messages (reference §3): one flag
- * byte (0x01 compressed, 0x02 end-stream), a 4-byte big-endian length, the
- * payload. A pure codec: no connection state.
+/* envelope.h — Connect protocol enveloped messages (docs/e2b-protocol-notes.md,
+ * "Connect protocol"): one flag byte (0x01 compressed, 0x02 end-stream), a
+ * 4-byte big-endian length, the payload. A pure codec: no connection state.
  *
  * The decoder is incremental: feed it bytes split anywhere and it yields the
- * same frames. A payload that lies wholly inside the bytes just fed is
- * returned in place (no copy); one spanning feeds is assembled in the
- * decoder's buffer. Once it fails it keeps failing until reset. */
+ * same frames. A payload that lies wholly inside the bytes just fed is returned
+ * in place (no copy); one spanning feeds is assembled in the decoder's buffer.
+ * Once it fails it keeps failing until reset. */
 #ifndef E2BW_ENVELOPE_H
 #define E2BW_ENVELOPE_H
 

@@ -39,10 +39,12 @@ typedef enum e2bw_error_kind {
   E2BW_ERR__COUNT
 } e2bw_error_kind;
 
-/* sdk_code for a missing sandbox (seed §2: the host shows E2009, exit 4). */
+/* sdk_code for a missing sandbox (docs/plugin-contract.md, "Errors": the host
+ * shows E2009, exit 4). */
 #define E2BW_SDK_SANDBOX_NOT_FOUND "E2009"
-/* sdk_codes for the other not-founds (seed §2's examples; docs/errors.md):
- * a template, and a thing inside the sandbox (a process, a file). */
+/* sdk_codes for the other not-founds (docs/plugin-contract.md, "Errors";
+ * docs/errors.md): a template, and a thing inside the sandbox (a process, a
+ * file). */
 #define E2BW_SDK_TEMPLATE_NOT_FOUND "E4001"
 #define E2BW_SDK_IN_SANDBOX_NOT_FOUND "E2001"
 

@@ -1,7 +1,8 @@
 /* files.c — files.read / write / list / stat / mkdir / remove / move / search
- * over envd: GET and POST /files (reference §6) for content, the
- * filesystem.Filesystem RPCs (§5) for the rest. docs/files.md has the
- * contract; entries and errors are mapped in files_entry.c. */
+ * over envd: GET and POST /files (docs/e2b-protocol-notes.md, "Files") for
+ * content, the filesystem.Filesystem RPCs ("Filesystem service") for the rest.
+ * docs/files.md has the contract; entries and errors are mapped in
+ * files_entry.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

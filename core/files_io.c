@@ -1,9 +1,10 @@
-/* files_io.c — file content over envd's /files (reference §6).
+/* files_io.c — file content over envd's /files (docs/e2b-protocol-notes.md,
+ * "Files").
  *
- * files.read: GET /files with a Range for offset/length. The answer is one
- * EPP message written straight from the body as it arrives (base64 or JSON
- * text), so the content is held once, never as bytes and text both. A file
- * (or range) over E2BW_FILES_MAX_READ is refused before its body is read.
+ * files.read: GET /files with a Range for offset/length. The answer is one EPP
+ * message written straight from the body as it arrives (base64 or JSON text),
+ * so the content is held once, never as bytes and text both. A file (or range)
+ * over E2BW_FILES_MAX_READ is refused before its body is read.
  *
  * files.write: POST /files, application/octet-stream when envd >= 0.5.7,
  * multipart/form-data before, then chmod/chown (files_chmod.c) when mode or
@@ -365,7 +366,7 @@ static void write_done(e2bw_core *core, e2bw_http_op *op) {
     e2bw_call_fail(core, call, e);
     return;
   }
-  /* 200 is a JSON array with one entry per written file (reference §6). */
+  /* 200 is a JSON array with one entry per written file (docs/e2b-protocol-notes.md, "Files"). */
   cJSON *answer = op->body.len ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
   int confirmed = cJSON_IsArray(answer) && cJSON_GetArraySize(answer) > 0;
   cJSON_Delete(answer);

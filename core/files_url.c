@@ -1,8 +1,9 @@
-/* files_url.c — URLs handed to clients that cannot send headers:
- * files.url (ours): a download (GET) or upload (POST) link to envd's /files
- * carrying envd's `v1_` signature and an expiry (reference §6), as the SDK's
- * downloadUrl/uploadUrl; ports.url: where a port inside the sandbox is
- * reached, and the headers each request must carry (reference §2). */
+/* files_url.c — URLs handed to clients that cannot send headers: files.url
+ * (ours): a download (GET) or upload (POST) link to envd's /files carrying
+ * envd's `v1_` signature and an expiry (docs/e2b-protocol-notes.md, "Files"),
+ * as the SDK's downloadUrl/uploadUrl; ports.url: where a port inside the
+ * sandbox is reached, and the headers each request must carry ("Reaching
+ * envd"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -43,7 +43,8 @@ cJSON *e2bw_watch_event_params(const char *request_id, const char *sandbox_id, d
   add_watch_id(p, watch_number);
   cJSON_AddStringToObject(p, "type", type);
   cJSON_AddStringToObject(p, "name", name->valuestring);
-  /* name is relative to the watched directory (reference §5) */
+  /* name is relative to the watched directory (docs/e2b-protocol-notes.md,
+   * "Filesystem service") */
   size_t n = strlen(dir);
   char *path = malloc(n + strlen(name->valuestring) + 2);
   if (path) {

@@ -1,6 +1,7 @@
-/* multipart.c — the multipart/form-data body envd's POST /files takes from
- * envd versions before 0.5.7 (reference §6): one part, form field `file`,
- * `filename` = the target path (envd takes it whole, directories kept). */
+/* multipart.c — the multipart/form-data body envd's POST /files takes from envd
+ * versions before 0.5.7 (docs/e2b-protocol-notes.md, "Files"): one part, form
+ * field `file`, `filename` = the target path (envd takes it whole, directories
+ * kept). */
 #include <string.h>
 
 #include "multipart.h"

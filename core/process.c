@@ -1,7 +1,7 @@
 /* process.c — commands and terminals over envd's process.Process service
- * (reference §4): the handlers of exec.run, exec.start, process.* and pty.*.
- * Start and Connect answers are streams, followed by the stream engine
- * (stream.h); the other calls are unary. */
+ * (docs/e2b-protocol-notes.md, "Process service"): the handlers of exec.run,
+ * exec.start, process.* and pty.*. Start and Connect answers are streams,
+ * followed by the stream engine (stream.h); the other calls are unary. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -12,7 +12,8 @@
 #include "sandbox.h"
 #include "url.h"
 
-/* E2B's connect route uses this when told no timeout (reference §1.1). */
+/* E2B's connect route uses this when told no timeout
+ * (docs/e2b-protocol-notes.md, "Control plane"). */
 #define E2B_CONNECT_DEFAULT_TIMEOUT_S 300.0
 /* sandbox.list follows X-Next-Token at most this many pages. */
 #define LIST_MAX_PAGES 1000
@@ -358,8 +359,9 @@ static void listed(e2bw_core *core, e2bw_http_op *op) {
   e2bw_call_succeed(core, call, result);
 }
 
-/* metadata: E2B wants one query value that is itself a URL-encoded
- * "k=v&k2=v2" (reference §1.2), so keys and values are encoded twice. */
+/* metadata: E2B wants one query value that is itself a URL-encoded "k=v&k2=v2"
+ * (docs/e2b-protocol-notes.md, "Control plane"), so keys and values are encoded
+ * twice. */
 static int append_metadata_query(e2bw_buf *q, const cJSON *metadata) {
   e2bw_buf inner = {0};
   const cJSON *kv;
@@ -446,7 +448,8 @@ static cJSON *id_result(const e2bw_call *call) {
 }
 
 static void killed(e2bw_core *core, e2bw_http_op *op) {
-  /* Killing a sandbox that is already gone is not an error (seed §2). */
+  /* Killing a sandbox that is already gone is not an error
+   * (docs/plugin-contract.md, "Errors"). */
   if (!ok_status(op->status) && op->status != 404) {
     fail_with_status(core, op, param_str(op->call, "sandbox_id"));
     return;

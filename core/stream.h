@@ -1,4 +1,5 @@
-/* stream.h — the stream engine (reference §4, §5): one e2bw_stream follows
+/* stream.h — the stream engine (docs/e2b-protocol-notes.md, "Process
+ * service", "Filesystem service"): one e2bw_stream follows
  * one envd server stream (process Start/Connect, filesystem WatchDir) and
  * guarantees exactly one ending: the call's answer, or one exec.exit /
  * files.watch_end, whatever the backend does. Split by concern, from the

@@ -231,7 +231,9 @@ static int on_frame(e2bw_core *core, e2bw_stream *s, const e2bw_env_frame *f) {
   const cJSON *event = cJSON_GetObjectItemCaseSensitive(msg, "event");
   const cJSON *item;
   int over = 0;
-  if (s->kind == STREAM_WATCH) { /* WatchDirResponse: the oneof at top level (reference §5) */
+  /* WatchDirResponse: the oneof at top level (docs/e2b-protocol-notes.md,
+   * "Filesystem service") */
+  if (s->kind == STREAM_WATCH) {
     over = on_watch_event(core, s, msg);
     cJSON_Delete(msg);
     return over;

@@ -2,8 +2,9 @@
 // ABI (wasm/abi.c). Identical in Node and in a browser: the module imports
 // nothing, so instantiation needs no glue. Only bytes cross the boundary.
 
+// Copies of core/include/e2bw.h's enums; tests/node/e2bw-enums.test.mjs compares them.
 export const ACTION = Object.freeze({ NONE: 0, SEND: 1, HTTP: 2, CANCEL: 3 })
-// Which member a detached string belongs in (core/include/e2bw.h).
+// Which member a detached string belongs in.
 export const DETACHED = Object.freeze({ DATA: 1, CONTENT: 2, ASCII: 256 })
 export const NET = Object.freeze({ REFUSED: 1, DNS: 2, RESET: 3, TLS: 4, OTHER: 5, PROTOCOL: 6 })
 

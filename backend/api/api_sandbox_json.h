@@ -1,4 +1,5 @@
-/* The three JSON shapes E2B's API uses for a sandbox (reference §1.2). */
+/* The three JSON shapes E2B's API uses for a sandbox
+ * (docs/e2b-protocol-notes.md, "Control plane"). */
 #ifndef E2B_BACKEND_SANDBOX_JSON_H
 #define E2B_BACKEND_SANDBOX_JSON_H
 

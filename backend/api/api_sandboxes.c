@@ -21,7 +21,7 @@ static int reply_not_found(struct evhttp_request *req, const char *id)
 	return reply_errorf(req, 404, "Sandbox \"%s\" doesn't exist or you don't have access to it", id);
 }
 
-/* Default lifetimes in seconds, per route (reference §1.1/§1.2). */
+/* Default lifetimes in seconds, per route (docs/e2b-protocol-notes.md, "Control plane"). */
 #define TIMEOUT_DEFAULT_V1 15
 #define TIMEOUT_DEFAULT_V2 300
 #define TIMEOUT_DEFAULT_RESUME 15

@@ -1,6 +1,7 @@
-/* The proxy to other ports of a sandbox (reference §2): a request routed to
- * port P (E2b-Sandbox-Port, or a "<P>-<id>" host) is forwarded to
- * 127.0.0.1:P inside the sandbox's network namespace (runtime_socket).
+/* The proxy to other ports of a sandbox (docs/e2b-protocol-notes.md,
+ * "Reaching envd"): a request routed to port P (E2b-Sandbox-Port, or a
+ * "<P>-<id>" host) is forwarded to 127.0.0.1:P inside the sandbox's network
+ * namespace (runtime_socket).
  *
  * Once the connection to the port is up, the client connection is taken
  * over from evhttp and bytes flow both ways unchanged, so responses of any

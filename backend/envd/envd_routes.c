@@ -66,7 +66,8 @@ static const struct envd_route routes[] = {
 	{"/filesystem.Filesystem/RemoveWatcher", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_remove},
 };
 
-/* The proxy's answers for a sandbox it cannot reach (reference §2). */
+/* The proxy's answers for a sandbox it cannot reach
+ * (docs/e2b-protocol-notes.md, "Reaching envd"). */
 static int reply_sandbox_not_found(struct evhttp_request *req, const char *id)
 {
 	cJSON *body = cJSON_CreateObject();

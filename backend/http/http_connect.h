@@ -1,10 +1,10 @@
 /* The Connect protocol (connectrpc.com) as envd speaks it, JSON codec only
- * (reference §3): error codes and their HTTP statuses, request content-type
- * checks, unary requests and answers, and the 5-byte envelopes of
- * server-streaming answers including the end-stream frame.
+ * (docs/e2b-protocol-notes.md, "Connect protocol"): error codes and their HTTP
+ * statuses, request content-type checks, unary requests and answers, and the
+ * 5-byte envelopes of server-streaming answers including the end-stream frame.
  *
- * application/proto and application/connect+proto are refused with 415 and
- * a JSON body {"code":"unimplemented",...}: this backend serves JSON only. */
+ * application/proto and application/connect+proto are refused with 415 and a
+ * JSON body {"code":"unimplemented",...}: this backend serves JSON only. */
 #ifndef E2B_BACKEND_CONNECT_PROTO_H
 #define E2B_BACKEND_CONNECT_PROTO_H
 

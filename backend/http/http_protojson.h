@@ -1,9 +1,9 @@
-/* Reading protobuf-JSON request messages (reference §3): a field is found by
- * its lowerCamelCase JSON name or its original proto name, JSON null means
- * "not set", uint32 may be a number or a decimal string, bytes are base64
- * (standard or URL-safe, padding optional), enums are names or numbers, and
- * unknown fields are ignored (connect-go's JSON codec discards them).
- * Errors are invalid_argument, naming the field. */
+/* Reading protobuf-JSON request messages (docs/e2b-protocol-notes.md, "Connect
+ * protocol"): a field is found by its lowerCamelCase JSON name or its original
+ * proto name, JSON null means "not set", uint32 may be a number or a decimal
+ * string, bytes are base64 (standard or URL-safe, padding optional), enums are
+ * names or numbers, and unknown fields are ignored (connect-go's JSON codec
+ * discards them). Errors are invalid_argument, naming the field. */
 #ifndef E2B_BACKEND_PROTOJSON_H
 #define E2B_BACKEND_PROTOJSON_H
 

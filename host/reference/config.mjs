@@ -1,5 +1,5 @@
 // config.mjs — resolves a plugin's options from declared fields only
-// (seed 003 §1): explicit options, then ABX_<ID>_<KEY>, then the field's
+// (docs/plugin-contract.md, "Manifest"): explicit options, then ABX_<ID>_<KEY>, then the field's
 // declared env aliases, then its default. Nothing undeclared reaches the
 // plugin. Secrets are collected so every message the host shows is masked.
 import { typeMatches } from './manifest.mjs'

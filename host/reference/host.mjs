@@ -1,5 +1,5 @@
 // host.mjs — the reference host: what this project takes abx to do with a
-// node/1 plugin (seed 003; docs/host-contract.md). It validates the manifest,
+// node/1 plugin (docs/plugin-contract.md, docs/host-contract.md). It validates the manifest,
 // builds ctx from declared options only, implements kit.epp.infra, sends
 // initialize, gates every call by the declared features (E8004 without
 // calling the plugin) and masks declared secrets in every message it shows.
@@ -13,7 +13,7 @@ import { loadManifest } from './manifest.mjs'
 
 export const HOST_VERSION = '0.3.0-reference'
 
-// The seed's method → feature table (§2), the host's own knowledge.
+// The method → feature table (docs/plugin-contract.md, "Methods and features"), the host's own knowledge.
 export const METHOD_FEATURE = {
   'sandbox.create': 'sandbox.lifecycle', 'sandbox.get': 'sandbox.lifecycle', 'sandbox.list': 'sandbox.lifecycle',
   'sandbox.kill': 'sandbox.lifecycle', 'sandbox.connect': 'sandbox.lifecycle',
@@ -24,7 +24,7 @@ export const METHOD_FEATURE = {
   'files.read': 'files.rw', 'files.write': 'files.rw', 'files.list': 'files.rw', 'files.stat': 'files.rw',
   'files.mkdir': 'files.rw', 'files.remove': 'files.rw', 'files.move': 'files.rw',
   'ports.url': 'ports.url',
-  // seed §3: pty.* are optional methods an exec plugin may offer, not a feature
+  // pty.* are optional methods (docs/plugin-contract.md) an exec plugin may offer, not a feature
   // of their own; their output streams as exec.output, so exec.stream gates them
   'pty.open': 'exec.stream', 'pty.input': 'exec.stream', 'pty.resize': 'exec.stream', 'pty.close': 'exec.stream',
 }
@@ -123,7 +123,7 @@ async function makeInfra({ manifest, ctx, session, close, transport }) {
     try {
       return await session.request(method, params)
     } catch (err) {
-      // sandbox.connect is optional: -32601 falls back to sandbox.get (seed §2).
+      // sandbox.connect is optional: -32601 falls back to sandbox.get (docs/plugin-contract.md, "Methods and features").
       if (method === 'sandbox.connect' && err.rpc && err.rpc.code === -32601) return session.request('sandbox.get', { sandbox_id: params.sandbox_id })
       throw err
     }

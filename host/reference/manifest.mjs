@@ -1,11 +1,11 @@
 // manifest.mjs — reads and validates abx-provider.toml the way the reference
-// host understands the plugin contract (seed 003 §1). Any problem is an
+// host understands the plugin contract (docs/plugin-contract.md, "Manifest"). Any problem is an
 // E8014 error naming the field.
 import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { parse } from 'smol-toml'
 
-// The seed's feature names (§2): `abx provider test` case 1 fails on any other.
+// The feature names (docs/plugin-contract.md): `abx provider test` case 1 fails on any other.
 export const KNOWN_FEATURES = [
   'sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream',
   'process.manage', 'files.rw', 'ports.url',

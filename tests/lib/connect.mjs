@@ -1,5 +1,5 @@
 // A tiny Connect-protocol client (JSON codec) over fetch, for testing envd's
-// RPC services on the local backend (reference/e2b-protocol.md §3).
+// RPC services on the local backend (docs/e2b-protocol-notes.md, "Connect protocol").
 //
 //   import { envdClient, encodeEnvelope, EnvelopeDecoder } from '../lib/connect.mjs';
 //   const envd = envdClient({ sandboxUrl, sandboxId, token });

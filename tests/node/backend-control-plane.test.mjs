@@ -1,5 +1,5 @@
 // The local backend's control-plane API and envd routing, route by route,
-// over raw fetch (reference/e2b-protocol.md §1, §2, §9).
+// over raw fetch (docs/e2b-protocol-notes.md: "Control plane", "Reaching envd").
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

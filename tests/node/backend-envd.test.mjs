@@ -1,6 +1,6 @@
 // envd's process.Process service on the local backend, over the Connect
 // protocol with our own tiny client (tests/lib/connect.mjs), following
-// reference/e2b-protocol.md §2-§4. Assertions are about behaviour and memory,
+// docs/e2b-protocol-notes.md ("Reaching envd" to "Process service"). Assertions are about behaviour and memory,
 // never about how long something took: waits are "until X happens" loops.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
-// envd's files side on the local backend: GET/POST /files (reference §6),
-// v1_ signatures (§6, §7), filesystem.Filesystem (§5), and the port proxy
-// (§2). Real backend binary, plain fetch and our tiny Connect client.
+// envd's files side on the local backend: GET/POST /files (docs/e2b-protocol-notes.md, "Files"),
+// v1_ signatures ("Files"), filesystem.Filesystem ("Filesystem service"), and the port proxy
+// ("Reaching envd"). Real backend binary, plain fetch and our tiny Connect client.
 //
 // Needs the sandbox runtime's full isolation (the ready line's `isolation`
 // is "full" once ./build.sh has built the templates): commands run by
@@ -21,7 +21,7 @@ import { envdClient } from '../lib/connect.mjs';
 
 const T = { timeout: 60_000 };
 
-// envd's v1_ signature, computed the way the SDK does (reference §6).
+// envd's v1_ signature, computed the way the SDK does (docs/e2b-protocol-notes.md, "Files").
 function sign(p, op, user, token, exp) {
   const raw = `${p}:${op}:${user ?? ''}:${token}${exp === undefined ? '' : `:${exp}`}`;
   return 'v1_' + createHash('sha256').update(raw).digest('base64').replace(/=+$/, '');

@@ -1,4 +1,4 @@
-// abx-provider.toml uses only what the seed shows (seed 003 §1, §2): known
+// abx-provider.toml uses only what the seed shows (docs/plugin-contract.md): known
 // feature names, no [provider] description, config field types "string" and
 // "enum"; the numbers and booleans those strings carry are parsed by the
 // core, which names the field when one is wrong.

@@ -1,5 +1,5 @@
 // The official e2b JS SDK (2.51) running commands and PTYs against the local
-// backend's envd (process.Process, reference/e2b-protocol.md §3, §4, §7).
+// backend's envd (process.Process; docs/e2b-protocol-notes.md).
 // Options are passed explicitly; ambient E2B_* variables are cleared.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';

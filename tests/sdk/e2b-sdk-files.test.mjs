@@ -1,5 +1,5 @@
 // The official e2b JS SDK (2.51) moving files and reaching ports against the
-// local backend (reference/e2b-protocol.md §2, §5-§7). Options are passed
+// local backend (docs/e2b-protocol-notes.md). Options are passed
 // explicitly; ambient E2B_* variables are cleared.
 //
 // Needs the sandbox runtime's full isolation (ready line `isolation: "full"`,

@@ -1,6 +1,6 @@
 // The official e2b JS SDK (2.51) against the local backend: proof that the
 // backend speaks the control-plane protocol the real client expects
-// (reference/e2b-protocol.md §8). Options are passed explicitly; ambient
+// (docs/e2b-protocol-notes.md, "The official SDK against another backend"). Options are passed explicitly; ambient
 // E2B_* variables are cleared so they cannot redirect or alter the SDK.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -41,7 +41,8 @@ void suite_dispatch(void) {
   CHECK(has_feature(features, "exec.run"));
   CHECK(has_feature(features, "exec.stream"));
   CHECK(has_feature(features, "process.manage"));
-  CHECK(!has_feature(features, "pty")); /* pty.* are optional methods of exec.stream (seed §3) */
+  /* pty.* are optional methods of exec.stream (docs/plugin-contract.md) */
+  CHECK(!has_feature(features, "pty"));
   CHECK(has_feature(features, "files.rw"));
   CHECK(has_feature(features, "ports.url"));
   CHECK_NUM(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "limits"), "max_message_bytes")->valuedouble, E2BW_MAX_MESSAGE_BYTES);

@@ -1,9 +1,9 @@
-/* filesystem.EntryInfo as envd writes it (reference §5): the target's type
- * and mode for a symlink plus symlinkTarget, permissions in Go's
- * FileMode.String() form, owner and group as the sandbox's account names (the
- * number when unknown), modifiedTime in RFC 3339, size as an int64 string,
- * enums by name, metadata from user.e2b.* xattrs; protobuf-JSON defaults are
- * omitted. */
+/* filesystem.EntryInfo as envd writes it (docs/e2b-protocol-notes.md,
+ * "Filesystem service"): the target's type and mode for a symlink plus
+ * symlinkTarget, permissions in Go's FileMode.String() form, owner and group as
+ * the sandbox's account names (the number when unknown), modifiedTime in RFC
+ * 3339, size as an int64 string, enums by name, metadata from user.e2b.*
+ * xattrs; protobuf-JSON defaults are omitted. */
 #ifndef E2B_BACKEND_FS_ENTRY_H
 #define E2B_BACKEND_FS_ENTRY_H
 

@@ -1,9 +1,8 @@
-/* envd's check for the /files routes (reference §6): a present
- * X-Access-Token must equal the sandbox's token; otherwise a `signature`
- * query parameter is required, "v1_" + unpadded standard base64 of
+/* envd's check for the /files routes (docs/e2b-protocol-notes.md, "Files"): a
+ * present X-Access-Token must equal the sandbox's token; otherwise a
+ * `signature` query parameter is required, "v1_" + unpadded standard base64 of
  * sha256("<path>:<op>:<username>:<token>[:<signature_expiration>]"), and an
- * expiration in the past is refused. A sandbox without a token needs
- * neither. */
+ * expiration in the past is refused. A sandbox without a token needs neither. */
 #ifndef E2B_BACKEND_FILES_AUTH_H
 #define E2B_BACKEND_FILES_AUTH_H
 

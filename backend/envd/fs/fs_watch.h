@@ -1,14 +1,14 @@
-/* Directory watching with inotify (reference §5): the WatchDir server
- * stream, and CreateWatcher / GetWatcherEvents / RemoveWatcher, whose
- * events queue up until drained.
+/* Directory watching with inotify (docs/e2b-protocol-notes.md, "Filesystem
+ * service"): the WatchDir server stream, and CreateWatcher / GetWatcherEvents /
+ * RemoveWatcher, whose events queue up until drained.
  *
  * inotify event bits map to envd's (fsnotify's) types: IN_CREATE and
  * IN_MOVED_TO create, IN_MODIFY write, IN_DELETE and IN_DELETE_SELF remove,
  * IN_MOVED_FROM and IN_MOVE_SELF rename, IN_ATTRIB chmod; one inotify event
- * with several bits gives several messages. `name` is the path relative to
- * the watched directory. Recursive watches add every new subdirectory.
- * The directory is opened inside the sandbox root (fs_path.h) and watched
- * through its /proc/self/fd link, so the watch cannot leave the sandbox. */
+ * with several bits gives several messages. `name` is the path relative to the
+ * watched directory. Recursive watches add every new subdirectory. The
+ * directory is opened inside the sandbox root (fs_path.h) and watched through
+ * its /proc/self/fd link, so the watch cannot leave the sandbox. */
 #ifndef E2B_BACKEND_FS_WATCH_H
 #define E2B_BACKEND_FS_WATCH_H
 

@@ -123,7 +123,7 @@ static void on_retention_over(evutil_socket_t fd, short what, void *arg)
 	proc_free(arg);
 }
 
-/* EndEvent as protobuf-JSON, defaults omitted (reference §4). */
+/* EndEvent as protobuf-JSON, defaults omitted (docs/e2b-protocol-notes.md, "Process service"). */
 static char *end_event_json(int status)
 {
 	char text[96];

@@ -1,13 +1,13 @@
-/* The processes of every sandbox (envd's process.Process service, reference
- * §4): spawning, output streaming, input, signals, reaping and the
- * sandbox lifecycle rules (pause stops them, resume continues them, kill
- * SIGKILLs them). The backend is not a VM: processes run as the backend's
- * own uid, each in its own session and process group, with the sandbox
- * directory as HOME and default working directory.
+/* The processes of every sandbox (envd's process.Process service,
+ * docs/e2b-protocol-notes.md, "Process service"): spawning, output streaming,
+ * input, signals, reaping and the sandbox lifecycle rules (pause stops them,
+ * resume continues them, kill SIGKILLs them). The backend is not a VM:
+ * processes run as the backend's own uid, each in its own session and process
+ * group, with the sandbox directory as HOME and default working directory.
  *
- * The RPC handlers are in process_rpc.h; this is the table of processes
- * and what main.c wires up. It calls the input, spawn (status text) and
- * timer files, runtime/ and http/; a process's streams only through the
+ * The RPC handlers are in process_rpc.h; this is the table of processes and
+ * what main.c wires up. It calls the input, spawn (status text) and timer
+ * files, runtime/ and http/; a process's streams only through the
  * process_stream_ops it was given. */
 #ifndef E2B_BACKEND_PROCESS_MANAGER_H
 #define E2B_BACKEND_PROCESS_MANAGER_H
