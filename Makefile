@@ -31,8 +31,8 @@ CJSON_C     := $(CJSON_DIR)/cJSON.c
 SMALL_SRC   := wasm/printf_small.c wasm/strstr_small.c wasm/strings_small.c wasm/numbers_small.c wasm/bignum_small.c
 SMALL_HDR   := wasm/libc_small.h wasm/bignum_small.h
 
-.PHONY: all native asan wasm backend fuzz replay clean
-all: native asan wasm backend
+.PHONY: all native asan wasm backend backend-unit fuzz replay clean
+all: native asan wasm backend backend-unit
 
 # --- native core + unit tests -------------------------------------------
 native: $(BUILD)/native/unit_tests
@@ -100,6 +100,20 @@ $(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c $(BACKEND_LIB_
 	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON-check.o
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
 	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -o $@
+
+# The backend's unit tests (tests/backend/unit/, on the core's check.h),
+# natively and under ASan+UBSan.
+BACKEND_UNIT_SRC := $(sort $(wildcard tests/backend/unit/*.c))
+BACKEND_UNIT_DEP := $(BACKEND_UNIT_SRC) $(wildcard tests/backend/unit/*.h) tests/unit/check.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(CJSON_C)
+BACKEND_UNIT_CC  = $(CC) $(CSTD) -D_DEFAULT_SOURCE -g $(WARN) -Ibackend -Itests/unit -I$(CJSON_DIR) \
+	  $(BACKEND_UNIT_SRC) $(BACKEND_LIB_SRC) $(CJSON_C) -levent -lutil -lz -lm
+backend-unit: $(BUILD)/native/backend_unit_tests $(BUILD)/asan/backend_unit_tests
+$(BUILD)/native/backend_unit_tests: $(BACKEND_UNIT_DEP)
+	@mkdir -p $(BUILD)/native
+	$(BACKEND_UNIT_CC) -O1 -o $@
+$(BUILD)/asan/backend_unit_tests: $(BACKEND_UNIT_DEP)
+	@mkdir -p $(BUILD)/asan
+	$(BACKEND_UNIT_CC) -O1 $(SAN) -o $@
 
 # pid 1 of every sandbox; static so it runs inside any template's root.
 $(BUILD)/bin/e2b-sandbox-init: backend/runtime/init/sandbox_init.c

@@ -135,6 +135,9 @@ run_tests() {
   "$BUILD/native/unit_tests"
   say "C unit tests (ASan + UBSan)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$BUILD/asan/unit_tests"
+  say "backend unit tests (native, then ASan + UBSan)"
+  "$BUILD/native/backend_unit_tests"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$BUILD/asan/backend_unit_tests"
   run_replay
   run_fuzzers
   say "node tests (wasm modules, contract suite, official SDK, browser)"

@@ -41,4 +41,24 @@ extern int check_count;
     }                                                                                \
   } while (0)
 
+/* A named suite, and running a list of them: each prints "ok" or "FAILED". */
+typedef struct check_suite {
+  const char *name;
+  void (*run)(void);
+} check_suite;
+
+static inline void check_run_suites(const check_suite *suites, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    int before = check_failures;
+    suites[i].run();
+    printf("%-10s %s\n", suites[i].name, check_failures == before ? "ok" : "FAILED");
+  }
+}
+
+/* Prints the totals; the exit status: 1 when any check failed. */
+static inline int check_report(void) {
+  printf("%d checks, %d failed\n", check_count, check_failures);
+  return check_failures ? 1 : 0;
+}
+
 #endif

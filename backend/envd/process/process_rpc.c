@@ -64,7 +64,7 @@ static int check_user(const struct proc_manager *pm, const struct sandbox *sb,
 		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
 		return -1;
 	}
-	snprintf(user, 64, "%s", name);
+	snprintf(user, 64, "%.63s", name); /* known names are shorter */
 	return 0;
 }
 

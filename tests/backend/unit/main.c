@@ -1,0 +1,24 @@
+/* main.c — the local backend's unit tests: its pure code (clock, query
+ * strings, list cursors, protobuf-JSON, Connect framing, text), on the
+ * core's check.h. Built natively and with ASan+UBSan (make backend-unit);
+ * exit status 1 when any check failed. */
+#include "check.h"
+#include "suites.h"
+
+int check_failures = 0;
+int check_count = 0;
+
+static const check_suite suites[] = {
+	{"clock", suite_clock},
+	{"query", suite_query},
+	{"cursor", suite_list_cursor},
+	{"protojson", suite_protojson},
+	{"connect", suite_connect},
+	{"text", suite_text},
+};
+
+int main(void)
+{
+	check_run_suites(suites, sizeof suites / sizeof suites[0]);
+	return check_report();
+}

@@ -1,0 +1,12 @@
+/* The backend's unit suites (tests/backend/unit/main.c lists them). */
+#ifndef E2B_BACKEND_UNIT_SUITES_H
+#define E2B_BACKEND_UNIT_SUITES_H
+
+void suite_clock(void);
+void suite_query(void);
+void suite_list_cursor(void);
+void suite_protojson(void);
+void suite_connect(void);
+void suite_text(void);
+
+#endif
