@@ -29,7 +29,7 @@ static cJSON *common_fields(const struct sandbox *sb)
 	cJSON_AddStringToObject(o, "clientID", sb->client_id);
 	cJSON_AddStringToObject(o, "startedAt", started);
 	cJSON_AddStringToObject(o, "endAt", ended);
-	/* The sandbox's cgroup limits (sandbox_runtime.h). */
+	/* The sandbox's cgroup limits (runtime/runtime.h). */
 	cJSON_AddNumberToObject(o, "cpuCount", sb->cpu_count);
 	cJSON_AddNumberToObject(o, "memoryMB", sb->memory_mb);
 	cJSON_AddNumberToObject(o, "diskSizeMB", sb->disk_size_mb);

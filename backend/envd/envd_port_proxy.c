@@ -1,4 +1,4 @@
-/* Forwarding to a port inside a sandbox (see port_proxy.h). */
+/* Forwarding to a port inside a sandbox (see envd_port_proxy.h). */
 #define _GNU_SOURCE
 #include "envd/envd_port_proxy.h"
 

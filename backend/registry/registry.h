@@ -46,7 +46,7 @@ struct sandbox {
 	int cpu_count;
 	int memory_mb;
 	int disk_size_mb;        /* reported only: no quota (docs/local-backend.md) */
-	struct sandbox_rt *rt;   /* the runtime's (sandbox_runtime.h); NULL without isolation */
+	struct sandbox_rt *rt;   /* the runtime's (runtime/runtime_state.h); NULL without isolation */
 	struct envd_listener *envd_listener; /* its own envd port (envd_listener.h), or NULL */
 	char envd_url[96];       /* that port's URL, "" without one */
 	void *user_data;         /* free for a process manager */
@@ -98,7 +98,7 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
 struct sandbox *registry_find(const struct registry *reg, const char *id);
 
 /* Removes the sandbox: its processes die at once, its directory, mount and
- * cgroups go off the event loop (sandbox_runtime.h); sb is freed. */
+ * cgroups go off the event loop (runtime/runtime_remove.h); sb is freed. */
 void registry_kill(struct registry *reg, struct sandbox *sb);
 /* running -> paused: stops the expiry timer, endAt becomes the pause time. */
 void registry_pause(struct registry *reg, struct sandbox *sb);

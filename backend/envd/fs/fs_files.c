@@ -1,4 +1,4 @@
-/* The common start of GET and POST /files (see files_request.h). */
+/* The common start of GET and POST /files (see fs_files.h). */
 #include "envd/fs/fs_files.h"
 
 #include "envd/fs/fs_files_auth.h"

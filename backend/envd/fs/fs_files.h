@@ -1,5 +1,5 @@
 /* What GET and POST /files share: the query, envd's token-or-signature
- * check (files_auth.h), the user (`username`, default "user") and the path
+ * check (fs_files_auth.h), the user (`username`, default "user") and the path
  * expanded for that user, and the sandbox's root descriptor. */
 #ifndef E2B_BACKEND_FILES_REQUEST_H
 #define E2B_BACKEND_FILES_REQUEST_H

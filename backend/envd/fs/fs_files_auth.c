@@ -1,4 +1,4 @@
-/* Token and v1_ signature checks for /files (see files_auth.h). */
+/* Token and v1_ signature checks for /files (see fs_files_auth.h). */
 #include "envd/fs/fs_files_auth.h"
 
 #include "lib/base64.h"

@@ -1,5 +1,5 @@
 /* GET /files: the file streamed with backpressure, one byte range, gzip
- * when asked (see files_http.h). */
+ * when asked (see fs_files_get.h). */
 #define _GNU_SOURCE
 #include "envd/fs/fs_files_get.h"
 

@@ -1,5 +1,5 @@
 /* POST /files: multipart or octet-stream uploads, gzip, metadata xattrs,
- * parents made for the user (see files_http.h). */
+ * parents made for the user (see fs_files_post.h). */
 #define _GNU_SOURCE
 #include "envd/fs/fs_files_post.h"
 

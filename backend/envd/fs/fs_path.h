@@ -7,7 +7,7 @@
  * (mkdirat, renameat, unlinkat, fstatat without following) are done
  * relative to the resolved parent's descriptor.
  *
- * Users are the sandbox's own accounts (sandbox_runtime.h); paths are
+ * Users are the sandbox's own accounts (runtime/runtime_users.h); paths are
  * expanded against the user's home the way envd's ExpandAndResolve does. */
 #ifndef E2B_BACKEND_FS_PATH_H
 #define E2B_BACKEND_FS_PATH_H

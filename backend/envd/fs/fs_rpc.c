@@ -1,4 +1,4 @@
-/* filesystem.Filesystem unary RPCs (see filesystem_rpc.h), with envd's
+/* filesystem.Filesystem unary RPCs (see fs_rpc.h), with envd's
  * error codes and texts (docs/e2b-protocol-notes.md, "Filesystem service"). */
 #define _GNU_SOURCE
 #include "envd/fs/fs_rpc.h"
