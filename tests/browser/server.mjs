@@ -9,7 +9,8 @@
 //
 //   node tests/browser/server.mjs [--port N] [--backend]
 //     prints the demo page's URL; with --backend it also starts the local
-//     E2B-compatible backend and puts its URL and key in the page's #fragment.
+//     E2B-compatible backend, and the page (opened with ?local) fetches its URL
+//     and key from this server: the key is never printed (serve-cli.mjs).
 import { createReadStream } from 'node:fs'
 import { realpath, stat } from 'node:fs/promises'
 import http from 'node:http'
@@ -76,10 +77,14 @@ async function resolveTarget(root, target) {
 /**
  * Starts the server; resolves to { url, port, close() }.
  * json: optional { '/exact/path': value } served as JSON before any file (the
- * playground's serve.mjs hands the page its local backend this way).
+ * serve-cli.mjs hands a page its local backend, key included, this way). It
+ * may be filled after the start. Only requests whose Host is this server's own
+ * loopback address get it: a page of another site that rebinds its DNS name
+ * to 127.0.0.1 is refused, and cross-origin pages cannot read it (no CORS).
  */
 export async function startStaticServer({ root = repoRoot, port = 0, host = '127.0.0.1', json = {} } = {}) {
   const realRoot = await realpath(root)
+  const ownHosts = new Set() // Host headers of this server, known once it listens
   const server = http.createServer(async (req, res) => {
     const send = (status, text) => {
       res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' })
@@ -91,6 +96,7 @@ export async function startStaticServer({ root = repoRoot, port = 0, host = '127
     }
     const pathname = (req.url || '/').split(/[?#]/, 1)[0]
     if (Object.hasOwn(json, pathname)) {
+      if (!ownHosts.has(req.headers.host)) return send(403, 'only for this loopback origin')
       res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' })
       return res.end(req.method === 'HEAD' ? undefined : JSON.stringify(json[pathname]))
     }
@@ -124,6 +130,7 @@ export async function startStaticServer({ root = repoRoot, port = 0, host = '127
     })
   })
   const actual = server.address().port
+  ownHosts.add(`${host}:${actual}`).add(`localhost:${actual}`)
   return {
     url: `http://${host}:${actual}`,
     port: actual,
@@ -136,27 +143,21 @@ export async function startStaticServer({ root = repoRoot, port = 0, host = '127
   }
 }
 
-// Run directly: serve the repository and print the demo page's URL.
+// Run directly: serve the repository and print the demo page's URL. Not
+// awaited: serve-cli.mjs imports this module, which must finish loading first.
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  const args = process.argv.slice(2)
-  const portArg = args.indexOf('--port')
-  const port = portArg >= 0 ? Number(args[portArg + 1]) : 0
-  const server = await startStaticServer({ port })
-  let backend = null
-  let fragment = ''
-  if (args.includes('--backend')) {
+  async function startLocalBackend() {
     const { startBackend } = await import('../lib/backend.mjs')
-    backend = await startBackend()
-    fragment = '#' + new URLSearchParams({ api_url: backend.apiUrl, api_key: backend.apiKey })
-    console.log(`local backend: ${backend.apiUrl} (pid ${backend.pid})`)
+    return startBackend()
   }
-  console.log(`serving ${repoRoot} read-only`)
-  console.log(`demo page: ${server.url}${PAGE_PATH}${fragment}`)
-  const stop = async () => {
-    await server.close()
-    if (backend) await backend.stop()
-    process.exit(0)
-  }
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
+  import('./serve-cli.mjs').then(({ serveFromCommandLine }) => serveFromCommandLine({
+    program: 'tests/browser/server.mjs',
+    pagePath: PAGE_PATH,
+    pageName: 'demo page',
+    usage: 'usage: node tests/browser/server.mjs [--port N] [--backend]\n' +
+      '  serves the repository read-only on 127.0.0.1 and prints the demo page\'s URL\n' +
+      '  --port N   the port (default 0: any free port)\n' +
+      '  --backend  also start the local backend; the page, opened with ?local, fetches its URL and key from this server\n',
+    startBackend: startLocalBackend,
+  }))
 }
