@@ -238,5 +238,5 @@ async function prefill() {
   if (given.get('api_key')) connectForm.requestSubmit()
 }
 
-window.playground = { ready: true, client: null, state }
+window.playground = { ready: true, client: null, state, terminal: panels.terminal }
 prefill().catch(showError)

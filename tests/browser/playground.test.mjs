@@ -2,7 +2,8 @@
 // Chromium against the local backend: connect (a wrong key first: the error
 // shows in the page), create, see it listed with its status and time left, run
 // commands (stdout and stderr apart, streamed before the exit, the exit code),
-// files (when the backend declares files.rw), a terminal, pause, resume, kill.
+// files (when the backend declares files.rw), a terminal that fits the window
+// (and the pty agrees), pause, resume, kill.
 // What the page shows is checked against the backend itself where it can be.
 // Screenshots go to $E2BW_BUILD/test-output/playground/ (default build/).
 import assert from 'node:assert/strict'
@@ -28,6 +29,7 @@ async function closedPort() {
 }
 const OUT = path.join(process.env.E2BW_BUILD || path.join(repoRoot, 'build'), 'test-output', 'playground')
 const WAIT = { timeout: 20000 }
+const VIEWPORT = { width: 1280, height: 900 }
 
 describe('the playground in headless Chromium', () => {
   let backend, server, browser, page
@@ -48,7 +50,7 @@ describe('the playground in headless Chromium', () => {
     backend = await startBackend()
     server = await startStaticServer()
     browser = await launchChromium()
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
+    page = await browser.newPage({ viewport: VIEWPORT })
     page.setDefaultTimeout(WAIT.timeout)
     page.on('pageerror', (err) => pageErrors.push(err.stack || String(err)))
     page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(`${msg.text()} ${msg.location().url || ''}`) })
@@ -214,7 +216,7 @@ describe('the playground in headless Chromium', () => {
     assert.equal((await page.locator('pre.output .stdout').allTextContents()).join(''), text)
   })
 
-  test('terminal: a prompt, and what is typed runs in the shell', async () => {
+  test('terminal: a prompt, what is typed runs in the shell, and the pty has the size xterm fits to the window', async () => {
     await page.click('[data-tab=terminal]')
     await page.click('#tab-terminal button:has-text("Open terminal")')
     // The screen as lines of text, as xterm.js renders them (one element per row).
@@ -229,20 +231,60 @@ describe('the playground in headless Chromium', () => {
     // The echo of the input, then the shell's answer (42 is computed, not typed).
     await screenHas(/[#$] echo pg-\$\(\(6\*7\)\)$/)
     await screenHas(/^pg-42$/)
-    // A narrower window: the terminal follows, and so does the shell (pty.resize).
-    const sizeShown = async () => Number((await page.locator('#tab-terminal .term-status').textContent()).match(/· (\d+)×26$/)[1])
-    const wide = await sizeShown()
-    await page.setViewportSize({ width: 1000, height: 900 })
-    await page.waitForFunction((before) => {
-      const m = document.querySelector('#tab-terminal .term-status').textContent.match(/· (\d+)×26$/)
-      return m && Number(m[1]) < before
-    }, wide, WAIT)
-    const narrow = await sizeShown()
-    await page.keyboard.type('stty size')
-    await page.keyboard.press('Enter')
-    await screenHas(new RegExp(`^26 ${narrow}$`))
-    await page.setViewportSize({ width: 1400, height: 900 })
-    await shot('04-terminal')
+
+    // The terminal is settled when the header (the size the pty was told) is xterm's
+    // own size and that size fits the screen's box: the columns fill its width but for
+    // the scrollbar, the rows its height, each to within one cell; and the box ends
+    // inside the window. Checked by polling: a resize takes effect a moment later.
+    const measure = () => page.evaluate(() => {
+      const shown = document.querySelector('#tab-terminal .term-status').textContent.match(/· (\d+)×(\d+)$/)
+      const box = document.querySelector('#tab-terminal .terminal-fit').getBoundingClientRect()
+      const screen = document.querySelector('#tab-terminal .xterm-screen').getBoundingClientRect()
+      return { header: shown && { cols: Number(shown[1]), rows: Number(shown[2]) }, xterm: window.playground.terminal.xtermSize(),
+        rowsDrawn: document.querySelectorAll('#tab-terminal .xterm-rows > div').length,
+        box: { width: box.width, height: box.height, bottom: box.bottom + scrollY }, screen: { width: screen.width, height: screen.height }, innerHeight }
+    })
+    const SCROLLBAR = 14 // the fit addon leaves room for xterm's scrollbar
+    const fitted = (m) => {
+      if (!m.header || !m.xterm || m.header.cols !== m.xterm.cols || m.header.rows !== m.xterm.rows || m.rowsDrawn !== m.xterm.rows) return false
+      const spareWidth = m.box.width - SCROLLBAR - m.screen.width
+      const spareHeight = m.box.height - m.screen.height
+      return spareWidth >= -0.5 && spareWidth < m.screen.width / m.xterm.cols &&
+        spareHeight >= -0.5 && spareHeight < m.screen.height / m.xterm.rows && m.box.bottom <= m.innerHeight
+    }
+    let asked = 0
+    const settledSize = async (when) => {
+      let m
+      try {
+        await until(async () => fitted(m = await measure()), when)
+      } catch (err) {
+        assert.fail(`${when}: the terminal does not fit its screen, or the pty has another size: ${m ? JSON.stringify(m) : err.message}`)
+      }
+      const { cols, rows } = m.xterm
+      // And the shell agrees: stty size is rows and columns.
+      asked++
+      await page.locator('#tab-terminal .xterm-helper-textarea').focus()
+      await page.keyboard.type(`echo size-${asked} $(stty size)`)
+      await page.keyboard.press('Enter')
+      await screenHas(new RegExp(`^size-${asked} ${rows} ${cols}$`))
+      return { cols, rows }
+    }
+    const opened = await settledSize(`opened at ${VIEWPORT.width}×${VIEWPORT.height}`)
+    await shot(`04-terminal-${VIEWPORT.width}`)
+    // A smaller window: fewer columns and fewer rows, in xterm and in the shell (pty.resize).
+    await page.setViewportSize({ width: 1024, height: 700 })
+    const small = await settledSize('at 1024×700')
+    assert.ok(small.cols < opened.cols && small.rows < opened.rows, `${JSON.stringify(small)} vs ${JSON.stringify(opened)}`)
+    await shot('04-terminal-1024')
+    // A larger window while another tab is shown: the terminal fits it when it is shown again.
+    await page.click('[data-tab=command]')
+    await page.setViewportSize({ width: 1920, height: 1000 })
+    await page.click('[data-tab=terminal]')
+    const large = await settledSize('at 1920×1000, after a tab switch')
+    assert.ok(large.cols > opened.cols && large.rows > opened.rows, `${JSON.stringify(large)} vs ${JSON.stringify(opened)}`)
+    await shot('04-terminal-1920')
+    await page.setViewportSize(VIEWPORT)
+    await settledSize('back at the first size')
     await page.click('#tab-terminal button:has-text("Close terminal")')
     await page.locator('#tab-terminal .term-status', { hasText: 'ended' }).waitFor(WAIT)
     await noErrorsShown('after the terminal')
