@@ -218,7 +218,10 @@ $('#create').addEventListener('submit', onCreate)
 $('#refresh').addEventListener('click', (e) => guarded(e.currentTarget, refresh))
 $('#pause').addEventListener('click', (e) => act(e.currentTarget, 'sandbox.pause'))
 $('#resume').addEventListener('click', (e) => act(e.currentTarget, 'sandbox.resume'))
-$('#kill').addEventListener('click', (e) => act(e.currentTarget, 'sandbox.kill'))
+$('#kill').addEventListener('click', (e) => {
+  // Killing cannot be undone: the sandbox's processes and files are gone.
+  if (confirm(`Kill sandbox ${state.selected}? Its processes and files are gone for good.`)) act(e.currentTarget, 'sandbox.kill')
+})
 for (const button of document.querySelectorAll('.tabs [data-tab]'))
   button.addEventListener('click', () => showTab(button.dataset.tab))
 
@@ -238,5 +241,5 @@ async function prefill() {
   if (given.get('api_key')) connectForm.requestSubmit()
 }
 
-window.playground = { ready: true, client: null, state }
+window.playground = { ready: true, client: null, state, terminal: panels.terminal }
 prefill().catch(showError)

@@ -16,11 +16,11 @@ export function createFilesPanel(root) {
   const upButton = h('button.ghost', { type: 'button', title: 'Parent directory', onclick: () => go(parent(cwd)) }, '↑')
   const uploadInput = h('input', { type: 'file', multiple: true, hidden: true, onchange: upload })
   const toolbar = h('form.toolbar', { onsubmit: (e) => { e.preventDefault(); go(pathInput.value.trim()) } },
-    upButton, pathInput, h('button', { type: 'submit' }, 'Go'),
-    h('span.spacer'),
-    h('button', { type: 'button', onclick: () => askName('file') }, 'New file'),
-    h('button', { type: 'button', onclick: () => askName('folder') }, 'New folder'),
-    h('button', { type: 'button', onclick: () => uploadInput.click() }, 'Upload…'),
+    h('span.where', {}, upButton, pathInput, h('button', { type: 'submit' }, 'Go')),
+    h('span.add', {},
+      h('button', { type: 'button', onclick: () => askName('file') }, 'New file'),
+      h('button', { type: 'button', onclick: () => askName('folder') }, 'New folder'),
+      h('button', { type: 'button', onclick: () => uploadInput.click() }, 'Upload…')),
     uploadInput)
   // The name of a new file or folder, asked for in the page (no prompt()).
   const nameInput = h('input.new-name', { name: 'new-name', spellcheck: false, required: true })
@@ -30,17 +30,24 @@ export function createFilesPanel(root) {
     h('button.ghost', { type: 'button', onclick: () => { nameForm.hidden = true } }, 'Cancel'))
   const rows = h('tbody')
   const table = h('table.list.files', {},
-    h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th.num', {}, 'Size'), h('th', {}, 'Mode'), h('th', {}, 'Owner'), h('th', {}, 'Modified'), h('th'))),
+    h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th.num', {}, 'Size'), h('th.mode', {}, 'Mode'), h('th.owner', {}, 'Owner'), h('th.when', {}, 'Modified'), h('th'))),
     rows)
-  const editorName = h('code.editor-name')
+  // The path on one line: the directory gives way (…) before the file's name does.
+  const editorDir = h('span.dir')
+  const editorBase = h('span.base')
+  const editorName = h('code.editor-name', {}, editorDir, editorBase)
   const editorInfo = h('span.editor-info')
   const editorText = h('textarea.editor', { spellcheck: false, 'aria-label': 'File content' })
+  // A file that is not UTF-8 is not shown as text: what it is, its size, and a download.
+  const binaryText = h('p')
+  const binaryNote = h('div.binary-note', { hidden: true }, binaryText,
+    h('button', { type: 'button', onclick: download }, 'Download'))
   const saveButton = h('button', { type: 'button', onclick: save }, 'Save')
   const downloadButton = h('button.ghost', { type: 'button', onclick: download }, 'Download')
   const editor = h('div.editor-box', { hidden: true },
-    h('div.editor-head', {}, editorName, editorInfo, h('span.spacer'), downloadButton, saveButton,
-      h('button.ghost', { type: 'button', onclick: closeEditor }, 'Close')),
-    editorText)
+    h('div.editor-head', {}, editorName, editorInfo,
+      h('span.editor-buttons', {}, downloadButton, saveButton, h('button.ghost', { type: 'button', onclick: closeEditor }, 'Close'))),
+    editorText, binaryNote)
   const unsupported = h('div.placeholder.unsupported', { hidden: true }, 'files not supported by this backend')
   const body = h('div.files-body', {}, toolbar, nameForm, h('div.files-split', {}, h('div.files-list', {}, table), editor))
   root.append(unsupported, body)
@@ -66,19 +73,22 @@ export function createFilesPanel(root) {
     const isDir = entry.type === 'dir'
     const open = () => (isDir ? go(entry.path) : openFile(entry.path))
     return h(`tr.entry.${entry.type}`, { dataset: { name: entry.name } },
-      h('td.name', {}, h('a', { href: '#', onclick: (e) => { e.preventDefault(); open() } },
-        h(`span.icon.${entry.type}`, { 'aria-hidden': 'true' }), entry.name),
-        entry.symlink_target ? h('span.sub', {}, ` → ${entry.symlink_target}`) : null),
+      h('td.name', { title: entry.symlink_target ? `${entry.name} → ${entry.symlink_target}` : entry.name },
+        h('a', { href: '#', onclick: (e) => { e.preventDefault(); open() } },
+          h(`span.icon.${entry.type}`, { 'aria-hidden': 'true' }), h('span.label', {}, entry.name),
+          entry.symlink_target ? h('span.sub', {}, ` → ${entry.symlink_target}`) : null)),
       h('td.num', {}, isDir ? '' : formatSize(entry.size)),
-      h('td', {}, h('code', {}, entry.permissions || '')),
-      h('td', {}, entry.owner || ''),
+      h('td.mode', {}, h('code', {}, entry.permissions || '')),
+      h('td.owner', {}, entry.owner || ''),
       h('td.when', { title: entry.modified_at || '' }, entry.modified_at ? shortTime(entry.modified_at) : ''),
       h('td.row-actions', {}, h('button.ghost.small', { type: 'button', title: `Delete ${entry.name}`, onclick: (e) => remove(entry, e.currentTarget) }, 'Delete')))
   }
 
+  // A path that cannot be listed leaves the listing as it was, under its own path.
   async function go(path) {
-    if (!path.startsWith('/')) return showError(`files: "${path}" is not an absolute path`)
-    await guarded(null, () => list(path))
+    if (!path.startsWith('/')) showError(`files: "${path}" is not an absolute path`)
+    else await guarded(null, () => list(path))
+    pathInput.value = cwd
   }
 
   async function openFile(path) {
@@ -90,15 +100,21 @@ export function createFilesPanel(root) {
       try {
         text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
       } catch {
-        // Not UTF-8: shown as binary, not editable.
+        // Not UTF-8: the page says it is binary and offers it for download.
       }
       opened = { path, binary: text === null, bytes }
-      editorName.textContent = path
-      editorInfo.textContent = `${formatSize(bytes.length)}${opened.binary ? ' · binary, not editable' : ''}`
+      editorName.title = path
+      editorDir.textContent = path.slice(0, path.lastIndexOf('/') + 1)
+      editorBase.textContent = path.slice(path.lastIndexOf('/') + 1)
+      editorInfo.textContent = formatSize(bytes.length)
+      binaryText.textContent = `${editorBase.textContent} is a binary file (${formatSize(bytes.length)}, not UTF-8 text): it is not shown here.`
       editorText.value = text ?? ''
-      editorText.readOnly = opened.binary
-      saveButton.disabled = opened.binary
+      editorText.hidden = opened.binary
+      binaryNote.hidden = !opened.binary
+      saveButton.hidden = opened.binary
+      downloadButton.hidden = opened.binary
       editor.hidden = false
+      editor.scrollIntoView({ block: 'nearest' })
     })
   }
 

@@ -1,48 +1,30 @@
 #!/usr/bin/env node
 // serve.mjs — serves the repository read-only on loopback and prints the
 // playground's URL. The page needs only static files: playground/, provider.mjs,
-// js-shim/, wasm/core.wasm and node_modules/@xterm/xterm (from npm ci).
+// js-shim/, wasm/core.wasm and node_modules/@xterm/ (from npm ci).
 //
-//   node playground/serve.mjs [--port N] [--backend]
+//   node playground/serve.mjs [--port N] [--backend] [--help]
 //     --backend  also start the local E2B-compatible backend (build/bin) and hand its
 //                URLs and key to the page (at /playground/local-backend.json, fetched
 //                when the page is opened with ?local), so it connects at once
 //
+// A wrong option, a bad port or a port in use: one line on stderr, exit status 2.
 // It serves until Ctrl-C, or until its standard input ends when that is not a
 // terminal (so `./build.sh demo </dev/null` does not hang).
-import { startStaticServer } from '../tests/browser/server.mjs'
+import { serveFromCommandLine } from '../host/serve-cli.mjs'
 
-const PLAYGROUND_PATH = '/playground/index.html'
-const LOCAL_CONFIG_PATH = '/playground/local-backend.json'
-
-const args = process.argv.slice(2)
-const portArg = args.indexOf('--port')
-const port = portArg >= 0 ? Number(args[portArg + 1]) : 0
-let backend = null
-const json = {}
-if (args.includes('--backend')) {
+async function startLocalBackend() {
   const { startBackend } = await import('../host/backend.mjs')
-  backend = await startBackend()
-  // The page fetches this when opened with ?local; the key is never printed.
-  json[LOCAL_CONFIG_PATH] = { api_url: backend.apiUrl, sandbox_url: backend.sandboxUrl, api_key: backend.apiKey }
-  console.log(`local backend for the playground: api ${backend.apiUrl}, envd ${backend.sandboxUrl}`)
+  return startBackend()
 }
-const server = await startStaticServer({ port, json })
-console.log(`\nplayground: ${server.url}${PLAYGROUND_PATH}${backend ? '?local' : ''}`)
-if (backend) console.log('(it connects to the local backend by itself: the page is handed the URLs and the key)')
-console.log(process.stdin.isTTY ? '(open it in a browser; Ctrl-C stops the server)' : '(serving until standard input ends)')
 
-let stopping = false
-async function stop() {
-  if (stopping) return
-  stopping = true
-  await server.close()
-  if (backend) await backend.stop()
-  process.exit(0)
-}
-process.on('SIGINT', stop)
-process.on('SIGTERM', stop)
-if (!process.stdin.isTTY) {
-  process.stdin.on('end', stop)
-  process.stdin.resume()
-}
+await serveFromCommandLine({
+  program: 'playground/serve.mjs',
+  pagePath: '/playground/index.html',
+  pageName: 'playground',
+  usage: 'usage: node playground/serve.mjs [--port N] [--backend]\n' +
+    '  serves the repository read-only on 127.0.0.1 and prints the playground\'s URL\n' +
+    '  --port N   the port (default 0: any free port)\n' +
+    '  --backend  also start the local backend; the page, opened with ?local, fetches its URLs and key from this server\n',
+  startBackend: startLocalBackend,
+})

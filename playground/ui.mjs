@@ -1,5 +1,5 @@
 // ui.mjs — small DOM helpers shared by the playground's panels, and the one
-// place errors are shown: a list of readable messages at the top of the page.
+// place errors are shown: a readable message at the top of the page.
 
 /** h('div.cls', { attr }, ...children) → Element. Strings become text nodes. */
 export function h(tag, attrs = {}, ...children) {
@@ -21,12 +21,15 @@ export const $ = (selector, root = document) => root.querySelector(selector)
 
 const errorList = () => $('#errors')
 
-/** Shows an error (or a message) in the page; it stays until dismissed. */
+/**
+ * Shows an error (or a message) at the top of the page until it is dismissed:
+ * one at a time, the newest replacing the one before. The same failure again
+ * (e.g. the periodic refresh of an unreachable backend) is counted, not repeated.
+ */
 export function showError(err) {
   const text = err instanceof Error ? err.message : String(err)
-  // The same failure again (e.g. the periodic refresh of an unreachable backend) is counted, not repeated.
-  for (const shown of errorList().children) {
-    if (shown.querySelector('.text').textContent !== text) continue
+  const shown = errorList().firstElementChild
+  if (shown && shown.querySelector('.text').textContent === text) {
     const count = shown.querySelector('.count')
     count.textContent = `×${Number(count.textContent.slice(1) || 1) + 1}`
     return shown
@@ -35,7 +38,7 @@ export function showError(err) {
     h('span.text', {}, text),
     h('span.count'),
     h('button.dismiss', { type: 'button', title: 'Dismiss', 'aria-label': 'Dismiss', onclick: () => item.remove() }, '×'))
-  errorList().append(item)
+  errorList().replaceChildren(item)
   return item
 }
 

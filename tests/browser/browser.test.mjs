@@ -76,7 +76,7 @@ describe('e2b-wasm in headless Chromium', () => {
 
   before(async () => {
     backend = await startBackend()
-    server = await startStaticServer()
+    server = await startStaticServer({ index: PAGE_PATH })
     browser = await launchChromium()
     page = await browser.newPage()
     page.on('pageerror', (err) => pageErrors.push(err))

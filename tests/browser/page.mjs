@@ -165,12 +165,26 @@ async function demo(apiUrl, apiKey) {
 }
 
 const form = document.getElementById('demo')
-const hash = new URLSearchParams(location.hash.slice(1))
-form.api_url.value = hash.get('api_url') || ''
-form.api_key.value = hash.get('api_key') || ''
 form.addEventListener('submit', (event) => {
   event.preventDefault()
   demo(form.api_url.value.trim(), form.api_key.value)
 })
+
+// Opened as page.html?local (node tests/browser/server.mjs --backend prints such
+// a link), the page asks the server that serves it for the local backend's URL
+// and key: the key is never in a printed link. A #api_url=…&api_key=… fragment
+// works too (read once, then removed from the address bar).
+async function prefill() {
+  let given = new URLSearchParams(location.hash.slice(1))
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search)
+  if (new URLSearchParams(location.search).has('local')) {
+    const res = await fetch('local-backend.json', { cache: 'no-store' })
+    if (!res.ok) return log(`?local: this server has no local backend to offer (HTTP ${res.status})`, true)
+    given = new URLSearchParams(await res.json())
+  }
+  form.api_url.value = given.get('api_url') || ''
+  form.api_key.value = given.get('api_key') || ''
+}
+prefill().catch((err) => log(`?local: ${err.message}`, true))
 
 window.e2bw = { open, call, raw, close, transcript, moduleInfo, logLines, ready: true }

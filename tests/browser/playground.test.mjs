@@ -2,8 +2,10 @@
 // Chromium against the local backend: connect (a wrong key first: the error
 // shows in the page), create, see it listed with its status and time left, run
 // commands (stdout and stderr apart, streamed before the exit, the exit code),
-// files (when the backend declares files.rw), a terminal, pause, resume, kill.
-// What the page shows is checked against the backend itself where it can be.
+// files (when the backend declares files.rw) and their layout at 1024, 1280
+// and 1920 px, a terminal that fits the window (and the pty agrees), pause,
+// resume, kill (after a confirmation). What the page shows is checked against
+// the backend itself where it can be.
 // Screenshots go to $E2BW_BUILD/test-output/playground/ (default build/).
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -14,6 +16,7 @@ import { after, before, describe, test } from 'node:test'
 import { startBackend } from '../../host/backend.mjs'
 import { until } from '../lib/wait.mjs'
 import { launchChromium } from './chromium.mjs'
+import { layoutProblems } from './layout.mjs'
 import { repoRoot, startStaticServer } from './server.mjs'
 
 const PLAYGROUND_PATH = '/playground/index.html'
@@ -28,6 +31,8 @@ async function closedPort() {
 }
 const OUT = path.join(process.env.E2BW_BUILD || path.join(repoRoot, 'build'), 'test-output', 'playground')
 const WAIT = { timeout: 20000 }
+const WIDTHS = [1024, 1280, 1920]
+const VIEWPORT = { width: 1280, height: 900 }
 
 describe('the playground in headless Chromium', () => {
   let backend, server, browser, page
@@ -48,7 +53,7 @@ describe('the playground in headless Chromium', () => {
     backend = await startBackend()
     server = await startStaticServer()
     browser = await launchChromium()
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
+    page = await browser.newPage({ viewport: VIEWPORT })
     page.setDefaultTimeout(WAIT.timeout)
     page.on('pageerror', (err) => pageErrors.push(err.stack || String(err)))
     page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(`${msg.text()} ${msg.location().url || ''}`) })
@@ -75,7 +80,8 @@ describe('the playground in headless Chromium', () => {
     const [shown] = await errorsShown()
     assert.match(shown, /^sandbox\.list: Cannot reach .* \(-32012, unreachable\)\. Check the URL, and that the backend allows requests from this page \(CORS\)\.$/, shown)
     assert.ok(!shown.includes('e2b_some_key_0123456789'))
-    await page.click('#errors li .dismiss')
+    // Nothing is cut off in the connect form: every placeholder fits its input.
+    assert.deepEqual(await layoutProblems(page, { placeholdersFit: ['#connect input'] }), [])
   })
 
   test('a wrong key: the page shows a readable error, without the key', async () => {
@@ -84,8 +90,11 @@ describe('the playground in headless Chromium', () => {
     await page.fill('input[name=sandbox_url]', backend.sandboxUrl)
     await page.fill('input[name=api_key]', wrongKey)
     await page.click('#connect-button')
-    await page.locator('#errors li').first().waitFor(WAIT)
-    const [shown] = await errorsShown()
+    // One banner at a time: the newest error replaces the one before.
+    await page.locator('#errors li .text', { hasText: /unauthenticated/i }).waitFor(WAIT)
+    const all = await errorsShown()
+    assert.equal(all.length, 1, `one error shown: ${all}`)
+    const [shown] = all
     assert.match(shown, /sandbox\.list: .*unauthenticated/i, shown)
     assert.ok(!shown.includes(wrongKey), 'the key must not appear in the error')
     assert.equal(await page.locator('#connection').getAttribute('class'), 'connection')
@@ -190,20 +199,41 @@ describe('the playground in headless Chromium', () => {
     await page.locator('#tab-files tr.entry[data-name="playground-note.txt"] a').click()
     await page.locator('#tab-files .editor-box:not([hidden])').waitFor(WAIT)
     assert.equal(await page.inputValue('#tab-files textarea.editor'), text)
+    // Delete buttons are there to see, without hovering over the row.
+    await page.mouse.move(0, 0)
+    assert.equal(await page.locator('#tab-files tr.entry[data-name="playground-note.txt"] .row-actions button').isVisible(), true)
     // Upload a binary file: it is listed with its exact size.
     await page.setInputFiles('#tab-files input[type=file]',
       { name: 'upload.bin', mimeType: 'application/octet-stream', buffer: Buffer.from([0, 1, 2, 255, 254, 10, 13, 0x80]) })
     await page.locator('#tab-files tr.entry[data-name="upload.bin"] td.num', { hasText: '8 B' }).waitFor(WAIT)
-    // Opened, it is binary (not editable); downloaded, it is the same bytes.
+    // Opened, it says it is binary, with its size, and offers a download instead of
+    // an empty text area; downloaded, it is the same bytes.
     await page.locator('#tab-files tr.entry[data-name="upload.bin"] a').click()
-    await page.locator('#tab-files .editor-info', { hasText: 'binary, not editable' }).waitFor(WAIT)
-    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#tab-files .editor-head button:has-text("Download")')])
+    const note = page.locator('#tab-files .binary-note')
+    await note.waitFor(WAIT)
+    assert.match(await note.locator('p').textContent(), /^upload\.bin is a binary file \(8 B, not UTF-8 text\)/)
+    assert.equal(await page.locator('#tab-files textarea.editor').isHidden(), true)
+    assert.equal(await page.locator('#tab-files .editor-head button:has-text("Save")').isHidden(), true)
+    const [download] = await Promise.all([page.waitForEvent('download'), note.locator('button:has-text("Download")').click()])
     assert.equal(download.suggestedFilename(), 'upload.bin')
     const chunks = []
     for await (const chunk of await download.createReadStream()) chunks.push(chunk)
     assert.deepEqual([...Buffer.concat(chunks)], [0, 1, 2, 255, 254, 10, 13, 0x80])
     await page.locator('#tab-files tr.entry[data-name="playground-note.txt"] a').click()
     await page.locator('#tab-files .editor-name', { hasText: 'playground-note.txt' }).waitFor(WAIT)
+    assert.equal(await page.locator('#tab-files textarea.editor').isVisible(), true)
+    // A path that cannot be listed: the error, and the path box back on what is listed.
+    // Two errors in a row: the second replaces the first (one banner at a time).
+    for (const bad of ['/no/such/dir', 'not-absolute']) {
+      await page.fill('#tab-files input.path', bad)
+      await page.click('#tab-files .toolbar button:has-text("Go")')
+      await page.locator('#errors li .text', { hasText: bad }).waitFor(WAIT)
+      const shown = await errorsShown()
+      assert.equal(shown.length, 1, `one error shown: ${shown}`)
+      assert.equal(await page.inputValue('#tab-files input.path'), dir)
+      assert.equal(await page.locator('#tab-files tr.entry[data-name="playground-note.txt"]').count(), 1)
+    }
+    await page.click('#errors li .dismiss')
     await shot('03-files')
     await noErrorsShown('on the files tab')
     // What the page wrote is in the sandbox: cat it with a command.
@@ -214,7 +244,50 @@ describe('the playground in headless Chromium', () => {
     assert.equal((await page.locator('pre.output .stdout').allTextContents()).join(''), text)
   })
 
-  test('terminal: a prompt, and what is typed runs in the shell', async () => {
+  test('layout at 1024, 1280 and 1920 px with a text file and a binary file open', async (t) => {
+    if (!features.includes('files.rw')) return t.skip('files.rw is not declared: no file to open')
+    // A long name in a long path: it must end in "…", not wrap down the page.
+    const longDir = '/home/user/a-directory-with-a-rather-long-name/and-another-one-below-it'
+    await page.click('[data-tab=command]')
+    await page.fill('input.command', `mkdir -p ${longDir} && printf 'x' > ${longDir}/a-file-with-a-long-name-that-goes-on-and-on.txt`)
+    await page.click('form.run button[type=submit]')
+    await page.locator('.exit', { hasText: 'exit code 0' }).waitFor(WAIT)
+    await page.click('[data-tab=files]')
+    const openFile = async (dirPath, name) => {
+      await page.fill('#tab-files input.path', dirPath)
+      await page.click('#tab-files .toolbar button:has-text("Go")')
+      await page.locator(`#tab-files tr.entry[data-name="${name}"] a`).click()
+      await page.locator('#tab-files .editor-name', { hasText: name }).waitFor(WAIT)
+    }
+    const expect = {
+      inViewport: ['.detail-head button', '#tab-files .toolbar button', '#tab-files .row-actions button',
+        '#tab-files .editor-head button', '#tab-files .binary-note button'],
+      oneLine: ['#tab-files td.name .label', '#tab-files .editor-name', '#tab-files .editor-name .base',
+        '#tab-files th', '.detail-head h2'],
+      minWidth: 80,
+      placeholdersFit: ['#connect input'],
+    }
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: VIEWPORT.height })
+      for (const [dirPath, name, shotName] of [['/home/user', 'playground-note.txt', 'text'], ['/home/user', 'upload.bin', 'binary'],
+        [longDir, 'a-file-with-a-long-name-that-goes-on-and-on.txt', 'long-path']]) {
+        await openFile(dirPath, name)
+        await page.evaluate(() => window.scrollTo(0, 0))
+        await shot(`03-files-${width}-${shotName}`)
+        assert.deepEqual(await layoutProblems(page, expect), [], `at ${width} px with ${name} open`)
+        // The file's name itself is shown whole; only the directory before it gives way.
+        const base = page.locator('#tab-files .editor-name .base')
+        assert.ok(await base.evaluate((el) => el.scrollWidth <= el.clientWidth), `${name} shown whole at ${width} px`)
+      }
+    }
+    await page.setViewportSize(VIEWPORT)
+    await page.fill('#tab-files input.path', '/home/user')
+    await page.click('#tab-files .toolbar button:has-text("Go")')
+    await page.click('#tab-files .editor-head button:has-text("Close")')
+    await noErrorsShown('after the layout checks')
+  })
+
+  test('terminal: a prompt, what is typed runs in the shell, and the pty has the size xterm fits to the window', async () => {
     await page.click('[data-tab=terminal]')
     await page.click('#tab-terminal button:has-text("Open terminal")')
     // The screen as lines of text, as xterm.js renders them (one element per row).
@@ -229,20 +302,61 @@ describe('the playground in headless Chromium', () => {
     // The echo of the input, then the shell's answer (42 is computed, not typed).
     await screenHas(/[#$] echo pg-\$\(\(6\*7\)\)$/)
     await screenHas(/^pg-42$/)
-    // A narrower window: the terminal follows, and so does the shell (pty.resize).
-    const sizeShown = async () => Number((await page.locator('#tab-terminal .term-status').textContent()).match(/· (\d+)×26$/)[1])
-    const wide = await sizeShown()
-    await page.setViewportSize({ width: 1000, height: 900 })
-    await page.waitForFunction((before) => {
-      const m = document.querySelector('#tab-terminal .term-status').textContent.match(/· (\d+)×26$/)
-      return m && Number(m[1]) < before
-    }, wide, WAIT)
-    const narrow = await sizeShown()
-    await page.keyboard.type('stty size')
-    await page.keyboard.press('Enter')
-    await screenHas(new RegExp(`^26 ${narrow}$`))
-    await page.setViewportSize({ width: 1400, height: 900 })
-    await shot('04-terminal')
+
+    // The terminal is settled when the header (the size the pty was told) is xterm's
+    // own size and that size fits the screen's box: the columns fill its width but for
+    // the scrollbar, the rows its height, each to within one cell; and the box ends
+    // inside the window. Checked by polling: a resize takes effect a moment later.
+    const measure = () => page.evaluate(() => {
+      const shown = document.querySelector('#tab-terminal .term-status').textContent.match(/· (\d+)×(\d+)$/)
+      const box = document.querySelector('#tab-terminal .terminal-fit').getBoundingClientRect()
+      const screen = document.querySelector('#tab-terminal .xterm-screen').getBoundingClientRect()
+      return { header: shown && { cols: Number(shown[1]), rows: Number(shown[2]) }, xterm: window.playground.terminal.xtermSize(),
+        rowsDrawn: document.querySelectorAll('#tab-terminal .xterm-rows > div').length,
+        box: { width: box.width, height: box.height, bottom: box.bottom + scrollY }, screen: { width: screen.width, height: screen.height }, innerHeight }
+    })
+    const SCROLLBAR = 14 // the fit addon leaves room for xterm's scrollbar
+    const fitted = (m) => {
+      if (!m.header || !m.xterm || m.header.cols !== m.xterm.cols || m.header.rows !== m.xterm.rows || m.rowsDrawn !== m.xterm.rows) return false
+      const spareWidth = m.box.width - SCROLLBAR - m.screen.width
+      const spareHeight = m.box.height - m.screen.height
+      return spareWidth >= -0.5 && spareWidth < m.screen.width / m.xterm.cols &&
+        spareHeight >= -0.5 && spareHeight < m.screen.height / m.xterm.rows && m.box.bottom <= m.innerHeight
+    }
+    let asked = 0
+    const settledSize = async (when) => {
+      let m
+      try {
+        await until(async () => fitted(m = await measure()), when)
+      } catch (err) {
+        assert.fail(`${when}: the terminal does not fit its screen, or the pty has another size: ${m ? JSON.stringify(m) : err.message}`)
+      }
+      const { cols, rows } = m.xterm
+      // And the shell agrees: stty size is rows and columns.
+      asked++
+      await page.locator('#tab-terminal .xterm-helper-textarea').focus()
+      await page.keyboard.type(`echo size-${asked} $(stty size)`)
+      await page.keyboard.press('Enter')
+      await screenHas(new RegExp(`^size-${asked} ${rows} ${cols}$`))
+      return { cols, rows }
+    }
+    const opened = await settledSize(`opened at ${VIEWPORT.width}×${VIEWPORT.height}`)
+    await shot(`04-terminal-${VIEWPORT.width}`)
+    // A smaller window: fewer columns and fewer rows, in xterm and in the shell (pty.resize).
+    await page.setViewportSize({ width: 1024, height: 700 })
+    const small = await settledSize('at 1024×700')
+    assert.ok(small.cols < opened.cols && small.rows < opened.rows, `${JSON.stringify(small)} vs ${JSON.stringify(opened)}`)
+    await shot('04-terminal-1024')
+    // A larger window while another tab is shown: the terminal fits it when it is shown again.
+    await page.click('[data-tab=command]')
+    await page.setViewportSize({ width: 1920, height: 1000 })
+    await page.click('[data-tab=terminal]')
+    const large = await settledSize('at 1920×1000, after a tab switch')
+    assert.ok(large.cols > opened.cols && large.rows > opened.rows, `${JSON.stringify(large)} vs ${JSON.stringify(opened)}`)
+    assert.deepEqual(await layoutProblems(page, { inViewport: ['#tab-terminal button'] }), [])
+    await shot('04-terminal-1920')
+    await page.setViewportSize(VIEWPORT)
+    await settledSize('back at the first size')
     await page.click('#tab-terminal button:has-text("Close terminal")')
     await page.locator('#tab-terminal .term-status', { hasText: 'ended' }).waitFor(WAIT)
     await noErrorsShown('after the terminal')
@@ -263,6 +377,16 @@ describe('the playground in headless Chromium', () => {
     assert.equal(await page.locator('#selected-id').textContent(), sandboxId)
     if (features.includes('files.rw')) await page.locator('#tab-files tr.entry[data-name="playground-note.txt"]').waitFor(WAIT)
     await page.click(`tr.sandbox[data-id="${second}"]`)
+    // Kill asks first: declined, nothing happens.
+    const asked = []
+    page.once('dialog', (dialog) => { asked.push([dialog.type(), dialog.message()]); dialog.dismiss() })
+    await page.click('#kill')
+    await until(() => asked.length, 'the confirmation')
+    assert.deepEqual(asked, [['confirm', `Kill sandbox ${second}? Its processes and files are gone for good.`]])
+    assert.equal((await (await apiGet(`/sandboxes/${second}`)).json()).state, 'running')
+    assert.equal(await page.locator('#selected-id').textContent(), second)
+    assert.equal(await page.locator('#kill').isEnabled(), true)
+    page.once('dialog', (dialog) => dialog.accept())
     await page.click('#kill')
     await page.locator(`tr.sandbox[data-id="${second}"]`).waitFor({ state: 'detached', ...WAIT })
     assert.equal((await apiGet(`/sandboxes/${second}`)).status, 404)
@@ -287,6 +411,7 @@ describe('the playground in headless Chromium', () => {
     await page.locator('#selected-left', { hasText: /^\d+m \d\ds left$/ }).waitFor(WAIT)
     assert.equal(await page.locator('#resume').isDisabled(), true)
 
+    page.once('dialog', (dialog) => dialog.accept())
     await page.click('#kill')
     await selectedRow().waitFor({ state: 'detached', ...WAIT })
     await page.locator('#no-selection').waitFor(WAIT)
@@ -295,9 +420,10 @@ describe('the playground in headless Chromium', () => {
     await noErrorsShown('after kill')
   })
 
-  test('no uncaught exception in the page; console errors only from the closed port and the wrong key', () => {
+  test('no uncaught exception in the page; console errors only from the closed port, the wrong key and the missing directory', () => {
     assert.deepEqual(pageErrors, [])
-    for (const text of consoleErrors) assert.match(text, /401|ERR_CONNECTION_REFUSED/, `unexpected console error: ${text}`)
+    for (const text of consoleErrors)
+      assert.match(text, /401|ERR_CONNECTION_REFUSED|404 \(Not Found\) http:\S+\/filesystem\.Filesystem\/ListDir/, `unexpected console error: ${text}`)
   })
 })
 

@@ -1,162 +1,30 @@
-// server.mjs — a tiny read-only static file server for the browser test and
-// the manual demo page. Serves the repository root on loopback (port 0 unless
-// given), GET/HEAD only, with the MIME types a browser needs for ES modules and
-// WebAssembly. Paths outside the root (.., encoded ..), symlinks leading out of
-// it, and dot-files/dot-directories (.git, .ci, ...) are refused.
-//
-//   import { startStaticServer } from './server.mjs'
-//   const server = await startStaticServer()      // { url, port, close() }
+// server.mjs — the browser tests' page on the repository's static server
+// (host/static-server.mjs), and its command line for a manual demo:
 //
 //   node tests/browser/server.mjs [--port N] [--backend]
 //     prints the demo page's URL; with --backend it also starts the local
-//     E2B-compatible backend and puts its URL and key in the page's #fragment.
-import { createReadStream } from 'node:fs'
-import { realpath, stat } from 'node:fs/promises'
-import http from 'node:http'
+//     E2B-compatible backend, and the page (opened with ?local) fetches its URL
+//     and key from this server: the key is never printed (host/serve-cli.mjs).
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+export { repoRoot, startStaticServer } from '../../host/static-server.mjs'
 export const PAGE_PATH = '/tests/browser/page.html'
-
-const MIME = {
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.html': 'text/html; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.md': 'text/plain; charset=utf-8',
-  '.txt': 'text/plain; charset=utf-8',
-  '.toml': 'text/plain; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-}
-
-export function mimeType(file) {
-  return MIME[path.extname(file).toLowerCase()] || 'application/octet-stream'
-}
-
-// Maps a request target to a file inside root, or returns an HTTP status.
-async function resolveTarget(root, target) {
-  let pathname
-  try {
-    pathname = new URL(target, 'http://localhost').pathname
-  } catch {
-    return 400
-  }
-  // The raw target is checked too: URL parsing already folds '/../' away.
-  const raw = target.split(/[?#]/, 1)[0]
-  let decoded
-  try {
-    decoded = decodeURIComponent(pathname)
-    decodeURIComponent(raw)
-  } catch {
-    return 400
-  }
-  if (decoded.includes('\0') || decoded.includes('\\')) return 400
-  const segments = [...decodeURIComponent(raw).split('/'), ...decoded.split('/')]
-  if (segments.some((s) => s === '..')) return 403
-  if (decoded.split('/').some((s) => s.startsWith('.'))) return 403
-  const file = path.resolve(root, '.' + decoded)
-  if (file !== root && !file.startsWith(root + path.sep)) return 403
-  let real
-  try {
-    real = await realpath(file)
-  } catch {
-    return 404
-  }
-  if (real !== root && !real.startsWith(root + path.sep)) return 403 // a symlink leading out
-  const info = await stat(real).catch(() => null)
-  if (!info || !info.isFile()) return 404
-  return { file: real, size: info.size }
-}
-
-/**
- * Starts the server; resolves to { url, port, close() }.
- * json: optional { '/exact/path': value } served as JSON before any file (the
- * playground's serve.mjs hands the page its local backend this way).
- */
-export async function startStaticServer({ root = repoRoot, port = 0, host = '127.0.0.1', json = {} } = {}) {
-  const realRoot = await realpath(root)
-  const server = http.createServer(async (req, res) => {
-    const send = (status, text) => {
-      res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' })
-      res.end(req.method === 'HEAD' ? undefined : `${status} ${text}\n`)
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.setHeader('Allow', 'GET, HEAD')
-      return send(405, 'read-only')
-    }
-    const pathname = (req.url || '/').split(/[?#]/, 1)[0]
-    if (Object.hasOwn(json, pathname)) {
-      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' })
-      return res.end(req.method === 'HEAD' ? undefined : JSON.stringify(json[pathname]))
-    }
-    if (req.url === '/' || req.url === '') {
-      res.writeHead(302, { Location: PAGE_PATH, 'Cache-Control': 'no-store' })
-      return res.end()
-    }
-    const target = await resolveTarget(realRoot, req.url || '/')
-    if (typeof target === 'number') return send(target, http.STATUS_CODES[target])
-    res.writeHead(200, {
-      'Content-Type': mimeType(target.file),
-      'Content-Length': target.size,
-      'Cache-Control': 'no-store',
-      'X-Content-Type-Options': 'nosniff',
-    })
-    if (req.method === 'HEAD') return res.end()
-    const stream = createReadStream(target.file)
-    stream.on('error', () => res.destroy())
-    stream.pipe(res)
-  })
-  const sockets = new Set()
-  server.on('connection', (s) => {
-    sockets.add(s)
-    s.on('close', () => sockets.delete(s))
-  })
-  await new Promise((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => {
-      server.off('error', reject)
-      resolve()
-    })
-  })
-  const actual = server.address().port
-  return {
-    url: `http://${host}:${actual}`,
-    port: actual,
-    close() {
-      return new Promise((resolve) => {
-        server.close(() => resolve())
-        for (const s of sockets) s.destroy() // keep-alive connections from the browser
-      })
-    },
-  }
-}
 
 // Run directly: serve the repository and print the demo page's URL.
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  const args = process.argv.slice(2)
-  const portArg = args.indexOf('--port')
-  const port = portArg >= 0 ? Number(args[portArg + 1]) : 0
-  const server = await startStaticServer({ port })
-  let backend = null
-  let fragment = ''
-  if (args.includes('--backend')) {
+  async function startLocalBackend() {
     const { startBackend } = await import('../../host/backend.mjs')
-    backend = await startBackend()
-    fragment = '#' + new URLSearchParams({ api_url: backend.apiUrl, api_key: backend.apiKey })
-    console.log(`local backend: ${backend.apiUrl} (pid ${backend.pid})`)
+    return startBackend()
   }
-  console.log(`serving ${repoRoot} read-only`)
-  console.log(`demo page: ${server.url}${PAGE_PATH}${fragment}`)
-  const stop = async () => {
-    await server.close()
-    if (backend) await backend.stop()
-    process.exit(0)
-  }
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
+  import('../../host/serve-cli.mjs').then(({ serveFromCommandLine }) => serveFromCommandLine({
+    program: 'tests/browser/server.mjs',
+    pagePath: PAGE_PATH,
+    pageName: 'demo page',
+    usage: 'usage: node tests/browser/server.mjs [--port N] [--backend]\n' +
+      '  serves the repository read-only on 127.0.0.1 and prints the demo page\'s URL\n' +
+      '  --port N   the port (default 0: any free port)\n' +
+      '  --backend  also start the local backend; the page, opened with ?local, fetches its URL and key from this server\n',
+    startBackend: startLocalBackend,
+  }))
 }
