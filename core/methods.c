@@ -7,6 +7,7 @@
 #include "base64.h"
 #include "errors.h"
 #include "files.h"
+#include "names.h"
 
 #define P_END {NULL, E2BW_P_STRING, 0}
 /* Every method takes `request_timeout` (seconds) to override the configured
@@ -219,6 +220,19 @@ static const char *signal_name(const cJSON *v) {
   return NULL;
 }
 
+/* 1 for a base64 encoding name, 0 for UTF-8, -1 for neither. Hosts write
+ * "utf8" and the IANA "UTF-8" alike; the core answers "utf8" (canonical). */
+static int encoding_base64(const cJSON *v) {
+  if (!cJSON_IsString(v)) return -1;
+  if (e2bw_name_equal_nocase(v->valuestring, "base64")) return 1;
+  if (e2bw_name_equal_nocase(v->valuestring, "utf8") || e2bw_name_equal_nocase(v->valuestring, "utf-8")) return 0;
+  return -1;
+}
+
+int e2bw_param_base64(const cJSON *params) {
+  return encoding_base64(cJSON_GetObjectItemCaseSensitive(params, "encoding")) == 1;
+}
+
 static cJSON *param_error(const char *field, const char *what) {
   cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: '%s' %s", field, what);
   return e2bw_error_set_str(e, "field", field);
@@ -318,8 +332,7 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v, const cJSON *params
     return param_error(p->name, "cannot be honoured: E2B sandboxes have no GPU (leave it out, null or 0)");
   case E2BW_P_DATA: {
     if (!cJSON_IsString(v)) return param_error(p->name, "must be a string");
-    const cJSON *enc = cJSON_GetObjectItemCaseSensitive(params, "encoding");
-    if (!cJSON_IsString(enc) || strcmp(enc->valuestring, "base64") != 0) return NULL;
+    if (!e2bw_param_base64(params)) return NULL;
     if (!e2bw_base64_valid(v->valuestring, strlen(v->valuestring))) return param_error(p->name, "is not base64 (encoding is \"base64\")");
     return NULL;
   }
@@ -327,8 +340,7 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v, const cJSON *params
     if (!(e2bw_param_pid(v, NULL) > 0)) return param_error(p->name, "must be a process id (a positive integer, or its decimal string)");
     return NULL;
   case E2BW_P_ENCODING:
-    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "utf8") && strcmp(v->valuestring, "base64")))
-      return param_error(p->name, "must be \"utf8\" or \"base64\"");
+    if (encoding_base64(v) < 0) return param_error(p->name, "must be \"utf8\" (or \"utf-8\") or \"base64\", in any case");
     return NULL;
   case E2BW_P_SIGNAL:
     if (!signal_name(v)) return param_error(p->name, "must be \"SIGTERM\" or \"SIGKILL\" (the signals envd delivers)");
@@ -365,7 +377,31 @@ double e2bw_param_pid(const cJSON *params, const char *name) {
 /* SIGTERM / SIGKILL in the forms a host may use; NULL when not one of them. */
 const char *e2bw_signal_param(const cJSON *v) { return signal_name(v); }
 
+static int known_param(const e2bw_method *m, const char *name) {
+  for (const e2bw_param *p = m->params; p && p->name; p++)
+    if (strcmp(p->name, name) == 0) return 1;
+  return 0;
+}
+
+/* A member that is no parameter but close to one (names.h) is refused: its
+ * value would be lost without a word. Others are extensions, ignored. */
+static cJSON *near_miss(const e2bw_method *m, const cJSON *params) {
+  const cJSON *item;
+  cJSON_ArrayForEach(item, params) {
+    if (!item->string || known_param(m, item->string)) continue;
+    e2bw_name_match best = E2BW_NAME_MATCH_INIT;
+    for (const e2bw_param *p = m->params; p && p->name; p++) e2bw_name_consider(&best, item->string, p->name);
+    if (!best.meant) continue;
+    cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: '%.60s' is not a parameter of %s: did you mean '%s'?", item->string,
+                              m->name, best.meant);
+    return e2bw_error_set_str(e2bw_error_set_str(e, "field", item->string), "did_you_mean", best.meant);
+  }
+  return NULL;
+}
+
 cJSON *e2bw_params_check(const e2bw_method *m, const cJSON *params) {
+  cJSON *miss = params ? near_miss(m, params) : NULL;
+  if (miss) return miss;
   for (const e2bw_param *p = m->params; p && p->name; p++) {
     const cJSON *v = params ? cJSON_GetObjectItemCaseSensitive(params, p->name) : NULL;
     if (!v || cJSON_IsNull(v)) {
