@@ -345,10 +345,22 @@ static void test_read_failures(void) {
   r = h_send(h);
   CHECK_STR(str(h_result(r), "content"), "");
   CHECK_NUM(field(h_result(r), "total_size")->valuedouble, 8);
-  /* the sandbox gone */
+  /* the sandbox paused: the proxy cannot find it, the control plane says
+   * paused; then gone: both say so */
   call(h, 10, "files.read", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\"}");
   req = h_http_next(h);
   h_respond(h, req->op, 502, NULL, "{\"sandboxId\":\"sbx1\",\"message\":\"The sandbox was not found\",\"code\":502}");
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/sandboxes/sbx1");
+  h_respond(h, req->op, 200, NULL, "{\"sandboxID\":\"sbx1\",\"state\":\"paused\"}");
+  r = h_send(h);
+  CHECK_NUM(h_error_code(r), -32015);
+  CHECK_STR(data_str(r, "status"), "paused");
+  call(h, 11, "files.write", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\",\"content\":\"x\"}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 502, NULL, "{\"sandboxId\":\"sbx1\",\"message\":\"The sandbox was not found\",\"code\":502}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 404, NULL, "{\"code\":404,\"message\":\"not found\"}");
   r = h_send(h);
   CHECK_NUM(h_error_code(r), -32002);
   CHECK_STR(data_str(r, "sdk_code"), "E2009");
