@@ -111,17 +111,24 @@ static char *without_trailing_slash(const char *s) {
   return p;
 }
 
-cJSON *e2bw_config_parse(e2bw_config *cfg, const cJSON *config) {
+/* "is required: <how to set it>", the hint cut to what a message carries. */
+static cJSON *key_missing(const char *key_hint) {
+  char what[400];
+  snprintf(what, sizeof what, "is required: %.380s", key_hint ? key_hint : "give it in initialize's params.config");
+  return field_error("api_key", what);
+}
+
+cJSON *e2bw_config_parse(e2bw_config *cfg, const cJSON *config, const char *key_hint) {
   memset(cfg, 0, sizeof *cfg);
   cfg->request_timeout_ms = E2BW_DEFAULT_REQUEST_TIMEOUT_S * 1000.0;
   cfg->keepalive_interval_ms = E2BW_DEFAULT_KEEPALIVE_S * 1000.0;
-  if (!cJSON_IsObject(config)) return field_error("api_key", "is required: initialize must carry a config object");
+  if (!cJSON_IsObject(config)) return key_missing(key_hint);
 
   const char *api_key, *domain, *api_url, *sandbox_url;
   cJSON *err = near_miss(config);
   if (err) return err;
   if ((err = get_string(config, "api_key", &api_key))) return err;
-  if (!api_key) return field_error("api_key", "is required (set ABX_E2B_WASM_API_KEY or E2B_API_KEY)");
+  if (!api_key) return key_missing(key_hint);
   if (has_control_chars(api_key)) return field_error("api_key", "must not contain control characters");
   if ((err = get_string(config, "domain", &domain))) return err;
   if (domain && !domain_ok(domain)) return field_error("domain", "must be a host name such as e2b.app");

@@ -125,6 +125,19 @@ test('garbage gets the documented errors and the runner keeps going', async () =
   assert.deepEqual(await r.exited, { code: 0, signal: null })
 })
 
+test('a missing api_key says to send it in initialize: the runner reads no environment', async () => {
+  const r = startRunner()
+  const missing = (await r.call(1, 'initialize', { protocol: 'epp/1', config: { api_url: backend.apiUrl } })).error
+  assert.equal(missing.code, -32602)
+  assert.equal(missing.data.field, 'config.api_key')
+  assert.match(missing.message, /'api_key' is required: send it in initialize's params\.config: this runner reads no environment/)
+  assert.doesNotMatch(missing.message, /ABX_E2B_WASM_API_KEY|E2B_API_KEY/, 'no environment variable: the runner reads none')
+  const none = (await r.call(2, 'initialize', { protocol: 'epp/1' })).error
+  assert.match(none.message, /this runner reads no environment/)
+  r.child.stdin.end()
+  assert.deepEqual(await r.exited, { code: 0, signal: null })
+})
+
 test('near-miss names are refused naming the one meant; the SDK\'s apiUrl never falls back to api.e2b.app', async () => {
   const r = startRunner()
   const sdkSpelling = (await r.call(1, 'initialize', { protocol: 'epp/1', config: { api_key: backend.apiKey, apiUrl: backend.apiUrl } })).error

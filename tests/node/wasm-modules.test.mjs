@@ -18,7 +18,7 @@ const MODULES = {
 }
 const ABI = ['memory', 'core_new', 'core_free', 'input_buffer', 'submit', 'ndjson_feed', 'ndjson_end', 'http_head', 'http_body',
   'http_end', 'http_fail', 'http_hold', 'next_deadline', 'tick', 'next_action', 'action_op', 'action_text', 'action_text_len', 'action_body',
-  'action_body_len', 'is_shut_down', 'describe_methods', 'submit_detached', 'set_detach']
+  'action_body_len', 'is_shut_down', 'describe_methods', 'submit_detached', 'set_detach', 'set_key_hint']
 
 test('committed wasm/core.wasm is byte-identical to a fresh build', () => {
   assert.deepEqual(readFileSync(MODULES.committed), readFileSync(MODULES.emscripten),

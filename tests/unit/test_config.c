@@ -83,6 +83,24 @@ void suite_config(void) {
     h_free(h);
   }
 
+  /* a missing key says how to set it on this transport: the loader tells
+   * the core (it reads no environment); by default, initialize's config */
+  static const char *const hints[] = {NULL, "set it with 'tool config set key'"};
+  for (int i = 0; i < 2; i++) {
+    for (int with_config = 0; with_config < 2; with_config++) {
+      harness *h = h_new();
+      if (hints[i]) e2bw_core_set_key_hint(h->core, hints[i], strlen(hints[i]));
+      h_submit(h, with_config ? "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"config\":{\"domain\":\"e2b.dev\"}}}"
+                              : "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}");
+      cJSON *r = h_send(h);
+      char want[128];
+      snprintf(want, sizeof want, "'api_key' is required: %s", hints[i] ? hints[i] : "give it in initialize's params.config");
+      CHECK(strstr(h_error_message(r), want) != NULL);
+      CHECK(strstr(h_error_message(r), "ABX_") == NULL);
+      h_free(h);
+    }
+  }
+
   harness *h = h_new();
   h_http *req = first_request(h, "{\"api_key\":\"k-123456\",\"domain\":\"example.com\"}");
   CHECK_STR(req->url, "https://api.example.com/sandboxes/sbx1");
