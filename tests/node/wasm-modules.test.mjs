@@ -10,7 +10,7 @@ import { ACTION, Core, DETACHED } from '../../js-shim/core-module.mjs'
 import { methodsDoc } from '../lib/epp-schema.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
-const build = process.env.E2BW_BUILD || path.join(root, 'build')
+const build = path.resolve(process.env.E2BW_BUILD || path.join(root, 'build'))
 const MODULES = {
   committed: path.join(root, 'wasm', 'core.wasm'),
   emscripten: path.join(build, 'wasm', 'core.wasm'),
