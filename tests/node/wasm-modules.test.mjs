@@ -30,6 +30,27 @@ test('committed wasm/core.wasm stays within 96 KiB (issue 9)', () => {
   assert.ok(size <= 96 * 1024, `core.wasm is ${size} bytes, over 98,304`)
 })
 
+// The module's size as the docs quote it: bytes in the benchmark tables,
+// KiB there and in README's opening line. A core change that moves the size
+// fails here until the docs say the new one (issue 17, item 16).
+test('README and docs/PERFORMANCE.md quote the committed module\'s size', () => {
+  const size = readFileSync(MODULES.committed).length
+  const kib = size / 1024
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
+  const perf = readFileSync(path.join(root, 'docs', 'PERFORMANCE.md'), 'utf8')
+  const rows = [['README.md', readme.match(/^\| `core\.wasm` size .*$/m)], ['docs/PERFORMANCE.md', perf.match(/^\| core\.wasm size .*$/m)]]
+  for (const [file, row] of rows) {
+    assert.ok(row, `${file} has its core.wasm size row`)
+    const quoted = row[0].match(/\*\*([\d,]+) bytes\*\* \(([\d.]+) KiB/)
+    assert.ok(quoted, `${file}: the row quotes '**N bytes** (K KiB': ${row[0]}`)
+    assert.equal(Number(quoted[1].replace(/,/g, '')), size, `${file} quotes ${quoted[1]} bytes; wasm/core.wasm has ${size}`)
+    assert.equal(quoted[2], kib.toFixed(1), `${file}: ${size} bytes are ${kib.toFixed(1)} KiB`)
+  }
+  const opening = readme.match(/compiled to an? (\d+) KiB WebAssembly module/)
+  assert.ok(opening, 'README opens with the module\'s size in KiB')
+  assert.equal(Number(opening[1]), Math.round(kib), `README's opening says ${opening[1]} KiB; the module has ${kib.toFixed(1)}`)
+})
+
 for (const [name, file] of Object.entries(MODULES)) {
   test(`${name}: no imports, the whole ABI exported`, () => {
     const mod = new WebAssembly.Module(readFileSync(file))
