@@ -30,9 +30,11 @@ function words(line) {
 
 /** Runs argv (leading NAME=value words become the environment) at the repo root. */
 function run(argv) {
-  const env = { ...process.env }
+  // As a user's shell has it, without E2B or abx settings: the suite must
+  // start its own local backend, never reach an account named there.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(E2B_|ABX_)/.test(k)))
   delete env.NODE_TEST_CONTEXT // a nested `node --test` must report on its own, not to our runner
-  delete env.E2BW_BUILD // as a user's shell has it: only what the command sets
+  delete env.E2BW_BUILD // only what the command sets
   while (/^[A-Za-z_][A-Za-z0-9_]*=/.test(argv[0])) {
     const [name, value] = argv.shift().split(/=(.*)/s)
     env[name] = value
