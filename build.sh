@@ -5,11 +5,13 @@
 #   ./build.sh demo          build, run the lifecycle demo on the embedded local backend, then
 #                            serve the browser playground and print its URL (Ctrl-C stops it)
 #   ./build.sh test          build, then run every test (C unit + sanitizers, fuzzers, node,
-#                            contract, official SDK, browser)
+#                            contract, official SDK, browser): one line per layer, logs in
+#                            build/test-logs/, a failing layer's whole output, "N passed, N failed"
 #   ./build.sh update-wasm   build and copy the fresh module over wasm/core.wasm (then commit it)
 #
 # On a fresh Debian 12 machine it installs its toolchain with apt (as root, or through sudo).
-# Third-party C source (cJSON) is fetched with `apt-get source` into build/, never committed.
+# Third-party C source (cJSON) is fetched with `apt-get source` into build/, never committed,
+# through an apt configuration of its own in build/apt (the system's apt state is untouched).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -43,21 +45,41 @@ install_toolchain() {
 
 install_browser() { apt_install chromium; }
 
+# apt with a configuration of its own under build/apt: deb-src entries derived from the
+# machine's own sources, and its own package lists and cache. The system's apt state
+# (/etc/apt, /var/lib/apt, /var/cache/apt) is only read, and no root is needed.
+APT_DIR=$BUILD/apt
+private_apt() {
+  local tool=$1; shift
+  "$tool" -q -o Dir::Etc::SourceList="$APT_DIR/sources.list" -o Dir::Etc::SourceParts="$APT_DIR/sources.list.d" \
+    -o Dir::State::Lists="$APT_DIR/lists" -o Dir::Cache="$APT_DIR/cache" -o APT::Sandbox::User="$(id -un)" "$@"
+}
+
+private_apt_sources() {
+  mkdir -p "$APT_DIR/sources.list.d" "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial"
+  : > "$APT_DIR/sources.list"
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources > "$APT_DIR/sources.list.d/debian-src.sources"
+  elif [ -f /etc/apt/sources.list ]; then
+    sed -n 's/^deb /deb-src /p' /etc/apt/sources.list > "$APT_DIR/sources.list"
+  else
+    die "no /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list to derive deb-src entries from"
+  fi
+}
+
 # cJSON: Debian ships no .c in libcjson-dev, so take the source package (with Debian's
-# security patches applied) through a deb-src copy of the machine's own apt sources.
+# security patches applied) through the private apt configuration above.
 fetch_cjson() {
   local dest=$BUILD/third_party/cjson
   [ -f "$dest/cJSON.c" ] && [ -f "$dest/VERSION" ] && [ "$(cat "$dest/VERSION")" = "$CJSON_VERSION" ] && return 0
-  say "fetching cJSON $CJSON_VERSION source (apt-get source)"
-  if ! apt-cache showsrc cjson 2>/dev/null | grep -q "^Version: $CJSON_VERSION\$"; then
-    local src=/etc/apt/sources.list.d/debian.sources
-    [ -f "$src" ] || die "no $src to derive a deb-src entry from"
-    sed 's/^Types: deb$/Types: deb-src/' "$src" | as_root tee /etc/apt/sources.list.d/e2b-wasm-src.sources >/dev/null
-    as_root apt-get update -q >/dev/null
+  say "fetching cJSON $CJSON_VERSION source (apt-get source, apt configuration in $APT_DIR)"
+  if ! private_apt apt-cache showsrc cjson 2>/dev/null | grep -q "^Version: $CJSON_VERSION\$"; then
+    private_apt_sources
+    private_apt apt-get update >/dev/null || die "apt-get update (private configuration in $APT_DIR) failed"
   fi
   local work=$BUILD/third_party/src
   rm -rf "$work" && mkdir -p "$work" "$dest"
-  (cd "$work" && apt-get source -q "cjson=$CJSON_VERSION" >/dev/null 2>&1) || die "apt-get source cjson=$CJSON_VERSION failed"
+  (cd "$work" && private_apt apt-get source "cjson=$CJSON_VERSION" >/dev/null 2>&1) || die "apt-get source cjson=$CJSON_VERSION failed"
   cp "$work"/cjson-1.7.15/cJSON.c "$work"/cjson-1.7.15/cJSON.h "$work"/cjson-1.7.15/LICENSE "$dest"/
   echo "$CJSON_VERSION" > "$dest/VERSION"
 }
@@ -103,51 +125,56 @@ EOF
   exit 1
 }
 
-run_fuzzers() {
-  make -s -j"$(nproc)" fuzz BUILD="$BUILD" >&2
-  local src f name corpus
-  for src in tests/fuzz/fuzz_*.c; do
-    name=$(basename "$src" .c)
-    f=$BUILD/fuzz/$name
-    corpus=$BUILD/fuzz-corpus/$name
-    mkdir -p "$corpus"
-    say "fuzz $name (${FUZZ_SECONDS}s)"
-    "$f" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 \
-      -artifact_prefix="$BUILD/fuzz/$name-" "$corpus" "tests/fuzz/corpus/$name" >"$BUILD/fuzz/$name.log" 2>&1 \
-      || { tail -40 "$BUILD/fuzz/$name.log" >&2; die "fuzzer $name found a failure"; }
-  done
+fuzz_target() {
+  local name=$1 corpus=$BUILD/fuzz-corpus/$1
+  mkdir -p "$corpus"
+  "$BUILD/fuzz/$name" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 \
+    -artifact_prefix="$BUILD/fuzz/$name-" "$corpus" "tests/fuzz/corpus/$name"
 }
 
-# The committed corpora, replayed by plain (non-libFuzzer) builds of the targets.
-run_replay() {
-  make -s -j"$(nproc)" replay BUILD="$BUILD" >&2
-  local src name
-  for src in tests/fuzz/fuzz_*.c; do
-    name=$(basename "$src" .c)
-    say "replay corpus of $name"
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$BUILD/replay/$name" "tests/fuzz/corpus/$name"
-  done
+node_tests() {
+  E2BW_BUILD="$BUILD" node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$LAYER_TAP" "$@"
 }
 
+# One line per layer (tests/layers.sh); a failing layer's whole output; every
+# log in build/test-logs/. The closing "N passed, N failed" counts layers.
 run_tests() {
   install_browser
-  say "C unit tests (native)"
-  "$BUILD/native/unit_tests"
-  say "C unit tests (ASan + UBSan)"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$BUILD/asan/unit_tests"
-  say "backend unit tests (native, then ASan + UBSan)"
-  "$BUILD/native/backend_unit_tests"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$BUILD/asan/backend_unit_tests"
-  run_replay
-  run_fuzzers
-  say "node tests (wasm modules, contract suite, official SDK, browser)"
-  E2BW_BUILD="$BUILD" node --test --test-concurrency=1 tests/node tests/contract tests/sdk tests/browser
+  make -s -j"$(nproc)" replay fuzz BUILD="$BUILD" >&2
+  # shellcheck source=tests/layers.sh
+  . tests/layers.sh
+  layers_start "$BUILD/test-logs"
+  layer "C unit tests (native)" unit "$BUILD/native/unit_tests"
+  layer "C unit tests (ASan + UBSan)" unit \
+    env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$BUILD/asan/unit_tests"
+  layer "backend unit tests (native)" unit "$BUILD/native/backend_unit_tests"
+  layer "backend unit tests (ASan + UBSan)" unit \
+    env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$BUILD/asan/backend_unit_tests"
+  local src name
+  # the committed corpora, replayed by plain (non-libFuzzer) builds of the targets
+  for src in tests/fuzz/fuzz_*.c; do
+    name=$(basename "$src" .c)
+    layer "replay $name" replay env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$BUILD/replay/$name" "tests/fuzz/corpus/$name"
+  done
+  for src in tests/fuzz/fuzz_*.c; do
+    name=$(basename "$src" .c)
+    layer "fuzz $name" fuzz fuzz_target "$name"
+  done
+  layer "node tests/node" node node_tests tests/node
+  layer "node tests/contract" node node_tests tests/contract
+  layer "node tests/sdk (e2b SDK)" node node_tests tests/sdk
+  layer "node tests/browser (Chromium)" node node_tests tests/browser
+  layers_finish
 }
+
+# Sourced (tests/node/build-script.test.mjs): the functions only.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
 case "${1:-build}" in
   build)       build_all; check_wasm ;;
   update-wasm) build_all; cp "$BUILD/wasm/core.wasm" wasm/core.wasm; say "wasm/core.wasm updated; commit it" ;;
-  test)        build_all; check_wasm; run_tests; say "all tests passed" ;;
+  test)        build_all; check_wasm; run_tests ;;
   demo)        build_all; check_wasm; E2BW_BUILD="$BUILD" node demo/lifecycle.mjs
                E2BW_BUILD="$BUILD" node playground/serve.mjs --backend ;;
   *) die "usage: ./build.sh [build|test|demo|update-wasm]" ;;

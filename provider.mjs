@@ -7,13 +7,16 @@ import { createDispatcher } from './js-shim/dispatcher.mjs'
 // bytes of wasm/core.wasm (or a compiled WebAssembly.Module) before buildInfra.
 export { useCoreModule } from './js-shim/core-module.mjs'
 
+// In-process, the host fills the config from its own (abx-provider.toml's fields).
+const KEY_HINT = "set it in the host's config: 'abx config set providers.e2b-wasm.api_key', or ABX_E2B_WASM_API_KEY or E2B_API_KEY in its environment"
+
 export default function create(kit) {
   return {
     async buildInfra(ctx) {
       if (!kit || !kit.epp || typeof kit.epp.infra !== 'function')
         throw new Error("e2b-wasm needs a host with kit.epp.infra (node/1); or run 'node js-shim/epp-stdio.mjs'")
       // The host runs the dispatcher in-process and adapts it to its protocol objects.
-      return kit.epp.infra(ctx, (hostCtx = ctx) => createDispatcher({ ctx: hostCtx }))
+      return kit.epp.infra(ctx, (hostCtx = ctx) => createDispatcher({ ctx: hostCtx, keyHint: KEY_HINT }))
     },
   }
 }

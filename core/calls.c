@@ -67,6 +67,9 @@ void e2bw_call_succeed(e2bw_core *core, e2bw_call *call, cJSON *result) {
 }
 
 void e2bw_call_fail(e2bw_core *core, e2bw_call *call, cJSON *error) {
+  int (*vet)(e2bw_core *, e2bw_call *, cJSON *) = call->vet_failure;
+  call->vet_failure = NULL; /* once: the answer it leads to is final */
+  if (vet && vet(core, call, error)) return;
   e2bw_http_cancel_call(core, call);
   e2bw_reply_error(core, call->id, error);
   call_unlink_free(core, call);

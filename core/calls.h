@@ -21,6 +21,10 @@ struct e2bw_call {
   int step;                 /* the handler's own progress marker */
   cJSON *scratch;           /* the handler's own state between steps (owned) */
   void (*then)(e2bw_core *core, e2bw_call *call); /* continuation after e2bw_envd_ensure */
+  /* Failure hook: sees the call's error first and may take it (returns 1)
+   * to answer later; envd.c asks the control plane whether a sandbox the
+   * sandbox proxy cannot find is paused or gone. */
+  int (*vet_failure)(e2bw_core *core, e2bw_call *call, cJSON *error);
   /* Call teardown hook: what ends with this call (a stream registers
    * itself here) is torn down when the call ends another way. */
   void (*teardown)(e2bw_core *core, void *arg);

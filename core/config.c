@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "names.h"
 
 static char *dup_str(const char *s) {
   size_t n = strlen(s) + 1;
@@ -43,10 +44,35 @@ static int domain_ok(const char *s) {
 }
 
 static cJSON *field_error(const char *field, const char *what) {
-  cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid config: '%s' %s", field, what);
-  char path[64];
-  snprintf(path, sizeof path, "config.%s", field);
+  cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid config: '%.60s' %s", field, what);
+  char path[80];
+  snprintf(path, sizeof path, "config.%.60s", field);
   return e2bw_error_set_str(e, "field", path);
+}
+
+/* Every field abx-provider.toml declares ([config.fields]). */
+static const char *const config_fields[] = {"api_key",         "domain",             "api_url",         "sandbox_url",
+                                            "request_timeout", "keepalive_interval", "envd_passthrough"};
+#define CONFIG_FIELD_COUNT (sizeof config_fields / sizeof config_fields[0])
+
+/* A field that is none of them but close to one (names.h) is refused: the
+ * SDK's apiUrl would otherwise leave api_url at its default. Others are
+ * ignored, as a host's extensions. */
+static cJSON *near_miss(const cJSON *config) {
+  const cJSON *item;
+  cJSON_ArrayForEach(item, config) {
+    int known = 0;
+    e2bw_name_match best = E2BW_NAME_MATCH_INIT;
+    for (size_t i = 0; i < CONFIG_FIELD_COUNT && item->string; i++) {
+      known |= strcmp(item->string, config_fields[i]) == 0;
+      e2bw_name_consider(&best, item->string, config_fields[i]);
+    }
+    if (known || !best.meant) continue;
+    char what[96];
+    snprintf(what, sizeof what, "is not a config field: did you mean '%s'?", best.meant);
+    return e2bw_error_set_str(field_error(item->string, what), "did_you_mean", best.meant);
+  }
+  return NULL;
 }
 
 /* Optional string field: NULL item or JSON null means "not set". */
@@ -85,16 +111,24 @@ static char *without_trailing_slash(const char *s) {
   return p;
 }
 
-cJSON *e2bw_config_parse(e2bw_config *cfg, const cJSON *config) {
+/* "is required: <how to set it>", the hint cut to what a message carries. */
+static cJSON *key_missing(const char *key_hint) {
+  char what[400];
+  snprintf(what, sizeof what, "is required: %.380s", key_hint ? key_hint : "give it in initialize's params.config");
+  return field_error("api_key", what);
+}
+
+cJSON *e2bw_config_parse(e2bw_config *cfg, const cJSON *config, const char *key_hint) {
   memset(cfg, 0, sizeof *cfg);
   cfg->request_timeout_ms = E2BW_DEFAULT_REQUEST_TIMEOUT_S * 1000.0;
   cfg->keepalive_interval_ms = E2BW_DEFAULT_KEEPALIVE_S * 1000.0;
-  if (!cJSON_IsObject(config)) return field_error("api_key", "is required: initialize must carry a config object");
+  if (!cJSON_IsObject(config)) return key_missing(key_hint);
 
   const char *api_key, *domain, *api_url, *sandbox_url;
-  cJSON *err;
+  cJSON *err = near_miss(config);
+  if (err) return err;
   if ((err = get_string(config, "api_key", &api_key))) return err;
-  if (!api_key) return field_error("api_key", "is required (set ABX_E2B_WASM_API_KEY or E2B_API_KEY)");
+  if (!api_key) return key_missing(key_hint);
   if (has_control_chars(api_key)) return field_error("api_key", "must not contain control characters");
   if ((err = get_string(config, "domain", &domain))) return err;
   if (domain && !domain_ok(domain)) return field_error("domain", "must be a host name such as e2b.app");

@@ -21,8 +21,10 @@ typedef struct e2bw_config {
 #define E2BW_DEFAULT_KEEPALIVE_S 15.0
 
 /* Fills *cfg from initialize's `config` object. Returns NULL on success, else
- * an invalid_params error naming the field (never quoting a secret). */
-cJSON *e2bw_config_parse(e2bw_config *cfg, const cJSON *config);
+ * an invalid_params error naming the field (never quoting a secret).
+ * key_hint: how the user sets api_key on this transport, for the error when
+ * it is missing (NULL: initialize's params.config). */
+cJSON *e2bw_config_parse(e2bw_config *cfg, const cJSON *config, const char *key_hint);
 void e2bw_config_free(e2bw_config *cfg);
 
 /* Checks that s is an http(s) URL with a host, without credentials, query or

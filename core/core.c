@@ -44,6 +44,7 @@ void e2bw_core_free(e2bw_core *core) {
   e2bw_secrets_free(&core->secrets);
   e2bw_ndjson_free(&core->ndjson);
   e2bw_config_free(&core->config);
+  free(core->key_hint);
   free(core);
 }
 
@@ -160,6 +161,15 @@ void e2bw_core_submit_detached(e2bw_core *core, const char *msg, size_t len, con
 }
 
 void e2bw_core_set_detach(e2bw_core *core, size_t min_len) { core->detach_min = min_len; }
+
+void e2bw_core_set_key_hint(e2bw_core *core, const char *text, size_t len) {
+  char *copy = malloc(len + 1);
+  if (!copy) return; /* the default hint stays: still true, only less precise */
+  memcpy(copy, text, len);
+  copy[len] = '\0';
+  free(core->key_hint);
+  core->key_hint = copy;
+}
 
 static void on_ndjson_line(void *ctx, const char *line, size_t len) {
   e2bw_core *core = ctx;

@@ -38,6 +38,7 @@ struct e2bw_core {
   e2bw_action *reserve;     /* an answer's worth of memory for out-of-memory errors */
   unsigned long alloc_mark; /* e2bw_alloc_failures() when the current input arrived */
   size_t detach_min;        /* 0, or the size from which long strings leave detached (e2bw.h) */
+  char *key_hint;           /* how this transport's user sets api_key, or NULL (e2bw.h) */
 };
 
 #endif

@@ -82,6 +82,73 @@ static const char *call_sandbox_id(const e2bw_call *call) {
   return cJSON_IsString(v) ? v->valuestring : "";
 }
 
+/* A paused sandbox is `unavailable` until resumed (docs/errors.md), and
+ * says so in data.status: a host tells it from a sandbox that is gone. */
+static cJSON *paused_error(const char *id) {
+  cJSON *e = e2bw_error_new(E2BW_ERR_UNAVAILABLE, "Sandbox '%s' is paused: resume it (sandbox.resume) before using it", id);
+  return e2bw_error_set_str(e, "status", "paused");
+}
+
+/* The sandbox proxy's answer for an id with no running sandbox behind it
+ * (docs/e2b-protocol-notes.md, "Reaching envd"): the sandbox may be gone or only paused. */
+static cJSON *proxy_not_running_error(const char *id) {
+  cJSON *e = e2bw_error_new(E2BW_ERR_NOT_FOUND, "Sandbox '%s' is not running: it was killed, paused, or reached its timeout", id);
+  e2bw_error_set_str(e, "sdk_code", E2BW_SDK_SANDBOX_NOT_FOUND);
+  return e2bw_error_set_num(e, "http_status", 502);
+}
+
+static int is_proxy_not_running(const cJSON *error) {
+  const cJSON *data = cJSON_GetObjectItemCaseSensitive(error, "data");
+  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(data, "kind");
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(data, "http_status");
+  const cJSON *sdk = cJSON_GetObjectItemCaseSensitive(data, "sdk_code");
+  return cJSON_IsString(kind) && !strcmp(kind->valuestring, "not_found") && cJSON_IsNumber(status) && status->valuedouble == 502 &&
+         cJSON_IsString(sdk) && !strcmp(sdk->valuestring, E2BW_SDK_SANDBOX_NOT_FOUND);
+}
+
+/* The control plane's word on a sandbox the proxy could not find: 404 is
+ * gone (E2009), "paused" is paused; running (the proxy has not caught up
+ * with a resume) is `unavailable` for now. Any other answer says nothing
+ * new: the proxy's own error stands. */
+static void rechecked(e2bw_core *core, e2bw_http_op *op) {
+  e2bw_call *call = op->call;
+  const char *id = call_sandbox_id(call);
+  cJSON *error;
+  if (op->status == 404) {
+    error = e2bw_api_error(op, id);
+    e2bw_sandbox_forget(core, id);
+  } else {
+    cJSON *detail = op->status == 200 && op->body.len ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+    const cJSON *state = cJSON_GetObjectItemCaseSensitive(detail, "state");
+    if (cJSON_IsString(state) && !strcmp(state->valuestring, "paused")) {
+      error = paused_error(id);
+    } else if (cJSON_IsString(state) && !strcmp(state->valuestring, "running")) {
+      error = e2bw_error_new(E2BW_ERR_UNAVAILABLE, "Sandbox '%s' did not answer through the sandbox proxy, though the control plane "
+                                                   "reports it running (it may be resuming): try again", id);
+      e2bw_error_set_str(e2bw_error_set_num(error, "http_status", 502), "status", "running");
+    } else {
+      error = proxy_not_running_error(id);
+    }
+    cJSON_Delete(detail);
+  }
+  e2bw_http_op_finish(core, op);
+  e2bw_call_fail(core, call, error);
+}
+
+/* The failure hook of every data-plane call (set by e2bw_envd_ensure). */
+static int vet_envd_failure(e2bw_core *core, e2bw_call *call, cJSON *error) {
+  if (!is_proxy_not_running(error)) return 0;
+  cJSON_Delete(error);
+  e2bw_http_cancel_call(core, call);
+  e2bw_buf path = {0};
+  if (e2bw_buf_append_str(&path, "/sandboxes/") || e2bw_url_encode_str(&path, call_sandbox_id(call)))
+    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+  else
+    e2bw_api_request(core, call, "GET", path.data, NULL, rechecked);
+  e2bw_buf_free(&path);
+  return 1;
+}
+
 static void learned(e2bw_core *core, e2bw_http_op *op) {
   e2bw_call *call = op->call;
   const char *id = call_sandbox_id(call);
@@ -97,7 +164,7 @@ static void learned(e2bw_core *core, e2bw_http_op *op) {
   const cJSON *state = cJSON_GetObjectItemCaseSensitive(detail, "state");
   if (cJSON_IsString(state) && strcmp(state->valuestring, "paused") == 0) {
     cJSON_Delete(detail);
-    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_UNAVAILABLE, "Sandbox '%s' is paused: resume it (sandbox.resume) before using it", id));
+    e2bw_call_fail(core, call, paused_error(id));
     return;
   }
   e2bw_sandbox_remember(core, detail);
@@ -107,6 +174,7 @@ static void learned(e2bw_core *core, e2bw_http_op *op) {
 
 void e2bw_envd_ensure(e2bw_core *core, e2bw_call *call, void (*next)(e2bw_core *, e2bw_call *)) {
   const char *id = call_sandbox_id(call);
+  call->vet_failure = vet_envd_failure;
   if (e2bw_sandbox_lookup(core, id)) {
     next(core, call);
     return;
@@ -248,10 +316,10 @@ cJSON *e2bw_envd_status_error(const e2bw_http_op *op, const char *sandbox_id) {
   cJSON *e;
   if (op->status == 502 && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(body, "sandboxId")) &&
       !cJSON_HasObjectItem(body, "port")) {
-    /* E2B's sandbox proxy: no running sandbox behind this id
-     * (docs/e2b-protocol-notes.md, "Reaching envd"). */
-    e = e2bw_error_new(E2BW_ERR_NOT_FOUND, "Sandbox '%s' is not running: it was killed, paused, or reached its timeout", sandbox_id);
-    e2bw_error_set_str(e, "sdk_code", E2BW_SDK_SANDBOX_NOT_FOUND);
+    /* E2B's sandbox proxy: no running sandbox behind this id (docs/e2b-protocol-notes.md,
+     * "Reaching envd"). 
+     * A call's failure hook then asks the control plane which it is. */
+    e = proxy_not_running_error(sandbox_id);
   } else if (op->status == 502) {
     /* Any other 502 (a load balancer's HTML page, a closed port): the way to
      * envd is broken, which says nothing about the sandbox. */

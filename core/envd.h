@@ -30,7 +30,10 @@ const e2bw_sandbox_info *e2bw_sandbox_lookup(const e2bw_core *core, const char *
 
 /* Runs next(core, call) once the call's sandbox (param sandbox_id) is known,
  * asking the control plane (GET /sandboxes/{id}) when it is not: a missing
- * sandbox fails the call with E2009, a paused one with `unavailable`. */
+ * sandbox fails the call with E2009, a paused one with `unavailable` and
+ * data.status "paused". It also sets the call's failure hook: when envd's
+ * sandbox proxy later answers that no sandbox runs behind the id, the call
+ * asks the control plane again, so a paused sandbox is never reported gone. */
 void e2bw_envd_ensure(e2bw_core *core, e2bw_call *call, void (*next)(e2bw_core *, e2bw_call *));
 
 /* Options of one envd request. */

@@ -24,6 +24,7 @@
 #include "json_text.h"
 #include "jsonrpc.h"
 #include "multipart.h"
+#include "params.h"
 #include "url.h"
 
 #define USER_AGENT "e2b-wasm/" E2BW_VERSION
@@ -297,7 +298,6 @@ static void read_done(e2bw_core *core, e2bw_http_op *op) {
 
 static void read_go(e2bw_core *core, e2bw_call *call) {
   const char *path = e2bw_files_param_str(call, "path");
-  const char *encoding = e2bw_files_param_str(call, "encoding");
   const cJSON *off = cJSON_GetObjectItemCaseSensitive(call->params, "offset");
   const cJSON *len = cJSON_GetObjectItemCaseSensitive(call->params, "length");
   read_state *st = calloc(1, sizeof *st);
@@ -308,7 +308,7 @@ static void read_go(e2bw_core *core, e2bw_call *call) {
     e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
     return;
   }
-  st->base64 = encoding && strcmp(encoding, "base64") == 0;
+  st->base64 = e2bw_param_base64(call->params);
   st->offset = cJSON_IsNumber(off) ? (unsigned long long)off->valuedouble : 0;
   st->want = cJSON_IsNumber(len) ? (unsigned long long)len->valuedouble : UNKNOWN;
   st->expect = st->total = UNKNOWN;
@@ -388,12 +388,12 @@ static int occurs(const uint8_t *data, size_t len, const char *needle) {
 
 static void write_go(e2bw_core *core, e2bw_call *call) {
   const char *path = e2bw_files_param_str(call, "path");
-  const char *encoding = e2bw_files_param_str(call, "encoding");
+  int base64 = e2bw_param_base64(call->params);
   const cJSON *content = cJSON_GetObjectItemCaseSensitive(call->params, "content");
   e2bw_buf bytes = {0}, body = {0};
   const uint8_t *data = (const uint8_t *)content->valuestring;
   size_t len = strlen(content->valuestring);
-  if (encoding && strcmp(encoding, "base64") == 0) {
+  if (base64) {
     int rc = e2bw_base64_decode(&bytes, content->valuestring, len);
     if (rc != 0) {
       e2bw_buf_free(&bytes);
@@ -405,7 +405,7 @@ static void write_go(e2bw_core *core, e2bw_call *call) {
     data = (const uint8_t *)bytes.data;
     len = bytes.len;
   }
-  e2bw_buf *given = encoding && strcmp(encoding, "base64") == 0 ? &bytes : NULL;
+  e2bw_buf *given = base64 ? &bytes : NULL;
   const char *headers[4] = {"Content-Type", "application/octet-stream", NULL, NULL};
   char type[96], boundary[48];
   if (!e2bw_envd_at_least(core, e2bw_files_param_str(call, "sandbox_id"), 0, 5, 7)) {

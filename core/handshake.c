@@ -19,7 +19,7 @@ void e2bw_handshake_initialize(e2bw_core *core, e2bw_call *call, cJSON *(*featur
     e2bw_call_fail(core, call, e2bw_error_set_str(e, "field", "protocol"));
     return;
   }
-  cJSON *error = e2bw_config_parse(&core->config, cJSON_GetObjectItemCaseSensitive(call->params, "config"));
+  cJSON *error = e2bw_config_parse(&core->config, cJSON_GetObjectItemCaseSensitive(call->params, "config"), core->key_hint);
   if (error || e2bw_secrets_add(&core->secrets, core->config.api_key, 0) != 0) {
     e2bw_call_fail(core, call, error ? error : e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
     return;

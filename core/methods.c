@@ -13,6 +13,7 @@
 #include "files_watch.h"
 #include "handshake.h"
 #include "json_add.h"
+#include "names.h"
 #include "params.h"
 #include "process.h"
 #include "sandbox.h"
@@ -111,7 +112,7 @@ static const e2bw_method method_table[] = {
     {"process.stdin", "process.manage", e2bw_process_stdin, stdin_params, 0},
     /* ours: follow a running process's output from another client */
     {"process.attach", "process.manage", e2bw_process_attach, attach_params, 1},
-    /* seed §3: exec plugins may offer pty.*, optional methods, not a feature
+    /* docs/plugin-contract.md, "Methods and features": exec plugins may offer pty.*, optional methods, not a feature
      * of their own ("pty" is no feature name); output streams as exec.output */
     {"pty.open", "exec.stream", e2bw_pty_open, pty_open_params, 1},
     {"pty.input", "exec.stream", e2bw_pty_input, pty_input_params, 1},
@@ -317,8 +318,7 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v, const cJSON *params
     return param_error(p->name, "cannot be honoured: E2B sandboxes have no GPU (leave it out, null or 0)");
   case E2BW_P_DATA: {
     if (!cJSON_IsString(v)) return param_error(p->name, "must be a string");
-    const cJSON *enc = cJSON_GetObjectItemCaseSensitive(params, "encoding");
-    if (!cJSON_IsString(enc) || strcmp(enc->valuestring, "base64") != 0) return NULL;
+    if (!e2bw_param_base64(params)) return NULL;
     if (!e2bw_base64_valid(v->valuestring, strlen(v->valuestring))) return param_error(p->name, "is not base64 (encoding is \"base64\")");
     return NULL;
   }
@@ -326,8 +326,7 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v, const cJSON *params
     if (!(e2bw_param_pid(v, NULL) > 0)) return param_error(p->name, "must be a process id (a positive integer, or its decimal string)");
     return NULL;
   case E2BW_P_ENCODING:
-    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "utf8") && strcmp(v->valuestring, "base64")))
-      return param_error(p->name, "must be \"utf8\" or \"base64\"");
+    if (e2bw_param_encoding(v) < 0) return param_error(p->name, "must be \"utf8\" (or \"utf-8\") or \"base64\", in any case");
     return NULL;
   case E2BW_P_SIGNAL:
     if (!e2bw_param_signal(v)) return param_error(p->name, "must be \"SIGTERM\" or \"SIGKILL\" (the signals envd delivers)");
@@ -343,7 +342,31 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v, const cJSON *params
   return NULL;
 }
 
+static int known_param(const e2bw_method *m, const char *name) {
+  for (const e2bw_param *p = m->params; p && p->name; p++)
+    if (strcmp(p->name, name) == 0) return 1;
+  return 0;
+}
+
+/* A member that is no parameter but close to one (names.h) is refused: its
+ * value would be lost without a word. Others are extensions, ignored. */
+static cJSON *near_miss(const e2bw_method *m, const cJSON *params) {
+  const cJSON *item;
+  cJSON_ArrayForEach(item, params) {
+    if (!item->string || known_param(m, item->string)) continue;
+    e2bw_name_match best = E2BW_NAME_MATCH_INIT;
+    for (const e2bw_param *p = m->params; p && p->name; p++) e2bw_name_consider(&best, item->string, p->name);
+    if (!best.meant) continue;
+    cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: '%.60s' is not a parameter of %s: did you mean '%s'?", item->string,
+                              m->name, best.meant);
+    return e2bw_error_set_str(e2bw_error_set_str(e, "field", item->string), "did_you_mean", best.meant);
+  }
+  return NULL;
+}
+
 cJSON *e2bw_params_check(const e2bw_method *m, const cJSON *params) {
+  cJSON *miss = params ? near_miss(m, params) : NULL;
+  if (miss) return miss;
   for (const e2bw_param *p = m->params; p && p->name; p++) {
     const cJSON *v = params ? cJSON_GetObjectItemCaseSensitive(params, p->name) : NULL;
     if (!v || cJSON_IsNull(v)) {

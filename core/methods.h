@@ -24,7 +24,7 @@ typedef enum e2bw_param_type {
   E2BW_P_TEMPLATE_SET,  /* E2B fixes it in the template: only null/absent */
   E2BW_P_TEXT,          /* any string, empty included */
   E2BW_P_PID,           /* process id: integer 1..4294967295 or its decimal string */
-  E2BW_P_ENCODING,      /* "utf8" | "base64" */
+  E2BW_P_ENCODING,      /* "utf8" (or "utf-8") | "base64", any case */
   E2BW_P_SIGNAL,        /* "SIGTERM" | "SIGKILL" (or TERM, KILL, 15, 9) */
   E2BW_P_DIM,           /* terminal size: integer 1..65535 */
   E2BW_P_USER,          /* a user name: no ':' or control characters */
@@ -59,7 +59,9 @@ const e2bw_method *e2bw_method_find(const char *name);
 /* Features to declare in `initialize` (a new array). */
 cJSON *e2bw_features_json(void);
 /* NULL when params fit the method's spec, else an invalid_params error that
- * names the field. params may be NULL (treated as {}). */
+ * names the field. params may be NULL (treated as {}). A member that is no
+ * parameter is ignored (an extension) unless its name is a near miss of one
+ * (names.h): then the error names the parameter meant (data.did_you_mean). */
 cJSON *e2bw_params_check(const e2bw_method *m, const cJSON *params);
 
 #endif

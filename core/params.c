@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "params.h"
+#include "names.h"
 
 double e2bw_param_pid(const cJSON *params, const char *name) {
   const cJSON *v = name ? cJSON_GetObjectItemCaseSensitive(params, name) : params;
@@ -29,4 +30,15 @@ const char *e2bw_param_signal(const cJSON *v) {
   if (!strcmp(s, "SIGTERM") || !strcmp(s, "TERM") || !strcmp(s, "15")) return "SIGNAL_SIGTERM";
   if (!strcmp(s, "SIGKILL") || !strcmp(s, "KILL") || !strcmp(s, "9")) return "SIGNAL_SIGKILL";
   return NULL;
+}
+
+int e2bw_param_encoding(const cJSON *v) {
+  if (!cJSON_IsString(v)) return -1;
+  if (e2bw_name_equal_nocase(v->valuestring, "base64")) return 1;
+  if (e2bw_name_equal_nocase(v->valuestring, "utf8") || e2bw_name_equal_nocase(v->valuestring, "utf-8")) return 0;
+  return -1;
+}
+
+int e2bw_param_base64(const cJSON *params) {
+  return e2bw_param_encoding(cJSON_GetObjectItemCaseSensitive(params, "encoding")) == 1;
 }

@@ -226,10 +226,9 @@ static void input_go(e2bw_core *core, e2bw_call *call) {
     else e2bw_call_fail(core, call, e2bw_error_set_str(e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: give 'data', 'close' or both"), "field", "data"));
     return;
   }
-  const char *encoding = param_str(call, "encoding");
   e2bw_buf bytes = {0}, b64 = {0};
   int rc = 0;
-  if (encoding && strcmp(encoding, "base64") == 0) {
+  if (e2bw_param_base64(call->params)) {
     rc = e2bw_base64_decode(&bytes, data->valuestring, strlen(data->valuestring));
     if (rc == -2) {
       e2bw_buf_free(&bytes);

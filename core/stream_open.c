@@ -7,7 +7,9 @@
 #include "base64.h"
 #include "envd.h"
 #include "errors.h"
+#include "params.h"
 #include "jsonrpc.h"
+#include "methods.h"
 #include "stream.h"
 #include "stream_open.h"
 #include "stream_read.h"
@@ -93,8 +95,7 @@ static void stream_send(e2bw_core *core, e2bw_stream *s, const char *rpc, cJSON 
 
 /* Starts a Start or Connect stream for the call, as the call's user. */
 void e2bw_stream_open(e2bw_core *core, e2bw_call *call, int kind, const char *rpc, cJSON *message, double timeout_s) {
-  const char *encoding = param_str(call, "encoding");
-  e2bw_stream *s = stream_new(core, call, kind, timeout_s, param_str(call, "user"), encoding && strcmp(encoding, "base64") == 0);
+  e2bw_stream *s = stream_new(core, call, kind, timeout_s, param_str(call, "user"), e2bw_param_base64(call->params));
   if (!s) {
     cJSON_Delete(message);
     return;

@@ -53,7 +53,9 @@ export async function api(backend, method, urlPath, body) {
 }
 
 export function backendBinary() {
-  const build = process.env.E2BW_BUILD || path.join(repoRoot, 'build');
+  // Absolute: a relative E2BW_BUILD ("build") must not depend on the cwd of
+  // whoever uses the path (a symlink made from it, a child in another cwd).
+  const build = path.resolve(process.env.E2BW_BUILD || path.join(repoRoot, 'build'));
   return path.join(build, 'bin', 'e2b-local-backend');
 }
 

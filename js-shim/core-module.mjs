@@ -140,6 +140,8 @@ export class Core {
 
   /** Long strings of outgoing messages leave detached from min bytes on (0: never). */
   setDetach(min) { this.x.set_detach(this.h, min) }
+  /** How this transport's user sets api_key: quoted when initialize lacks it. */
+  setKeyHint(text) { this.x.set_key_hint(this.h, this.put(text)) }
   ndjsonFeed(bytes, now) { this.x.ndjson_feed(this.h, this.put(bytes), now) }
   ndjsonEnd(now) { this.x.ndjson_end(this.h, now) }
   httpHead(op, status, headerText, now) { this.x.http_head(this.h, op, status, this.put(headerText), now) }

@@ -34,6 +34,9 @@ function monotonicFrom(anchorMs, start) {
  *   fetch      explicit fetch-shaped transport (overrides ctx)
  *   onMessage  (text) => void, each outgoing EPP message (one JSON object, no newline)
  *   log        (line) => void, diagnostics (never carries credentials)
+ *   keyHint    how a user of this transport sets the API key, quoted when
+ *              initialize's config lacks api_key (the core cannot know
+ *              where its config came from; default: initialize's params.config)
  *   backpressure () => Promise|undefined, asked before each read of a response
  *              body: a Promise pauses reading until the host has caught up
  *              (the stdio runner waits for stdout to drain), so a process that
@@ -56,6 +59,7 @@ function monotonicFrom(anchorMs, start) {
  */
 export async function createDispatcher(options = {}) {
   const core = await Core.create(options.module)
+  if (options.keyHint) core.setKeyHint(options.keyHint)
   const given = options.fetch
   const log = options.log || (() => {})
   let transport

@@ -17,6 +17,8 @@ const module = moduleArg >= 0 ? pathToFileURL(args[moduleArg + 1]) : undefined
 
 const dispatcher = await createDispatcher({
   module,
+  // Whoever sends initialize gives the config (abx fills it from its own).
+  keyHint: "send it in initialize's params.config: this runner reads no environment",
   log: (line) => process.stderr.write(line + '\n'),
   // Output is read from the backend only as fast as the host reads stdout.
   backpressure: () => (process.stdout.writableNeedDrain ? once(process.stdout, 'drain') : undefined),

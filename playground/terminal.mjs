@@ -138,7 +138,7 @@ export function createTerminalPanel(root) {
       status.textContent = ''
       closeButton.disabled = true
       openButton.hidden = false
-      // pty.* are optional methods of exec.stream (seed §3: "pty" is no feature)
+      // pty.* are optional methods of exec.stream (docs/plugin-contract.md, "Methods and features": "pty" is no feature)
       const supported = Boolean(client) && client.has('exec.stream')
       unsupported.hidden = supported || !client
       body.hidden = !supported

@@ -55,6 +55,9 @@ WASM_EXPORT("submit_detached") void abi_submit_detached(abi_instance *h, size_t 
 
 WASM_EXPORT("set_detach") void abi_set_detach(abi_instance *h, size_t min_len) { e2bw_core_set_detach(h->core, min_len); }
 
+/* The scratch buffer holds the hint's text. */
+WASM_EXPORT("set_key_hint") void abi_set_key_hint(abi_instance *h, size_t len) { e2bw_core_set_key_hint(h->core, h->scratch.data, len); }
+
 WASM_EXPORT("ndjson_feed") void abi_ndjson_feed(abi_instance *h, size_t len, double now) {
   e2bw_core_ndjson_feed(h->core, h->scratch.data, len, now);
 }

@@ -106,6 +106,14 @@ void e2bw_core_submit_detached(e2bw_core *core, const char *msg, size_t len, con
                                const char *value, size_t value_len, double now_ms);
 void e2bw_core_set_detach(e2bw_core *core, size_t min_len);
 
+/* How a user of this transport sets the API key, quoted when initialize's
+ * config lacks api_key ("'api_key' is required: <hint>"). The core reads no
+ * environment and cannot know where its config came from: the loader does
+ * (a node/1 host fills it from its own config, the stdio runner takes it
+ * from whoever sends initialize). Copied (text[0..len), UTF-8); without it
+ * the hint is "give it in initialize's params.config". */
+void e2bw_core_set_key_hint(e2bw_core *core, const char *text, size_t len);
+
 /* NDJSON bytes as they arrive on stdin, split anywhere. Lines are framed
  * inside the core; an over-long line is answered with -32600 without being
  * buffered whole. e2bw_core_ndjson_end() processes a final unterminated line. */

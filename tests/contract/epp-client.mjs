@@ -36,7 +36,7 @@ export const METHOD_FEATURE = Object.freeze({
   'files.mkdir': 'files.rw', 'files.remove': 'files.rw', 'files.move': 'files.rw', 'files.search': 'files.rw',
   'files.chmod': 'files.rw', 'files.watch': 'files.rw', 'files.unwatch': 'files.rw', 'files.url': 'files.rw',
   'ports.url': 'ports.url',
-  // seed §3: pty.* are optional methods of exec plugins, gated as exec.stream (no "pty" feature)
+  // docs/plugin-contract.md, "Methods and features": pty.* are optional methods of exec plugins, gated as exec.stream (no "pty" feature)
   'pty.open': 'exec.stream', 'pty.input': 'exec.stream', 'pty.resize': 'exec.stream', 'pty.close': 'exec.stream',
 })
 

@@ -88,6 +88,25 @@ for (const [mode, start] of Object.entries(MODES)) {
       })
     })
 
+    test('encoding names as hosts write them: utf8 or UTF-8, base64 in any case; answers say utf8 or base64', async () => {
+      for (const encoding of ['utf-8', 'UTF-8', 'Utf8']) {
+        await call('files.write', { path: '/tmp/enc.txt', content: 'héllo', encoding })
+        const read = await call('files.read', { path: '/tmp/enc.txt', encoding })
+        assert.equal(read.content, 'héllo')
+        assert.equal(read.encoding, 'utf8', 'the canonical name')
+      }
+      for (const encoding of ['BASE64', 'Base64']) {
+        await call('files.write', { path: '/tmp/enc.bin', content: b64([0, 255, 10]), encoding })
+        const read = await call('files.read', { path: '/tmp/enc.bin', encoding })
+        assert.deepEqual(Buffer.from(read.content, 'base64'), Buffer.from([0, 255, 10]))
+        assert.equal(read.encoding, 'base64')
+      }
+      await rejects(call('files.read', { path: '/tmp/enc.txt', encoding: 'latin1' }), (err) => {
+        assert.equal(err.rpc.code, -32602)
+        assert.equal(err.rpc.data.field, 'encoding')
+      })
+    })
+
     test('a 16 MiB file: refused whole (naming the limit), read exactly in ranges', async () => {
       await sh('head -c 16777216 /dev/urandom > /tmp/big.bin')
       const want = (await sh('sha256sum /tmp/big.bin | cut -d" " -f1')).trim()

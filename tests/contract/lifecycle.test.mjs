@@ -8,7 +8,7 @@ import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { loadProvider, startStdioProvider } from '../../host/reference/host.mjs'
-import { startBackend } from '../../host/backend.mjs'
+import { api, startBackend } from '../../host/backend.mjs'
 import { validateTraffic } from '../lib/epp-schema.mjs'
 import { rejects } from '../lib/host-assert.mjs'
 
@@ -145,6 +145,42 @@ for (const [mode, start] of Object.entries(MODES)) {
       const short = await sp.connect(sandbox_id, 100)
       assert.ok(Math.abs(seconds(short.expires_at) - nowS() - 100) <= 2, `explicit timeout not applied: ${short.expires_at}`)
       await sp.kill(sandbox_id)
+    })
+
+    test('a paused sandbox is unavailable with data.status "paused" for data-plane calls; a gone one is E2009', async () => {
+      const { sandbox_id } = await sp.create({ timeout: 120 })
+      assert.equal((await infra.call('exec.run', { sandbox_id, command: 'true' })).exit_code, 0)
+      await sp.pause(sandbox_id)
+      const paused = (err) => {
+        remember(err)
+        assert.equal(err.rpc.code, -32015, JSON.stringify(err.rpc))
+        assert.equal(err.rpc.data.kind, 'unavailable')
+        assert.equal(err.rpc.data.status, 'paused')
+        assert.match(err.rpc.message, /is paused: resume it/)
+      }
+      // this client knows the sandbox: envd's proxy answers "not found", the core asks the control plane
+      await rejects(infra.call('exec.run', { sandbox_id, command: 'true' }), paused)
+      await rejects(infra.call('exec.start', { sandbox_id, command: 'true' }), paused)
+      await rejects(infra.call('process.list', { sandbox_id }), paused)
+      await rejects(infra.call('files.read', { sandbox_id, path: '/etc/hostname' }), paused)
+      await rejects(infra.call('files.write', { sandbox_id, path: '/tmp/x', content: 'x' }), paused)
+      // a client that never saw it learns the state first
+      const other = await start({ env: { ABX_E2B_WASM_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl } })
+      try {
+        await rejects(other.call('exec.run', { sandbox_id, command: 'true' }), paused)
+      } finally {
+        await other.close()
+      }
+      await sp.resume(sandbox_id)
+      assert.equal((await infra.call('exec.run', { sandbox_id, command: 'echo back' })).stdout, 'back\n')
+      // killed behind this client's back: the proxy and the control plane both say gone
+      assert.equal((await api(backend, 'DELETE', `/sandboxes/${sandbox_id}`)).status, 204)
+      await rejects(infra.call('exec.run', { sandbox_id, command: 'true' }), (err) => {
+        remember(err)
+        assert.equal(err.rpc.code, -32002)
+        assert.equal(err.rpc.data.sdk_code, 'E2009')
+        assert.equal(err.rpc.data.status, undefined)
+      })
     })
 
     test('a missing sandbox is E2009 (-32002) for get, connect, set_timeout, pause, resume', async () => {

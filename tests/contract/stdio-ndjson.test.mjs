@@ -125,6 +125,44 @@ test('garbage gets the documented errors and the runner keeps going', async () =
   assert.deepEqual(await r.exited, { code: 0, signal: null })
 })
 
+test('a missing api_key says to send it in initialize: the runner reads no environment', async () => {
+  const r = startRunner()
+  const missing = (await r.call(1, 'initialize', { protocol: 'epp/1', config: { api_url: backend.apiUrl } })).error
+  assert.equal(missing.code, -32602)
+  assert.equal(missing.data.field, 'config.api_key')
+  assert.match(missing.message, /'api_key' is required: send it in initialize's params\.config: this runner reads no environment/)
+  assert.doesNotMatch(missing.message, /ABX_E2B_WASM_API_KEY|E2B_API_KEY/, 'no environment variable: the runner reads none')
+  const none = (await r.call(2, 'initialize', { protocol: 'epp/1' })).error
+  assert.match(none.message, /this runner reads no environment/)
+  r.child.stdin.end()
+  assert.deepEqual(await r.exited, { code: 0, signal: null })
+})
+
+test('near-miss names are refused naming the one meant; the SDK\'s apiUrl never falls back to api.e2b.app', async () => {
+  const r = startRunner()
+  const sdkSpelling = (await r.call(1, 'initialize', { protocol: 'epp/1', config: { api_key: backend.apiKey, apiUrl: backend.apiUrl } })).error
+  assert.equal(sdkSpelling.code, -32602)
+  assert.equal(sdkSpelling.data.field, 'config.apiUrl')
+  assert.equal(sdkSpelling.data.did_you_mean, 'api_url')
+  assert.match(sdkSpelling.message, /did you mean 'api_url'\?/)
+  assert.ok(!sdkSpelling.message.includes(backend.apiKey))
+  assert.ok((await r.call(2, 'initialize', { protocol: 'epp/1', config: { api_key: backend.apiKey, api_url: backend.apiUrl, sandbox_url: backend.sandboxUrl } })).result)
+  const { sandbox_id } = (await r.call(3, 'sandbox.create', { timeout: 60 })).result
+  // a misspelt timeout never lets the command run on: refused before it starts
+  const typo = (await r.call(4, 'exec.run', { sandbox_id, command: 'sleep 2', timout: 1 })).error
+  assert.equal(typo.code, -32602)
+  assert.equal(typo.data.field, 'timout')
+  assert.equal(typo.data.did_you_mean, 'timeout')
+  assert.match(typo.message, /did you mean 'timeout'\?/)
+  const timedOut = (await r.call(5, 'exec.run', { sandbox_id, command: 'sleep 2', timeout: 1 })).error
+  assert.equal(timedOut.code, -32013, 'spelt right, the timeout is kept')
+  // other unknown members stay extensions
+  assert.equal((await r.call(6, 'exec.run', { sandbox_id, command: 'echo ok', x_trace_id: 'abc' })).result.stdout, 'ok\n')
+  await r.call(7, 'sandbox.kill', { sandbox_id })
+  r.child.stdin.end()
+  assert.deepEqual(await r.exited, { code: 0, signal: null })
+})
+
 test('stdin closing while a call is in flight: the call is still answered', async () => {
   const r = startRunner()
   r.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { config: { api_key: backend.apiKey, api_url: backend.apiUrl } } }) + '\n')

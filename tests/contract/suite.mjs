@@ -7,13 +7,16 @@
 //        [--api-url URL] [--sandbox-url URL] [--domain DOMAIN] [--api-key-env NAME]
 //        [--template NAME] [--case NAME]... [--report FILE.json]
 //
-// Without --api-url / --sandbox-url / --domain it starts the local backend
-// (build/bin/e2b-local-backend) on an ephemeral port and stops it again. With
-// them it runs against that backend; the API key is read from the environment
-// variable named by --api-key-env (default E2B_API_KEY) and never printed. Every
-// other option resolves as abx resolves it (ABX_E2B_WASM_<KEY>, then E2B_DOMAIN,
-// E2B_API_URL, …; see abx-provider.toml). It creates only sandboxes it kills
-// again, also when interrupted: Ctrl-C kills what it created, then exits 130.
+// Options resolve as abx resolves them: the flag, else ABX_E2B_WASM_<KEY>, else
+// the field's declared alias (E2B_API_URL, E2B_SANDBOX_URL, E2B_DOMAIN; see
+// abx-provider.toml). When none of api_url, sandbox_url and domain is given
+// either way, it starts the local backend (build/bin/e2b-local-backend) on an
+// ephemeral port, with a clean environment, and stops it again. Otherwise it
+// runs against that backend; the API key is ABX_E2B_WASM_API_KEY, else
+// E2B_API_KEY, or the variable named by --api-key-env, and is never printed.
+// It creates only sandboxes it kills again, also when interrupted: Ctrl-C
+// kills what it created, then exits 130. A --case that names no case is a usage
+// error that lists them.
 //
 // Transports: inprocess — provider.mjs loaded by the reference host
 // (host/reference/host.mjs, node/1 + kit.epp.infra); stdio — node js-shim/epp-stdio.mjs
@@ -28,6 +31,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { envName } from '../../host/reference/config.mjs'
+import { loadManifest } from '../../host/reference/manifest.mjs'
+import { CASES, runCases } from './cases.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.resolve(here, '..', '..')
@@ -38,7 +44,7 @@ function usage(message) {
 }
 
 function parseArgs(argv) {
-  const opts = { transport: null, apiUrl: null, sandboxUrl: null, domain: null, apiKeyEnv: 'E2B_API_KEY', template: null, only: [], report: null }
+  const opts = { transport: null, apiUrl: null, sandboxUrl: null, domain: null, apiKeyEnv: null, template: null, only: [], report: null }
   const names = { '--transport': 'transport', '--api-url': 'apiUrl', '--sandbox-url': 'sandboxUrl', '--domain': 'domain',
     '--api-key-env': 'apiKeyEnv', '--template': 'template', '--case': 'only', '--report': 'report' }
   for (let i = 0; i < argv.length; i++) {
@@ -56,7 +62,20 @@ function parseArgs(argv) {
 }
 
 const opts = parseArgs(process.argv.slice(2))
-const remote = Boolean(opts.apiUrl || opts.sandboxUrl || opts.domain)
+const unknownCases = opts.only.filter((name) => !CASES.some((c) => c.name === name))
+if (unknownCases.length) usage(`no case named ${unknownCases.map((n) => `'${n}'`).join(', ')}; the cases are:\n  ${CASES.map((c) => c.name).join('\n  ')}`)
+
+// ---- options, as abx resolves them ----------------------------------------
+const manifest = await loadManifest(repo)
+/** The flag's value, else ABX_E2B_WASM_<KEY>, else the field's declared env aliases. */
+function resolved(key, flag) {
+  if (flag) return flag
+  const names = [envName(manifest.provider.id, key), ...(manifest.config.fields[key].env || [])]
+  for (const name of names) if (process.env[name]) return process.env[name]
+  return null
+}
+const target = { apiUrl: resolved('api_url', opts.apiUrl), sandboxUrl: resolved('sandbox_url', opts.sandboxUrl), domain: resolved('domain', opts.domain) }
+const remote = Boolean(target.apiUrl || target.sandboxUrl || target.domain)
 
 // ---- the table ------------------------------------------------------------
 const COL = 44
@@ -72,12 +91,12 @@ function printRow(row) {
 let backend = null
 let env
 if (remote) {
-  const key = process.env[opts.apiKeyEnv]
-  if (!key) usage(`no API key: set the environment variable ${opts.apiKeyEnv} (or pass --api-key-env NAME)`)
+  const key = opts.apiKeyEnv ? process.env[opts.apiKeyEnv] : resolved('api_key', null)
+  if (!key) usage(`no API key: set ${opts.apiKeyEnv || 'ABX_E2B_WASM_API_KEY or E2B_API_KEY'} (or pass --api-key-env NAME)`)
   env = { ...process.env, ABX_E2B_WASM_API_KEY: key }
-  if (opts.apiUrl) env.ABX_E2B_WASM_API_URL = opts.apiUrl
-  if (opts.sandboxUrl) env.ABX_E2B_WASM_SANDBOX_URL = opts.sandboxUrl
-  if (opts.domain) env.ABX_E2B_WASM_DOMAIN = opts.domain
+  if (target.apiUrl) env.ABX_E2B_WASM_API_URL = target.apiUrl
+  if (target.sandboxUrl) env.ABX_E2B_WASM_SANDBOX_URL = target.sandboxUrl
+  if (target.domain) env.ABX_E2B_WASM_DOMAIN = target.domain
 } else {
   const { startBackend } = await import('../../host/backend.mjs')
   backend = await startBackend()
@@ -112,8 +131,8 @@ process.on('SIGINT', async () => {
 
 // ---- run ------------------------------------------------------------------
 let report
-const target = remote ? (opts.apiUrl || opts.domain || opts.sandboxUrl) : 'local backend'
-process.stdout.write(`e2b-wasm contract suite — transport ${opts.transport}, ${target}\n`)
+const against = remote ? (target.apiUrl || target.domain || target.sandboxUrl) : 'local backend'
+process.stdout.write(`e2b-wasm contract suite — transport ${opts.transport}, ${against}\n`)
 process.stdout.write(`${'case'.padEnd(COL)} ${'result'.padEnd(5)} ${'time'.padStart(9)}\n`)
 try {
   if (opts.transport === 'browser') {
@@ -129,7 +148,6 @@ try {
       apiKey: env.ABX_E2B_WASM_API_KEY, template: opts.template, only: opts.only.length ? opts.only : undefined, created, onRow: printRow,
     })
   } else {
-    const { runCases } = await import('./cases.mjs')
     const client = await open()
     try {
       report = await runCases({

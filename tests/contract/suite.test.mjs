@@ -16,14 +16,19 @@ import { startBackend } from '../../host/backend.mjs'
 import { validateTraffic } from '../lib/epp-schema.mjs'
 import { checkTraffic } from '../lib/epp-traffic.mjs'
 import { compileSchema } from '../lib/json-schema-lite.mjs'
+import { until } from '../lib/wait.mjs'
 import { CASES, runCases } from './cases.mjs'
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const doc = JSON.parse(readFileSync(path.join(repo, 'docs', 'epp-methods.json'), 'utf8'))
 
-function runTool(args) {
+// The shell's environment without any E2B or abx setting: a run meant for the
+// local backend must never resolve a real account from the developer's shell.
+const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(E2B_|ABX_)/.test(k)))
+
+function runTool(args, env = cleanEnv) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repo, 'tests', 'contract', 'suite.mjs'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [path.join(repo, 'tests', 'contract', 'suite.mjs'), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => { stdout += d })
@@ -81,6 +86,37 @@ test('the cases catch a plugin that answers wrongly, and unknown flags are refus
   const bad = await runTool(['--transport', 'carrier-pigeon'])
   assert.equal(bad.code, 2)
   assert.match(bad.stderr, /--transport must be inprocess, stdio or browser/)
+})
+
+test('--case with a name that matches no case fails and lists the case names', async () => {
+  const { code, stdout, stderr } = await runTool(['--transport', 'stdio', '--case', 'exec: exit code is data', '--case', 'no such case'])
+  assert.equal(code, 2, stdout + stderr)
+  assert.match(stderr, /no case named 'no such case'; the cases are:/)
+  for (const c of CASES) assert.ok(stderr.includes(`\n  ${c.name}\n`), `lists '${c.name}'`)
+  assert.doesNotMatch(stdout, /passed/, 'nothing ran')
+})
+
+test('E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY alone point the suite at a backend, as abx resolves them', async () => {
+  const backend = await startBackend()
+  try {
+    const listTagged = async () => (await (await fetch(`${backend.apiUrl}/sandboxes`, { headers: { 'X-API-Key': backend.apiKey } })).json())
+      .filter((s) => s.metadata && s.metadata['abx-contract'])
+    const run = runTool(['--transport', 'inprocess', '--case', 'exec: exit code is data', '--case', 'exec: timeout'],
+      { PATH: process.env.PATH, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl, E2B_API_KEY: backend.apiKey })
+    let finished = false
+    run.then(() => { finished = true })
+    // the run's sandbox lives on this backend while the exec cases run
+    const seen = await until(async () => ((await listTagged()).length > 0 ? 'seen' : finished && 'finished first'), 'a sandbox of the run on the given backend', 60000)
+    const { code, stdout, stderr } = await run
+    assert.equal(seen, 'seen', `no sandbox of the run appeared on the given backend\n${stdout}${stderr}`)
+    assert.equal(code, 0, stdout + stderr)
+    assert.match(stdout, new RegExp(`transport inprocess, ${backend.apiUrl.replace(/[.]/g, '\\.')}\n`))
+    assert.match(stdout, /\n2 passed, 0 failed, 0 skipped\n$/)
+    assert.deepEqual(await listTagged(), [], 'the run killed what it created')
+    assert.ok(!(stdout + stderr).includes(backend.apiKey), 'the key is never printed')
+  } finally {
+    await backend.stop()
+  }
 })
 
 test('against a given backend: Ctrl-C kills the sandboxes the run created, the key never printed', async () => {

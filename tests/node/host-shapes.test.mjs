@@ -65,6 +65,15 @@ test('a host that sends initialize itself gets no second one', async () => {
   d.close()
 })
 
+test('a missing api_key names the host\'s config, where a node/1 host takes it from', async () => {
+  const d = await buildWith({ options: {} })
+  const answer = await d.handle({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocol: 'node/1', config: { api_url: backend.apiUrl } } })
+  assert.equal(answer.error.code, -32602)
+  assert.equal(answer.error.data.field, 'config.api_key')
+  assert.match(answer.error.message, /'api_key' is required: set it in the host's config: 'abx config set providers\.e2b-wasm\.api_key', or ABX_E2B_WASM_API_KEY or E2B_API_KEY/)
+  d.close()
+})
+
 for (const shape of ['fetch', 'request']) {
   test(`ctx.http(opts) as a factory of per-origin clients with ${shape}(): each origin gets its own client`, async () => {
     const made = [] // base_url of each client the plugin asked for

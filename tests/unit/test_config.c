@@ -50,6 +50,57 @@ void suite_config(void) {
   expect_config_error("{\"api_key\":\"hunter2\",\"request_timeout\":7200}", "config.request_timeout");
   expect_config_error("{\"api_key\":\"hunter2\",\"envd_passthrough\":\"maybe\"}", "config.envd_passthrough");
 
+  /* near misses of a field's name are refused, naming the field meant: the
+   * SDK's apiUrl must not leave api_url at https://api.e2b.app */
+  static const struct {
+    const char *config, *field, *meant;
+  } near[] = {
+      {"{\"api_key\":\"hunter2\",\"apiUrl\":\"http://127.0.0.1:1\"}", "config.apiUrl", "api_url"},
+      {"{\"apiKey\":\"hunter2\"}", "config.apiKey", "api_key"},
+      {"{\"api_key\":\"hunter2\",\"sandboxUrl\":\"http://127.0.0.1:1\"}", "config.sandboxUrl", "sandbox_url"},
+      {"{\"api_key\":\"hunter2\",\"requestTimeoutMs\":1000}", "config.requestTimeoutMs", NULL}, /* far: ignored */
+      {"{\"api_key\":\"hunter2\",\"domian\":\"e2b.dev\"}", "config.domian", "domain"},
+      {"{\"api_key\":\"hunter2\",\"request_timout\":5}", "config.request_timout", "request_timeout"},
+      {"{\"api_key\":\"hunter2\",\"ENVD_PASSTHROUGH\":true}", "config.ENVD_PASSTHROUGH", "envd_passthrough"},
+  };
+  for (size_t i = 0; i < sizeof near / sizeof near[0]; i++) {
+    if (!near[i].meant) {
+      harness *h = h_new();
+      CHECK(first_request(h, near[i].config) != NULL); /* an extension: initialized */
+      h_free(h);
+      continue;
+    }
+    expect_config_error(near[i].config, near[i].field);
+    harness *h = h_new();
+    char msg[512];
+    snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"config\":%s}}", near[i].config);
+    h_submit(h, msg);
+    cJSON *r = h_send(h);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "data"), "did_you_mean")), near[i].meant);
+    char want[64];
+    snprintf(want, sizeof want, "did you mean '%s'?", near[i].meant);
+    CHECK(strstr(h_error_message(r), want) != NULL);
+    h_free(h);
+  }
+
+  /* a missing key says how to set it on this transport: the loader tells
+   * the core (it reads no environment); by default, initialize's config */
+  static const char *const hints[] = {NULL, "set it with 'tool config set key'"};
+  for (int i = 0; i < 2; i++) {
+    for (int with_config = 0; with_config < 2; with_config++) {
+      harness *h = h_new();
+      if (hints[i]) e2bw_core_set_key_hint(h->core, hints[i], strlen(hints[i]));
+      h_submit(h, with_config ? "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"config\":{\"domain\":\"e2b.dev\"}}}"
+                              : "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}");
+      cJSON *r = h_send(h);
+      char want[128];
+      snprintf(want, sizeof want, "'api_key' is required: %s", hints[i] ? hints[i] : "give it in initialize's params.config");
+      CHECK(strstr(h_error_message(r), want) != NULL);
+      CHECK(strstr(h_error_message(r), "ABX_") == NULL);
+      h_free(h);
+    }
+  }
+
   harness *h = h_new();
   h_http *req = first_request(h, "{\"api_key\":\"k-123456\",\"domain\":\"example.com\"}");
   CHECK_STR(req->url, "https://api.example.com/sandboxes/sbx1");

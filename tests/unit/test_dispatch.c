@@ -101,17 +101,58 @@ void suite_dispatch(void) {
   expect_param_error(h, "pty.resize", "{\"sandbox_id\":\"abc\",\"pid\":5,\"cols\":80,\"rows\":70000}", "rows");
   expect_param_error(h, "pty.input", "{\"sandbox_id\":\"abc\",\"pid\":5}", "data");
 
+  /* a near miss of a parameter's name is refused, naming the one meant
+   * (a typo, another case or word style); other unknown members are
+   * extensions and stay ignored */
+  static const struct {
+    const char *method, *params, *given, *meant;
+  } near[] = {
+      {"exec.run", "{\"sandbox_id\":\"abc\",\"command\":\"sleep 2\",\"timout\":1}", "timout", "timeout"},
+      {"exec.run", "{\"sandbox_id\":\"abc\",\"command\":\"ls\",\"Timeout\":1}", "Timeout", "timeout"},
+      {"exec.run", "{\"sandbox_id\":\"abc\",\"command\":\"ls\",\"requestTimeout\":1}", "requestTimeout", "request_timeout"},
+      {"exec.run", "{\"sandbox_id\":\"abc\",\"command\":\"ls\",\"cdw\":\"/\"}", "cdw", "cwd"},
+      {"exec.run", "{\"sandbox_id\":\"abc\",\"command\":\"ls\",\"env\":{}}", "env", "envs"},
+      {"sandbox.get", "{\"sandboxId\":\"abc\"}", "sandboxId", "sandbox_id"},
+      {"sandbox.create", "{\"templte\":\"base\"}", "templte", "template"},
+      {"files.write", "{\"sandbox_id\":\"abc\",\"path\":\"/a\",\"content\":\"x\",\"encodnig\":\"base64\"}", "encodnig", "encoding"},
+      {"sandbox.list", "{\"next-token\":\"t\"}", "next-token", "next_token"},
+  };
+  for (size_t i = 0; i < sizeof near / sizeof near[0]; i++) {
+    expect_param_error(h, near[i].method, near[i].params, near[i].given);
+    const cJSON *data = cJSON_GetObjectItem(cJSON_GetObjectItem(h->sends[h->nsend - 1], "error"), "data");
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(data, "did_you_mean")), near[i].meant);
+    char want[64];
+    snprintf(want, sizeof want, "did you mean '%s'?", near[i].meant);
+    CHECK(strstr(h_send_text_last(h), want) != NULL);
+  }
+  static const char *const extensions[] = {
+      "{\"sandbox_id\":\"abc\",\"command\":\"ls\",\"x_trace\":\"1\"}",       /* far from every name */
+      "{\"sandbox_id\":\"abc\",\"command\":\"ls\",\"timeout_ms_hint\":1}",     /* 8 edits from timeout */
+      "{\"sandbox_id\":\"abc\",\"command\":\"ls\",\"usr_id\":1}",              /* 'user' is short: one edit at most */
+  };
+  for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"exec.run\",\"params\":%s}", extensions[i]);
+    h_submit(h, msg);
+    CHECK(h_http_next(h) != NULL); /* accepted: the core asks for the sandbox */
+    CHECK(h_send(h) == NULL);
+  }
+
   /* null means absent, so optional fields may be sent as null */
   h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"sandbox.create\",\"params\":{\"cpu\":null,\"gpu\":0,\"timeout\":null}}");
   CHECK(h_http_next(h) != NULL);
 
   /* shutdown answers the calls in flight (canceled), then itself */
   h_submit(h, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"shutdown\"}");
-  r = h_send(h);
-  CHECK_NUM(h_id(r), 5);
-  CHECK_NUM(h_error_code(r), -32018);
-  CHECK_STR(h_error_kind(r), "canceled");
-  CHECK(h_cancel_next(h) != 0);
+  double ids = 0; /* the extensions' runs (id 4) and the create (id 5), canceled */
+  for (size_t i = 0; i <= sizeof extensions / sizeof extensions[0]; i++) {
+    r = h_send(h);
+    ids += h_id(r);
+    CHECK_NUM(h_error_code(r), -32018);
+    CHECK_STR(h_error_kind(r), "canceled");
+    CHECK(h_cancel_next(h) != 0);
+  }
+  CHECK_NUM(ids, 4 * 3 + 5);
   r = h_send(h);
   CHECK_NUM(h_id(r), 6);
   CHECK(h_result(r) != NULL);

@@ -348,10 +348,22 @@ static void test_read_failures(void) {
   r = h_send(h);
   CHECK_STR(str(h_result(r), "content"), "");
   CHECK_NUM(field(h_result(r), "total_size")->valuedouble, 8);
-  /* the sandbox gone */
+  /* the sandbox paused: the proxy cannot find it, the control plane says
+   * paused; then gone: both say so */
   call(h, 10, "files.read", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\"}");
   req = h_http_next(h);
   h_respond(h, req->op, 502, NULL, "{\"sandboxId\":\"sbx1\",\"message\":\"The sandbox was not found\",\"code\":502}");
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/sandboxes/sbx1");
+  h_respond(h, req->op, 200, NULL, "{\"sandboxID\":\"sbx1\",\"state\":\"paused\"}");
+  r = h_send(h);
+  CHECK_NUM(h_error_code(r), -32015);
+  CHECK_STR(data_str(r, "status"), "paused");
+  call(h, 11, "files.write", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\",\"content\":\"x\"}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 502, NULL, "{\"sandboxId\":\"sbx1\",\"message\":\"The sandbox was not found\",\"code\":502}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 404, NULL, "{\"code\":404,\"message\":\"not found\"}");
   r = h_send(h);
   CHECK_NUM(h_error_code(r), -32002);
   CHECK_STR(data_str(r, "sdk_code"), "E2009");
@@ -743,7 +755,47 @@ static void test_long_base64(void) {
   h_free(h);
 }
 
+/* Encoding names as hosts write them: utf8 or the IANA UTF-8, base64, in
+ * any case; the answer names the canonical form. */
+static void test_encoding_names(void) {
+  harness *h = ready();
+  static const struct {
+    const char *name, *uploaded, *answered; /* "hi" written as aGk=, then "hi" read back */
+  } names[] = {
+      {"base64", "hi", "base64"}, {"BASE64", "hi", "base64"}, {"Base64", "hi", "base64"},
+      {"utf8", "aGk=", "utf8"},   {"utf-8", "aGk=", "utf8"},  {"UTF-8", "aGk=", "utf8"}, {"Utf8", "aGk=", "utf8"},
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    int base64 = !strcmp(names[i].answered, "base64");
+    char params[256];
+    snprintf(params, sizeof params, "{\"sandbox_id\":\"sbx1\",\"path\":\"/w\",\"content\":\"aGk=\",\"encoding\":\"%s\"}", names[i].name);
+    call(h, 1, "files.write", params);
+    h_http *req = h_http_next(h);
+    CHECK(req != NULL);
+    if (!req) break;
+    CHECK_STR(req->body, names[i].uploaded); /* base64: decoded to the exact bytes; text: as written */
+    h_respond(h, req->op, 200, NULL, "[{\"path\":\"/w\",\"name\":\"w\",\"type\":\"file\"}]");
+    respond_stat(h, ENTRY);
+    CHECK(h_result(h_send(h)) != NULL);
+    snprintf(params, sizeof params, "{\"sandbox_id\":\"sbx1\",\"path\":\"/w\",\"encoding\":\"%s\"}", names[i].name);
+    call(h, 2, "files.read", params);
+    req = h_http_next(h);
+    h_respond(h, req->op, 200, "content-length: 2\n", "hi");
+    const cJSON *res = h_result(h_send(h));
+    CHECK_STR(str(res, "content"), base64 ? "aGk=" : "hi");
+    CHECK_STR(str(res, "encoding"), names[i].answered);
+  }
+  /* anything else is still refused, naming the field */
+  expect_invalid(h, "files.read", "{\"sandbox_id\":\"sbx1\",\"path\":\"/w\",\"encoding\":\"utf-16\"}", "encoding");
+  expect_invalid(h, "files.write", "{\"sandbox_id\":\"sbx1\",\"path\":\"/w\",\"content\":\"x\",\"encoding\":\"base-64\"}", "encoding");
+  /* the cross-field check reads the name the same way: not base64 is refused */
+  expect_invalid(h, "files.write", "{\"sandbox_id\":\"sbx1\",\"path\":\"/w\",\"content\":\"@@\",\"encoding\":\"BASE64\"}", "content");
+  CHECK(h_pending(h) == 0);
+  h_free(h);
+}
+
 void suite_files(void) {
+  test_encoding_names();
   test_long_base64();
   test_sha256();
   test_signature();

@@ -237,13 +237,20 @@ static void test_run_failures(void) {
   CHECK(strstr(h_error_message(r), "cwd '/nope' does not exist") != NULL);
   e2bw_buf_free(&body);
 
-  /* the sandbox proxy's 502: the sandbox is gone → E2009 */
+  /* the sandbox proxy's 502, and the control plane's 404: gone → E2009
+   * (test_paused_is_not_gone: the other answers) */
   call(h, 2, "exec.run", "{\"sandbox_id\":\"sbx1\",\"command\":\"x\"}");
   req = h_http_next(h);
   h_respond(h, req->op, 502, NULL, "{\"sandboxId\":\"sbx1\",\"message\":\"The sandbox was not found\",\"code\":502}");
+  CHECK(h_send(h) == NULL);
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/sandboxes/sbx1");
+  h_respond(h, req->op, 404, NULL, "{\"code\":404,\"message\":\"sandbox not found\"}");
   r = h_send(h);
   CHECK_NUM(h_error_code(r), -32002);
   CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "data"), "sdk_code")->valuestring, "E2009");
+  h_free(h);
+  h = ready();
   /* any other 502 (a load balancer's HTML page, a closed port) says nothing
    * about the sandbox: unreachable, not "gone" */
   static const char *const other_502[] = {"<html><body>502 Bad Gateway</body></html>",
@@ -281,6 +288,80 @@ static void test_run_failures(void) {
   r = h_send(h);
   CHECK_STR(h_error_kind(r), "unavailable");
   CHECK(strstr(h_error_message(r), "paused") != NULL);
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "data"), "status")), "paused");
+  h_free(h);
+}
+
+/* A sandbox this core knows, paused since (by another client, or by this
+ * one): envd's sandbox proxy answers 502 "not found" for every data-plane
+ * call, and the core asks the control plane which it is, so a host can tell
+ * paused (unavailable, data.status "paused") from gone (E2009). */
+static void test_paused_is_not_gone(void) {
+  static const char *const calls[][2] = {
+      {"exec.run", "{\"sandbox_id\":\"sbx1\",\"command\":\"x\"}"},        /* a stream, before its answer */
+      {"exec.start", "{\"sandbox_id\":\"sbx1\",\"command\":\"x\"}"},
+      {"pty.open", "{\"sandbox_id\":\"sbx1\",\"cols\":80,\"rows\":24}"},
+      {"process.list", "{\"sandbox_id\":\"sbx1\"}"},                       /* unary */
+      {"process.kill", "{\"sandbox_id\":\"sbx1\",\"pid\":7}"},
+  };
+  static const struct {
+    int status;
+    const char *body;
+    int code;
+    const char *kind, *state;
+  } answers[] = {
+      {200, "{\"sandboxID\":\"sbx1\",\"state\":\"paused\"}", -32015, "unavailable", "paused"},
+      {404, "{\"code\":404,\"message\":\"sandbox not found\"}", -32002, "not_found", NULL},
+      /* running: the proxy has not caught up with a resume */
+      {200, "{\"sandboxID\":\"sbx1\",\"state\":\"running\"}", -32015, "unavailable", "running"},
+      /* the control plane says nothing new: the proxy's answer stands */
+      {500, "{\"code\":500,\"message\":\"boom\"}", -32002, "not_found", NULL},
+  };
+  for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+    for (size_t a = 0; a < sizeof answers / sizeof answers[0]; a++) {
+      harness *h = ready();
+      call(h, 1, calls[c][0], calls[c][1]);
+      h_http *req = h_http_next(h);
+      CHECK(req && strstr(req->url, "http://envd.test/") == req->url);
+      if (!req) {
+        h_free(h);
+        continue;
+      }
+      h_respond(h, req->op, 502, NULL, "{\"sandboxId\":\"sbx1\",\"message\":\"The sandbox was not found\",\"code\":502}");
+      CHECK(h_send(h) == NULL); /* not answered yet: the control plane is asked */
+      req = h_http_next(h);
+      CHECK(req != NULL);
+      if (!req) {
+        h_free(h);
+        continue;
+      }
+      CHECK_STR(req->method, "GET");
+      CHECK_STR(req->url, "http://api.test/sandboxes/sbx1");
+      h_respond(h, req->op, answers[a].status, NULL, answers[a].body);
+      cJSON *r = h_send(h);
+      CHECK_NUM(h_error_code(r), answers[a].code);
+      CHECK_STR(h_error_kind(r), answers[a].kind);
+      const cJSON *data = field(field(r, "error"), "data");
+      if (answers[a].state) {
+        CHECK_STR(cJSON_GetStringValue(field(data, "status")), answers[a].state);
+      } else {
+        CHECK_STR(cJSON_GetStringValue(field(data, "sdk_code")), "E2009");
+        CHECK(field(data, "status") == NULL);
+      }
+      if (answers[a].state && !strcmp(answers[a].state, "paused")) CHECK(strstr(h_error_message(r), "paused: resume it") != NULL);
+      CHECK(h_send(h) == NULL); /* exactly one answer */
+      CHECK(h_http_next(h) == NULL);
+      h_free(h);
+    }
+  }
+  /* the control plane cannot be reached: that is the answer, once */
+  harness *h = ready();
+  call(h, 1, "process.list", "{\"sandbox_id\":\"sbx1\"}");
+  h_respond(h, h_http_next(h)->op, 502, NULL, "{\"sandboxId\":\"sbx1\",\"message\":\"The sandbox was not found\",\"code\":502}");
+  e2bw_core_http_fail(h->core, h_http_next(h)->op, E2BW_NET_REFUSED, h->now);
+  h_drain(h);
+  CHECK_STR(h_error_kind(h_send(h)), "unreachable");
+  CHECK(h_send(h) == NULL);
   h_free(h);
 }
 
@@ -591,6 +672,7 @@ void suite_process(void) {
   test_run_every_chunking();
   test_data_event_shapes();
   test_run_failures();
+  test_paused_is_not_gone();
   test_run_timeout_and_stdin();
   test_start_notifications();
   test_start_liveness_and_shutdown();
