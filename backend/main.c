@@ -15,6 +15,7 @@
 #include "http/http_server.h"
 #include "options.h"
 #include "registry/registry.h"
+#include "runtime/runtime_seccomp.h"
 #include "state_dir.h"
 
 #include <cJSON.h>
@@ -44,6 +45,7 @@ static int print_ready_line(const char *api_url, const char *sandbox_url, const 
 	cJSON_AddStringToObject(o, "state_dir", state_dir);
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
 	cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
+	cJSON_AddBoolToObject(o, "seccomp", runtime_seccomp_active());
 	char *line = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	if (!line)

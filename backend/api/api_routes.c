@@ -9,6 +9,7 @@
 #include "http/http_route.h"
 #include "lib/text.h"
 #include "runtime/runtime.h"
+#include "runtime/runtime_seccomp.h"
 
 #include <cJSON.h>
 #include <event2/http.h>
@@ -21,8 +22,10 @@ static int api_health(struct api_ctx *ctx, struct evhttp_request *req, const cha
 	(void)ctx;
 	(void)id;
 	cJSON *o = cJSON_CreateObject();
-	if (o)
+	if (o) {
 		cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
+		cJSON_AddBoolToObject(o, "seccomp", runtime_seccomp_active());
+	}
 	return reply_json(req, 200, o);
 }
 
