@@ -101,6 +101,16 @@ $(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c $(BACKEND_LIB_
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
 	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -lseccomp -o $@
 
+# The syscall policy against each call it refuses (tests/node/backend-seccomp.test.mjs):
+# the probe is static, so it also runs inside a sandbox.
+backend: $(BUILD)/bin/seccomp-probe $(BUILD)/bin/seccomp-apply
+$(BUILD)/bin/seccomp-probe: tests/backend/seccomp_probe.c
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c11 -O2 -static $(WARN) $< -o $@
+$(BUILD)/bin/seccomp-apply: tests/backend/seccomp_apply.c backend/runtime/runtime_seccomp.c backend/runtime/runtime_seccomp.h
+	@mkdir -p $(BUILD)/bin
+	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend $< backend/runtime/runtime_seccomp.c -lseccomp -o $@
+
 # The backend's unit tests (tests/backend/unit/, on the core's check.h),
 # natively and under ASan+UBSan.
 BACKEND_UNIT_SRC := $(sort $(wildcard tests/backend/unit/*.c))
