@@ -1,9 +1,9 @@
 /* The syscall policy (runtime_seccomp.h), after moby's default seccomp
- * profile (profiles/seccomp/default.json): everything not allowed below
- * fails with EPERM. The profile's capability-dependent parts are taken as
- * they apply to a sandbox's commands, which keep Docker's default
- * capabilities (runtime_enter.c): chroot is allowed (CAP_SYS_CHROOT), clone
- * without namespace flags, and nothing that needs CAP_SYS_ADMIN, SYS_BOOT,
+ * profile (github.com/moby/profiles, seccomp/default.json): everything not
+ * allowed below fails with EPERM. The profile's capability-dependent parts
+ * are taken as they apply to a sandbox's commands, which keep Docker's
+ * default capabilities (runtime_enter.c): chroot is allowed (CAP_SYS_CHROOT),
+ * clone without namespace flags, and nothing that needs CAP_SYS_ADMIN, SYS_BOOT,
  * SYS_MODULE, SYS_PACCT, SYS_PTRACE, SYS_RAWIO, SYS_TIME, SYS_TTY_CONFIG,
  * SYS_NICE, SYSLOG, BPF, PERFMON or DAC_READ_SEARCH. The list of denied calls
  * is in docs/local-backend.md, "Syscall policy". */
