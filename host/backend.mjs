@@ -5,7 +5,7 @@
 //   import { startBackend } from '<repo>/host/backend.mjs';
 //   const backend = await startBackend();
 //   // backend.apiUrl, backend.sandboxUrl, backend.apiKey, backend.stateDir, backend.pid,
-//   // backend.isolation ('full' or 'none', from the ready line)
+//   // backend.isolation ('full' or 'none', from the ready line), backend.domain
 //   ...
 //   await backend.stop();   // SIGTERM (or stop('SIGINT')), resolves to { code, signal } on exit
 //
@@ -153,6 +153,7 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     stateDir: ready.state_dir,
     pid: ready.pid,
     isolation: ready.isolation, // 'full' (sandboxes are namespaces + overlay + cgroups) or 'none'
+    domain: ready.domain,       // the sandboxes' domain: <port>-<id>.<domain> (--domain; default localhost:<envd port>)
     apiKey,
     stderr: () => stderr,
     exited,

@@ -41,6 +41,22 @@ static void set_up(struct net_rtnl_batch *b, unsigned index)
 	net_rtnl_end(b, nlh);
 }
 
+/* IPv6 is not routed to sandboxes: no link-local address either (address
+ * generation off before the link comes up), so a sandbox has no IPv6 but
+ * loopback's, and nothing tries it. */
+static void no_ipv6(struct net_rtnl_batch *b, unsigned index)
+{
+	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_NEWLINK, 0);
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+	ifi->ifi_index = (int)index;
+	struct nlattr *spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
+	struct nlattr *inet6 = mnl_attr_nest_start(nlh, AF_INET6);
+	mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);
+	mnl_attr_nest_end(nlh, inet6);
+	mnl_attr_nest_end(nlh, spec);
+	net_rtnl_end(b, nlh);
+}
+
 static void add_default_route(struct net_rtnl_batch *b, unsigned index, uint32_t gateway)
 {
 	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL);
@@ -100,11 +116,13 @@ int net_link_attach(int sandbox_fd, int host_fd, int host_ns_fd, const char *hos
 		return -ENODEV;
 	*step = "configure the backend's end";
 	add_address(&b, host_index, host_ip, prefix);
+	no_ipv6(&b, host_index);
 	set_up(&b, host_index);
 	if ((rc = net_rtnl_send(host_fd, &b)))
 		return rc;
 	*step = "configure eth0";
 	add_address(&b, eth0, sandbox_ip, prefix);
+	no_ipv6(&b, eth0);
 	set_up(&b, eth0);
 	add_default_route(&b, eth0, host_ip);
 	return net_rtnl_send(sandbox_fd, &b);
