@@ -59,7 +59,7 @@ function request(host, headers = {}, extra = '') {
     sock.write(lines.join('\r\n') + '\r\n\r\n' + extra)
   })
 }
-const status = (raw) => Number(/^HTTP\/1\.1 (\d+)/.exec(raw)?.[1])
+const status = (raw) => Number(/^HTTP\/1\.[01] (\d+)/.exec(raw)?.[1])
 const body = (raw) => raw.slice(raw.indexOf('\r\n\r\n') + 4)
 
 async function serving(sandbox, host, headers) {
