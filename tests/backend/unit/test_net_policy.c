@@ -1,0 +1,89 @@
+/* net/net_policy.c: allowOut/denyOut parsing with E2B's rules and messages,
+ * reduction to sorted disjoint ranges, allow_internet_access false as
+ * "deny everything"; net/net_pool.c's subnet parsing. */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "net/net_policy.h"
+#include "net/net_pool.h"
+#include "suites.h"
+
+static int parse(const char *allow, const char *deny, int internet, struct net_policy *p, char *err)
+{
+	cJSON *a = allow ? cJSON_Parse(allow) : NULL, *d = deny ? cJSON_Parse(deny) : NULL;
+	int rc = net_policy_parse(a, d, internet, p, err, 200);
+	cJSON_Delete(a);
+	cJSON_Delete(d);
+	return rc;
+}
+
+static void refused(const char *allow, const char *deny, const char *message)
+{
+	struct net_policy p;
+	char err[200] = "";
+	CHECK(parse(allow, deny, -1, &p, err) == -1);
+	CHECK(strstr(err, message) != NULL);
+	if (!strstr(err, message))
+		fprintf(stderr, "    message: %s\n", err);
+}
+
+#define RANGE(r, a, b) CHECK((r).first == (a) && (r).last == (b))
+
+void suite_net_policy(void)
+{
+	struct net_policy p;
+	char err[200];
+	/* nothing given: open */
+	CHECK(parse(NULL, NULL, -1, &p, err) == 0);
+	CHECK(net_policy_is_open(&p) && !net_policy_blocks_all(&p));
+	net_policy_free(&p);
+
+	/* bare addresses are /32, host bits are cleared, overlaps and neighbours merge */
+	CHECK(parse("[\"10.1.2.3/8\", \"10.200.0.0/16\", \"11.0.0.0/8\", \"1.2.3.4\"]", "[]", -1, &p, err) == 0);
+	CHECK_NUM(p.n_allow, 2);
+	RANGE(p.allow[0], 0x01020304u, 0x01020304u);
+	RANGE(p.allow[1], 0x0a000000u, 0x0bffffffu);
+	CHECK_NUM(p.n_deny, 0);
+	cJSON *net = cJSON_CreateObject();
+	net_policy_to_json(&p, net);
+	char *text = cJSON_PrintUnformatted(net);
+	CHECK_STR(text, "{\"allowOut\":[\"10.1.2.3/8\",\"10.200.0.0/16\",\"11.0.0.0/8\",\"1.2.3.4\"],\"denyOut\":[]}");
+	free(text);
+	cJSON_Delete(net);
+	net_policy_free(&p);
+
+	/* allow_internet_access false is denyOut 0.0.0.0/0; with an allowOut it is "only these" */
+	CHECK(parse(NULL, NULL, 0, &p, err) == 0);
+	CHECK(net_policy_denies_all(&p) && net_policy_blocks_all(&p) && !net_policy_is_open(&p));
+	net_policy_free(&p);
+	CHECK(parse("[\"203.0.113.10\"]", "[\"0.0.0.0/0\", \"8.8.8.8\"]", -1, &p, err) == 0);
+	CHECK(net_policy_denies_all(&p) && !net_policy_blocks_all(&p));
+	RANGE(p.deny[0], 0u, 0xffffffffu);
+	net_policy_free(&p);
+
+	/* an IPv6 deny is accepted (no IPv6 leaves anyway) and changes nothing */
+	CHECK(parse(NULL, "[\"2001:db8::/32\"]", -1, &p, err) == 0);
+	CHECK_NUM(p.n_deny, 0);
+	net_policy_free(&p);
+
+	refused(NULL, "[\"example.com\"]", "invalid denied CIDR example.com");
+	refused(NULL, "[\"0.0.0.0\"]", "invalid denied CIDR 0.0.0.0");
+	refused(NULL, "[\"0.0.0.0/8\"]", "invalid denied CIDR");
+	refused(NULL, "[\"10.0.0.0/33\"]", "invalid denied CIDR");
+	refused(NULL, "[\"10.0.0.0/\"]", "invalid denied CIDR");
+	refused(NULL, "[\"10.0.0.0/-1\"]", "invalid denied CIDR");
+	refused("[\"example.com\"]", "[\"0.0.0.0/0\"]", "not domain names");
+	refused("[\"2001:db8::1\"]", NULL, "IPv6 is not routed");
+	refused("[1]", NULL, "must be an array of strings");
+	refused("{}", NULL, "must be an array of strings");
+
+	struct net_cidr c;
+	CHECK(net_pool_parse_subnet("100.96.1.2/16", &c) == 0 && c.addr == 0x64600000u && c.prefix == 16);
+	CHECK(net_pool_parse_subnet("100.96.0.0", &c) == -1);
+	CHECK(net_pool_parse_subnet("100.96.0.0/31", &c) == -1);
+	CHECK(net_pool_parse_subnet("100.96.0.0/7", &c) == -1);
+	CHECK(net_pool_parse_subnet("::/64", &c) == -1);
+}
