@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 	}
 	free(templates);
 	struct net_options net_opt = {.subnet = opt.sandbox_subnet, .max_sandboxes = opt.max_sandboxes,
-		.conn_limit = opt.sandbox_conn_limit};
+		.conn_limit = opt.sandbox_conn_limit, .off = !opt.sandbox_network};
 	if (net_init(base, &net_opt) != 0) {
 		runtime_shutdown();
 		event_base_free(base);

@@ -42,6 +42,7 @@ static const char usage[] =
 	"  --sandbox-subnet CIDR    sandbox addresses (default 100.96.0.0/16); each backend\n"
 	"                           claims a free block of it\n"
 	"  --sandbox-conn-limit N   connections tracked per sandbox (default 4096)\n"
+	"  --sandbox-network on|off off: sandboxes have loopback only (default on)\n"
 	"When ready, prints one JSON line on stdout: api_url, sandbox_url, state_dir, pid,\n"
 	"isolation, domain.\n";
 
@@ -198,6 +199,7 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 	opt->max_sandboxes = OPTIONS_DEFAULT_MAX_SANDBOXES;
 	opt->request_timeout_s = OPTIONS_DEFAULT_REQUEST_TIMEOUT_S;
 	opt->sandbox_conn_limit = OPTIONS_DEFAULT_SANDBOX_CONN_LIMIT;
+	opt->sandbox_network = true;
 	const char *listen = NULL, *envd = NULL, *key_file = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *v;
@@ -242,6 +244,10 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			if (net_pool_parse_subnet(v, &subnet) != 0)
 				return usage_error("--sandbox-subnet must be an IPv4 CIDR of /8 to /30, got ", v);
 			opt->sandbox_subnet = v;
+		} else if ((v = option_value(argc, argv, &i, "--sandbox-network"))) {
+			if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+				return usage_error("--sandbox-network must be on or off, got ", v);
+			opt->sandbox_network = strcmp(v, "on") == 0;
 		} else if ((v = option_value(argc, argv, &i, "--sandbox-conn-limit"))) {
 			if (parse_count(v, 1, 1000000, &opt->sandbox_conn_limit) != 0)
 				return usage_error("--sandbox-conn-limit must be 1..1000000, got ", v);

@@ -33,6 +33,7 @@ struct backend_options {
 	const char *domain;        /* NULL: localhost:<envd port> */
 	const char *sandbox_subnet; /* NULL: net/'s default */
 	long sandbox_conn_limit;
+	bool sandbox_network;       /* --sandbox-network on (default) | off */
 };
 
 enum options_result {

@@ -84,7 +84,7 @@ static void make_ifprefix(void)
 
 int net_init(struct event_base *base, const struct net_options *o)
 {
-	if (!runtime_isolated())
+	if (!runtime_isolated() || o->off)
 		return 0;
 	char why[512] = "";
 	struct net_cidr subnet;

@@ -27,6 +27,7 @@ struct net_options {
 	const char *subnet;  /* --sandbox-subnet, NULL for the default */
 	long max_sandboxes;
 	long conn_limit;     /* --sandbox-conn-limit */
+	bool off;            /* --sandbox-network off: loopback only */
 };
 
 /* With isolation (runtime_isolated()): turns IPv4 forwarding on in the

@@ -16,6 +16,7 @@
 #include <linux/veth.h>
 #include <net/if.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
 
 static void add_address(struct net_rtnl_batch *b, unsigned index, uint32_t ip, int prefix)
