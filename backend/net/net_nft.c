@@ -3,6 +3,7 @@
 #include "net/net_nft.h"
 
 #include "net/net_policy.h"
+#include "runtime/runtime_leftovers.h"
 
 #include <arpa/inet.h>
 #include <nftables/libnftables.h>
@@ -30,18 +31,6 @@ static int run(const char *script, char *why, size_t why_len)
 	return rc == 0 ? 0 : -1;
 }
 
-static bool backend_alive(pid_t pid)
-{
-	char path[64], comm[32] = "";
-	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	bool ok = fgets(comm, sizeof comm, f) != NULL;
-	fclose(f);
-	return ok && strncmp(comm, "e2b-local-backe", 15) == 0;
-}
-
 static void clean_stale_tables(void)
 {
 	if (run("list tables inet", NULL, 0) != 0)
@@ -50,7 +39,7 @@ static void clean_stale_tables(void)
 	for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n")) {
 		int pid = 0;
 		if (sscanf(line, "table inet " TABLE_PREFIX "%d", &pid) != 1 || pid <= 0 ||
-		    pid == getpid() || backend_alive(pid))
+		    pid == getpid() || runtime_backend_alive(pid))
 			continue;
 		char cmd[96];
 		snprintf(cmd, sizeof cmd, "delete table inet " TABLE_PREFIX "%d", pid);

@@ -3,6 +3,7 @@
 #include "net/net_pool.h"
 
 #include "net/net_rtnl.h"
+#include "runtime/runtime_leftovers.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,18 +52,6 @@ static bool overlaps(struct net_cidr a, struct net_cidr b)
 {
 	int p = a.prefix < b.prefix ? a.prefix : b.prefix;
 	return ((a.addr ^ b.addr) & mask_of(p)) == 0;
-}
-
-static bool backend_alive(pid_t pid)
-{
-	char path[64], comm[32] = "";
-	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	bool ok = fgets(comm, sizeof comm, f) != NULL;
-	fclose(f);
-	return ok && strncmp(comm, "e2b-local-backe", 15) == 0;
 }
 
 /* Every IPv4 route of the namespace, as the scan below needs it. */
@@ -154,7 +143,7 @@ static int pick_block(int fd, struct net_cidr subnet, int block_prefix, struct n
 			struct route *r = &rs.items[k];
 			if (r->dst.prefix == 0 || !overlaps(r->dst, block))
 				continue;
-			if (r->claim && r->owner != getpid() && !backend_alive(r->owner)) {
+			if (r->claim && r->owner != getpid() && !runtime_backend_alive(r->owner)) {
 				char text[32];
 				format_cidr(r->dst, text, sizeof text);
 				fprintf(stderr, "e2b-local-backend: removing the address claim %s left by "
