@@ -1,5 +1,6 @@
 /* Sandbox networking: start, each sandbox's attach, update and detach
- * (net.h). */
+ * (net.h). allowOut's domain names: the relay's answers for them put their
+ * addresses in the sandbox's set (on_resolved) before the sandbox sees them. */
 #define _GNU_SOURCE
 #include "net/net.h"
 
@@ -30,7 +31,7 @@ struct sandbox_net {
 	int slot;
 	char ifname[IFNAMSIZ];
 	struct net_policy policy;
-	bool has_chain;  /* the nftables chain of its rules exists */
+	struct net_nft_sandbox nft; /* what exists of its rules in the table */
 	bool refuse_dns; /* nothing may leave: DNS neither */
 	struct net_dns *dns;
 };
@@ -155,6 +156,15 @@ static bool slot_usable(int slot, void *arg)
 	return if_nametoindex(name) == 0;
 }
 
+/* An answer of the sandbox's relay: the addresses of a name allowOut allows
+ * become allowed, before the sandbox learns them. */
+static void on_resolved(void *ctx, const char *name, const uint32_t *addrs, size_t count)
+{
+	struct sandbox_net *n = ctx;
+	if (count && n->policy.n_domains && net_policy_allows_name(&n->policy, name))
+		net_nft_allow_resolved(n->slot, addrs, count);
+}
+
 /* The relay's sockets, bound inside the sandbox. */
 static int open_dns(struct sandbox *sb, struct sandbox_net *n)
 {
@@ -174,7 +184,7 @@ static int open_dns(struct sandbox *sb, struct sandbox_net *n)
 		errno = err;
 		return -1;
 	}
-	n->dns = net_dns_open(udp, tcp, &n->refuse_dns);
+	n->dns = net_dns_open(udp, tcp, &n->refuse_dns, on_resolved, n);
 	return n->dns ? 0 : -1;
 }
 
@@ -255,7 +265,7 @@ int net_sandbox_attach(struct sandbox *sb, struct net_policy *policy, char *why,
 		net_free(n);
 		return -1;
 	}
-	if (net_nft_apply(n->slot, n->ifname, &n->policy, &n->has_chain, why, why_len) != 0) {
+	if (net_nft_apply(n->slot, n->ifname, &n->policy, &n->nft, why, why_len) != 0) {
 		net_free(n);
 		return -1;
 	}
@@ -270,7 +280,7 @@ int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, char *why,
 		net_policy_free(policy);
 		return 0;
 	}
-	if (net_nft_apply(n->slot, n->ifname, policy, &n->has_chain, why, why_len) != 0) {
+	if (net_nft_apply(n->slot, n->ifname, policy, &n->nft, why, why_len) != 0) {
 		net_policy_free(policy);
 		return -1;
 	}
@@ -302,8 +312,8 @@ static void on_removing(void *ctx, struct sandbox *sb)
 	struct sandbox_net *n = sb->net;
 	if (!n)
 		return;
-	if (n->has_chain)
-		net_nft_forget(n->slot, n->ifname);
+	if (n->nft.chain)
+		net_nft_forget(n->slot, n->ifname, &n->nft);
 	/* The veth goes with the sandbox's namespace; until the kernel has
 	 * removed it, slot_usable keeps the slot from being taken again. */
 	sb->net = NULL;

@@ -117,10 +117,18 @@ static void put_ranges(FILE *f, const struct net_range *r, size_t n)
 	}
 }
 
-int net_nft_apply(int slot, const char *ifname, const struct net_policy *p, bool *has_chain,
-	char *why, size_t why_len)
+static void put_address(FILE *f, uint32_t a)
 {
-	if (!*has_chain && net_policy_is_open(p))
+	char text[INET_ADDRSTRLEN];
+	struct in_addr in = {.s_addr = htonl(a)};
+	inet_ntop(AF_INET, &in, text, sizeof text);
+	fputs(text, f);
+}
+
+int net_nft_apply(int slot, const char *ifname, const struct net_policy *p,
+	struct net_nft_sandbox *has, char *why, size_t why_len)
+{
+	if (!has->chain && net_policy_is_open(p))
 		return 0; /* the shared rules already say it all */
 	char *script = NULL;
 	size_t len = 0;
@@ -129,11 +137,15 @@ int net_nft_apply(int slot, const char *ifname, const struct net_policy *p, bool
 		snprintf(why, why_len, "out of memory");
 		return -1;
 	}
-	if (*has_chain) {
+	if (has->chain) {
 		fprintf(f, "flush chain inet %s s%d\n", table, slot);
 	} else {
 		fprintf(f, "add chain inet %s s%d\n", table, slot);
 		fprintf(f, "add element inet %s sandboxes { \"%s\" : jump s%d }\n", table, ifname, slot);
+	}
+	if (p->n_domains) {
+		fprintf(f, "add set inet %s d%d { type ipv4_addr; size 65535; }\n", table, slot);
+		fprintf(f, "flush set inet %s d%d\n", table, slot);
 	}
 	/* allowOut before denyOut: an address both match is allowed, as on E2B. */
 	if (p->n_allow) {
@@ -141,6 +153,8 @@ int net_nft_apply(int slot, const char *ifname, const struct net_policy *p, bool
 		put_ranges(f, p->allow, p->n_allow);
 		fprintf(f, " } accept\n");
 	}
+	if (p->n_domains)
+		fprintf(f, "add rule inet %s s%d ip daddr @d%d accept\n", table, slot, slot);
 	if (p->n_deny) {
 		fprintf(f, "add rule inet %s s%d ip daddr { ", table, slot);
 		put_ranges(f, p->deny, p->n_deny);
@@ -148,17 +162,45 @@ int net_nft_apply(int slot, const char *ifname, const struct net_policy *p, bool
 	}
 	int rc = fclose(f) == 0 ? run(script, why, why_len) : -1;
 	free(script);
-	if (rc == 0)
-		*has_chain = true;
+	if (rc == 0) {
+		has->chain = true;
+		has->set = has->set || p->n_domains;
+	}
 	return rc;
 }
 
-void net_nft_forget(int slot, const char *ifname)
+int net_nft_allow_resolved(int slot, const uint32_t *addrs, size_t n)
 {
-	char script[256];
+	char *script = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&script, &len);
+	if (!f)
+		return -1;
+	fprintf(f, "add element inet %s d%d { ", table, slot);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputs(", ", f);
+		put_address(f, addrs[i]);
+	}
+	fputs(" }\n", f);
+	char why[256] = "out of memory";
+	int rc = fclose(f) == 0 ? run(script, why, sizeof why) : -1;
+	if (rc != 0)
+		fprintf(stderr, "e2b-local-backend: %s\n", why);
+	free(script);
+	return rc;
+}
+
+void net_nft_forget(int slot, const char *ifname, const struct net_nft_sandbox *has)
+{
+	char script[384];
 	snprintf(script, sizeof script,
 		"delete element inet %s sandboxes { \"%s\" }\ndelete chain inet %s s%d\n", table, ifname,
 		table, slot);
+	if (has->set) {
+		size_t n = strlen(script);
+		snprintf(script + n, sizeof script - n, "delete set inet %s d%d\n", table, slot);
+	}
 	char why[256];
 	if (run(script, why, sizeof why) != 0)
 		fprintf(stderr, "e2b-local-backend: %s\n", why);

@@ -3,9 +3,11 @@
 
 #include <arpa/inet.h>
 #include <cJSON.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* "a.b.c.d" or "a.b.c.d/n": 1 IPv4, 2 IPv6 syntax, 0 neither. E2B refuses
  * an unspecified address (0.0.0.0, 0.0.0.0/8) except all traffic itself. */
@@ -43,6 +45,32 @@ static int parse_entry(const char *text, struct net_range *r)
 	return 0;
 }
 
+/* A DNS name (labels of [a-z0-9-], 1..63, not starting or ending with
+ * '-'), optionally after "*."; lowercased into out. */
+static bool domain_name(const char *text, char *out, size_t cap)
+{
+	size_t n = strlen(text);
+	if (n == 0 || n > 253 || n >= cap)
+		return false;
+	const char *name = strncmp(text, "*.", 2) == 0 ? text + 2 : text;
+	size_t label = 0;
+	for (const char *c = name;; c++) {
+		if (*c == '.' || *c == '\0') {
+			if (label == 0 || c[-1] == '-')
+				return false;
+			if (*c == '\0')
+				break;
+			label = 0;
+			continue;
+		}
+		if (!(isalnum((unsigned char)*c) || (*c == '-' && label > 0)) || ++label > 63)
+			return false;
+	}
+	for (size_t i = 0; i <= n; i++)
+		out[i] = (char)tolower((unsigned char)text[i]);
+	return true;
+}
+
 static int compare_ranges(const void *a, const void *b)
 {
 	const struct net_range *x = a, *y = b;
@@ -70,7 +98,7 @@ static size_t merge(struct net_range *r, size_t n)
 /* One list into ranges; extra (0.0.0.0/0 for allow_internet_access false)
  * is added when given. */
 static int parse_list(const cJSON *list, bool allow, const struct net_range *extra,
-	struct net_range **out, size_t *count, char *err, size_t err_len)
+	struct net_range **out, size_t *count, struct net_policy *p, char *err, size_t err_len)
 {
 	const char *field = allow ? "allowOut" : "denyOut";
 	size_t n = list ? (size_t)cJSON_GetArraySize(list) : 0;
@@ -103,10 +131,18 @@ static int parse_list(const cJSON *list, bool allow, const struct net_range *ext
 				"sandboxes of the local backend", item->valuestring);
 			goto fail;
 		} else if (kind == 0 && allow) {
-			/* E2B takes domain names here (matched by SNI/Host); not this backend. */
-			snprintf(err, err_len, "invalid allowed address %.64s: the local backend takes "
-				"IPv4 addresses and CIDRs, not domain names", item->valuestring);
-			goto fail;
+			char name[256];
+			if (!domain_name(item->valuestring, name, sizeof name)) {
+				snprintf(err, err_len, "invalid allowed address %.64s", item->valuestring);
+				goto fail;
+			}
+			if (!p->domains)
+				p->domains = calloc(n, sizeof *p->domains);
+			if (!p->domains || !(p->domains[p->n_domains] = strdup(name))) {
+				snprintf(err, err_len, "out of memory");
+				goto fail;
+			}
+			p->n_domains++;
 		} else if (kind == 0) {
 			snprintf(err, err_len, "invalid denied CIDR %.64s", item->valuestring);
 			goto fail;
@@ -128,12 +164,17 @@ int net_policy_parse(const cJSON *allow_out, const cJSON *deny_out, int allow_in
 	memset(out, 0, sizeof *out);
 	out->allow_internet_access = allow_internet_access;
 	static const struct net_range everything = {0, 0xffffffffu};
-	if (parse_list(allow_out, true, NULL, &out->allow, &out->n_allow, err, err_len) != 0)
+	if (parse_list(allow_out, true, NULL, &out->allow, &out->n_allow, out, err, err_len) != 0 ||
+	    parse_list(deny_out, false, allow_internet_access == 0 ? &everything : NULL, &out->deny,
+		    &out->n_deny, out, err, err_len) != 0) {
+		net_policy_free(out);
 		return -1;
-	if (parse_list(deny_out, false, allow_internet_access == 0 ? &everything : NULL, &out->deny,
-		    &out->n_deny, err, err_len) != 0) {
-		free(out->allow);
-		out->allow = NULL;
+	}
+	if (out->n_domains && !net_policy_denies_all(out)) {
+		/* E2B's rule and words: a domain allowlist means nothing else. */
+		snprintf(err, err_len, "When specifying allowed domains in allow out, you must include "
+			"'ALL_TRAFFIC' in deny out to block all other traffic.");
+		net_policy_free(out);
 		return -1;
 	}
 	out->allow_out = allow_out ? cJSON_Duplicate(allow_out, 1) : NULL;
@@ -148,6 +189,9 @@ int net_policy_parse(const cJSON *allow_out, const cJSON *deny_out, int allow_in
 
 void net_policy_free(struct net_policy *p)
 {
+	for (size_t i = 0; i < p->n_domains; i++)
+		free(p->domains[i]);
+	free(p->domains);
 	free(p->allow);
 	free(p->deny);
 	cJSON_Delete(p->allow_out);
@@ -158,7 +202,23 @@ void net_policy_free(struct net_policy *p)
 
 bool net_policy_is_open(const struct net_policy *p)
 {
-	return p->n_allow == 0 && p->n_deny == 0;
+	return p->n_allow == 0 && p->n_deny == 0 && p->n_domains == 0;
+}
+
+bool net_policy_allows_name(const struct net_policy *p, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < p->n_domains; i++) {
+		const char *d = p->domains[i];
+		if (strncmp(d, "*.", 2) == 0) {
+			size_t k = strlen(d) - 1; /* ".x.y" */
+			if (n > k && strcasecmp(name + n - k, d + 1) == 0)
+				return true;
+		} else if (strcasecmp(name, d) == 0) {
+			return true;
+		}
+	}
+	return false;
 }
 
 bool net_policy_denies_all(const struct net_policy *p)
@@ -168,7 +228,7 @@ bool net_policy_denies_all(const struct net_policy *p)
 
 bool net_policy_blocks_all(const struct net_policy *p)
 {
-	return p->n_allow == 0 && net_policy_denies_all(p);
+	return p->n_allow == 0 && p->n_domains == 0 && net_policy_denies_all(p);
 }
 
 void net_policy_to_json(const struct net_policy *p, cJSON *network)

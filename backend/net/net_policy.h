@@ -22,11 +22,14 @@ struct net_policy {
 	int allow_internet_access;  /* -1 not given, else 0/1 */
 	struct net_range *allow, *deny;
 	size_t n_allow, n_deny;
+	char **domains;             /* allowOut's domain names, lowercase ("*.x.y": below x.y) */
+	size_t n_domains;
 	struct cJSON *allow_out, *deny_out; /* the lists as given, or NULL */
 };
 
-/* allow_out / deny_out: arrays of strings or NULL. On failure -1 with the
- * 400 message in err and nothing to free. */
+/* allow_out / deny_out: arrays of strings or NULL. allowOut may name domains
+ * (a DNS name, or "*." and one), which need denyOut to block everything, as
+ * on E2B. On failure -1 with the 400 message in err and nothing to free. */
 int net_policy_parse(const struct cJSON *allow_out, const struct cJSON *deny_out,
 	int allow_internet_access, struct net_policy *out, char *err, size_t err_len);
 void net_policy_free(struct net_policy *p);
@@ -37,6 +40,9 @@ bool net_policy_blocks_all(const struct net_policy *p);
 /* Whether deny covers every IPv4 address (denyOut 0.0.0.0/0 or
  * allow_internet_access false). */
 bool net_policy_denies_all(const struct net_policy *p);
+/* Whether a name looked up in DNS is one allowOut allows: an exact domain,
+ * or a name below a "*." one (not the apex, as on E2B). */
+bool net_policy_allows_name(const struct net_policy *p, const char *name);
 /* Adds "allowOut"/"denyOut" (as given) to a SandboxDetail's network object. */
 void net_policy_to_json(const struct net_policy *p, struct cJSON *network);
 

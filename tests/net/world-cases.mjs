@@ -126,6 +126,18 @@ EOF`)
     await assertBlocked(s, WORLD.echo, 'only-these')
   })
 
+  test('domain names in allowOut allow what they resolve to through the relay, and nothing else', async () => {
+    const s = await sandbox({ network: { allowOut: ['world.test'], denyOut: ['0.0.0.0/0'] } })
+    await assertBlocked(s, WORLD.web, 'not-looked-up-yet')
+    await assertReaches(s, 'world.test', 'by-name')
+    await assertBlocked(s, 'echo.world.test', 'other-name')
+    const w = await sandbox({ network: { allowOut: ['*.world.test'], denyOut: ['0.0.0.0/0'] } })
+    await assertReaches(w, 'echo.world.test', 'below-wildcard')
+    await assertBlocked(w, 'world.test', 'wildcard-apex')
+    await s.updateNetwork({ denyOut: ['0.0.0.0/0'] })
+    await assertBlocked(s, 'world.test', 'domain-dropped')
+  })
+
   test('updateNetwork replaces the rules for the next connection; fields left out are cleared', async () => {
     const s = await sandbox()
     await assertReaches(s, WORLD.web, 'before')
@@ -204,7 +216,8 @@ describe('rules the backend refuses', () => {
   test('with E2B\'s messages, before anything is created', async () => {
     const cases = [
       [{ network: { denyOut: ['example.com'] } }, /invalid denied CIDR example\.com/],
-      [{ network: { allowOut: ['example.com'], denyOut: ['0.0.0.0/0'] } }, /invalid allowed address example\.com: .*not domain names/],
+      [{ network: { allowOut: ['example.com'] } }, /you must include 'ALL_TRAFFIC' in deny out/],
+      [{ network: { allowOut: ['bad_name!'], denyOut: ['0.0.0.0/0'] } }, /invalid allowed address bad_name!/],
       [{ network: { allowOut: ['2001:db8::1'] } }, /IPv6 is not routed/],
       [{ network: { denyOut: ['0.0.0.0'] } }, /invalid denied CIDR 0\.0\.0\.0/],
       [{ network: { maskRequestHost: 'a b' } }, /mask request host is not valid/],

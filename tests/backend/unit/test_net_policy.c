@@ -75,7 +75,24 @@ void suite_net_policy(void)
 	refused(NULL, "[\"10.0.0.0/33\"]", "invalid denied CIDR");
 	refused(NULL, "[\"10.0.0.0/\"]", "invalid denied CIDR");
 	refused(NULL, "[\"10.0.0.0/-1\"]", "invalid denied CIDR");
-	refused("[\"example.com\"]", "[\"0.0.0.0/0\"]", "not domain names");
+	/* domain names: with denyOut blocking everything, as on E2B; exact or below "*." */
+	CHECK(parse("[\"World.Test\", \"*.api.example\", \"10.0.0.1\"]", "[\"0.0.0.0/0\"]", -1, &p, err) == 0);
+	CHECK_NUM(p.n_domains, 2);
+	CHECK_NUM(p.n_allow, 1);
+	CHECK(!net_policy_blocks_all(&p) && !net_policy_is_open(&p));
+	CHECK(net_policy_allows_name(&p, "world.test") && net_policy_allows_name(&p, "WORLD.test"));
+	CHECK(!net_policy_allows_name(&p, "a.world.test") && !net_policy_allows_name(&p, "world.testx"));
+	CHECK(net_policy_allows_name(&p, "v1.api.example") && net_policy_allows_name(&p, "a.b.api.example"));
+	CHECK(!net_policy_allows_name(&p, "api.example") && !net_policy_allows_name(&p, "xapi.example"));
+	net_policy_free(&p);
+	CHECK(parse("[\"world.test\"]", NULL, 0, &p, err) == 0); /* allow_internet_access false blocks all too */
+	net_policy_free(&p);
+	refused("[\"example.com\"]", NULL, "you must include 'ALL_TRAFFIC' in deny out");
+	refused("[\"example.com\"]", "[\"10.0.0.0/8\"]", "you must include 'ALL_TRAFFIC'");
+	refused("[\"bad_name\"]", "[\"0.0.0.0/0\"]", "invalid allowed address bad_name");
+	refused("[\"-a.example\"]", "[\"0.0.0.0/0\"]", "invalid allowed address");
+	refused("[\"a..example\"]", "[\"0.0.0.0/0\"]", "invalid allowed address");
+	refused("[\"*\"]", "[\"0.0.0.0/0\"]", "invalid allowed address");
 	refused("[\"2001:db8::1\"]", NULL, "IPv6 is not routed");
 	refused("[1]", NULL, "must be an array of strings");
 	refused("{}", NULL, "must be an array of strings");
