@@ -16,6 +16,7 @@ static const check_suite suites[] = {
 	{"connect", suite_connect},
 	{"text", suite_text},
 	{"net policy", suite_net_policy},
+	{"net dns", suite_net_dns},
 };
 
 int main(void)
