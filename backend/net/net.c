@@ -297,15 +297,6 @@ void net_sandbox_to_json(const struct sandbox *sb, struct cJSON *network)
 		net_policy_to_json(&sb->net->policy, network);
 }
 
-void net_sandbox_address(const struct sandbox *sb, char *out, size_t len)
-{
-	out[0] = '\0';
-	if (!sb->net)
-		return;
-	struct in_addr in = {.s_addr = htonl(net_pool_sandbox_ip(sb->net->slot))};
-	inet_ntop(AF_INET, &in, out, (socklen_t)len);
-}
-
 static void on_removing(void *ctx, struct sandbox *sb)
 {
 	(void)ctx;

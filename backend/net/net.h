@@ -49,7 +49,5 @@ int net_sandbox_attach(struct sandbox *sb, struct net_policy *policy, char *why,
 int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, char *why, size_t why_len);
 /* Adds allowOut/denyOut as last set to a SandboxDetail's network object. */
 void net_sandbox_to_json(const struct sandbox *sb, struct cJSON *network);
-/* The sandbox's eth0 address ("" without networking). */
-void net_sandbox_address(const struct sandbox *sb, char *out, size_t len);
 
 #endif

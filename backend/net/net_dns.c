@@ -27,6 +27,7 @@ static struct {
 	struct sockaddr_storage up[DNS_MAX_UPSTREAMS];
 	socklen_t up_len[DNS_MAX_UPSTREAMS];
 	int n_up;
+	int n_queries, n_pipes; /* of every relay */
 } g;
 
 struct query {
@@ -169,6 +170,7 @@ static void query_free(struct query *q)
 			break;
 		}
 	d->n_queries--;
+	g.n_queries--;
 	if (q->ev)
 		event_free(q->ev);
 	if (q->fd >= 0)
@@ -255,8 +257,9 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 			refuse(d, buf, (size_t)n, &from, from_len);
 			continue;
 		}
-		if (d->n_queries >= NET_DNS_MAX_PENDING || (size_t)n > sizeof ((struct query *)0)->msg)
-			continue;
+		if (d->n_queries >= NET_DNS_MAX_PENDING || g.n_queries >= NET_DNS_MAX_PENDING_ALL ||
+		    (size_t)n > sizeof ((struct query *)0)->msg)
+			continue; /* dropped: the client asks again */
 		struct query *q = calloc(1, sizeof *q);
 		if (!q)
 			continue;
@@ -269,6 +272,7 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 		q->next = d->queries;
 		d->queries = q;
 		d->n_queries++;
+		g.n_queries++;
 		if (query_send(q, 0) != 0)
 			query_free(q);
 	}
@@ -283,6 +287,7 @@ static void pipe_free(struct pipe_conn *c)
 			break;
 		}
 	d->n_pipes--;
+	g.n_pipes--;
 	if (c->client)
 		bufferevent_free(c->client);
 	if (c->up)
@@ -311,7 +316,7 @@ static void on_tcp(evutil_socket_t fd, short what, void *arg)
 	int client = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (client < 0)
 		return;
-	if (*d->refuse || d->n_pipes >= NET_DNS_MAX_TCP) {
+	if (*d->refuse || d->n_pipes >= NET_DNS_MAX_TCP || g.n_pipes >= NET_DNS_MAX_TCP_ALL) {
 		close(client);
 		return;
 	}
@@ -326,6 +331,7 @@ static void on_tcp(evutil_socket_t fd, short what, void *arg)
 	c->next = d->pipes;
 	d->pipes = c;
 	d->n_pipes++;
+	g.n_pipes++;
 	if (!c->client || !c->up) {
 		if (!c->client)
 			close(client);

@@ -19,8 +19,12 @@ struct event_base;
 struct net_dns;
 
 #define NET_DNS_ADDRESS "127.0.0.53"
-#define NET_DNS_MAX_PENDING 64    /* UDP queries in flight per sandbox */
-#define NET_DNS_MAX_TCP 16        /* TCP connections per sandbox */
+#define NET_DNS_MAX_PENDING 32    /* UDP queries in flight per sandbox */
+#define NET_DNS_MAX_TCP 8         /* TCP connections per sandbox */
+/* The same for all sandboxes together: each holds a descriptor (two for
+ * TCP), and the backend's HTTP connections need theirs. */
+#define NET_DNS_MAX_PENDING_ALL 256
+#define NET_DNS_MAX_TCP_ALL 64
 
 /* Reads the upstream resolvers; 0, or -1 when none can be used. */
 int net_dns_init(struct event_base *base);

@@ -12,7 +12,8 @@
 //
 // No packet can leave: neither namespace has a link to anything but the
 // other. Everything is removed by world.remove(), and at process exit if the
-// caller could not (a failed test).
+// caller could not (a failed test); the worlds of a test process that was
+// killed are removed by the next makeWorld().
 //
 //   const world = await makeWorld()
 //   world.host / world.world    namespace names
@@ -23,7 +24,7 @@
 //   world.seen()                the servers' log so far: [{kind, local, remote, path, name, ...}]
 //   world.remove()
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -53,9 +54,22 @@ function startServers(ns, mode, logPath) {
   })
 }
 
+// Namespaces e2bw-{h,w}-<pid in base 36><4 characters> of processes that are gone.
+function removeStaleWorlds() {
+  let names = []
+  try { names = ip('netns', 'list').split('\n').map((l) => l.split(' ')[0]) } catch { return }
+  for (const name of names) {
+    const m = /^e2bw-[hw]-([0-9a-z]+)[0-9a-z]{4}$/.exec(name)
+    if (!m || existsSync(`/proc/${parseInt(m[1], 36)}`)) continue
+    try { ip('netns', 'del', name) } catch { /* gone meanwhile */ }
+    rmSync(`/etc/netns/${name}`, { recursive: true, force: true })
+  }
+}
+
 export async function makeWorld() {
   if (process.getuid() !== 0)
     throw new Error('the world-namespace tests make network namespaces and need root (CI runs as root); they fail rather than skip')
+  removeStaleWorlds()
   const id = `${process.pid.toString(36)}${Math.random().toString(36).slice(2, 6)}`
   const host = `e2bw-h-${id}`
   const world = `e2bw-w-${id}`
