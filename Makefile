@@ -99,7 +99,7 @@ $(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c $(BACKEND_LIB_
 	@mkdir -p $(BUILD)/bin $(BUILD)/backend
 	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON-check.o
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -lseccomp -o $@
+	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -lseccomp -lmnl -lnftables -o $@
 
 # The syscall policy against each call it refuses (tests/node/backend-seccomp.test.mjs):
 # the probe is static, so it also runs inside a sandbox.
@@ -116,7 +116,7 @@ $(BUILD)/bin/seccomp-apply: tests/backend/seccomp_apply.c backend/runtime/runtim
 BACKEND_UNIT_SRC := $(sort $(wildcard tests/backend/unit/*.c))
 BACKEND_UNIT_DEP := $(BACKEND_UNIT_SRC) $(wildcard tests/backend/unit/*.h) tests/unit/check.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(CJSON_C)
 BACKEND_UNIT_CC  = $(CC) $(CSTD) -D_DEFAULT_SOURCE -g $(WARN) -Ibackend -Itests/unit -I$(CJSON_DIR) \
-	  $(BACKEND_UNIT_SRC) $(BACKEND_LIB_SRC) $(CJSON_C) -levent -lutil -lz -lseccomp -lm
+	  $(BACKEND_UNIT_SRC) $(BACKEND_LIB_SRC) $(CJSON_C) -levent -lutil -lz -lseccomp -lmnl -lnftables -lm
 backend-unit: $(BUILD)/native/backend_unit_tests $(BUILD)/asan/backend_unit_tests
 $(BUILD)/native/backend_unit_tests: $(BACKEND_UNIT_DEP)
 	@mkdir -p $(BUILD)/native
@@ -134,7 +134,7 @@ $(BUILD)/bin/e2b-local-backend: $(BACKEND_SRC) $(BACKEND_HDR) $(CJSON_C)
 	@mkdir -p $(BUILD)/bin $(BUILD)/backend
 	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON.o
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o -levent -lutil -lz -lseccomp -o $@
+	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o -levent -lutil -lz -lseccomp -lmnl -lnftables -o $@
 
 # --- libFuzzer targets (clang) ------------------------------------------
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))

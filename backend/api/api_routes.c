@@ -2,6 +2,7 @@
 #include "api/api_routes.h"
 
 #include "api/api_list.h"
+#include "api/api_network.h"
 #include "api/api_sandboxes.h"
 #include "http/http_conns.h"
 #include "http/http_reply.h"
@@ -50,6 +51,8 @@ static const struct api_route routes[] = {
 	{"/sandboxes/{}/pause", EVHTTP_REQ_POST, "POST", true, api_pause},
 	{"/sandboxes/{}/resume", EVHTTP_REQ_POST, "POST", true, api_resume},
 	{"/sandboxes/{}/connect", EVHTTP_REQ_POST, "POST", true, api_connect_v1},
+	{"/sandboxes/{}/network", EVHTTP_REQ_PUT, "PUT", true, api_update_network},
+	{"/sandboxes/{}/network", EVHTTP_REQ_POST, "POST", true, api_update_network},
 };
 
 #define ROUTE_COUNT (sizeof routes / sizeof routes[0])
