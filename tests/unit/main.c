@@ -14,7 +14,7 @@ static const check_suite suites[] = {
     {"sandbox", suite_sandbox},  {"transport", suite_transport}, {"codecs", suite_codecs},
     {"process", suite_process}, {"redact", suite_redact}, {"redirects", suite_redirects}, {"oom", suite_oom},
     {"files", suite_files},      {"printf", suite_printf},      {"strstr", suite_strstr},
-    {"strtod", suite_strtod},
+    {"strtod", suite_strtod},    {"dockerfile", suite_dockerfile},
 };
 
 /* The suites whose messages carry long strings, again with every long
