@@ -18,4 +18,5 @@ void suite_printf(void);
 void suite_strstr(void);
 void suite_strtod(void);
 void suite_dockerfile(void);
+void suite_templates(void);
 #endif
