@@ -525,7 +525,7 @@ static cJSON *walk(df *d, const char *text) {
     while (len && (p[len - 1] == '\r' || p[len - 1] == ' ' || p[len - 1] == '\t')) len--;
     size_t lead = blanks(p);
     if (lead >= len || p[lead] == '#') {
-      if (!start && other_escape(p + lead, len - lead)) {
+      if (!start && lead < len && other_escape(p + lead, len - lead)) {
         d->line = number;
         error = fail(d, "only the default escape character '\\' is supported (a parser directive sets another)");
       }
