@@ -154,8 +154,8 @@ int e2bw_core_is_shut_down(const e2bw_core *core);
 
 /* A feature whose methods are implemented but which `initialize` does not
  * declare yet, because its contract case has not passed against a backend
- * (today: "templates.build"; docs/plugin-contract.md, "Features awaiting
- * their contract case"), answers -32003 like any undeclared feature. This
+ * (today: "templates.build"; docs/plugin-contract.md, "Methods and
+ * features"; docs/templates.md, "Declaring the feature"), answers -32003 like any undeclared feature. This
  * opens it on this core anyway, for testing against a backend that has the
  * API; `initialize` still does not declare it. Returns 0, or -1 when
  * `feature` is not one awaiting its contract case. */
