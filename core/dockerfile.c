@@ -24,7 +24,6 @@ typedef struct df {
   cJSON *vars;    /* name -> value: ARG and ENV of this stage, for $NAME */
   cJSON *argvars; /* names whose value came from ARG (RUN sees those substituted) */
   cJSON *globals; /* ARGs before the FROM: only FROM and `ARG NAME` after it see them */
-  cJSON *error;
   char *entry, *cmd; /* ENTRYPOINT / CMD as command lines */
   int entry_exec;    /* ENTRYPOINT was the exec form: CMD adds its arguments */
   int line, froms, user_set, workdir_set, oom;

@@ -1,7 +1,8 @@
 /* templates.c — templates.build (templates.h). The call's state between
  * requests is its scratch: {plan, lines, template_id, build_id, copy (the
  * next step to look at for files), offset (logs seen), tail (the last log
- * messages), deadline, final (ready/error once seen), reason}. */
+ * messages), started and deadline (the call's times), final (ready/error
+ * once seen), reason}. */
 #include "templates.h"
 
 #include <stdio.h>
@@ -41,12 +42,13 @@ static void fail_op(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
   e2bw_call_fail(core, call, error);
 }
 
-/* A templates.log notification of this call (takes log). */
+/* A templates.log notification of this call (takes log); out of memory,
+ * the entry is dropped rather than sent without its request_id. */
 static void notify_log(e2bw_core *core, e2bw_call *call, cJSON *log) {
   char *id = e2bw_rpc_id_text(call->id);
-  if (log && id) e2bw_add(log, "request_id", cJSON_CreateRaw(id));
+  if (log && id && e2bw_add(log, "request_id", cJSON_CreateRaw(id))) e2bw_notify(core, "templates.log", log);
+  else cJSON_Delete(log);
   free(id);
-  if (log) e2bw_notify(core, "templates.log", log);
 }
 
 static const cJSON *copy_step(const e2bw_call *call) {

@@ -147,9 +147,10 @@ test('against a given backend: Ctrl-C kills the sandboxes the run created, the k
   }
 })
 
-test('CASES: 18 named cases, each with its features', () => {
-  assert.equal(CASES.length, 18)
-  assert.equal(new Set(CASES.map((c) => c.name)).size, 18)
+test('CASES: the 18 of abx provider test and templates.build\'s, named, each with its features', () => {
+  assert.equal(CASES.length, 19)
+  assert.equal(new Set(CASES.map((c) => c.name)).size, 19)
+  assert.deepEqual(CASES.filter((c) => c.features.includes('templates.build')).map((c) => c.name), ['templates: Dockerfile build, use, delete'])
   for (const c of CASES) assert.ok(Array.isArray(c.features) && typeof c.run === 'function', c.name)
 })
 
