@@ -122,8 +122,29 @@ static void format_cidr(struct net_cidr c, char *out, size_t n)
 	snprintf(out, n, "%s/%d", a, c.prefix);
 }
 
-/* The first block of the subnet that no route overlaps; stale claims are
- * removed on the way. */
+/* Removes every claim in subnet of a backend that is gone. All of them, not
+ * only those in the blocks the scan below reaches: a dead backend's sandbox
+ * routes outlive it for a moment (the kernel tears a namespace down later),
+ * and a block they still hold must not keep its stale claim forever. */
+static void remove_stale_claims(int fd, struct net_cidr subnet, struct routes *rs)
+{
+	for (size_t k = 0; k < rs->n; k++) {
+		struct route *r = &rs->items[k];
+		if (!r->claim || r->dst.prefix == 0 || !overlaps(r->dst, subnet) || r->owner == getpid() ||
+		    runtime_backend_alive(r->owner))
+			continue;
+		char text[32];
+		format_cidr(r->dst, text, sizeof text);
+		fprintf(stderr, "e2b-local-backend: removing the address claim %s left by backend %d\n",
+			text, (int)r->owner);
+		int err = claim_route(fd, r->dst, r->owner, false);
+		if (err)
+			fprintf(stderr, "e2b-local-backend: cannot remove it: %s\n", strerror(-err));
+		r->dst.prefix = 0;
+	}
+}
+
+/* The first block of the subnet that no route overlaps. */
 static int pick_block(int fd, struct net_cidr subnet, int block_prefix, struct net_cidr *out,
 	char *why, size_t why_len)
 {
@@ -134,6 +155,7 @@ static int pick_block(int fd, struct net_cidr subnet, int block_prefix, struct n
 		free(rs.items);
 		return -1;
 	}
+	remove_stale_claims(fd, subnet, &rs);
 	const struct route *blocker = NULL;
 	uint32_t count = 1u << (block_prefix - subnet.prefix);
 	for (uint32_t i = 0; i < count; i++) {
@@ -143,15 +165,6 @@ static int pick_block(int fd, struct net_cidr subnet, int block_prefix, struct n
 			struct route *r = &rs.items[k];
 			if (r->dst.prefix == 0 || !overlaps(r->dst, block))
 				continue;
-			if (r->claim && r->owner != getpid() && !runtime_backend_alive(r->owner)) {
-				char text[32];
-				format_cidr(r->dst, text, sizeof text);
-				fprintf(stderr, "e2b-local-backend: removing the address claim %s left by "
-					"backend %d\n", text, (int)r->owner);
-				claim_route(fd, r->dst, r->owner, false);
-				r->dst.prefix = 0;
-				continue;
-			}
 			free_block = false;
 			if (!r->claim && !blocker)
 				blocker = r;
@@ -251,8 +264,15 @@ uint32_t net_pool_sandbox_ip(int slot)
 
 void net_pool_release(int fd)
 {
-	if (pool.claimed)
-		claim_route(fd, pool.block, getpid(), false);
+	if (pool.claimed) {
+		int err = claim_route(fd, pool.block, getpid(), false);
+		if (err) {
+			char text[32];
+			format_cidr(pool.block, text, sizeof text);
+			fprintf(stderr, "e2b-local-backend: cannot remove the address claim %s: %s\n",
+				text, strerror(-err));
+		}
+	}
 	pool.claimed = false;
 	free(pool.used);
 	pool.used = NULL;

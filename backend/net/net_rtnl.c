@@ -24,10 +24,22 @@ int net_rtnl_open(void)
 	return fd;
 }
 
+/* Sequence numbers never repeat within a process, so a late answer to an
+ * earlier request (one that gave up half-way) is never taken for a new one. */
+static uint32_t take_seq(uint32_t count)
+{
+	static uint32_t next;
+	if (next == 0)
+		next = (uint32_t)time(NULL) << 8 | 1;
+	uint32_t seq = next;
+	next += count ? count : 1;
+	return seq;
+}
+
 struct nlmsghdr *net_rtnl_add(struct net_rtnl_batch *b, uint16_t type, uint16_t flags)
 {
 	if (b->count == 0 && b->seq == 0)
-		b->seq = (uint32_t)time(NULL) << 8;
+		b->seq = take_seq(NET_RTNL_BUF / sizeof(struct nlmsghdr)); /* room for a full batch */
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(b->buf + b->len);
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
@@ -77,7 +89,7 @@ int net_rtnl_send(int fd, struct net_rtnl_batch *b)
 			acks++;
 		}
 	}
-	b->seq += (uint32_t)b->count;
+	b->seq = 0;
 	b->count = 0;
 	b->len = 0;
 	return first_error;
@@ -86,7 +98,7 @@ int net_rtnl_send(int fd, struct net_rtnl_batch *b)
 int net_rtnl_dump(int fd, uint16_t type, size_t hdr_len, unsigned char family,
 	void (*cb)(const struct nlmsghdr *nlh, void *arg), void *arg)
 {
-	struct net_rtnl_batch b = {.seq = (uint32_t)time(NULL) << 8 | 0x80};
+	struct net_rtnl_batch b = {.seq = take_seq(1)};
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(b.buf);
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;

@@ -250,8 +250,13 @@ describe('what the backend leaves', () => {
     const next = await startBackend()
     assert.match(next.stderr(), new RegExp(`removing the nftables table left by backend ${first.pid}`))
     assert.doesNotMatch(tables(), new RegExp(`e2b_local_${first.pid}\\b`))
-    await next.stop()
+    // Also while the killed backend's sandbox routes still hold its block.
+    assert.match(next.stderr(), new RegExp(`removing the address claim \\S+ left by backend ${first.pid}`))
+    const exit = await next.stop()
+    assert.deepEqual(exit, { code: 0, signal: null }, `the backend exits cleanly on SIGTERM:\n${next.stderr()}`)
     await until(() => !new RegExp(`e2b_local_${next.pid}\\b`).test(tables()), 'the table of a stopped backend is gone')
-    assert.doesNotMatch(claims(), new RegExp(`metric ${first.pid}\\b|metric ${next.pid}\\b`))
+    const left = claims()
+    assert.doesNotMatch(left, new RegExp(`metric ${first.pid}\\b|metric ${next.pid}\\b`),
+      `address claims of backends ${first.pid} (killed) and ${next.pid} (stopped) are gone; the second one's log:\n${next.stderr()}`)
   })
 })
