@@ -37,9 +37,10 @@ static const char usage[] =
 	"                           (default: ../templates beside the binary)\n"
 	"When ready, prints one JSON line on stdout: api_url, sandbox_url, state_dir, pid.\n";
 
+/* One line naming the mistake: the whole usage text would bury it. */
 static enum options_result usage_error(const char *what, const char *detail)
 {
-	fprintf(stderr, "e2b-local-backend: %s%s\n\n%s", what, detail ? detail : "", usage);
+	fprintf(stderr, "e2b-local-backend: %s%s; see --help\n", what, detail ? detail : "");
 	return OPTIONS_EXIT_USAGE;
 }
 

@@ -552,7 +552,6 @@ describe('backend process', () => {
     const res = run(['--listen', '127.0.0.1:0'], noKey);
     assert.equal(res.status, 2);
     assert.match(res.stderr, /E2B_LOCAL_API_KEY/);
-    assert.match(res.stderr, /usage:/);
     assert.equal(res.stdout, '');
     for (const args of [['--api-key', 'do-not-print-this-key'], ['--api-key=do-not-print-this-key']]) {
       const refused = run(['--listen', '127.0.0.1:0', ...args]);
@@ -563,6 +562,34 @@ describe('backend process', () => {
     const missing = run(['--listen', '127.0.0.1:0', '--api-key-file', '/nonexistent/key-file'], noKey);
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /--api-key-file/);
+  });
+
+  test('a mistake on the command line is one line on stderr pointing to --help (exit 2); --help prints the usage (exit 0)', () => {
+    const noKey = { ...process.env };
+    delete noKey.E2B_LOCAL_API_KEY;
+    const mistakes = [
+      [['--listen', '127.0.0.1:0', '--bogus'], undefined, /unknown option or missing value: --bogus/],
+      [['--listen', '127.0.0.1:0', '--isolation', 'some'], undefined, /--isolation must be auto, full or none, got some/],
+      [['--listen', '127.0.0.1:0', '--max-sandboxes', '0'], undefined, /--max-sandboxes must be 1\.\.100000, got 0/],
+      [['--listen', 'nonsense'], undefined, /--listen must be HOST:PORT, got nonsense/],
+      [[], undefined, /--listen is required/],
+      [['stray'], undefined, /unexpected argument/],
+      [['--listen', '127.0.0.1:0'], noKey, /no API key/],
+    ];
+    for (const [args, env, said] of mistakes) {
+      const res = run(args, env);
+      assert.equal(res.status, 2, `${args.join(' ')}: ${res.stderr}`);
+      assert.equal(res.stdout, '');
+      assert.match(res.stderr, /^e2b-local-backend: [^\n]+; see --help\n$/, `${args.join(' ')}: ${res.stderr}`);
+      assert.match(res.stderr, said);
+    }
+    for (const flag of ['--help', '-h']) {
+      const help = run([flag], noKey);
+      assert.equal(help.status, 0, help.stderr);
+      assert.equal(help.stderr, '');
+      assert.match(help.stdout, /^usage: /);
+      assert.match(help.stdout, /--listen HOST:PORT/);
+    }
   });
 
   test('non-loopback addresses are refused without --allow-remote, and the key is not echoed', () => {
