@@ -250,6 +250,24 @@ describe('control plane', () => {
     assert.ok(existsSync(path.join(backend.stateDir, 'sandboxes', sb.sandboxID)), 'a paused sandbox keeps its dir');
   });
 
+  test('lifetimeLeft (ours): a paused sandbox keeps the lifetime it had left, while its clock stands still', async () => {
+    const sb = await create({ timeout: 600 });
+    const running = await detail(sb.sandboxID);
+    assert.equal(running.lifetimeLeft, undefined, 'only a paused sandbox has it');
+    assert.equal((await api('POST', `/sandboxes/${sb.sandboxID}/pause`)).status, 204);
+    const paused = await detail(sb.sandboxID);
+    // Exactly what was left: the end it had, minus the pause time (its endAt now).
+    assert.equal(Math.round(paused.lifetimeLeft * 1000), Date.parse(running.endAt) - Date.parse(paused.endAt), JSON.stringify(paused));
+    assert.ok(paused.lifetimeLeft > 590 && paused.lifetimeLeft <= 600, JSON.stringify(paused));
+    await until(() => Date.now() > Date.parse(paused.endAt) + 1500, 'time passing while paused');
+    assert.equal((await detail(sb.sandboxID)).lifetimeLeft, paused.lifetimeLeft, 'a paused sandbox does not age');
+    const listed = (await api('GET', '/v2/sandboxes?state=paused')).json.find((s) => s.sandboxID === sb.sandboxID);
+    assert.equal(listed.lifetimeLeft, paused.lifetimeLeft);
+    assert.equal((await api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: { timeout: 60 } })).status, 201);
+    assert.equal((await detail(sb.sandboxID)).lifetimeLeft, undefined);
+    assert.equal((await api('DELETE', `/sandboxes/${sb.sandboxID}`)).status, 204);
+  });
+
   test('resume (v1): 201 with a 15 s default when paused, 409 when running', async () => {
     const sb = await create({ timeout: 600 });
     assertError(await api('POST', `/sandboxes/${sb.sandboxID}/resume`, { body: {} }), 409,
@@ -438,6 +456,7 @@ describe('control plane', () => {
     const sb = await create({ timeout: 1, autoPause: true });
     assert.equal((await detail(sb.sandboxID)).lifecycle.onTimeout, 'pause');
     await until(async () => (await detail(sb.sandboxID)).state === 'paused', 'auto-pause', 30000, 100);
+    assert.equal((await detail(sb.sandboxID)).lifetimeLeft, 0, 'paused on expiry: nothing left');
     assert.ok(existsSync(path.join(backend.stateDir, 'sandboxes', sb.sandboxID)));
     const res = await api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: { timeout: 600 } });
     assert.equal(res.status, 201);
