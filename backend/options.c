@@ -46,9 +46,10 @@ static const char usage[] =
 	"When ready, prints one JSON line on stdout: api_url, sandbox_url, state_dir, pid,\n"
 	"isolation, domain.\n";
 
+/* One line naming the mistake: the whole usage text would bury it. */
 static enum options_result usage_error(const char *what, const char *detail)
 {
-	fprintf(stderr, "e2b-local-backend: %s%s\n\n%s", what, detail ? detail : "", usage);
+	fprintf(stderr, "e2b-local-backend: %s%s; see --help\n", what, detail ? detail : "");
 	return OPTIONS_EXIT_USAGE;
 }
 

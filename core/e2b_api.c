@@ -182,8 +182,17 @@ cJSON *e2bw_record_from_detail(const e2bw_config *cfg, const cJSON *detail) {
   cJSON *meta = cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject();
   cJSON_DeleteItemFromObjectCaseSensitive(meta, E2BW_CREATE_KEY); /* ours, not the user's */
   e2bw_add(rec, "metadata", meta);
+  /* startedAt: its latest start, creation or resume (E2B starts a resumed
+   * sandbox afresh). A paused sandbox does not expire: its clock stands
+   * still, E2B's endAt is the moment it paused, and the local backend says
+   * what it had left (lifetimeLeft, its extension). */
   copy_field(rec, "created_at", detail, "startedAt", cJSON_String);
-  copy_field(rec, "expires_at", detail, "endAt", cJSON_String);
+  if (state && !strcmp(state, "paused")) {
+    copy_field(rec, "paused_at", detail, "endAt", cJSON_String);
+    copy_field(rec, "lifetime_left", detail, "lifetimeLeft", cJSON_Number);
+  } else {
+    copy_field(rec, "expires_at", detail, "endAt", cJSON_String);
+  }
   copy_field(rec, "cpu", detail, "cpuCount", cJSON_Number);
   copy_field(rec, "memory", detail, "memoryMB", cJSON_Number);
   copy_field(rec, "disk", detail, "diskSizeMB", cJSON_Number);

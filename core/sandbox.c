@@ -9,6 +9,7 @@
 #include "envd.h"
 #include "errors.h"
 #include "json_add.h"
+#include "rfc3339.h"
 #include "sandbox.h"
 #include "url.h"
 
@@ -520,36 +521,17 @@ static void connect_issue(e2bw_core *core, e2bw_call *call, int step, double tim
   }
 }
 
-/* Reads 1 to max decimal digits at *p, then the separator sep (0: none).
- * Hand-rolled rather than sscanf, whose scanner was 5 KiB of core.wasm. */
-static int read_field(const char **p, int max, char sep, int *v) {
-  int n = 0, x = 0;
-  while (n < max && **p >= '0' && **p <= '9') x = x * 10 + (*(*p)++ - '0'), n++;
-  *v = x;
-  if (!n) return 0;
-  if (sep && *(*p)++ != sep) return 0;
-  return 1;
-}
-
-/* Remaining lifetime in seconds from an RFC 3339 endAt, given the host's
- * clock (now_ms is wall-clock milliseconds). Returns -1 when unknown. */
-static double seconds_until(const char *rfc3339, double now_ms) {
-  int y, mo, d, h, mi;
-  double s;
-  const char *p = rfc3339;
-  char *end;
-  if (!p || !read_field(&p, 4, '-', &y) || !read_field(&p, 2, '-', &mo) || !read_field(&p, 2, 'T', &d) ||
-      !read_field(&p, 2, ':', &h) || !read_field(&p, 2, ':', &mi) || *p < '0' || *p > '9')
-    return -1;
-  s = strtod(p, &end);
-  /* days from civil (Howard Hinnant), valid for the Gregorian calendar */
-  y -= mo <= 2;
-  long era = (y >= 0 ? y : y - 399) / 400;
-  long yoe = y - era * 400;
-  long doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  double days = (double)(era * 146097 + doe - 719468);
-  double end_ms = ((days * 24 + h) * 60 + mi) * 60000.0 + s * 1000.0;
+/* The lifetime a paused sandbox had left, in seconds; -1 when unknown. The
+ * local backend says it (lifetimeLeft, its extension). E2B does not: its
+ * endAt is then the moment of the pause, so the time from now to endAt is
+ * at most 0 and the default applies; a backend whose endAt stays ahead
+ * while paused gets that time. */
+static double paused_lifetime_left(const cJSON *detail, double now_ms) {
+  const cJSON *left = cJSON_GetObjectItemCaseSensitive(detail, "lifetimeLeft");
+  if (cJSON_IsNumber(left)) return left->valuedouble;
+  const cJSON *end = cJSON_GetObjectItemCaseSensitive(detail, "endAt");
+  double end_ms;
+  if (!cJSON_IsString(end) || e2bw_rfc3339_ms(end->valuestring, &end_ms) != 0) return -1;
   return (end_ms - now_ms) / 1000.0;
 }
 
@@ -569,8 +551,7 @@ static void connect_step(e2bw_core *core, e2bw_http_op *op) {
   const cJSON *state = cJSON_GetObjectItemCaseSensitive(detail, "state");
   int is_paused = cJSON_IsString(state) && !strcmp(state->valuestring, "paused");
   if (call->step == CONNECT_LOOK && is_paused) {
-    const cJSON *end = cJSON_GetObjectItemCaseSensitive(detail, "endAt");
-    double left = seconds_until(cJSON_IsString(end) ? end->valuestring : NULL, core->now);
+    double left = paused_lifetime_left(detail, core->now);
     cJSON_Delete(detail);
     e2bw_http_op_finish(core, op);
     connect_issue(core, call, CONNECT_RESUME, left > E2B_CONNECT_DEFAULT_TIMEOUT_S ? left : E2B_CONNECT_DEFAULT_TIMEOUT_S);

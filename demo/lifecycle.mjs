@@ -15,6 +15,7 @@ const step = (s) => console.log(`\n${bold('▸ ' + s)}`)
 const show = (rec) => {
   const rows = [['sandbox_id', rec.sandbox_id], ['template', rec.template], ['status', rec.status],
     ['metadata', JSON.stringify(rec.metadata ?? {})], ['created_at', rec.created_at], ['expires_at', rec.expires_at],
+    ['paused_at', rec.paused_at], ['lifetime_left', rec.lifetime_left !== undefined ? `${rec.lifetime_left} s (kept while paused)` : undefined],
     ['cpu / memory / disk', rec.cpu !== undefined ? `${rec.cpu} vCPU / ${rec.memory} MiB / ${rec.disk} MiB` : undefined],
     ['envd_version', rec.envd_version]]
   for (const [k, v] of rows) if (v !== undefined) console.log(`  ${k.padEnd(20)} ${v}`)
@@ -68,9 +69,9 @@ try {
   step('pause')
   const paused = await sp.pause(created.sandbox_id)
   console.log(`  ${paused.sandbox_id} is ${paused.status}`)
-  console.log(`  status now: ${(await sp.get(created.sandbox_id)).status}`)
+  show(await sp.get(created.sandbox_id))
 
-  step('resume')
+  step('resume (without a timeout: the lifetime it had left when it paused)')
   show(await sp.resume(created.sandbox_id))
 
   step('kill')

@@ -5,7 +5,7 @@ import { connect } from './client.mjs'
 import { createCommandPanel } from './command.mjs'
 import { createFilesPanel } from './files.mjs'
 import { createTerminalPanel } from './terminal.mjs'
-import { $, clearErrors, guarded, h, showError, timeLeft } from './ui.mjs'
+import { $, clearErrors, duration, guarded, h, showError, timeLeft } from './ui.mjs'
 
 const REFRESH_MS = 5000
 
@@ -15,6 +15,7 @@ const state = {
   selected: null, // sandbox_id
   refreshTimer: null,
   tab: 'command', // the panel on show
+  pausedShown: null, // sandbox_id of the paused sandbox the panels are disabled for
 }
 
 const panels = {
@@ -139,6 +140,7 @@ async function onCreate(event) {
 function select(id) {
   if (id === state.selected) return
   state.selected = id
+  state.pausedShown = null // the panels are shown afresh below
   renderList()
   renderSelected()
   for (const panel of Object.values(panels)) panel.show(id ? state.client : null, id)
@@ -158,16 +160,43 @@ function renderSelected() {
   $('#selected-template').textContent = record.template ? `template ${record.template}` : ''
   $('#pause').disabled = record.status !== 'running' || !state.client.has('sandbox.pause')
   $('#resume').disabled = record.status !== 'paused' || !state.client.has('sandbox.pause')
+  showPaused(record)
+}
+
+// A paused sandbox answers no command, file or terminal call (unavailable,
+// data.status "paused"): its panels are disabled, and the page says why,
+// until it runs again. Each tab is a <fieldset>, so disabling it disables
+// every control in it without touching their own state.
+function showPaused(record) {
+  const paused = record.status === 'paused'
+  const resumed = !paused && state.pausedShown === record.sandbox_id
+  state.pausedShown = paused ? record.sandbox_id : null
+  $('#paused-note').hidden = !paused
+  for (const tab of document.querySelectorAll('fieldset.tab')) tab.disabled = paused
+  if (resumed) panels[state.tab].visible?.() // what could not load while it was paused
 }
 
 // Time left counts down only while a sandbox runs (the ticker below updates
-// every element with data-expires); a paused one keeps its time.
+// every element with data-expires); a paused one keeps its time, which the
+// backend may report (lifetime_left: the local backend does, E2B does not).
 function leftCell(el, record) {
   const running = record.status === 'running' && record.expires_at
   if (running) el.dataset.expires = record.expires_at
   else delete el.dataset.expires
-  el.textContent = running ? leftText(el, record.expires_at) : record.status === 'paused' ? 'on hold' : '—'
+  if (running) el.textContent = leftText(el, record.expires_at)
+  else if (record.status === 'paused') onHold(el, record)
+  else el.textContent = '—'
   return el
+}
+
+function onHold(el, record) {
+  if (typeof record.lifetime_left !== 'number') {
+    el.textContent = 'on hold'
+    return
+  }
+  const left = duration(record.lifetime_left)
+  if (el.id === 'selected-left') el.textContent = `${left} left (on hold)`
+  else el.replaceChildren(left, h('div.sub', {}, 'on hold')) // the list's column is narrow
 }
 
 const leftText = (el, expiresAt) => {

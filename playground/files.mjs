@@ -74,7 +74,7 @@ export function createFilesPanel(root) {
     const open = () => (isDir ? go(entry.path) : openFile(entry.path))
     return h(`tr.entry.${entry.type}`, { dataset: { name: entry.name } },
       h('td.name', { title: entry.symlink_target ? `${entry.name} → ${entry.symlink_target}` : entry.name },
-        h('a', { href: '#', onclick: (e) => { e.preventDefault(); open() } },
+        h('a', { href: '#', onclick: (e) => { e.preventDefault(); if (!root.disabled) open() } },
           h(`span.icon.${entry.type}`, { 'aria-hidden': 'true' }), h('span.label', {}, entry.name),
           entry.symlink_target ? h('span.sub', {}, ` → ${entry.symlink_target}`) : null)),
       h('td.num', {}, isDir ? '' : formatSize(entry.size)),
@@ -223,9 +223,10 @@ export function createFilesPanel(root) {
       unsupported.hidden = supported || !client
       body.hidden = !supported
     },
-    // Listed when the tab is first shown for a sandbox, not on every selection.
+    // Listed when the tab is first shown for a sandbox, not on every selection;
+    // not while the sandbox is paused (the page disables the tab, app.mjs).
     visible() {
-      if (client && client.has('files.rw') && loadedFor !== sandboxId) load()
+      if (client && client.has('files.rw') && loadedFor !== sandboxId && !root.disabled) load()
     },
   }
 }

@@ -68,7 +68,12 @@ export function timeLeft(expiresAt, now = Date.now()) {
   const ms = Date.parse(expiresAt) - now
   if (!Number.isFinite(ms)) return '—'
   if (ms <= 0) return 'expired'
-  const s = Math.floor(ms / 1000)
+  return duration(ms / 1000)
+}
+
+/** "4m 05s" (or "2h 05m") for a number of seconds, whole seconds down. */
+export function duration(totalSeconds) {
+  const s = Math.max(0, Math.floor(totalSeconds))
   const hours = Math.floor(s / 3600)
   const minutes = Math.floor((s % 3600) / 60)
   const seconds = String(s % 60).padStart(2, '0')

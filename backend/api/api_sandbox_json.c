@@ -16,6 +16,15 @@ static void add_envd_url(cJSON *o, const struct sandbox *sb)
 		cJSON_AddStringToObject(o, "envdUrl", sb->envd_url);
 }
 
+/* Ours, not E2B's: a paused sandbox's lifetime left, in seconds. E2B
+ * reports only endAt, the moment it paused, so a client resuming it cannot
+ * give back the time it had; with this it can (docs/local-backend.md). */
+static void add_lifetime_left(cJSON *o, const struct sandbox *sb)
+{
+	if (sb->state == SANDBOX_PAUSED)
+		cJSON_AddNumberToObject(o, "lifetimeLeft", (double)sb->left_at_pause_ms / 1000.0);
+}
+
 /* The fields SandboxDetail and ListedSandbox share (all required ones). */
 static cJSON *common_fields(const struct sandbox *sb)
 {
@@ -38,6 +47,7 @@ static cJSON *common_fields(const struct sandbox *sb)
 	cJSON_AddStringToObject(o, "envdVersion", SANDBOX_ENVD_VERSION);
 	cJSON_AddItemToObject(o, "metadata", cJSON_Duplicate(sb->metadata, 1));
 	add_envd_url(o, sb);
+	add_lifetime_left(o, sb);
 	return o;
 }
 

@@ -94,10 +94,14 @@ static void on_expiry(evutil_socket_t fd, short what, void *arg)
 	if (sb->state != SANDBOX_RUNNING)
 		return;
 	fprintf(stderr, "sandbox %s expired: %s\n", sb->id, sb->auto_pause ? "paused" : "killed");
-	if (sb->auto_pause)
+	if (sb->auto_pause) {
+		/* Expired: nothing is left, even when libevent's monotonic timer
+		 * fires a little before the wall clock reaches endAt. */
+		sb->end_at_ms = clock_now_ms();
 		registry_pause(reg, sb);
-	else
+	} else {
 		registry_kill(reg, sb);
+	}
 }
 
 /* Schedules the expiry callback at end_at_ms (immediately if already past). */
@@ -224,8 +228,11 @@ void registry_pause(struct registry *reg, struct sandbox *sb)
 {
 	evtimer_del(sb->expiry);
 	sb->state = SANDBOX_PAUSED;
-	/* Like E2B's snapshot listing: a paused sandbox's endAt is when it paused. */
-	sb->end_at_ms = clock_now_ms();
+	/* Like E2B's snapshot listing: a paused sandbox's endAt is when it paused.
+	 * Its clock stops: what was left is kept, for clients to resume with. */
+	int64_t now = clock_now_ms();
+	sb->left_at_pause_ms = sb->end_at_ms > now ? sb->end_at_ms - now : 0;
+	sb->end_at_ms = now;
 	if (runtime_sandbox_freeze(sb, true) != 0)
 		fprintf(stderr, "sandbox %s: could not freeze it completely\n", sb->id);
 	fire(reg, HOOK_PAUSED, sb);

@@ -44,6 +44,7 @@ struct sandbox {
 	enum sandbox_state state;
 	int64_t started_at_ms;
 	int64_t end_at_ms;       /* expiry while running; the pause time while paused */
+	int64_t left_at_pause_ms; /* while paused: the lifetime it had left (lifetimeLeft) */
 	int cpu_count;
 	int memory_mb;
 	int disk_size_mb;        /* reported only: no quota (docs/local-backend.md) */
@@ -109,7 +110,8 @@ struct sandbox *registry_find(const struct registry *reg, const char *id);
 /* Removes the sandbox: its processes die at once, its directory, mount and
  * cgroups go off the event loop (runtime/runtime_remove.h); sb is freed. */
 void registry_kill(struct registry *reg, struct sandbox *sb);
-/* running -> paused: stops the expiry timer, endAt becomes the pause time. */
+/* running -> paused: stops the expiry timer, endAt becomes the pause time
+ * and the lifetime left is kept (0 when it paused on expiry). */
 void registry_pause(struct registry *reg, struct sandbox *sb);
 /* paused -> running with endAt = now + timeout_s. */
 void registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,6 +55,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: runtime-api-check TEMPLATES_DIR\n");
 		return 2;
 	}
+	/* Its sandboxes' cgroups live under e2b-local/b<pid>, where any backend
+	 * that starts removes the groups of owners that are no live
+	 * e2b-local-backend (runtime_leftovers.c, by the process name): named
+	 * so, this check is one, and a backend starting meanwhile leaves it be. */
+	prctl(PR_SET_NAME, "e2b-local-backend");
 	struct event_base *base = event_base_new();
 	char state[] = "/tmp/runtime-api-check.XXXXXX";
 	if (!base || !mkdtemp(state))

@@ -8,12 +8,13 @@
 //     oneLine: ['td.name .label', '.editor-name'],    // every visible match with text is one line of it...
 //     minWidth: 80,                                    // ...at least this wide (px) or as wide as its text
 //     placeholdersFit: ['#connect input'],             // each placeholder fits its input
+//     contained: [['.panel', 'table.list']],           // every visible match lies inside its closest container
 //   })
 //   assert.deepEqual(problems, [])   // e.g. ['.editor-name "/home/user/a.txt": 3 lines']
 
 /** A list of readable problems; empty when the layout is good. */
-export function layoutProblems(page, { inViewport = [], oneLine = [], minWidth = 0, placeholdersFit = [] } = {}) {
-  return page.evaluate(({ inViewport, oneLine, minWidth, placeholdersFit }) => {
+export function layoutProblems(page, { inViewport = [], oneLine = [], minWidth = 0, placeholdersFit = [], contained = [] } = {}) {
+  return page.evaluate(({ inViewport, oneLine, minWidth, placeholdersFit, contained }) => {
     const problems = []
     const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden'
     const all = (selector) => [...document.querySelectorAll(selector)].filter(visible)
@@ -47,6 +48,15 @@ export function layoutProblems(page, { inViewport = [], oneLine = [], minWidth =
       }
     }
 
+    for (const [container, selector] of contained) {
+      for (const el of all(selector)) {
+        const box = el.closest(container)?.getBoundingClientRect()
+        const r = el.getBoundingClientRect()
+        if (box && (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5))
+          problems.push(`${name(selector, el)} sticks out of its ${container}: ${Math.round(r.left)}..${Math.round(r.right)} in ${Math.round(box.left)}..${Math.round(box.right)}`)
+      }
+    }
+
     const ctx = document.createElement('canvas').getContext('2d')
     for (const selector of placeholdersFit) {
       for (const input of all(selector).filter((el) => el.placeholder)) {
@@ -58,5 +68,5 @@ export function layoutProblems(page, { inViewport = [], oneLine = [], minWidth =
       }
     }
     return problems
-  }, { inViewport, oneLine, minWidth, placeholdersFit })
+  }, { inViewport, oneLine, minWidth, placeholdersFit, contained })
 }

@@ -395,21 +395,87 @@ describe('the playground in headless Chromium', () => {
     await noErrorsShown('with two sandboxes')
   })
 
-  test('pause, resume, kill', async () => {
+  // A paused sandbox answers unavailable (data.status "paused") to every command,
+  // file and terminal call: the page disables those panels and says why, and
+  // shows the lifetime the sandbox keeps; resumed without a timeout, it has that
+  // lifetime again (not E2B's 300 s) and the panels work again.
+  test('pause: panels disabled with a note, the lifetime left kept; resume: panels back, with that lifetime; kill', async () => {
+    // A long lifetime (set on the backend itself), so what resume gives back cannot be 300 s.
+    const set = await fetch(`${backend.apiUrl}/sandboxes/${sandboxId}/timeout`, { method: 'POST',
+      headers: { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }, body: JSON.stringify({ timeout: 3000 }) })
+    assert.equal(set.status, 204)
+    // A terminal open across the pause and a listed file, to see both disabled and back.
+    await page.click('[data-tab=terminal]')
+    await page.click('#tab-terminal button:has-text("Open terminal")')
+    await page.locator('#tab-terminal .term-status', { hasText: /^bash · pid/ }).waitFor(WAIT)
+    const files = features.includes('files.rw')
+    if (files) {
+      await page.click('[data-tab=files]')
+      await page.locator('#tab-files tr.entry[data-name="playground-note.txt"]').waitFor(WAIT)
+    }
+    await page.click('[data-tab=command]')
+    const controls = ['#tab-command input.command', '#tab-command button:has-text("Run")',
+      '#tab-terminal button:has-text("Close terminal")', '#tab-terminal .xterm-helper-textarea']
+    if (files) controls.push('#tab-files input.path', '#tab-files button:has-text("Go")', '#tab-files button:has-text("New file")',
+      '#tab-files button:has-text("Upload")', '#tab-files tr.entry[data-name="playground-note.txt"] button:has-text("Delete")')
+    const enabled = async (want) => {
+      for (const c of controls) assert.equal(await page.locator(c).isEnabled(), want, `${c} ${want ? 'enabled' : 'disabled'}`)
+    }
+    await enabled(true)
+    assert.equal(await page.locator('#paused-note').isHidden(), true)
+
     await page.click('#pause')
     await selectedRow().locator('.badge', { hasText: 'paused' }).waitFor(WAIT)
     assert.equal(await page.locator('#selected-status').textContent(), 'paused')
-    assert.equal(await selectedRow().locator('td.left').textContent(), 'on hold')
     assert.equal(await page.locator('#pause').isDisabled(), true)
     assert.equal(await page.locator('#resume').isEnabled(), true)
-    assert.equal((await (await apiGet(`/sandboxes/${sandboxId}`)).json()).state, 'paused')
+    const paused = await (await apiGet(`/sandboxes/${sandboxId}`)).json()
+    assert.equal(paused.state, 'paused')
+    await page.locator('#paused-note').waitFor(WAIT)
+    assert.match(await page.locator('#paused-note').textContent(),
+      /^This sandbox is paused: commands, files\s+and the terminal are unavailable until you resume it\.$/)
+    await enabled(false)
+    // What it has left, as the backend keeps it (lifetimeLeft), standing still.
+    const left = Math.floor(paused.lifetimeLeft)
+    const kept = `${Math.floor(left / 60)}m ${String(left % 60).padStart(2, '0')}s`
+    assert.ok(left > 2900 && left < 3000, `lifetimeLeft ${paused.lifetimeLeft}`)
+    await selectedRow().locator('td.left', { hasText: kept }).waitFor(WAIT)
+    assert.equal(await selectedRow().locator('td.left').textContent(), `${kept}on hold`) // the time, "on hold" under it
+    assert.equal(await page.locator('#selected-left').textContent(), `${kept} left (on hold)`)
+    assert.deepEqual(await layoutProblems(page, { contained: [['.panel', 'table.list'], ['.panel', '#paused-note']] }), [])
     await shot('05-paused')
+    if (files) {
+      await page.click('[data-tab=files]')
+      await shot('05-paused-files')
+      await page.click('[data-tab=command]')
+    }
+    await noErrorsShown('while paused')
 
+    const from = Date.now()
     await page.click('#resume')
     await selectedRow().locator('.badge', { hasText: 'running' }).waitFor(WAIT)
-    assert.equal((await (await apiGet(`/sandboxes/${sandboxId}`)).json()).state, 'running')
-    await page.locator('#selected-left', { hasText: /^\d+m \d\ds left$/ }).waitFor(WAIT)
+    const resumed = await (await apiGet(`/sandboxes/${sandboxId}`)).json()
+    assert.equal(resumed.state, 'running')
+    // The lifetime it had when it paused (whole seconds, rounded up), from the resume on: not 300 s.
+    assert.ok(Date.parse(resumed.endAt) >= from + Math.ceil(paused.lifetimeLeft) * 1000 - 1,
+      `endAt ${resumed.endAt}: less than the ${paused.lifetimeLeft} s it had left, counted from ${new Date(from).toISOString()}`)
+    const shown = await page.locator('#selected-left', { hasText: /^\d+m \d\ds left$/ }).textContent()
+    const [, m, sec] = shown.match(/^(\d+)m (\d\d)s left$/)
+    assert.ok(Number(m) * 60 + Number(sec) >= left - (Date.now() - from) / 1000 - 1, `the page shows ${shown} after a pause with ${kept} left`)
     assert.equal(await page.locator('#resume').isDisabled(), true)
+    assert.equal(await page.locator('#paused-note').isHidden(), true)
+    await enabled(true)
+    // The terminal works again: what is typed runs.
+    await page.click('[data-tab=terminal]')
+    await page.locator('#tab-terminal .xterm-helper-textarea').focus()
+    await page.keyboard.type('echo after-$((2+3))')
+    await page.keyboard.press('Enter')
+    await page.waitForFunction(() => [...document.querySelectorAll('#tab-terminal .xterm-rows > div')]
+      .some((row) => row.textContent.trimEnd() === 'after-5'), null, WAIT)
+    await page.click('#tab-terminal button:has-text("Close terminal")')
+    await page.locator('#tab-terminal .term-status', { hasText: 'ended' }).waitFor(WAIT)
+    await page.click('[data-tab=command]')
+    await noErrorsShown('after resume')
 
     page.once('dialog', (dialog) => dialog.accept())
     await page.click('#kill')

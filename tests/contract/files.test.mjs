@@ -139,6 +139,19 @@ for (const [mode, start] of Object.entries(MODES)) {
       assert.equal((await call('files.read', { path: '/tmp/from-cmd.txt' })).content, 'written by a command\n')
     })
 
+    // envd keeps a file's metadata as user.e2b.* xattrs and an upload replaces
+    // it; files.write sends none, so an overwrite leaves none, as on E2B.
+    test('files.write over a file with metadata leaves no metadata', async () => {
+      const p = '/home/user/tagged.txt'
+      const xattrs = `python3 -c "import os; print(sorted(os.listxattr('${p}')))"`
+      await call('files.write', { path: p, content: 'one' })
+      await sh(`python3 -c "import os; os.setxattr('${p}', 'user.e2b.owner', b'blue')"`)
+      assert.equal(await sh(xattrs), "['user.e2b.owner']\n")
+      await call('files.write', { path: p, content: 'two' })
+      assert.equal(await sh(xattrs), '[]\n')
+      assert.equal((await call('files.read', { path: p })).content, 'two')
+    })
+
     test('directory operations: mkdir (parents, exists is fine), list with depth, move, remove', async () => {
       const made = await call('files.mkdir', { path: '/tmp/dirs/a/b' })
       assert.equal(made.created, true)

@@ -11,6 +11,7 @@ import { loadProvider, startStdioProvider } from '../../host/reference/host.mjs'
 import { api, startBackend } from '../../host/backend.mjs'
 import { validateTraffic } from '../lib/epp-schema.mjs'
 import { rejects } from '../lib/host-assert.mjs'
+import { until } from '../lib/wait.mjs'
 
 const pluginDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const MODES = {
@@ -131,12 +132,12 @@ for (const [mode, start] of Object.entries(MODES)) {
       const { sandbox_id } = await sp.create({ timeout: 3600 })
       const c = await sp.connect(sandbox_id)
       assert.ok(seconds(c.expires_at) - nowS() > 3500, `connect shortened the lifetime: ${c.expires_at}`)
-      // A paused sandbox's clock is stopped and E2B reports its end as the
-      // pause time: resuming without a timeout gives E2B's default, 300 s.
+      // A paused sandbox's clock stands still: resuming without a timeout
+      // gives back what it had left (the next test shows it exactly).
       await sp.pause(sandbox_id)
       const r = await sp.resume(sandbox_id)
       assert.equal(r.status, 'running')
-      assert.ok(seconds(r.expires_at) - nowS() >= 298, `resume gave less than E2B's default: ${r.expires_at}`)
+      assert.ok(seconds(r.expires_at) - nowS() > 3500, `resume shortened the lifetime: ${r.expires_at}`)
       const c2 = await sp.connect(sandbox_id, 3600)
       assert.ok(seconds(c2.expires_at) - nowS() > 3500)
       const c3 = await sp.connect(sandbox_id)
@@ -144,6 +145,38 @@ for (const [mode, start] of Object.entries(MODES)) {
       // An explicit timeout is the caller's choice and is applied.
       const short = await sp.connect(sandbox_id, 100)
       assert.ok(Math.abs(seconds(short.expires_at) - nowS() - 100) <= 2, `explicit timeout not applied: ${short.expires_at}`)
+      await sp.kill(sandbox_id)
+    })
+
+    test('resume without a timeout gives back the lifetime left at the pause (not 300 s); a paused record says when it paused and what it has left', async () => {
+      const { sandbox_id } = await sp.create({ timeout: 600 })
+      const running = await sp.get(sandbox_id)
+      await sp.pause(sandbox_id)
+      const paused = await sp.get(sandbox_id)
+      assert.equal(paused.status, 'paused')
+      assert.equal(paused.expires_at, undefined, 'a paused sandbox does not expire')
+      assert.equal(paused.created_at, running.created_at)
+      // Exactly what was left: the end it had, minus the moment it paused.
+      assert.equal(Math.round(paused.lifetime_left * 1000), Date.parse(running.expires_at) - Date.parse(paused.paused_at), JSON.stringify(paused))
+      assert.ok(paused.lifetime_left > 500, JSON.stringify(paused))
+      // Its clock stands still while it is paused.
+      await until(() => Date.now() > Date.parse(paused.paused_at) + 3000, 'three seconds paused')
+      assert.equal((await sp.get(sandbox_id)).lifetime_left, paused.lifetime_left)
+      const listed = (await sp.list({ state: 'paused' })).sandboxes.find((s) => s.sandbox_id === sandbox_id)
+      assert.equal(listed.lifetime_left, paused.lifetime_left)
+      const from = Date.now()
+      const r = await sp.resume(sandbox_id)
+      const to = Date.now()
+      assert.equal(r.status, 'running')
+      assert.equal(r.lifetime_left, undefined)
+      assert.equal(r.paused_at, undefined)
+      // The backend set endAt = its now + the whole seconds left (rounded up), its now within [from, to].
+      const kept = Math.ceil(paused.lifetime_left) * 1000
+      const end = Date.parse(r.expires_at)
+      assert.ok(end >= from + kept - 1 && end <= to + kept + 1,
+        `expires_at ${r.expires_at} should be ${kept / 1000} s after the resume (between ${new Date(from).toISOString()} and ${new Date(to).toISOString()})`)
+      // created_at is the latest start: E2B starts a resumed sandbox afresh.
+      assert.ok(Date.parse(r.created_at) >= from - 1 && Date.parse(r.created_at) <= to + 1, `created_at ${r.created_at}`)
       await sp.kill(sandbox_id)
     })
 

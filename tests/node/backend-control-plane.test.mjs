@@ -253,6 +253,24 @@ describe('control plane', () => {
     assert.ok(existsSync(path.join(backend.stateDir, 'sandboxes', sb.sandboxID)), 'a paused sandbox keeps its dir');
   });
 
+  test('lifetimeLeft (ours): a paused sandbox keeps the lifetime it had left, while its clock stands still', async () => {
+    const sb = await create({ timeout: 600 });
+    const running = await detail(sb.sandboxID);
+    assert.equal(running.lifetimeLeft, undefined, 'only a paused sandbox has it');
+    assert.equal((await api('POST', `/sandboxes/${sb.sandboxID}/pause`)).status, 204);
+    const paused = await detail(sb.sandboxID);
+    // Exactly what was left: the end it had, minus the pause time (its endAt now).
+    assert.equal(Math.round(paused.lifetimeLeft * 1000), Date.parse(running.endAt) - Date.parse(paused.endAt), JSON.stringify(paused));
+    assert.ok(paused.lifetimeLeft > 590 && paused.lifetimeLeft <= 600, JSON.stringify(paused));
+    await until(() => Date.now() > Date.parse(paused.endAt) + 1500, 'time passing while paused');
+    assert.equal((await detail(sb.sandboxID)).lifetimeLeft, paused.lifetimeLeft, 'a paused sandbox does not age');
+    const listed = (await api('GET', '/v2/sandboxes?state=paused')).json.find((s) => s.sandboxID === sb.sandboxID);
+    assert.equal(listed.lifetimeLeft, paused.lifetimeLeft);
+    assert.equal((await api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: { timeout: 60 } })).status, 201);
+    assert.equal((await detail(sb.sandboxID)).lifetimeLeft, undefined);
+    assert.equal((await api('DELETE', `/sandboxes/${sb.sandboxID}`)).status, 204);
+  });
+
   test('resume (v1): 201 with a 15 s default when paused, 409 when running', async () => {
     const sb = await create({ timeout: 600 });
     assertError(await api('POST', `/sandboxes/${sb.sandboxID}/resume`, { body: {} }), 409,
@@ -441,6 +459,7 @@ describe('control plane', () => {
     const sb = await create({ timeout: 1, autoPause: true });
     assert.equal((await detail(sb.sandboxID)).lifecycle.onTimeout, 'pause');
     await until(async () => (await detail(sb.sandboxID)).state === 'paused', 'auto-pause', 30000, 100);
+    assert.equal((await detail(sb.sandboxID)).lifetimeLeft, 0, 'paused on expiry: nothing left');
     assert.ok(existsSync(path.join(backend.stateDir, 'sandboxes', sb.sandboxID)));
     const res = await api('POST', `/v2/sandboxes/${sb.sandboxID}/connect`, { body: { timeout: 600 } });
     assert.equal(res.status, 201);
@@ -555,7 +574,6 @@ describe('backend process', () => {
     const res = run(['--listen', '127.0.0.1:0'], noKey);
     assert.equal(res.status, 2);
     assert.match(res.stderr, /E2B_LOCAL_API_KEY/);
-    assert.match(res.stderr, /usage:/);
     assert.equal(res.stdout, '');
     for (const args of [['--api-key', 'do-not-print-this-key'], ['--api-key=do-not-print-this-key']]) {
       const refused = run(['--listen', '127.0.0.1:0', ...args]);
@@ -566,6 +584,34 @@ describe('backend process', () => {
     const missing = run(['--listen', '127.0.0.1:0', '--api-key-file', '/nonexistent/key-file'], noKey);
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /--api-key-file/);
+  });
+
+  test('a mistake on the command line is one line on stderr pointing to --help (exit 2); --help prints the usage (exit 0)', () => {
+    const noKey = { ...process.env };
+    delete noKey.E2B_LOCAL_API_KEY;
+    const mistakes = [
+      [['--listen', '127.0.0.1:0', '--bogus'], undefined, /unknown option or missing value: --bogus/],
+      [['--listen', '127.0.0.1:0', '--isolation', 'some'], undefined, /--isolation must be auto, full or none, got some/],
+      [['--listen', '127.0.0.1:0', '--max-sandboxes', '0'], undefined, /--max-sandboxes must be 1\.\.100000, got 0/],
+      [['--listen', 'nonsense'], undefined, /--listen must be HOST:PORT, got nonsense/],
+      [[], undefined, /--listen is required/],
+      [['stray'], undefined, /unexpected argument/],
+      [['--listen', '127.0.0.1:0'], noKey, /no API key/],
+    ];
+    for (const [args, env, said] of mistakes) {
+      const res = run(args, env);
+      assert.equal(res.status, 2, `${args.join(' ')}: ${res.stderr}`);
+      assert.equal(res.stdout, '');
+      assert.match(res.stderr, /^e2b-local-backend: [^\n]+; see --help\n$/, `${args.join(' ')}: ${res.stderr}`);
+      assert.match(res.stderr, said);
+    }
+    for (const flag of ['--help', '-h']) {
+      const help = run([flag], noKey);
+      assert.equal(help.status, 0, help.stderr);
+      assert.equal(help.stderr, '');
+      assert.match(help.stdout, /^usage: /);
+      assert.match(help.stdout, /--listen HOST:PORT/);
+    }
   });
 
   test('non-loopback addresses are refused without --allow-remote, and the key is not echoed', () => {

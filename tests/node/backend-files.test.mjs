@@ -9,6 +9,7 @@
 // host's, so these tests are skipped.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -263,6 +264,38 @@ describe('envd /files, filesystem RPCs and port proxy', { skip }, () => {
       assert.equal(res.status, 200);
       assert.deepEqual((await res.json())[0].metadata, { 'owner-team': 'Blue' });
       assert.deepEqual((await rpc('Stat', { path: 'meta.txt' })).json.entry.metadata, { 'owner-team': 'Blue' });
+    });
+
+    // envd's own rule (the SDK's .d.ts for POST /files): each upload replaces
+    // the file's metadata; an upload with no X-Metadata-* header clears it.
+    test('an overwrite replaces the metadata, and one without X-Metadata-* headers leaves none', T, async () => {
+      const metadataOf = async () => (await rpc('Stat', { path: 'meta2.txt' })).json.entry.metadata;
+      assert.equal((await post({ path: 'meta2.txt' }, 'a', 'application/octet-stream', { 'X-Metadata-Old': '1', 'X-Metadata-Kept': 'x' })).status, 200);
+      assert.deepEqual(await metadataOf(), { old: '1', kept: 'x' });
+      assert.equal((await post({ path: 'meta2.txt' }, 'b', 'application/octet-stream', { 'X-Metadata-Kept': 'y' })).status, 200);
+      assert.deepEqual(await metadataOf(), { kept: 'y' });
+      const res = await post({ path: 'meta2.txt' }, 'c', 'application/octet-stream');
+      assert.equal(res.status, 200);
+      assert.equal((await res.json())[0].metadata, undefined);
+      assert.equal(await metadataOf(), undefined);
+      assert.equal(await (await get({ path: 'meta2.txt' })).text(), 'c');
+    });
+
+    test('a metadata key sent twice keeps its first value, as envd does', T, async () => {
+      // Two header lines of one name (fetch would join them into one value).
+      const url = new URL(filesUrl({ path: 'meta3.txt' }));
+      const headers = Object.entries(hdr({ 'Content-Type': 'application/octet-stream' })).flat();
+      const answer = await new Promise((resolve, reject) => {
+        const req = http.request(url, { method: 'POST', headers: [...headers, 'X-Metadata-Twice', 'first', 'x-metadata-twice', 'second'] }, (r) => {
+          let text = '';
+          r.setEncoding('utf8').on('data', (c) => { text += c; }).on('end', () => resolve({ status: r.statusCode, json: JSON.parse(text) }));
+        });
+        req.on('error', reject);
+        req.end('d');
+      });
+      assert.equal(answer.status, 200, JSON.stringify(answer.json));
+      assert.deepEqual(answer.json[0].metadata, { twice: 'first' });
+      assert.deepEqual((await rpc('Stat', { path: 'meta3.txt' })).json.entry.metadata, { twice: 'first' });
     });
   });
 

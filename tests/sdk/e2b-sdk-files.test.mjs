@@ -74,6 +74,19 @@ describe('official e2b SDK files, signed URLs and ports', { skip }, () => {
     assert.equal(await sandbox.files.read('gz.txt', { gzip: true }), 'compressed on the way in');
   });
 
+  test('metadata: written with a file, replaced by the next write, gone after a write without any', T, async () => {
+    const p = '/home/user/meta/tagged.txt';
+    const written = await sandbox.files.write(p, 'one', { metadata: { owner: 'blue', stage: 'draft' } });
+    assert.deepEqual(written.metadata, { owner: 'blue', stage: 'draft' });
+    assert.deepEqual((await sandbox.files.getInfo(p)).metadata, { owner: 'blue', stage: 'draft' });
+    await sandbox.files.write(p, 'two', { metadata: { stage: 'final' } });
+    assert.deepEqual((await sandbox.files.getInfo(p)).metadata, { stage: 'final' });
+    await sandbox.files.write(p, 'three');
+    assert.equal((await sandbox.files.getInfo(p)).metadata, undefined);
+    assert.equal((await sandbox.files.list('/home/user/meta')).find((e) => e.path === p).metadata, undefined);
+    assert.equal(await sandbox.files.read(p), 'three');
+  });
+
   test('missing files are FileNotFoundError; reading a directory is InvalidArgumentError', T, async () => {
     await assert.rejects(sandbox.files.read('no/such/file'), FileNotFoundError);
     await assert.rejects(sandbox.files.read('/home/user'), InvalidArgumentError);

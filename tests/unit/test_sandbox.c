@@ -10,6 +10,11 @@
   "{\"sandboxID\":\"" id "\",\"templateID\":\"tpl-id\",\"alias\":\"base\",\"clientID\":\"c\",\"state\":\"" state \
   "\",\"startedAt\":\"2026-01-01T00:00:00.000Z\",\"endAt\":\"" end "\",\"cpuCount\":2,\"memoryMB\":512,"         \
   "\"diskSizeMB\":1024,\"envdVersion\":\"0.6.13\",\"envdAccessToken\":\"tok-SECRET-9\",\"metadata\":{\"k\":\"v\"}}"
+/* A paused sandbox as the local backend reports it: endAt is the pause
+ * time, as on E2B, and lifetimeLeft (its extension) the seconds it had left. */
+#define PAUSED_LEFT(id, end, left)                                                                       \
+  "{\"sandboxID\":\"" id "\",\"templateID\":\"base\",\"state\":\"paused\",\"startedAt\":\"2025-12-31T23:00:00Z\"," \
+  "\"endAt\":\"" end "\",\"lifetimeLeft\":" left "}"
 
 static harness *ready(void) {
   harness *h = h_new();
@@ -118,12 +123,28 @@ static void test_get_and_errors(void) {
   CHECK_STR(field(rec, "status")->valuestring, "paused");
   CHECK_STR(field(rec, "template")->valuestring, "base");
   CHECK_STR(field(rec, "created_at")->valuestring, "2026-01-01T00:00:00.000Z");
-  CHECK_STR(field(rec, "expires_at")->valuestring, "2026-01-01T00:05:00.000Z");
+  /* paused: no expiry; E2B's endAt is when it paused, and no time left is known */
+  CHECK(field(rec, "expires_at") == NULL);
+  CHECK_STR(field(rec, "paused_at")->valuestring, "2026-01-01T00:05:00.000Z");
+  CHECK(field(rec, "lifetime_left") == NULL);
   CHECK_NUM(field(rec, "cpu")->valuedouble, 2);
   CHECK_NUM(field(rec, "memory")->valuedouble, 512);
   CHECK_NUM(field(rec, "disk")->valuedouble, 1024);
   CHECK_STR(field(field(rec, "metadata"), "k")->valuestring, "v");
   CHECK(field(rec, "envd_access_token") == NULL);
+  /* the local backend also says what it had left */
+  call(h, 2, "sandbox.get", "{\"sandbox_id\":\"sbx1\"}");
+  h_respond(h, h_http_next(h)->op, 200, NULL, PAUSED_LEFT("sbx1", "2025-12-31T23:50:00.000Z", "597.25"));
+  rec = h_result(h_send(h));
+  CHECK_NUM(field(rec, "lifetime_left")->valuedouble, 597.25);
+  CHECK_STR(field(rec, "paused_at")->valuestring, "2025-12-31T23:50:00.000Z");
+  CHECK(field(rec, "expires_at") == NULL);
+  /* running: expires_at, and neither paused field */
+  call(h, 3, "sandbox.get", "{\"sandbox_id\":\"sbx1\"}");
+  h_respond(h, h_http_next(h)->op, 200, NULL, DETAIL("sbx1", "running", "2026-01-01T00:05:00.000Z"));
+  rec = h_result(h_send(h));
+  CHECK_STR(field(rec, "expires_at")->valuestring, "2026-01-01T00:05:00.000Z");
+  CHECK(field(rec, "paused_at") == NULL && field(rec, "lifetime_left") == NULL);
 
   static const struct {
     int status;
@@ -354,6 +375,22 @@ static void test_kill_timeout_pause(void) {
   h_free(h);
 }
 
+/* sandbox.connect or .resume without a timeout of sbx1, which the look finds
+ * paused (detail): the connect that resumes it sends body. */
+static void resumes_with(harness *h, int id, const char *method, const char *detail, const char *body) {
+  call(h, id, method, "{\"sandbox_id\":\"sbx1\"}");
+  h_http *req = h_http_next(h);
+  CHECK_STR(req->method, "GET");
+  h_respond(h, req->op, 200, NULL, detail);
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/v2/sandboxes/sbx1/connect");
+  CHECK_STR(req->body, body);
+  h_respond(h, req->op, 201, NULL, "{\"sandboxID\":\"sbx1\"}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "running", "2026-01-01T00:05:00Z"));
+  CHECK_STR(field(h_result(h_send(h)), "status")->valuestring, "running");
+}
+
 static void test_connect(void) {
   harness *h = ready(); /* now = 2026-01-01T00:00:00Z */
   /* running, no timeout: look only, never touch the lifetime */
@@ -380,16 +417,13 @@ static void test_connect(void) {
   r = h_send(h);
   CHECK_STR(field(h_result(r), "status")->valuestring, "running");
 
-  /* paused and past its end: E2B's default */
-  call(h, 3, "sandbox.connect", "{\"sandbox_id\":\"sbx1\"}");
-  req = h_http_next(h);
-  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "paused", "2025-12-31T23:00:00Z"));
-  req = h_http_next(h);
-  CHECK_STR(req->body, "{\"timeout\":300}");
-  h_respond(h, req->op, 200, NULL, "{\"sandboxID\":\"sbx1\"}");
-  req = h_http_next(h);
-  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "running", "2026-01-01T00:05:00Z"));
-  CHECK(h_result(h_send(h)) != NULL);
+  /* paused as both backends report it, endAt the pause time (past): the
+   * lifetime it had left when the backend says it (lifetimeLeft), rounded up */
+  resumes_with(h, 7, "sandbox.resume", PAUSED_LEFT("sbx1", "2025-12-31T23:30:00.000Z", "597.25"), "{\"timeout\":598}");
+  /* ...and never less than E2B's default (a sandbox paused on expiry has 0) */
+  resumes_with(h, 8, "sandbox.resume", PAUSED_LEFT("sbx1", "2025-12-31T23:30:00.000Z", "0"), "{\"timeout\":300}");
+  /* paused and past its end, nothing else said (E2B): E2B's default */
+  resumes_with(h, 3, "sandbox.connect", DETAIL("sbx1", "paused", "2025-12-31T23:00:00Z"), "{\"timeout\":300}");
 
   /* an explicit timeout is the caller's choice: connect with it */
   call(h, 4, "sandbox.connect", "{\"sandbox_id\":\"sbx1\",\"timeout\":120}");

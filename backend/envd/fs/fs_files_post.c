@@ -69,9 +69,23 @@ static int check_metadata(struct evkeyvalq *headers, struct upload_error *e)
 	return 0;
 }
 
+/* A write replaces the file's metadata, as on E2B: an overwrite without
+ * X-Metadata-* headers leaves none, so the old user.e2b.* xattrs go first. */
+static void clear_metadata(int fd)
+{
+	ssize_t n = flistxattr(fd, NULL, 0);
+	char *names = n > 0 ? malloc((size_t)n) : NULL;
+	if (names && (n = flistxattr(fd, names, (size_t)n)) > 0)
+		for (char *k = names; k < names + n; k += strlen(k) + 1)
+			if (strncmp(k, FS_XATTR_PREFIX, strlen(FS_XATTR_PREFIX)) == 0)
+				fremovexattr(fd, k);
+	free(names);
+}
+
 static cJSON *apply_metadata(struct evkeyvalq *headers, int fd)
 {
 	cJSON *meta = NULL;
+	clear_metadata(fd);
 	for (struct evkeyval *h = headers->tqh_first; h; h = h->next.tqe_next) {
 		if (strncasecmp(h->key, "X-Metadata-", 11) != 0)
 			continue;
@@ -79,7 +93,9 @@ static cJSON *apply_metadata(struct evkeyvalq *headers, int fd)
 		snprintf(name, sizeof name, "%s%s", FS_XATTR_PREFIX, h->key + 11);
 		for (char *p = name; *p; p++)
 			*p = (char)tolower((unsigned char)*p);
-		if (fsetxattr(fd, name, h->value, strlen(h->value), 0) != 0)
+		/* XATTR_CREATE after clear_metadata: a key sent twice keeps its
+		 * first value, as envd does. */
+		if (fsetxattr(fd, name, h->value, strlen(h->value), XATTR_CREATE) != 0)
 			continue;
 		if (!meta)
 			meta = cJSON_CreateObject();
