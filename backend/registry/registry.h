@@ -45,7 +45,7 @@ struct sandbox {
 	int64_t end_at_ms;       /* expiry while running; the pause time while paused */
 	int cpu_count;
 	int memory_mb;
-	int disk_size_mb;        /* reported only: no quota (docs/local-backend.md) */
+	int disk_size_mb;        /* the writable layer's size, enforced with isolation */
 	struct sandbox_rt *rt;   /* the runtime's (runtime/runtime_state.h); NULL without isolation */
 	struct envd_listener *envd_listener; /* its own envd port (envd_listener.h), or NULL */
 	char envd_url[96];       /* that port's URL, "" without one */

@@ -39,7 +39,8 @@ enum isolation { ISOLATION_AUTO, ISOLATION_FULL, ISOLATION_NONE };
 #define SANDBOX_MIN_MEMORY_MB 128   /* E2B's own floor; below it a shell may not start */
 #define SANDBOX_MAX_MEMORY_MB 65536
 #define SANDBOX_MAX_CPU_COUNT 64
-#define SANDBOX_DEFAULT_DISK_SIZE_MB 1024 /* diskSizeMB: reported, not enforced */
+#define SANDBOX_DEFAULT_DISK_SIZE_MB 1024 /* diskSizeMB: the writable layer's size (runtime_disk.h) */
+#define SANDBOX_MIN_DISK_SIZE_MB 64  /* below it an ext4 image holds little more than itself */
 #define SANDBOX_MAX_DISK_SIZE_MB (1024 * 1024)
 #define SANDBOX_PIDS_MAX 1024       /* per sandbox: what stops a fork bomb */
 /* PATH of a sandbox's commands (the host's PATH means nothing there). */
@@ -56,14 +57,15 @@ void runtime_shutdown(void);
 bool runtime_isolated(void);
 const char *runtime_isolation_name(void);
 
-/* Typed refusal of a create request: 404 unknown template, 400 bad limits. */
+/* Typed refusal of a create request: 404 unknown template, 400 bad limits,
+ * 507 a disk larger than the host's free space. */
 struct runtime_error {
 	int status;
 	char message[256];
 };
-int runtime_check_create(const char *template_id, int cpu_count, int memory_mb,
+int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, int disk_size_mb,
 	struct runtime_error *err);
-/* Starts the sandbox (overlay, cgroups, init) in its existing directory sb->dir.
+/* Starts the sandbox (disk, overlay, cgroups, init) in its existing directory sb->dir.
  * -1 with err set (the directory's contents are cleaned up again). */
 int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err);
 /* Freezes / thaws every process of the sandbox (cgroup freezer). */
