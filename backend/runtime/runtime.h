@@ -1,25 +1,27 @@
 /* The sandbox runtime: what makes a sandbox of the local backend a sandbox.
  *
  * With full isolation every sandbox has an overlay root (its template's root
- * filesystem read-only below, its own writable layer above, under
- * <state-dir>/sandboxes/<id>/), one init process (pid 1 of its own pid, mount,
- * uts, ipc and network namespaces), and cgroups (memory, pids, cpu, freezer)
- * that hold every process of the sandbox. Commands enter those namespaces and
+ * filesystem read-only below, its own writable layer above, on a disk image
+ * of its diskSizeMB, under <state-dir>/sandboxes/<id>/), one init process
+ * (pid 1 of its own pid, mount, uts, ipc and network namespaces), and cgroups
+ * (memory, pids, cpu, freezer) that hold every process of the sandbox. Commands enter those namespaces and
  * cgroups and run as a user of the sandbox's own /etc/passwd. With
  * --isolation none, commands run on the host as the backend's user, in the
  * sandbox's directory (the backend before the runtime existed).
  *
- * runtime/ owns: that isolation (namespaces, cgroups, the overlay root, pid
- * 1's program in init/), the accounts of a sandbox, entering it, removing it
- * and what a dead backend left. It may call: lib/ only (it reads the
- * registry's struct sandbox, never calls the registry). Called by main.c,
+ * runtime/ owns: that isolation (namespaces, cgroups, the overlay root and
+ * the disk image its writable layer lives on, pid 1's program in init/), the
+ * accounts of a sandbox, entering it, removing it and what a dead backend
+ * left. It may call: lib/ only (it reads the registry's struct sandbox,
+ * never calls the registry). Called by main.c,
  * registry/ (start, freeze, remove), envd/ (process spawning, files, port
  * proxy) and api/ (may this sandbox be created?).
  *
  * This header is runtime.c's: the isolation mode and the sandbox lifecycle.
  * runtime_enter.h (a sandbox's root, sockets in it, forking into it) and
  * runtime_users.h (its accounts) are what the rest of the backend uses to
- * reach into a sandbox; runtime_remove.h is removal.
+ * reach into a sandbox; runtime_remove.h is removal, runtime_disk.h a
+ * sandbox's disk.
  *
  * The backend is single-threaded; these functions are called from its loop. */
 #ifndef E2B_BACKEND_RUNTIME_H

@@ -68,8 +68,8 @@ void runtime_disk_release(const char *dir, const struct runtime_disk *disk)
 	char mnt[PATH_MAX], img[PATH_MAX];
 	snprintf(mnt, sizeof mnt, "%s/" RUNTIME_DISK_MOUNT, dir);
 	snprintf(img, sizeof img, "%s/disk.img", dir);
-	if (disk->mounted && umount2(mnt, 0) != 0)
-		umount2(mnt, MNT_DETACH);
+	if (disk->mounted)
+		runtime_disk_image_unmount(mnt);
 	/* The overlay's own reference goes when its last user does; then the
 	 * filesystem closes the device and autoclear detaches it. */
 	if (disk->loop >= 0)
@@ -303,8 +303,7 @@ void runtime_disk_shutdown(void)
 	for (int i = 0; i < dk.nready; i++) {
 		char img[PATH_MAX], mnt[PATH_MAX];
 		pool_paths(dk.ready[i].slot, img, mnt);
-		if (umount2(mnt, 0) != 0)
-			umount2(mnt, MNT_DETACH);
+		runtime_disk_image_unmount(mnt);
 	}
 	runtime_disk_image_unmount_below(dk.dir); /* anything a helper that died half-way left */
 	for (int ms = 0; ms < HELPER_WAIT_MS && runtime_disk_image_loops_under(dk.dir, false) > 0; ms += 5)

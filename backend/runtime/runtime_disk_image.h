@@ -18,6 +18,9 @@ const char *runtime_disk_image_missing(void);
  * errno and img removed; disk says what to release either way. */
 int runtime_disk_image_prepare(const char *masters_dir, int size_mb, const char *img,
 	const char *mnt, struct runtime_disk *disk, bool warm);
+/* Unmounts the image mounted at mnt, which is to be deleted: what was
+ * written to it and not yet to the image is dropped (ext4's shutdown). */
+void runtime_disk_image_unmount(const char *mnt);
 /* Waits (bounded) until loop device n no longer holds a file whose path
  * starts with prefix. */
 void runtime_disk_image_wait_detached(int n, const char *prefix);
