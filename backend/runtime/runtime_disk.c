@@ -180,8 +180,9 @@ static void on_answer(evutil_socket_t fd, short what, void *arg)
 	read_answers();
 }
 
-/* Blocks until the helper has answered once more (or gone, or timed out). */
-static void wait_answer(void)
+/* Blocks until the helper has answered once more; false when it has gone
+ * or took too long. */
+static bool wait_answer(void)
 {
 	struct pollfd pfd = {.fd = dk.sock, .events = POLLIN};
 	int pending = dk.pending;
@@ -190,8 +191,9 @@ static void wait_answer(void)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0 || !read_answers())
-			return;
+			return false;
 	}
+	return dk.sock >= 0;
 }
 
 /* Asks the helper for an image in every free slot. */
@@ -293,11 +295,14 @@ void runtime_disk_shutdown(void)
 		/* It finishes what it was asked for (so every image it mounted is
 		 * named in an answer), then sees the end and exits. */
 		shutdown(dk.sock, SHUT_WR);
-		while (dk.sock >= 0 && dk.pending > 0)
-			wait_answer();
+		while (dk.pending > 0 && wait_answer())
+			;
 		pid_t helper = dk.helper;
+		bool stuck = dk.pending > 0;
 		helper_gone();
-		while (helper > 0 && waitpid(helper, NULL, 0) < 0 && errno == EINTR)
+		if (stuck)
+			kill(helper, SIGKILL); /* what it mounted is found below */
+		while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
 	for (int i = 0; i < dk.nready; i++) {
