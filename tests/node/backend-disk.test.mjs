@@ -225,6 +225,29 @@ describe('no loop device or image outlives its backend', () => {
     }
   });
 
+  test('a dead pool helper: creates go on (images made on demand), shutdown leaves nothing', T, async (t) => {
+    const backend = await startBackend();
+    if (backend.isolation !== 'full') { await backend.stop(); return t.skip('isolation none'); }
+    const helper = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).find((p) => {
+      try {
+        const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+        return stat.includes('(e2b-sbx-disks)') && stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] === String(backend.pid);
+      } catch {
+        return false;
+      }
+    });
+    assert.ok(helper, 'the backend has a disk helper');
+    process.kill(Number(helper), 'SIGKILL');
+    for (let i = 0; i < 6; i++) { // more than the pool holds
+      const sb = await sandbox(backend);
+      assert.equal((await sb.run('echo ok')).out, 'ok\n');
+    }
+    const { code } = await backend.stop();
+    assert.equal(code, 0, backend.stderr());
+    assert.deepEqual(loopsUnder(backend.stateDir), []);
+    assert.ok(!existsSync(backend.stateDir));
+  });
+
   test('--isolation none has no disk limit: diskSizeMB is reported, no loop device is attached', T, async () => {
     const backend = await startBackend({ extraArgs: ['--isolation', 'none'] });
     try {
