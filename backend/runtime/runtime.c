@@ -175,7 +175,7 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 	}
 	runtime_clean_stale_dirs(state_root);
 	if (!why)
-		why = runtime_disk_init(state_root); /* after the cleaning: it may reuse disks/ */
+		why = runtime_disk_init(state_root); /* after the cleaning of a dead backend's disks/ */
 	if (why) {
 		if (requested == ISOLATION_FULL) {
 			fprintf(stderr, "e2b-local-backend: --isolation full is not possible here: %s\n", why);
@@ -423,6 +423,8 @@ int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
 		snprintf(err->message, sizeof err->message, "cannot create the sandbox's cgroups: %s",
 			strerror(errno));
 	} else if (runtime_disk_attach(sb->dir, sb->disk_size_mb, &rt->disk) != 0) {
+		if (errno == ENOSPC)
+			err->status = 507; /* the host's disk is full */
 		snprintf(err->message, sizeof err->message, "cannot prepare the sandbox's disk: %s",
 			strerror(errno));
 	} else if (mount_overlay(sb, rt) != 0) {
