@@ -48,6 +48,7 @@ static struct {
 	pid_t helper;          /* -1: none (the pool stays empty, images are made on demand) */
 	int sock;              /* to the helper "<slot> <MiB>\n", back "<slot> <loop or -1>\n" */
 	struct event *ev;
+	struct event *refill_ev; /* a zero timer: the next loop turn asks for a new image */
 	struct pool_image ready[RUNTIME_DISK_POOL];
 	int nready, pending;
 	unsigned busy;         /* slots ready or asked for, one bit each */
@@ -213,6 +214,14 @@ static void refill(void)
 	}
 }
 
+static void on_refill(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	refill();
+}
+
 static int start_helper(void)
 {
 	int sv[2];
@@ -241,7 +250,8 @@ static int start_helper(void)
 	dk.sock = sv[0];
 	fcntl(dk.sock, F_SETFL, fcntl(dk.sock, F_GETFL) | O_NONBLOCK);
 	dk.ev = event_new(rt_g.base, dk.sock, EV_READ | EV_PERSIST, on_answer, NULL);
-	if (!dk.ev || event_add(dk.ev, NULL) != 0) {
+	dk.refill_ev = evtimer_new(rt_g.base, on_refill, NULL);
+	if (!dk.ev || !dk.refill_ev || event_add(dk.ev, NULL) != 0) {
 		helper_gone();
 		return -1;
 	}
@@ -313,6 +323,9 @@ void runtime_disk_shutdown(void)
 	runtime_disk_image_unmount_below(dk.dir); /* anything a helper that died half-way left */
 	for (int ms = 0; ms < HELPER_WAIT_MS && runtime_disk_image_loops_under(dk.dir, false) > 0; ms += 5)
 		runtime_sleep_ms(5);
+	if (dk.refill_ev)
+		event_free(dk.refill_ev);
+	dk.refill_ev = NULL;
 	tree_remove(dk.dir);
 	free(dk.dir);
 	dk.dir = NULL;
@@ -344,12 +357,20 @@ int runtime_disk_attach(const char *dir, int size_mb, struct runtime_disk *disk)
 	disk->mounted = false;
 	if (size_mb == SANDBOX_DEFAULT_DISK_SIZE_MB) {
 		/* An empty pool: the helper's next image is nearer than a new one. */
-		if (dk.nready == 0 && dk.pending > 0)
-			wait_answer();
+		if (dk.nready == 0) {
+			refill(); /* what the timer would ask for */
+			if (dk.pending > 0)
+				wait_answer();
+		}
 		if (dk.nready > 0) {
 			struct pool_image p = dk.ready[--dk.nready];
 			int rc = move_in(&p, img, mnt);
-			refill(); /* after the move: the slot's mount point is free again */
+			/* The slot is free again. Asked for in the next loop turn, once
+			 * this create is answered: the helper's loop device and mount
+			 * then do not coincide with the new sandbox's start, which they
+			 * measurably slow down. */
+			struct timeval now = {0, 0};
+			evtimer_add(dk.refill_ev, &now);
 			if (rc == 0) {
 				disk->loop = p.loop;
 				disk->mounted = true;
