@@ -99,7 +99,7 @@ build_templates() {
     say "not root: skipping sandbox templates (the backend will run without isolation)"
     return 0
   fi
-  apt_install mmdebstrap
+  apt_install mmdebstrap e2fsprogs # mke2fs: the sandboxes' disk images (docs/local-backend.md)
   local recipe
   for recipe in backend/templates/*.recipe; do
     backend/templates/build-template.sh "$recipe" "$BUILD/templates"

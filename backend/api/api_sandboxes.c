@@ -106,9 +106,9 @@ static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spe
 		return -1;
 	if (r == FIELD_OK)
 		spec->memory_mb = (int)n;
-	/* Reported back as asked; nothing enforces it (no disk quota). */
+	/* The size of the sandbox's writable layer (checked by the runtime). */
 	spec->disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB;
-	r = field_int(body, "diskSizeMB", 1, SANDBOX_MAX_DISK_SIZE_MB, &n, err);
+	r = field_int(body, "diskSizeMB", INT32_MIN, INT32_MAX, &n, err);
 	if (r == FIELD_BAD)
 		return -1;
 	if (r == FIELD_OK)
@@ -138,7 +138,8 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 			"'https://e2b.dev/docs/getting-help'", ctx->max_sandboxes);
 	}
 	struct runtime_error rerr;
-	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, &rerr) != 0) {
+	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, spec.disk_size_mb,
+		&rerr) != 0) {
 		cJSON_Delete(body);
 		net_policy_free(&policy);
 		return reply_error(req, rerr.status, rerr.message);

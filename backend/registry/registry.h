@@ -47,7 +47,7 @@ struct sandbox {
 	int64_t left_at_pause_ms; /* while paused: the lifetime it had left (lifetimeLeft) */
 	int cpu_count;
 	int memory_mb;
-	int disk_size_mb;        /* reported only: no quota (docs/local-backend.md) */
+	int disk_size_mb;        /* the writable layer's size, enforced with isolation */
 	struct sandbox_rt *rt;   /* the runtime's (runtime/runtime_state.h); NULL without isolation */
 	struct sandbox_net *net; /* net/'s (net/net.h); NULL without networking */
 	/* Ingress (network.allowPublicTraffic false, maskRequestHost): the token

@@ -1,7 +1,8 @@
 /* The sandbox runtime's lifecycle (runtime.h): the isolation check at
  * start, per sandbox the overlay, cgroups and init (pid 1 of new
  * namespaces), and freeze/thaw. Leftovers of a dead backend:
- * runtime_leftovers.c; removal: runtime_remove.c. */
+ * runtime_leftovers.c; removal: runtime_remove.c; the disk the overlay's
+ * writable layer lives on: runtime_disk.c. */
 #define _GNU_SOURCE
 #include "runtime/runtime.h"
 
@@ -12,6 +13,8 @@
 
 #include "registry/registry.h"
 #include "runtime/runtime_cgroup.h"
+#include "runtime/runtime_disk.h"
+#include "runtime/runtime_disk_image.h"
 #include "runtime/runtime_leftovers.h"
 #include "runtime/runtime_remove.h"
 #include "runtime/runtime_seccomp.h"
@@ -92,7 +95,7 @@ static const char *missing_piece(const char *templates_dir)
 		snprintf(why, sizeof why, "no templates directory %s (./build.sh builds it)", templates_dir);
 		return why;
 	}
-	return NULL;
+	return runtime_disk_image_missing();
 }
 
 /* The backend's own mount namespace, so every overlay disappears with the
@@ -174,13 +177,15 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 	if (!why)
 		why = runtime_seccomp_build();
 	runtime_clean_stale_dirs(state_root);
+	if (!why)
+		why = runtime_disk_init(state_root); /* after the cleaning of a dead backend's disks/ */
 	if (why) {
 		if (requested == ISOLATION_FULL) {
 			fprintf(stderr, "e2b-local-backend: --isolation full is not possible here: %s\n", why);
 			return -1;
 		}
 		fprintf(stderr, "e2b-local-backend: isolation none (%s): sandbox commands run on the "
-			"host as the backend's user\n", why);
+			"host as the backend's user, without cpu, memory or disk limits\n", why);
 		rt_g.mode = ISOLATION_NONE;
 		return 0;
 	}
@@ -191,10 +196,11 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 void runtime_shutdown(void)
 {
 	runtime_wait_cleaners();
-	if (rt_g.mode == ISOLATION_FULL)
-		for (int i = 0; i < RT_NCTRL; i++)
-			if (rt_g.cg_parent[i])
-				rmdir(rt_g.cg_parent[i]);
+	runtime_disk_shutdown();
+	/* Made even when a later step fell back to isolation none. */
+	for (int i = 0; i < RT_NCTRL; i++)
+		if (rt_g.cg_parent[i])
+			rmdir(rt_g.cg_parent[i]);
 	if (rt_g.state_root) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/backend.pid", rt_g.state_root);
@@ -237,7 +243,7 @@ static char *template_rootfs(const char *template_id)
 	return path;
 }
 
-int runtime_check_create(const char *template_id, int cpu_count, int memory_mb,
+int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, int disk_size_mb,
 	struct runtime_error *err)
 {
 	err->status = 400;
@@ -252,6 +258,12 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb,
 			SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB, SANDBOX_MIN_MEMORY_MB);
 		return -1;
 	}
+	if (disk_size_mb < SANDBOX_MIN_DISK_SIZE_MB || disk_size_mb > SANDBOX_MAX_DISK_SIZE_MB) {
+		snprintf(err->message, sizeof err->message,
+			"diskSizeMB must be between %d and %d (a sandbox's disk needs at least %d MiB)",
+			SANDBOX_MIN_DISK_SIZE_MB, SANDBOX_MAX_DISK_SIZE_MB, SANDBOX_MIN_DISK_SIZE_MB);
+		return -1;
+	}
 	if (rt_g.mode != ISOLATION_FULL)
 		return 0; /* no templates without isolation: any name runs on the host */
 	char *rootfs = template_rootfs(template_id);
@@ -264,7 +276,7 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb,
 		snprintf(err->message, sizeof err->message, "template '%.64s' not found", template_id);
 		return -1;
 	}
-	return 0;
+	return runtime_disk_check_space(disk_size_mb, err);
 }
 
 static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
@@ -302,8 +314,9 @@ static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
 static int mount_overlay(struct sandbox *sb, struct sandbox_rt *rt)
 {
 	char upper[4096], work[4096], opts[8192];
-	snprintf(upper, sizeof upper, "%s/upper", sb->dir);
-	snprintf(work, sizeof work, "%s/work", sb->dir);
+	/* On the sandbox's disk image (runtime_disk.h): its size is the limit. */
+	snprintf(upper, sizeof upper, "%s/" RUNTIME_DISK_MOUNT "/upper", sb->dir);
+	snprintf(work, sizeof work, "%s/" RUNTIME_DISK_MOUNT "/work", sb->dir);
 	rt->rootfs = malloc(strlen(sb->dir) + 8);
 	char *lower = template_rootfs(sb->template_id);
 	if (!rt->rootfs || !lower) {
@@ -407,12 +420,18 @@ int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
 		return -1;
 	}
 	rt->root_fd = -1;
+	rt->disk.loop = -1;
 	for (int i = 0; i < RT_NCTRL; i++)
 		rt->procs_fd[i] = -1;
 	sb->rt = rt;
 	char why[256] = "";
 	if (make_cgroups(sb, rt) != 0) {
 		snprintf(err->message, sizeof err->message, "cannot create the sandbox's cgroups: %s",
+			strerror(errno));
+	} else if (runtime_disk_attach(sb->dir, sb->disk_size_mb, &rt->disk) != 0) {
+		if (errno == ENOSPC)
+			err->status = 507; /* the host's disk is full */
+		snprintf(err->message, sizeof err->message, "cannot prepare the sandbox's disk: %s",
 			strerror(errno));
 	} else if (mount_overlay(sb, rt) != 0) {
 		snprintf(err->message, sizeof err->message, "cannot mount the sandbox's root: %s",

@@ -1,27 +1,28 @@
 /* The sandbox runtime: what makes a sandbox of the local backend a sandbox.
  *
  * With full isolation every sandbox has an overlay root (its template's root
- * filesystem read-only below, its own writable layer above, under
- * <state-dir>/sandboxes/<id>/), one init process (pid 1 of its own pid, mount,
- * uts, ipc and network namespaces), and cgroups (memory, pids, cpu, freezer)
- * that hold every process of the sandbox. Commands enter those namespaces and
+ * filesystem read-only below, its own writable layer above, on a disk image
+ * of its diskSizeMB, under <state-dir>/sandboxes/<id>/), one init process
+ * (pid 1 of its own pid, mount, uts, ipc and network namespaces), and cgroups
+ * (memory, pids, cpu, freezer) that hold every process of the sandbox. Commands enter those namespaces and
  * cgroups and run as a user of the sandbox's own /etc/passwd. With
  * --isolation none, commands run on the host as the backend's user, in the
  * sandbox's directory (the backend before the runtime existed).
  *
- * runtime/ owns: that isolation (namespaces, cgroups, the overlay root, the
- * syscall policy, pid 1's program in init/), the accounts of a sandbox,
- * entering it, removing it and what a dead backend left. It may call: lib/
- * only, and libseccomp (it reads the registry's struct sandbox, never calls
- * the registry). Called by main.c,
+ * runtime/ owns: that isolation (namespaces, cgroups, the overlay root and
+ * the disk image its writable layer lives on, the syscall policy, pid 1's
+ * program in init/), the accounts of a sandbox, entering it, removing it and
+ * what a dead backend left. It may call: lib/ only, and libseccomp (it reads
+ * the registry's struct sandbox, never calls the registry). Called by main.c,
  * registry/ (start, freeze, remove), envd/ (process spawning, files, port
  * proxy) and api/ (may this sandbox be created?).
  *
  * This header is runtime.c's: the isolation mode and the sandbox lifecycle.
  * runtime_enter.h (a sandbox's root, sockets in it, forking into it) and
  * runtime_users.h (its accounts) are what the rest of the backend uses to
- * reach into a sandbox; runtime_remove.h is removal; runtime_seccomp.h is the
- * syscall policy (main.c and api/ report whether it is on).
+ * reach into a sandbox; runtime_remove.h is removal, runtime_disk.h a
+ * sandbox's disk; runtime_seccomp.h is the syscall policy (main.c and api/
+ * report whether it is on).
  *
  * The backend is single-threaded; these functions are called from its loop. */
 #ifndef E2B_BACKEND_RUNTIME_H
@@ -41,7 +42,8 @@ enum isolation { ISOLATION_AUTO, ISOLATION_FULL, ISOLATION_NONE };
 #define SANDBOX_MIN_MEMORY_MB 128   /* E2B's own floor; below it a shell may not start */
 #define SANDBOX_MAX_MEMORY_MB 65536
 #define SANDBOX_MAX_CPU_COUNT 64
-#define SANDBOX_DEFAULT_DISK_SIZE_MB 1024 /* diskSizeMB: reported, not enforced */
+#define SANDBOX_DEFAULT_DISK_SIZE_MB 1024 /* diskSizeMB: the writable layer's size (runtime_disk.h) */
+#define SANDBOX_MIN_DISK_SIZE_MB 64  /* below it an ext4 image holds little more than itself */
 #define SANDBOX_MAX_DISK_SIZE_MB (1024 * 1024)
 #define SANDBOX_PIDS_MAX 1024       /* per sandbox: what stops a fork bomb */
 /* PATH of a sandbox's commands (the host's PATH means nothing there). */
@@ -58,14 +60,15 @@ void runtime_shutdown(void);
 bool runtime_isolated(void);
 const char *runtime_isolation_name(void);
 
-/* Typed refusal of a create request: 404 unknown template, 400 bad limits. */
+/* Typed refusal of a create request: 404 unknown template, 400 bad limits,
+ * 507 a disk larger than the host's free space. */
 struct runtime_error {
 	int status;
 	char message[256];
 };
-int runtime_check_create(const char *template_id, int cpu_count, int memory_mb,
+int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, int disk_size_mb,
 	struct runtime_error *err);
-/* Starts the sandbox (overlay, cgroups, init) in its existing directory sb->dir.
+/* Starts the sandbox (disk, overlay, cgroups, init) in its existing directory sb->dir.
  * -1 with err set (the directory's contents are cleaned up again). */
 int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err);
 /* Freezes / thaws every process of the sandbox (cgroup freezer). */

@@ -1,4 +1,5 @@
-/* cgroup v1 control files of the sandboxes (runtime_cgroup.h). */
+/* cgroup v1 control files of the sandboxes, and small helpers (runtime_cgroup.h). */
+#define _GNU_SOURCE
 #include "runtime/runtime_cgroup.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +17,20 @@ void runtime_sleep_ms(long ms)
 	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+}
+
+int runtime_child_fds(int fd)
+{
+	if (dup2(fd, 3) != 3)
+		return -1;
+	syscall(SYS_close_range, 4U, ~0U, 0U);
+	int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd >= 0) {
+		dup2(null_fd, 0);
+		dup2(null_fd, 1);
+		close(null_fd);
+	}
+	return 0;
 }
 
 static int write_file(const char *path, const char *text)

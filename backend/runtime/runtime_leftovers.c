@@ -1,6 +1,7 @@
 /* What a backend that was killed (SIGKILL) left behind: its sandboxes'
- * cgroups, and its state directory's sandbox directories. Cleaned at the next
- * start of any backend (see runtime_init). */
+ * cgroups, its state directory's sandbox directories and disk images, and
+ * any loop device still holding one of those. Cleaned at the next start of
+ * any backend (see runtime_init). */
 #define _GNU_SOURCE
 #include "runtime/runtime_leftovers.h"
 
@@ -10,6 +11,7 @@
 
 #include "lib/tree_remove.h"
 #include "runtime/runtime_cgroup.h"
+#include "runtime/runtime_disk_image.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
 
@@ -79,27 +80,19 @@ void runtime_clean_stale_cgroups(void)
 	closedir(d);
 }
 
-/* Overlays of an earlier run of the backend mounted in the host's mount
- * namespace (only by an older backend; this one mounts in a private one). */
-static void clean_stale_mounts(const char *sandboxes_dir)
+/* Loop devices still holding images under root, a dead backend's state
+ * directory: each was attached with autoclear, so the kernel lets it go
+ * once the dead backend's mount namespace is gone; this makes sure. */
+static void forget_disks(const char *root, int owner)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return;
-	char line[4096];
-	size_t prefix = strlen(sandboxes_dir);
-	while (fgets(line, sizeof line, f)) {
-		char mp[2048];
-		if (sscanf(line, "%*s %*s %*s %*s %2047s", mp) != 1)
-			continue;
-		if (strncmp(mp, sandboxes_dir, prefix) == 0 && mp[prefix] == '/')
-			umount2(mp, MNT_DETACH);
-	}
-	fclose(f);
+	int n = runtime_disk_image_loops_under(root, true);
+	if (n > 0)
+		fprintf(stderr, "e2b-local-backend: detaching %d loop device%s left by backend %d\n", n,
+			n == 1 ? "" : "s", owner);
 }
 
-/* The state directory's sandboxes/ of an earlier run that was killed, and
- * mkdtemp state directories of backends that are gone. */
+/* The state directory's sandboxes/ and disks/ of an earlier run that was
+ * killed, and mkdtemp state directories of backends that are gone. */
 void runtime_clean_stale_dirs(const char *state_root)
 {
 	char path[4096];
@@ -114,7 +107,10 @@ void runtime_clean_stale_dirs(const char *state_root)
 	char sandboxes[4096];
 	snprintf(sandboxes, sizeof sandboxes, "%s/sandboxes", state_root);
 	if (old > 0 && old != getpid() && !runtime_backend_alive(old)) {
-		clean_stale_mounts(sandboxes);
+		/* Overlays mounted in the host's mount namespace (only by an older
+		 * backend; this one mounts in a private one). */
+		runtime_disk_image_unmount_below(sandboxes);
+		forget_disks(state_root, old);
 		DIR *d = opendir(sandboxes);
 		struct dirent *e;
 		while (d && (e = readdir(d)) != NULL) {
@@ -126,6 +122,8 @@ void runtime_clean_stale_dirs(const char *state_root)
 		}
 		if (d)
 			closedir(d);
+		snprintf(path, sizeof path, "%s/disks", state_root); /* the pool and master images */
+		tree_remove(path);
 	}
 	snprintf(path, sizeof path, "%s/backend.pid", state_root);
 	FILE *w = fopen(path, "we");
@@ -159,7 +157,8 @@ void runtime_clean_stale_dirs(const char *state_root)
 		snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
 		fprintf(stderr, "e2b-local-backend: removing %s left by backend %d\n", path, pid);
 		snprintf(sandboxes, sizeof sandboxes, "%s/sandboxes", path);
-		clean_stale_mounts(sandboxes);
+		runtime_disk_image_unmount_below(sandboxes);
+		forget_disks(path, pid);
 		tree_remove(path);
 	}
 	if (d)

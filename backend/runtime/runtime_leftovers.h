@@ -1,6 +1,7 @@
 /* What a backend that was killed (SIGKILL) left behind: its sandboxes'
- * cgroups, and its state directory's sandbox directories. Cleaned when any
- * backend starts (runtime_init). Calls runtime_cgroup.c and lib/. */
+ * cgroups, its state directory's sandbox directories and disk images, and
+ * loop devices still holding those. Cleaned when any backend starts
+ * (runtime_init). Calls runtime_cgroup.c, runtime_disk_image.c and lib/. */
 #ifndef E2B_BACKEND_RUNTIME_LEFTOVERS_H
 #define E2B_BACKEND_RUNTIME_LEFTOVERS_H
 

@@ -1,6 +1,7 @@
 /* Removing a sandbox: its init is killed at once (the kernel then kills its
  * whole pid namespace); a forked cleaner waits for its cgroups to empty,
- * unmounts its overlay and deletes its directory, off the event loop, so a
+ * unmounts its overlay and its disk (the loop device then detaches) and
+ * deletes its directory with the disk's image, off the event loop, so a
  * tree of 200,000 files never stalls other clients. */
 #define _GNU_SOURCE
 #include "runtime/runtime_remove.h"
@@ -8,6 +9,7 @@
 #include "lib/tree_remove.h"
 #include "registry/registry.h"
 #include "runtime/runtime_cgroup.h"
+#include "runtime/runtime_disk.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -18,7 +20,6 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* A removal in progress: a forked cleaner holding the write end of a pipe. */
@@ -88,6 +89,8 @@ __attribute__((noreturn)) static void clean(const char *dir, struct sandbox_rt *
 			runtime_drain_cgroup(dirs); /* normally empty already: init's death killed them all */
 		if (rt->mounted)
 			umount2(rt->rootfs, MNT_DETACH);
+		if (dir)
+			runtime_disk_release(dir, &rt->disk); /* the image itself goes with dir */
 	}
 	int rc = dir ? tree_remove(dir) : 0;
 	if (rc != 0)
@@ -112,17 +115,8 @@ void runtime_sandbox_remove(struct sandbox *sb)
 	if (c && pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0)
 		pid = fork();
 	if (pid == 0) {
-		if (dup2(p[1], 3) != 3)
+		if (runtime_child_fds(p[1]) != 0)
 			_exit(1);
-		syscall(SYS_close_range, 4U, ~0U, 0U);
-		/* Not the backend's stdout: whoever reads its ready line must see
-		 * the end of it when the backend exits, even if this one is still busy. */
-		int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (null_fd >= 0) {
-			dup2(null_fd, 0);
-			dup2(null_fd, 1);
-			close(null_fd);
-		}
 		prctl(PR_SET_NAME, "e2b-sbx-clean");
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
@@ -143,6 +137,8 @@ void runtime_sandbox_remove(struct sandbox *sb)
 				runtime_drain_cgroup(dirs);
 			if (rt->mounted)
 				umount2(rt->rootfs, MNT_DETACH);
+			if (sb->dir)
+				runtime_disk_release(sb->dir, &rt->disk);
 		}
 		if (sb->dir)
 			tree_remove(sb->dir);

@@ -16,6 +16,13 @@
 enum { RT_MEMORY, RT_PIDS, RT_CPU, RT_FREEZER, RT_NCTRL };
 extern const char *const rt_controllers[RT_NCTRL];
 
+/* A sandbox's writable layer: an ext4 image (<dir>/disk.img) on a loop
+ * device, mounted at <dir>/disk (runtime_disk.h). */
+struct runtime_disk {
+	int loop;                /* /dev/loop<N> holding the image; -1 none */
+	bool mounted;
+};
+
 /* One sandbox's runtime state (sandbox.rt); NULL without isolation. */
 struct sandbox_rt {
 	pid_t init_pid;          /* host pid of the sandbox's pid 1 */
@@ -24,6 +31,7 @@ struct sandbox_rt {
 	int root_fd;             /* O_PATH of rootfs: paths are resolved beneath it */
 	int procs_fd[RT_NCTRL];  /* cgroup.procs of each controller: a child writes "0" */
 	char *cg[RT_NCTRL];      /* the sandbox's cgroup directories */
+	struct runtime_disk disk; /* where upper/ and work/ live: its size is the limit */
 };
 
 struct runtime_globals {

@@ -1,0 +1,33 @@
+/* One disk image of a sandbox: a sparse ext4 file, attached to a loop device
+ * and mounted; and finding the loop devices and mounts that hold images
+ * (for runtime_disk.c, and for runtime_leftovers.c after a dead backend).
+ * Calls runtime_cgroup.c (sleeping). */
+#ifndef E2B_BACKEND_RUNTIME_DISK_IMAGE_H
+#define E2B_BACKEND_RUNTIME_DISK_IMAGE_H
+
+#include "runtime/runtime_state.h"
+
+#include <stdbool.h>
+
+/* NULL when loop devices and mke2fs are there, else what is missing. */
+const char *runtime_disk_image_missing(void);
+/* Makes img, an ext4 filesystem of size_mb (a copy of the size's master
+ * image in masters_dir, made first if need be), attaches it to a free loop
+ * device (autoclear, direct I/O) and mounts it at mnt. warm: its metadata is
+ * read ahead, so the first writes do not wait for the disk. 0, or -1 with
+ * errno and img removed; disk says what to release either way. */
+int runtime_disk_image_prepare(const char *masters_dir, int size_mb, const char *img,
+	const char *mnt, struct runtime_disk *disk, bool warm);
+/* Unmounts the image mounted at mnt, which is to be deleted: what was
+ * written to it and not yet to the image is dropped (ext4's shutdown). */
+void runtime_disk_image_unmount(const char *mnt);
+/* Waits (bounded) until loop device n no longer holds a file whose path
+ * starts with prefix. */
+void runtime_disk_image_wait_detached(int n, const char *prefix);
+/* How many loop devices hold a file under root; detach: asks the kernel to
+ * detach each (at once when unused, else at its last close). */
+int runtime_disk_image_loops_under(const char *root, bool detach);
+/* Unmounts (detaching) whatever is mounted below dir. */
+void runtime_disk_image_unmount_below(const char *dir);
+
+#endif
