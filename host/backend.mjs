@@ -5,7 +5,8 @@
 //   import { startBackend } from '<repo>/host/backend.mjs';
 //   const backend = await startBackend();
 //   // backend.apiUrl, backend.sandboxUrl, backend.apiKey, backend.stateDir, backend.pid,
-//   // backend.isolation ('full' or 'none', from the ready line)
+//   // backend.isolation ('full', 'rootless' or 'none') and backend.limits (cgroup
+//   // limits apply), from the ready line
 //   ...
 //   await backend.stop();   // SIGTERM (or stop('SIGINT')), resolves to { code, signal } on exit
 //
@@ -19,6 +20,10 @@
 //   nofile     a descriptor limit (RLIMIT_NOFILE) to start the backend with,
 //              set through prlimit(1)
 //   readyTimeoutMs  how long to wait for the ready line (default 15000)
+//   runAs      { uid, gid }: start the backend as that user (setpriv(1), from
+//              root), e.g. to run it rootless; the binary must be reachable
+//              by that user (binary: a path of its own)
+//   binary     the backend binary (default $E2BW_BUILD/bin/e2b-local-backend)
 //
 // The key reaches the backend in its environment (E2B_LOCAL_API_KEY), never
 // on its command line, where any process could read it; the backend removes
@@ -78,7 +83,7 @@ export function backendEnv(apiKey) {
   return { ...process.env, E2B_LOCAL_API_KEY: apiKey };
 }
 
-export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile = false, nofile, readyTimeoutMs = 15000 } = {}) {
+export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile = false, nofile, readyTimeoutMs = 15000, runAs, binary = backendBinary() } = {}) {
   apiKey ??= `e2b_local_${randomBytes(16).toString('hex')}`;
   const args = ['--listen', '127.0.0.1:0', ...extraArgs];
   if (stateDir) args.push('--state-dir', stateDir);
@@ -91,9 +96,10 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     env = { ...process.env };
     delete env.E2B_LOCAL_API_KEY;
   }
-  // prlimit execs the backend, so the pid in the ready line is the backend's.
-  const [command, argv] = nofile ? ['prlimit', [`--nofile=${nofile}:${nofile}`, '--', backendBinary(), ...args]]
-    : [backendBinary(), args];
+  // prlimit and setpriv exec the backend, so the pid in the ready line is the backend's.
+  let [command, argv] = [binary, args];
+  if (nofile) [command, argv] = ['prlimit', [`--nofile=${nofile}:${nofile}`, '--', command, ...argv]];
+  if (runAs) [command, argv] = ['setpriv', [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--', command, ...argv]];
 
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });
   live.add(child);
@@ -152,7 +158,8 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     sandboxUrl: ready.sandbox_url,
     stateDir: ready.state_dir,
     pid: ready.pid,
-    isolation: ready.isolation, // 'full' (sandboxes are namespaces + overlay + cgroups) or 'none'
+    isolation: ready.isolation, // 'full' (namespaces, overlay, cgroups, an id range each), 'rootless' or 'none'
+    limits: ready.limits,       // whether cpu, memory and pids limits apply (full only)
     apiKey,
     stderr: () => stderr,
     exited,

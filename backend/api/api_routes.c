@@ -21,8 +21,10 @@ static int api_health(struct api_ctx *ctx, struct evhttp_request *req, const cha
 	(void)ctx;
 	(void)id;
 	cJSON *o = cJSON_CreateObject();
-	if (o)
+	if (o) {
 		cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
+		cJSON_AddBoolToObject(o, "limits", runtime_limits());
+	}
 	return reply_json(req, 200, o);
 }
 

@@ -102,8 +102,8 @@ describe('control plane', () => {
   test('GET /health answers 200 without a key, saying how sandboxes are isolated', async () => {
     const res = await api('GET', '/health', { key: null });
     assert.equal(res.status, 200);
-    assert.deepEqual(JSON.parse(res.text), { isolation: backend.isolation });
-    assert.ok(['full', 'none'].includes(backend.isolation));
+    assert.deepEqual(JSON.parse(res.text), { isolation: backend.isolation, limits: backend.isolation === 'full' });
+    assert.ok(['full', 'rootless'].includes(backend.isolation));
   });
 
   test('a missing, wrong or differently-cased key', async () => {

@@ -1,11 +1,12 @@
 /* e2b-sandbox-init: pid 1 of one sandbox. The backend clones it into new
- * pid, mount, uts, ipc and network namespaces (already in the sandbox's
- * cgroups) with the sandbox's overlay mounted at argv[1]. It makes that
- * directory the root of its mount namespace (with its own /proc, /dev/pts,
- * /dev/shm), sets the hostname, brings loopback up, reports "ok" (or an
- * error text) on fd 3, and then only reaps orphans. The backend runs every
- * command by entering these namespaces; killing this process makes the
- * kernel kill every process of the sandbox.
+ * user, pid, mount, uts, ipc and network namespaces (already in the
+ * sandbox's cgroups, root of its user namespace) with the sandbox's overlay
+ * mounted at argv[1]. It makes that directory the root of its mount
+ * namespace (with its own /proc, /dev/pts, /dev/shm), sets the hostname,
+ * brings loopback up, reports "ok" (or an error text) on fd 3, and then only
+ * reaps orphans. The backend runs every command by entering these
+ * namespaces; killing this process makes the kernel kill every process of
+ * the sandbox.
  *
  * Built static and small: its memory counts against every idle sandbox. */
 #define _GNU_SOURCE
@@ -24,6 +25,11 @@
 #include <unistd.h>
 
 static int report_fd = 3;
+
+/* Ptys of one sandbox (devpts max=): the machine has kernel.pty.max in all
+ * (4096 by default, 1024 of them kept for the host's own devpts), and one
+ * sandbox must not take them all. */
+#define SANDBOX_PTYS_MAX "256"
 
 static void fail(const char *what)
 {
@@ -75,6 +81,17 @@ int main(int argc, char **argv)
 		fail("make mounts private");
 	if (chdir(root) != 0)
 		fail("chdir rootfs");
+	/* The overlay came from the backend's namespace, so it is locked in
+	 * this less privileged one, and pivot_root refuses it. A copy of it made
+	 * here is ours: put it on top and move into it. */
+	int tree = (int)syscall(SYS_open_tree, AT_FDCWD, ".", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tree < 0)
+		fail("clone the root");
+	if (syscall(SYS_move_mount, tree, "", AT_FDCWD, ".", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+		fail("mount the root");
+	if (fchdir(tree) != 0)
+		fail("enter the root");
+	close(tree);
 	if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
 		fail("mount /proc");
 	read_only("proc/sys");
@@ -85,7 +102,7 @@ int main(int argc, char **argv)
 		fail("mask /proc/kcore");
 	/* A private devpts, so ptys opened inside the sandbox are its own. */
 	if (mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=0620,gid=5") != 0)
+		  "newinstance,ptmxmode=0666,mode=0620,gid=5,max=" SANDBOX_PTYS_MAX) != 0)
 		fail("mount /dev/pts");
 	if (mount("dev/pts/ptmx", "dev/ptmx", NULL, MS_BIND, NULL) != 0)
 		fail("bind /dev/ptmx");
