@@ -117,7 +117,7 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 	rt->init_pid = (pid_t)pid;
 	/* Its maps and cgroups before it runs anything (a child with another
 	 * effective uid may not move itself into a cgroup). */
-	int rc = runtime_userns_write_maps(rt->init_pid, rt->ids.base, rt->ids.count);
+	int rc = runtime_userns_write_maps(rt->init_pid, rt->ids.base, rt->ids.base, rt->ids.count);
 	char text[24];
 	int len = snprintf(text, sizeof text, "%d", (int)pid);
 	for (int i = 0; rc == 0 && i < RT_NCTRL; i++)

@@ -170,7 +170,7 @@ int runtime_ids_userns(const struct runtime_ids *r)
 	}
 	int *fd = &ids.userns[r->slot];
 	if (*fd < 0)
-		*fd = runtime_userns_new(r->base, r->count);
+		*fd = runtime_userns_new(r->base, r->base, r->count);
 	return *fd;
 }
 

@@ -15,17 +15,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int runtime_userns_write_maps(pid_t pid, uid_t base, unsigned long count)
+int runtime_userns_write_maps(pid_t pid, uid_t uid_base, gid_t gid_base, unsigned long count)
 {
-	char dir[32], map[64];
+	char dir[32], uid_map[64], gid_map[64];
 	snprintf(dir, sizeof dir, "/proc/%d", (int)pid);
-	snprintf(map, sizeof map, "0 %lu %lu\n", (unsigned long)base, count);
-	if (runtime_write_at(dir, "uid_map", map) != 0 || runtime_write_at(dir, "gid_map", map) != 0)
+	snprintf(uid_map, sizeof uid_map, "0 %lu %lu\n", (unsigned long)uid_base, count);
+	snprintf(gid_map, sizeof gid_map, "0 %lu %lu\n", (unsigned long)gid_base, count);
+	if (runtime_write_at(dir, "uid_map", uid_map) != 0 || runtime_write_at(dir, "gid_map", gid_map) != 0)
 		return -1;
 	return 0;
 }
 
-int runtime_userns_new(uid_t base, unsigned long count)
+int runtime_userns_new(uid_t uid_base, gid_t gid_base, unsigned long count)
 {
 	/* The child only has to exist while its map is written and its
 	 * namespace opened: the descriptor then keeps the namespace alive. */
@@ -45,7 +46,7 @@ int runtime_userns_new(uid_t base, unsigned long count)
 	if (pid > 0) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/%ld/ns/user", pid);
-		if (runtime_userns_write_maps((pid_t)pid, base, count) == 0)
+		if (runtime_userns_write_maps((pid_t)pid, uid_base, gid_base, count) == 0)
 			fd = open(path, O_RDONLY | O_CLOEXEC);
 		e = errno;
 	}

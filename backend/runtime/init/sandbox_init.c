@@ -100,9 +100,12 @@ int main(int argc, char **argv)
 	read_only("proc/bus");
 	if (access("proc/kcore", F_OK) == 0 && mount("dev/null", "proc/kcore", NULL, MS_BIND, NULL) != 0)
 		fail("mask /proc/kcore");
-	/* A private devpts, so ptys opened inside the sandbox are its own. */
+	/* A private devpts, so ptys opened inside the sandbox are its own; with
+	 * a single id (rootless without subordinate ids) there is no group tty. */
 	if (mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=0620,gid=5,max=" SANDBOX_PTYS_MAX) != 0)
+		  "newinstance,ptmxmode=0666,mode=0620,gid=5,max=" SANDBOX_PTYS_MAX) != 0 &&
+	    (errno != EINVAL || mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=0600,max=" SANDBOX_PTYS_MAX) != 0))
 		fail("mount /dev/pts");
 	if (mount("dev/pts/ptmx", "dev/ptmx", NULL, MS_BIND, NULL) != 0)
 		fail("bind /dev/ptmx");
