@@ -162,6 +162,8 @@ run_tests() {
     layer "fuzz $name" fuzz fuzz_target "$name"
   done
   layer "node tests/node" node node_tests tests/node
+  # the backend started by a user other than root (rootless); needs root to set that user up
+  layer "node tests/rootless" node node_tests tests/rootless
   layer "node tests/contract" node node_tests tests/contract
   layer "node tests/sdk (e2b SDK)" node node_tests tests/sdk
   layer "node tests/browser (Chromium)" node node_tests tests/browser

@@ -181,7 +181,7 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     // A host path for path p inside the sandbox: through the backend's own
     // mount namespace (/proc/<pid>/root), where the sandbox's root is mounted.
     sandboxPath(sandboxId, p) {
-      if (ready.isolation !== 'full') return p;
+      if (ready.isolation === 'none') return p;
       return `/proc/${ready.pid}/root${ready.state_dir}/sandboxes/${sandboxId}/rootfs${p}`;
     },
     // Sends signal (SIGTERM by default) once and waits for the exit.
