@@ -27,7 +27,8 @@ const struct runtime_rootless *runtime_rootless_state(void)
 	return &rl;
 }
 
-/* The first "<user or uid>:<start>:<count>" line of an /etc/sub[ug]id file. */
+/* The first "<user or uid>:<start>:<count>" line of an /etc/sub[ug]id file
+ * (both name the user, by name or uid). */
 static bool find_subids(const char *file, const char *user, unsigned id, unsigned long *start,
 	unsigned long *count)
 {
@@ -103,7 +104,7 @@ static const char *enter_userns(void)
 	snprintf(rl.user, sizeof rl.user, "%s", pw ? pw->pw_name : "?");
 	unsigned long us = 0, uc = 0, gs = 0, gc = 0;
 	bool sub = find_subids("/etc/subuid", rl.user, uid, &us, &uc) &&
-		find_subids("/etc/subgid", rl.user, gid, &gs, &gc) && on_path("newuidmap") &&
+		find_subids("/etc/subgid", rl.user, uid, &gs, &gc) && on_path("newuidmap") &&
 		on_path("newgidmap");
 	int go[2] = {-1, -1}, done[2] = {-1, -1};
 	pid_t helper = -1, self = getpid();

@@ -64,6 +64,39 @@ static void read_only(const char *path)
 		fail(path);
 }
 
+/* The device nodes a sandbox needs. A filesystem mounted in a user
+ * namespace other than the machine's (rootless) will not open the ones it
+ * holds, and a template built without root has none: then the machine's own
+ * are bound over them (before pivot_root, "/dev" is still the host's). */
+static void device_nodes(void)
+{
+	int fd = open("dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return; /* the template's own serve */
+	}
+	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+		char mine[32], host[32];
+		snprintf(mine, sizeof mine, "dev/%s", nodes[i]);
+		snprintf(host, sizeof host, "/dev/%s", nodes[i]);
+		fd = open(mine, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666); /* a mount point */
+		if (fd >= 0)
+			close(fd);
+		if (mount(host, mine, NULL, MS_BIND, NULL) != 0)
+			fail(mine);
+	}
+	mkdir("dev/pts", 0755);
+	fd = open("dev/ptmx", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd >= 0)
+		close(fd);
+	static const char *const links[][2] = {{"/proc/self/fd", "dev/fd"}, {"/proc/self/fd/0", "dev/stdin"},
+		{"/proc/self/fd/1", "dev/stdout"}, {"/proc/self/fd/2", "dev/stderr"}};
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+		if (symlink(links[i][0], links[i][1]) != 0 && errno != EEXIST)
+			fail(links[i][1]);
+}
+
 static void on_sigchld(int sig)
 {
 	(void)sig;
@@ -98,6 +131,7 @@ int main(int argc, char **argv)
 	read_only("proc/sysrq-trigger");
 	read_only("proc/irq");
 	read_only("proc/bus");
+	device_nodes();
 	if (access("proc/kcore", F_OK) == 0 && mount("dev/null", "proc/kcore", NULL, MS_BIND, NULL) != 0)
 		fail("mask /proc/kcore");
 	/* A private devpts, so ptys opened inside the sandbox are its own; with
