@@ -27,7 +27,7 @@ function mustBeRoot() {
   }
 }
 
-// The user's entry in /etc/subuid or /etc/subgid: { start, count } or null.
+// The user's entry in /etc/subuid or /etc/subgid (by name or uid): { start, count } or null.
 export function subIds(file, name, id) {
   let text = '';
   try { text = readFileSync(file, 'utf8'); } catch { return null; }
@@ -67,7 +67,7 @@ export function testUser(name, { subordinate = true } = {}) {
   }
   const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }));
   let sub = subIds('/etc/subuid', name, uid);
-  const subg = subIds('/etc/subgid', name, gid);
+  const subg = subIds('/etc/subgid', name, uid);
   if (subordinate && (!sub || !subg || sub.start !== subg.start || sub.count < SUB_COUNT)) {
     const start = freeSubRange();
     const range = `${start}-${start + SUB_COUNT - 1}`;

@@ -9,13 +9,16 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startBackend, backendEnv, api } from '../../host/backend.mjs';
 import { envdClient, dataOf } from '../lib/connect.mjs';
 import { pidsOfUids, rootlessRoot, testUser } from '../lib/rootless.mjs';
 import { until } from '../lib/wait.mjs';
 
 const T = { timeout: 120_000 };
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const IDS = 65536;
 
 async function sandbox(backend) {
@@ -100,6 +103,21 @@ describe('rootless, over the user\'s subordinate ids', () => {
     assert.ok(pidsOfUids(sub, 1).some((p) => comm(p) === 'e2b-sandbox-ini'), 'its init runs as the first subordinate id');
     hold.cancel();
     await s.run('pkill sleep', { user: 'root' });
+    // Its device nodes work (the machine's, bound in: the overlay's own are nodev here).
+    assert.equal((await s.run('echo x > /dev/null && head -c 3 /dev/urandom | wc -c; cat /dev/console 2>&1 >/dev/null | grep -c denied')).out,
+      '3\n1\n');
+  });
+
+  test('a port in the sandbox is reached through the proxy', T, async () => {
+    const { backend } = ctx;
+    const server = await s.envd.open('process.Process/Start', { process: { cmd: 'python3', args: ['-m', 'http.server', '8000'] } });
+    const body = await until(async () => {
+      const r = await fetch(`${backend.sandboxUrl}/`, { headers: { 'E2b-Sandbox-Id': s.id, 'E2b-Sandbox-Port': '8000' } });
+      return r.status === 200 ? r.text() : null;
+    }, 'the server in the sandbox answers');
+    assert.match(body, /Directory listing/);
+    server.cancel();
+    await s.run('pkill -f http.server', { user: 'root' });
   });
 
   test('the files API reads and writes in the sandbox, with its owners', T, async () => {
@@ -168,5 +186,15 @@ describe('rootless with a single id (no subordinate ids)', () => {
     assert.equal((await s.run('cat /tmp/single.txt; echo; stat -c %u /tmp/single.txt')).out, 'one id\n0\n');
     assert.equal(statSync(backend.sandboxPath(s.id, '/tmp/single.txt')).uid, user.uid);
     assert.equal((await s.kill()).status, 204);
+  });
+
+  test('./build.sh as this user says plainly what building templates lacks', T, () => {
+    const script = path.join(ctx.root.dir, 'build.sh');
+    copyFileSync(path.join(repoRoot, 'build.sh'), script); // where the user can read it
+    const r = spawnSync('setpriv', [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', 'bash', '-c',
+      `. ${script} && rootless_ready`], { encoding: 'utf8', cwd: ctx.root.dir, timeout: 20_000 });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, new RegExp(`subordinate user ids for ${user.name} in /etc/subuid`));
+    assert.match(r.stderr, new RegExp(`usermod --add-subuids 100000-165535 --add-subgids 100000-165535 ${user.name}`));
   });
 });
