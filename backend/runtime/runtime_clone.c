@@ -62,21 +62,23 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		return -1;
 	}
 	pid_t parent = getpid();
-	/* The kernel charges a user namespace's per-uid counts (inotify
-	 * instances, ...) to its owner at the top: created with the sandbox's own
-	 * base id as the effective uid, they are the sandbox's own. */
-	/* The child starts in the sandbox's root, "." to it: by path, the
-	 * sandbox's root could not pass the state directory (0700), and its
-	 * init need not learn that path. The new mount namespace's copy of the
-	 * working directory is what it gets. */
-	/* Changing the effective uid makes a process non-dumpable, and /proc of
-	 * one that is belongs to the machine's root: rootless could then not
-	 * write the child's maps. Both stay dumpable, as they were. */
+	/* Cloned in the sandbox's root, with the range's base id as effective
+	 * uid:
+	 * - the kernel charges a user namespace's per-uid counts (inotify
+	 *   instances, ...) to its owner at the top: so they are the sandbox's;
+	 * - the child gets the new mount namespace's copy of the working
+	 *   directory, "." to its init: by path, the sandbox's root could not
+	 *   pass the state directory (0700), and the init need not learn it;
+	 * - changing the effective uid makes a process non-dumpable, and /proc of
+	 *   one that is belongs to the machine's root, where rootless could not
+	 *   write the child's maps: both stay dumpable, as they were. */
 	long pid = -1;
-	if (fchdir(rt->root_fd) == 0 && setresuid((uid_t)-1, rt->ids.base, (uid_t)-1) == 0) {
-		prctl(PR_SET_DUMPABLE, 1);
-		pid = syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
-			CLONE_NEWIPC | CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (fchdir(rt->root_fd) == 0) {
+		if (setresuid((uid_t)-1, rt->ids.base, (uid_t)-1) == 0) {
+			prctl(PR_SET_DUMPABLE, 1);
+			pid = syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
+				CLONE_NEWIPC | CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, NULL);
+		}
 		int e = errno;
 		if (pid != 0 && (setresuid((uid_t)-1, 0, (uid_t)-1) != 0 || fchdir(rt_g.cwd_fd) != 0)) {
 			fprintf(stderr, "e2b-local-backend: cannot become root again in its own directory\n");

@@ -100,6 +100,12 @@ const char *runtime_ids_init_pool(void)
 		why = overlap_in("/etc/subgid");
 	if (why)
 		return why;
+	/* Every sandbox needs one (user.max_user_namespaces, or a kernel
+	 * without them, would only show at the first create). */
+	int probe = runtime_userns_new((uid_t)ids.start, (gid_t)ids.start, RUNTIME_IDS_PER_SANDBOX);
+	if (probe < 0)
+		return "no user namespaces (CONFIG_USER_NS, sysctl user.max_user_namespaces)";
+	close(probe);
 	ids.slots = (unsigned)(ids.count / RUNTIME_IDS_PER_SANDBOX);
 	ids.used = calloc(ids.slots, 1);
 	ids.userns = malloc(ids.slots * sizeof *ids.userns);
