@@ -165,9 +165,11 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     exited,
     // The host pid of a process a sandbox reports as nsPid (envd's pids are
     // the sandbox's own), found through the sandbox's cgroup while it lives;
-    // null when no such process runs. Without isolation the pids are the same.
+    // null when no such process runs. Without isolation the pids are the same;
+    // rootless sandboxes have no cgroups to find them by (null).
     hostPid(sandboxId, nsPid) {
-      if (ready.isolation !== 'full') return nsPid;
+      if (ready.isolation === 'none') return nsPid;
+      if (ready.isolation !== 'full') return null;
       for (const pid of sandboxHostPids(ready.pid, sandboxId)) {
         try {
           const m = /NSpid:\s+([\d\s]+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -176,7 +178,8 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
       }
       return null;
     },
-    // Host pids of every process of a sandbox (empty once it is gone).
+    // Host pids of every process of a sandbox (empty once it is gone; always
+    // empty without cgroups: rootless, none).
     hostPids: (sandboxId) => (ready.isolation === 'full' ? sandboxHostPids(ready.pid, sandboxId) : []),
     // A host path for path p inside the sandbox: through the backend's own
     // mount namespace (/proc/<pid>/root), where the sandbox's root is mounted.
