@@ -40,7 +40,7 @@ apt_install() {
 
 install_toolchain() {
   apt_install make gcc clang lld libclang-rt-14-dev emscripten binaryen wasi-libc \
-    libclang-rt-14-dev-wasm32 libevent-dev zlib1g-dev dpkg-dev ca-certificates
+    libclang-rt-14-dev-wasm32 libevent-dev zlib1g-dev libseccomp-dev libmnl-dev libnftables-dev dpkg-dev ca-certificates
 }
 
 install_browser() { apt_install chromium; }
@@ -161,6 +161,7 @@ node_tests() {
 # log in build/test-logs/. The closing "N passed, N failed" counts layers.
 run_tests() {
   install_browser
+  apt_install nftables iperf3 iproute2 # the networking tests make namespaces (ip) and look at nft's tables; bench/ uses iperf3
   make -s -j"$(nproc)" replay fuzz BUILD="$BUILD" >&2
   # shellcheck source=tests/layers.sh
   . tests/layers.sh
@@ -184,6 +185,7 @@ run_tests() {
   layer "node tests/node" node node_tests tests/node
   # the backend started by a user other than root (rootless); needs root to set that user up
   layer "node tests/rootless" node node_tests tests/rootless
+  layer "node tests/net (world namespace)" node node_tests tests/net
   layer "node tests/contract" node node_tests tests/contract
   layer "node tests/sdk (e2b SDK)" node node_tests tests/sdk
   layer "node tests/browser (Chromium)" node node_tests tests/browser

@@ -16,6 +16,7 @@ struct listen_addr {
 #define API_KEY_ENV "E2B_LOCAL_API_KEY"
 #define OPTIONS_DEFAULT_MAX_SANDBOXES 256
 #define OPTIONS_DEFAULT_REQUEST_TIMEOUT_S 30
+#define OPTIONS_DEFAULT_SANDBOX_CONN_LIMIT 4096
 
 struct backend_options {
 	struct listen_addr api;
@@ -30,6 +31,10 @@ struct backend_options {
 	enum isolation isolation;  /* default ISOLATION_AUTO */
 	const char *id_range;      /* --id-range START:COUNT, NULL: the default */
 	const char *templates_dir; /* NULL: <dir of the binary>/../templates */
+	const char *domain;        /* NULL: localhost:<envd port> */
+	const char *sandbox_subnet; /* NULL: net/'s default */
+	long sandbox_conn_limit;
+	bool sandbox_network;       /* --sandbox-network on (default) | off */
 };
 
 enum options_result {

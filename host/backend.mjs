@@ -6,7 +6,8 @@
 //   const backend = await startBackend();
 //   // backend.apiUrl, backend.sandboxUrl, backend.apiKey, backend.stateDir, backend.pid,
 //   // backend.isolation ('full', 'rootless' or 'none') and backend.limits (cgroup
-//   // limits apply), from the ready line
+//   // limits apply), backend.seccomp (true when sandbox processes run under the
+//   // syscall policy) and backend.domain, from the ready line
 //   ...
 //   await backend.stop();   // SIGTERM (or stop('SIGINT')), resolves to { code, signal } on exit
 //
@@ -160,6 +161,8 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     pid: ready.pid,
     isolation: ready.isolation, // 'full' (namespaces, overlay, cgroups, an id range each), 'rootless' or 'none'
     limits: ready.limits,       // whether cpu, memory and pids limits apply (full only)
+    seccomp: ready.seccomp, // true when every sandbox process runs under the syscall policy
+    domain: ready.domain,       // the sandboxes' domain: <port>-<id>.<domain> (--domain; default localhost:<envd port>)
     apiKey,
     stderr: () => stderr,
     exited,

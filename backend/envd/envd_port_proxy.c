@@ -33,6 +33,7 @@ struct proxy {
 	struct bufferevent *client; /* taken over from evhttp once up is connected */
 	char sandbox_id[SANDBOX_ID_LEN + 1];
 	long port;
+	char *mask_host;            /* maskRequestHost with the port in, or NULL */
 	bool up_eof, client_eof;
 };
 
@@ -58,6 +59,7 @@ static void drop(struct proxy *p)
 		p->next->prev = p->prev;
 	if (p->up)
 		bufferevent_free(p->up);
+	free(p->mask_host);
 	free(p);
 }
 
@@ -174,6 +176,12 @@ static void write_request(struct proxy *p)
 	evbuffer_add_printf(out, "%s %s HTTP/1.1\r\n", request_method_name(req),
 		evhttp_request_get_uri(req));
 	for (struct evkeyval *h = in->tqh_first; h; h = h->next.tqe_next) {
+		if (p->mask_host && strcasecmp(h->key, "Host") == 0) {
+			evbuffer_add_printf(out, "Host: %s\r\n", p->mask_host);
+			continue;
+		}
+		if (strcasecmp(h->key, ENVD_TRAFFIC_TOKEN_HEADER) == 0)
+			continue; /* the sandbox's servers never see the token */
 		if (!upgrade && (strcasecmp(h->key, "Connection") == 0 ||
 				 strcasecmp(h->key, "Keep-Alive") == 0 ||
 				 strcasecmp(h->key, "Proxy-Connection") == 0 ||
@@ -249,6 +257,28 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 	drop(p);
 }
 
+/* maskRequestHost with every "${PORT}" replaced by the port, as E2B does. */
+static char *mask_host(const char *mask, long port)
+{
+	static const char var[] = "${PORT}";
+	char num[16];
+	snprintf(num, sizeof num, "%ld", port);
+	size_t n = 0;
+	char *out = malloc(strlen(mask) + 1); /* a port is shorter than "${PORT}" */
+	while (out && *mask) {
+		if (strncmp(mask, var, sizeof var - 1) == 0) {
+			memcpy(out + n, num, strlen(num));
+			n += strlen(num);
+			mask += sizeof var - 1;
+		} else {
+			out[n++] = *mask++;
+		}
+	}
+	if (out)
+		out[n] = '\0';
+	return out;
+}
+
 int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
 	long port)
 {
@@ -271,6 +301,8 @@ int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sa
 		free(p);
 		return port_proxy_reply_closed(req, sb->id, port);
 	}
+	if (sb->mask_request_host)
+		p->mask_host = mask_host(sb->mask_request_host, port);
 	link_proxy(p);
 	bufferevent_setcb(p->up, NULL, NULL, on_up_event, p);
 	http_conn_set_closecb(p->evcon, on_client_gone, p);

@@ -80,6 +80,29 @@ static int reply_sandbox_not_found(struct evhttp_request *req, const char *id)
 }
 
 
+/* network.allowPublicTraffic false: a request for any port but envd's
+ * (which has its own token) must carry the sandbox's traffic token, as
+ * E2B's proxy wants it; 0 when it may pass, else the 403 sent. */
+static int check_traffic_token(struct evhttp_request *req, const struct sandbox *sb)
+{
+	if (!sb->traffic_token[0])
+		return 0;
+	const char *got = evhttp_find_header(evhttp_request_get_input_headers(req),
+		ENVD_TRAFFIC_TOKEN_HEADER);
+	if (got && text_secret_equal(got, sb->traffic_token))
+		return 0;
+	cJSON *body = cJSON_CreateObject();
+	if (body) {
+		cJSON_AddStringToObject(body, "sandboxId", sb->id);
+		cJSON_AddStringToObject(body, "message", got && *got
+			? "Sandbox is secured with traffic access token. Provided token is invalid."
+			: "Sandbox is secured with traffic access token. Token header '"
+			  ENVD_TRAFFIC_TOKEN_HEADER "' is missing");
+		cJSON_AddNumberToObject(body, "code", 403);
+	}
+	return reply_json(req, 403, body);
+}
+
 /* A port number of at most 5 digits; -1 otherwise. */
 static long parse_port(const char *s, size_t n)
 {
@@ -169,8 +192,10 @@ static int serve(struct envd_ctx *ctx, struct evhttp_request *req, const char *i
 {
 	if (!sb || sb->state != SANDBOX_RUNNING)
 		return reply_sandbox_not_found(req, id);
-	if (port != ENVD_PORT)
-		return port_proxy_start(ctx, req, sb, port);
+	if (port != ENVD_PORT) {
+		int refused = check_traffic_token(req, sb);
+		return refused ? refused : port_proxy_start(ctx, req, sb, port);
+	}
 
 	const char *path = request_path(req);
 	enum evhttp_cmd_type method = evhttp_request_get_command(req);

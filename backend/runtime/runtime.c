@@ -20,6 +20,7 @@
 #include "runtime/runtime_remove.h"
 #include "runtime/runtime_rootless.h"
 #include "runtime/runtime_userns.h"
+#include "runtime/runtime_seccomp.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -198,6 +199,8 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		else if (rt_g.cwd_fd < 0)
 			why = "cannot open the working directory";
 	}
+	if (!why)
+		why = runtime_seccomp_build();
 	runtime_clean_stale_dirs(state_root);
 	if (why) {
 		const char *mode = requested == ISOLATION_AUTO ? "isolation auto: full isolation"
@@ -209,7 +212,8 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 	}
 	if (rt_g.mode == ISOLATION_ROOTLESS)
 		fprintf(stderr, "e2b-local-backend: rootless: sandboxes have no cpu, memory or pids "
-			"limits (no cgroup delegation), pause stops their processes with SIGSTOP\n");
+			"limits (no cgroup delegation), no network but loopback, and pause stops their "
+			"processes with SIGSTOP\n");
 	return 0;
 }
 
@@ -234,6 +238,7 @@ void runtime_shutdown(void)
 		close(rt_g.cwd_fd);
 	if (rt_g.init_fd >= 0)
 		close(rt_g.init_fd);
+	runtime_seccomp_release();
 	free(rt_g.init_path);
 	free(rt_g.templates_dir);
 	free(rt_g.state_root);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_clone.h"
 
+#include "runtime/runtime_seccomp.h"
 #include "runtime/runtime_state.h"
 #include "runtime/runtime_userns.h"
 
@@ -102,11 +103,13 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		/* Keep only the report pipe (as fd 3) and the init binary. */
+		/* Keep only the report pipe (as fd 3), the syscall policy the
+		 * init installs after its mounts (fd 4) and the init binary. */
 		int init_fd = fcntl(rt_g.init_fd, F_DUPFD_CLOEXEC, 64);
-		if (init_fd < 0 || dup2(p[1], 3) != 3)
+		int filter_fd = fcntl(runtime_seccomp_fd(), F_DUPFD_CLOEXEC, 64);
+		if (init_fd < 0 || filter_fd < 0 || dup2(p[1], 3) != 3 || dup2(filter_fd, 4) != 4)
 			init_fail(p[1], "set up descriptors");
-		syscall(SYS_close_range, 4U, (unsigned)init_fd - 1, 0U);
+		syscall(SYS_close_range, 5U, (unsigned)init_fd - 1, 0U);
 		syscall(SYS_close_range, (unsigned)init_fd + 1, ~0U, 0U);
 		char hostname[] = "e2b", here[] = ".";
 		char *argv[] = {"e2b-sandbox-init", here, hostname, NULL};

@@ -33,7 +33,7 @@ static pid_t self_pid(void)
 
 /* Whether pid (the machine's) is a live e2b-local-backend (comm is cut to
  * 15 characters). */
-static bool backend_alive(pid_t pid)
+bool runtime_backend_alive(pid_t pid)
 {
 	const struct runtime_rootless *rl = runtime_rootless_state();
 	char path[64], comm[32] = "";
@@ -59,7 +59,7 @@ void runtime_clean_stale_cgroups(void)
 		if (e->d_name[0] != 'b')
 			continue;
 		pid_t owner = (pid_t)atoi(e->d_name + 1);
-		if (owner <= 0 || owner == self_pid() || backend_alive(owner))
+		if (owner <= 0 || owner == self_pid() || runtime_backend_alive(owner))
 			continue;
 		fprintf(stderr, "e2b-local-backend: removing cgroups left by backend %d\n", (int)owner);
 		/* Sandboxes first (every controller), then the backend's own group. */
@@ -125,7 +125,7 @@ void runtime_clean_stale_dirs(const char *state_root)
 	}
 	char sandboxes[4096];
 	snprintf(sandboxes, sizeof sandboxes, "%s/sandboxes", state_root);
-	if (old > 0 && old != self_pid() && !backend_alive(old)) {
+	if (old > 0 && old != self_pid() && !runtime_backend_alive(old)) {
 		clean_stale_mounts(sandboxes);
 		DIR *d = opendir(sandboxes);
 		struct dirent *e;
@@ -166,7 +166,7 @@ void runtime_clean_stale_dirs(const char *state_root)
 		if (fscanf(pf, "%d", &pid) != 1)
 			pid = 0;
 		fclose(pf);
-		if (pid <= 0 || pid == self_pid() || backend_alive(pid))
+		if (pid <= 0 || pid == self_pid() || runtime_backend_alive(pid))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
 		fprintf(stderr, "e2b-local-backend: removing %s left by backend %d\n", path, pid);

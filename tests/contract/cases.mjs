@@ -349,15 +349,20 @@ export const CASES = [
     name: 'ports',
     features: ['sandbox.lifecycle', 'ports.url'],
     async run(t) {
-      const sid = await t.sandbox()
+      // A sandbox whose ports are private (E2B's network.allowPublicTraffic
+      // false): ports.url must name the header with its traffic token.
+      const { sandbox_id: sid } = await t.createSandbox({ timeout: 120, options: { network: { allowPublicTraffic: false } } })
       const r = await t.call('ports.url', { sandbox_id: sid, port: 8080 })
       const url = new URL(r.url)
       expect.ok(url.protocol === 'http:' || url.protocol === 'https:', `ports.url gives an http(s) URL: ${r.url}`)
       expect.ok(r.headers && typeof r.headers === 'object', 'headers object')
       for (const v of Object.values(r.headers)) expect.equal(typeof v, 'string', 'header values are strings')
-      const routed = r.url.includes('8080') || r.headers['E2b-Sandbox-Port'] === '8080'
-      expect.ok(routed, `the port is in the URL or in E2b-Sandbox-Port: ${show(r)}`)
+      const byName = url.hostname.startsWith(`8080-${sid}.`)
+      const routed = byName || r.headers['E2b-Sandbox-Port'] === '8080'
+      expect.ok(routed, `the port is in the host name (<port>-<id>.<domain>) or in E2b-Sandbox-Port: ${show(r)}`)
       if (r.headers['E2b-Sandbox-Id'] !== undefined) expect.equal(r.headers['E2b-Sandbox-Id'], sid, 'E2b-Sandbox-Id header')
+      const token = r.headers['e2b-traffic-access-token']
+      expect.ok(typeof token === 'string' && token.length >= 16, 'the e2b-traffic-access-token header of a sandbox created with allowPublicTraffic: false')
       await expect.rejects(t.call('ports.url', { sandbox_id: sid, port: 70000 }), 'ports.url of port 70000', (err) => {
         expect.equal(err.rpc && err.rpc.code, -32602, 'error code')
       })

@@ -77,7 +77,7 @@ describe('sandbox isolation', () => {
     assert.equal(backend.limits, true);
     const res = await fetch(`${backend.apiUrl}/health`);
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { isolation: 'full', limits: true });
+    assert.deepEqual(await res.json(), { isolation: 'full', limits: true, seccomp: true });
   });
 
   test('the host, the state directory and other sandboxes are out of reach', T, async (t) => {
@@ -275,7 +275,7 @@ describe('--isolation', () => {
     const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
     assert.equal(none.isolation, 'none');
     assert.equal(none.limits, false);
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false });
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false });
     assert.equal((await none.stop()).code, 0);
 
     // auto never quietly becomes none: without a piece it fails, as full does.

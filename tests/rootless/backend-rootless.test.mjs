@@ -82,9 +82,11 @@ describe('rootless, over the user\'s subordinate ids', () => {
     const { backend } = ctx;
     assert.equal(backend.isolation, 'rootless');
     assert.equal(backend.limits, false);
-    assert.deepEqual(await (await fetch(`${backend.apiUrl}/health`)).json(), { isolation: 'rootless', limits: false });
+    assert.equal(backend.seccomp, true);
+    assert.deepEqual(await (await fetch(`${backend.apiUrl}/health`)).json(), { isolation: 'rootless', limits: false, seccomp: true });
     // (stderr is another pipe than the ready line's: it may come a little later)
-    await until(() => /rootless: sandboxes have no cpu, memory or pids limits/.test(backend.stderr()), 'the stderr note');
+    await until(() => /rootless: sandboxes have no cpu, memory or pids limits \(no cgroup delegation\), no network but loopback/
+      .test(backend.stderr()), 'the stderr note');
     // The backend runs as the user, as pid 1 of a pid namespace of its own.
     const status = readFileSync(`/proc/${backend.pid}/status`, 'utf8');
     assert.match(status, new RegExp(`^Uid:\\s+${user.uid}\\s`, 'm'));
