@@ -111,6 +111,19 @@ $(BUILD)/bin/seccomp-apply: tests/backend/seccomp_apply.c backend/runtime/runtim
 	@mkdir -p $(BUILD)/bin
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend $< backend/runtime/runtime_seccomp.c -lseccomp -o $@
 
+# An idmapped bind mount of a template, for the rootless tests (tests/lib/rootless.mjs).
+backend: $(BUILD)/bin/idmap-mount
+IDMAP_MOUNT_SRC := backend/runtime/runtime_userns.c backend/runtime/runtime_cgroup.c
+$(BUILD)/bin/idmap-mount: tests/backend/idmap_mount.c $(IDMAP_MOUNT_SRC) $(BACKEND_HDR)
+	@mkdir -p $(BUILD)/bin
+	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend $< $(IDMAP_MOUNT_SRC) -o $@
+
+# The kernel key calls of the keyring tests, static: it runs inside sandboxes too.
+backend: $(BUILD)/bin/keys-probe
+$(BUILD)/bin/keys-probe: tests/backend/keys_probe.c
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c11 -O2 -static $(WARN) $< -o $@
+
 # The backend's unit tests (tests/backend/unit/, on the core's check.h),
 # natively and under ASan+UBSan.
 BACKEND_UNIT_SRC := $(sort $(wildcard tests/backend/unit/*.c))

@@ -92,18 +92,40 @@ npm_deps() {
 }
 
 # Sandbox templates (backend/templates/<name>.recipe) -> build/templates/<name>/rootfs,
-# rebuilt only when a recipe changes. mmdebstrap needs root; without it the backend
-# runs with --isolation none (auto falls back and says so).
+# rebuilt only when a recipe changes. As root they belong to root and the template's
+# users (full isolation). As another user they are built with mmdebstrap --mode=unshare
+# from that user's subordinate ids, for the backend's rootless isolation; what that
+# needs and the machine lacks is said plainly, and the build stops.
 build_templates() {
+  apt_install mmdebstrap
   if [ "$(id -u)" != 0 ]; then
-    say "not root: skipping sandbox templates (the backend will run without isolation)"
-    return 0
+    apt_install uidmap
+    rootless_ready
+  else
+    apt_install e2fsprogs # mke2fs: the sandboxes' disk images (docs/local-backend.md)
   fi
-  apt_install mmdebstrap e2fsprogs # mke2fs: the sandboxes' disk images (docs/local-backend.md)
   local recipe
   for recipe in backend/templates/*.recipe; do
     backend/templates/build-template.sh "$recipe" "$BUILD/templates"
   done
+}
+
+# What a user other than root needs for templates and a rootless backend.
+rootless_ready() {
+  local user uid missing=()
+  user=$(id -un)
+  uid=$(id -u)
+  grep -qE "^($user|$uid):[0-9]+:[0-9]+\$" /etc/subuid 2>/dev/null || missing+=("subordinate user ids for $user in /etc/subuid (65536 of them)")
+  grep -qE "^($user|$uid):[0-9]+:[0-9]+\$" /etc/subgid 2>/dev/null || missing+=("subordinate group ids for $user in /etc/subgid (65536 of them)")
+  unshare --user --map-root-user true 2>/dev/null || missing+=("user namespaces for users other than root (sysctl user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone = 1 where it exists)")
+  [ ${#missing[@]} -eq 0 ] && return 0
+  {
+    echo "build.sh: building the sandbox templates as $user (not root) needs, for rootless isolation:"
+    printf '  - %s\n' "${missing[@]}"
+    echo "  As root, for example: usermod --add-subuids 100000-165535 --add-subgids 100000-165535 $user"
+    echo "  (pick a range no other user has), or run ./build.sh as root (full isolation)."
+  } >&2
+  exit 1
 }
 
 build_all() {
@@ -163,6 +185,8 @@ run_tests() {
     layer "fuzz $name" fuzz fuzz_target "$name"
   done
   layer "node tests/node" node node_tests tests/node
+  # the backend started by a user other than root (rootless); needs root to set that user up
+  layer "node tests/rootless" node node_tests tests/rootless
   layer "node tests/net (world namespace)" node node_tests tests/net
   layer "node tests/contract" node node_tests tests/contract
   layer "node tests/sdk (e2b SDK)" node node_tests tests/sdk

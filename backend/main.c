@@ -16,6 +16,8 @@
 #include "net/net.h"
 #include "options.h"
 #include "registry/registry.h"
+#include "runtime/runtime_ids.h"
+#include "runtime/runtime_rootless.h"
 #include "runtime/runtime_seccomp.h"
 #include "state_dir.h"
 
@@ -45,8 +47,9 @@ static int print_ready_line(const char *api_url, const char *sandbox_url, const 
 	cJSON_AddStringToObject(o, "api_url", api_url);
 	cJSON_AddStringToObject(o, "sandbox_url", sandbox_url);
 	cJSON_AddStringToObject(o, "state_dir", state_dir);
-	cJSON_AddNumberToObject(o, "pid", (double)getpid());
+	cJSON_AddNumberToObject(o, "pid", (double)runtime_host_pid());
 	cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
+	cJSON_AddBoolToObject(o, "limits", runtime_limits());
 	cJSON_AddBoolToObject(o, "seccomp", runtime_seccomp_active());
 	cJSON_AddStringToObject(o, "domain", domain);
 	char *line = cJSON_PrintUnformatted(o);
@@ -84,6 +87,15 @@ int main(int argc, char **argv)
 	case OPTIONS_EXIT_OK: return 0;
 	case OPTIONS_EXIT_USAGE: return 2;
 	}
+	char why[256];
+	if (runtime_ids_configure(opt.id_range, why, sizeof why) != 0) {
+		fprintf(stderr, "e2b-local-backend: %s\n", why);
+		return 2;
+	}
+	/* First: rootless, the backend continues in namespaces of its own (as
+	 * a child; the process started here only forwards signals). */
+	if (runtime_rootless_prepare(&opt.isolation) != 0)
+		return 1;
 	/* A client that hangs up mid-answer must not kill the server. */
 	signal(SIGPIPE, SIG_IGN);
 
@@ -103,8 +115,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	free(templates);
+	/* Rootless sandboxes have loopback only: veths, forwarding and the
+	 * nftables table need root in the machine's network namespace. */
 	struct net_options net_opt = {.subnet = opt.sandbox_subnet, .max_sandboxes = opt.max_sandboxes,
-		.conn_limit = opt.sandbox_conn_limit, .off = !opt.sandbox_network};
+		.conn_limit = opt.sandbox_conn_limit,
+		.off = !opt.sandbox_network || opt.isolation == ISOLATION_ROOTLESS};
 	if (net_init(base, &net_opt) != 0) {
 		runtime_shutdown();
 		event_base_free(base);

@@ -32,9 +32,13 @@ static const char usage[] =
 	"                           or the descriptor limit minus 64 if that is smaller)\n"
 	"  --request-timeout S      seconds a connection may take to send a whole request\n"
 	"                           (headers and body), idle time included (default 30)\n"
-	"  --isolation MODE         full: namespaces, overlay root, cgroups per sandbox;\n"
+	"  --isolation MODE         full (root): namespaces, overlay root, cgroups and a\n"
+	"                           host id range per sandbox; rootless (another user):\n"
+	"                           the same in the user's own namespace, no limits;\n"
 	"                           none: commands run on the host; auto (default): full\n"
-	"                           when the kernel allows it, else none\n"
+	"                           as root, else rootless, and fails if that cannot be had\n"
+	"  --id-range START:COUNT   host ids for the sandboxes, 65536 each (full isolation;\n"
+	"                           default 1073741824:268435456)\n"
 	"  --templates DIR          template root filesystems, DIR/<name>/rootfs\n"
 	"                           (default: ../templates beside the binary)\n"
 	"  --domain DOMAIN          sandboxes' domain: <port>-<id>.<DOMAIN> reaches a port\n"
@@ -44,7 +48,7 @@ static const char usage[] =
 	"  --sandbox-conn-limit N   connections tracked per sandbox (default 4096)\n"
 	"  --sandbox-network on|off off: sandboxes have loopback only (default on)\n"
 	"When ready, prints one JSON line on stdout: api_url, sandbox_url, state_dir, pid,\n"
-	"isolation, domain.\n";
+	"isolation, limits, seccomp, domain.\n";
 
 /* One line naming the mistake: the whole usage text would bury it. */
 static enum options_result usage_error(const char *what, const char *detail)
@@ -257,10 +261,14 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 				opt->isolation = ISOLATION_AUTO;
 			else if (strcmp(v, "full") == 0)
 				opt->isolation = ISOLATION_FULL;
+			else if (strcmp(v, "rootless") == 0)
+				opt->isolation = ISOLATION_ROOTLESS;
 			else if (strcmp(v, "none") == 0)
 				opt->isolation = ISOLATION_NONE;
 			else
-				return usage_error("--isolation must be auto, full or none, got ", v);
+				return usage_error("--isolation must be auto, full, rootless or none, got ", v);
+		} else if ((v = option_value(argc, argv, &i, "--id-range"))) {
+			opt->id_range = v;
 		} else if (strncmp(arg, "--", 2) == 0) {
 			/* Echo only the option's name: a value could be a secret. */
 			char name[40];

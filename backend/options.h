@@ -29,6 +29,7 @@ struct backend_options {
 	long max_connections;  /* 0: the default, bounded by the descriptor limit */
 	long request_timeout_s;
 	enum isolation isolation;  /* default ISOLATION_AUTO */
+	const char *id_range;      /* --id-range START:COUNT, NULL: the default */
 	const char *templates_dir; /* NULL: <dir of the binary>/../templates */
 	const char *domain;        /* NULL: localhost:<envd port> */
 	const char *sandbox_subnet; /* NULL: net/'s default */

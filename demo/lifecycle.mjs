@@ -22,7 +22,7 @@ const show = (rec) => {
 }
 
 const backend = await startBackend()
-console.log(`local E2B backend: api ${backend.apiUrl}, envd ${backend.sandboxUrl}`)
+console.log(`local E2B backend: api ${backend.apiUrl}, envd ${backend.sandboxUrl}, isolation ${backend.isolation}${backend.limits ? '' : ' (no cpu, memory or pids limits)'}`)
 let infra
 try {
   infra = await loadProvider(root, {

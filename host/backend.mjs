@@ -5,8 +5,9 @@
 //   import { startBackend } from '<repo>/host/backend.mjs';
 //   const backend = await startBackend();
 //   // backend.apiUrl, backend.sandboxUrl, backend.apiKey, backend.stateDir, backend.pid,
-//   // backend.isolation ('full' or 'none'), backend.seccomp (true when sandbox
-//   // processes run under the syscall policy) and backend.domain, from the ready line
+//   // backend.isolation ('full', 'rootless' or 'none') and backend.limits (cgroup
+//   // limits apply), backend.seccomp (true when sandbox processes run under the
+//   // syscall policy) and backend.domain, from the ready line
 //   ...
 //   await backend.stop();   // SIGTERM (or stop('SIGINT')), resolves to { code, signal } on exit
 //
@@ -20,6 +21,10 @@
 //   nofile     a descriptor limit (RLIMIT_NOFILE) to start the backend with,
 //              set through prlimit(1)
 //   readyTimeoutMs  how long to wait for the ready line (default 15000)
+//   runAs      { uid, gid }: start the backend as that user (setpriv(1), from
+//              root), e.g. to run it rootless; the binary must be reachable
+//              by that user (binary: a path of its own)
+//   binary     the backend binary (default $E2BW_BUILD/bin/e2b-local-backend)
 //
 // The key reaches the backend in its environment (E2B_LOCAL_API_KEY), never
 // on its command line, where any process could read it; the backend removes
@@ -79,7 +84,7 @@ export function backendEnv(apiKey) {
   return { ...process.env, E2B_LOCAL_API_KEY: apiKey };
 }
 
-export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile = false, nofile, readyTimeoutMs = 15000 } = {}) {
+export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile = false, nofile, readyTimeoutMs = 15000, runAs, binary = backendBinary() } = {}) {
   apiKey ??= `e2b_local_${randomBytes(16).toString('hex')}`;
   const args = ['--listen', '127.0.0.1:0', ...extraArgs];
   if (stateDir) args.push('--state-dir', stateDir);
@@ -92,9 +97,10 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     env = { ...process.env };
     delete env.E2B_LOCAL_API_KEY;
   }
-  // prlimit execs the backend, so the pid in the ready line is the backend's.
-  const [command, argv] = nofile ? ['prlimit', [`--nofile=${nofile}:${nofile}`, '--', backendBinary(), ...args]]
-    : [backendBinary(), args];
+  // prlimit and setpriv exec the backend, so the pid in the ready line is the backend's.
+  let [command, argv] = [binary, args];
+  if (nofile) [command, argv] = ['prlimit', [`--nofile=${nofile}:${nofile}`, '--', command, ...argv]];
+  if (runAs) [command, argv] = ['setpriv', [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--', command, ...argv]];
 
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });
   live.add(child);
@@ -153,7 +159,8 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     sandboxUrl: ready.sandbox_url,
     stateDir: ready.state_dir,
     pid: ready.pid,
-    isolation: ready.isolation, // 'full' (sandboxes are namespaces + overlay + cgroups) or 'none'
+    isolation: ready.isolation, // 'full' (namespaces, overlay, cgroups, an id range each), 'rootless' or 'none'
+    limits: ready.limits,       // whether cpu, memory and pids limits apply (full only)
     seccomp: ready.seccomp, // true when every sandbox process runs under the syscall policy
     domain: ready.domain,       // the sandboxes' domain: <port>-<id>.<domain> (--domain; default localhost:<envd port>)
     apiKey,
@@ -161,9 +168,11 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     exited,
     // The host pid of a process a sandbox reports as nsPid (envd's pids are
     // the sandbox's own), found through the sandbox's cgroup while it lives;
-    // null when no such process runs. Without isolation the pids are the same.
+    // null when no such process runs. Without isolation the pids are the same;
+    // rootless sandboxes have no cgroups to find them by (null).
     hostPid(sandboxId, nsPid) {
-      if (ready.isolation !== 'full') return nsPid;
+      if (ready.isolation === 'none') return nsPid;
+      if (ready.isolation !== 'full') return null;
       for (const pid of sandboxHostPids(ready.pid, sandboxId)) {
         try {
           const m = /NSpid:\s+([\d\s]+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -172,12 +181,13 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
       }
       return null;
     },
-    // Host pids of every process of a sandbox (empty once it is gone).
+    // Host pids of every process of a sandbox (empty once it is gone; always
+    // empty without cgroups: rootless, none).
     hostPids: (sandboxId) => (ready.isolation === 'full' ? sandboxHostPids(ready.pid, sandboxId) : []),
     // A host path for path p inside the sandbox: through the backend's own
     // mount namespace (/proc/<pid>/root), where the sandbox's root is mounted.
     sandboxPath(sandboxId, p) {
-      if (ready.isolation !== 'full') return p;
+      if (ready.isolation === 'none') return p;
       return `/proc/${ready.pid}/root${ready.state_dir}/sandboxes/${sandboxId}/rootfs${p}`;
     },
     // Sends signal (SIGTERM by default) once and waits for the exit.

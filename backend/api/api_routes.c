@@ -25,6 +25,7 @@ static int api_health(struct api_ctx *ctx, struct evhttp_request *req, const cha
 	cJSON *o = cJSON_CreateObject();
 	if (o) {
 		cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
+		cJSON_AddBoolToObject(o, "limits", runtime_limits());
 		cJSON_AddBoolToObject(o, "seccomp", runtime_seccomp_active());
 	}
 	return reply_json(req, 200, o);

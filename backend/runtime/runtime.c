@@ -1,8 +1,9 @@
 /* The sandbox runtime's lifecycle (runtime.h): the isolation check at
- * start, per sandbox the overlay, cgroups and init (pid 1 of new
- * namespaces), and freeze/thaw. Leftovers of a dead backend:
+ * start, per sandbox its id range, the overlay, cgroups and init (pid 1 of
+ * new namespaces), and freeze/thaw. Leftovers of a dead backend:
  * runtime_leftovers.c; removal: runtime_remove.c; the disk the overlay's
- * writable layer lives on: runtime_disk.c. */
+ * writable layer lives on: runtime_disk.c; the rootless backend's own
+ * namespaces: runtime_rootless.c. */
 #define _GNU_SOURCE
 #include "runtime/runtime.h"
 
@@ -13,41 +14,55 @@
 
 #include "registry/registry.h"
 #include "runtime/runtime_cgroup.h"
+#include "runtime/runtime_clone.h"
 #include "runtime/runtime_disk.h"
 #include "runtime/runtime_disk_image.h"
+#include "runtime/runtime_enter.h"
+#include "runtime/runtime_ids.h"
 #include "runtime/runtime_leftovers.h"
 #include "runtime/runtime_remove.h"
+#include "runtime/runtime_rootless.h"
+#include "runtime/runtime_userns.h"
 #include "runtime/runtime_seccomp.h"
 
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-struct runtime_globals rt_g = {.mode = ISOLATION_NONE, .self_pid_ns = -1, .self_net_ns = -1,
+struct runtime_globals rt_g = {.mode = ISOLATION_NONE, .self_pid_ns = -1, .cwd_fd = -1,
 	.init_fd = -1};
 
 const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer"};
 
 bool runtime_isolated(void)
 {
-	return rt_g.mode == ISOLATION_FULL;
+	return rt_g.mode == ISOLATION_FULL || rt_g.mode == ISOLATION_ROOTLESS;
 }
 
 const char *runtime_isolation_name(void)
 {
-	return rt_g.mode == ISOLATION_FULL ? "full" : "none";
+	return rt_g.mode == ISOLATION_FULL ? "full" : rt_g.mode == ISOLATION_ROOTLESS ? "rootless" : "none";
+}
+
+bool runtime_limits(void)
+{
+	return rt_g.mode == ISOLATION_FULL;
+}
+
+pid_t runtime_host_pid(void)
+{
+	const struct runtime_rootless *rl = runtime_rootless_state();
+	return rl->entered ? rl->host_pid : getpid();
 }
 
 /* --- start -------------------------------------------------------------------- */
@@ -55,9 +70,9 @@ const char *runtime_isolation_name(void)
 static const char *missing_piece(const char *templates_dir)
 {
 	static char why[512];
-	if (geteuid() != 0)
+	if (rt_g.mode == ISOLATION_FULL && geteuid() != 0)
 		return "not running as root";
-	for (int i = 0; i < RT_NCTRL; i++) {
+	for (int i = 0; rt_g.mode == ISOLATION_FULL && i < RT_NCTRL; i++) {
 		char path[256];
 		snprintf(path, sizeof path, CGROUP_ROOT "/%s/cgroup.procs", rt_controllers[i]);
 		if (access(path, W_OK) != 0) {
@@ -66,7 +81,7 @@ static const char *missing_piece(const char *templates_dir)
 			return why;
 		}
 	}
-	static const char *const ns[] = {"pid", "mnt", "uts", "ipc", "net"};
+	static const char *const ns[] = {"user", "pid", "mnt", "uts", "ipc", "net"};
 	for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/self/ns/%s", ns[i]);
@@ -95,7 +110,7 @@ static const char *missing_piece(const char *templates_dir)
 		snprintf(why, sizeof why, "no templates directory %s (./build.sh builds it)", templates_dir);
 		return why;
 	}
-	return runtime_disk_image_missing();
+	return rt_g.mode == ISOLATION_FULL ? runtime_disk_image_missing() : NULL;
 }
 
 /* The backend's own mount namespace, so every overlay disappears with the
@@ -160,36 +175,50 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		runtime_clean_stale_dirs(state_root);
 		return 0;
 	}
+	rt_g.mode = requested == ISOLATION_ROOTLESS ? ISOLATION_ROOTLESS : ISOLATION_FULL;
 	locate_init();
 	const char *why = missing_piece(templates_dir);
-	if (!why)
-		why = private_mounts();
-	if (!why) {
-		runtime_clean_stale_cgroups();
-		why = make_cgroup_parents();
+	if (!why && rt_g.mode == ISOLATION_FULL) {
+		why = runtime_ids_init_pool();
+		if (!why)
+			why = private_mounts();
+		if (!why) {
+			runtime_clean_stale_cgroups();
+			why = make_cgroup_parents();
+		}
+	} else if (!why) {
+		/* Rootless: the backend's namespace holds the sandboxes' ids (its
+		 * subordinate ids from 1, or only 0), one range for all of them. */
+		const struct runtime_rootless *rl = runtime_rootless_state();
+		rt_g.single_id = rl->single_id;
+		runtime_ids_init_shared(rl->ids_base, rl->ids_count < RUNTIME_IDS_PER_SANDBOX
+			? rl->ids_count : RUNTIME_IDS_PER_SANDBOX);
 	}
 	if (!why) {
 		rt_g.self_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-		rt_g.self_net_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-		if (rt_g.self_pid_ns < 0 || rt_g.self_net_ns < 0)
+		rt_g.cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (rt_g.self_pid_ns < 0)
 			why = "cannot open the backend's own namespaces";
+		else if (rt_g.cwd_fd < 0)
+			why = "cannot open the working directory";
 	}
 	if (!why)
 		why = runtime_seccomp_build();
 	runtime_clean_stale_dirs(state_root);
-	if (!why)
+	if (!why && rt_g.mode == ISOLATION_FULL)
 		why = runtime_disk_init(state_root); /* after the cleaning of a dead backend's disks/ */
 	if (why) {
-		if (requested == ISOLATION_FULL) {
-			fprintf(stderr, "e2b-local-backend: --isolation full is not possible here: %s\n", why);
-			return -1;
-		}
-		fprintf(stderr, "e2b-local-backend: isolation none (%s): sandbox commands run on the "
-			"host as the backend's user, without cpu, memory or disk limits\n", why);
+		const char *mode = requested == ISOLATION_AUTO ? "isolation auto: full isolation"
+			: requested == ISOLATION_FULL ? "--isolation full" : "rootless isolation";
+		fprintf(stderr, "e2b-local-backend: %s is not possible here: %s (--isolation none, "
+			"asked for by name, runs sandbox commands on the host instead)\n", mode, why);
 		rt_g.mode = ISOLATION_NONE;
-		return 0;
+		return -1;
 	}
-	rt_g.mode = ISOLATION_FULL;
+	if (rt_g.mode == ISOLATION_ROOTLESS)
+		fprintf(stderr, "e2b-local-backend: rootless: sandboxes have no cpu, memory or pids "
+			"limits (no cgroup delegation), no network but loopback, and pause stops their "
+			"processes with SIGSTOP\n");
 	return 0;
 }
 
@@ -197,10 +226,11 @@ void runtime_shutdown(void)
 {
 	runtime_wait_cleaners();
 	runtime_disk_shutdown();
-	/* Made even when a later step fell back to isolation none. */
-	for (int i = 0; i < RT_NCTRL; i++)
-		if (rt_g.cg_parent[i])
-			rmdir(rt_g.cg_parent[i]);
+	if (rt_g.mode == ISOLATION_FULL)
+		for (int i = 0; i < RT_NCTRL; i++)
+			if (rt_g.cg_parent[i])
+				rmdir(rt_g.cg_parent[i]);
+	runtime_ids_shutdown();
 	if (rt_g.state_root) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/backend.pid", rt_g.state_root);
@@ -210,8 +240,8 @@ void runtime_shutdown(void)
 		free(rt_g.cg_parent[i]);
 	if (rt_g.self_pid_ns >= 0)
 		close(rt_g.self_pid_ns);
-	if (rt_g.self_net_ns >= 0)
-		close(rt_g.self_net_ns);
+	if (rt_g.cwd_fd >= 0)
+		close(rt_g.cwd_fd);
 	if (rt_g.init_fd >= 0)
 		close(rt_g.init_fd);
 	runtime_seccomp_release();
@@ -219,7 +249,7 @@ void runtime_shutdown(void)
 	free(rt_g.templates_dir);
 	free(rt_g.state_root);
 	memset(&rt_g, 0, sizeof rt_g);
-	rt_g.self_pid_ns = rt_g.self_net_ns = rt_g.init_fd = -1;
+	rt_g.self_pid_ns = rt_g.cwd_fd = rt_g.init_fd = -1;
 	rt_g.mode = ISOLATION_NONE;
 }
 
@@ -264,7 +294,7 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, 
 			SANDBOX_MIN_DISK_SIZE_MB, SANDBOX_MAX_DISK_SIZE_MB, SANDBOX_MIN_DISK_SIZE_MB);
 		return -1;
 	}
-	if (rt_g.mode != ISOLATION_FULL)
+	if (!runtime_isolated())
 		return 0; /* no templates without isolation: any name runs on the host */
 	char *rootfs = template_rootfs(template_id);
 	struct stat st;
@@ -276,12 +306,26 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, 
 		snprintf(err->message, sizeof err->message, "template '%.64s' not found", template_id);
 		return -1;
 	}
-	return runtime_disk_check_space(disk_size_mb, err);
+	/* Rootless cannot idmap the template: its files must already belong to
+	 * the ids the sandboxes' root and users are (the subordinate ids). */
+	struct runtime_ids ids;
+	if (rt_g.mode == ISOLATION_ROOTLESS && runtime_ids_take(&ids) == 0 && st.st_uid != ids.base) {
+		err->status = 500;
+		snprintf(err->message, sizeof err->message, "template '%.64s' is owned by uid %u in the "
+			"backend's namespace, not by the sandboxes' root (%u): rootless needs a template "
+			"built by this user (./build.sh) from its subordinate ids", template_id,
+			(unsigned)st.st_uid, (unsigned)ids.base);
+		return -1;
+	}
+	/* Rootless has no disk limit: it cannot attach loop devices. */
+	return rt_g.mode == ISOLATION_FULL ? runtime_disk_check_space(disk_size_mb, err) : 0;
 }
 
 static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
 {
 	char text[64];
+	if (rt_g.mode != ISOLATION_FULL)
+		return 0; /* rootless: no cgroups of its own (runtime_limits) */
 	for (int i = 0; i < RT_NCTRL; i++) {
 		rt->cg[i] = malloc(strlen(rt_g.cg_parent[i]) + SANDBOX_ID_LEN + 2);
 		if (!rt->cg[i])
@@ -314,104 +358,65 @@ static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
 static int mount_overlay(struct sandbox *sb, struct sandbox_rt *rt)
 {
 	char upper[4096], work[4096], opts[8192];
-	/* On the sandbox's disk image (runtime_disk.h): its size is the limit. */
-	snprintf(upper, sizeof upper, "%s/" RUNTIME_DISK_MOUNT "/upper", sb->dir);
-	snprintf(work, sizeof work, "%s/" RUNTIME_DISK_MOUNT "/work", sb->dir);
+	/* On the sandbox's disk image (runtime_disk.h): its size is the limit.
+	 * Rootless has none: they lie in the sandbox's directory. */
+	const char *on = rt_g.mode == ISOLATION_FULL ? RUNTIME_DISK_MOUNT "/" : "";
+	snprintf(upper, sizeof upper, "%s/%supper", sb->dir, on);
+	snprintf(work, sizeof work, "%s/%swork", sb->dir, on);
 	rt->rootfs = malloc(strlen(sb->dir) + 8);
-	char *lower = template_rootfs(sb->template_id);
-	if (!rt->rootfs || !lower) {
-		free(lower);
+	rt->lower = malloc(strlen(sb->dir) + 8);
+	char *template = template_rootfs(sb->template_id);
+	if (!rt->rootfs || !rt->lower || !template) {
+		free(template);
 		return -1;
 	}
 	sprintf(rt->rootfs, "%s/rootfs", sb->dir);
-	int n = snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
-	free(lower);
+	sprintf(rt->lower, "%s/lower", sb->dir);
+	/* Relative paths from the sandbox's directory: the options are what
+	 * /proc/self/mountinfo shows inside the sandbox, and they name no host
+	 * path. rootless mounts in a user namespace: overlay's own xattrs are then
+	 * user.overlay.* (userxattr). */
+	int n = snprintf(opts, sizeof opts, "lowerdir=lower,upperdir=%supper,workdir=%swork%s", on, on,
+		rt_g.mode == ISOLATION_ROOTLESS ? ",userxattr" : "");
 	if (n < 0 || (size_t)n >= sizeof opts) {
+		free(template);
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	if (mkdir(upper, 0755) != 0 || mkdir(work, 0700) != 0 || mkdir(rt->rootfs, 0755) != 0)
+	if (mkdir(upper, 0755) != 0 || mkdir(work, 0700) != 0 || mkdir(rt->rootfs, 0755) != 0 ||
+	    mkdir(rt->lower, 0755) != 0) {
+		free(template);
 		return -1;
-	if (mount("overlay", rt->rootfs, "overlay", 0, opts) != 0)
+	}
+	/* The template, idmapped: its root's files are the sandbox root's
+	 * (host id base + 0), and so on (rootless: already owned so). "/" of
+	 * the sandbox is the upper layer's root directory. */
+	int userns = rt_g.mode == ISOLATION_FULL ? runtime_ids_userns(&rt->ids) : -1;
+	int rc = rt_g.mode == ISOLATION_FULL && userns < 0 ? -1
+		: runtime_userns_mount_lower(template, userns, AT_FDCWD, rt->lower);
+	free(template);
+	if (rc != 0)
+		return -1;
+	rt->lower_mounted = true;
+	if (chown(upper, rt->ids.base, rt->ids.base) != 0 || chdir(sb->dir) != 0)
+		return -1;
+	rc = mount("overlay", "rootfs", "overlay", 0, opts);
+	int e = errno;
+	if (fchdir(rt_g.cwd_fd) != 0) {
+		fprintf(stderr, "e2b-local-backend: cannot return to its working directory\n");
+		abort();
+	}
+	errno = e;
+	if (rc != 0)
 		return -1;
 	rt->mounted = true;
 	rt->root_fd = open(rt->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	return rt->root_fd >= 0 ? 0 : -1;
 }
 
-/* Clones the init into new namespaces and waits for its "ok" on a pipe. */
-static int start_init(struct sandbox_rt *rt, char *why, size_t why_len)
-{
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) != 0)
-		return -1;
-	pid_t parent = getpid();
-	long pid = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC |
-		CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, NULL);
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		/* The child: only async-signal-safe calls until exec. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != 0 && getppid() != parent)
-			_exit(1);
-		for (int i = 0; i < RT_NCTRL; i++)
-			if (write(rt->procs_fd[i], "0", 1) != 1)
-				_exit(1);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		/* Keep only the report pipe (as fd 3), the syscall policy the
-		 * init installs after its mounts (fd 4) and the init binary. */
-		int init_fd = fcntl(rt_g.init_fd, F_DUPFD_CLOEXEC, 64);
-		int filter_fd = fcntl(runtime_seccomp_fd(), F_DUPFD_CLOEXEC, 64);
-		if (init_fd < 0 || filter_fd < 0 || dup2(p[1], 3) != 3 || dup2(filter_fd, 4) != 4)
-			_exit(1);
-		syscall(SYS_close_range, 5U, (unsigned)init_fd - 1, 0U);
-		syscall(SYS_close_range, (unsigned)init_fd + 1, ~0U, 0U);
-		/* "." rather than the path: the sandbox need not learn the state dir. */
-		if (chdir(rt->rootfs) != 0)
-			_exit(1);
-		char hostname[] = "e2b", here[] = ".";
-		char *argv[] = {"e2b-sandbox-init", here, hostname, NULL};
-		char *envp[] = {NULL};
-		syscall(SYS_execveat, init_fd, "", argv, envp, AT_EMPTY_PATH);
-		_exit(127);
-	}
-	close(p[1]);
-	rt->init_pid = (pid_t)pid;
-	char buf[256];
-	size_t got = 0;
-	struct pollfd pfd = {.fd = p[0], .events = POLLIN};
-	for (;;) {
-		int r = poll(&pfd, 1, 10000);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		ssize_t n = read(p[0], buf + got, sizeof buf - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (got >= sizeof buf - 1)
-			break;
-	}
-	close(p[0]);
-	buf[got] = '\0';
-	if (strcmp(buf, "ok") == 0)
-		return 0;
-	snprintf(why, why_len, "%s", got ? buf : "init did not start");
-	return -1;
-}
-
 int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
 {
-	if (rt_g.mode != ISOLATION_FULL)
+	if (!runtime_isolated())
 		return 0;
 	struct sandbox_rt *rt = calloc(1, sizeof *rt);
 	err->status = 500;
@@ -421,14 +426,20 @@ int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
 	}
 	rt->root_fd = -1;
 	rt->disk.loop = -1;
+	rt->ids.slot = -1;
 	for (int i = 0; i < RT_NCTRL; i++)
 		rt->procs_fd[i] = -1;
 	sb->rt = rt;
 	char why[256] = "";
-	if (make_cgroups(sb, rt) != 0) {
+	if (runtime_ids_take(&rt->ids) != 0) {
+		err->status = 503;
+		snprintf(err->message, sizeof err->message, "no free id range for a new sandbox: the "
+			"%s of --id-range are all in use or still being removed", runtime_ids_describe());
+	} else if (make_cgroups(sb, rt) != 0) {
 		snprintf(err->message, sizeof err->message, "cannot create the sandbox's cgroups: %s",
 			strerror(errno));
-	} else if (runtime_disk_attach(sb->dir, sb->disk_size_mb, &rt->disk) != 0) {
+	} else if (rt_g.mode == ISOLATION_FULL &&
+		   runtime_disk_attach(sb->dir, sb->disk_size_mb, &rt->disk) != 0) {
 		if (errno == ENOSPC)
 			err->status = 507; /* the host's disk is full */
 		snprintf(err->message, sizeof err->message, "cannot prepare the sandbox's disk: %s",
@@ -436,7 +447,7 @@ int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
 	} else if (mount_overlay(sb, rt) != 0) {
 		snprintf(err->message, sizeof err->message, "cannot mount the sandbox's root: %s",
 			strerror(errno));
-	} else if (start_init(rt, why, sizeof why) != 0) {
+	} else if (runtime_clone_init(rt, why, sizeof why) != 0) {
 		snprintf(err->message, sizeof err->message, "cannot start the sandbox: %s",
 			why[0] ? why : strerror(errno));
 	} else {
@@ -448,11 +459,30 @@ int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
 
 /* --- pause ------------------------------------------------------------------ */
 
+/* Rootless has no freezer: a child forked into the sandbox's pid namespace
+ * signals every process there but the init (kill(-1) stops at the
+ * namespace). */
+static int signal_all(struct sandbox *sb, int sig)
+{
+	if (runtime_fork_enter(sb) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(kill(-1, sig) == 0 || errno == ESRCH ? 0 : 1);
+	runtime_fork_leave(sb, 0);
+	int st = 0;
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
 int runtime_sandbox_freeze(struct sandbox *sb, bool frozen)
 {
 	struct sandbox_rt *rt = sb->rt;
 	if (!rt)
 		return 0;
+	if (!rt->cg[RT_FREEZER])
+		return signal_all(sb, frozen ? SIGSTOP : SIGCONT);
 	const char *want = frozen ? "FROZEN" : "THAWED";
 	if (runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", want) != 0)
 		return -1;

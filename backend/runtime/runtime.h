@@ -1,11 +1,15 @@
 /* The sandbox runtime: what makes a sandbox of the local backend a sandbox.
  *
  * With full isolation every sandbox has an overlay root (its template's root
- * filesystem read-only below, its own writable layer above, on a disk image
- * of its diskSizeMB, under <state-dir>/sandboxes/<id>/), one init process
- * (pid 1 of its own pid, mount, uts, ipc and network namespaces), and cgroups
- * (memory, pids, cpu, freezer) that hold every process of the sandbox. Commands enter those namespaces and
- * cgroups and run as a user of the sandbox's own /etc/passwd. With
+ * filesystem read-only below, its own writable layer above, under
+ * <state-dir>/sandboxes/<id>/ on a disk image of its diskSizeMB), one init
+ * process (pid 1 of its own user, pid, mount, uts, ipc and network
+ * namespaces; the user namespace maps its ids onto a host id range of its
+ * own, runtime_ids.h), and cgroups (memory, pids, cpu, freezer) that hold
+ * every process of the sandbox. Commands enter those namespaces and cgroups
+ * and run as a user of the sandbox's own /etc/passwd. Rootless (the backend
+ * started by another user than root) is the same inside the backend's own
+ * user namespace (runtime_rootless.h), without cgroups or disk images. With
  * --isolation none, commands run on the host as the backend's user, in the
  * sandbox's directory (the backend before the runtime existed).
  *
@@ -35,7 +39,7 @@
 struct sandbox;
 struct event_base;
 
-enum isolation { ISOLATION_AUTO, ISOLATION_FULL, ISOLATION_NONE };
+enum isolation { ISOLATION_AUTO, ISOLATION_FULL, ISOLATION_ROOTLESS, ISOLATION_NONE };
 
 #define SANDBOX_DEFAULT_CPU_COUNT 2
 #define SANDBOX_DEFAULT_MEMORY_MB 512
@@ -50,15 +54,23 @@ enum isolation { ISOLATION_AUTO, ISOLATION_FULL, ISOLATION_NONE };
 #define SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* Checks the kernel, the templates and the init binary; cleans what a killed
- * earlier backend left behind (cgroups, mounts, directories). requested AUTO
- * falls back to NONE with a note on stderr; FULL fails with a message.
- * 0 ok, -1 (message printed). */
+ * earlier backend left behind (cgroups, mounts, directories). requested is
+ * what runtime_rootless_prepare settled (AUTO as root means FULL); AUTO never
+ * becomes NONE: a mode that cannot be had fails with a message. 0 ok, -1
+ * (message printed). */
 int runtime_init(struct event_base *base, enum isolation requested, const char *templates_dir,
 	const char *state_root);
 /* Waits for every removal still running; nothing of a sandbox remains after. */
 void runtime_shutdown(void);
+/* Whether sandboxes are isolated (full or rootless). */
 bool runtime_isolated(void);
+/* "full", "rootless" or "none": the ready line's and /health's isolation. */
 const char *runtime_isolation_name(void);
+/* Whether cpu, memory and pids limits apply (full isolation's cgroups). */
+bool runtime_limits(void);
+/* This backend's pid as the machine sees it (rootless, it is pid 1 of its
+ * own pid namespace). */
+pid_t runtime_host_pid(void);
 
 /* Typed refusal of a create request: 404 unknown template, 400 bad limits,
  * 507 a disk larger than the host's free space. */
@@ -71,6 +83,7 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, 
 /* Starts the sandbox (disk, overlay, cgroups, init) in its existing directory sb->dir.
  * -1 with err set (the directory's contents are cleaned up again). */
 int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err);
-/* Freezes / thaws every process of the sandbox (cgroup freezer). */
+/* Freezes / thaws every process of the sandbox (cgroup freezer; rootless,
+ * SIGSTOP and SIGCONT to each of them). */
 int runtime_sandbox_freeze(struct sandbox *sb, bool frozen);
 #endif

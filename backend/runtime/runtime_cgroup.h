@@ -1,7 +1,8 @@
-/* cgroup v1 control files: writing one, and draining a sandbox's cgroups
- * (thaw, kill everything in them, remove them); and two helpers every file
- * of runtime/ may need (sleeping, a forked child's descriptors). The lowest
- * file of runtime/; calls only the kernel. */
+/* cgroup v1 control files: writing one (or any control file, such as a
+ * process's uid_map), and draining a sandbox's cgroups (thaw, kill
+ * everything in them, remove them); and two helpers every file of runtime/
+ * may need (sleeping, a forked child's descriptors). The lowest file of
+ * runtime/; calls only the kernel. */
 #ifndef E2B_BACKEND_RUNTIME_CGROUP_H
 #define E2B_BACKEND_RUNTIME_CGROUP_H
 

@@ -14,7 +14,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/keyctl.h>
 #include <linux/openat2.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,30 +64,42 @@ static int open_ns(pid_t pid, const char *ns)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+struct socket_request {
+	int ns_fd, domain, type, protocol;
+	int fd, err;
+};
+
+/* A thread of its own: setns() moves only the calling thread, which then
+ * ends. (Switching the backend's one thread there and back would need
+ * CAP_SYS_ADMIN over the host's network namespace, which rootless lacks.) */
+static void *socket_in_ns(void *arg)
+{
+	struct socket_request *r = arg;
+	r->fd = -1;
+	if (setns(r->ns_fd, CLONE_NEWNET) == 0)
+		r->fd = socket(r->domain, r->type | SOCK_CLOEXEC, r->protocol);
+	r->err = errno;
+	return NULL;
+}
+
 int runtime_socket(const struct sandbox *sb, int domain, int type, int protocol)
 {
 	if (!sb->rt)
 		return socket(domain, type | SOCK_CLOEXEC, protocol);
-	int ns = open_ns(sb->rt->init_pid, "net");
-	if (ns < 0)
+	struct socket_request r = {.ns_fd = open_ns(sb->rt->init_pid, "net"), .domain = domain,
+		.type = type, .protocol = protocol, .fd = -1};
+	if (r.ns_fd < 0)
 		return -1;
-	if (setns(ns, CLONE_NEWNET) != 0) {
-		int e = errno;
-		close(ns);
-		errno = e;
-		return -1;
-	}
-	close(ns);
 	/* A socket belongs to the namespace it was made in, for good. */
-	int s = socket(domain, type | SOCK_CLOEXEC, protocol);
-	int e = errno;
-	if (setns(rt_g.self_net_ns, CLONE_NEWNET) != 0) {
-		/* The backend must never stay in a sandbox's network. */
-		fprintf(stderr, "e2b-local-backend: cannot return to its own network namespace\n");
-		abort();
-	}
-	errno = e;
-	return s;
+	pthread_t t;
+	int rc = pthread_create(&t, NULL, socket_in_ns, &r);
+	if (rc == 0)
+		pthread_join(t, NULL);
+	else
+		r.err = rc;
+	close(r.ns_fd);
+	errno = r.err;
+	return r.fd;
 }
 
 int runtime_fork_enter(const struct sandbox *sb)
@@ -112,7 +126,8 @@ void runtime_fork_leave(const struct sandbox *sb, pid_t child)
 		char text[24];
 		int n = snprintf(text, sizeof text, "%d", (int)child);
 		for (int i = 0; i < RT_NCTRL; i++)
-			if (write(sb->rt->procs_fd[i], text, (size_t)n) != n && errno != ESRCH)
+			if (sb->rt->procs_fd[i] >= 0 && write(sb->rt->procs_fd[i], text, (size_t)n) != n &&
+			    errno != ESRCH)
 				fprintf(stderr, "e2b-local-backend: cgroup %s: %s\n", rt_controllers[i], strerror(errno));
 	}
 	if (setns(rt_g.self_pid_ns, CLONE_NEWPID) != 0) {
@@ -142,18 +157,25 @@ int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u)
 	if (!rt)
 		return 0;
 	for (int i = 0; i < RT_NCTRL; i++)
-		if (write(rt->procs_fd[i], "0", 1) != 1)
+		if (rt->procs_fd[i] >= 0 && write(rt->procs_fd[i], "0", 1) != 1)
 			return -1;
-	/* Open them all first: once in the sandbox's mount namespace, /proc is its own. */
-	static const char *const names[] = {"uts", "ipc", "net", "mnt"};
-	static const int types[] = {CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS};
-	int fds[4];
-	for (int i = 0; i < 4; i++) {
+	/* A session keyring of its own: whatever the backend's session holds
+	 * (a login links its user's keyring there) is none of the sandbox's. */
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+		return -1;
+	/* Open them all first: once in the sandbox's mount namespace, /proc is
+	 * its own. The user namespace comes first: it owns the others, and
+	 * joining it gives the capabilities the other setns() calls need there. */
+	static const char *const names[] = {"user", "uts", "ipc", "net", "mnt"};
+	static const int types[] = {CLONE_NEWUSER, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS};
+	enum { NS_COUNT = sizeof types / sizeof types[0] };
+	int fds[NS_COUNT];
+	for (int i = 0; i < NS_COUNT; i++) {
 		fds[i] = open_ns(rt->init_pid, names[i]);
 		if (fds[i] < 0)
 			return -1;
 	}
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < NS_COUNT; i++) {
 		if (setns(fds[i], types[i]) != 0)
 			return -1;
 		close(fds[i]);
@@ -170,6 +192,10 @@ int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
 			return -1;
 	}
+	/* With a single id (rootless without subordinate ids) that id, 0, is
+	 * every account's, and supplementary groups cannot be set. */
+	if (rt_g.single_id)
+		return setgid(0) == 0 && setuid(0) == 0 ? 0 : -1;
 	if (setgroups((size_t)u->ngroups, u->groups) != 0 || setgid(u->gid) != 0 ||
 	    setuid(u->uid) != 0)
 		return -1;

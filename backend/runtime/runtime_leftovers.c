@@ -12,9 +12,11 @@
 #include "lib/tree_remove.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_disk_image.h"
+#include "runtime/runtime_rootless.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,17 +24,27 @@
 #include <unistd.h>
 
 
-/* Whether pid is a live e2b-local-backend (comm is cut to 15 characters). */
+/* This backend's pid as backend.pid files and cgroup names record it: the
+ * machine's (rootless, the backend is pid 1 of a namespace of its own). */
+static pid_t self_pid(void)
+{
+	const struct runtime_rootless *rl = runtime_rootless_state();
+	return rl->entered ? rl->host_pid : getpid();
+}
+
+/* Whether pid (the machine's) is a live e2b-local-backend (comm is cut to
+ * 15 characters). */
 bool runtime_backend_alive(pid_t pid)
 {
+	const struct runtime_rootless *rl = runtime_rootless_state();
 	char path[64], comm[32] = "";
-	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	snprintf(path, sizeof path, "%s%d/comm", rl->host_proc_fd >= 0 ? "" : "/proc/", (int)pid);
+	int fd = openat(rl->host_proc_fd >= 0 ? rl->host_proc_fd : AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return false;
-	bool ok = fgets(comm, sizeof comm, f) != NULL;
-	fclose(f);
-	return ok && strncmp(comm, "e2b-local-backe", 15) == 0;
+	ssize_t n = read(fd, comm, sizeof comm - 1);
+	close(fd);
+	return n > 0 && strncmp(comm, "e2b-local-backe", 15) == 0;
 }
 
 /* Cgroups under /sys/fs/cgroup/<ctrl>/e2b-local/b<pid> of backends that are gone. */
@@ -48,7 +60,7 @@ void runtime_clean_stale_cgroups(void)
 		if (e->d_name[0] != 'b')
 			continue;
 		pid_t owner = (pid_t)atoi(e->d_name + 1);
-		if (owner <= 0 || owner == getpid() || runtime_backend_alive(owner))
+		if (owner <= 0 || owner == self_pid() || runtime_backend_alive(owner))
 			continue;
 		fprintf(stderr, "e2b-local-backend: removing cgroups left by backend %d\n", (int)owner);
 		/* Sandboxes first (every controller), then the backend's own group. */
@@ -106,7 +118,7 @@ void runtime_clean_stale_dirs(const char *state_root)
 	}
 	char sandboxes[4096];
 	snprintf(sandboxes, sizeof sandboxes, "%s/sandboxes", state_root);
-	if (old > 0 && old != getpid() && !runtime_backend_alive(old)) {
+	if (old > 0 && old != self_pid() && !runtime_backend_alive(old)) {
 		/* Overlays mounted in the host's mount namespace (only by an older
 		 * backend; this one mounts in a private one). */
 		runtime_disk_image_unmount_below(sandboxes);
@@ -128,7 +140,7 @@ void runtime_clean_stale_dirs(const char *state_root)
 	snprintf(path, sizeof path, "%s/backend.pid", state_root);
 	FILE *w = fopen(path, "we");
 	if (w) {
-		fprintf(w, "%d\n", (int)getpid());
+		fprintf(w, "%d\n", (int)self_pid());
 		fclose(w);
 	}
 
@@ -152,7 +164,7 @@ void runtime_clean_stale_dirs(const char *state_root)
 		if (fscanf(pf, "%d", &pid) != 1)
 			pid = 0;
 		fclose(pf);
-		if (pid <= 0 || pid == getpid() || runtime_backend_alive(pid))
+		if (pid <= 0 || pid == self_pid() || runtime_backend_alive(pid))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
 		fprintf(stderr, "e2b-local-backend: removing %s left by backend %d\n", path, pid);

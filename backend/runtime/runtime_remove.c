@@ -1,8 +1,9 @@
 /* Removing a sandbox: its init is killed at once (the kernel then kills its
- * whole pid namespace); a forked cleaner waits for its cgroups to empty,
- * unmounts its overlay and its disk (the loop device then detaches) and
- * deletes its directory with the disk's image, off the event loop, so a
- * tree of 200,000 files never stalls other clients. */
+ * whole pid namespace); a forked cleaner waits for its cgroups to empty (or,
+ * rootless, for the init to be dead), unmounts its overlay, template and disk
+ * (the loop device then detaches) and deletes its directory with the disk's
+ * image, off the event loop, so a tree of 200,000 files never stalls other
+ * clients. Its id range is free again once the cleaner has finished. */
 #define _GNU_SOURCE
 #include "runtime/runtime_remove.h"
 
@@ -10,6 +11,7 @@
 #include "registry/registry.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_disk.h"
+#include "runtime/runtime_ids.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -27,6 +29,7 @@ struct cleaner {
 	struct cleaner *next;
 	pid_t pid;
 	int fd;
+	int id_slot; /* given back when the cleaner is done */
 	struct event *ev;
 };
 static struct cleaner *cleaners;
@@ -50,6 +53,7 @@ static void cleaner_free(struct cleaner *c)
 	if (c->ev)
 		event_free(c->ev);
 	close(c->fd);
+	runtime_ids_release(c->id_slot);
 	free(c);
 }
 
@@ -77,21 +81,50 @@ static void on_cleaner_done(evutil_socket_t fd, short what, void *arg)
 	cleaner_free(c);
 }
 
-/* In the forked cleaner: waits for the sandbox's processes to be gone, then
- * unmounts and deletes. Never returns. */
+/* Without cgroups (rootless): the init, once dead (a zombie or reaped),
+ * has taken every process of its pid namespace with it. */
+static void wait_init_dead(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	for (int tries = 0; tries < 2000; tries++) {
+		char text[512] = "";
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return;
+		ssize_t n = read(fd, text, sizeof text - 1);
+		close(fd);
+		const char *state = n > 0 ? strrchr(text, ')') : NULL;
+		if (!state || state[1] == '\0' || state[2] == 'Z' || state[2] == 'X')
+			return;
+		runtime_sleep_ms(5);
+	}
+}
+
+/* Waits for the sandbox's processes to be gone, then unmounts; dir's disk
+ * last (the image itself goes with dir). */
+static void unmount_all(struct sandbox_rt *rt, const char *dir)
+{
+	const char *dirs[RT_NCTRL];
+	for (int i = 0; i < RT_NCTRL; i++)
+		dirs[i] = rt->cg[i];
+	if (rt->cg[0])
+		runtime_drain_cgroup(dirs); /* normally empty already: init's death killed them all */
+	else if (rt->init_pid > 0)
+		wait_init_dead(rt->init_pid);
+	if (rt->mounted)
+		umount2(rt->rootfs, MNT_DETACH);
+	if (rt->lower_mounted)
+		umount2(rt->lower, MNT_DETACH);
+	if (dir)
+		runtime_disk_release(dir, &rt->disk);
+}
+
+/* In the forked cleaner: unmounts and deletes. Never returns. */
 __attribute__((noreturn)) static void clean(const char *dir, struct sandbox_rt *rt)
 {
-	if (rt) {
-		const char *dirs[RT_NCTRL];
-		for (int i = 0; i < RT_NCTRL; i++)
-			dirs[i] = rt->cg[i];
-		if (rt->cg[0])
-			runtime_drain_cgroup(dirs); /* normally empty already: init's death killed them all */
-		if (rt->mounted)
-			umount2(rt->rootfs, MNT_DETACH);
-		if (dir)
-			runtime_disk_release(dir, &rt->disk); /* the image itself goes with dir */
-	}
+	if (rt)
+		unmount_all(rt, dir);
 	int rc = dir ? tree_remove(dir) : 0;
 	if (rc != 0)
 		dprintf(2, "sandbox directory %s: could not delete it completely\n", dir);
@@ -130,21 +163,17 @@ void runtime_sandbox_remove(struct sandbox *sb)
 		}
 		free(c);
 		if (rt) {
-			const char *dirs[RT_NCTRL];
-			for (int i = 0; i < RT_NCTRL; i++)
-				dirs[i] = rt->cg[i];
-			if (rt->cg[0])
-				runtime_drain_cgroup(dirs);
-			if (rt->mounted)
-				umount2(rt->rootfs, MNT_DETACH);
+			unmount_all(rt, sb->dir);
 			if (sb->dir)
-				runtime_disk_release(sb->dir, &rt->disk);
-		}
-		if (sb->dir)
+				tree_remove(sb->dir);
+			runtime_ids_release(rt->ids.slot);
+		} else if (sb->dir) {
 			tree_remove(sb->dir);
+		}
 	} else {
 		close(p[1]);
 		c->pid = pid;
+		c->id_slot = rt ? rt->ids.slot : -1;
 		c->fd = p[0];
 		c->ev = event_new(rt_g.base, p[0], EV_READ | EV_PERSIST, on_cleaner_done, c);
 		if (c->ev)
@@ -167,6 +196,7 @@ void runtime_state_free(struct sandbox_rt *rt)
 	}
 	if (rt->root_fd >= 0)
 		close(rt->root_fd);
+	free(rt->lower);
 	free(rt->rootfs);
 	free(rt);
 }

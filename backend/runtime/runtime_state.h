@@ -6,6 +6,7 @@
 #define E2B_BACKEND_RUNTIME_STATE_H
 
 #include "runtime/runtime.h"
+#include "runtime/runtime_ids.h"
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -26,22 +27,27 @@ struct runtime_disk {
 /* One sandbox's runtime state (sandbox.rt); NULL without isolation. */
 struct sandbox_rt {
 	pid_t init_pid;          /* host pid of the sandbox's pid 1 */
+	struct runtime_ids ids;  /* its user namespace's map; slot -1 when none was taken */
+	char *lower;             /* <dir>/lower, the template mounted (idmapped) read-only */
 	char *rootfs;            /* <dir>/rootfs, the overlay's merged directory */
+	bool lower_mounted;
 	bool mounted;
 	int root_fd;             /* O_PATH of rootfs: paths are resolved beneath it */
-	int procs_fd[RT_NCTRL];  /* cgroup.procs of each controller: a child writes "0" */
-	char *cg[RT_NCTRL];      /* the sandbox's cgroup directories */
-	struct runtime_disk disk; /* where upper/ and work/ live: its size is the limit */
+	int procs_fd[RT_NCTRL];  /* cgroup.procs of each controller: a child writes "0"; -1 rootless */
+	char *cg[RT_NCTRL];      /* the sandbox's cgroup directories; NULL rootless */
+	struct runtime_disk disk; /* where upper/ and work/ live: its size is the limit; loop -1 rootless */
 };
 
 struct runtime_globals {
-	enum isolation mode;     /* FULL or NONE once runtime_init ran */
+	enum isolation mode;     /* FULL, ROOTLESS or NONE once runtime_init ran */
+	bool single_id;          /* rootless with one id: every account runs as 0 */
 	char *templates_dir;
 	char *state_root;
 	char *init_path;
 	int init_fd;             /* O_PATH of e2b-sandbox-init */
 	char *cg_parent[RT_NCTRL];
-	int self_pid_ns, self_net_ns;
+	int self_pid_ns;
+	int cwd_fd;              /* the backend's working directory, to return to */
 	struct event_base *base;
 };
 extern struct runtime_globals rt_g;

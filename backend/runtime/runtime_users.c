@@ -5,6 +5,7 @@
 
 #include "registry/registry.h"
 #include "runtime/runtime_enter.h"
+#include "runtime/runtime_state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,27 @@
 #include <unistd.h>
 
 #define ACCOUNT_FILE_MAX (1024 * 1024)
+#define OVERFLOW_ID 65534 /* the kernel's nobody: what an unmapped id shows as */
+
+uid_t runtime_host_id(const struct sandbox *sb, uid_t id)
+{
+	if (!sb->rt)
+		return id;
+	const struct runtime_ids *ids = &sb->rt->ids;
+	if (id >= ids->count)
+		id = ids->count > OVERFLOW_ID ? OVERFLOW_ID : 0;
+	return ids->base + id;
+}
+
+uid_t runtime_sandbox_id(const struct sandbox *sb, uid_t host_id)
+{
+	if (!sb->rt)
+		return host_id;
+	const struct runtime_ids *ids = &sb->rt->ids;
+	if (host_id < ids->base || host_id - ids->base >= ids->count)
+		return OVERFLOW_ID;
+	return host_id - ids->base;
+}
 
 /* The whole of a small file beneath the root; NULL when missing or too big. */
 static char *read_account_file(const struct sandbox *sb, const char *path)

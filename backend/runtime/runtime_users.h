@@ -1,5 +1,6 @@
 /* The accounts of a sandbox: its own /etc/passwd and /etc/group, read
- * beneath its root (never the host's NSS). Calls runtime_enter.c. */
+ * beneath its root (never the host's NSS), and its ids as the backend's own
+ * file calls see them. Calls runtime_enter.c. */
 #ifndef E2B_BACKEND_RUNTIME_USERS_H
 #define E2B_BACKEND_RUNTIME_USERS_H
 
@@ -29,5 +30,16 @@ struct sandbox_user {
 	char home[256];
 };
 int runtime_user_resolve(const struct sandbox *sb, const char *name, struct sandbox_user *u);
+
+/* A sandbox runs in a user namespace of its own: its ids 0..65535 are other
+ * ids outside it (docs/local-backend.md, "Ids"). Whatever the backend reads
+ * (st_uid, st_gid) or sets (fchown) on a sandbox's files from outside goes
+ * through these. host_id: the id the backend's calls use for sandbox id id
+ * (an id the sandbox cannot have becomes its nobody, 65534); sandbox_id: the
+ * id the sandbox sees for host_id (65534 when it is none of the sandbox's).
+ * The same map holds for uids and gids. Without isolation both are the
+ * identity. */
+uid_t runtime_host_id(const struct sandbox *sb, uid_t id);
+uid_t runtime_sandbox_id(const struct sandbox *sb, uid_t host_id);
 
 #endif

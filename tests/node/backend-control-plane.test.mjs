@@ -102,9 +102,9 @@ describe('control plane', () => {
   test('GET /health answers 200 without a key, saying how sandboxes are isolated', async () => {
     const res = await api('GET', '/health', { key: null });
     assert.equal(res.status, 200);
-    assert.deepEqual(JSON.parse(res.text), { isolation: backend.isolation, seccomp: backend.seccomp });
-    assert.ok(['full', 'none'].includes(backend.isolation));
-    assert.equal(backend.seccomp, backend.isolation === 'full', 'the syscall policy comes with full isolation');
+    assert.deepEqual(JSON.parse(res.text), { isolation: backend.isolation, limits: backend.isolation === 'full', seccomp: backend.seccomp });
+    assert.ok(['full', 'rootless'].includes(backend.isolation));
+    assert.equal(backend.seccomp, true, 'the syscall policy comes with isolation');
   });
 
   test('a missing, wrong or differently-cased key', async () => {

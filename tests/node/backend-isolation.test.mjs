@@ -72,11 +72,12 @@ describe('sandbox isolation', () => {
     return false;
   };
 
-  test('the ready line and /health say isolation full', T, async (t) => {
+  test('the ready line and /health say isolation full, with limits', T, async (t) => {
     if (skipUnlessFull(t)) return;
+    assert.equal(backend.limits, true);
     const res = await fetch(`${backend.apiUrl}/health`);
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { isolation: 'full', seccomp: true });
+    assert.deepEqual(await res.json(), { isolation: 'full', limits: true, seccomp: true });
   });
 
   test('the host, the state directory and other sandboxes are out of reach', T, async (t) => {
@@ -270,21 +271,31 @@ describe('sandbox isolation', () => {
 });
 
 describe('--isolation', () => {
-  test('none runs without isolation and says so; full refuses to start when a piece is missing', T, async () => {
+  test('none runs without isolation and says so; full and auto refuse to start when a piece is missing', T, async () => {
     const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
     assert.equal(none.isolation, 'none');
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', seccomp: false });
+    assert.equal(none.limits, false);
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false });
     assert.equal((await none.stop()).code, 0);
 
-    const missing = spawnSync(backendBinary(), ['--listen', '127.0.0.1:0', '--isolation', 'full',
-      '--templates', '/nonexistent/templates'], { encoding: 'utf8', timeout: 20_000, env: backendEnv('k') });
-    assert.equal(missing.status, 1);
-    assert.equal(missing.stdout, '', 'no ready line');
-    assert.match(missing.stderr, /--isolation full is not possible here: .*\/nonexistent\/templates/);
+    // auto never quietly becomes none: without a piece it fails, as full does.
+    for (const [mode, said] of [['full', /--isolation full is not possible here: .*\/nonexistent\/templates/],
+      ['auto', /isolation auto: full isolation is not possible here: .*\/nonexistent\/templates.*--isolation none/]]) {
+      const missing = spawnSync(backendBinary(), ['--listen', '127.0.0.1:0', '--isolation', mode,
+        '--templates', '/nonexistent/templates'], { encoding: 'utf8', timeout: 20_000, env: backendEnv('k') });
+      assert.equal(missing.status, 1, mode);
+      assert.equal(missing.stdout, '', 'no ready line');
+      assert.match(missing.stderr, said);
+    }
+    // rootless is for a user other than root.
+    const rootless = spawnSync(backendBinary(), ['--listen', '127.0.0.1:0', '--isolation', 'rootless'],
+      { encoding: 'utf8', timeout: 20_000, env: backendEnv('k') });
+    assert.equal(rootless.status, 1);
+    assert.match(rootless.stderr, /--isolation rootless is for a backend started by a user other than root/);
 
     const bad = spawnSync(backendBinary(), ['--listen', '127.0.0.1:0', '--isolation', 'maybe'], { encoding: 'utf8', env: backendEnv('k') });
     assert.equal(bad.status, 2);
-    assert.match(bad.stderr, /--isolation must be auto, full or none/);
+    assert.match(bad.stderr, /--isolation must be auto, full, rootless or none/);
   });
 });
 

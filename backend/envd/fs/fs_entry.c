@@ -153,12 +153,14 @@ cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path)
 	char perms[16];
 	fs_mode_string(st.st_mode, perms);
 	cJSON_AddStringToObject(entry, "permissions", perms);
+	/* The ids on disk are the sandbox's as the host sees them. */
 	char owner[256];
-	if (runtime_user_name(sb, st.st_uid, owner, sizeof owner) != 0)
-		snprintf(owner, sizeof owner, "%u", (unsigned)st.st_uid);
+	uid_t uid = runtime_sandbox_id(sb, st.st_uid), gid = runtime_sandbox_id(sb, st.st_gid);
+	if (runtime_user_name(sb, uid, owner, sizeof owner) != 0)
+		snprintf(owner, sizeof owner, "%u", (unsigned)uid);
 	cJSON_AddStringToObject(entry, "owner", owner);
-	if (runtime_group_name(sb, st.st_gid, owner, sizeof owner) != 0)
-		snprintf(owner, sizeof owner, "%u", (unsigned)st.st_gid);
+	if (runtime_group_name(sb, gid, owner, sizeof owner) != 0)
+		snprintf(owner, sizeof owner, "%u", (unsigned)gid);
 	cJSON_AddStringToObject(entry, "group", owner);
 	char when[64];
 	fs_rfc3339(&st.st_mtim, when, sizeof when);

@@ -211,7 +211,7 @@ static int write_target(const struct files_req *f, const char *path, struct evbu
 	snprintf(parent, sizeof parent, "%s", path);
 	char *slash = strrchr(parent, '/');
 	*(slash == parent ? slash + 1 : slash) = '\0';
-	if (fs_mkdir_all(f->root_fd, parent, f->user.uid, f->user.gid) != 0) {
+	if (fs_mkdir_all(f->root_fd, parent, f->user.host_uid, f->user.host_gid) != 0) {
 		if (errno == ENOTDIR || errno == EEXIST)
 			return upload_fail(e, 400, "path '%s' is not in a directory", path);
 		return io_fail(e, errno, "ensuring directories for", path);
@@ -228,7 +228,7 @@ static int write_target(const struct files_req *f, const char *path, struct evbu
 		close(fd);
 		return upload_fail(e, 400, "path '%s' is not a regular file", path);
 	}
-	int rc = fchown(fd, f->user.uid, f->user.gid) != 0 ? io_fail(e, errno, "changing owner of", path) : 0;
+	int rc = fchown(fd, f->user.host_uid, f->user.host_gid) != 0 ? io_fail(e, errno, "changing owner of", path) : 0;
 	if (rc == 0) {
 		if (gzip)
 			rc = gunzip(src, fd, NULL, path, e);

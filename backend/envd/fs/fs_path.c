@@ -22,8 +22,12 @@ int fs_user_lookup(const struct sandbox *sb, const char *name, struct fs_user *u
 		name = FS_DEFAULT_USER;
 	if (strlen(name) >= sizeof u->name)
 		return -1;
-	if (runtime_user_by_name(sb, name, &u->uid, &u->gid, u->home, sizeof u->home) != 0)
+	uid_t uid;
+	gid_t gid;
+	if (runtime_user_by_name(sb, name, &uid, &gid, u->home, sizeof u->home) != 0)
 		return -1;
+	u->host_uid = runtime_host_id(sb, uid);
+	u->host_gid = runtime_host_id(sb, gid);
 	snprintf(u->name, sizeof u->name, "%s", name);
 	if (!u->home[0])
 		snprintf(u->home, sizeof u->home, "/");

@@ -22,8 +22,8 @@ struct sandbox;
 #define FS_DEFAULT_USER "user"
 
 struct fs_user {
-	uid_t uid;
-	gid_t gid;
+	uid_t host_uid; /* what the backend chowns the user's new files to (runtime_host_id) */
+	gid_t host_gid;
 	char name[64];
 	char home[FS_PATH_MAX];
 };

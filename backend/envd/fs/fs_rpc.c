@@ -223,7 +223,7 @@ static cJSON *make_dir_answer(const struct sandbox *sb, struct call *c, struct c
 		else
 			connect_error_set(err, CONNECT_INVALID_ARGUMENT,
 				"path already exists but it is not a directory: %s", path);
-	} else if (fs_mkdir_all(c->root_fd, path, c->user.uid, c->user.gid) != 0) {
+	} else if (fs_mkdir_all(c->root_fd, path, c->user.host_uid, c->user.host_gid) != 0) {
 		int en = errno;
 		connect_error_set(err, en == ENOTDIR ? CONNECT_INVALID_ARGUMENT : CONNECT_INTERNAL,
 			"error creating directory: mkdir %s: %s", path,
@@ -264,7 +264,7 @@ static cJSON *move_answer(const struct sandbox *sb, struct call *c, struct conne
 		*(slash == dparent ? slash + 1 : slash) = '\0';
 	cJSON *answer = NULL;
 	int dp = -1;
-	if (fs_mkdir_all(c->root_fd, dparent, c->user.uid, c->user.gid) != 0 ||
+	if (fs_mkdir_all(c->root_fd, dparent, c->user.host_uid, c->user.host_gid) != 0 ||
 	    (dp = fs_open_parent(c->root_fd, dst, &dleaf)) < 0 ||
 	    renameat(sp, sleaf, dp, dleaf) != 0) {
 		connect_error_set(err, CONNECT_INTERNAL, "error renaming: rename %s %s: %s", src, dst,

@@ -1,12 +1,12 @@
 /* e2b-sandbox-init: pid 1 of one sandbox. The backend clones it into new
- * pid, mount, uts, ipc and network namespaces (already in the sandbox's
- * cgroups) with the sandbox's overlay mounted at argv[1]. It makes that
- * directory the root of its mount namespace (with its own /proc, /dev/pts,
- * /dev/shm), sets the hostname, brings loopback up, installs the sandbox's
- * syscall policy (a BPF program on fd 4), reports "ok" (or an error text)
- * on fd 3, and then only reaps orphans. The backend runs every
- * command by entering these namespaces; killing this process makes the
- * kernel kill every process of the sandbox.
+ * user, pid, mount, uts, ipc and network namespaces (already in the
+ * sandbox's cgroups, root of its user namespace) with the sandbox's overlay
+ * mounted at argv[1]. It makes that directory the root of its mount
+ * namespace (with its own /proc, /dev/pts, /dev/shm), sets the hostname,
+ * brings loopback up, installs the sandbox's syscall policy (a BPF program
+ * on fd 4), reports "ok" (or an error text) on fd 3, and then only reaps
+ * orphans. The backend runs every command by entering these namespaces;
+ * killing this process makes the kernel kill every process of the sandbox.
  *
  * Built static and small: its memory counts against every idle sandbox. */
 #define _GNU_SOURCE
@@ -29,6 +29,11 @@
 #include <unistd.h>
 
 static int report_fd = 3;
+
+/* Ptys of one sandbox (devpts max=): the machine has kernel.pty.max in all
+ * (4096 by default, 1024 of them kept for the host's own devpts), and one
+ * sandbox must not take them all. */
+#define SANDBOX_PTYS_MAX "256"
 
 static void fail(const char *what)
 {
@@ -61,6 +66,39 @@ static void read_only(const char *path)
 	if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0 ||
 	    mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
 		fail(path);
+}
+
+/* The device nodes a sandbox needs. A filesystem mounted in a user
+ * namespace other than the machine's (rootless) will not open the ones it
+ * holds, and a template built without root has none: then the machine's own
+ * are bound over them (before pivot_root, "/dev" is still the host's). */
+static void device_nodes(void)
+{
+	int fd = open("dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return; /* the template's own serve */
+	}
+	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+		char mine[32], host[32];
+		snprintf(mine, sizeof mine, "dev/%s", nodes[i]);
+		snprintf(host, sizeof host, "/dev/%s", nodes[i]);
+		fd = open(mine, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666); /* a mount point */
+		if (fd >= 0)
+			close(fd);
+		if (mount(host, mine, NULL, MS_BIND, NULL) != 0)
+			fail(mine);
+	}
+	mkdir("dev/pts", 0755);
+	fd = open("dev/ptmx", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd >= 0)
+		close(fd);
+	static const char *const links[][2] = {{"/proc/self/fd", "dev/fd"}, {"/proc/self/fd/0", "dev/stdin"},
+		{"/proc/self/fd/1", "dev/stdout"}, {"/proc/self/fd/2", "dev/stderr"}};
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+		if (symlink(links[i][0], links[i][1]) != 0 && errno != EEXIST)
+			fail(links[i][1]);
 }
 
 /* The backend's syscall policy (backend/runtime/runtime_seccomp.c), as the
@@ -105,17 +143,32 @@ int main(int argc, char **argv)
 		fail("make mounts private");
 	if (chdir(root) != 0)
 		fail("chdir rootfs");
+	/* The overlay came from the backend's namespace, so it is locked in
+	 * this less privileged one, and pivot_root refuses it. A copy of it made
+	 * here is ours: put it on top and move into it. */
+	int tree = (int)syscall(SYS_open_tree, AT_FDCWD, ".", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tree < 0)
+		fail("clone the root");
+	if (syscall(SYS_move_mount, tree, "", AT_FDCWD, ".", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+		fail("mount the root");
+	if (fchdir(tree) != 0)
+		fail("enter the root");
+	close(tree);
 	if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
 		fail("mount /proc");
 	read_only("proc/sys");
 	read_only("proc/sysrq-trigger");
 	read_only("proc/irq");
 	read_only("proc/bus");
+	device_nodes();
 	if (access("proc/kcore", F_OK) == 0 && mount("dev/null", "proc/kcore", NULL, MS_BIND, NULL) != 0)
 		fail("mask /proc/kcore");
-	/* A private devpts, so ptys opened inside the sandbox are its own. */
+	/* A private devpts, so ptys opened inside the sandbox are its own; with
+	 * a single id (rootless without subordinate ids) there is no group tty. */
 	if (mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=0620,gid=5") != 0)
+		  "newinstance,ptmxmode=0666,mode=0620,gid=5,max=" SANDBOX_PTYS_MAX) != 0 &&
+	    (errno != EINVAL || mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=0600,max=" SANDBOX_PTYS_MAX) != 0))
 		fail("mount /dev/pts");
 	if (mount("dev/pts/ptmx", "dev/ptmx", NULL, MS_BIND, NULL) != 0)
 		fail("bind /dev/ptmx");

@@ -1,0 +1,16 @@
+/* Starting a sandbox's init: cloned into new user, pid, mount, uts, ipc and
+ * network namespaces by the owner of the sandbox's id range, given its id
+ * maps and cgroups, then let go; it reports "ok" once it runs in its root.
+ * Calls runtime_userns.c. */
+#ifndef E2B_BACKEND_RUNTIME_CLONE_H
+#define E2B_BACKEND_RUNTIME_CLONE_H
+
+#include <stddef.h>
+
+struct sandbox_rt;
+
+/* Starts rt's init (rt->init_pid) with its overlay (rt->root_fd) as root.
+ * 0 once it said "ok"; -1 with what failed in why (or errno). */
+int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len);
+
+#endif

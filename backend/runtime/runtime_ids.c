@@ -1,0 +1,205 @@
+/* The sandboxes' host id ranges (runtime_ids.h): the pool of full isolation
+ * and the one shared range of rootless. */
+#define _GNU_SOURCE
+#include "runtime/runtime_ids.h"
+
+#include "runtime/runtime_userns.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct {
+	unsigned long start, count; /* the pool (full isolation) */
+	unsigned slots;             /* count / RUNTIME_IDS_PER_SANDBOX */
+	unsigned char *used;        /* per slot: taken by this backend */
+	int *userns;                /* per slot: its idmap namespace, or -1 */
+	int lock_fd;                /* RUNTIME_IDS_LOCK_FILE, or -1 */
+	bool shared;                /* rootless: one range for all */
+	uid_t shared_base;
+	unsigned long shared_count;
+	char describe[48];
+} ids = {.start = RUNTIME_IDS_DEFAULT_START, .count = RUNTIME_IDS_DEFAULT_COUNT, .lock_fd = -1};
+
+static int parse_ulong(const char *text, size_t len, unsigned long *out)
+{
+	char buf[24];
+	if (len == 0 || len >= sizeof buf)
+		return -1;
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] < '0' || buf[i] > '9')
+			return -1;
+	errno = 0;
+	unsigned long long v = strtoull(buf, NULL, 10);
+	if (errno || v > UINT32_MAX)
+		return -1;
+	*out = (unsigned long)v;
+	return 0;
+}
+
+int runtime_ids_configure(const char *spec, char *why, size_t why_len)
+{
+	if (!spec)
+		return 0;
+	const char *colon = strchr(spec, ':');
+	unsigned long start, count;
+	if (!colon || parse_ulong(spec, (size_t)(colon - spec), &start) != 0 ||
+	    parse_ulong(colon + 1, strlen(colon + 1), &count) != 0) {
+		snprintf(why, why_len, "--id-range must be START:COUNT (decimal host ids)");
+		return -1;
+	}
+	/* Below 65536 are the host's own accounts; 2^32-1 is no id at all. */
+	if (start < RUNTIME_IDS_PER_SANDBOX || count < RUNTIME_IDS_PER_SANDBOX ||
+	    count % RUNTIME_IDS_PER_SANDBOX != 0 || (uint64_t)start + count > UINT32_MAX) {
+		snprintf(why, why_len, "--id-range: START must be at least 65536, COUNT a multiple "
+			"of 65536 (one range per sandbox), and START+COUNT at most 4294967295");
+		return -1;
+	}
+	ids.start = start;
+	ids.count = count;
+	return 0;
+}
+
+/* The first line of an /etc/sub[ug]id file whose range meets the pool. */
+static const char *overlap_in(const char *file)
+{
+	static char why[512];
+	FILE *f = fopen(file, "re");
+	if (!f)
+		return NULL; /* no file: no subordinate ids to collide with */
+	char line[512];
+	const char *found = NULL;
+	for (int n = 1; !found && fgets(line, sizeof line, f); n++) {
+		line[strcspn(line, "\n")] = '\0';
+		char *first = strchr(line, ':'), *second = first ? strchr(first + 1, ':') : NULL;
+		unsigned long s, c;
+		if (line[0] == '#' || !second || parse_ulong(first + 1, (size_t)(second - first - 1), &s) != 0 ||
+		    parse_ulong(second + 1, strlen(second + 1), &c) != 0)
+			continue;
+		if ((uint64_t)s < (uint64_t)ids.start + ids.count && (uint64_t)s + c > ids.start) {
+			snprintf(why, sizeof why, "the sandboxes' id range %lu:%lu overlaps %s line %d "
+				"(%.200s): choose another with --id-range START:COUNT", ids.start, ids.count,
+				file, n, line);
+			found = why;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+const char *runtime_ids_init_pool(void)
+{
+	const char *why = overlap_in("/etc/subuid");
+	if (!why)
+		why = overlap_in("/etc/subgid");
+	if (why)
+		return why;
+	/* Every sandbox needs one (user.max_user_namespaces, or a kernel
+	 * without them, would only show at the first create). */
+	int probe = runtime_userns_new((uid_t)ids.start, (gid_t)ids.start, RUNTIME_IDS_PER_SANDBOX);
+	if (probe < 0)
+		return "no user namespaces (CONFIG_USER_NS, sysctl user.max_user_namespaces)";
+	close(probe);
+	ids.slots = (unsigned)(ids.count / RUNTIME_IDS_PER_SANDBOX);
+	ids.used = calloc(ids.slots, 1);
+	ids.userns = malloc(ids.slots * sizeof *ids.userns);
+	if (!ids.used || !ids.userns)
+		return "out of memory";
+	for (unsigned i = 0; i < ids.slots; i++)
+		ids.userns[i] = -1;
+	/* Without the lock file (no /run) ranges are still unique within this
+	 * backend, only not across backends. */
+	ids.lock_fd = open(RUNTIME_IDS_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (ids.lock_fd < 0)
+		fprintf(stderr, "e2b-local-backend: cannot open %s (%s): id ranges are not "
+			"coordinated with other backends\n", RUNTIME_IDS_LOCK_FILE, strerror(errno));
+	snprintf(ids.describe, sizeof ids.describe, "%lu:%lu", ids.start, ids.count);
+	return NULL;
+}
+
+void runtime_ids_init_shared(uid_t base, unsigned long count)
+{
+	ids.shared = true;
+	ids.shared_base = base;
+	ids.shared_count = count;
+	snprintf(ids.describe, sizeof ids.describe, "%lu:%lu", (unsigned long)base, count);
+}
+
+/* A POSIX record lock on the byte of the range's absolute number (its first
+ * id / 65536), so backends with different --id-range agree on which range a
+ * byte stands for: released by the kernel when this process exits, never
+ * inherited by its children. */
+static int lock_slot(unsigned slot, short type)
+{
+	if (ids.lock_fd < 0)
+		return 0;
+	off_t range = (off_t)(ids.start / RUNTIME_IDS_PER_SANDBOX) + (off_t)slot;
+	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = range, .l_len = 1};
+	return fcntl(ids.lock_fd, F_SETLK, &fl);
+}
+
+int runtime_ids_take(struct runtime_ids *out)
+{
+	if (ids.shared) {
+		*out = (struct runtime_ids){.slot = -1, .base = ids.shared_base, .count = ids.shared_count};
+		return 0;
+	}
+	for (unsigned i = 0; i < ids.slots; i++) {
+		if (ids.used[i] || lock_slot(i, F_WRLCK) != 0)
+			continue; /* ours, or another backend's */
+		ids.used[i] = 1;
+		*out = (struct runtime_ids){.slot = (int)i,
+			.base = (uid_t)(ids.start + i * RUNTIME_IDS_PER_SANDBOX),
+			.count = RUNTIME_IDS_PER_SANDBOX};
+		return 0;
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+void runtime_ids_release(int slot)
+{
+	if (slot < 0 || (unsigned)slot >= ids.slots || !ids.used[slot])
+		return;
+	ids.used[slot] = 0;
+	lock_slot((unsigned)slot, F_UNLCK);
+}
+
+int runtime_ids_userns(const struct runtime_ids *r)
+{
+	if (r->slot < 0 || (unsigned)r->slot >= ids.slots) {
+		errno = EINVAL;
+		return -1;
+	}
+	int *fd = &ids.userns[r->slot];
+	if (*fd < 0)
+		*fd = runtime_userns_new(r->base, r->base, r->count);
+	return *fd;
+}
+
+const char *runtime_ids_describe(void)
+{
+	return ids.describe;
+}
+
+void runtime_ids_shutdown(void)
+{
+	for (unsigned i = 0; ids.userns && i < ids.slots; i++)
+		if (ids.userns[i] >= 0)
+			close(ids.userns[i]);
+	free(ids.userns);
+	free(ids.used);
+	if (ids.lock_fd >= 0)
+		close(ids.lock_fd);
+	unsigned long start = ids.start, count = ids.count;
+	memset(&ids, 0, sizeof ids);
+	ids.start = start;
+	ids.count = count;
+	ids.lock_fd = -1;
+}
