@@ -42,7 +42,7 @@
 struct runtime_globals rt_g = {.mode = ISOLATION_NONE, .self_pid_ns = -1, .cwd_fd = -1,
 	.init_fd = -1};
 
-const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer"};
+const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer", "devices"};
 
 bool runtime_isolated(void)
 {
@@ -139,6 +139,12 @@ static const char *make_cgroup_parents(void)
 		rt_g.cg_parent[i] = strdup(path);
 		if (!rt_g.cg_parent[i])
 			goto fail;
+		/* Once here, for every sandbox group made below (they inherit it). */
+		if (i == RT_DEVICES && runtime_restrict_devices(path) != 0) {
+			snprintf(why, sizeof why, "cannot restrict devices in cgroup %s: %s", path,
+				strerror(errno));
+			return why;
+		}
 		continue;
 fail:
 		snprintf(why, sizeof why, "cannot create cgroup %s: %s", path, strerror(errno));

@@ -59,6 +59,34 @@ int runtime_write_at(const char *dir, const char *file, const char *text)
 	return write_file(path, text);
 }
 
+/* The device nodes a sandbox may open: the harmless ones and its own ptys
+ * (Unix98 pty slaves are major 136; a devpts of at most 256 never leaves
+ * it). "m" lets overlayfs copy one of them up (chmod, chown), which makes
+ * the node as the sandbox's process; making any node needs CAP_MKNOD over
+ * the machine as well, which no sandbox has. The kernel exempts overlay's
+ * whiteouts (0:0) from this list. Everything else, such as the template's
+ * /dev/console (5:1, the host's console), fails with EPERM. */
+static const char *const sandbox_devices[] = {
+	"c 1:3 rwm",  /* null */
+	"c 1:5 rwm",  /* zero */
+	"c 1:7 rwm",  /* full */
+	"c 1:8 rwm",  /* random */
+	"c 1:9 rwm",  /* urandom */
+	"c 5:0 rwm",  /* tty */
+	"c 5:2 rwm",  /* ptmx */
+	"c 136:* rwm", /* pts/N */
+};
+
+int runtime_restrict_devices(const char *dir)
+{
+	if (runtime_write_at(dir, "devices.deny", "a") != 0)
+		return -1;
+	for (size_t i = 0; i < sizeof sandbox_devices / sizeof sandbox_devices[0]; i++)
+		if (runtime_write_at(dir, "devices.allow", sandbox_devices[i]) != 0)
+			return -1;
+	return 0;
+}
+
 /* Kills everything in one sandbox cgroup (all controllers) and removes it. */
 void runtime_drain_cgroup(const char *const dirs[RT_NCTRL])
 {

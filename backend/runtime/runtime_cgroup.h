@@ -1,5 +1,5 @@
 /* cgroup v1 control files: writing one (or any control file, such as a
- * process's uid_map), and draining a sandbox's cgroups (thaw, kill
+ * process's uid_map), the device nodes a sandbox may open, and draining a sandbox's cgroups (thaw, kill
  * everything in them, remove them); and two helpers every file of runtime/
  * may need (sleeping, a forked child's descriptors). The lowest file of
  * runtime/; calls only the kernel. */
@@ -17,6 +17,9 @@ void runtime_sleep_ms(long ms);
 int runtime_child_fds(int fd);
 /* Writes text to dir/file (a cgroup control file). 0 ok, -1 with errno. */
 int runtime_write_at(const char *dir, const char *file, const char *text);
+/* Makes dir (a devices cgroup without children) allow only the device
+ * nodes a sandbox needs; groups made below it inherit that. 0 ok, -1 with errno. */
+int runtime_restrict_devices(const char *dir);
 /* Thaws, kills everything in and removes one sandbox's cgroups (NULL entries skipped). */
 void runtime_drain_cgroup(const char *const dirs[RT_NCTRL]);
 

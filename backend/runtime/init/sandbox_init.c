@@ -101,6 +101,19 @@ static void device_nodes(void)
 			fail(links[i][1]);
 }
 
+/* The template's /dev/console is the host's console (5:1). The devices
+ * cgroup refuses to open it (full isolation) and a rootless overlay opens
+ * no node of its own; /dev/null over it also lets programs that write to
+ * the console do so harmlessly. */
+static void mask_console(void)
+{
+	struct stat st;
+	if (lstat("dev/console", &st) != 0 || !S_ISCHR(st.st_mode))
+		return;
+	if (mount("dev/null", "dev/console", NULL, MS_BIND, NULL) != 0)
+		fail("mask /dev/console");
+}
+
 /* The backend's syscall policy (backend/runtime/runtime_seccomp.c), as the
  * kernel takes it; this program needs no libseccomp. Installed as the last
  * step of the setup, which needs mount and pivot_root (both denied). */
@@ -161,6 +174,7 @@ int main(int argc, char **argv)
 	read_only("proc/irq");
 	read_only("proc/bus");
 	device_nodes();
+	mask_console();
 	if (access("proc/kcore", F_OK) == 0 && mount("dev/null", "proc/kcore", NULL, MS_BIND, NULL) != 0)
 		fail("mask /proc/kcore");
 	/* A private devpts, so ptys opened inside the sandbox are its own; with
