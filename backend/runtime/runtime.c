@@ -344,6 +344,13 @@ static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
 	if (runtime_write_at(rt->cg[RT_MEMORY], "memory.limit_in_bytes", text) != 0)
 		return -1;
 	runtime_write_at(rt->cg[RT_MEMORY], "memory.memsw.limit_in_bytes", text); /* only with swap accounting */
+	/* Socket buffers (TCP's and, on the same counter, UDP's receive queues)
+	 * are charged to a cgroup v1 only once this is set: without it a
+	 * sandbox holds gigabytes of them outside its limit. A kernel without
+	 * the file (no kmem accounting) is left as it is. */
+	if (runtime_write_at(rt->cg[RT_MEMORY], "memory.kmem.tcp.limit_in_bytes", text) != 0 &&
+	    errno != ENOENT)
+		return -1;
 	snprintf(text, sizeof text, "%d", SANDBOX_PIDS_MAX);
 	if (runtime_write_at(rt->cg[RT_PIDS], "pids.max", text) != 0)
 		return -1;
