@@ -18,6 +18,7 @@
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,10 +103,36 @@ int runtime_socket(const struct sandbox *sb, int domain, int type, int protocol)
 	return r.fd;
 }
 
+/* pids.current of the sandbox's pids cgroup; -1 when it cannot be read
+ * (or the sandbox has none: rootless). */
+static long pids_current(const struct sandbox_rt *rt)
+{
+	if (!rt->cg[RT_PIDS])
+		return -1;
+	char path[512], text[32];
+	snprintf(path, sizeof path, "%s/pids.current", rt->cg[RT_PIDS]);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, text, sizeof text - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	return strtol(text, NULL, 10);
+}
+
 int runtime_fork_enter(const struct sandbox *sb)
 {
 	if (!sb->rt)
 		return 0;
+	/* cgroup v1 checks pids.max when a process of the sandbox forks, never
+	 * when one is moved in, and the backend's children are moved in: a full
+	 * sandbox gets no more. */
+	if (pids_current(sb->rt) >= SANDBOX_PIDS_MAX) {
+		errno = EAGAIN;
+		return -1;
+	}
 	int ns = open_ns(sb->rt->init_pid, "pid");
 	if (ns < 0)
 		return -1;
@@ -116,10 +143,10 @@ int runtime_fork_enter(const struct sandbox *sb)
 	return rc;
 }
 
-void runtime_fork_leave(const struct sandbox *sb, pid_t child)
+int runtime_fork_leave(const struct sandbox *sb, pid_t child)
 {
 	if (!sb->rt)
-		return;
+		return 0;
 	/* The child joins its cgroups itself before exec; doing it here too
 	 * means it is in them before anyone hears of it (the start event). */
 	if (child > 0) {
@@ -134,6 +161,14 @@ void runtime_fork_leave(const struct sandbox *sb, pid_t child)
 		fprintf(stderr, "e2b-local-backend: cannot return to its own pid namespace\n");
 		abort();
 	}
+	/* The sandbox's own processes may have forked since the check in
+	 * runtime_fork_enter: one moved in past the limit is taken back. */
+	if (child > 0 && pids_current(sb->rt) > SANDBOX_PIDS_MAX) {
+		kill(child, SIGKILL);
+		errno = EAGAIN;
+		return -1;
+	}
+	return 0;
 }
 
 /* Docker's default capability set without CAP_MKNOD (there is no device

@@ -313,6 +313,26 @@ static pid_t fork_blocked(int *pty_master, const struct winsize *ws)
 
 /* --- starting -------------------------------------------------------------- */
 
+/* runtime_fork_enter or runtime_fork_leave failed: a full sandbox (EAGAIN)
+ * is the client's to resolve, anything else is ours. */
+static void entering_failed(struct connect_error *err)
+{
+	if (errno == EAGAIN)
+		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED, "the sandbox has reached its limit "
+			"of %d processes (pids.max): end some before starting more", SANDBOX_PIDS_MAX);
+	else
+		connect_error_set(err, CONNECT_INTERNAL, "error entering the sandbox: %s", strerror(errno));
+}
+
+/* A child runtime_fork_leave took back (it has been sent SIGKILL). */
+static void reap(pid_t pid)
+{
+	int e = errno;
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	errno = e;
+}
+
 static int spawn_pty(const struct proc_spawn *spec, char **argv, char **envp,
 	struct proc_spawned *out, struct connect_error *err)
 {
@@ -320,12 +340,16 @@ static int spawn_pty(const struct proc_spawn *spec, char **argv, char **envp,
 	int master = -1;
 	pid_t parent = spec->sb && runtime_isolated() ? 0 : getpid();
 	if (runtime_fork_enter(spec->sb) != 0) {
-		connect_error_set(err, CONNECT_INTERNAL, "error entering the sandbox: %s", strerror(errno));
+		entering_failed(err);
 		return -1;
 	}
 	pid_t pid = fork_blocked(&master, &ws);
-	if (pid != 0)
-		runtime_fork_leave(spec->sb, pid);
+	if (pid != 0 && runtime_fork_leave(spec->sb, pid) != 0) {
+		reap(pid);
+		close(master);
+		entering_failed(err);
+		return -1;
+	}
 	if (pid < 0) {
 		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
 			"error starting pty with command '%s' in dir '%s' with '%u' cols and '%u' rows: %s",
@@ -369,12 +393,15 @@ static int spawn_pipes(const struct proc_spawn *spec, char **argv, char **envp,
 	}
 	pid_t parent = spec->sb && runtime_isolated() ? 0 : getpid();
 	if (runtime_fork_enter(spec->sb) != 0) {
-		connect_error_set(err, CONNECT_INTERNAL, "error entering the sandbox: %s", strerror(errno));
+		entering_failed(err);
 		goto fail;
 	}
 	pid_t pid = fork_blocked(NULL, NULL);
-	if (pid != 0)
-		runtime_fork_leave(spec->sb, pid);
+	if (pid != 0 && runtime_fork_leave(spec->sb, pid) != 0) {
+		reap(pid);
+		entering_failed(err);
+		goto fail;
+	}
 	if (pid < 0) {
 		connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
 			strerror(errno));
