@@ -171,9 +171,9 @@ int runtime_fork_leave(const struct sandbox *sb, pid_t child)
 	return 0;
 }
 
-/* Docker's default capability set without CAP_MKNOD (there is no device
- * cgroup here): enough for sudo, chown, binding low ports; not enough to
- * mount, load modules, trace or reach raw devices. */
+/* Docker's default capability set without CAP_MKNOD (the devices cgroup
+ * refuses the nodes it could make anyway): enough for sudo, chown, binding
+ * low ports; not enough to mount, load modules, trace or reach raw devices. */
 static bool cap_kept(int cap)
 {
 	switch (cap) {
