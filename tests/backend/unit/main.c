@@ -17,7 +17,7 @@ static const check_suite suites[] = {
 	{"text", suite_text},
 	{"net policy", suite_net_policy},
 	{"net dns", suite_net_dns},
-	{"store records", suite_store_records},
+	{"records", suite_store_records},
 };
 
 int main(void)
