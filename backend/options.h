@@ -16,6 +16,10 @@ struct listen_addr {
 #define API_KEY_ENV "E2B_LOCAL_API_KEY"
 #define OPTIONS_DEFAULT_MAX_SANDBOXES 256
 #define OPTIONS_DEFAULT_REQUEST_TIMEOUT_S 30
+#define OPTIONS_DEFAULT_MAX_UPLOAD_MB 4096
+#define OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS 256
+#define OPTIONS_DEFAULT_PROXY_IDLE_TIMEOUT_S 600
+#define OPTIONS_DEFAULT_MAX_WATCHES 8192
 
 struct backend_options {
 	struct listen_addr api;
@@ -27,6 +31,10 @@ struct backend_options {
 	long max_sandboxes;
 	long max_connections;  /* 0: the default, bounded by the descriptor limit */
 	long request_timeout_s;
+	long max_upload_mb;        /* one POST /files body, inflated */
+	long max_sandbox_requests; /* requests in progress per sandbox */
+	long proxy_idle_timeout_s; /* a proxied connection silent both ways */
+	long max_watches;          /* inotify watches per sandbox */
 	enum isolation isolation;  /* default ISOLATION_AUTO */
 	const char *templates_dir; /* NULL: <dir of the binary>/../templates */
 };

@@ -145,7 +145,6 @@ static void stream_close(struct proc_stream *s, const char *end_json, const stru
 		struct bufferevent *bev = evhttp_connection_get_bufferevent(s->evcon);
 		struct timeval idle = {.tv_sec = HTTP_IDLE_TIMEOUT_S, .tv_usec = 0};
 		bufferevent_set_timeouts(bev, &idle, &idle);
-		bufferevent_setwatermark(bev, EV_READ, 0, 0);
 		evhttp_send_reply_end(s->req);
 	}
 	event_free(s->keepalive);
@@ -217,10 +216,9 @@ int process_stream_open(struct proc *p, struct evhttp_request *req, int64_t keep
 	struct bufferevent *bev = evhttp_connection_get_bufferevent(evcon);
 	struct timeval wtv = {.tv_sec = PROC_STREAM_WRITE_TIMEOUT_S, .tv_usec = 0};
 	bufferevent_set_timeouts(bev, NULL, &wtv);
-	/* evhttp keeps reading during a reply only to notice a hang-up; bytes a
-	 * client sends meanwhile (a pipelined request) wait in the input buffer,
-	 * so cap them. */
-	bufferevent_setwatermark(bev, EV_READ, 0, PROC_STREAM_INPUT_CAP);
+	/* Bytes a client sends meanwhile (a pipelined request) wait in the
+	 * connection's gate, which stops reading at one head's worth
+	 * (http_gate.h). */
 
 	char start[64];
 	snprintf(start, sizeof start, "{\"event\":{\"start\":{\"pid\":%u}}}", (unsigned)p->ns_pid);
