@@ -99,14 +99,24 @@ $(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c $(BACKEND_LIB_
 	@mkdir -p $(BUILD)/bin $(BUILD)/backend
 	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON-check.o
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -o $@
+	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -lseccomp -lmnl -lnftables -o $@
+
+# The syscall policy against each call it refuses (tests/node/backend-seccomp.test.mjs):
+# the probe is static, so it also runs inside a sandbox.
+backend: $(BUILD)/bin/seccomp-probe $(BUILD)/bin/seccomp-apply
+$(BUILD)/bin/seccomp-probe: tests/backend/seccomp_probe.c
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c11 -O2 -static $(WARN) $< -o $@
+$(BUILD)/bin/seccomp-apply: tests/backend/seccomp_apply.c backend/runtime/runtime_seccomp.c backend/runtime/runtime_seccomp.h
+	@mkdir -p $(BUILD)/bin
+	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend $< backend/runtime/runtime_seccomp.c -lseccomp -o $@
 
 # The backend's unit tests (tests/backend/unit/, on the core's check.h),
 # natively and under ASan+UBSan.
 BACKEND_UNIT_SRC := $(sort $(wildcard tests/backend/unit/*.c))
 BACKEND_UNIT_DEP := $(BACKEND_UNIT_SRC) $(wildcard tests/backend/unit/*.h) tests/unit/check.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(CJSON_C)
 BACKEND_UNIT_CC  = $(CC) $(CSTD) -D_DEFAULT_SOURCE -g $(WARN) -Ibackend -Itests/unit -I$(CJSON_DIR) \
-	  $(BACKEND_UNIT_SRC) $(BACKEND_LIB_SRC) $(CJSON_C) -levent -lutil -lz -lm
+	  $(BACKEND_UNIT_SRC) $(BACKEND_LIB_SRC) $(CJSON_C) -levent -lutil -lz -lseccomp -lmnl -lnftables -lm
 backend-unit: $(BUILD)/native/backend_unit_tests $(BUILD)/asan/backend_unit_tests
 $(BUILD)/native/backend_unit_tests: $(BACKEND_UNIT_DEP)
 	@mkdir -p $(BUILD)/native
@@ -124,7 +134,7 @@ $(BUILD)/bin/e2b-local-backend: $(BACKEND_SRC) $(BACKEND_HDR) $(CJSON_C)
 	@mkdir -p $(BUILD)/bin $(BUILD)/backend
 	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON.o
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o -levent -lutil -lz -o $@
+	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o -levent -lutil -lz -lseccomp -lmnl -lnftables -o $@
 
 # --- libFuzzer targets (clang) ------------------------------------------
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))

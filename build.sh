@@ -40,7 +40,7 @@ apt_install() {
 
 install_toolchain() {
   apt_install make gcc clang lld libclang-rt-14-dev emscripten binaryen wasi-libc \
-    libclang-rt-14-dev-wasm32 libevent-dev zlib1g-dev dpkg-dev ca-certificates
+    libclang-rt-14-dev-wasm32 libevent-dev zlib1g-dev libseccomp-dev libmnl-dev libnftables-dev dpkg-dev ca-certificates
 }
 
 install_browser() { apt_install chromium; }
@@ -141,6 +141,7 @@ node_tests() {
 # log in build/test-logs/. The closing "N passed, N failed" counts layers.
 run_tests() {
   install_browser
+  apt_install nftables iperf3 iproute2 # the networking tests make namespaces (ip) and look at nft's tables; bench/ uses iperf3
   make -s -j"$(nproc)" replay fuzz BUILD="$BUILD" >&2
   # shellcheck source=tests/layers.sh
   . tests/layers.sh
@@ -162,6 +163,7 @@ run_tests() {
     layer "fuzz $name" fuzz fuzz_target "$name"
   done
   layer "node tests/node" node node_tests tests/node
+  layer "node tests/net (world namespace)" node node_tests tests/net
   layer "node tests/contract" node node_tests tests/contract
   layer "node tests/sdk (e2b SDK)" node node_tests tests/sdk
   layer "node tests/browser (Chromium)" node node_tests tests/browser

@@ -12,8 +12,10 @@
 #include "envd/process/process_stream.h"
 #include "http/http_conns.h"
 #include "http/http_server.h"
+#include "net/net.h"
 #include "options.h"
 #include "registry/registry.h"
+#include "runtime/runtime_seccomp.h"
 #include "state_dir.h"
 
 #include <cJSON.h>
@@ -33,7 +35,8 @@ static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
 }
 
 /* The single stdout line test harnesses wait for. */
-static int print_ready_line(const char *api_url, const char *sandbox_url, const char *state_dir)
+static int print_ready_line(const char *api_url, const char *sandbox_url, const char *state_dir,
+	const char *domain)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
@@ -43,6 +46,8 @@ static int print_ready_line(const char *api_url, const char *sandbox_url, const 
 	cJSON_AddStringToObject(o, "state_dir", state_dir);
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
 	cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
+	cJSON_AddBoolToObject(o, "seccomp", runtime_seccomp_active());
+	cJSON_AddStringToObject(o, "domain", domain);
 	char *line = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	if (!line)
@@ -97,6 +102,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	free(templates);
+	struct net_options net_opt = {.subnet = opt.sandbox_subnet, .max_sandboxes = opt.max_sandboxes,
+		.conn_limit = opt.sandbox_conn_limit, .off = !opt.sandbox_network};
+	if (net_init(base, &net_opt) != 0) {
+		runtime_shutdown();
+		event_base_free(base);
+		state_dir_close(&sd);
+		return 1;
+	}
 	struct registry *reg = registry_new(base, sd.sandboxes);
 	struct proc_manager *pm = reg ? process_manager_new(base, process_stream_ops()) : NULL;
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
@@ -114,13 +127,15 @@ int main(int argc, char **argv)
 		: NULL;
 	if (own_ports) {
 		/* Streams are cut before the processes behind them are killed. */
-		struct registry_hooks port_hooks, watch_hooks, pm_hooks;
+		struct registry_hooks port_hooks, watch_hooks, pm_hooks, net_hooks;
 		envd_listeners_hooks(own_ports, &port_hooks);
 		fs_watchers_hooks(watchers, &watch_hooks);
 		process_manager_registry_hooks(pm, &pm_hooks);
+		net_registry_hooks(&net_hooks);
 		registry_add_hooks(reg, &port_hooks);
 		registry_add_hooks(reg, &watch_hooks);
 		registry_add_hooks(reg, &pm_hooks);
+		registry_add_hooks(reg, &net_hooks);
 	}
 	struct evhttp *api = own_ports ? http_server_new(base, conns, HTTP_POOL_API, api_dispatch,
 		api_verdict, &api_ctx) : NULL;
@@ -140,13 +155,20 @@ int main(int argc, char **argv)
 	    http_server_bind(envd, conns, HTTP_POOL_ENVD, opt.envd.host, opt.envd.port, &envd_port,
 		    NULL) != 0)
 		goto out;
-	char api_url[96], sandbox_url[96];
+	char api_url[96], sandbox_url[96], domain[256];
 	http_server_url(opt.api.host, api_port, api_url, sizeof api_url);
 	http_server_url(opt.envd.host, envd_port, sandbox_url, sizeof sandbox_url);
+	/* Browsers resolve *.localhost to loopback: <port>-<id>.localhost:<envd
+	 * port> reaches the envd listener, which routes by that Host. */
+	if (opt.domain)
+		snprintf(domain, sizeof domain, "%s", opt.domain);
+	else
+		snprintf(domain, sizeof domain, "localhost:%u", (unsigned)envd_port);
+	api_ctx.domain = domain;
 	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "
 		"(%zu of them for the API only)\n", api_url, sandbox_url, sd.root,
 		http_conns_max(conns), http_conns_api_reserve(conns));
-	if (print_ready_line(api_url, sandbox_url, sd.root) != 0)
+	if (print_ready_line(api_url, sandbox_url, sd.root, domain) != 0)
 		goto out;
 
 	event_base_dispatch(base);
@@ -164,6 +186,7 @@ out:
 	fs_watchers_free(watchers); /* after the registry's removing hooks */
 	envd_listeners_free(own_ports); /* after the registry's removing hooks */
 	process_manager_free(pm);    /* kills what is left, reaps every child */
+	net_shutdown();           /* the table and the address claim, after every sandbox */
 	runtime_shutdown();       /* waits until every sandbox's directory, mount and cgroup is gone */
 	if (sigterm)
 		event_free(sigterm);

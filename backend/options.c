@@ -1,6 +1,8 @@
 /* Parsing the command line. */
 #include "options.h"
 
+#include "net/net_pool.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
@@ -42,7 +44,14 @@ static const char usage[] =
 	"                           when the kernel allows it, else none\n"
 	"  --templates DIR          template root filesystems, DIR/<name>/rootfs\n"
 	"                           (default: ../templates beside the binary)\n"
-	"When ready, prints one JSON line on stdout: api_url, sandbox_url, state_dir, pid.\n";
+	"  --domain DOMAIN          sandboxes' domain: <port>-<id>.<DOMAIN> reaches a port\n"
+	"                           through the envd listener (default: localhost:<its port>)\n"
+	"  --sandbox-subnet CIDR    sandbox addresses (default 100.96.0.0/16); each backend\n"
+	"                           claims a free block of it\n"
+	"  --sandbox-conn-limit N   connections tracked per sandbox (default 4096)\n"
+	"  --sandbox-network on|off off: sandboxes have loopback only (default on)\n"
+	"When ready, prints one JSON line on stdout: api_url, sandbox_url, state_dir, pid,\n"
+	"isolation, domain.\n";
 
 static enum options_result usage_error(const char *what, const char *detail)
 {
@@ -151,6 +160,24 @@ static const struct count_opt *count_option(int argc, char **argv, int *i, const
 	return NULL;
 }
 
+/* A domain for "<port>-<id>.<domain>" URLs: host name characters and at
+ * most one ":PORT". */
+static bool domain_ok(const char *d)
+{
+	size_t n = strlen(d), colons = 0;
+	if (n == 0 || n > 200 || d[0] == '.' || d[0] == '-' || d[0] == ':')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = d[i];
+		if (c == ':')
+			colons++;
+		else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			     c == '.' || c == '-'))
+			return false;
+	}
+	return colons <= 1;
+}
+
 /* Copies a key into opt->api_key; refuses what cannot go in a header. */
 static int take_key(struct backend_options *opt, const char *key, size_t len)
 {
@@ -206,6 +233,8 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 	opt->max_sandbox_requests = OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS;
 	opt->proxy_idle_timeout_s = OPTIONS_DEFAULT_PROXY_IDLE_TIMEOUT_S;
 	opt->max_watches = OPTIONS_DEFAULT_MAX_WATCHES;
+	opt->sandbox_conn_limit = OPTIONS_DEFAULT_SANDBOX_CONN_LIMIT;
+	opt->sandbox_network = true;
 	const char *listen = NULL, *envd = NULL, *key_file = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *v;
@@ -240,6 +269,22 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			opt->state_dir = v;
 		} else if ((v = option_value(argc, argv, &i, "--templates"))) {
 			opt->templates_dir = v;
+		} else if ((v = option_value(argc, argv, &i, "--domain"))) {
+			if (!domain_ok(v))
+				return usage_error("--domain must be a host name, optionally with :PORT, got ", v);
+			opt->domain = v;
+		} else if ((v = option_value(argc, argv, &i, "--sandbox-subnet"))) {
+			struct net_cidr subnet;
+			if (net_pool_parse_subnet(v, &subnet) != 0)
+				return usage_error("--sandbox-subnet must be an IPv4 CIDR of /8 to /30, got ", v);
+			opt->sandbox_subnet = v;
+		} else if ((v = option_value(argc, argv, &i, "--sandbox-network"))) {
+			if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+				return usage_error("--sandbox-network must be on or off, got ", v);
+			opt->sandbox_network = strcmp(v, "on") == 0;
+		} else if ((v = option_value(argc, argv, &i, "--sandbox-conn-limit"))) {
+			if (parse_count(v, 1, 1000000, &opt->sandbox_conn_limit) != 0)
+				return usage_error("--sandbox-conn-limit must be 1..1000000, got ", v);
 		} else if ((v = option_value(argc, argv, &i, "--isolation"))) {
 			if (strcmp(v, "auto") == 0)
 				opt->isolation = ISOLATION_AUTO;

@@ -20,6 +20,7 @@ struct listen_addr {
 #define OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS 256
 #define OPTIONS_DEFAULT_PROXY_IDLE_TIMEOUT_S 600
 #define OPTIONS_DEFAULT_MAX_WATCHES 8192
+#define OPTIONS_DEFAULT_SANDBOX_CONN_LIMIT 4096
 
 struct backend_options {
 	struct listen_addr api;
@@ -37,6 +38,10 @@ struct backend_options {
 	long max_watches;          /* inotify watches per sandbox */
 	enum isolation isolation;  /* default ISOLATION_AUTO */
 	const char *templates_dir; /* NULL: <dir of the binary>/../templates */
+	const char *domain;        /* NULL: localhost:<envd port> */
+	const char *sandbox_subnet; /* NULL: net/'s default */
+	long sandbox_conn_limit;
+	bool sandbox_network;       /* --sandbox-network on (default) | off */
 };
 
 enum options_result {

@@ -17,6 +17,7 @@
 #include "jsonrpc.h"
 #include "methods.h"
 #include "stream.h"
+#include "timers.h"
 
 const char *e2bw_version(void) { return E2BW_VERSION; }
 
@@ -37,6 +38,7 @@ e2bw_core *e2bw_core_new(void) {
 void e2bw_core_free(e2bw_core *core) {
   if (!core) return;
   e2bw_streams_free(core);
+  e2bw_timers_free(core);
   e2bw_http_ops_free(core);
   e2bw_calls_free(core);
   e2bw_sandboxes_free(core);
@@ -50,17 +52,17 @@ void e2bw_core_free(e2bw_core *core) {
 
 int e2bw_core_is_shut_down(const e2bw_core *core) { return core->shut_down; }
 
+static double earliest(double a, double b) { return a < 0 ? b : b < 0 ? a : a < b ? a : b; }
+
 double e2bw_core_next_deadline(const e2bw_core *core) {
-  double a = e2bw_http_next_deadline(core), b = e2bw_streams_next_deadline(core);
-  if (a < 0) return b;
-  if (b < 0) return a;
-  return a < b ? a : b;
+  return earliest(earliest(e2bw_http_next_deadline(core), e2bw_streams_next_deadline(core)), e2bw_timers_next_deadline(core));
 }
 
 void e2bw_core_tick(e2bw_core *core, double now_ms) {
   e2bw_enter(core, now_ms);
   e2bw_streams_tick(core);
   e2bw_http_tick(core);
+  e2bw_timers_tick(core);
 }
 
 /* The call takes the request's params out of its tree (no copy: they may
@@ -122,7 +124,7 @@ static void process_message(e2bw_core *core, const char *text, size_t len, const
       error = e2bw_error_new(E2BW_ERR_METHOD_NOT_FOUND, "Method not found: '%.100s' is not an EPP/1 method", req.method);
     } else if (!core->initialized && strcmp(m->name, "initialize") != 0) {
       error = e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: call initialize before '%s'", m->name);
-    } else if (!m->start) {
+    } else if (!e2bw_method_served(core, m)) {
       error = e2bw_error_new(E2BW_ERR_UNSUPPORTED, "Provider '" E2BW_PROVIDER_ID "' does not support '%s'", m->feature);
       e2bw_error_set_str(error, "feature", m->feature);
     } else if (e2bw_json_has_nul(text, len)) {

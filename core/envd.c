@@ -23,6 +23,7 @@ static char *dup_or_null(const cJSON *v) {
 static void info_free(e2bw_sandbox_info *s) {
   free(s->id);
   free(s->token);
+  free(s->traffic_token);
   free(s->domain);
   free(s->envd_version);
   free(s);
@@ -37,14 +38,30 @@ const e2bw_sandbox_info *e2bw_sandbox_lookup(const e2bw_core *core, const char *
 void e2bw_sandbox_remember(e2bw_core *core, const cJSON *sandbox) {
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(sandbox, "sandboxID");
   if (!cJSON_IsString(id) || !id->valuestring[0]) return;
+  const cJSON *traffic = cJSON_GetObjectItemCaseSensitive(sandbox, "trafficAccessToken");
+  char *kept = NULL;
+  for (e2bw_sandbox_info *old = core->sandboxes; old && !traffic; old = old->next)
+    if (strcmp(old->id, id->valuestring) == 0) { /* a SandboxDetail: the token learned from the Sandbox stays */
+      kept = old->traffic_token;
+      old->traffic_token = NULL;
+      break;
+    }
   e2bw_sandbox_forget(core, id->valuestring);
   e2bw_sandbox_info *s = calloc(1, sizeof *s);
-  if (!s) return;
+  if (!s) {
+    free(kept);
+    return;
+  }
+  s->traffic_token = traffic ? dup_or_null(traffic) : kept;
+  if (s->traffic_token && e2bw_secrets_add(&core->secrets, s->traffic_token, E2BW_SECRET_TRAFFIC_TOKEN) != 0) {
+    free(s->traffic_token); /* not remembered as a secret: not handed out either */
+    s->traffic_token = NULL;
+  }
   s->id = dup_or_null(id);
   s->token = dup_or_null(cJSON_GetObjectItemCaseSensitive(sandbox, "envdAccessToken"));
   s->domain = dup_or_null(cJSON_GetObjectItemCaseSensitive(sandbox, "domain"));
   s->envd_version = dup_or_null(cJSON_GetObjectItemCaseSensitive(sandbox, "envdVersion"));
-  if (!s->id || e2bw_secrets_add(&core->secrets, s->token, 1) != 0) {
+  if (!s->id || e2bw_secrets_add(&core->secrets, s->token, E2BW_SECRET_ENVD_TOKEN) != 0) {
     free(s->token); /* not remembered as a secret: not used either */
     s->token = NULL;
   }

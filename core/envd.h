@@ -16,6 +16,7 @@
 struct e2bw_sandbox_info {
   char *id;
   char *token;   /* envdAccessToken, or NULL (insecure sandbox) */
+  char *traffic_token; /* trafficAccessToken (network.allowPublicTraffic false), or NULL */
   char *domain;  /* the sandbox domain the API returned, or NULL */
   char *envd_version; /* envdVersion the API returned, or NULL */
   e2bw_sandbox_info *next;
@@ -23,7 +24,9 @@ struct e2bw_sandbox_info {
 
 /* Frees what the core knows of every sandbox (the core is being freed). */
 void e2bw_sandboxes_free(e2bw_core *core);
-/* Learns (or refreshes) what a Sandbox / SandboxDetail object says. */
+/* Learns (or refreshes) what a Sandbox / SandboxDetail object says. A
+ * trafficAccessToken is only in a Sandbox (create, connect, resume): a
+ * SandboxDetail keeps the one learned before. */
 void e2bw_sandbox_remember(e2bw_core *core, const cJSON *sandbox);
 void e2bw_sandbox_forget(e2bw_core *core, const char *id);
 const e2bw_sandbox_info *e2bw_sandbox_lookup(const e2bw_core *core, const char *id);

@@ -30,7 +30,8 @@
   X(NOT_DIRECTORY,     -32602, "not_directory",     NULL)                     \
   X(ALREADY_EXISTS,    -32016, "already_exists",    NULL)                     \
   X(NO_SPACE,          -32019, "no_space",          NULL)                     \
-  X(TOO_LARGE,         -32602, "too_large",         NULL)
+  X(TOO_LARGE,         -32602, "too_large",         NULL)                     \
+  X(BUILD_FAILED,      -32020, "build_failed",      NULL)
 
 typedef enum e2bw_error_kind {
 #define E2BW_X(kind, code, name, sdk) E2BW_ERR_##kind,

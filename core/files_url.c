@@ -2,8 +2,10 @@
  * (ours): a download (GET) or upload (POST) link to envd's /files carrying
  * envd's `v1_` signature and an expiry (docs/e2b-protocol-notes.md, "Files"),
  * as the SDK's downloadUrl/uploadUrl; ports.url: where a port inside the
- * sandbox is reached, and the headers each request must carry ("Reaching
- * envd"). */
+ * sandbox is reached (by host name, <port>-<id>.<domain>, whenever the
+ * control plane names the sandbox's domain), and the headers each request
+ * must carry ("Reaching envd"; the traffic token of a sandbox created with
+ * network.allowPublicTraffic false). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +108,15 @@ static void url_go(e2bw_core *core, e2bw_call *call) {
 
 void e2bw_files_url(e2bw_core *core, e2bw_call *call) { e2bw_envd_ensure(core, call, url_go); }
 
+/* <scheme>://<port>-<id>.<domain>: E2B's host routing, which the local
+ * backend's envd listener does too. The scheme is the configured
+ * sandbox_url's (http for a local backend), else https. */
+static int host_name_url(e2bw_buf *url, const e2bw_config *cfg, const char *id, const char *port, const char *domain) {
+  const char *scheme = cfg->sandbox_url && !strncmp(cfg->sandbox_url, "http://", 7) ? "http://" : "https://";
+  return e2bw_buf_append_str(url, scheme) || e2bw_buf_append_str(url, port) || e2bw_buf_append_char(url, '-') ||
+         e2bw_buf_append_str(url, id) || e2bw_buf_append_char(url, '.') || e2bw_buf_append_str(url, domain);
+}
+
 static void port_go(e2bw_core *core, e2bw_call *call) {
   const char *id = e2bw_files_param_str(call, "sandbox_id");
   const cJSON *port = cJSON_GetObjectItemCaseSensitive(call->params, "port");
@@ -116,16 +127,19 @@ static void port_go(e2bw_core *core, e2bw_call *call) {
   cJSON *r = cJSON_CreateObject();
   cJSON *headers = cJSON_AddObjectToObject(r, "headers");
   int rc;
-  if (core->config.sandbox_url) {
+  if (info && info->domain) {
+    /* the control plane names the sandbox's domain: route by host name */
+    rc = host_name_url(&url, &core->config, id, port_text, info->domain);
+  } else if (core->config.sandbox_url) {
     /* one proxy serves every sandbox: it routes by these headers */
     rc = e2bw_envd_base_url(core, id, &url);
     cJSON_AddStringToObject(headers, "E2b-Sandbox-Id", id);
     cJSON_AddStringToObject(headers, "E2b-Sandbox-Port", port_text);
   } else {
-    rc = e2bw_buf_append_str(&url, "https://") || e2bw_buf_append_str(&url, port_text) || e2bw_buf_append_char(&url, '-') ||
-         e2bw_buf_append_str(&url, id) || e2bw_buf_append_char(&url, '.') ||
-         e2bw_buf_append_str(&url, info && info->domain ? info->domain : core->config.domain);
+    rc = host_name_url(&url, &core->config, id, port_text, core->config.domain);
   }
+  /* network.allowPublicTraffic false: every request needs the token */
+  if (info && info->traffic_token) cJSON_AddStringToObject(headers, "e2b-traffic-access-token", info->traffic_token);
   if (rc || !headers) {
     e2bw_buf_free(&url);
     cJSON_Delete(r);

@@ -17,6 +17,8 @@
 #include "params.h"
 #include "process.h"
 #include "sandbox.h"
+#include "templates.h"
+#include "templates_manage.h"
 
 #define P_END {NULL, E2BW_P_STRING, 0}
 /* Every method takes `request_timeout` (seconds) to override the configured
@@ -87,6 +89,19 @@ static const e2bw_param url_params[] = {P_SANDBOX, P_PATH, {"operation", E2BW_P_
                                         {"expires_in", E2BW_P_SECONDS, 0}, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param port_params[] = {P_SANDBOX, {"port", E2BW_P_PORT, 1}, P_REQUEST_TIMEOUT, P_END};
 
+#define P_TEMPLATE {"template_id", E2BW_P_STRING, 1}
+static const e2bw_param template_build_params[] = {
+    {"name", E2BW_P_STRING, 1},         {"dockerfile", E2BW_P_STRING, 0}, {"steps", E2BW_P_ARRAY, 0},
+    {"from_image", E2BW_P_STRING, 0},   {"from_template", E2BW_P_STRING, 0}, {"registry", E2BW_P_OBJECT, 0},
+    {"context", E2BW_P_ARRAY, 0},       {"cpu", E2BW_P_RESOURCE, 0},     {"memory", E2BW_P_RESOURCE, 0},
+    {"disk", E2BW_P_RESOURCE, 0},       {"start_cmd", E2BW_P_STRING, 0}, {"ready_cmd", E2BW_P_STRING, 0},
+    {"skip_cache", E2BW_P_BOOL, 0},     {"wait", E2BW_P_BOOL, 0},        {"timeout", E2BW_P_SECONDS, 0},
+    P_REQUEST_TIMEOUT,                  P_END};
+static const e2bw_param template_get_params[] = {P_TEMPLATE, {"build_id", E2BW_P_STRING, 1}, {"logs_offset", E2BW_P_OFFSET, 0},
+                                                 P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param template_list_params[] = {{"limit", E2BW_P_LIMIT, 0}, {"next_token", E2BW_P_STRING, 0}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param template_id_params[] = {P_TEMPLATE, P_REQUEST_TIMEOUT, P_END};
+
 /* initialize declares the features this table derives (e2bw_features_json). */
 static void handle_initialize(e2bw_core *core, e2bw_call *call) { e2bw_handshake_initialize(core, call, e2bw_features_json); }
 
@@ -132,6 +147,10 @@ static const e2bw_method method_table[] = {
     {"files.unwatch", "files.rw", e2bw_files_unwatch, unwatch_params, 1},
     {"files.url", "files.rw", e2bw_files_url, url_params, 1},
     {"ports.url", "ports.url", e2bw_ports_url, port_params, 0},
+    {"templates.build", "templates.build", e2bw_templates_build, template_build_params, 0},
+    {"templates.get", "templates.build", e2bw_templates_get, template_get_params, 0},
+    {"templates.list", "templates.build", e2bw_templates_list, template_list_params, 0},
+    {"templates.delete", "templates.build", e2bw_templates_delete, template_id_params, 0},
 };
 #define METHOD_COUNT (sizeof method_table / sizeof method_table[0])
 
@@ -141,8 +160,38 @@ const e2bw_method *e2bw_method_find(const char *name) {
   return NULL;
 }
 
+/* Features whose methods are implemented but that initialize does not
+ * declare yet: each waits for its contract case (tests/contract/cases.mjs)
+ * to pass against a backend that has the API. Until then the core answers
+ * their methods as any undeclared feature's (-32003, E8004), so the plugin
+ * agrees with the host's gate, unless a core was opened to one with
+ * e2bw_core_preview_feature. Declaring one is deleting its line here and
+ * adding it to abx-provider.toml's [features]. */
+static const char *const awaiting_contract[] = {"templates.build"};
+#define AWAITING_COUNT (sizeof awaiting_contract / sizeof awaiting_contract[0])
+
+/* Its index in awaiting_contract, or -1. */
+static int awaiting(const char *feature) {
+  for (size_t i = 0; i < AWAITING_COUNT; i++)
+    if (strcmp(awaiting_contract[i], feature) == 0) return (int)i;
+  return -1;
+}
+
+int e2bw_core_preview_feature(e2bw_core *core, const char *feature) {
+  int i = feature ? awaiting(feature) : -1;
+  if (i < 0) return -1;
+  core->previewed |= 1u << i;
+  return 0;
+}
+
+int e2bw_method_served(const e2bw_core *core, const e2bw_method *m) {
+  int i = awaiting(m->feature);
+  return m->start && (i < 0 || (core->previewed >> i & 1u));
+}
+
 static int feature_complete(const char *feature) {
   int any = 0;
+  if (awaiting(feature) >= 0) return 0;
   for (size_t i = 0; i < METHOD_COUNT; i++) {
     if (strcmp(method_table[i].feature, feature) != 0 || method_table[i].optional) continue;
     if (!method_table[i].start) return 0;
@@ -183,7 +232,7 @@ static const struct {
     [E2BW_P_PATH] = {"path", 1, 0},             [E2BW_P_MODE] = {"mode", 0, 07777},
     [E2BW_P_OFFSET] = {"offset", 0, 1e15}, [E2BW_P_DEPTH] = {"depth", 1, 64},
     [E2BW_P_COUNT] = {"count", 1, 10000},       [E2BW_P_PORT] = {"port", 1, 65535},
-    [E2BW_P_OPERATION] = {"operation", 1, 0},
+    [E2BW_P_OPERATION] = {"operation", 1, 0},   [E2BW_P_ARRAY] = {"array", 1, 0},
 };
 
 char *e2bw_describe_methods(void) {
@@ -262,6 +311,9 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v, const cJSON *params
     return NULL;
   case E2BW_P_OBJECT:
     if (!cJSON_IsObject(v)) return param_error(p->name, "must be an object");
+    return NULL;
+  case E2BW_P_ARRAY:
+    if (!cJSON_IsArray(v)) return param_error(p->name, "must be an array");
     return NULL;
   case E2BW_P_STRING_MAP: {
     if (!cJSON_IsObject(v)) return param_error(p->name, "must be an object of string values");

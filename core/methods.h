@@ -38,7 +38,8 @@ typedef enum e2bw_param_type {
   E2BW_P_DATA,          /* any string; valid base64 when the sibling
                            `encoding` is "base64" (a cross-field check) */
   E2BW_P_RESOURCE,      /* cpu count or MiB: integer 1..2147483647 */
-  E2BW_P_NO_GPU         /* gpu: only "none" (0, false, "") can be honoured */
+  E2BW_P_NO_GPU,        /* gpu: only "none" (0, false, "") can be honoured */
+  E2BW_P_ARRAY          /* an array; its items are checked by the handler */
 } e2bw_param_type;
 
 typedef struct e2bw_param {
@@ -56,6 +57,10 @@ struct e2bw_method {
 };
 
 const e2bw_method *e2bw_method_find(const char *name);
+/* 1 when the core serves the method: it has a handler, and its feature is
+ * declared (or awaits its contract case and was opened with
+ * e2bw_core_preview_feature). Otherwise it answers -32003 (E8004). */
+int e2bw_method_served(const e2bw_core *core, const e2bw_method *m);
 /* Features to declare in `initialize` (a new array). */
 cJSON *e2bw_features_json(void);
 /* NULL when params fit the method's spec, else an invalid_params error that

@@ -197,19 +197,26 @@ static size_t char_len(const char *t, size_t left) {
   return k;
 }
 
-/* Is the string literal whose contents start at t exactly a known token? */
-static int is_known_token(const e2bw_secrets *s, const char *t, size_t left) {
+/* Is the string literal whose contents start at t exactly a known token of that kind? */
+static int is_known_token(const e2bw_secrets *s, const char *t, size_t left, int kind) {
   for (size_t k = 0; k < s->n; k++) {
     size_t n = strlen(s->list[k].text);
-    if (s->list[k].is_token && n < left && memcmp(t, s->list[k].text, n) == 0 && t[n] == '"') return 1;
+    if (s->list[k].is_token == kind && n < left && memcmp(t, s->list[k].text, n) == 0 && t[n] == '"') return 1;
   }
+  return 0;
+}
+
+/* Which token may be the value of the member named by the key t[0..n). */
+static int token_kind_of_key(const char *t, size_t n) {
+  static const char envd[] = "envd_access_token", traffic[] = "e2b-traffic-access-token";
+  if (n == sizeof envd - 1 && memcmp(t, envd, n) == 0) return E2BW_SECRET_ENVD_TOKEN;
+  if (n == sizeof traffic - 1 && memcmp(t, traffic, n) == 0) return E2BW_SECRET_TRAFFIC_TOKEN;
   return 0;
 }
 
 /* Copies t to out with every marked character (JSON: every marked escape or
  * character inside a string) replaced, one "***" per run. */
 static int rewrite(const e2bw_secrets *s, const char *t, size_t len, const uint8_t *m, int json, int allow_tokens, e2bw_buf *out) {
-  static const char key[] = "envd_access_token";
   int in_str = !json, run = 0, keep = 0, after_key = 0, rc = 0;
   size_t str_start = 0, last_start = 0, last_len = 0;
   for (size_t i = 0; i < len;) {
@@ -218,9 +225,10 @@ static int rewrite(const e2bw_secrets *s, const char *t, size_t len, const uint8
       if (c == '"') {
         in_str = 1;
         str_start = i + 1;
-        keep = allow_tokens && after_key && is_known_token(s, t + i + 1, len - i - 1);
+        keep = after_key && (allow_tokens || after_key == E2BW_SECRET_TRAFFIC_TOKEN) &&
+               is_known_token(s, t + i + 1, len - i - 1, after_key);
       }
-      if (c == ':') after_key = last_len == sizeof key - 1 && memcmp(t + last_start, key, last_len) == 0;
+      if (c == ':') after_key = token_kind_of_key(t + last_start, last_len);
       else if (c != ' ') after_key = 0;
       rc |= e2bw_buf_append_char(out, c);
       run = 0;

@@ -9,10 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a secret is (e2bw_secret.is_token): the two kinds of token the core
+ * hands out on purpose, each only as the value of its own member. */
+enum { E2BW_SECRET_KEY = 0, E2BW_SECRET_ENVD_TOKEN = 1, E2BW_SECRET_TRAFFIC_TOKEN = 2 };
+
 typedef struct e2bw_secret {
   char *text;      /* as it appears in JSON text (escaped) */
   char *raw;       /* as it is */
-  int is_token;    /* an envd token (may be handed out by envd_passthrough) */
+  int is_token;    /* E2BW_SECRET_*: an envd token (envd_passthrough hands it out), a traffic token
+                      (ports.url's e2b-traffic-access-token header), or neither */
 } e2bw_secret;
 
 typedef struct e2bw_secrets {
@@ -36,7 +41,9 @@ void e2bw_secrets_free(e2bw_secrets *s);
 /* Scrubs one EPP message (JSON text): only string contents change, whole
  * escapes at a time, so the text stays valid JSON. With allow_tokens, the
  * value of an "envd_access_token" member that is exactly a known envd token
- * is kept (envd_passthrough hands it out on purpose). Returns the text to
+ * is kept (envd_passthrough hands it out on purpose); the value of an
+ * "e2b-traffic-access-token" member that is exactly a known traffic token is
+ * always kept (ports.url names the header a request must carry). Returns the text to
  * send: `text` itself when nothing matched, else a new string (`text` is
  * freed); NULL when out of memory (`text` is freed: never send unscrubbed). */
 char *e2bw_redact_json(const e2bw_secrets *s, char *text, size_t *len, int allow_tokens);

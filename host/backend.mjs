@@ -5,7 +5,8 @@
 //   import { startBackend } from '<repo>/host/backend.mjs';
 //   const backend = await startBackend();
 //   // backend.apiUrl, backend.sandboxUrl, backend.apiKey, backend.stateDir, backend.pid,
-//   // backend.isolation ('full' or 'none', from the ready line)
+//   // backend.isolation ('full' or 'none'), backend.seccomp (true when sandbox
+//   // processes run under the syscall policy) and backend.domain, from the ready line
 //   ...
 //   await backend.stop();   // SIGTERM (or stop('SIGINT')), resolves to { code, signal } on exit
 //
@@ -153,6 +154,8 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     stateDir: ready.state_dir,
     pid: ready.pid,
     isolation: ready.isolation, // 'full' (sandboxes are namespaces + overlay + cgroups) or 'none'
+    seccomp: ready.seccomp, // true when every sandbox process runs under the syscall policy
+    domain: ready.domain,       // the sandboxes' domain: <port>-<id>.<domain> (--domain; default localhost:<envd port>)
     apiKey,
     stderr: () => stderr,
     exited,

@@ -20,6 +20,7 @@ struct api_ctx {
 	 * clients must not fall into (--connect-may-shorten). */
 	bool connect_may_shorten;
 	size_t max_sandboxes; /* running + paused; create answers 429 above */
+	const char *domain;   /* --domain: the sandboxes' `domain` (<port>-<id>.<domain>) */
 };
 
 /* id is the {sandboxID} path segment, already stripped of a legacy

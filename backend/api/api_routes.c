@@ -2,6 +2,7 @@
 #include "api/api_routes.h"
 
 #include "api/api_list.h"
+#include "api/api_network.h"
 #include "api/api_sandboxes.h"
 #include "http/http_conns.h"
 #include "http/http_head.h"
@@ -10,6 +11,7 @@
 #include "http/http_route.h"
 #include "lib/text.h"
 #include "runtime/runtime.h"
+#include "runtime/runtime_seccomp.h"
 
 #include <cJSON.h>
 #include <event2/http.h>
@@ -22,8 +24,10 @@ static int api_health(struct api_ctx *ctx, struct evhttp_request *req, const cha
 	(void)ctx;
 	(void)id;
 	cJSON *o = cJSON_CreateObject();
-	if (o)
+	if (o) {
 		cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
+		cJSON_AddBoolToObject(o, "seccomp", runtime_seccomp_active());
+	}
 	return reply_json(req, 200, o);
 }
 
@@ -48,6 +52,8 @@ static const struct api_route routes[] = {
 	{"/sandboxes/{}/pause", EVHTTP_REQ_POST, "POST", true, api_pause},
 	{"/sandboxes/{}/resume", EVHTTP_REQ_POST, "POST", true, api_resume},
 	{"/sandboxes/{}/connect", EVHTTP_REQ_POST, "POST", true, api_connect_v1},
+	{"/sandboxes/{}/network", EVHTTP_REQ_PUT, "PUT", true, api_update_network},
+	{"/sandboxes/{}/network", EVHTTP_REQ_POST, "POST", true, api_update_network},
 };
 
 #define ROUTE_COUNT (sizeof routes / sizeof routes[0])

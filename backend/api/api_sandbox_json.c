@@ -2,6 +2,7 @@
 #include "api/api_sandbox_json.h"
 
 #include "lib/clock.h"
+#include "net/net.h"
 #include "registry/registry.h"
 
 #include <cJSON.h>
@@ -40,7 +41,33 @@ static cJSON *common_fields(const struct sandbox *sb)
 	return o;
 }
 
-cJSON *sandbox_json_created(const struct sandbox *sb)
+/* E2B's `domain`: the SDK's getHost(port) is "<port>-<id>.<domain>". */
+static void add_domain(cJSON *o, const char *domain)
+{
+	if (domain && *domain)
+		cJSON_AddStringToObject(o, "domain", domain);
+	else
+		cJSON_AddNullToObject(o, "domain");
+}
+
+/* SandboxDetail's network: the egress lists as last set, and ingress. */
+static void add_network(cJSON *o, const struct sandbox *sb)
+{
+	cJSON *network = cJSON_CreateObject();
+	if (!network)
+		return;
+	net_sandbox_to_json(sb, network);
+	if (sb->traffic_token[0])
+		cJSON_AddBoolToObject(network, "allowPublicTraffic", false);
+	if (sb->mask_request_host)
+		cJSON_AddStringToObject(network, "maskRequestHost", sb->mask_request_host);
+	if (network->child)
+		cJSON_AddItemToObject(o, "network", network);
+	else
+		cJSON_Delete(network);
+}
+
+cJSON *sandbox_json_created(const struct sandbox *sb, const char *domain)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
@@ -51,23 +78,26 @@ cJSON *sandbox_json_created(const struct sandbox *sb)
 	cJSON_AddStringToObject(o, "envdVersion", SANDBOX_ENVD_VERSION);
 	if (sb->secure)
 		cJSON_AddStringToObject(o, "envdAccessToken", sb->access_token);
-	/* null domain: the SDK then needs sandboxUrl to reach envd at all. */
-	cJSON_AddNullToObject(o, "domain");
-	cJSON_AddNullToObject(o, "trafficAccessToken");
+	add_domain(o, domain);
+	if (sb->traffic_token[0])
+		cJSON_AddStringToObject(o, "trafficAccessToken", sb->traffic_token);
+	else
+		cJSON_AddNullToObject(o, "trafficAccessToken");
 	add_envd_url(o, sb);
 	return o;
 }
 
-cJSON *sandbox_json_detail(const struct sandbox *sb)
+cJSON *sandbox_json_detail(const struct sandbox *sb, const char *domain)
 {
 	cJSON *o = common_fields(sb);
 	if (!o)
 		return NULL;
 	if (sb->secure)
 		cJSON_AddStringToObject(o, "envdAccessToken", sb->access_token);
-	cJSON_AddNullToObject(o, "domain");
+	add_domain(o, domain);
 	if (sb->allow_internet_access >= 0)
 		cJSON_AddBoolToObject(o, "allowInternetAccess", sb->allow_internet_access);
+	add_network(o, sb);
 	cJSON *lifecycle = cJSON_AddObjectToObject(o, "lifecycle");
 	if (lifecycle) {
 		cJSON_AddBoolToObject(lifecycle, "autoResume", false);

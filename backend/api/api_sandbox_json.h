@@ -8,10 +8,10 @@ struct sandbox;
 
 #define SANDBOX_ENVD_VERSION "0.6.13" /* envd of the infra snapshot the protocol sheet read */
 
-/* "Sandbox": the answer to create, connect and resume. */
-struct cJSON *sandbox_json_created(const struct sandbox *sb);
+/* "Sandbox": the answer to create, connect and resume. domain: --domain. */
+struct cJSON *sandbox_json_created(const struct sandbox *sb, const char *domain);
 /* "SandboxDetail": GET /sandboxes/{id}. */
-struct cJSON *sandbox_json_detail(const struct sandbox *sb);
+struct cJSON *sandbox_json_detail(const struct sandbox *sb, const char *domain);
 /* "ListedSandbox": one element of GET /v2/sandboxes. */
 struct cJSON *sandbox_json_listed(const struct sandbox *sb);
 

@@ -2,10 +2,13 @@
  * resume and connect. */
 #include "api/api_sandboxes.h"
 
+#include "api/api_network.h"
 #include "api/api_sandbox_json.h"
 #include "http/http_field.h"
 #include "http/http_reply.h"
 #include "lib/clock.h"
+#include "net/net.h"
+#include "net/net_policy.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 
@@ -59,14 +62,14 @@ static enum field_result read_timeout(const cJSON *body, int64_t *out, struct bo
 	return FIELD_OK;
 }
 
-/* Fills spec from a NewSandbox (v1) or NewSandboxV2 body. Unknown fields
- * (network, mcp, volumeMounts, ...) are accepted and ignored. */
+/* Fills spec from a NewSandbox (v1) or NewSandboxV2 body; the network
+ * settings are api_network.c's. Unknown fields (mcp, volumeMounts, ...) are
+ * accepted and ignored. */
 static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spec,
 	struct body_error *err)
 {
 	spec->timeout_s = v2 ? TIMEOUT_DEFAULT_V2 : TIMEOUT_DEFAULT_V1;
 	spec->secure = v2; /* v2 is always secure */
-	spec->allow_internet_access = -1;
 
 	enum field_result r = field_string(body, "templateID", &spec->template_id, err);
 	if (r == FIELD_BAD)
@@ -110,11 +113,6 @@ static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spe
 		return -1;
 	if (r == FIELD_OK)
 		spec->disk_size_mb = (int)n;
-	r = field_bool(body, "allow_internet_access", &flag, err);
-	if (r == FIELD_BAD)
-		return -1;
-	if (r == FIELD_OK)
-		spec->allow_internet_access = flag;
 	return 0;
 }
 
@@ -125,12 +123,15 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	if (!body)
 		return reply_body_error(req, &err);
 	struct sandbox_spec spec = {0};
-	if (read_new_sandbox(body, v2, &spec, &err) != 0) {
+	struct net_policy policy;
+	if (read_new_sandbox(body, v2, &spec, &err) != 0 ||
+	    api_network_read_create(body, &spec, &policy, &err) != 0) {
 		cJSON_Delete(body);
 		return reply_body_error(req, &err);
 	}
 	if (registry_count(ctx->reg) >= ctx->max_sandboxes) {
 		cJSON_Delete(body);
+		net_policy_free(&policy);
 		/* E2B's answer (and status) when a team is at its concurrency limit. */
 		return reply_errorf(req, 429, "You have reached the maximum number of concurrent E2B "
 			"sandboxes (%zu). If you need more, please contact us at "
@@ -139,13 +140,22 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	struct runtime_error rerr;
 	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, &rerr) != 0) {
 		cJSON_Delete(body);
+		net_policy_free(&policy);
 		return reply_error(req, rerr.status, rerr.message);
 	}
 	struct sandbox *sb = registry_create(ctx->reg, &spec, &rerr);
 	cJSON_Delete(body); /* spec pointed into it; the registry made copies */
-	if (!sb)
+	if (!sb) {
+		net_policy_free(&policy);
 		return reply_error(req, rerr.status, rerr.message);
-	return reply_json(req, 201, sandbox_json_created(sb));
+	}
+	char why[256];
+	if (net_sandbox_attach(sb, &policy, why, sizeof why) != 0) {
+		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
+		registry_kill(ctx->reg, sb);
+		return reply_error(req, 500, "Failed to create sandbox: no network");
+	}
+	return reply_json(req, 201, sandbox_json_created(sb, ctx->domain));
 }
 
 int api_create_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
@@ -165,7 +175,7 @@ int api_get(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb)
 		return reply_not_found(req, id);
-	return reply_json(req, 200, sandbox_json_detail(sb));
+	return reply_json(req, 200, sandbox_json_detail(sb, ctx->domain));
 }
 
 int api_kill(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
@@ -247,7 +257,7 @@ int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 	if (auto_pause_given == FIELD_OK)
 		sb->auto_pause = auto_pause;
 	registry_resume(ctx->reg, sb, timeout);
-	return reply_json(req, 201, sandbox_json_created(sb));
+	return reply_json(req, 201, sandbox_json_created(sb, ctx->domain));
 }
 
 /* Both connect routes: 200 when it was running, 201 when it was resumed. */
@@ -276,14 +286,14 @@ static int connect_sandbox(struct api_ctx *ctx, struct evhttp_request *req, cons
 		return reply_not_found(req, id);
 	if (sb->state == SANDBOX_PAUSED) {
 		registry_resume(ctx->reg, sb, timeout);
-		return reply_json(req, 201, sandbox_json_created(sb));
+		return reply_json(req, 201, sandbox_json_created(sb, ctx->domain));
 	}
 	/* E2B only ever extends here; --connect-may-shorten replaces endAt even
 	 * when that brings it closer (a connect without a timeout means 300 s). */
 	bool shorter = clock_now_ms() + timeout * 1000 < sb->end_at_ms;
 	if (!shorter || ctx->connect_may_shorten)
 		registry_set_timeout(ctx->reg, sb, timeout);
-	return reply_json(req, 200, sandbox_json_created(sb));
+	return reply_json(req, 200, sandbox_json_created(sb, ctx->domain));
 }
 
 int api_connect_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id)

@@ -40,6 +40,7 @@ struct proxy {
 	long port;
 	struct http_framing body;   /* the request's body, as the client frames it */
 	bool tunnel;                /* an upgrade: bytes flow both ways unchanged */
+	char *mask_host;            /* maskRequestHost with the port in, or NULL */
 	bool up_eof, client_eof;
 };
 
@@ -67,6 +68,7 @@ static void drop(struct proxy *p)
 		bufferevent_free(p->up);
 	if (p->idle)
 		event_free(p->idle);
+	free(p->mask_host);
 	free(p);
 }
 
@@ -241,6 +243,12 @@ static void write_head(struct proxy *p)
 	evbuffer_add_printf(out, "%s %s HTTP/1.1\r\n", request_method_name(req),
 		evhttp_request_get_uri(req));
 	for (struct evkeyval *h = in->tqh_first; h; h = h->next.tqe_next) {
+		if (p->mask_host && strcasecmp(h->key, "Host") == 0) {
+			evbuffer_add_printf(out, "Host: %s\r\n", p->mask_host);
+			continue;
+		}
+		if (strcasecmp(h->key, ENVD_TRAFFIC_TOKEN_HEADER) == 0)
+			continue; /* the sandbox's servers never see the token */
 		bool keep = p->tunnel ? strcasecmp(h->key, "Content-Length") != 0 : !hop_by_hop(h->key);
 		if (keep)
 			evbuffer_add_printf(out, "%s: %s\r\n", h->key, h->value);
@@ -320,6 +328,28 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 	drop(p);
 }
 
+/* maskRequestHost with every "${PORT}" replaced by the port, as E2B does. */
+static char *mask_host(const char *mask, long port)
+{
+	static const char var[] = "${PORT}";
+	char num[16];
+	snprintf(num, sizeof num, "%ld", port);
+	size_t n = 0;
+	char *out = malloc(strlen(mask) + 1); /* a port is shorter than "${PORT}" */
+	while (out && *mask) {
+		if (strncmp(mask, var, sizeof var - 1) == 0) {
+			memcpy(out + n, num, strlen(num));
+			n += strlen(num);
+			mask += sizeof var - 1;
+		} else {
+			out[n++] = *mask++;
+		}
+	}
+	if (out)
+		out[n] = '\0';
+	return out;
+}
+
 int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
 	long port)
 {
@@ -347,6 +377,8 @@ int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sa
 	snprintf(p->sandbox_id, sizeof p->sandbox_id, "%s", sb->id);
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (sb->mask_request_host)
+		p->mask_host = mask_host(sb->mask_request_host, port);
 	link_proxy(p);
 	bufferevent_setcb(p->up, NULL, NULL, on_up_event, p);
 	http_conn_set_closecb(p->evcon, on_client_gone, p);

@@ -79,6 +79,33 @@ static int reply_sandbox_not_found(struct evhttp_request *req, const char *id)
 	return reply_json(req, 502, body);
 }
 
+/* network.allowPublicTraffic false: a request for any port but envd's
+ * (which has its own token) must carry the sandbox's traffic token, as
+ * E2B's proxy wants it. */
+static bool traffic_token_ok(const struct http_head *h, const struct sandbox *sb)
+{
+	if (!sb->traffic_token[0])
+		return true;
+	const char *got = http_head_find(h, ENVD_TRAFFIC_TOKEN_HEADER);
+	return got && text_secret_equal(got, sb->traffic_token);
+}
+
+static int reply_bad_traffic_token(struct evhttp_request *req, const char *id)
+{
+	const char *got = evhttp_find_header(evhttp_request_get_input_headers(req),
+		ENVD_TRAFFIC_TOKEN_HEADER);
+	cJSON *body = cJSON_CreateObject();
+	if (body) {
+		cJSON_AddStringToObject(body, "sandboxId", id);
+		cJSON_AddStringToObject(body, "message", got && *got
+			? "Sandbox is secured with traffic access token. Provided token is invalid."
+			: "Sandbox is secured with traffic access token. Token header '"
+			  ENVD_TRAFFIC_TOKEN_HEADER "' is missing");
+		cJSON_AddNumberToObject(body, "code", 403);
+	}
+	return reply_json(req, 403, body);
+}
+
 /* A port number 1..65535 in at most 5 digits; -1 otherwise (a longer one
  * must never be cut down to 16 bits). */
 static long parse_port(const char *s, size_t n)
@@ -126,7 +153,8 @@ enum envd_failure {
 	ENVD_NO_SANDBOX,    /* 502: unknown or paused */
 	ENVD_NO_PATH,       /* 404 */
 	ENVD_BAD_METHOD,    /* 405 */
-	ENVD_NO_TOKEN       /* 401 */
+	ENVD_NO_TOKEN,      /* 401 */
+	ENVD_NO_TRAFFIC_TOKEN /* 403: another port without the traffic token */
 };
 
 struct envd_target {
@@ -235,6 +263,8 @@ static void resolve(struct envd_ctx *ctx, const struct http_head *h, const char 
 		t->failure = ENVD_NO_SANDBOX;
 	else if (t->port == ENVD_PORT)
 		t->failure = find_route(h, t);
+	else if (!traffic_token_ok(h, t->sb))
+		t->failure = ENVD_NO_TRAFFIC_TOKEN;
 }
 
 static int reply_failure(struct evhttp_request *req, const struct envd_target *t)
@@ -243,6 +273,7 @@ static int reply_failure(struct evhttp_request *req, const struct envd_target *t
 	case ENVD_BAD_ROUTING: return reply_error(req, 400, t->message);
 	case ENVD_BAD_SIGNATURE: return reply_error(req, 401, "invalid signature");
 	case ENVD_NO_SANDBOX: return reply_sandbox_not_found(req, t->id);
+	case ENVD_NO_TRAFFIC_TOKEN: return reply_bad_traffic_token(req, t->id);
 	case ENVD_BAD_METHOD:
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
 			strcmp(request_path(req), "/health") == 0 ? "GET, HEAD" : "POST");

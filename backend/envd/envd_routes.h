@@ -30,6 +30,8 @@ struct registry;
 struct sandbox;
 
 #define ENVD_PORT 49983
+/* The header E2B's proxy wants on a sandbox with network.allowPublicTraffic false. */
+#define ENVD_TRAFFIC_TOKEN_HEADER "e2b-traffic-access-token"
 
 struct envd_ctx {
 	struct registry *reg;

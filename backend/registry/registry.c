@@ -69,6 +69,7 @@ static void sandbox_free(struct sandbox *sb)
 	cJSON_Delete(sb->metadata);
 	cJSON_Delete(sb->env_vars);
 	free(sb->template_id);
+	free(sb->mask_request_host);
 	free(sb->dir);
 	free(sb);
 }
@@ -172,6 +173,8 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
 	if (!sb->template_id || !sb->metadata || !sb->env_vars || !sb->expiry ||
 	    random_hex(sb->client_id, SANDBOX_CLIENT_ID_LEN) != 0 ||
 	    (spec->secure && random_hex(sb->access_token, SANDBOX_TOKEN_LEN) != 0) ||
+	    (spec->private_traffic && random_hex(sb->traffic_token, SANDBOX_TOKEN_LEN) != 0) ||
+	    (spec->mask_request_host && !(sb->mask_request_host = strdup(spec->mask_request_host))) ||
 	    assign_id_and_dir(reg, sb) != 0) {
 		sandbox_free(sb);
 		return NULL;

@@ -27,6 +27,7 @@ struct registry;
 enum sandbox_state { SANDBOX_RUNNING, SANDBOX_PAUSED };
 
 struct sandbox_rt;
+struct sandbox_net;
 struct envd_listener;
 
 struct sandbox {
@@ -47,6 +48,12 @@ struct sandbox {
 	int memory_mb;
 	int disk_size_mb;        /* reported only: no quota (docs/local-backend.md) */
 	struct sandbox_rt *rt;   /* the runtime's (runtime/runtime_state.h); NULL without isolation */
+	struct sandbox_net *net; /* net/'s (net/net.h); NULL without networking */
+	/* Ingress (network.allowPublicTraffic false, maskRequestHost): the token
+	 * every request to a port other than envd's must carry, "" when public;
+	 * the Host the sandbox's servers see ("${PORT}" replaced), or NULL. */
+	char traffic_token[SANDBOX_TOKEN_LEN + 1];
+	char *mask_request_host;
 	struct envd_listener *envd_listener; /* its own envd port (envd_listener.h), or NULL */
 	char envd_url[96];       /* that port's URL, "" without one */
 	void *user_data;         /* free for a process manager */
@@ -65,6 +72,8 @@ struct sandbox_spec {
 	bool secure;
 	bool auto_pause;
 	int allow_internet_access;    /* -1 not given */
+	bool private_traffic;         /* network.allowPublicTraffic false: issue a traffic token */
+	const char *mask_request_host; /* network.maskRequestHost, NULL = none */
 	int cpu_count;
 	int memory_mb;
 	int disk_size_mb;
@@ -87,7 +96,7 @@ void registry_free(struct registry *reg);
  * added, `created` and `resumed` in the reverse order. So the set added
  * first (the one that owns a sandbox's connections) cuts its streams before
  * the others kill its processes, and opens last. 0, or -1 when full. */
-#define REGISTRY_MAX_HOOKS 4
+#define REGISTRY_MAX_HOOKS 8
 int registry_add_hooks(struct registry *reg, const struct registry_hooks *hooks);
 
 struct runtime_error;

@@ -14,6 +14,7 @@
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_leftovers.h"
 #include "runtime/runtime_remove.h"
+#include "runtime/runtime_seccomp.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -170,6 +171,8 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		if (rt_g.self_pid_ns < 0 || rt_g.self_net_ns < 0)
 			why = "cannot open the backend's own namespaces";
 	}
+	if (!why)
+		why = runtime_seccomp_build();
 	runtime_clean_stale_dirs(state_root);
 	if (why) {
 		if (requested == ISOLATION_FULL) {
@@ -205,6 +208,7 @@ void runtime_shutdown(void)
 		close(rt_g.self_net_ns);
 	if (rt_g.init_fd >= 0)
 		close(rt_g.init_fd);
+	runtime_seccomp_release();
 	free(rt_g.init_path);
 	free(rt_g.templates_dir);
 	free(rt_g.state_root);
@@ -347,11 +351,13 @@ static int start_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		/* Keep only the report pipe (as fd 3) and the init binary. */
+		/* Keep only the report pipe (as fd 3), the syscall policy the
+		 * init installs after its mounts (fd 4) and the init binary. */
 		int init_fd = fcntl(rt_g.init_fd, F_DUPFD_CLOEXEC, 64);
-		if (init_fd < 0 || dup2(p[1], 3) != 3)
+		int filter_fd = fcntl(runtime_seccomp_fd(), F_DUPFD_CLOEXEC, 64);
+		if (init_fd < 0 || filter_fd < 0 || dup2(p[1], 3) != 3 || dup2(filter_fd, 4) != 4)
 			_exit(1);
-		syscall(SYS_close_range, 4U, (unsigned)init_fd - 1, 0U);
+		syscall(SYS_close_range, 5U, (unsigned)init_fd - 1, 0U);
 		syscall(SYS_close_range, (unsigned)init_fd + 1, ~0U, 0U);
 		/* "." rather than the path: the sandbox need not learn the state dir. */
 		if (chdir(rt->rootfs) != 0)

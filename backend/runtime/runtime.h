@@ -9,17 +9,19 @@
  * --isolation none, commands run on the host as the backend's user, in the
  * sandbox's directory (the backend before the runtime existed).
  *
- * runtime/ owns: that isolation (namespaces, cgroups, the overlay root, pid
- * 1's program in init/), the accounts of a sandbox, entering it, removing it
- * and what a dead backend left. It may call: lib/ only (it reads the
- * registry's struct sandbox, never calls the registry). Called by main.c,
+ * runtime/ owns: that isolation (namespaces, cgroups, the overlay root, the
+ * syscall policy, pid 1's program in init/), the accounts of a sandbox,
+ * entering it, removing it and what a dead backend left. It may call: lib/
+ * only, and libseccomp (it reads the registry's struct sandbox, never calls
+ * the registry). Called by main.c,
  * registry/ (start, freeze, remove), envd/ (process spawning, files, port
  * proxy) and api/ (may this sandbox be created?).
  *
  * This header is runtime.c's: the isolation mode and the sandbox lifecycle.
  * runtime_enter.h (a sandbox's root, sockets in it, forking into it) and
  * runtime_users.h (its accounts) are what the rest of the backend uses to
- * reach into a sandbox; runtime_remove.h is removal.
+ * reach into a sandbox; runtime_remove.h is removal; runtime_seccomp.h is the
+ * syscall policy (main.c and api/ report whether it is on).
  *
  * The backend is single-threaded; these functions are called from its loop. */
 #ifndef E2B_BACKEND_RUNTIME_H

@@ -23,7 +23,13 @@ static int write_file(const char *path, const char *text)
 	if (fd < 0)
 		return -1;
 	size_t len = strlen(text);
-	ssize_t n = write(fd, text, len);
+	/* The memory controller answers EINTR when a signal (SIGCHLD of any
+	 * command) arrives while it applies a limit: the write is simply retried. */
+	ssize_t n;
+	int tries = 0;
+	do
+		n = write(fd, text, len);
+	while (n < 0 && errno == EINTR && ++tries < 100);
 	int err = errno;
 	close(fd);
 	errno = err;

@@ -1,11 +1,12 @@
 /* Entering a sandbox (runtime_enter.h): paths resolved beneath its root,
  * sockets in its network namespace, and the steps a forked child takes to
- * become a process of the sandbox (cgroups, namespaces, capabilities,
- * user). */
+ * become a process of the sandbox (cgroups, namespaces, syscall policy,
+ * capabilities, user). */
 #define _GNU_SOURCE
 #include "runtime/runtime_enter.h"
 
 #include "registry/registry.h"
+#include "runtime/runtime_seccomp.h"
 #include "runtime/runtime_state.h"
 #include "runtime/runtime_users.h"
 
@@ -158,6 +159,10 @@ int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u)
 		close(fds[i]);
 	}
 	if (chdir("/") != 0)
+		return -1;
+	/* While it still has CAP_SYS_ADMIN: then no NO_NEW_PRIVS is needed,
+	 * and setuid sudo keeps working. */
+	if (runtime_seccomp_apply() != 0)
 		return -1;
 	for (int cap = 0; cap <= 63; cap++) {
 		if (cap_kept(cap))

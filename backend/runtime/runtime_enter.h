@@ -33,8 +33,9 @@ int runtime_path_is_dir(const struct sandbox *sb, const char *path);
  * and puts child (if > 0) into the sandbox's cgroups. */
 int runtime_fork_enter(const struct sandbox *sb);
 void runtime_fork_leave(const struct sandbox *sb, pid_t child);
-/* In the forked child, before exec: joins the cgroups and namespaces, drops
- * privileges the sandbox must not have, becomes user u. -1 with errno. */
+/* In the forked child, before exec: joins the cgroups and namespaces,
+ * installs the syscall policy (runtime_seccomp.h), drops privileges the
+ * sandbox must not have, becomes user u. -1 with errno. */
 int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u);
 /* The pid the sandbox's own /proc shows for a host pid (itself when not isolated). */
 pid_t runtime_ns_pid(const struct sandbox *sb, pid_t host_pid);

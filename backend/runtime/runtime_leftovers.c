@@ -22,7 +22,7 @@
 
 
 /* Whether pid is a live e2b-local-backend (comm is cut to 15 characters). */
-static bool backend_alive(pid_t pid)
+bool runtime_backend_alive(pid_t pid)
 {
 	char path[64], comm[32] = "";
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
@@ -47,7 +47,7 @@ void runtime_clean_stale_cgroups(void)
 		if (e->d_name[0] != 'b')
 			continue;
 		pid_t owner = (pid_t)atoi(e->d_name + 1);
-		if (owner <= 0 || owner == getpid() || backend_alive(owner))
+		if (owner <= 0 || owner == getpid() || runtime_backend_alive(owner))
 			continue;
 		fprintf(stderr, "e2b-local-backend: removing cgroups left by backend %d\n", (int)owner);
 		/* Sandboxes first (every controller), then the backend's own group. */
@@ -113,7 +113,7 @@ void runtime_clean_stale_dirs(const char *state_root)
 	}
 	char sandboxes[4096];
 	snprintf(sandboxes, sizeof sandboxes, "%s/sandboxes", state_root);
-	if (old > 0 && old != getpid() && !backend_alive(old)) {
+	if (old > 0 && old != getpid() && !runtime_backend_alive(old)) {
 		clean_stale_mounts(sandboxes);
 		DIR *d = opendir(sandboxes);
 		struct dirent *e;
@@ -154,7 +154,7 @@ void runtime_clean_stale_dirs(const char *state_root)
 		if (fscanf(pf, "%d", &pid) != 1)
 			pid = 0;
 		fclose(pf);
-		if (pid <= 0 || pid == getpid() || backend_alive(pid))
+		if (pid <= 0 || pid == getpid() || runtime_backend_alive(pid))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
 		fprintf(stderr, "e2b-local-backend: removing %s left by backend %d\n", path, pid);

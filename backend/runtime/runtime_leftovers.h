@@ -4,7 +4,12 @@
 #ifndef E2B_BACKEND_RUNTIME_LEFTOVERS_H
 #define E2B_BACKEND_RUNTIME_LEFTOVERS_H
 
+#include <stdbool.h>
+#include <sys/types.h>
 
+/* Whether pid is a live e2b-local-backend: what every cleaner of a dead
+ * backend's leftovers asks (net/ too, for its table and address claim). */
+bool runtime_backend_alive(pid_t pid);
 void runtime_clean_stale_cgroups(void);
 /* Also records this backend's pid in state_root/backend.pid. */
 void runtime_clean_stale_dirs(const char *state_root);

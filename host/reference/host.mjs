@@ -24,6 +24,8 @@ export const METHOD_FEATURE = {
   'files.read': 'files.rw', 'files.write': 'files.rw', 'files.list': 'files.rw', 'files.stat': 'files.rw',
   'files.mkdir': 'files.rw', 'files.remove': 'files.rw', 'files.move': 'files.rw',
   'ports.url': 'ports.url',
+  'templates.build': 'templates.build', 'templates.get': 'templates.build', 'templates.list': 'templates.build',
+  'templates.delete': 'templates.build',
   // pty.* are optional methods (docs/plugin-contract.md) an exec plugin may offer, not a feature
   // of their own; their output streams as exec.output, so exec.stream gates them
   'pty.open': 'exec.stream', 'pty.input': 'exec.stream', 'pty.resize': 'exec.stream', 'pty.close': 'exec.stream',

@@ -8,7 +8,7 @@ import { parse } from 'smol-toml'
 // The feature names (docs/plugin-contract.md): `abx provider test` case 1 fails on any other.
 export const KNOWN_FEATURES = [
   'sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream',
-  'process.manage', 'files.rw', 'ports.url',
+  'process.manage', 'files.rw', 'ports.url', 'templates.build',
 ]
 const RESERVED_IDS = new Set(['alicloud-express', 'abx', 'local', 'default'])
 const FIELD_TYPES = new Set(['string', 'enum', 'bool', 'number', 'integer'])
@@ -74,6 +74,8 @@ export async function validateManifest(doc, dir) {
 
   if (doc.core && doc.core.inherit !== undefined && !isStrArray(doc.core.inherit)) fail('core.inherit', 'must be an array of strings')
 
+  if (doc.template !== undefined) validateTemplate(doc.template)
+
   const fields = (doc.config && doc.config.fields) || {}
   for (const [name, spec] of Object.entries(fields)) {
     const at = `config.fields.${name}`
@@ -86,6 +88,36 @@ export async function validateManifest(doc, dir) {
     if (spec.secret && spec.default !== undefined) fail(`${at}.default`, 'a secret cannot have a default')
   }
   return doc
+}
+
+// The optional [template] table (docs/plugin-contract.md, "Template table"):
+// how a Dockerfile abx generates must look to build on the provider. Each
+// rule as the seed gives it; an error names the field as
+// "Invalid abx-provider.toml: [template] <field> ...".
+export function validateTemplate(t) {
+  const fail = (name, problem) => {
+    const e = new ManifestError(`[template] ${name}`, problem)
+    e.field = `template.${name}`
+    throw e
+  }
+  if (!t || typeof t !== 'object' || Array.isArray(t)) fail('(table)', 'must be a table')
+  if (!isStr(t.base_image)) fail('base_image', 'is required: a non-empty string (the Dockerfile\'s FROM)')
+  if (typeof t.entrypoint_replaceable !== 'boolean') fail('entrypoint_replaceable', 'is required: a boolean (false: the generator writes no ENTRYPOINT)')
+  if (!['image_cmd', 'platform_start_cmd'].includes(t.server_start)) fail('server_start', 'is required: "image_cmd" or "platform_start_cmd"')
+  if (t.server_start === 'image_cmd') {
+    if (!Array.isArray(t.cmd) || t.cmd.length === 0 || !isStrArray(t.cmd)) fail('cmd', 'is required with server_start = "image_cmd": a non-empty array of strings')
+    if (t.start_cmd !== undefined && t.start_cmd !== '') fail('start_cmd', 'must be omitted or empty with server_start = "image_cmd"')
+  } else {
+    if (!isStr(t.start_cmd)) fail('start_cmd', 'is required with server_start = "platform_start_cmd": a non-empty string')
+    if (t.cmd !== undefined && !(Array.isArray(t.cmd) && t.cmd.length === 0)) fail('cmd', 'must be omitted or empty with server_start = "platform_start_cmd"')
+  }
+  if (t.ready_cmd !== undefined && typeof t.ready_cmd !== 'string') fail('ready_cmd', 'must be a string, or omitted')
+  if (!isStr(t.arch)) fail('arch', 'is required: a non-empty string, e.g. "linux/amd64"')
+  if (!isStr(t.workdir)) fail('workdir', 'is required: a non-empty string (the Dockerfile\'s WORKDIR)')
+  if (t.reserved_ports !== undefined &&
+      (!Array.isArray(t.reserved_ports) || !t.reserved_ports.every((p) => Number.isInteger(p) && p >= 1 && p <= 65535)))
+    fail('reserved_ports', 'must be an array of integers from 1 to 65535 (or omitted, or [])')
+  if (!isStr(t.registry)) fail('registry', 'is required: a non-empty description of how images are pulled (credentials stay in the provider\'s config)')
 }
 
 export function typeMatches(spec, v) {

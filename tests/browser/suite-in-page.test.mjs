@@ -13,7 +13,7 @@ let backend
 before(async () => { backend = await startBackend() })
 after(async () => { await backend?.stop() })
 
-test('the 18 contract cases pass in the page; only undeclared features are skipped', async () => {
+test('the contract cases pass in the page; only undeclared features are skipped', async () => {
   const declared = (await loadManifest(repoRoot)).features.supported
   const created = new Set()
   const streamed = []

@@ -1,7 +1,8 @@
-// cases.mjs — the 18 contract cases of `abx provider test` (seed 003 §3) and
-// their runner, as one environment-neutral ES module: no Node API, so the same
-// file runs from the command line (tests/contract/suite.mjs) and inside a
-// browser page (tests/browser/run-suite.mjs). STABLE API — keep it so:
+// cases.mjs — the 18 contract cases of `abx provider test` (seed 003 §3), the
+// case of templates.build, and their runner, as one environment-neutral ES
+// module: no Node API, so the same file runs from the command line
+// (tests/contract/suite.mjs) and inside a browser page
+// (tests/browser/run-suite.mjs). STABLE API — keep it so:
 //
 //   import { CASES, KNOWN_FEATURES, runCases } from './cases.mjs'
 //
@@ -39,7 +40,8 @@
 // exec cases is killed when the run ends.
 import { createTrafficChecker } from '../lib/epp-traffic.mjs'
 
-/** The seed's features (§2) and one method of each, for the E8004 case. */
+/** The seed's features (§2; templates.build from its create flow) and one
+ *  method of each, for the E8004 case. */
 export const KNOWN_FEATURES = Object.freeze({
   'sandbox.lifecycle': 'sandbox.get',
   'sandbox.timeout': 'sandbox.set_timeout',
@@ -49,6 +51,7 @@ export const KNOWN_FEATURES = Object.freeze({
   'process.manage': 'process.list',
   'files.rw': 'files.read',
   'ports.url': 'ports.url',
+  'templates.build': 'templates.get',
 })
 
 class CaseFailure extends Error {}
@@ -349,18 +352,60 @@ export const CASES = [
     name: 'ports',
     features: ['sandbox.lifecycle', 'ports.url'],
     async run(t) {
-      const sid = await t.sandbox()
+      // A sandbox whose ports are private (E2B's network.allowPublicTraffic
+      // false): ports.url must name the header with its traffic token.
+      const { sandbox_id: sid } = await t.createSandbox({ timeout: 120, options: { network: { allowPublicTraffic: false } } })
       const r = await t.call('ports.url', { sandbox_id: sid, port: 8080 })
       const url = new URL(r.url)
       expect.ok(url.protocol === 'http:' || url.protocol === 'https:', `ports.url gives an http(s) URL: ${r.url}`)
       expect.ok(r.headers && typeof r.headers === 'object', 'headers object')
       for (const v of Object.values(r.headers)) expect.equal(typeof v, 'string', 'header values are strings')
-      const routed = r.url.includes('8080') || r.headers['E2b-Sandbox-Port'] === '8080'
-      expect.ok(routed, `the port is in the URL or in E2b-Sandbox-Port: ${show(r)}`)
+      const byName = url.hostname.startsWith(`8080-${sid}.`)
+      const routed = byName || r.headers['E2b-Sandbox-Port'] === '8080'
+      expect.ok(routed, `the port is in the host name (<port>-<id>.<domain>) or in E2b-Sandbox-Port: ${show(r)}`)
       if (r.headers['E2b-Sandbox-Id'] !== undefined) expect.equal(r.headers['E2b-Sandbox-Id'], sid, 'E2b-Sandbox-Id header')
+      const token = r.headers['e2b-traffic-access-token']
+      expect.ok(typeof token === 'string' && token.length >= 16, 'the e2b-traffic-access-token header of a sandbox created with allowPublicTraffic: false')
       await expect.rejects(t.call('ports.url', { sandbox_id: sid, port: 70000 }), 'ports.url of port 70000', (err) => {
         expect.equal(err.rpc && err.rpc.code, -32602, 'error code')
       })
+    },
+  },
+  {
+    name: 'templates: Dockerfile build, use, delete',
+    features: ['sandbox.lifecycle', 'exec.run', 'templates.build'],
+    async run(t) {
+      const tag = randomTag()
+      const name = `abx-contract-${tag}`
+      const hello = `hello from the build context ${tag}\n`
+      const dockerfile = ['FROM e2bdev/base', `RUN echo built-${tag} > /opt/abx-contract-run`, 'COPY hello.txt /opt/abx-contract/hello.txt',
+        'ENV ABX_CONTRACT=1', 'WORKDIR /opt/abx-contract'].join('\n')
+      const follower = t.follow()
+      let built = null
+      try {
+        built = await t.call('templates.build', { name, dockerfile, context: [{ path: 'hello.txt', content: btoa(hello) }] })
+        expect.equal(built.status, 'ready', 'templates.build status')
+        expect.equal(built.name, name, 'templates.build name')
+        expect.ok(typeof built.template_id === 'string' && built.template_id && typeof built.build_id === 'string' && built.build_id, 'template and build ids')
+        const logs = follower.logs()
+        expect.ok(logs.length > 0, 'templates.log notifications while it built')
+        for (const l of logs) expect.ok(typeof l.message === 'string' && typeof l.timestamp === 'string', `a log entry: ${show(l)}`)
+        const got = await t.call('templates.get', { template_id: built.template_id, build_id: built.build_id })
+        expect.equal(got.status, 'ready', 'templates.get status')
+        const { sandbox_id } = await t.createSandbox({ template: name, timeout: 120 })
+        const run = await t.call('exec.run', { sandbox_id, command: 'cat /opt/abx-contract-run /opt/abx-contract/hello.txt' })
+        expect.equal(run.stdout, `built-${tag}\n${hello}`, "the RUN's and the COPY's files in a sandbox of the template")
+        await t.kill(sandbox_id)
+        expect.deepEqual(await t.call('templates.delete', { template_id: built.template_id }), { template_id: built.template_id, deleted: true }, 'templates.delete')
+        const deleted = built
+        built = null
+        await expect.rejects(t.call('templates.get', { template_id: deleted.template_id, build_id: deleted.build_id }), 'templates.get of a deleted template', (err) => {
+          expect.equal(err.rpc && err.rpc.code, -32002, 'error code')
+          expect.equal(err.code, 'E4001', 'SDK code the host shows')
+        })
+      } finally {
+        if (built) await t.call('templates.delete', { template_id: built.template_id }).catch(() => {})
+      }
     },
   },
   {
@@ -420,7 +465,7 @@ export const CASES = [
 // ---- the runner -----------------------------------------------------------
 
 // Exec notifications for the processes a case follows, with waits that wake
-// on each notification (no fixed sleeps).
+// on each notification (no fixed sleeps), and the templates.log entries.
 function makeFollower(timeoutMs) {
   const byPid = new Map()
   const waiters = new Set()
@@ -441,17 +486,20 @@ function makeFollower(timeoutMs) {
       waiters.add(w)
     })
   }
+  const logs = []
   return {
     receive(msg) {
       const p = msg.params || {}
       if (msg.method === 'exec.output') { const f = of(p.pid); f.outputs.push({ ...p, data: decode(p) }); f.order.push('output') }
       else if (msg.method === 'exec.exit') { const f = of(p.pid); f.exit = f.exit ? f.exit : p; f.order.push('exit') }
+      else if (msg.method === 'templates.log') logs.push(p)
       else return
       for (const w of [...waiters]) w.check()
     },
     of,
     text: (pid, stream) => of(pid).outputs.filter((o) => o.stream === stream).map((o) => o.data).join(''),
     exit: (pid) => until(() => of(pid).exit, `exec.exit of pid ${pid}`),
+    logs: () => [...logs],
     close() { for (const w of waiters) clearTimeout(w.timer); waiters.clear() },
   }
 }

@@ -24,7 +24,7 @@ export class EppError extends Error {
   }
 }
 
-// The seed's method → feature table (§2).
+// The seed's method → feature table (§2; templates.* for the templates.build its create flow names).
 export const METHOD_FEATURE = Object.freeze({
   'sandbox.create': 'sandbox.lifecycle', 'sandbox.get': 'sandbox.lifecycle', 'sandbox.list': 'sandbox.lifecycle',
   'sandbox.kill': 'sandbox.lifecycle', 'sandbox.connect': 'sandbox.lifecycle',
@@ -36,6 +36,8 @@ export const METHOD_FEATURE = Object.freeze({
   'files.mkdir': 'files.rw', 'files.remove': 'files.rw', 'files.move': 'files.rw', 'files.search': 'files.rw',
   'files.chmod': 'files.rw', 'files.watch': 'files.rw', 'files.unwatch': 'files.rw', 'files.url': 'files.rw',
   'ports.url': 'ports.url',
+  'templates.build': 'templates.build', 'templates.get': 'templates.build', 'templates.list': 'templates.build',
+  'templates.delete': 'templates.build',
   // docs/plugin-contract.md, "Methods and features": pty.* are optional methods of exec plugins, gated as exec.stream (no "pty" feature)
   'pty.open': 'exec.stream', 'pty.input': 'exec.stream', 'pty.resize': 'exec.stream', 'pty.close': 'exec.stream',
 })

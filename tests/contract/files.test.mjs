@@ -15,6 +15,7 @@ import { loadProvider, startStdioProvider } from '../../host/reference/host.mjs'
 import { startBackend } from '../../host/backend.mjs'
 import { validateTraffic } from '../lib/epp-schema.mjs'
 import { rejects } from '../lib/host-assert.mjs'
+import { getLocalhostUrl } from '../lib/localhost-fetch.mjs'
 import { until } from '../lib/wait.mjs'
 
 const pluginDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -251,12 +252,14 @@ for (const [mode, start] of Object.entries(MODES)) {
       }
       for (const [id, text] of [[sid, 'first'], [other, 'second']]) {
         const where = await infra.call('ports.url', { sandbox_id: id, port: 8123 })
-        assert.equal(where.headers['E2b-Sandbox-Id'], id)
-        assert.equal(where.headers['E2b-Sandbox-Port'], '8123')
+        // The local backend names its domain (localhost:<envd port>): the
+        // host name routes, as on E2B.
+        assert.equal(new URL(where.url).hostname, `8123-${id}.localhost`)
+        assert.deepEqual(where.headers, {})
         const body = await until(async () => {
           try {
-            const res = await fetch(`${where.url}/index.html`, { headers: where.headers })
-            return res.status === 200 ? await res.text() : null
+            const res = await getLocalhostUrl(`${where.url}/index.html`, where.headers)
+            return res.status === 200 ? res.body : null
           } catch { return null }
         }, `the server in ${id} answers`)
         assert.equal(body, `${text}\n`)

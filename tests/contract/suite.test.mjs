@@ -42,7 +42,7 @@ const manifest = await loadManifest(repo)
 const declared = new Set(manifest.features.supported)
 
 for (const transport of ['inprocess', 'stdio']) {
-  test(`suite.mjs --transport ${transport}: 18 cases, none failed, no declared feature skipped`, async () => {
+  test(`suite.mjs --transport ${transport}: every case, none failed, no declared feature skipped`, async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'e2bw-suite-'))
     try {
       const report = path.join(dir, 'report.json')
@@ -50,7 +50,7 @@ for (const transport of ['inprocess', 'stdio']) {
       const r = JSON.parse(readFileSync(report, 'utf8'))
       const lines = stdout.trimEnd().split('\n')
       assert.equal(lines.at(-1), `${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped`, 'the last line is the count')
-      assert.equal(r.rows.length, 18)
+      assert.equal(r.rows.length, CASES.length) // the 18 of abx provider test and templates.build's
       for (const row of r.rows) assert.ok(lines.some((l) => l.startsWith(row.case)), `a table row for ${row.case}`)
       assert.deepEqual(r.rows.filter((x) => x.status === 'failed'), [], stdout + stderr)
       assert.deepEqual(r.problems, [])
@@ -147,9 +147,10 @@ test('against a given backend: Ctrl-C kills the sandboxes the run created, the k
   }
 })
 
-test('CASES: 18 named cases, each with its features', () => {
-  assert.equal(CASES.length, 18)
-  assert.equal(new Set(CASES.map((c) => c.name)).size, 18)
+test('CASES: the 18 of abx provider test and templates.build\'s, named, each with its features', () => {
+  assert.equal(CASES.length, 19)
+  assert.equal(new Set(CASES.map((c) => c.name)).size, 19)
+  assert.deepEqual(CASES.filter((c) => c.features.includes('templates.build')).map((c) => c.name), ['templates: Dockerfile build, use, delete'])
   for (const c of CASES) assert.ok(Array.isArray(c.features) && typeof c.run === 'function', c.name)
 })
 

@@ -25,7 +25,8 @@ export function createTrafficChecker(doc) {
     if (dir === 'out') {
       const m = byName.get(msg.method)
       if (!m) return [`request for undocumented method ${msg.method}`]
-      // Params the document rejects must be rejected by the plugin too (-32602).
+      // Params the document rejects must be rejected by the plugin too (-32602), unless
+      // their feature is undeclared: -32003 answers before any param is looked at.
       const errors = m.params ? validate(`#/methods/${m.index}/params`, msg.params) : []
       sent.set(msg.id, { ...m, invalidParams: errors.length ? text(errors) : null })
       return problems
@@ -44,7 +45,7 @@ export function createTrafficChecker(doc) {
       return problems
     }
     sent.delete(msg.id)
-    if (m.invalidParams && !(msg.error && msg.error.code === -32602))
+    if (m.invalidParams && !(msg.error && (msg.error.code === -32602 || msg.error.code === -32003)))
       problems.push(`${m.name} accepted params the document rejects (${m.invalidParams})`)
     if (msg.error) {
       const errors = validate('#/definitions/Error', msg.error)

@@ -102,8 +102,9 @@ describe('control plane', () => {
   test('GET /health answers 200 without a key, saying how sandboxes are isolated', async () => {
     const res = await api('GET', '/health', { key: null });
     assert.equal(res.status, 200);
-    assert.deepEqual(JSON.parse(res.text), { isolation: backend.isolation });
+    assert.deepEqual(JSON.parse(res.text), { isolation: backend.isolation, seccomp: backend.seccomp });
     assert.ok(['full', 'none'].includes(backend.isolation));
+    assert.equal(backend.seccomp, backend.isolation === 'full', 'the syscall policy comes with full isolation');
   });
 
   test('a missing, wrong or differently-cased key', async () => {
@@ -128,8 +129,9 @@ describe('control plane', () => {
     assert.equal(typeof sb.clientID, 'string');
     assert.equal(sb.envdVersion, '0.6.13');
     assert.match(sb.envdAccessToken, /^[0-9a-f]{32,}$/);
-    assert.equal(sb.domain, null);
-    assert.equal(sb.trafficAccessToken, null);
+    assert.equal(sb.domain, backend.domain, '--domain\'s, by default localhost:<envd port>');
+    assert.equal(sb.domain, `localhost:${new URL(backend.sandboxUrl).port}`);
+    assert.equal(sb.trafficAccessToken, null, 'public traffic unless the body says otherwise');
     assert.ok(existsSync(path.join(backend.stateDir, 'sandboxes', sb.sandboxID)), 'its state dir exists');
 
     const d = await detail(sb.sandboxID);
@@ -147,7 +149,8 @@ describe('control plane', () => {
     assert.equal(d.envdVersion, '0.6.13');
     assert.equal(d.envdAccessToken, sb.envdAccessToken);
     assert.deepEqual(d.metadata, { owner: 'me' });
-    assert.equal(d.domain, null);
+    assert.equal(d.domain, backend.domain);
+    assert.equal(d.network, undefined, 'no network settings given');
     assert.deepEqual(d.lifecycle, { autoResume: false, onTimeout: 'kill' });
   });
 

@@ -76,7 +76,7 @@ describe('sandbox isolation', () => {
     if (skipUnlessFull(t)) return;
     const res = await fetch(`${backend.apiUrl}/health`);
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { isolation: 'full' });
+    assert.deepEqual(await res.json(), { isolation: 'full', seccomp: true });
   });
 
   test('the host, the state directory and other sandboxes are out of reach', T, async (t) => {
@@ -273,7 +273,7 @@ describe('--isolation', () => {
   test('none runs without isolation and says so; full refuses to start when a piece is missing', T, async () => {
     const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
     assert.equal(none.isolation, 'none');
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none' });
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', seccomp: false });
     assert.equal((await none.stop()).code, 0);
 
     const missing = spawnSync(backendBinary(), ['--listen', '127.0.0.1:0', '--isolation', 'full',

@@ -50,7 +50,7 @@ const LEVELS = [
   {
     'envd/process': { prefix: 'process_', main: 'process_rpc.h' },
     'envd/fs': { prefix: 'fs_', main: 'fs_rpc.h' },
-    net: { prefix: 'net_' },
+    net: { prefix: 'net_', main: 'net.h' },
     images: { prefix: 'images_' },
   },
   { registry: { prefix: 'registry_', main: 'registry.h' } },

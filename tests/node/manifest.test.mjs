@@ -10,10 +10,12 @@ import { fileURLToPath } from 'node:url'
 import { parse } from 'smol-toml'
 import { createDispatcher } from '../../js-shim/dispatcher.mjs'
 import { loadProvider } from '../../host/reference/host.mjs'
+import { validateManifest, validateTemplate } from '../../host/reference/manifest.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const manifest = parse(readFileSync(path.join(root, 'abx-provider.toml'), 'utf8'))
-const SEED_FEATURES = ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'files.rw', 'ports.url']
+const SEED_FEATURES = ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'files.rw', 'ports.url',
+  'templates.build'] // the last from the seed's create flow ("a provider without templates.build ...")
 
 test('declared features are all seed feature names (case 1 of abx provider test)', () => {
   for (const f of manifest.features.supported) assert.ok(SEED_FEATURES.includes(f), f)
@@ -45,4 +47,79 @@ test('numbers and booleans from string fields are parsed by the core; a bad one 
     assert.equal(answers[0].error.data.field, field)
     d.close()
   }
+})
+
+// [template] (seed 003 section 5; docs/plugin-contract.md, "Template table").
+// The seed's two examples, field for field.
+const IMAGE_CMD = {
+  base_image: 'python:3.12-slim', entrypoint_replaceable: true, server_start: 'image_cmd', cmd: ['python3', 'commands.py'],
+  arch: 'linux/amd64', workdir: '/app', reserved_ports: [], registry: 'pull by image URI; private registry auth stays in the provider config',
+}
+const PLATFORM = {
+  base_image: 'registry.example/runtime/base:1', entrypoint_replaceable: false, server_start: 'platform_start_cmd',
+  start_cmd: 'agent-sandbox-server serve --port 9000 --commands /opt/app/commands.py', ready_cmd: 'agent-sandbox-server healthcheck --port 9000',
+  arch: 'linux/amd64', workdir: '/opt/app', reserved_ports: [5000], registry: 'pull by image URI; private registry auth stays in the provider config',
+}
+const withChange = (base, change) => {
+  const t = { ...base, ...change }
+  for (const [k, v] of Object.entries(change)) if (v === undefined) delete t[k]
+  return t
+}
+
+test('[template]: the seed\'s examples, and what each may leave out or empty, are accepted', () => {
+  for (const t of [IMAGE_CMD, PLATFORM,
+    withChange(IMAGE_CMD, { reserved_ports: undefined, start_cmd: '', ready_cmd: '' }),
+    withChange(IMAGE_CMD, { start_cmd: undefined, ready_cmd: 'curl -sf localhost:9000' }),
+    withChange(PLATFORM, { cmd: [], ready_cmd: undefined, reserved_ports: [1, 65535] }),
+    withChange(PLATFORM, { cmd: undefined, reserved_ports: undefined })]) {
+    assert.doesNotThrow(() => validateTemplate(t), JSON.stringify(t))
+  }
+})
+
+test('[template]: every rule of the seed refuses with E8014, naming the field', () => {
+  const refused = [
+    // required fields, and their types
+    [IMAGE_CMD, { base_image: undefined }, 'base_image'], [IMAGE_CMD, { base_image: '' }, 'base_image'], [IMAGE_CMD, { base_image: 3 }, 'base_image'],
+    [IMAGE_CMD, { entrypoint_replaceable: undefined }, 'entrypoint_replaceable'], [IMAGE_CMD, { entrypoint_replaceable: 'true' }, 'entrypoint_replaceable'],
+    [IMAGE_CMD, { server_start: undefined }, 'server_start'], [IMAGE_CMD, { server_start: 'docker_cmd' }, 'server_start'],
+    [IMAGE_CMD, { arch: undefined }, 'arch'], [PLATFORM, { arch: '' }, 'arch'], [PLATFORM, { arch: ['linux/amd64'] }, 'arch'],
+    [IMAGE_CMD, { workdir: undefined }, 'workdir'], [PLATFORM, { workdir: '' }, 'workdir'],
+    [IMAGE_CMD, { registry: undefined }, 'registry'], [PLATFORM, { registry: '' }, 'registry'], [PLATFORM, { registry: true }, 'registry'],
+    // image_cmd: cmd a non-empty array of strings; start_cmd left out or empty
+    [IMAGE_CMD, { cmd: undefined }, 'cmd'], [IMAGE_CMD, { cmd: [] }, 'cmd'], [IMAGE_CMD, { cmd: 'python3 commands.py' }, 'cmd'],
+    [IMAGE_CMD, { cmd: ['python3', 1] }, 'cmd'], [IMAGE_CMD, { start_cmd: 'serve' }, 'start_cmd'],
+    // platform_start_cmd: start_cmd a non-empty string; cmd left out or empty
+    [PLATFORM, { start_cmd: undefined }, 'start_cmd'], [PLATFORM, { start_cmd: '' }, 'start_cmd'], [PLATFORM, { start_cmd: ['serve'] }, 'start_cmd'],
+    [PLATFORM, { cmd: ['python3', 'commands.py'] }, 'cmd'], [PLATFORM, { cmd: '' }, 'cmd'],
+    // ready_cmd a string or nothing; reserved_ports integers 1..65535
+    [PLATFORM, { ready_cmd: 9000 }, 'ready_cmd'], [IMAGE_CMD, { ready_cmd: null }, 'ready_cmd'],
+    [PLATFORM, { reserved_ports: 5000 }, 'reserved_ports'], [PLATFORM, { reserved_ports: [0] }, 'reserved_ports'],
+    [PLATFORM, { reserved_ports: [65536] }, 'reserved_ports'], [PLATFORM, { reserved_ports: [80.5] }, 'reserved_ports'],
+    [PLATFORM, { reserved_ports: ['80'] }, 'reserved_ports'], [PLATFORM, { reserved_ports: [-1] }, 'reserved_ports'],
+  ]
+  for (const [base, change, field] of refused) {
+    const t = withChange(base, change)
+    assert.throws(() => validateTemplate(t), (e) => {
+      assert.equal(e.code, 'E8014', JSON.stringify(change))
+      assert.equal(e.field, `template.${field}`, JSON.stringify(change))
+      assert.ok(e.message.startsWith(`Invalid abx-provider.toml: [template] ${field} `), e.message)
+      return true
+    }, JSON.stringify(change))
+  }
+  assert.throws(() => validateTemplate('e2bdev/base'), /Invalid abx-provider\.toml: \[template\] \(table\) must be a table/)
+})
+
+test('[template] in a whole manifest: optional, checked when present, and this provider\'s values', async () => {
+  const doc = parse(readFileSync(path.join(root, 'abx-provider.toml'), 'utf8'))
+  assert.deepEqual({ ...doc.template, registry: undefined }, {
+    base_image: 'e2bdev/base', entrypoint_replaceable: false, server_start: 'platform_start_cmd', start_cmd: 'python3 /home/user/commands.py',
+    ready_cmd: 'python3 -c "import socket; socket.create_connection((\'127.0.0.1\', 9000), 1)"', arch: 'linux/amd64', workdir: '/home/user',
+    reserved_ports: [49983, 50005], registry: undefined,
+  })
+  await validateManifest(doc, root)
+  await validateManifest({ ...doc, template: undefined }, root)
+  await assert.rejects(validateManifest({ ...doc, template: { ...doc.template, reserved_ports: [49983, 70000] } }, root),
+    (e) => e.code === 'E8014' && e.message.startsWith('Invalid abx-provider.toml: [template] reserved_ports'))
+  await assert.rejects(validateManifest({ ...doc, template: { ...doc.template, cmd: ['sh'] } }, root),
+    (e) => e.code === 'E8014' && e.field === 'template.cmd')
 })

@@ -25,9 +25,11 @@ test('committed wasm/core.wasm is byte-identical to a fresh build', () => {
     'wasm/core.wasm is stale: run ./build.sh update-wasm and commit it')
 })
 
-test('committed wasm/core.wasm stays within 96 KiB (issue 9)', () => {
+// 96 KiB (issue 9) held a core without templates; templates.build (issue
+// 15) costs about 25.6 KB of it: docs/PERFORMANCE.md, "core.wasm size".
+test('committed wasm/core.wasm stays within 128 KiB (issue 9, then issue 15)', () => {
   const size = readFileSync(MODULES.committed).length
-  assert.ok(size <= 96 * 1024, `core.wasm is ${size} bytes, over 98,304`)
+  assert.ok(size <= 128 * 1024, `core.wasm is ${size} bytes, over 131,072`)
 })
 
 // The module's size as the docs quote it: bytes in the benchmark tables,

@@ -157,7 +157,7 @@ describe('official e2b SDK files, signed URLs and ports', { skip }, () => {
     let port;
     await until(() => { port = /port (\d+)/.exec(server.stdout + server.stderr)?.[1]; return port; }, 'server port');
     const host = sandbox.getHost(Number(port));
-    assert.equal(host, `${port}-${sandbox.sandboxId}.e2b.app`);
+    assert.equal(host, `${port}-${sandbox.sandboxId}.${backend.domain}`);
     const u = new URL(backend.sandboxUrl);
     const get = () => new Promise((resolve, reject) => {
       http.get({ host: u.hostname, port: u.port, path: '/', headers: { Host: host } }, (res) => {

@@ -92,6 +92,7 @@ void h_drain(harness *h) {
         memcpy(r->body, e2bw_action_body(h->core), blen);
         r->body[blen] = '\0';
       }
+      r->body_len = blen;
     } else if (kind == E2BW_ACTION_CANCEL && h->ncancel < H_MAX) {
       h->cancels[h->ncancel++] = e2bw_action_op(h->core);
     }

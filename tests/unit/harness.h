@@ -17,6 +17,7 @@ typedef struct h_http {
   char url[1024];
   cJSON *headers;   /* [[name, value], ...] */
   char *body;       /* NUL-terminated copy, NULL when empty */
+  size_t body_len;  /* its length (a body may hold NUL bytes) */
 } h_http;
 
 typedef struct harness {

@@ -17,4 +17,6 @@ void suite_oom(void);
 void suite_printf(void);
 void suite_strstr(void);
 void suite_strtod(void);
+void suite_dockerfile(void);
+void suite_templates(void);
 #endif

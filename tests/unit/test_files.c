@@ -705,6 +705,24 @@ static void test_urls(void) {
   CHECK_STR(str(res, "url"), "https://49983-sbx1.eu.e2b.test/files?path=%2Fa&username=user");
   CHECK(cJSON_IsNull(field(res, "expires_at")));
   h_free(h);
+  /* a local backend (one sandbox_url) that names the domain: the host name
+   * with sandbox_url's scheme; network.allowPublicTraffic false: the token
+   * header, which a SandboxDetail learned later does not drop */
+  h = ready_with(CONFIG, "{\"sandboxID\":\"sbx1\",\"state\":\"running\",\"domain\":\"localhost:3001\","
+                         "\"trafficAccessToken\":\"5eed0123456789abcdef7\"}");
+  call(h, 1, "ports.url", "{\"sandbox_id\":\"sbx1\",\"port\":8080}");
+  res = h_result(h_send(h));
+  CHECK_STR(str(res, "url"), "http://8080-sbx1.localhost:3001");
+  CHECK_STR(str(field(res, "headers"), "e2b-traffic-access-token"), "5eed0123456789abcdef7");
+  CHECK_NUM(cJSON_GetArraySize(field(res, "headers")), 1);
+  call(h, 2, "sandbox.get", "{\"sandbox_id\":\"sbx1\"}");
+  h_http *req = h_http_next(h);
+  h_respond(h, req->op, 200, NULL, "{\"sandboxID\":\"sbx1\",\"state\":\"running\",\"domain\":\"localhost:3001\"}");
+  h_send(h);
+  call(h, 3, "ports.url", "{\"sandbox_id\":\"sbx1\",\"port\":8080}");
+  res = h_result(h_send(h));
+  CHECK_STR(str(field(res, "headers"), "e2b-traffic-access-token"), "5eed0123456789abcdef7");
+  h_free(h);
 }
 
 /* Long base64 content is checked in 64 KiB pieces (methods.c): what is

@@ -21,6 +21,10 @@
 #define DETAIL(state) "{\"sandboxID\":\"sbx1\",\"templateID\":\"base\",\"state\":\"" state "\",\"startedAt\":\"2026-01-01T00:00:00Z\"," \
                       "\"endAt\":\"2026-01-01T01:00:00Z\",\"envdAccessToken\":\"tok-oom-ENVD\",\"metadata\":{\"k\":\"v\"}}"
 
+#define TPL_CREATED "{\"templateID\":\"tpl-1\",\"buildID\":\"b-1\",\"names\":[\"t\"],\"tags\":[],\"aliases\":[],\"public\":false}"
+#define TPL_ENTRY "{\"level\":\"info\",\"message\":\"built\",\"timestamp\":\"2026-01-01T00:00:01Z\",\"step\":\"1\"}"
+#define TPL_STATUS(status, entries) "{\"buildID\":\"b-1\",\"templateID\":\"tpl-1\",\"status\":\"" status "\",\"logEntries\":[" entries "]}"
+
 typedef struct answer {
   int status;
   const char *headers;
@@ -31,7 +35,7 @@ typedef struct answer {
 typedef struct scenario {
   const char *name;
   const char *calls[3]; /* ids 1, 2, 3 */
-  answer answers[4];    /* for the HTTP requests, in the order they come */
+  answer answers[8];    /* for the HTTP requests, in the order they come */
 } scenario;
 
 typedef struct outcome {
@@ -74,20 +78,21 @@ static long run(const scenario *sc, long fail_at, outcome *o) {
   e2bw_core *core = e2bw_core_new();
   hook_armed = 0;
   if (!core) return -1; /* nothing to answer with: the host sees core_new fail */
+  e2bw_core_preview_feature(core, "templates.build"); /* allocates nothing */
   double now = 1000;
   hook_armed = 1;
   e2bw_core_submit(core, INIT, strlen(INIT), now);
   hook_armed = 0;
   drain(core, o, 0);
   for (int i = 0; i < 3 && sc->calls[i]; i++) {
-    char msg[1024];
+    char msg[2048];
     snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":%s}", i + 1, sc->calls[i]);
     hook_armed = 1;
     e2bw_core_submit(core, msg, strlen(msg), now);
     hook_armed = 0;
     drain(core, o, i + 1);
   }
-  for (int served = 0; served < o->nops && served < 4 && sc->answers[served].status; served++) {
+  for (int served = 0; served < o->nops && served < 8 && sc->answers[served].status; served++) {
     const answer *a = &sc->answers[served];
     uint32_t op = o->ops[served];
     const char *body = a->bytes ? a->bytes->data : a->body;
@@ -178,12 +183,34 @@ void suite_oom(void) {
        {{200, NULL, DETAIL("running"), NULL},
         {200, NULL, "{\"processes\":[{\"pid\":3,\"tag\":\"t\",\"config\":{\"cmd\":\"sh\",\"args\":[\"-c\"],\"envs\":{\"A\":\"1\"},\"cwd\":\"/\"}}]}", NULL}}},
       {"shutdown", {"\"sandbox.get\",\"params\":{\"sandbox_id\":\"sbx1\"}", "\"shutdown\""}, {{0}}},
+      {"templates.build",
+       {"\"templates.build\",\"params\":{\"name\":\"t\",\"context\":[{\"path\":\"a/b.txt\",\"content\":\"aGkK\",\"mode\":420}],\"dockerfile\":"
+        "\"ARG V=1\\nFROM e2bdev/base\\nRUN echo $V \\\\\\n  && true\\nCOPY [\\\"a\\\", \\\"/opt/\\\"]\\nENV K=v\\nCMD [\\\"run\\\"]\"}"},
+       {{202, NULL, TPL_CREATED, NULL},
+        {201, NULL, "{\"present\":false,\"url\":\"http://up.test/x\",\"headers\":{\"h\":\"v\"}}", NULL},
+        {200, NULL, "", NULL},
+        {202, NULL, NULL, NULL},
+        {200, NULL, TPL_STATUS("ready", TPL_ENTRY), NULL},
+        {200, NULL, TPL_STATUS("ready", ""), NULL}}},
+      {"templates.failed",
+       {"\"templates.build\",\"params\":{\"name\":\"t\",\"from_image\":\"r.test/i\",\"registry\":{\"username\":\"u\",\"password\":\"reg-oom-PASS\"},"
+        "\"steps\":[{\"type\":\"RUN\",\"args\":[\"false\"]}],\"wait\":true}"},
+       {{202, NULL, TPL_CREATED, NULL},
+        {202, NULL, NULL, NULL},
+        {200, NULL, "{\"status\":\"error\",\"logEntries\":[" TPL_ENTRY "],\"reason\":{\"message\":\"exit 1 reg-oom-PASS\",\"step\":\"1\"}}", NULL},
+        {200, NULL, TPL_STATUS("error", ""), NULL}}},
+      {"templates.get+list+delete",
+       {"\"templates.get\",\"params\":{\"template_id\":\"t\",\"build_id\":\"b\",\"logs_offset\":2}", "\"templates.list\",\"params\":{\"limit\":5}",
+        "\"templates.delete\",\"params\":{\"template_id\":\"t\"}"},
+       {{200, NULL, "{\"status\":\"building\",\"logEntries\":[" TPL_ENTRY "],\"reason\":{\"message\":\"m\",\"step\":\"1\"}}", NULL},
+        {200, "x-next-token: n2\n", "[{\"templateID\":\"t\",\"names\":[\"n\"],\"buildID\":\"b\",\"buildStatus\":\"ready\",\"cpuCount\":2,\"public\":true}]", NULL},
+        {204, NULL, NULL, NULL}}},
       {"refused", {"\"no.such\"", "\"sandbox.get\",\"params\":{\"sandbox_id\":\"a b\"}", "\"exec.run\",\"params\":{\"x\":\"\\u0000\"}"}, {{0}}},
   };
   for (size_t s = 0; s < sizeof scenarios / sizeof scenarios[0]; s++) {
     outcome base = {0};
     long total = run(&scenarios[s], 0, &base);
-    if (getenv("OOM_DEBUG")) fprintf(stderr, "%s: %ld allocations\n", scenarios[s].name, total);
+    if (getenv("OOM_DEBUG")) fprintf(stderr, "%s: %ld allocations; without a failure: %s\n", scenarios[s].name, total, base.n ? base.text[base.n - 1] : "");
     check_run(&scenarios[s], &base, &base, 0);
     for (long n = 1; n <= total; n++) {
       outcome o = {0};

@@ -139,6 +139,18 @@ static void test_scrubber(void) {
   char *raw = e2bw_redact_raw(&s, "pa\"ss\\word-1234");
   CHECK_STR(raw, "***");
   free(raw);
+  /* a traffic token is kept only as the value of its own header member, with
+   * or without allow_tokens; an envd token never there */
+  CHECK(e2bw_secrets_add(&s, "5eed0123456789abcdef7", E2BW_SECRET_TRAFFIC_TOKEN) == 0);
+  const char *ports = "{\"e2b-traffic-access-token\":\"5eed0123456789abcdef7\",\"envd_access_token\":\"5eed0123456789abcdef7\","
+                      "\"x\":\"5eed0123456789abcdef7\",\"e2b-traffic-access-token \":\"short7x\"}";
+  for (int allow = 0; allow < 2; allow++) {
+    len = strlen(ports);
+    text = e2bw_redact_json(&s, strdup(ports), &len, allow);
+    CHECK_STR(text, "{\"e2b-traffic-access-token\":\"5eed0123456789abcdef7\",\"envd_access_token\":\"***\","
+                    "\"x\":\"***\",\"e2b-traffic-access-token \":\"***\"}");
+    free(text);
+  }
   e2bw_secrets_free(&s);
 }
 

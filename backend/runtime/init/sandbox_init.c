@@ -2,8 +2,9 @@
  * pid, mount, uts, ipc and network namespaces (already in the sandbox's
  * cgroups) with the sandbox's overlay mounted at argv[1]. It makes that
  * directory the root of its mount namespace (with its own /proc, /dev/pts,
- * /dev/shm), sets the hostname, brings loopback up, reports "ok" (or an
- * error text) on fd 3, and then only reaps orphans. The backend runs every
+ * /dev/shm), sets the hostname, brings loopback up, installs the sandbox's
+ * syscall policy (a BPF program on fd 4), reports "ok" (or an error text)
+ * on fd 3, and then only reaps orphans. The backend runs every
  * command by entering these namespaces; killing this process makes the
  * kernel kill every process of the sandbox.
  *
@@ -11,12 +12,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -56,6 +61,31 @@ static void read_only(const char *path)
 	if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0 ||
 	    mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
 		fail(path);
+}
+
+/* The backend's syscall policy (backend/runtime/runtime_seccomp.c), as the
+ * kernel takes it; this program needs no libseccomp. Installed as the last
+ * step of the setup, which needs mount and pivot_root (both denied). */
+static void install_syscall_policy(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		fail("syscall policy on fd 4");
+	size_t size = (size_t)st.st_size;
+	if (size == 0 || size % sizeof(struct sock_filter) != 0 ||
+	    size > BPF_MAXINSNS * sizeof(struct sock_filter)) {
+		errno = EINVAL;
+		fail("syscall policy on fd 4");
+	}
+	void *insns = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (insns == MAP_FAILED)
+		fail("map the syscall policy");
+	struct sock_fprog prog = {.len = (unsigned short)(size / sizeof(struct sock_filter)),
+		.filter = insns};
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+		fail("install the syscall policy");
+	munmap(insns, size);
+	close(fd);
 }
 
 static void on_sigchld(int sig)
@@ -103,6 +133,7 @@ int main(int argc, char **argv)
 	if (sethostname(argv[2], strlen(argv[2])) != 0)
 		fail("sethostname");
 	loopback_up();
+	install_syscall_policy(4);
 	if (write(report_fd, "ok", 2) != 2)
 		return 1;
 	close(report_fd);

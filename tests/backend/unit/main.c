@@ -1,6 +1,6 @@
 /* main.c — the local backend's unit tests: its pure code (clock, query
- * strings, list cursors, protobuf-JSON, Connect framing, text), on the
- * core's check.h. Built natively and with ASan+UBSan (make backend-unit);
+ * strings, list cursors, protobuf-JSON, Connect framing, text, egress
+ * rules), on the core's check.h. Built natively and with ASan+UBSan (make backend-unit);
  * exit status 1 when any check failed. */
 #include "check.h"
 #include "suites.h"
@@ -15,6 +15,8 @@ static const check_suite suites[] = {
 	{"protojson", suite_protojson},
 	{"connect", suite_connect},
 	{"text", suite_text},
+	{"net policy", suite_net_policy},
+	{"net dns", suite_net_dns},
 };
 
 int main(void)

@@ -8,5 +8,7 @@ void suite_list_cursor(void);
 void suite_protojson(void);
 void suite_connect(void);
 void suite_text(void);
+void suite_net_policy(void);
+void suite_net_dns(void);
 
 #endif

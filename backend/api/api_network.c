@@ -1,0 +1,127 @@
+/* Network settings on create and updateNetwork (api_network.h). */
+#include "api/api_network.h"
+
+#include "http/http_field.h"
+#include "http/http_reply.h"
+#include "net/net.h"
+#include "net/net_policy.h"
+#include "registry/registry.h"
+
+#include <cJSON.h>
+#include <event2/http.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Fields of E2B's network settings this backend cannot honour: refused by
+ * name rather than ignored. */
+static const char *const unsupported[] = {"egressProxy", "rules", "httpsPorts"};
+
+static int refuse_unsupported(const cJSON *obj, const char *where, struct body_error *err)
+{
+	for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, unsupported[i]);
+		if (v && !cJSON_IsNull(v)) {
+			body_error_set(err, "field \"%s%s\" is not supported by the local backend", where,
+				unsupported[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A Host value: printable ASCII without spaces (it is written into a
+ * request header), as E2B wants an ASCII host[:port]. */
+static bool host_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 253)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f || s[i] == ',' || s[i] == '/')
+			return false;
+	return true;
+}
+
+/* allowOut/denyOut of obj plus allow_internet_access into policy. */
+static int read_policy(const cJSON *lists, int allow_internet_access, struct net_policy *policy,
+	struct body_error *err)
+{
+	const cJSON *allow = lists ? cJSON_GetObjectItemCaseSensitive(lists, "allowOut") : NULL;
+	const cJSON *deny = lists ? cJSON_GetObjectItemCaseSensitive(lists, "denyOut") : NULL;
+	if (net_policy_parse(cJSON_IsNull(allow) ? NULL : allow, cJSON_IsNull(deny) ? NULL : deny,
+		    allow_internet_access, policy, err->message, sizeof err->message) != 0) {
+		err->status = 400;
+		return -1;
+	}
+	if (!net_enabled() && !net_policy_is_open(policy)) {
+		net_policy_free(policy);
+		body_error_set(err, "egress rules need isolated sandboxes (this backend runs with "
+			"--isolation none)");
+		return -1;
+	}
+	return 0;
+}
+
+static int read_allow_internet(const cJSON *body, int *out, struct body_error *err)
+{
+	bool flag;
+	enum field_result r = field_bool(body, "allow_internet_access", &flag, err);
+	*out = r == FIELD_OK ? flag : -1;
+	return r == FIELD_BAD ? -1 : 0;
+}
+
+int api_network_read_create(const cJSON *body, struct sandbox_spec *spec,
+	struct net_policy *policy, struct body_error *err)
+{
+	if (read_allow_internet(body, &spec->allow_internet_access, err) != 0)
+		return -1;
+	const cJSON *network = cJSON_GetObjectItemCaseSensitive(body, "network");
+	if (cJSON_IsNull(network))
+		network = NULL;
+	if (network && !cJSON_IsObject(network)) {
+		body_error_set(err, "field \"network\" must be an object");
+		return -1;
+	}
+	if (network) {
+		bool public_traffic = true;
+		if (refuse_unsupported(network, "network.", err) != 0 ||
+		    field_bool(network, "allowPublicTraffic", &public_traffic, err) == FIELD_BAD ||
+		    field_string(network, "maskRequestHost", &spec->mask_request_host, err) == FIELD_BAD)
+			return -1;
+		spec->private_traffic = !public_traffic;
+		if (spec->mask_request_host && !host_ok(spec->mask_request_host)) {
+			body_error_set(err, "mask request host is not valid: %.64s", spec->mask_request_host);
+			return -1;
+		}
+	}
+	return read_policy(network, spec->allow_internet_access, policy, err);
+}
+
+int api_update_network(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
+	if (!body)
+		return reply_error(req, err.status, err.message);
+	int allow_internet;
+	struct net_policy policy;
+	if (refuse_unsupported(body, "", &err) != 0 || read_allow_internet(body, &allow_internet, &err) != 0 ||
+	    read_policy(body, allow_internet, &policy, &err) != 0) {
+		cJSON_Delete(body);
+		return reply_error(req, err.status, err.message);
+	}
+	cJSON_Delete(body);
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb || sb->state != SANDBOX_RUNNING) {
+		net_policy_free(&policy);
+		return sb ? reply_errorf(req, 409, "Sandbox \"%s\" is paused", id)
+			  : reply_errorf(req, 404, "Sandbox \"%s\" doesn't exist or you don't have access to it", id);
+	}
+	char why[256];
+	if (net_sandbox_update(sb, &policy, why, sizeof why) != 0) {
+		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
+		return reply_error(req, 500, "Failed to update the sandbox's network");
+	}
+	sb->allow_internet_access = allow_internet; /* left out: cleared, as every field */
+	return reply_empty(req, 204);
+}

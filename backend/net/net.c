@@ -1,0 +1,318 @@
+/* Sandbox networking: start, each sandbox's attach, update and detach
+ * (net.h). allowOut's domain names: the relay's answers for them put their
+ * addresses in the sandbox's set (on_resolved) before the sandbox sees them. */
+#define _GNU_SOURCE
+#include "net/net.h"
+
+#include "net/net_dns.h"
+#include "net/net_link.h"
+#include "net/net_nft.h"
+#include "net/net_policy.h"
+#include "net/net_pool.h"
+#include "net/net_rtnl.h"
+#include "registry/registry.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_enter.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct sandbox_net {
+	int slot;
+	char ifname[IFNAMSIZ];
+	struct net_policy policy;
+	struct net_nft_sandbox nft; /* what exists of its rules in the table */
+	bool refuse_dns; /* nothing may leave: DNS neither */
+	struct net_dns *dns;
+};
+
+static struct {
+	bool on;
+	int rtnl;     /* rtnetlink in the backend's namespace */
+	int self_ns;  /* the backend's network namespace */
+	char ifprefix[12];
+} g = {.rtnl = -1, .self_ns = -1};
+
+bool net_enabled(void)
+{
+	return g.on;
+}
+
+static int write_sysctl(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, value, strlen(value));
+	close(fd);
+	return n == (ssize_t)strlen(value) ? 0 : -1;
+}
+
+static void cidr_text(struct net_cidr c, char *out, size_t n)
+{
+	struct in_addr in = {.s_addr = htonl(c.addr)};
+	char a[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &in, a, sizeof a);
+	snprintf(out, n, "%s/%d", a, c.prefix);
+}
+
+/* "e2b" and the pid in base 36 (at most 5 characters), then "-": with a
+ * slot in hex the name stays within IFNAMSIZ and names its backend. */
+static void make_ifprefix(void)
+{
+	char digits[8];
+	int n = 0;
+	unsigned long pid = (unsigned long)getpid();
+	do
+		digits[n++] = "0123456789abcdefghijklmnopqrstuvwxyz"[pid % 36];
+	while ((pid /= 36) && n < 7);
+	int k = snprintf(g.ifprefix, sizeof g.ifprefix, "e2b");
+	while (n > 0 && k < (int)sizeof g.ifprefix - 2)
+		g.ifprefix[k++] = digits[--n];
+	g.ifprefix[k++] = '-';
+	g.ifprefix[k] = '\0';
+}
+
+int net_init(struct event_base *base, const struct net_options *o)
+{
+	if (!runtime_isolated() || o->off)
+		return 0;
+	char why[512] = "";
+	struct net_cidr subnet;
+	if (net_pool_parse_subnet(o->subnet ? o->subnet : NET_POOL_DEFAULT_SUBNET, &subnet) != 0) {
+		snprintf(why, sizeof why, "bad sandbox subnet");
+		goto fail;
+	}
+	make_ifprefix();
+	g.rtnl = net_rtnl_open();
+	g.self_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (g.rtnl < 0 || g.self_ns < 0) {
+		snprintf(why, sizeof why, "no rtnetlink: %s", strerror(errno));
+		goto fail;
+	}
+	/* Forwarding is what lets sandboxes out: in the host's namespace this
+	 * is a host-wide setting (Docker turns it on the same way). */
+	if (write_sysctl("/proc/sys/net/ipv4/ip_forward", "1") != 0) {
+		snprintf(why, sizeof why, "cannot turn on net.ipv4.ip_forward: %s", strerror(errno));
+		goto fail;
+	}
+	if (net_pool_claim(g.rtnl, subnet, (int)o->max_sandboxes, why, sizeof why) != 0)
+		goto fail;
+	char sub[32], block[32];
+	cidr_text(net_pool_subnet(), sub, sizeof sub);
+	cidr_text(net_pool_block(), block, sizeof block);
+	struct net_nft_config nc = {.ifprefix = g.ifprefix, .subnet = sub, .block = block,
+		.conn_limit = (int)o->conn_limit};
+	if (net_nft_init(&nc, why, sizeof why) != 0 || net_dns_init(base) != 0)
+		goto fail;
+	g.on = true;
+	fprintf(stderr, "e2b-local-backend: sandbox network %s (of %s), interfaces %s*, %d DNS "
+		"resolver(s)\n", block, sub, g.ifprefix, net_dns_upstreams());
+	return 0;
+fail:
+	fprintf(stderr, "e2b-local-backend: cannot set up sandbox networking: %s\n", why);
+	net_shutdown();
+	return -1;
+}
+
+void net_shutdown(void)
+{
+	net_nft_shutdown();
+	if (g.rtnl >= 0)
+		net_pool_release(g.rtnl);
+	if (g.rtnl >= 0)
+		close(g.rtnl);
+	if (g.self_ns >= 0)
+		close(g.self_ns);
+	g.rtnl = g.self_ns = -1;
+	g.on = false;
+}
+
+/* --- one sandbox ------------------------------------------------------------ */
+
+static void slot_name(int slot, char *out)
+{
+	/* prefix: at most 10 characters; a slot: at most 4 hex digits (65536). */
+	snprintf(out, IFNAMSIZ, "%.10s%x", g.ifprefix, (unsigned)slot & 0xffff);
+}
+
+/* A slot whose interface is still there (its sandbox's namespace is still
+ * being torn down by the kernel) waits. */
+static bool slot_usable(int slot, void *arg)
+{
+	(void)arg;
+	char name[IFNAMSIZ];
+	slot_name(slot, name);
+	return if_nametoindex(name) == 0;
+}
+
+/* An answer of the sandbox's relay: the addresses of a name allowOut allows
+ * become allowed, before the sandbox learns them. */
+static void on_resolved(void *ctx, const char *name, const uint32_t *addrs, size_t count)
+{
+	struct sandbox_net *n = ctx;
+	if (count && n->policy.n_domains && net_policy_allows_name(&n->policy, name))
+		net_nft_allow_resolved(n->slot, addrs, count);
+}
+
+/* The relay's sockets, bound inside the sandbox. */
+static int open_dns(struct sandbox *sb, struct sandbox_net *n)
+{
+	struct sockaddr_in at = {.sin_family = AF_INET, .sin_port = htons(53)};
+	inet_pton(AF_INET, NET_DNS_ADDRESS, &at.sin_addr);
+	int udp = runtime_socket(sb, AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	int tcp = runtime_socket(sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	int one = 1;
+	if (udp < 0 || tcp < 0 || bind(udp, (struct sockaddr *)&at, sizeof at) != 0 ||
+	    setsockopt(tcp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+	    bind(tcp, (struct sockaddr *)&at, sizeof at) != 0 || listen(tcp, 16) != 0) {
+		int err = errno;
+		if (udp >= 0)
+			close(udp);
+		if (tcp >= 0)
+			close(tcp);
+		errno = err;
+		return -1;
+	}
+	n->dns = net_dns_open(udp, tcp, &n->refuse_dns, on_resolved, n);
+	return n->dns ? 0 : -1;
+}
+
+/* /etc/resolv.conf names the relay. The template's file is rewritten (an
+ * overlay copy-up keeps its owner); a missing one or a link is replaced by
+ * a file owned like /etc. */
+static int write_resolv_conf(struct sandbox *sb)
+{
+	static const char text[] = "# the local backend's DNS relay (docs/local-backend.md, Networking)\n"
+				   "nameserver " NET_DNS_ADDRESS "\n";
+	int fd = runtime_open_in_root(sb, "/etc/resolv.conf", O_WRONLY | O_TRUNC | O_NOFOLLOW);
+	if (fd < 0) {
+		int etc = runtime_open_in_root(sb, "/etc", O_PATH | O_DIRECTORY);
+		struct stat st;
+		if (etc < 0 || fstat(etc, &st) != 0) {
+			if (etc >= 0)
+				close(etc);
+			return -1;
+		}
+		unlinkat(etc, "resolv.conf", 0);
+		fd = openat(etc, "resolv.conf", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 && fchown(fd, st.st_uid, st.st_gid) != 0) {
+			close(fd);
+			fd = -1;
+		}
+		close(etc);
+		if (fd < 0)
+			return -1;
+	}
+	ssize_t w = write(fd, text, sizeof text - 1);
+	close(fd);
+	return w == (ssize_t)(sizeof text - 1) ? 0 : -1;
+}
+
+static void net_free(struct sandbox_net *n)
+{
+	net_dns_close(n->dns);
+	net_policy_free(&n->policy);
+	net_pool_put(n->slot);
+	free(n);
+}
+
+int net_sandbox_attach(struct sandbox *sb, struct net_policy *policy, char *why, size_t why_len)
+{
+	if (!g.on) {
+		net_policy_free(policy);
+		return 0;
+	}
+	struct sandbox_net *n = calloc(1, sizeof *n);
+	if (!n) {
+		net_policy_free(policy);
+		snprintf(why, why_len, "out of memory");
+		return -1;
+	}
+	n->policy = *policy;
+	memset(policy, 0, sizeof *policy);
+	n->refuse_dns = net_policy_blocks_all(&n->policy);
+	n->slot = net_pool_take(slot_usable, NULL);
+	if (n->slot < 0) {
+		snprintf(why, why_len, "no sandbox address left in this backend's block");
+		net_free(n);
+		return -1;
+	}
+	slot_name(n->slot, n->ifname);
+	const char *step = "open rtnetlink in the sandbox";
+	int nl = runtime_socket(sb, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+	int rc = nl < 0 ? -errno
+		: net_link_attach(nl, g.rtnl, g.self_ns, n->ifname, net_pool_host_ip(n->slot),
+			  net_pool_sandbox_ip(n->slot), 31, &step);
+	if (nl >= 0)
+		close(nl);
+	if (rc == 0 && (step = "start its DNS relay", open_dns(sb, n) != 0))
+		rc = -errno;
+	if (rc == 0 && (step = "write /etc/resolv.conf", write_resolv_conf(sb) != 0))
+		rc = -errno;
+	if (rc != 0) {
+		snprintf(why, why_len, "cannot %s: %s", step, strerror(-rc));
+		net_free(n);
+		return -1;
+	}
+	if (net_nft_apply(n->slot, n->ifname, &n->policy, &n->nft, why, why_len) != 0) {
+		net_free(n);
+		return -1;
+	}
+	sb->net = n;
+	return 0;
+}
+
+int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, char *why, size_t why_len)
+{
+	struct sandbox_net *n = sb->net;
+	if (!n) {
+		net_policy_free(policy);
+		return 0;
+	}
+	if (net_nft_apply(n->slot, n->ifname, policy, &n->nft, why, why_len) != 0) {
+		net_policy_free(policy);
+		return -1;
+	}
+	net_policy_free(&n->policy);
+	n->policy = *policy;
+	memset(policy, 0, sizeof *policy);
+	n->refuse_dns = net_policy_blocks_all(&n->policy);
+	return 0;
+}
+
+void net_sandbox_to_json(const struct sandbox *sb, struct cJSON *network)
+{
+	if (sb->net)
+		net_policy_to_json(&sb->net->policy, network);
+}
+
+static void on_removing(void *ctx, struct sandbox *sb)
+{
+	(void)ctx;
+	struct sandbox_net *n = sb->net;
+	if (!n)
+		return;
+	if (n->nft.chain)
+		net_nft_forget(n->slot, n->ifname, &n->nft);
+	/* The veth goes with the sandbox's namespace; until the kernel has
+	 * removed it, slot_usable keeps the slot from being taken again. */
+	sb->net = NULL;
+	net_free(n);
+}
+
+void net_registry_hooks(struct registry_hooks *hooks)
+{
+	memset(hooks, 0, sizeof *hooks);
+	hooks->removing = on_removing;
+}

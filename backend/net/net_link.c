@@ -1,0 +1,130 @@
+/* The veth pair of a sandbox (net_link.h). Three batches: the pair is made
+ * from inside the sandbox's namespace (its peer is placed in the backend's
+ * at once), the backend's end gets its address and goes up, then eth0 gets
+ * its address, goes up and gets the default route. */
+#define _GNU_SOURCE
+#include "net/net_link.h"
+
+#include "net/net_rtnl.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+#include <net/if.h>
+#include <string.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+
+static void add_address(struct net_rtnl_batch *b, unsigned index, uint32_t ip, int prefix)
+{
+	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
+	struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(nlh, sizeof *ifa);
+	ifa->ifa_family = AF_INET;
+	ifa->ifa_prefixlen = (unsigned char)prefix;
+	ifa->ifa_index = index;
+	uint32_t be = htonl(ip);
+	mnl_attr_put_u32(nlh, IFA_LOCAL, be);
+	mnl_attr_put_u32(nlh, IFA_ADDRESS, be);
+	net_rtnl_end(b, nlh);
+}
+
+static void set_up(struct net_rtnl_batch *b, unsigned index)
+{
+	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_NEWLINK, 0);
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+	ifi->ifi_index = (int)index;
+	ifi->ifi_flags = IFF_UP;
+	ifi->ifi_change = IFF_UP;
+	net_rtnl_end(b, nlh);
+}
+
+/* IPv6 is not routed to sandboxes: no link-local address either (address
+ * generation off before the link comes up), so a sandbox has no IPv6 but
+ * loopback's, and nothing tries it. */
+static void no_ipv6(struct net_rtnl_batch *b, unsigned index)
+{
+	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_NEWLINK, 0);
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+	ifi->ifi_index = (int)index;
+	struct nlattr *spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
+	struct nlattr *inet6 = mnl_attr_nest_start(nlh, AF_INET6);
+	mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);
+	mnl_attr_nest_end(nlh, inet6);
+	mnl_attr_nest_end(nlh, spec);
+	net_rtnl_end(b, nlh);
+}
+
+static void add_default_route(struct net_rtnl_batch *b, unsigned index, uint32_t gateway)
+{
+	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL);
+	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof *rtm);
+	rtm->rtm_family = AF_INET;
+	rtm->rtm_table = RT_TABLE_MAIN;
+	rtm->rtm_protocol = RTPROT_STATIC;
+	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
+	rtm->rtm_type = RTN_UNICAST;
+	rtm->rtm_flags = RTNH_F_ONLINK;
+	mnl_attr_put_u32(nlh, RTA_GATEWAY, htonl(gateway));
+	mnl_attr_put_u32(nlh, RTA_OIF, index);
+	net_rtnl_end(b, nlh);
+}
+
+/* The pair, made in the namespace of the socket it is sent on. */
+static void add_pair(struct net_rtnl_batch *b, const char *host_ifname, int host_ns_fd)
+{
+	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+	mnl_nlmsg_put_extra_header(nlh, sizeof(struct ifinfomsg));
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, NET_LINK_SANDBOX_NAME);
+	struct nlattr *info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
+	struct nlattr *data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+	struct nlattr *peer = mnl_attr_nest_start(nlh, VETH_INFO_PEER);
+	mnl_nlmsg_put_extra_header(nlh, sizeof(struct ifinfomsg)); /* the peer's own header */
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, host_ifname);
+	mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)host_ns_fd);
+	mnl_attr_nest_end(nlh, peer);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, info);
+	net_rtnl_end(b, nlh);
+}
+
+/* The index of name in the namespace of socket fd (any socket answers
+ * SIOCGIFINDEX for its own namespace). */
+static unsigned index_in(int fd, const char *name)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", name);
+	return ioctl(fd, SIOCGIFINDEX, &ifr) == 0 ? (unsigned)ifr.ifr_ifindex : 0;
+}
+
+int net_link_attach(int sandbox_fd, int host_fd, int host_ns_fd, const char *host_ifname,
+	uint32_t host_ip, uint32_t sandbox_ip, int prefix, const char **step)
+{
+	struct net_rtnl_batch b = {0};
+	*step = "create the veth pair";
+	add_pair(&b, host_ifname, host_ns_fd);
+	int rc = net_rtnl_send(sandbox_fd, &b);
+	if (rc)
+		return rc;
+	unsigned host_index = index_in(host_fd, host_ifname);
+	unsigned eth0 = index_in(sandbox_fd, NET_LINK_SANDBOX_NAME);
+	if (!host_index || !eth0)
+		return -ENODEV;
+	*step = "configure the backend's end";
+	add_address(&b, host_index, host_ip, prefix);
+	no_ipv6(&b, host_index);
+	set_up(&b, host_index);
+	if ((rc = net_rtnl_send(host_fd, &b)))
+		return rc;
+	*step = "configure eth0";
+	add_address(&b, eth0, sandbox_ip, prefix);
+	no_ipv6(&b, eth0);
+	set_up(&b, eth0);
+	add_default_route(&b, eth0, host_ip);
+	return net_rtnl_send(sandbox_fd, &b);
+}

@@ -1,0 +1,45 @@
+/* The backend's nftables table, through libnftables (nft's own syntax, one
+ * transaction per call): `inet e2b_local_<pid>`, made at start, deleted at
+ * exit, and deleted by the next backend if this one died. It holds the rules
+ * every sandbox shares (what is never reachable, the LAN ranges blocked by
+ * default, the connection cap, no input to the host, NAT out) and one chain
+ * per sandbox that has allowOut/denyOut rules, jumped to through a verdict
+ * map keyed by the name of the sandbox's veth end, with a set of the
+ * addresses its allowOut domains resolved to through its DNS relay. The ruleset is printed
+ * in docs/local-backend.md ("Networking"). */
+#ifndef E2B_BACKEND_NET_NFT_H
+#define E2B_BACKEND_NET_NFT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct net_policy;
+
+struct net_nft_config {
+	const char *ifprefix;  /* every sandbox's veth end starts with it */
+	const char *subnet;    /* "a.b.c.d/n": all sandboxes of every backend */
+	const char *block;     /* this backend's part of it */
+	int conn_limit;        /* tracked connections per sandbox */
+};
+
+/* Removes the tables of dead backends, then makes this one's. -1 with why. */
+int net_nft_init(const struct net_nft_config *c, char *why, size_t why_len);
+/* What exists of one sandbox's rules in the table. */
+struct net_nft_sandbox {
+	bool chain; /* s<slot>, and its element in the sandboxes map */
+	bool set;   /* d<slot>: addresses its allowOut domains resolved to */
+};
+
+/* Replaces the sandbox's rules (slot numbers its chain and set); the set of
+ * resolved addresses starts empty. 0, or -1 with why. */
+int net_nft_apply(int slot, const char *ifname, const struct net_policy *p,
+	struct net_nft_sandbox *has, char *why, size_t why_len);
+/* Allows n addresses (host byte order) a domain of allowOut resolved to. */
+int net_nft_allow_resolved(int slot, const uint32_t *addrs, size_t n);
+/* Drops the sandbox's chain and set (those it has). */
+void net_nft_forget(int slot, const char *ifname, const struct net_nft_sandbox *has);
+/* Deletes the table. */
+void net_nft_shutdown(void);
+
+#endif

@@ -1,0 +1,49 @@
+/* One sandbox's egress rules as E2B's API carries them (the create body's
+ * allow_internet_access and network.allowOut/denyOut, and updateNetwork's
+ * body), parsed, validated with E2B's messages and reduced to sorted,
+ * disjoint IPv4 ranges. Pure: no I/O. */
+#ifndef E2B_BACKEND_NET_POLICY_H
+#define E2B_BACKEND_NET_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cJSON;
+
+#define NET_POLICY_MAX_ENTRIES 256
+#define NET_POLICY_ALL_TRAFFIC "0.0.0.0/0"
+
+struct net_range {
+	uint32_t first, last; /* host byte order, inclusive */
+};
+
+struct net_policy {
+	int allow_internet_access;  /* -1 not given, else 0/1 */
+	struct net_range *allow, *deny;
+	size_t n_allow, n_deny;
+	char **domains;             /* allowOut's domain names, lowercase ("*.x.y": below x.y) */
+	size_t n_domains;
+	struct cJSON *allow_out, *deny_out; /* the lists as given, or NULL */
+};
+
+/* allow_out / deny_out: arrays of strings or NULL. allowOut may name domains
+ * (a DNS name, or "*." and one), which need denyOut to block everything, as
+ * on E2B. On failure -1 with the 400 message in err and nothing to free. */
+int net_policy_parse(const struct cJSON *allow_out, const struct cJSON *deny_out,
+	int allow_internet_access, struct net_policy *out, char *err, size_t err_len);
+void net_policy_free(struct net_policy *p);
+/* Nothing restricted: no list and internet access not turned off. */
+bool net_policy_is_open(const struct net_policy *p);
+/* Nothing may leave at all (every destination denied, none allowed). */
+bool net_policy_blocks_all(const struct net_policy *p);
+/* Whether deny covers every IPv4 address (denyOut 0.0.0.0/0 or
+ * allow_internet_access false). */
+bool net_policy_denies_all(const struct net_policy *p);
+/* Whether a name looked up in DNS is one allowOut allows: an exact domain,
+ * or a name below a "*." one (not the apex, as on E2B). */
+bool net_policy_allows_name(const struct net_policy *p, const char *name);
+/* Adds "allowOut"/"denyOut" (as given) to a SandboxDetail's network object. */
+void net_policy_to_json(const struct net_policy *p, struct cJSON *network);
+
+#endif

@@ -1,0 +1,150 @@
+/* net/net_policy.c: allowOut/denyOut parsing with E2B's rules and messages,
+ * reduction to sorted disjoint ranges, allow_internet_access false as
+ * "deny everything", domain names; net/net_pool.c's subnet parsing;
+ * net/net_dns.c's reading of answers. */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "net/net_dns.h"
+#include "net/net_policy.h"
+#include "net/net_pool.h"
+#include "suites.h"
+
+static int parse(const char *allow, const char *deny, int internet, struct net_policy *p, char *err)
+{
+	cJSON *a = allow ? cJSON_Parse(allow) : NULL, *d = deny ? cJSON_Parse(deny) : NULL;
+	int rc = net_policy_parse(a, d, internet, p, err, 200);
+	cJSON_Delete(a);
+	cJSON_Delete(d);
+	return rc;
+}
+
+static void refused(const char *allow, const char *deny, const char *message)
+{
+	struct net_policy p;
+	char err[200] = "";
+	CHECK(parse(allow, deny, -1, &p, err) == -1);
+	CHECK(strstr(err, message) != NULL);
+	if (!strstr(err, message))
+		fprintf(stderr, "    message: %s\n", err);
+}
+
+#define RANGE(r, a, b) CHECK((r).first == (a) && (r).last == (b))
+
+void suite_net_policy(void)
+{
+	struct net_policy p;
+	char err[200];
+	/* nothing given: open */
+	CHECK(parse(NULL, NULL, -1, &p, err) == 0);
+	CHECK(net_policy_is_open(&p) && !net_policy_blocks_all(&p));
+	net_policy_free(&p);
+
+	/* bare addresses are /32, host bits are cleared, overlaps and neighbours merge */
+	CHECK(parse("[\"10.1.2.3/8\", \"10.200.0.0/16\", \"11.0.0.0/8\", \"1.2.3.4\"]", "[]", -1, &p, err) == 0);
+	CHECK_NUM(p.n_allow, 2);
+	RANGE(p.allow[0], 0x01020304u, 0x01020304u);
+	RANGE(p.allow[1], 0x0a000000u, 0x0bffffffu);
+	CHECK_NUM(p.n_deny, 0);
+	cJSON *net = cJSON_CreateObject();
+	net_policy_to_json(&p, net);
+	char *text = cJSON_PrintUnformatted(net);
+	CHECK_STR(text, "{\"allowOut\":[\"10.1.2.3/8\",\"10.200.0.0/16\",\"11.0.0.0/8\",\"1.2.3.4\"],\"denyOut\":[]}");
+	free(text);
+	cJSON_Delete(net);
+	net_policy_free(&p);
+
+	/* allow_internet_access false is denyOut 0.0.0.0/0; with an allowOut it is "only these" */
+	CHECK(parse(NULL, NULL, 0, &p, err) == 0);
+	CHECK(net_policy_denies_all(&p) && net_policy_blocks_all(&p) && !net_policy_is_open(&p));
+	net_policy_free(&p);
+	CHECK(parse("[\"203.0.113.10\"]", "[\"0.0.0.0/0\", \"8.8.8.8\"]", -1, &p, err) == 0);
+	CHECK(net_policy_denies_all(&p) && !net_policy_blocks_all(&p));
+	RANGE(p.deny[0], 0u, 0xffffffffu);
+	net_policy_free(&p);
+
+	/* an IPv6 deny is accepted (no IPv6 leaves anyway) and changes nothing */
+	CHECK(parse(NULL, "[\"2001:db8::/32\"]", -1, &p, err) == 0);
+	CHECK_NUM(p.n_deny, 0);
+	net_policy_free(&p);
+
+	refused(NULL, "[\"example.com\"]", "invalid denied CIDR example.com");
+	refused(NULL, "[\"0.0.0.0\"]", "invalid denied CIDR 0.0.0.0");
+	refused(NULL, "[\"0.0.0.0/8\"]", "invalid denied CIDR");
+	refused(NULL, "[\"10.0.0.0/33\"]", "invalid denied CIDR");
+	refused(NULL, "[\"10.0.0.0/\"]", "invalid denied CIDR");
+	refused(NULL, "[\"10.0.0.0/-1\"]", "invalid denied CIDR");
+	/* domain names: with denyOut blocking everything, as on E2B; exact or below "*." */
+	CHECK(parse("[\"World.Test\", \"*.api.example\", \"10.0.0.1\"]", "[\"0.0.0.0/0\"]", -1, &p, err) == 0);
+	CHECK_NUM(p.n_domains, 2);
+	CHECK_NUM(p.n_allow, 1);
+	CHECK(!net_policy_blocks_all(&p) && !net_policy_is_open(&p));
+	CHECK(net_policy_allows_name(&p, "world.test") && net_policy_allows_name(&p, "WORLD.test"));
+	CHECK(!net_policy_allows_name(&p, "a.world.test") && !net_policy_allows_name(&p, "world.testx"));
+	CHECK(net_policy_allows_name(&p, "v1.api.example") && net_policy_allows_name(&p, "a.b.api.example"));
+	CHECK(!net_policy_allows_name(&p, "api.example") && !net_policy_allows_name(&p, "xapi.example"));
+	net_policy_free(&p);
+	CHECK(parse("[\"world.test\"]", NULL, 0, &p, err) == 0); /* allow_internet_access false blocks all too */
+	net_policy_free(&p);
+	refused("[\"example.com\"]", NULL, "you must include 'ALL_TRAFFIC' in deny out");
+	refused("[\"example.com\"]", "[\"10.0.0.0/8\"]", "you must include 'ALL_TRAFFIC'");
+	refused("[\"bad_name\"]", "[\"0.0.0.0/0\"]", "invalid allowed address bad_name");
+	refused("[\"-a.example\"]", "[\"0.0.0.0/0\"]", "invalid allowed address");
+	refused("[\"a..example\"]", "[\"0.0.0.0/0\"]", "invalid allowed address");
+	refused("[\"*\"]", "[\"0.0.0.0/0\"]", "invalid allowed address");
+	refused("[\"2001:db8::1\"]", NULL, "IPv6 is not routed");
+	refused("[1]", NULL, "must be an array of strings");
+	refused("{}", NULL, "must be an array of strings");
+
+	struct net_cidr c;
+	CHECK(net_pool_parse_subnet("100.96.1.2/16", &c) == 0 && c.addr == 0x64600000u && c.prefix == 16);
+	CHECK(net_pool_parse_subnet("100.96.0.0", &c) == -1);
+	CHECK(net_pool_parse_subnet("100.96.0.0/31", &c) == -1);
+	CHECK(net_pool_parse_subnet("100.96.0.0/7", &c) == -1);
+	CHECK(net_pool_parse_subnet("::/64", &c) == -1);
+}
+
+/* net/net_dns.c's answer reader: the question's name and the A records,
+ * CNAMEs followed, compression pointers; malformed answers refused, never
+ * read past their end (ASan watches). */
+static const unsigned char answer[] = {
+	0x12, 0x34, 0x81, 0x80, 0, 1, 0, 3, 0, 0, 0, 0,
+	3, 'w', 'w', 'w', 5, 'w', 'o', 'r', 'l', 'd', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1,
+	/* www.world.test CNAME world.test (a pointer into the question) */
+	0xc0, 12, 0, 5, 0, 1, 0, 0, 0, 60, 0, 2, 0xc0, 16,
+	/* world.test A 203.0.113.10, A 203.0.113.11 */
+	0xc0, 16, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 203, 0, 113, 10,
+	0xc0, 16, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 203, 0, 113, 11,
+};
+
+void suite_net_dns(void)
+{
+	char name[256];
+	uint32_t addrs[4];
+	size_t n = 0;
+	CHECK(net_dns_parse_answer(answer, sizeof answer, name, sizeof name, addrs, 4, &n) == 0);
+	CHECK_STR(name, "www.world.test");
+	CHECK_NUM(n, 2);
+	CHECK(addrs[0] == 0xcb00710au && addrs[1] == 0xcb00710bu);
+	CHECK(net_dns_parse_answer(answer, sizeof answer, name, sizeof name, addrs, 1, &n) == 0);
+	CHECK_NUM(n, 1); /* no more than asked for */
+	/* every shorter message: refused or read within bounds */
+	for (size_t len = 0; len < sizeof answer; len++) {
+		unsigned char *cut = malloc(len ? len : 1);
+		memcpy(cut, answer, len);
+		CHECK(net_dns_parse_answer(cut, len, name, sizeof name, addrs, 4, &n) == -1 || n <= 2);
+		free(cut);
+	}
+	unsigned char loop[sizeof answer];
+	memcpy(loop, answer, sizeof answer);
+	loop[12] = 0xc0; /* the question's name points at itself */
+	loop[13] = 12;
+	CHECK(net_dns_parse_answer(loop, sizeof loop, name, sizeof name, addrs, 4, &n) == -1);
+	memcpy(loop, answer, sizeof answer);
+	loop[3] = 0x83; /* NXDOMAIN */
+	CHECK(net_dns_parse_answer(loop, sizeof loop, name, sizeof name, addrs, 4, &n) == -1);
+	CHECK(net_dns_parse_answer(answer, sizeof answer, name, 8, addrs, 4, &n) == -1); /* name too long */
+}

@@ -1,0 +1,119 @@
+// A private little internet for the networking tests and benchmarks, made of
+// two network namespaces this process creates (root is required: CI is root):
+//
+//   host   where the backend runs (`ip netns exec`): its only route is a veth
+//          to the world (203.0.113.1/24, default via 203.0.113.2), and its
+//          resolver is a DNS server on its own loopback (127.0.0.53, through
+//          /etc/netns/<host>/resolv.conf), as with systemd-resolved;
+//   world  203.0.113.2/24 on the veth and, on its loopback, 203.0.113.10 and
+//          203.0.113.11 (TEST-NET-3), 10.99.0.1 (an RFC 1918 address) and
+//          169.254.169.254 (a cloud metadata address), all served by one HTTP
+//          server (port 80) and one TCP echo (port 7007).
+//
+// No packet can leave: neither namespace has a link to anything but the
+// other. Everything is removed by world.remove(), and at process exit if the
+// caller could not (a failed test); the worlds of a test process that was
+// killed are removed by the next makeWorld().
+//
+//   const world = await makeWorld()
+//   world.host / world.world    namespace names
+//   world.exec(ns, cmd, args)   runs a command in a namespace, returns stdout
+//   world.inHost(cmd, args)     [command, args] that run cmd in the host namespace with its
+//                               resolv.conf, keeping the machine's /sys (cgroups): `ip netns
+//                               exec` would remount /sys and hide /sys/fs/cgroup
+//   world.seen()                the servers' log so far: [{kind, local, remote, path, name, ...}]
+//   world.remove()
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const SERVERS = path.join(here, '..', 'net', 'world-servers.mjs')
+
+export const WORLD = {
+  hostAddress: '203.0.113.1',
+  gateway: '203.0.113.2',
+  web: '203.0.113.10',
+  echo: '203.0.113.11',
+  lan: '10.99.0.1',
+  metadata: '169.254.169.254',
+  echoPort: 7007,
+}
+
+const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString()
+
+function startServers(ns, mode, logPath) {
+  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, SERVERS, mode, logPath], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let err = ''
+  child.stderr.on('data', (d) => { err += d })
+  return new Promise((resolve, reject) => {
+    child.stdout.once('data', () => resolve(child))
+    child.once('exit', (code) => reject(new Error(`world servers (${mode}) exited with ${code}: ${err}`)))
+  })
+}
+
+// Namespaces e2bw-{h,w}-<pid in base 36><4 characters> of processes that are gone.
+function removeStaleWorlds() {
+  let names = []
+  try { names = ip('netns', 'list').split('\n').map((l) => l.split(' ')[0]) } catch { return }
+  for (const name of names) {
+    const m = /^e2bw-[hw]-([0-9a-z]+)[0-9a-z]{4}$/.exec(name)
+    if (!m || existsSync(`/proc/${parseInt(m[1], 36)}`)) continue
+    try { ip('netns', 'del', name) } catch { /* gone meanwhile */ }
+    rmSync(`/etc/netns/${name}`, { recursive: true, force: true })
+  }
+}
+
+export async function makeWorld() {
+  if (process.getuid() !== 0)
+    throw new Error('the world-namespace tests make network namespaces and need root (CI runs as root); they fail rather than skip')
+  removeStaleWorlds()
+  const id = `${process.pid.toString(36)}${Math.random().toString(36).slice(2, 6)}`
+  const host = `e2bw-h-${id}`
+  const world = `e2bw-w-${id}`
+  const dir = mkdtempSync(path.join(tmpdir(), 'e2bw-world-'))
+  const logPath = path.join(dir, 'seen.jsonl')
+  writeFileSync(logPath, '')
+  const children = []
+  let removed = false
+  const remove = () => {
+    if (removed) return
+    removed = true
+    for (const c of children) c.kill('SIGKILL')
+    for (const ns of [host, world]) { try { ip('netns', 'del', ns) } catch { /* not made */ } }
+    rmSync(`/etc/netns/${host}`, { recursive: true, force: true })
+    rmSync(dir, { recursive: true, force: true })
+  }
+  process.on('exit', remove)
+  try {
+    ip('netns', 'add', host)
+    ip('netns', 'add', world)
+    ip('-n', host, 'link', 'add', 'up0', 'type', 'veth', 'peer', 'name', 'down0', 'netns', world)
+    for (const ns of [host, world]) ip('-n', ns, 'link', 'set', 'lo', 'up')
+    ip('-n', host, 'addr', 'add', `${WORLD.hostAddress}/24`, 'dev', 'up0')
+    ip('-n', host, 'link', 'set', 'up0', 'up')
+    ip('-n', host, 'route', 'add', 'default', 'via', WORLD.gateway)
+    ip('-n', world, 'addr', 'add', `${WORLD.gateway}/24`, 'dev', 'down0')
+    ip('-n', world, 'link', 'set', 'down0', 'up')
+    for (const a of [WORLD.web, WORLD.echo, WORLD.lan, WORLD.metadata]) ip('-n', world, 'addr', 'add', `${a}/32`, 'dev', 'lo')
+    mkdirSync(`/etc/netns/${host}`, { recursive: true })
+    writeFileSync(`/etc/netns/${host}/resolv.conf`, 'nameserver 127.0.0.53\n')
+    children.push(await startServers(world, 'world', logPath))
+    children.push(await startServers(host, 'dns', logPath))
+  } catch (err) {
+    remove()
+    throw err
+  }
+  return {
+    host,
+    world,
+    logPath,
+    exec: (ns, cmd, args = []) => execFileSync('ip', ['netns', 'exec', ns, cmd, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }).toString(),
+    inHost: (cmd, args = []) => ['nsenter', [`--net=/run/netns/${host}`, 'unshare', '-m', '--propagation', 'private', 'sh', '-c',
+      `mount --bind /etc/netns/${host}/resolv.conf /etc/resolv.conf && exec "$0" "$@"`, cmd, ...args]],
+    seen: () => readFileSync(logPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)),
+    remove,
+  }
+}

@@ -1,0 +1,34 @@
+// Sandbox networking against a test-made world (tests/lib/world.mjs): the
+// cases in world-cases.mjs run inside the world's "host" namespace, where
+// the backend they start can reach nothing but the world. Needs root (CI is
+// root): without it this test fails, it does not skip. Both namespaces and
+// everything in them are removed whether the cases pass or not.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import path from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+
+import { makeWorld } from '../lib/world.mjs'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+test('sandbox networking in a world namespace (egress rules, DNS, what is never reachable, cleanup)', { timeout: 600000 }, async () => {
+  const world = await makeWorld()
+  try {
+    const [cmd, args] = world.inHost(process.execPath, ['--test', '--test-reporter=tap', path.join(here, 'world-cases.mjs')])
+    const env = { ...process.env, E2BW_WORLD_LOG: world.logPath }
+    delete env.NODE_TEST_CONTEXT // else the inner runner sees a parent and runs nothing
+    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', (d) => { out += d })
+    child.stderr.on('data', (d) => { out += d })
+    const code = await new Promise((resolve) => child.on('exit', resolve))
+    process.stdout.write(out.replace(/^/gm, '  '))
+    assert.equal(code, 0, 'world cases failed (their output is above)')
+    assert.match(out, /^# fail 0$/m)
+    assert.ok(Number(/^# pass (\d+)$/m.exec(out)?.[1]) >= 12, 'every world case ran')
+  } finally {
+    world.remove()
+  }
+})

@@ -1,0 +1,97 @@
+// The servers of the test "world" (tests/node/net-world.test.mjs), started
+// with `ip netns exec <ns> node world-servers.mjs <mode>` inside namespaces
+// the test made, so whatever they answer never leaves this machine.
+//
+//   world  an HTTP server on port 80 (answers {"server":"world","local","remote",
+//          "host","path"}) and a TCP echo on port 7007, on every address of the
+//          world namespace;
+//   dns    a DNS server on 127.0.0.53:53 (UDP and TCP) answering A records of
+//          NAMES below, NXDOMAIN for anything else: the host's resolver on its
+//          own loopback, as systemd-resolved's is.
+//
+// Each connection (and each DNS question) is appended to the log file named
+// by the second argument as one JSON line, so a test can tell what reached
+// the world; "ready" is printed on stdout once every server listens.
+import dgram from 'node:dgram'
+import { appendFileSync } from 'node:fs'
+import http from 'node:http'
+import net from 'node:net'
+
+export const NAMES = {
+  'world.test': '203.0.113.10',
+  'echo.world.test': '203.0.113.11',
+  'lan.world.test': '10.99.0.1',
+}
+
+const [mode, logPath] = process.argv.slice(2)
+const log = (o) => appendFileSync(logPath, JSON.stringify({ ...o, mode }) + '\n')
+
+function listen(server, port, host) {
+  return new Promise((resolve, reject) => { server.once('error', reject); server.listen(port, host, resolve) })
+}
+
+// One DNS answer for a query message: the question echoed, A records from NAMES.
+function answer(query) {
+  let i = 12
+  const labels = []
+  while (i < query.length && query[i] !== 0) { labels.push(query.subarray(i + 1, i + 1 + query[i]).toString()); i += query[i] + 1 }
+  const qEnd = i + 5
+  const name = labels.join('.').toLowerCase()
+  const qtype = query.readUInt16BE(i + 1)
+  log({ kind: 'dns', name, qtype })
+  const ip = NAMES[name]
+  const header = Buffer.from(query.subarray(0, 12))
+  header[2] = 0x84 | (query[2] & 0x01) // QR, AA, RD as asked
+  header[3] = ip ? 0x00 : 0x03 // NOERROR or NXDOMAIN
+  header.writeUInt16BE(1, 4)
+  header.writeUInt16BE(ip && qtype === 1 ? 1 : 0, 6)
+  header.writeUInt16BE(0, 8)
+  header.writeUInt16BE(0, 10)
+  const parts = [header, query.subarray(12, qEnd)]
+  if (ip && qtype === 1) {
+    const rr = Buffer.alloc(16)
+    rr.writeUInt16BE(0xc00c, 0); rr.writeUInt16BE(1, 2); rr.writeUInt16BE(1, 4)
+    rr.writeUInt32BE(60, 6); rr.writeUInt16BE(4, 10)
+    ip.split('.').forEach((b, k) => { rr[12 + k] = Number(b) })
+    parts.push(rr)
+  }
+  return Buffer.concat(parts)
+}
+
+if (mode === 'world') {
+  const web = http.createServer((req, res) => {
+    const o = { server: 'world', local: `${req.socket.localAddress}:${req.socket.localPort}`, remote: req.socket.remoteAddress, host: req.headers.host, path: req.url }
+    log({ kind: 'http', ...o })
+    res.setHeader('content-type', 'application/json')
+    res.end(JSON.stringify(o))
+  })
+  const echo = net.createServer((c) => {
+    log({ kind: 'tcp', local: `${c.localAddress}:${c.localPort}`, remote: c.remoteAddress })
+    c.on('error', () => {})
+    c.pipe(c)
+  })
+  await listen(web, 80, '0.0.0.0')
+  await listen(echo, 7007, '0.0.0.0')
+} else if (mode === 'dns') {
+  const udp = dgram.createSocket('udp4')
+  udp.on('message', (msg, rinfo) => { try { udp.send(answer(msg), rinfo.port, rinfo.address) } catch { /* not a query */ } })
+  await new Promise((resolve, reject) => { udp.once('error', reject); udp.bind(53, '127.0.0.53', resolve) })
+  const tcp = net.createServer((c) => {
+    let buf = Buffer.alloc(0)
+    c.on('error', () => {})
+    c.on('data', (d) => {
+      buf = Buffer.concat([buf, d])
+      while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+        const a = answer(buf.subarray(2, 2 + buf.readUInt16BE(0)))
+        buf = buf.subarray(2 + buf.readUInt16BE(0))
+        const len = Buffer.alloc(2); len.writeUInt16BE(a.length)
+        c.write(Buffer.concat([len, a]))
+      }
+    })
+  })
+  await listen(tcp, 53, '127.0.0.53')
+} else {
+  process.stderr.write('usage: world-servers.mjs world|dns LOGFILE\n')
+  process.exit(2)
+}
+process.stdout.write('ready\n')
