@@ -25,7 +25,7 @@ enum gate_mode {
 	GATE_RAW,      /* RAW: holding bytes for the handler to take over */
 	GATE_WAIT,     /* evhttp has the request: hold what follows */
 	GATE_DROP,     /* a refused body: read and dropped */
-	GATE_BROKEN,   /* framing lost: everything dropped, closed after the answer */
+	GATE_BROKEN,   /* framing lost: everything dropped (up to DROP_MAX) */
 	GATE_OFF       /* taken over */
 };
 
@@ -81,10 +81,19 @@ static size_t pull(struct http_gate *g)
 	return n;
 }
 
+/* The gate's next step in this loop turn. */
 static void schedule(struct http_gate *g)
 {
 	if (!g->free_pending)
 		event_active(g->run_ev, EV_TIMEOUT, 1);
+}
+
+/* ... or in the next one, after every other client's events: a zero timer
+ * (event_active would run it again in this turn, before any I/O). */
+static void schedule_later(struct http_gate *g)
+{
+	static const struct timeval zero = {0, 0};
+	evtimer_add(g->run_ev, &zero);
 }
 
 static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
@@ -138,6 +147,7 @@ static void malformed(struct http_gate *g)
 {
 	http_head_clear(&g->head);
 	g->mode = GATE_BROKEN;
+	g->dropped = 0;
 	evbuffer_drain(g->held, evbuffer_get_length(g->held));
 	struct evbuffer *bad = evbuffer_new();
 	if (!bad || evbuffer_add(bad, "-\r\n\r\n", 5) != 0) {
@@ -267,22 +277,26 @@ static bool step_stream(struct http_gate *g)
 	if (failed) {
 		g->mode = GATE_BROKEN;
 		g->framing.failed = true;
+		g->dropped = 0;
 	} else if (g->framing.done) {
 		g->mode = GATE_WAIT;
 	}
 	return moved || failed;
 }
 
+/* A refused body, read by its framing and dropped; once the framing is
+ * lost, everything is dropped. Past DROP_MAX the connection goes (after the
+ * answer): reading on while the client still sends keeps a reset from
+ * destroying the answer it has not read yet. */
 static bool step_drop(struct http_gate *g)
 {
 	size_t before = evbuffer_get_length(g->held);
-	if (http_framing_take(&g->framing, g->held, NULL, SIZE_MAX, false) != 0) {
+	if (g->mode == GATE_BROKEN)
+		evbuffer_drain(g->held, before);
+	else if (http_framing_take(&g->framing, g->held, NULL, SIZE_MAX, false) != 0)
 		g->mode = GATE_BROKEN;
-		g->close_wanted = true;
-		return true;
-	}
 	g->dropped += before - evbuffer_get_length(g->held);
-	if (g->framing.done)
+	if (g->mode == GATE_DROP && g->framing.done)
 		g->mode = g->awaiting_answer ? GATE_WAIT : GATE_HEAD;
 	else if (g->dropped > DROP_MAX)
 		g->close_wanted = true;
@@ -296,10 +310,8 @@ static bool step(struct http_gate *g)
 	case GATE_HEAD: return step_head(g);
 	case GATE_BODY: return step_body(g);
 	case GATE_STREAM: return step_stream(g);
-	case GATE_DROP: return step_drop(g);
-	case GATE_BROKEN:
-		evbuffer_drain(g->held, evbuffer_get_length(g->held));
-		return false;
+	case GATE_DROP:
+	case GATE_BROKEN: return step_drop(g);
 	default: return false; /* RAW, WAIT, OFF: hold */
 	}
 }
@@ -335,7 +347,7 @@ static void run(evutil_socket_t fd, short what, void *arg)
 	if (!g->free_pending && g->close_wanted && !g->awaiting_answer)
 		g->hooks.close(g->hooks.arg); /* frees the connection, and with it g */
 	else if (!g->free_pending && rounds == ROUNDS_PER_TURN)
-		schedule(g); /* more to do: after other clients' turn */
+		schedule_later(g); /* more to do: after other clients' turn */
 	g->in_run = false;
 	if (g->free_pending)
 		destroy(g);
@@ -402,8 +414,6 @@ void http_gate_request_done(struct http_gate *g)
 		 * the rest is dropped. */
 		g->mode = GATE_DROP;
 		g->dropped = 0;
-	} else if (g->mode == GATE_BROKEN) {
-		g->close_wanted = true;
 	}
 	/* After evhttp has finished with the answer and readied the next request. */
 	schedule(g);

@@ -241,7 +241,10 @@ static void slice(evutil_socket_t fd, short what, void *arg)
 			fs_upload_fail(&u->err, 400, "invalid gzip data: unexpected EOF");
 		finish(u);
 	} else if (produced >= FS_UPLOAD_SLICE_BYTES) {
-		event_active(u->slice_ev, EV_TIMEOUT, 1); /* more after other clients' turn */
+		/* More after every other client's turn: a zero timer, not
+		 * event_active (which would run it again before any I/O). */
+		static const struct timeval zero = {0, 0};
+		evtimer_add(u->slice_ev, &zero);
 	}
 	/* Otherwise the gate calls again when more of the body has come. */
 }

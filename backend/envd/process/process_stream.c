@@ -209,6 +209,9 @@ int process_stream_open(struct proc *p, struct evhttp_request *req, int64_t keep
 	connect_stream_headers(req);
 	evhttp_send_reply_start(req, 200, "OK");
 	http_conn_set_closecb(evcon, on_conn_closed, s);
+	/* At kill the process manager ends it (cut, or with isolation none the
+	 * end event), not the tracker. */
+	http_conns_ends_itself(req);
 	/* A stream may rightly stay quiet for longer than the idle limit (the
 	 * default keepalive is 90 s, a paused sandbox sends nothing), so only
 	 * writing has a time limit: a client that accepts no bytes for
