@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "envd/fs/fs_entry.h"
 
+#include "envd/fs/fs_owners.h"
 #include "envd/fs/fs_path.h"
 #include "runtime/runtime_users.h"
 
@@ -99,7 +100,8 @@ static void add_metadata(cJSON *entry, int fd)
 	}
 }
 
-cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path)
+cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path,
+	const struct fs_owners *owners)
 {
 	const char *leaf;
 	int parent = fs_open_parent(root_fd, path, &leaf);
@@ -154,10 +156,14 @@ cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path)
 	fs_mode_string(st.st_mode, perms);
 	cJSON_AddStringToObject(entry, "permissions", perms);
 	char owner[256];
-	if (runtime_user_name(sb, st.st_uid, owner, sizeof owner) != 0)
+	if (owners)
+		fs_owners_user(owners, st.st_uid, owner, sizeof owner);
+	else if (runtime_user_name(sb, st.st_uid, owner, sizeof owner) != 0)
 		snprintf(owner, sizeof owner, "%u", (unsigned)st.st_uid);
 	cJSON_AddStringToObject(entry, "owner", owner);
-	if (runtime_group_name(sb, st.st_gid, owner, sizeof owner) != 0)
+	if (owners)
+		fs_owners_group(owners, st.st_gid, owner, sizeof owner);
+	else if (runtime_group_name(sb, st.st_gid, owner, sizeof owner) != 0)
 		snprintf(owner, sizeof owner, "%u", (unsigned)st.st_gid);
 	cJSON_AddStringToObject(entry, "group", owner);
 	char when[64];
