@@ -124,9 +124,9 @@ static void stream_close(struct proc_stream *s, const char *end_json, const stru
 	if (s->blocked) {
 		s->blocked = false;
 		p->blocked--;
-		if (!p->ended)
-			process_update_reading(p);
 	}
+	if (!p->ended)
+		process_update_reading(p); /* the last stream gone stops reading */
 	if (s->evcon) {
 		struct evbuffer *buf = p->pm->scratch;
 		if (end_json) {
@@ -205,6 +205,7 @@ int process_stream_open(struct proc *p, struct evhttp_request *req, int64_t keep
 	if (p->streams)
 		p->streams->prev = s;
 	p->streams = s;
+	process_update_reading(p);
 
 	connect_stream_headers(req);
 	evhttp_send_reply_start(req, 200, "OK");
