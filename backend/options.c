@@ -38,7 +38,6 @@ static const char usage[] =
 	"                           proxied connections, uploads (default 256)\n"
 	"  --proxy-idle-timeout S   a proxied connection silent both ways this long is\n"
 	"                           closed (default 600)\n"
-	"  --max-watches N          inotify watches of one sandbox's watchers (default 8192)\n"
 	"  --isolation MODE         full: namespaces, overlay root, cgroups per sandbox;\n"
 	"                           none: commands run on the host; auto (default): full\n"
 	"                           when the kernel allows it, else none\n"
@@ -148,7 +147,6 @@ static const struct count_opt {
 	{"--max-upload-mb", 1, 1048576, offsetof(struct backend_options, max_upload_mb)},
 	{"--max-sandbox-requests", 1, 100000, offsetof(struct backend_options, max_sandbox_requests)},
 	{"--proxy-idle-timeout", 1, 86400, offsetof(struct backend_options, proxy_idle_timeout_s)},
-	{"--max-watches", 1, 1000000, offsetof(struct backend_options, max_watches)},
 };
 
 /* The numeric option at argv[*i] (its value in *v), or NULL. */
@@ -232,7 +230,6 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 	opt->max_upload_mb = OPTIONS_DEFAULT_MAX_UPLOAD_MB;
 	opt->max_sandbox_requests = OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS;
 	opt->proxy_idle_timeout_s = OPTIONS_DEFAULT_PROXY_IDLE_TIMEOUT_S;
-	opt->max_watches = OPTIONS_DEFAULT_MAX_WATCHES;
 	opt->sandbox_conn_limit = OPTIONS_DEFAULT_SANDBOX_CONN_LIMIT;
 	opt->sandbox_network = true;
 	const char *listen = NULL, *envd = NULL, *key_file = NULL;

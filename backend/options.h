@@ -19,7 +19,6 @@ struct listen_addr {
 #define OPTIONS_DEFAULT_MAX_UPLOAD_MB 4096
 #define OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS 256
 #define OPTIONS_DEFAULT_PROXY_IDLE_TIMEOUT_S 600
-#define OPTIONS_DEFAULT_MAX_WATCHES 8192
 #define OPTIONS_DEFAULT_SANDBOX_CONN_LIMIT 4096
 
 struct backend_options {
@@ -35,7 +34,6 @@ struct backend_options {
 	long max_upload_mb;        /* one POST /files body, inflated */
 	long max_sandbox_requests; /* requests in progress per sandbox */
 	long proxy_idle_timeout_s; /* a proxied connection silent both ways */
-	long max_watches;          /* inotify watches per sandbox */
 	enum isolation isolation;  /* default ISOLATION_AUTO */
 	const char *templates_dir; /* NULL: <dir of the binary>/../templates */
 	const char *domain;        /* NULL: localhost:<envd port> */
