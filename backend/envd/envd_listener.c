@@ -88,7 +88,8 @@ static void on_removing(void *ctx, struct sandbox *sb)
 {
 	struct envd_listeners *l = ctx;
 	close_one(l, sb);
-	http_conns_close_sandbox(l->conns, sb->id);
+	if (l->conns) /* NULL at shutdown: the tracker is freed before the registry */
+		http_conns_close_sandbox(l->conns, sb->id);
 }
 
 struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns,
@@ -114,6 +115,7 @@ void envd_listeners_close_all(struct envd_listeners *l)
 		return;
 	for (size_t i = 0; i < registry_count(l->envd->reg); i++)
 		close_one(l, registry_at(l->envd->reg, i));
+	l->conns = NULL; /* every connection goes with the tracker next */
 }
 
 void envd_listeners_free(struct envd_listeners *l)
