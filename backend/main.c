@@ -8,7 +8,6 @@
 #include "api/api_routes.h"
 #include "envd/envd_listener.h"
 #include "envd/envd_port_proxy.h"
-#include "envd/fs/fs_files_post.h"
 #include "envd/fs/fs_watch.h"
 #include "envd/process/process_manager.h"
 #include "envd/process/process_stream.h"
@@ -142,9 +141,12 @@ int main(int argc, char **argv)
 		.max_sandboxes = (size_t)opt.max_sandboxes};
 	struct fs_watchers *watchers = pm ? fs_watchers_new(base, reg) : NULL;
 	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base,
-		.watchers = watchers};
-	struct http_conns *conns = watchers ? http_conns_new(base, (size_t)opt.max_connections,
-		opt.request_timeout_s) : NULL;
+		.watchers = watchers, .max_upload_bytes = (uint64_t)opt.max_upload_mb << 20,
+		.proxy_idle_timeout_s = opt.proxy_idle_timeout_s};
+	struct http_conns_limits limits = {.max_connections = (size_t)opt.max_connections,
+		.request_timeout_s = opt.request_timeout_s,
+		.per_sandbox = (size_t)opt.max_sandbox_requests};
+	struct http_conns *conns = watchers ? http_conns_new(base, &limits) : NULL;
 	struct envd_listeners *own_ports = conns ? envd_listeners_new(&envd_ctx, conns, opt.envd.host)
 		: NULL;
 	if (own_ports) {
@@ -159,9 +161,10 @@ int main(int argc, char **argv)
 		registry_add_hooks(reg, &pm_hooks);
 		registry_add_hooks(reg, &net_hooks);
 	}
-	struct evhttp *api = own_ports ? http_server_new(base, conns, api_dispatch, &api_ctx) : NULL;
-	struct evhttp *envd = api ? http_server_new_limit(base, conns, envd_dispatch, &envd_ctx,
-		FILES_MAX_UPLOAD_BYTES) : NULL;
+	struct evhttp *api = own_ports ? http_server_new(base, conns, HTTP_POOL_API, api_dispatch,
+		api_verdict, &api_ctx) : NULL;
+	struct evhttp *envd = api ? http_server_new(base, conns, HTTP_POOL_ENVD, envd_dispatch,
+		envd_verdict, &envd_ctx) : NULL;
 	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
 	struct event *sigterm = envd ? evsignal_new(base, SIGTERM, on_stop_signal, base) : NULL;
 	struct event *sigint = sigterm ? evsignal_new(base, SIGINT, on_stop_signal, base) : NULL;
@@ -171,8 +174,10 @@ int main(int argc, char **argv)
 	}
 
 	uint16_t api_port, envd_port;
-	if (http_server_bind(api, conns, opt.api.host, opt.api.port, &api_port, NULL) != 0 ||
-	    http_server_bind(envd, conns, opt.envd.host, opt.envd.port, &envd_port, NULL) != 0)
+	if (http_server_bind(api, conns, HTTP_POOL_API, opt.api.host, opt.api.port, &api_port,
+		    NULL) != 0 ||
+	    http_server_bind(envd, conns, HTTP_POOL_ENVD, opt.envd.host, opt.envd.port, &envd_port,
+		    NULL) != 0)
 		goto out;
 	char api_url[96], sandbox_url[96], domain[256];
 	http_server_url(opt.api.host, api_port, api_url, sizeof api_url);
@@ -184,8 +189,9 @@ int main(int argc, char **argv)
 	else
 		snprintf(domain, sizeof domain, "localhost:%u", (unsigned)envd_port);
 	api_ctx.domain = domain;
-	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections\n",
-		api_url, sandbox_url, sd.root, http_conns_max(conns));
+	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "
+		"(%zu of them for the API only)\n", api_url, sandbox_url, sd.root,
+		http_conns_max(conns), http_conns_api_reserve(conns));
 	if (print_ready_line(api_url, sandbox_url, sd.root, domain) != 0)
 		goto out;
 
@@ -194,10 +200,10 @@ int main(int argc, char **argv)
 
 out:
 	if (api)
-		evhttp_free(api);
+		http_server_free(conns, api);
 	port_proxy_shutdown();    /* before the listener frees the connections it took over */
 	if (envd)
-		evhttp_free(envd); /* open process streams are detached here */
+		http_server_free(conns, envd); /* open process streams are detached here */
 	envd_listeners_close_all(own_ports); /* likewise, each sandbox's own port */
 	http_conns_free(conns);   /* after every connection is gone */
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,11 @@ static const char usage[] =
 	"                           or the descriptor limit minus 64 if that is smaller)\n"
 	"  --request-timeout S      seconds a connection may take to send a whole request\n"
 	"                           (headers and body), idle time included (default 30)\n"
+	"  --max-upload-mb N        one POST /files body, after gzip (default 4096)\n"
+	"  --max-sandbox-requests N requests in progress for one sandbox: streams,\n"
+	"                           proxied connections, uploads (default 256)\n"
+	"  --proxy-idle-timeout S   a proxied connection silent both ways this long is\n"
+	"                           closed (default 600)\n"
 	"  --isolation MODE         full (root): namespaces, overlay root, cgroups and a\n"
 	"                           host id range per sandbox; rootless (another user):\n"
 	"                           the same in the user's own namespace, no limits;\n"
@@ -134,6 +140,29 @@ static int parse_count(const char *text, long min, long max, long *out)
 	return 0;
 }
 
+/* The numeric options: name, range, and the field the value goes to. */
+static const struct count_opt {
+	const char *name;
+	long min, max;
+	size_t field;
+} count_opts[] = {
+	{"--max-sandboxes", 1, 100000, offsetof(struct backend_options, max_sandboxes)},
+	{"--max-connections", 8, 1000000, offsetof(struct backend_options, max_connections)},
+	{"--request-timeout", 1, 3600, offsetof(struct backend_options, request_timeout_s)},
+	{"--max-upload-mb", 1, 1048576, offsetof(struct backend_options, max_upload_mb)},
+	{"--max-sandbox-requests", 1, 100000, offsetof(struct backend_options, max_sandbox_requests)},
+	{"--proxy-idle-timeout", 1, 86400, offsetof(struct backend_options, proxy_idle_timeout_s)},
+};
+
+/* The numeric option at argv[*i] (its value in *v), or NULL. */
+static const struct count_opt *count_option(int argc, char **argv, int *i, const char **v)
+{
+	for (size_t k = 0; k < sizeof count_opts / sizeof count_opts[0]; k++)
+		if ((*v = option_value(argc, argv, i, count_opts[k].name)))
+			return &count_opts[k];
+	return NULL;
+}
+
 /* A domain for "<port>-<id>.<domain>" URLs: host name characters and at
  * most one ":PORT". */
 static bool domain_ok(const char *d)
@@ -203,11 +232,15 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 	memset(opt, 0, sizeof *opt);
 	opt->max_sandboxes = OPTIONS_DEFAULT_MAX_SANDBOXES;
 	opt->request_timeout_s = OPTIONS_DEFAULT_REQUEST_TIMEOUT_S;
+	opt->max_upload_mb = OPTIONS_DEFAULT_MAX_UPLOAD_MB;
+	opt->max_sandbox_requests = OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS;
+	opt->proxy_idle_timeout_s = OPTIONS_DEFAULT_PROXY_IDLE_TIMEOUT_S;
 	opt->sandbox_conn_limit = OPTIONS_DEFAULT_SANDBOX_CONN_LIMIT;
 	opt->sandbox_network = true;
 	const char *listen = NULL, *envd = NULL, *key_file = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *v;
+		const struct count_opt *count;
 		if (is_flag(arg, "--help") || is_flag(arg, "-h")) {
 			fputs(usage, stdout);
 			return OPTIONS_EXIT_OK;
@@ -227,15 +260,13 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			unsetenv(API_KEY_ENV);
 			return usage_error("--api-key is refused (a command line is readable by any "
 				"process): use " API_KEY_ENV " or --api-key-file", NULL);
-		} else if ((v = option_value(argc, argv, &i, "--max-sandboxes"))) {
-			if (parse_count(v, 1, 100000, &opt->max_sandboxes) != 0)
-				return usage_error("--max-sandboxes must be 1..100000, got ", v);
-		} else if ((v = option_value(argc, argv, &i, "--max-connections"))) {
-			if (parse_count(v, 8, 1000000, &opt->max_connections) != 0)
-				return usage_error("--max-connections must be 8..1000000, got ", v);
-		} else if ((v = option_value(argc, argv, &i, "--request-timeout"))) {
-			if (parse_count(v, 1, 3600, &opt->request_timeout_s) != 0)
-				return usage_error("--request-timeout must be 1..3600 seconds, got ", v);
+		} else if ((count = count_option(argc, argv, &i, &v))) {
+			if (parse_count(v, count->min, count->max, (long *)((char *)opt + count->field)) != 0) {
+				char range[96];
+				snprintf(range, sizeof range, " must be %ld..%ld, got ", count->min, count->max);
+				fprintf(stderr, "e2b-local-backend: %s%s%s; see --help\n", count->name, range, v);
+				return OPTIONS_EXIT_USAGE;
+			}
 		} else if ((v = option_value(argc, argv, &i, "--state-dir"))) {
 			opt->state_dir = v;
 		} else if ((v = option_value(argc, argv, &i, "--templates"))) {

@@ -16,6 +16,9 @@ struct listen_addr {
 #define API_KEY_ENV "E2B_LOCAL_API_KEY"
 #define OPTIONS_DEFAULT_MAX_SANDBOXES 256
 #define OPTIONS_DEFAULT_REQUEST_TIMEOUT_S 30
+#define OPTIONS_DEFAULT_MAX_UPLOAD_MB 4096
+#define OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS 256
+#define OPTIONS_DEFAULT_PROXY_IDLE_TIMEOUT_S 600
 #define OPTIONS_DEFAULT_SANDBOX_CONN_LIMIT 4096
 
 struct backend_options {
@@ -28,6 +31,9 @@ struct backend_options {
 	long max_sandboxes;
 	long max_connections;  /* 0: the default, bounded by the descriptor limit */
 	long request_timeout_s;
+	long max_upload_mb;        /* one POST /files body, inflated */
+	long max_sandbox_requests; /* requests in progress per sandbox */
+	long proxy_idle_timeout_s; /* a proxied connection silent both ways */
 	enum isolation isolation;  /* default ISOLATION_AUTO */
 	const char *id_range;      /* --id-range START:COUNT, NULL: the default */
 	const char *templates_dir; /* NULL: <dir of the binary>/../templates */

@@ -5,6 +5,7 @@
 #include "api/api_network.h"
 #include "api/api_sandboxes.h"
 #include "http/http_conns.h"
+#include "http/http_head.h"
 #include "http/http_reply.h"
 #include "http/http_request.h"
 #include "http/http_route.h"
@@ -78,31 +79,57 @@ static int reply_method_not_allowed(struct evhttp_request *req, const char *path
 	return reply_error(req, 405, "Method not allowed");
 }
 
+/* The route a head asks for (NULL: none), its "{}" in id; *path_known
+ * whether any route has the path. */
+static const struct api_route *find_route(const struct http_head *h, char *id, size_t cap,
+	bool *path_known)
+{
+	const char *path = http_head_path(h);
+	*path_known = false;
+	for (size_t i = 0; i < ROUTE_COUNT; i++) {
+		if (!route_match(routes[i].pattern, path, id, cap))
+			continue;
+		*path_known = true;
+		if (method_matches(routes[i].method, h->method))
+			return &routes[i];
+	}
+	return NULL;
+}
+
+static bool key_ok(const struct api_ctx *ctx, const struct http_head *h)
+{
+	const char *key = http_head_find(h, "X-API-Key");
+	return key && text_secret_equal(key, ctx->api_key);
+}
+
+void api_verdict(const struct http_head *head, struct http_verdict *v, void *arg)
+{
+	struct api_ctx *ctx = arg;
+	if (head->method == EVHTTP_REQ_OPTIONS)
+		return;
+	char id[256];
+	bool path_known;
+	const struct api_route *found = find_route(head, id, sizeof id, &path_known);
+	/* Nothing is read before the key is checked: the router answers at once. */
+	if (!found || (found->needs_key && !key_ok(ctx, head)))
+		v->kind = HTTP_VERDICT_REFUSE;
+}
+
 static int route(struct api_ctx *ctx, struct evhttp_request *req)
 {
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_OPTIONS)
 		return reply_preflight(req);
 
-	const char *path = request_path(req);
-	enum evhttp_cmd_type method = evhttp_request_get_command(req);
+	struct http_head head;
+	http_head_of_request(req, &head);
 	char id[256];
-	const struct api_route *found = NULL;
-	bool path_known = false;
-	for (size_t i = 0; i < ROUTE_COUNT && !found; i++) {
-		if (!route_match(routes[i].pattern, path, id, sizeof id))
-			continue;
-		path_known = true;
-		if (method_matches(routes[i].method, method))
-			found = &routes[i];
-	}
+	bool path_known;
+	const struct api_route *found = find_route(&head, id, sizeof id, &path_known);
 	if (!found)
-		return path_known ? reply_method_not_allowed(req, path) : reply_error(req, 404, "Not found");
-
-	if (found->needs_key) {
-		const char *key = evhttp_find_header(evhttp_request_get_input_headers(req), "X-API-Key");
-		if (!key || !text_secret_equal(key, ctx->api_key))
-			return reply_error(req, 401, "Invalid API key");
-	}
+		return path_known ? reply_method_not_allowed(req, http_head_path(&head))
+				  : reply_error(req, 404, "Not found");
+	if (found->needs_key && !key_ok(ctx, &head))
+		return reply_error(req, 401, "Invalid API key");
 	/* Legacy IDs "<sandboxID>-<clientID>": E2B keeps the part before '-'. */
 	char *dash = strchr(id, '-');
 	if (dash)
@@ -112,7 +139,7 @@ static int route(struct api_ctx *ctx, struct evhttp_request *req)
 
 void api_dispatch(struct evhttp_request *req, void *arg)
 {
-	http_conns_request_begins(req);
-	int status = route(arg, req);
+	const struct http_verdict *refused = http_conns_request_begins(req);
+	int status = refused ? reply_error(req, refused->status, refused->message) : route(arg, req);
 	request_log("api", req, status);
 }

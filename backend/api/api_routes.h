@@ -10,9 +10,14 @@
 #ifndef E2B_BACKEND_API_ROUTES_H
 #define E2B_BACKEND_API_ROUTES_H
 
+#include "http/http_gate.h"
+
 struct evhttp_request;
 
 /* evhttp callback; arg is a struct api_ctx *. */
 void api_dispatch(struct evhttp_request *req, void *arg);
+/* The gate's verdict on a head (arg: struct api_ctx *): a request without
+ * the key, or for no route, is answered before its body is read. */
+void api_verdict(const struct http_head *head, struct http_verdict *v, void *arg);
 
 #endif

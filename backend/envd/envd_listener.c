@@ -2,7 +2,7 @@
  * connection (and stream) that came in through the sandbox's port. */
 #include "envd/envd_listener.h"
 
-#include "envd/fs/fs_files_post.h"
+#include "envd/envd_routes.h"
 #include "http/http_conns.h"
 #include "http/http_server.h"
 #include "registry/registry.h"
@@ -31,6 +31,12 @@ static void dispatch(struct evhttp_request *req, void *arg)
 	envd_dispatch_sandbox(one->owner->envd, req, one->id);
 }
 
+static void verdict(const struct http_head *head, struct http_verdict *v, void *arg)
+{
+	struct envd_listener *one = arg;
+	envd_verdict_sandbox(one->owner->envd, head, v, one->id);
+}
+
 static void close_one(struct envd_listeners *l, struct sandbox *sb)
 {
 	struct envd_listener *one = sb->envd_listener;
@@ -38,7 +44,7 @@ static void close_one(struct envd_listeners *l, struct sandbox *sb)
 		return;
 	if (one->listener)
 		http_conns_unwatch_listener(l->conns, one->listener);
-	evhttp_free(one->http); /* the listener and its connections */
+	http_server_free(l->conns, one->http); /* the listener and its connections */
 	free(one);
 	sb->envd_listener = NULL;
 	sb->envd_url[0] = '\0';
@@ -53,15 +59,14 @@ static void open_one(struct envd_listeners *l, struct sandbox *sb)
 		return;
 	one->owner = l;
 	snprintf(one->id, sizeof one->id, "%s", sb->id);
-	one->http = http_server_new_limit(l->envd->base, l->conns, dispatch, one,
-		FILES_MAX_UPLOAD_BYTES);
+	one->http = http_server_new(l->envd->base, l->conns, HTTP_POOL_ENVD, dispatch, verdict, one);
 	uint16_t port;
-	if (!one->http || http_server_bind(one->http, l->conns, l->host, 0, &port,
+	if (!one->http || http_server_bind(one->http, l->conns, HTTP_POOL_ENVD, l->host, 0, &port,
 			&one->listener) != 0) {
 		if (one->listener)
 			http_conns_unwatch_listener(l->conns, one->listener);
 		if (one->http)
-			evhttp_free(one->http);
+			http_server_free(l->conns, one->http);
 		free(one);
 		fprintf(stderr, "sandbox %s: no envd listener of its own\n", sb->id);
 		return;
@@ -75,9 +80,16 @@ static void on_created(void *ctx, struct sandbox *sb)
 	open_one(ctx, sb);
 }
 
+/* Every stream of a killed sandbox is cut, as E2B's proxy cuts them: its
+ * own port with its connections, then what came in through the shared
+ * listener (downloads, uploads, proxied exchanges; process and watch
+ * streams end themselves in their own hooks). */
 static void on_removing(void *ctx, struct sandbox *sb)
 {
-	close_one(ctx, sb);
+	struct envd_listeners *l = ctx;
+	close_one(l, sb);
+	if (l->conns) /* NULL at shutdown: the tracker is freed before the registry */
+		http_conns_close_sandbox(l->conns, sb->id);
 }
 
 struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns,
@@ -103,6 +115,7 @@ void envd_listeners_close_all(struct envd_listeners *l)
 		return;
 	for (size_t i = 0; i < registry_count(l->envd->reg); i++)
 		close_one(l, registry_at(l->envd->reg, i));
+	l->conns = NULL; /* every connection goes with the tracker next */
 }
 
 void envd_listeners_free(struct envd_listeners *l)

@@ -3,8 +3,11 @@
 #include "envd/envd_port_proxy.h"
 
 #include "http/http_conns.h"
+#include "http/http_framing.h"
+#include "http/http_gate.h"
 #include "http/http_reply.h"
 #include "http/http_request.h"
+#include "lib/clock.h"
 #include "registry/registry.h"
 #include "runtime/runtime_enter.h"
 
@@ -31,8 +34,12 @@ struct proxy {
 	struct evhttp_connection *evcon;
 	struct bufferevent *up;     /* to the sandbox port */
 	struct bufferevent *client; /* taken over from evhttp once up is connected */
+	struct event *idle;         /* checks for a connection silent both ways */
+	int64_t idle_ms, last_ms;
 	char sandbox_id[SANDBOX_ID_LEN + 1];
 	long port;
+	struct http_framing body;   /* the request's body, as the client frames it */
+	bool tunnel;                /* an upgrade: bytes flow both ways unchanged */
 	char *mask_host;            /* maskRequestHost with the port in, or NULL */
 	bool up_eof, client_eof;
 };
@@ -59,6 +66,8 @@ static void drop(struct proxy *p)
 		p->next->prev = p->prev;
 	if (p->up)
 		bufferevent_free(p->up);
+	if (p->idle)
+		event_free(p->idle);
 	free(p->mask_host);
 	free(p);
 }
@@ -77,8 +86,10 @@ int port_proxy_reply_closed(struct evhttp_request *req, const char *id, long por
 
 static void proxy_free(struct proxy *p)
 {
-	if (p->evcon && p->client)
+	if (p->evcon && p->client) {
+		http_conn_set_closecb(p->evcon, NULL, NULL);
 		evhttp_connection_free(p->evcon); /* frees the request and the client socket */
+	}
 	drop(p);
 }
 
@@ -114,17 +125,39 @@ static void pass(struct bufferevent *from, struct bufferevent *to)
 		bufferevent_disable(from, EV_READ);
 }
 
+/* Client bytes towards the port: everything in a tunnel; otherwise the one
+ * request's body and nothing after it (a pipelined request or stray bytes
+ * never reach the port: the connection carries one exchange). */
+static void pass_request(struct proxy *p, struct evbuffer *from)
+{
+	struct evbuffer *to = bufferevent_get_output(p->up);
+	if (p->tunnel) {
+		evbuffer_add_buffer(to, from);
+	} else if (http_framing_take(&p->body, from, to, SIZE_MAX, true) != 0) {
+		proxy_free(p); /* malformed chunked framing: nothing more is sent */
+		return;
+	}
+	if (!p->tunnel && p->body.done) {
+		evbuffer_drain(from, evbuffer_get_length(from));
+		bufferevent_disable(p->client, EV_READ);
+	} else if (evbuffer_get_length(to) > PORT_PROXY_HIGH_WATER) {
+		bufferevent_disable(p->client, EV_READ);
+	}
+}
+
 static void on_up_read(struct bufferevent *bev, void *arg)
 {
 	struct proxy *p = arg;
+	p->last_ms = clock_now_ms();
 	pass(bev, p->client);
 }
 
 static void on_client_read(struct bufferevent *bev, void *arg)
 {
 	struct proxy *p = arg;
+	p->last_ms = clock_now_ms();
 	if (!p->client_eof)
-		pass(bev, p->up);
+		pass_request(p, bufferevent_get_input(bev));
 }
 
 /* The output of one side drained below the low-water mark: read the other. */
@@ -132,7 +165,7 @@ static void on_up_write(struct bufferevent *bev, void *arg)
 {
 	(void)bev;
 	struct proxy *p = arg;
-	if (!p->client_eof)
+	if (!p->client_eof && (p->tunnel || !p->body.done))
 		bufferevent_enable(p->client, EV_READ);
 	if (p->client_eof)
 		maybe_finish(p);
@@ -162,17 +195,51 @@ static void on_client_event(struct bufferevent *bev, short what, void *arg)
 	}
 }
 
+/* Silent both ways for idle_ms: the connection goes (checked every half). */
+static void on_idle_check(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct proxy *p = arg;
+	if (p->idle_ms <= 0)
+		return;
+	if (clock_now_ms() - p->last_ms >= p->idle_ms) {
+		proxy_free(p);
+		return;
+	}
+	struct timeval tv = {.tv_sec = p->idle_ms / 2000, .tv_usec = (p->idle_ms / 2 % 1000) * 1000};
+	evtimer_add(p->idle, &tv);
+}
+
+/* The taken-over connection is being freed by someone else (the sandbox
+ * was killed): forget it. */
+static void on_taken_closed(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	struct proxy *p = arg;
+	p->evcon = NULL;
+	drop(p);
+}
+
 static void on_up_event(struct bufferevent *bev, short what, void *arg);
 
-/* The request as received, re-sent to the port. */
-static void write_request(struct proxy *p)
+static bool hop_by_hop(const char *key)
+{
+	static const char *const names[] = {"Connection", "Keep-Alive", "Proxy-Connection",
+		"Transfer-Encoding", "Content-Length", "Expect"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcasecmp(key, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The request as received (the gate took its framing headers; they are
+ * written back from the framing), re-sent to the port. */
+static void write_head(struct proxy *p)
 {
 	struct evhttp_request *req = p->req;
 	struct evbuffer *out = bufferevent_get_output(p->up);
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
-	const char *conn = evhttp_find_header(in, "Connection");
-	bool upgrade = evhttp_find_header(in, "Upgrade") && conn && strcasestr(conn, "upgrade");
-	struct evbuffer *body = evhttp_request_get_input_buffer(req);
 	evbuffer_add_printf(out, "%s %s HTTP/1.1\r\n", request_method_name(req),
 		evhttp_request_get_uri(req));
 	for (struct evkeyval *h = in->tqh_first; h; h = h->next.tqe_next) {
@@ -182,40 +249,45 @@ static void write_request(struct proxy *p)
 		}
 		if (strcasecmp(h->key, ENVD_TRAFFIC_TOKEN_HEADER) == 0)
 			continue; /* the sandbox's servers never see the token */
-		if (!upgrade && (strcasecmp(h->key, "Connection") == 0 ||
-				 strcasecmp(h->key, "Keep-Alive") == 0 ||
-				 strcasecmp(h->key, "Proxy-Connection") == 0 ||
-				 strcasecmp(h->key, "Transfer-Encoding") == 0 ||
-				 strcasecmp(h->key, "Content-Length") == 0))
-			continue;
-		evbuffer_add_printf(out, "%s: %s\r\n", h->key, h->value);
+		bool keep = p->tunnel ? strcasecmp(h->key, "Content-Length") != 0 : !hop_by_hop(h->key);
+		if (keep)
+			evbuffer_add_printf(out, "%s: %s\r\n", h->key, h->value);
 	}
-	if (!upgrade) {
+	if (!p->tunnel)
 		evbuffer_add_printf(out, "Connection: close\r\n");
-		size_t n = evbuffer_get_length(body);
-		enum evhttp_cmd_type m = evhttp_request_get_command(req);
-		if (n || m == EVHTTP_REQ_POST || m == EVHTTP_REQ_PUT || m == EVHTTP_REQ_PATCH)
-			evbuffer_add_printf(out, "Content-Length: %zu\r\n", n);
-	}
+	if (p->body.kind == HTTP_FRAMING_CHUNKED)
+		evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
+	else if (p->body.kind == HTTP_FRAMING_LENGTH)
+		evbuffer_add_printf(out, "Content-Length: %llu\r\n", (unsigned long long)p->body.length);
 	evbuffer_add(out, "\r\n", 2);
-	evbuffer_add_buffer(out, body);
 }
 
 static void take_over_client(struct proxy *p)
 {
-	http_conn_set_closecb(p->evcon, NULL, NULL);
+	struct http_gate *gate = http_conns_gate(p->req);
+	struct evbuffer *early = evbuffer_new();
+	if (!gate || !early) {
+		if (early)
+			evbuffer_free(early);
+		proxy_free(p);
+		return;
+	}
+	http_gate_take_over(gate, early, &p->body, &p->tunnel);
+	http_conn_set_closecb(p->evcon, on_taken_closed, p);
+	write_head(p);
 	p->client = evhttp_connection_get_bufferevent(p->evcon);
 	bufferevent_setcb(p->client, on_client_read, on_client_write, on_client_event, p);
 	bufferevent_set_timeouts(p->client, NULL, NULL);
-	bufferevent_setwatermark(p->client, EV_READ, 0, 0);
 	bufferevent_setwatermark(p->client, EV_WRITE, PORT_PROXY_HIGH_WATER / 2, 0);
 	bufferevent_setwatermark(p->up, EV_WRITE, PORT_PROXY_HIGH_WATER / 2, 0);
 	bufferevent_setcb(p->up, on_up_read, on_up_write, on_up_event, p);
 	bufferevent_enable(p->client, EV_READ | EV_WRITE);
 	bufferevent_enable(p->up, EV_READ | EV_WRITE);
-	/* Bytes the client sent after the request (say, a first WebSocket frame). */
-	if (evbuffer_get_length(bufferevent_get_input(p->client)))
-		pass(p->client, p->up);
+	p->last_ms = clock_now_ms();
+	on_idle_check(-1, 0, p);
+	/* Bytes the client sent after the head (a body, a first WebSocket frame). */
+	pass_request(p, early);
+	evbuffer_free(early);
 }
 
 static void on_up_event(struct bufferevent *bev, short what, void *arg)
@@ -226,7 +298,6 @@ static void on_up_event(struct bufferevent *bev, short what, void *arg)
 		/* Only the path is logged, as for every request. */
 		fprintf(stderr, "envd %s %s -> port %ld\n", request_method_name(p->req),
 			request_path(p->req), p->port);
-		write_request(p);
 		take_over_client(p);
 		return;
 	}
@@ -284,7 +355,17 @@ int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sa
 {
 	int fd = runtime_socket(sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct proxy *p = fd >= 0 ? calloc(1, sizeof *p) : NULL;
-	if (!p) {
+	if (p && !(p->up = bufferevent_socket_new(ctx->base, fd, BEV_OPT_CLOSE_ON_FREE))) {
+		free(p);
+		p = NULL;
+	} else if (p) {
+		fd = -1; /* the bufferevent closes it */
+		p->idle = evtimer_new(ctx->base, on_idle_check, p);
+	}
+	if (!p || !p->idle) {
+		if (p)
+			bufferevent_free(p->up);
+		free(p);
 		if (fd >= 0)
 			close(fd);
 		return port_proxy_reply_closed(req, sb->id, port);
@@ -292,15 +373,10 @@ int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sa
 	p->req = req;
 	p->evcon = evhttp_request_get_connection(req);
 	p->port = port;
+	p->idle_ms = (int64_t)ctx->proxy_idle_timeout_s * 1000;
 	snprintf(p->sandbox_id, sizeof p->sandbox_id, "%s", sb->id);
-	p->up = bufferevent_socket_new(ctx->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (!p->up) {
-		close(fd);
-		free(p);
-		return port_proxy_reply_closed(req, sb->id, port);
-	}
 	if (sb->mask_request_host)
 		p->mask_host = mask_host(sb->mask_request_host, port);
 	link_proxy(p);

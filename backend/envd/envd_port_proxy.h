@@ -3,12 +3,18 @@
  * "<P>-<id>" host) is forwarded to 127.0.0.1:P inside the sandbox's network
  * namespace (runtime_socket).
  *
- * Once the connection to the port is up, the client connection is taken
- * over from evhttp and bytes flow both ways unchanged, so responses of any
- * size stream and WebSocket (or any Upgrade) keeps working. The request is
- * sent with "Connection: close" (unless it is an upgrade), so one client
- * connection carries one proxied exchange. Each direction stops reading
- * while the other side has more than PORT_PROXY_HIGH_WATER unsent.
+ * The gate (http_gate.h) hands such a request over at its head (verdict
+ * RAW): nothing of its body has been read. Once the connection to the port
+ * is up, the client connection is taken over from evhttp. The head is sent
+ * with "Connection: close", then the body exactly as the client frames it
+ * (Content-Length or chunked) and nothing after it: one client connection
+ * carries one exchange, and a pipelined request or stray bytes never reach
+ * the port. An Upgrade (WebSocket) request becomes a tunnel instead: bytes
+ * flow both ways unchanged. Responses of any size stream. Each direction
+ * stops reading while the other side has more than PORT_PROXY_HIGH_WATER
+ * unsent. A connection silent both ways for --proxy-idle-timeout is closed,
+ * and every one of a sandbox is cut when it is killed (the tracker's
+ * http_conns_close_sandbox frees it; the proxy lets go).
  *
  * When nothing listens, the answer is the proxy's 502
  * {"sandboxId","message":"The sandbox is running but port is not open","port","code":502}. */

@@ -10,15 +10,15 @@
 #include "envd/fs/fs_watch.h"
 #include "envd/process/process_rpc.h"
 #include "http/http_conns.h"
+#include "http/http_head.h"
 #include "http/http_reply.h"
 #include "http/http_request.h"
-#include "http/http_server.h"
+#include "lib/query.h"
 #include "lib/text.h"
 #include "registry/registry.h"
 
 #include <arpa/inet.h>
 #include <cJSON.h>
-#include <event2/buffer.h>
 #include <event2/http.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -79,21 +79,24 @@ static int reply_sandbox_not_found(struct evhttp_request *req, const char *id)
 	return reply_json(req, 502, body);
 }
 
-
 /* network.allowPublicTraffic false: a request for any port but envd's
  * (which has its own token) must carry the sandbox's traffic token, as
- * E2B's proxy wants it; 0 when it may pass, else the 403 sent. */
-static int check_traffic_token(struct evhttp_request *req, const struct sandbox *sb)
+ * E2B's proxy wants it. */
+static bool traffic_token_ok(const struct http_head *h, const struct sandbox *sb)
 {
 	if (!sb->traffic_token[0])
-		return 0;
+		return true;
+	const char *got = http_head_find(h, ENVD_TRAFFIC_TOKEN_HEADER);
+	return got && text_secret_equal(got, sb->traffic_token);
+}
+
+static int reply_bad_traffic_token(struct evhttp_request *req, const char *id)
+{
 	const char *got = evhttp_find_header(evhttp_request_get_input_headers(req),
 		ENVD_TRAFFIC_TOKEN_HEADER);
-	if (got && text_secret_equal(got, sb->traffic_token))
-		return 0;
 	cJSON *body = cJSON_CreateObject();
 	if (body) {
-		cJSON_AddStringToObject(body, "sandboxId", sb->id);
+		cJSON_AddStringToObject(body, "sandboxId", id);
 		cJSON_AddStringToObject(body, "message", got && *got
 			? "Sandbox is secured with traffic access token. Provided token is invalid."
 			: "Sandbox is secured with traffic access token. Token header '"
@@ -103,7 +106,8 @@ static int check_traffic_token(struct evhttp_request *req, const struct sandbox 
 	return reply_json(req, 403, body);
 }
 
-/* A port number of at most 5 digits; -1 otherwise. */
+/* A port number 1..65535 in at most 5 digits; -1 otherwise (a longer one
+ * must never be cut down to 16 bits). */
 static long parse_port(const char *s, size_t n)
 {
 	if (n == 0 || n > 5)
@@ -114,7 +118,7 @@ static long parse_port(const char *s, size_t n)
 			return -1;
 		v = v * 10 + (s[i] - '0');
 	}
-	return v;
+	return v >= 1 && v <= 65535 ? v : -1;
 }
 
 /* The Host header's name, lowercased, without port or IPv6 brackets. */
@@ -140,136 +144,223 @@ static bool header_routed(const char *name)
 	       inet_pton(AF_INET6, name, addr) == 1 || (strncmp(name, "sandbox.", 8) == 0 && name[8]);
 }
 
-/* Finds the sandbox ID and port the request is for. 0 on success, else the
- * status of the answer it sent. */
-static int target(struct evhttp_request *req, char *id, size_t cap, long *port)
+/* Where a request goes, worked out from its head alone: the same answer
+ * before its body is read (the gate's verdict) and once it is dispatched. */
+enum envd_failure {
+	ENVD_OK,
+	ENVD_BAD_ROUTING,   /* 400 with message */
+	ENVD_BAD_SIGNATURE, /* 401: a signed URL that names no sandbox matches none */
+	ENVD_NO_SANDBOX,    /* 502: unknown or paused */
+	ENVD_NO_PATH,       /* 404 */
+	ENVD_BAD_METHOD,    /* 405 */
+	ENVD_NO_TOKEN,      /* 401 */
+	ENVD_NO_TRAFFIC_TOKEN /* 403: another port without the traffic token */
+};
+
+struct envd_target {
+	enum envd_failure failure;
+	const char *message;  /* ENVD_BAD_ROUTING */
+	char id[128];
+	struct sandbox *sb;
+	long port;
+	const struct envd_route *route; /* NULL for another port */
+};
+
+/* The sandbox ID and port from the routing headers or the Host. */
+static enum envd_failure find_target(const struct http_head *h, struct envd_target *t)
 {
-	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	char name[256];
-	host_name(evhttp_find_header(in, "Host"), name, sizeof name);
+	host_name(http_head_find(h, "Host"), name, sizeof name);
 	if (header_routed(name)) {
-		const char *hid = evhttp_find_header(in, "E2b-Sandbox-Id");
+		const char *hid = http_head_find(h, "E2b-Sandbox-Id");
+		const char *hport = http_head_find(h, "E2b-Sandbox-Port");
+		t->message = "Missing E2b-Sandbox-Id header";
 		if (!hid || !*hid)
-			return reply_error(req, 400, "Missing E2b-Sandbox-Id header");
-		const char *hport = evhttp_find_header(in, "E2b-Sandbox-Port");
-		*port = hport ? parse_port(hport, strlen(hport)) : ENVD_PORT;
-		if (*port < 0)
-			return reply_error(req, 400, "Invalid E2b-Sandbox-Port header");
-		snprintf(id, cap, "%s", hid);
-		return 0;
+			return ENVD_BAD_ROUTING;
+		t->port = hport ? parse_port(hport, strlen(hport)) : ENVD_PORT;
+		t->message = "Invalid E2b-Sandbox-Port header";
+		if (t->port < 0)
+			return ENVD_BAD_ROUTING;
+		snprintf(t->id, sizeof t->id, "%s", hid);
+		return ENVD_OK;
 	}
 	/* "<port>-<sandboxID>[-<clientID>].<domain>" */
 	const char *dot = strchr(name, '.');
 	const char *dash = dot ? memchr(name, '-', (size_t)(dot - name)) : NULL;
+	t->message = "Invalid host: expected <port>-<sandboxID>.<domain>";
 	if (!dash || dash + 1 >= dot)
-		return reply_error(req, 400, "Invalid host: expected <port>-<sandboxID>.<domain>");
-	*port = parse_port(name, (size_t)(dash - name));
-	if (*port < 0)
-		return reply_error(req, 400, "Invalid sandbox port in host");
+		return ENVD_BAD_ROUTING;
+	t->port = parse_port(name, (size_t)(dash - name));
+	t->message = "Invalid sandbox port in host";
+	if (t->port < 0)
+		return ENVD_BAD_ROUTING;
 	const char *id_start = dash + 1;
 	const char *id_end = memchr(id_start, '-', (size_t)(dot - id_start));
 	if (!id_end)
 		id_end = dot;
-	snprintf(id, cap, "%.*s", (int)(id_end - id_start), id_start);
-	return 0;
+	snprintf(t->id, sizeof t->id, "%.*s", (int)(id_end - id_start), id_start);
+	return ENVD_OK;
 }
 
 /* A signed /files URL from the SDK when one sandbox_url serves every
  * sandbox names no sandbox (no header, IP host): the signature does. */
-static bool signed_files_url(struct evhttp_request *req)
+static bool signed_files_url(const struct http_head *h)
 {
-	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	char name[256];
-	host_name(evhttp_find_header(in, "Host"), name, sizeof name);
-	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
-	return header_routed(name) && !evhttp_find_header(in, "E2b-Sandbox-Id") &&
-	       strcmp(request_path(req), "/files") == 0 && q && strstr(q, "signature=");
+	host_name(http_head_find(h, "Host"), name, sizeof name);
+	const char *q = http_head_query(h);
+	return header_routed(name) && !http_head_find(h, "E2b-Sandbox-Id") &&
+	       strcmp(http_head_path(h), "/files") == 0 && q && strstr(q, "signature=");
 }
 
-/* envd's routes for the sandbox the request is for (id; sb when known). */
-static int serve(struct envd_ctx *ctx, struct evhttp_request *req, const char *id,
-	struct sandbox *sb, long port)
+/* envd's route and token check for a running sandbox's port 49983. */
+static enum envd_failure find_route(const struct http_head *h, struct envd_target *t)
 {
-	if (!sb || sb->state != SANDBOX_RUNNING)
-		return reply_sandbox_not_found(req, id);
-	if (port != ENVD_PORT) {
-		int refused = check_traffic_token(req, sb);
-		return refused ? refused : port_proxy_start(ctx, req, sb, port);
-	}
-
-	const char *path = request_path(req);
-	enum evhttp_cmd_type method = evhttp_request_get_command(req);
-	/* The listener takes upload-sized bodies; every other route keeps the
-	 * shared limit. */
-	if (strcmp(path, "/files") != 0 &&
-	    evbuffer_get_length(evhttp_request_get_input_buffer(req)) > HTTP_MAX_BODY_BYTES)
-		return reply_error(req, 413, "Request body too large");
-	const struct envd_route *found = NULL;
+	const char *path = http_head_path(h);
 	bool path_known = false;
-	for (size_t i = 0; i < sizeof routes / sizeof routes[0] && !found; i++) {
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0] && !t->route; i++) {
 		if (strcmp(routes[i].path, path) != 0)
 			continue;
 		path_known = true;
-		if (routes[i].method == method ||
-		    (routes[i].method == EVHTTP_REQ_GET && method == EVHTTP_REQ_HEAD))
-			found = &routes[i];
+		if (routes[i].method == h->method ||
+		    (routes[i].method == EVHTTP_REQ_GET && h->method == EVHTTP_REQ_HEAD))
+			t->route = &routes[i];
 	}
-	if (!found) {
-		if (path_known)
-			evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
-				strcmp(path, "/health") == 0 ? "GET, HEAD" : "POST");
-		return path_known ? reply_error(req, 405, "Method not allowed")
-				  : reply_error(req, 404, "Not found");
+	if (!t->route)
+		return path_known ? ENVD_BAD_METHOD : ENVD_NO_PATH;
+	if (t->route->auth == ENVD_AUTH_TOKEN && t->sb->secure) {
+		const char *token = http_head_find(h, "X-Access-Token");
+		if (!token || !text_secret_equal(token, t->sb->access_token))
+			return ENVD_NO_TOKEN;
 	}
-
-	if (found->auth == ENVD_AUTH_TOKEN && sb->secure) {
-		const char *token = evhttp_find_header(evhttp_request_get_input_headers(req),
-			"X-Access-Token");
-		if (!token || !text_secret_equal(token, sb->access_token))
-			return reply_error(req, 401,
-				"unauthorized access, please provide a valid access token or method signing if supported");
-	}
-	return found->handler(ctx, req, sb);
+	return ENVD_OK;
 }
 
-static int route(struct envd_ctx *ctx, struct evhttp_request *req)
+/* fixed_id: the sandbox of a listener of its own (no routing headers). */
+static void resolve(struct envd_ctx *ctx, const struct http_head *h, const char *fixed_id,
+	struct envd_target *t)
 {
+	memset(t, 0, sizeof *t);
+	t->port = ENVD_PORT;
+	if (fixed_id) {
+		snprintf(t->id, sizeof t->id, "%s", fixed_id);
+		t->sb = registry_find(ctx->reg, fixed_id);
+	} else if (signed_files_url(h)) {
+		t->sb = files_auth_find_signer(ctx->reg, h);
+		if (!t->sb) {
+			t->failure = ENVD_BAD_SIGNATURE;
+			return;
+		}
+		snprintf(t->id, sizeof t->id, "%s", t->sb->id);
+	} else {
+		t->failure = find_target(h, t);
+		if (t->failure)
+			return;
+		/* Proxy first, envd second: an unreachable sandbox is a 502 on any path. */
+		t->sb = registry_find(ctx->reg, t->id);
+	}
+	if (!t->sb || t->sb->state != SANDBOX_RUNNING)
+		t->failure = ENVD_NO_SANDBOX;
+	else if (t->port == ENVD_PORT)
+		t->failure = find_route(h, t);
+	else if (!traffic_token_ok(h, t->sb))
+		t->failure = ENVD_NO_TRAFFIC_TOKEN;
+}
+
+static int reply_failure(struct evhttp_request *req, const struct envd_target *t)
+{
+	switch (t->failure) {
+	case ENVD_BAD_ROUTING: return reply_error(req, 400, t->message);
+	case ENVD_BAD_SIGNATURE: return reply_error(req, 401, "invalid signature");
+	case ENVD_NO_SANDBOX: return reply_sandbox_not_found(req, t->id);
+	case ENVD_NO_TRAFFIC_TOKEN: return reply_bad_traffic_token(req, t->id);
+	case ENVD_BAD_METHOD:
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+			strcmp(request_path(req), "/health") == 0 ? "GET, HEAD" : "POST");
+		return reply_error(req, 405, "Method not allowed");
+	case ENVD_NO_TOKEN:
+		return reply_error(req, 401,
+			"unauthorized access, please provide a valid access token or method signing if supported");
+	default: return reply_error(req, 404, "Not found");
+	}
+}
+
+/* /files checks its token or signature itself; before the body, too. */
+static bool files_allowed(const struct envd_target *t, const struct http_head *h)
+{
+	struct query q;
+	if (query_parse(http_head_query(h), &q) != 0)
+		return false;
+	char why[128];
+	bool ok = files_auth_check(t->sb, h, &q, h->method == EVHTTP_REQ_POST ? "write" : "read",
+		why, sizeof why) == 0;
+	query_free(&q);
+	return ok;
+}
+
+static void verdict(struct envd_ctx *ctx, const struct http_head *h, struct http_verdict *v,
+	const char *fixed_id)
+{
+	if (h->method == EVHTTP_REQ_OPTIONS)
+		return;
+	struct envd_target t;
+	resolve(ctx, h, fixed_id, &t);
+	if (t.failure) {
+		v->kind = HTTP_VERDICT_REFUSE;
+		return;
+	}
+	snprintf(v->sandbox, sizeof v->sandbox, "%s", t.sb->id);
+	if (!t.route) {
+		v->kind = HTTP_VERDICT_RAW; /* the port proxy forwards the body as it comes */
+	} else if (t.route->handler == files_post || t.route->handler == files_get) {
+		if (!files_allowed(&t, h))
+			v->kind = HTTP_VERDICT_REFUSE;
+		else if (t.route->handler == files_post)
+			*v = (struct http_verdict){.kind = HTTP_VERDICT_STREAM, .max_body = ctx->max_upload_bytes};
+		snprintf(v->sandbox, sizeof v->sandbox, "%s", t.sb->id);
+	}
+}
+
+void envd_verdict(const struct http_head *head, struct http_verdict *v, void *arg)
+{
+	verdict(arg, head, v, NULL);
+}
+
+void envd_verdict_sandbox(struct envd_ctx *ctx, const struct http_head *head,
+	struct http_verdict *v, const char *id)
+{
+	verdict(ctx, head, v, id);
+}
+
+static int serve(struct envd_ctx *ctx, struct evhttp_request *req, const char *fixed_id)
+{
+	const struct http_verdict *refused = http_conns_request_begins(req);
+	if (refused)
+		return reply_error(req, refused->status, refused->message);
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_OPTIONS)
 		return reply_preflight(req);
-
-	char id[128];
-	long port = ENVD_PORT;
-	struct sandbox *sb = NULL;
-	if (signed_files_url(req)) {
-		sb = files_auth_find_signer(ctx->reg, req);
-		if (!sb)
-			return reply_error(req, 401, "invalid signature");
-		snprintf(id, sizeof id, "%s", sb->id);
-	} else {
-		int status = target(req, id, sizeof id, &port);
-		if (status)
-			return status;
-		/* Proxy first, envd second: an unreachable sandbox is a 502 on any path. */
-		sb = registry_find(ctx->reg, id);
-	}
-	return serve(ctx, req, id, sb, port);
+	struct http_head head;
+	http_head_of_request(req, &head);
+	struct envd_target t;
+	resolve(ctx, &head, fixed_id, &t);
+	if (t.failure)
+		return reply_failure(req, &t);
+	if (!t.route)
+		return port_proxy_start(ctx, req, t.sb, t.port);
+	return t.route->handler(ctx, req, t.sb);
 }
 
 void envd_dispatch(struct evhttp_request *req, void *arg)
 {
-	http_conns_request_begins(req);
-	int status = route(arg, req);
+	int status = serve(arg, req, NULL);
 	if (status != ENVD_STATUS_PENDING)
 		request_log("envd", req, status);
 }
 
 void envd_dispatch_sandbox(struct envd_ctx *ctx, struct evhttp_request *req, const char *id)
 {
-	http_conns_request_begins(req);
 	/* The listener names the sandbox: no routing header, no Host rules. */
-	int status = evhttp_request_get_command(req) == EVHTTP_REQ_OPTIONS
-		? reply_preflight(req)
-		: serve(ctx, req, id, registry_find(ctx->reg, id), ENVD_PORT);
+	int status = serve(ctx, req, id);
 	if (status != ENVD_STATUS_PENDING)
 		request_log("envd", req, status);
 }

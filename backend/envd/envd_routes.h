@@ -20,6 +20,10 @@
 #ifndef E2B_BACKEND_ENVD_ROUTES_H
 #define E2B_BACKEND_ENVD_ROUTES_H
 
+#include "http/http_gate.h"
+
+#include <stdint.h>
+
 struct event_base;
 struct evhttp_request;
 struct registry;
@@ -34,6 +38,8 @@ struct envd_ctx {
 	void *process_manager; /* struct proc_manager (process_manager.h) */
 	struct event_base *base;
 	void *watchers;        /* struct fs_watchers (fs_watch.h) */
+	uint64_t max_upload_bytes; /* one POST /files body, inflated or not (--max-upload-mb) */
+	long proxy_idle_timeout_s; /* a proxied connection silent both ways (--proxy-idle-timeout) */
 };
 
 /* A handler answers (or starts streaming) and returns the status it sent,
@@ -43,8 +49,15 @@ typedef int (*envd_handler)(struct envd_ctx *ctx, struct evhttp_request *req, st
 
 /* evhttp callback; arg is a struct envd_ctx *. */
 void envd_dispatch(struct evhttp_request *req, void *arg);
+/* The gate's verdict on a head (arg: struct envd_ctx *): a request that
+ * names no running sandbox, no route or lacks its token or signature is
+ * answered before its body is read; an upload's body streams to its file
+ * (STREAM), another port's to the port (RAW); anything else may send 1 MiB. */
+void envd_verdict(const struct http_head *head, struct http_verdict *v, void *arg);
 /* The same for a listener that serves one sandbox's envd (envd_listener.h):
  * every request goes to sandbox id, whatever its headers say. */
 void envd_dispatch_sandbox(struct envd_ctx *ctx, struct evhttp_request *req, const char *id);
+void envd_verdict_sandbox(struct envd_ctx *ctx, const struct http_head *head,
+	struct http_verdict *v, const char *id);
 
 #endif

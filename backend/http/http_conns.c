@@ -1,5 +1,6 @@
-/* Tracking open HTTP connections: the cap, the request deadline and the
- * accept back-off (see http_conns.h). */
+/* Tracking open HTTP connections: the gate on each, the cap with the
+ * control plane's reserve, requests per sandbox, the request deadline and
+ * the accept back-off (see http_conns.h). */
 #include "http/http_conns.h"
 
 #include "lib/clock.h"
@@ -17,34 +18,56 @@
 
 #define ACCEPT_PAUSE_MS 250
 #define ACCEPT_LOG_INTERVAL_MS 10000
+#define API_RESERVE_MAX 64
+
+/* One server the tracker makes connections for. */
+struct server {
+	struct server *next;
+	struct http_conns *tracker;
+	struct evhttp *http;
+	enum http_pool pool;
+	http_verdict_fn verdict;
+	void *verdict_arg;
+};
+
 struct conn {
 	struct conn *prev, *next; /* oldest first */
-	struct http_conns *owner;
-	struct evhttp_connection *evcon;
+	struct http_conns *tracker;
+	struct server *server;
+	struct evhttp_connection *evcon; /* NULL until adopted */
+	struct bufferevent *bev;
+	struct http_gate *gate;
 	struct event *deadline; /* armed while no request is in progress */
 	bool busy;
+	bool counted;           /* a request for sandbox[] is in progress */
+	bool ends_itself;
+	char sandbox[64];
 	void (*user_cb)(struct evhttp_connection *, void *);
 	void *user_arg;
 };
 
+struct listener {
+	struct evconnlistener *l;
+	enum http_pool pool;
+};
+
 struct http_conns {
 	struct event_base *base;
-	size_t max;
-	size_t count; /* tracked + pending */
+	size_t max, api_reserve, per_sandbox;
+	size_t count, envd_count; /* tracked + pending */
 	struct timeval request_timeout;
 	struct conn *oldest, *newest;
-	/* Bufferevents handed to evhttp whose connection does not exist yet
-	 * (the bevcb runs before evhttp makes it). Each holds a reference, so
-	 * that a connection evhttp frees at once cannot leave us a dangling
-	 * pointer. */
-	struct bufferevent **pending;
+	struct server *servers;
+	/* Connections evhttp has not made yet (the bevcb runs before evhttp
+	 * makes them); each holds a reference to its bufferevent, so that a
+	 * connection evhttp frees at once cannot leave us a dangling pointer. */
+	struct conn **pending;
 	size_t pending_count, pending_cap;
 	struct event *adopt;
-	/* The shared listeners and one per sandbox (envd_listener.h). */
-	struct evconnlistener **listeners;
+	struct listener *listeners;
 	size_t listener_count, listener_cap;
 	struct event *resume;
-	bool paused;
+	bool paused[2];
 	int64_t accept_logged_ms; /* when an accept() failure was last logged */
 	unsigned long accept_unlogged;
 };
@@ -74,26 +97,33 @@ static struct conn *find(struct http_conns *c, const struct evhttp_connection *e
 
 static void arm_deadline(struct conn *e)
 {
-	evtimer_add(e->deadline, &e->owner->request_timeout);
+	evtimer_add(e->deadline, &e->tracker->request_timeout);
 }
 
-static void set_listeners(struct http_conns *c, bool on)
+/* --- accepting --------------------------------------------------------------- */
+
+static void set_listeners(struct http_conns *c, int pool, bool on)
 {
 	for (size_t i = 0; i < c->listener_count; i++) {
+		if (pool >= 0 && c->listeners[i].pool != (enum http_pool)pool)
+			continue;
 		if (on)
-			evconnlistener_enable(c->listeners[i]);
+			evconnlistener_enable(c->listeners[i].l);
 		else
-			evconnlistener_disable(c->listeners[i]);
+			evconnlistener_disable(c->listeners[i].l);
 	}
-	c->paused = !on;
+	for (int p = 0; p < 2; p++)
+		if (pool < 0 || p == pool)
+			c->paused[p] = !on;
 }
 
-/* Stops accepting for a moment; the kernel keeps new clients in the backlog. */
-static void pause_accepting(struct http_conns *c)
+/* Stops accepting for a moment (pool -1: every listener); the kernel keeps
+ * new clients in the backlog. */
+static void pause_accepting(struct http_conns *c, int pool)
 {
-	if (c->paused)
+	if (pool >= 0 ? c->paused[pool] : c->paused[0] && c->paused[1])
 		return;
-	set_listeners(c, false);
+	set_listeners(c, pool, false);
 	struct timeval tv = {.tv_sec = 0, .tv_usec = ACCEPT_PAUSE_MS * 1000};
 	evtimer_add(c->resume, &tv);
 }
@@ -102,14 +132,15 @@ static void on_resume(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	set_listeners(arg, true);
+	set_listeners(arg, -1, true);
 }
 
-/* Closes the oldest connection with no request in progress. */
-static bool close_oldest_idle(struct http_conns *c)
+/* Closes the oldest connection with no request in progress (in pool, or
+ * any with -1). */
+static bool close_oldest_idle(struct http_conns *c, int pool)
 {
 	for (struct conn *e = c->oldest; e; e = e->next) {
-		if (!e->busy) {
+		if (!e->busy && (pool < 0 || e->server->pool == (enum http_pool)pool)) {
 			evhttp_connection_free(e->evcon); /* on_close unlinks e */
 			return true;
 		}
@@ -117,9 +148,23 @@ static bool close_oldest_idle(struct http_conns *c)
 	return false;
 }
 
+/* --- one connection ---------------------------------------------------------- */
+
+static void conn_free(struct conn *e)
+{
+	struct http_conns *c = e->tracker;
+	http_gate_free(e->gate);
+	if (e->deadline)
+		event_free(e->deadline);
+	c->count--;
+	if (e->server->pool == HTTP_POOL_ENVD)
+		c->envd_count--;
+	free(e);
+}
+
 static void unlink_conn(struct conn *e)
 {
-	struct http_conns *c = e->owner;
+	struct http_conns *c = e->tracker;
 	if (e->prev)
 		e->prev->next = e->next;
 	else
@@ -128,9 +173,7 @@ static void unlink_conn(struct conn *e)
 		e->next->prev = e->prev;
 	else
 		c->newest = e->prev;
-	event_free(e->deadline);
-	c->count--;
-	free(e);
+	conn_free(e);
 }
 
 static void on_close(struct evhttp_connection *evcon, void *arg)
@@ -153,22 +196,59 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 		evhttp_connection_free(e->evcon);
 }
 
+static size_t sandbox_requests(struct http_conns *c, const char *id)
+{
+	size_t n = 0;
+	for (struct conn *e = c->oldest; e; e = e->next)
+		n += e->counted && strcmp(e->sandbox, id) == 0;
+	return n;
+}
+
+/* The gate's verdict hook: the server's router, then the per-sandbox cap. */
+static void conn_verdict(const struct http_head *head, struct http_verdict *v, void *arg)
+{
+	struct conn *e = arg;
+	if (e->server->verdict)
+		e->server->verdict(head, v, e->server->verdict_arg);
+	e->counted = false;
+	if (!v->sandbox[0] || v->kind == HTTP_VERDICT_REFUSE)
+		return;
+	if (sandbox_requests(e->tracker, v->sandbox) >= e->tracker->per_sandbox) {
+		v->kind = HTTP_VERDICT_REFUSE;
+		v->status = 429;
+		snprintf(v->message, sizeof v->message,
+			"too many requests in progress for sandbox %.64s (at most %zu)", v->sandbox,
+			e->tracker->per_sandbox);
+		return;
+	}
+	snprintf(e->sandbox, sizeof e->sandbox, "%s", v->sandbox);
+	e->counted = true;
+}
+
+static void conn_close(void *arg)
+{
+	struct conn *e = arg;
+	if (e->evcon)
+		evhttp_connection_free(e->evcon); /* on_close frees e */
+}
+
 /* Starts tracking the connections evhttp has made since the last call. */
 static void adopt_pending(struct http_conns *c)
 {
 	for (size_t i = 0; i < c->pending_count; i++) {
-		struct bufferevent *bev = c->pending[i];
+		struct conn *e = c->pending[i];
+		struct bufferevent *bev = e->bev;
 		bufferevent_data_cb rcb, wcb;
 		bufferevent_event_cb ecb;
 		void *evcon = NULL;
 		/* evhttp's callbacks take the connection as their argument;
 		 * bufferevent_free clears them, so NULL means already gone. */
 		bufferevent_getcb(bev, &rcb, &wcb, &ecb, &evcon);
-		struct conn *e = evcon ? calloc(1, sizeof *e) : NULL;
-		if (e)
-			e->deadline = evtimer_new(c->base, on_deadline, e);
-		if (e && e->deadline) {
-			e->owner = c;
+		if (evcon && !e->gate) {
+			evhttp_connection_free(evcon); /* out of memory: not served ungated */
+			evcon = NULL;
+		}
+		if (evcon) {
 			e->evcon = evcon;
 			e->prev = c->newest;
 			if (c->newest)
@@ -179,8 +259,7 @@ static void adopt_pending(struct http_conns *c)
 			(evhttp_connection_set_closecb)(evcon, on_close, e);
 			arm_deadline(e);
 		} else {
-			free(e); /* gone, or out of memory: left untracked */
-			c->count--;
+			conn_free(e);
 		}
 		bufferevent_decref(bev);
 	}
@@ -194,29 +273,45 @@ static void on_adopt(evutil_socket_t fd, short what, void *arg)
 	adopt_pending(arg);
 }
 
-/* evhttp's hook for each accepted connection, before it exists. */
+/* evhttp's hook for each accepted connection, before it exists: the
+ * bufferevent it will use, with the gate already on it. */
 static struct bufferevent *on_new_connection(struct event_base *base, void *arg)
 {
-	struct http_conns *c = arg;
+	struct server *s = arg;
+	struct http_conns *c = s->tracker;
 	adopt_pending(c);
 	/* The options evhttp would use itself. */
 	struct bufferevent *bev = bufferevent_socket_new(base, -1, 0);
-	if (!bev)
-		return NULL;
-	if (c->pending_count == c->pending_cap) {
+	struct conn *e = bev ? calloc(1, sizeof *e) : NULL;
+	if (e && c->pending_count == c->pending_cap) {
 		size_t cap = c->pending_cap ? c->pending_cap * 2 : 16;
-		struct bufferevent **grown = realloc(c->pending, cap * sizeof *grown);
-		if (!grown)
-			return bev; /* untracked, but served */
-		c->pending = grown;
-		c->pending_cap = cap;
+		struct conn **grown = realloc(c->pending, cap * sizeof *grown);
+		if (grown) {
+			c->pending = grown;
+			c->pending_cap = cap;
+		}
 	}
+	if (!e || c->pending_count == c->pending_cap) {
+		free(e);
+		return bev; /* out of memory: served untracked (NULL would not refuse it) */
+	}
+	e->tracker = c;
+	e->server = s;
+	e->bev = bev;
+	e->deadline = evtimer_new(c->base, on_deadline, e);
+	struct http_gate_hooks hooks = {.verdict = conn_verdict, .close = conn_close, .arg = e};
+	e->gate = e->deadline ? http_gate_new(base, bev, &hooks) : NULL;
 	bufferevent_incref(bev);
-	c->pending[c->pending_count++] = bev;
+	c->pending[c->pending_count++] = e;
 	c->count++;
+	if (s->pool == HTTP_POOL_ENVD)
+		c->envd_count++;
 	event_active(c->adopt, EV_TIMEOUT, 1);
-	if (c->count >= c->max && !close_oldest_idle(c))
-		pause_accepting(c); /* every connection is busy */
+	/* The control plane may use every connection; envd all but the reserve. */
+	bool full = s->pool == HTTP_POOL_ENVD ? c->envd_count >= c->max - c->api_reserve
+					      : c->count >= c->max;
+	if (full && !close_oldest_idle(c, s->pool == HTTP_POOL_ENVD ? HTTP_POOL_ENVD : -1))
+		pause_accepting(c, s->pool); /* every connection is busy */
 	return bev;
 }
 
@@ -243,19 +338,22 @@ static void on_accept_error(struct evconnlistener *listener, void *arg)
 	/* At the descriptor limit, freeing one lets the pending client in on
 	 * the next loop turn; without one to free, wait instead of spinning. */
 	bool out_of_fds = err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
-	if (!(out_of_fds && close_oldest_idle(c)))
-		pause_accepting(c);
+	if (!(out_of_fds && close_oldest_idle(c, -1)))
+		pause_accepting(c, -1);
 }
 
-struct http_conns *http_conns_new(struct event_base *base, size_t max_connections,
-	long request_timeout_s)
+/* --- the tracker --------------------------------------------------------------- */
+
+struct http_conns *http_conns_new(struct event_base *base, const struct http_conns_limits *limits)
 {
 	struct http_conns *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
 	c->base = base;
-	c->max = max_connections ? max_connections : default_max();
-	c->request_timeout.tv_sec = request_timeout_s;
+	c->max = limits->max_connections ? limits->max_connections : default_max();
+	c->api_reserve = c->max / 4 < API_RESERVE_MAX ? c->max / 4 : API_RESERVE_MAX;
+	c->per_sandbox = limits->per_sandbox ? limits->per_sandbox : HTTP_CONNS_DEFAULT_PER_SANDBOX;
+	c->request_timeout.tv_sec = limits->request_timeout_s;
 	c->adopt = event_new(base, -1, 0, on_adopt, c);
 	c->resume = evtimer_new(base, on_resume, c);
 	if (!c->adopt || !c->resume) {
@@ -273,6 +371,11 @@ void http_conns_free(struct http_conns *c)
 	adopt_pending(c);
 	while (c->oldest) /* only if an evhttp outlived us */
 		unlink_conn(c->oldest);
+	while (c->servers) {
+		struct server *s = c->servers;
+		c->servers = s->next;
+		free(s);
+	}
 	if (c->adopt)
 		event_free(c->adopt);
 	if (c->resume)
@@ -289,58 +392,123 @@ size_t http_conns_max(const struct http_conns *c)
 	return c->max;
 }
 
-void http_conns_attach(struct http_conns *c, struct evhttp *http)
+size_t http_conns_api_reserve(const struct http_conns *c)
 {
-	evhttp_set_bevcb(http, on_new_connection, c);
+	return c->api_reserve;
 }
 
-void http_conns_watch_listener(struct http_conns *c, struct evconnlistener *listener)
+int http_conns_attach(struct http_conns *c, struct evhttp *http, enum http_pool pool,
+	http_verdict_fn verdict, void *arg)
+{
+	struct server *s = calloc(1, sizeof *s);
+	if (!s)
+		return -1;
+	*s = (struct server){.next = c->servers, .tracker = c, .http = http, .pool = pool,
+		.verdict = verdict, .verdict_arg = arg};
+	c->servers = s;
+	evhttp_set_bevcb(http, on_new_connection, s);
+	return 0;
+}
+
+void http_conns_detach(struct http_conns *c, struct evhttp *http)
+{
+	adopt_pending(c); /* none may point at the server any more */
+	for (struct server **pp = &c->servers; *pp; pp = &(*pp)->next) {
+		if ((*pp)->http == http) {
+			struct server *s = *pp;
+			*pp = s->next;
+			free(s);
+			return;
+		}
+	}
+}
+
+void http_conns_watch_listener(struct http_conns *c, struct evconnlistener *listener,
+	enum http_pool pool)
 {
 	evconnlistener_set_error_cb(listener, on_accept_error);
 	if (c->listener_count == c->listener_cap) {
 		size_t cap = c->listener_cap ? c->listener_cap * 2 : 8;
-		struct evconnlistener **grown = realloc(c->listeners, cap * sizeof *grown);
+		struct listener *grown = realloc(c->listeners, cap * sizeof *grown);
 		if (!grown)
 			return; /* still logged on errors, just never paused */
 		c->listeners = grown;
 		c->listener_cap = cap;
 	}
-	c->listeners[c->listener_count++] = listener;
-	if (c->paused)
+	c->listeners[c->listener_count++] = (struct listener){.l = listener, .pool = pool};
+	if (c->paused[pool])
 		evconnlistener_disable(listener);
 }
 
 void http_conns_unwatch_listener(struct http_conns *c, struct evconnlistener *listener)
 {
 	for (size_t i = 0; i < c->listener_count; i++) {
-		if (c->listeners[i] == listener) {
+		if (c->listeners[i].l == listener) {
 			c->listeners[i] = c->listeners[--c->listener_count];
 			return;
 		}
 	}
 }
 
+/* --- requests ------------------------------------------------------------------ */
+
 static void on_request_done(struct evhttp_request *req, void *arg)
 {
 	(void)req;
 	struct conn *e = arg;
 	e->busy = false;
+	e->counted = false;
+	e->ends_itself = false;
+	http_gate_request_done(e->gate);
 	arm_deadline(e); /* for the next request on this connection */
 }
 
-void http_conns_request_begins(struct evhttp_request *req)
+static struct conn *conn_of(struct evhttp_request *req)
 {
 	struct http_conns *c = tracker;
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	if (!c || !evcon)
-		return;
+		return NULL;
 	adopt_pending(c);
-	struct conn *e = find(c, evcon);
+	return find(c, evcon);
+}
+
+const struct http_verdict *http_conns_request_begins(struct evhttp_request *req)
+{
+	struct conn *e = conn_of(req);
 	if (!e)
-		return;
+		return NULL;
 	e->busy = true;
 	evtimer_del(e->deadline);
 	evhttp_request_set_on_complete_cb(req, on_request_done, e);
+	const struct http_verdict *v = http_gate_verdict(e->gate);
+	return v->kind == HTTP_VERDICT_REFUSE && v->status ? v : NULL;
+}
+
+struct http_gate *http_conns_gate(struct evhttp_request *req)
+{
+	struct conn *e = conn_of(req);
+	return e ? e->gate : NULL;
+}
+
+void http_conns_ends_itself(struct evhttp_request *req)
+{
+	struct conn *e = conn_of(req);
+	if (e)
+		e->ends_itself = true;
+}
+
+void http_conns_close_sandbox(struct http_conns *c, const char *id)
+{
+	adopt_pending(c);
+	for (struct conn *e = c->oldest, *next; e; e = next) {
+		next = e->next;
+		if (!e->counted || e->ends_itself || strcmp(e->sandbox, id) != 0)
+			continue;
+		/* Freeing may free other connections (a proxy's), so start over. */
+		evhttp_connection_free(e->evcon);
+		next = c->oldest;
+	}
 }
 
 void http_conn_set_closecb(struct evhttp_connection *evcon,

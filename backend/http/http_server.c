@@ -1,8 +1,6 @@
 /* evhttp setup shared by the control-plane and envd listeners. */
 #include "http/http_server.h"
 
-#include "http/http_conns.h"
-
 #include <errno.h>
 #include <event2/http.h>
 #include <event2/listener.h>
@@ -16,34 +14,38 @@
 #include <sys/socket.h>
 
 struct evhttp *http_server_new(struct event_base *base, struct http_conns *conns,
-	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg)
-{
-	return http_server_new_limit(base, conns, dispatch, arg, HTTP_MAX_BODY_BYTES);
-}
-
-struct evhttp *http_server_new_limit(struct event_base *base, struct http_conns *conns,
-	void (*dispatch)(struct evhttp_request *req, void *arg), void *arg, long long max_body)
+	enum http_pool pool, void (*dispatch)(struct evhttp_request *req, void *arg),
+	http_verdict_fn verdict, void *arg)
 {
 	struct evhttp *http = evhttp_new(base);
 	if (!http)
 		return NULL;
-	evhttp_set_max_body_size(http, (ev_ssize_t)max_body);
-	evhttp_set_max_headers_size(http, HTTP_MAX_HEADER_BYTES);
+	/* The gate hands evhttp whole requests of at most this much body (a
+	 * streamed body reaches evhttp as an empty one). */
+	evhttp_set_max_body_size(http, HTTP_MAX_BODY_BYTES);
+	/* The gate's head limit applies first; evhttp's counts a little more. */
+	evhttp_set_max_headers_size(http, HTTP_MAX_HEADER_BYTES + 1024);
 	evhttp_set_timeout(http, HTTP_IDLE_TIMEOUT_S);
-	/* Read (and discard) an oversized body before answering 413, so the
-	 * client sees the answer instead of a connection reset. */
-	evhttp_set_flags(http, EVHTTP_SERVER_LINGERING_CLOSE);
 	/* Let every method reach our router, which answers 405 in JSON. */
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
 		EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
 		EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
 	evhttp_set_gencb(http, dispatch, arg);
-	http_conns_attach(conns, http);
+	if (http_conns_attach(conns, http, pool, verdict, arg) != 0) {
+		evhttp_free(http);
+		return NULL;
+	}
 	return http;
 }
 
-int http_server_bind(struct evhttp *http, struct http_conns *conns, const char *host,
-	uint16_t port, uint16_t *bound_port, struct evconnlistener **listener_out)
+void http_server_free(struct http_conns *conns, struct evhttp *http)
+{
+	evhttp_free(http);
+	http_conns_detach(conns, http);
+}
+
+int http_server_bind(struct evhttp *http, struct http_conns *conns, enum http_pool pool,
+	const char *host, uint16_t port, uint16_t *bound_port, struct evconnlistener **listener_out)
 {
 	struct evhttp_bound_socket *handle = evhttp_bind_socket_with_handle(http, host, port);
 	if (!handle) {
@@ -67,7 +69,7 @@ int http_server_bind(struct evhttp *http, struct http_conns *conns, const char *
 		fprintf(stderr, "e2b-local-backend: TCP_NODELAY: %s\n", strerror(errno));
 		return -1;
 	}
-	http_conns_watch_listener(conns, evhttp_bound_socket_get_listener(handle));
+	http_conns_watch_listener(conns, evhttp_bound_socket_get_listener(handle), pool);
 	if (listener_out)
 		*listener_out = evhttp_bound_socket_get_listener(handle);
 	struct sockaddr_storage addr;

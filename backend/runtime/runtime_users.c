@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ACCOUNT_FILE_MAX (1024 * 1024)
 #define OVERFLOW_ID 65534 /* the kernel's nobody: what an unmapped id shows as */
 
 uid_t runtime_host_id(const struct sandbox *sb, uid_t id)
@@ -48,7 +47,7 @@ static char *read_account_file(const struct sandbox *sb, const char *path)
 		return NULL;
 	struct stat st;
 	char *buf = NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < ACCOUNT_FILE_MAX)
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < RUNTIME_ACCOUNT_FILE_MAX)
 		buf = malloc((size_t)st.st_size + 1);
 	size_t got = 0;
 	while (buf && got < (size_t)st.st_size) {
@@ -236,4 +235,28 @@ int runtime_group_name(const struct sandbox *sb, gid_t gid, char *buf, size_t le
 		return -1;
 	struct group_query q = {.gid = gid, .name_out = buf, .name_len = len};
 	return scan_accounts(sb, "/etc/group", 4, match_group, &q) ? 0 : -1;
+}
+
+struct each_query {
+	void (*each)(const char *name, unsigned id, void *arg);
+	void *arg;
+};
+
+static bool each_entry(char **f, void *arg)
+{
+	struct each_query *q = arg;
+	unsigned id;
+	if (parse_id(f[2], &id))
+		q->each(f[0], id, q->arg);
+	return false; /* every line */
+}
+
+int runtime_accounts_each(const struct sandbox *sb, bool group,
+	void (*each)(const char *name, unsigned id, void *arg), void *arg)
+{
+	if (!sb->rt)
+		return -1;
+	struct each_query q = {.each = each, .arg = arg};
+	scan_accounts(sb, group ? "/etc/group" : "/etc/passwd", group ? 4 : 7, each_entry, &q);
+	return 0;
 }

@@ -4,6 +4,7 @@
 #ifndef E2B_BACKEND_RUNTIME_USERS_H
 #define E2B_BACKEND_RUNTIME_USERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -19,6 +20,15 @@ int runtime_user_by_name(const struct sandbox *sb, const char *name, uid_t *uid,
 int runtime_user_name(const struct sandbox *sb, uid_t uid, char *buf, size_t len);
 int runtime_group_by_name(const struct sandbox *sb, const char *name, gid_t *gid);
 int runtime_group_name(const struct sandbox *sb, gid_t gid, char *buf, size_t len);
+
+/* Every well-formed entry of the sandbox's /etc/passwd (group false) or
+ * /etc/group (group true), in file order: each(name, id, arg). One read of
+ * the file (at most RUNTIME_ACCOUNT_FILE_MAX bytes; a larger one counts as
+ * missing): a caller that names many ids builds its own table from it. -1
+ * with isolation none (no accounts of the sandbox's own). */
+#define RUNTIME_ACCOUNT_FILE_MAX (1024 * 1024)
+int runtime_accounts_each(const struct sandbox *sb, bool group,
+	void (*each)(const char *name, unsigned id, void *arg), void *arg);
 
 /* A user resolved in the sandbox, as a process is spawned as (process_spawn.c). */
 struct sandbox_user {

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "envd/fs/fs_entry.h"
 
+#include "envd/fs/fs_owners.h"
 #include "envd/fs/fs_path.h"
 #include "runtime/runtime_users.h"
 
@@ -99,7 +100,8 @@ static void add_metadata(cJSON *entry, int fd)
 	}
 }
 
-cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path)
+cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path,
+	const struct fs_owners *owners)
 {
 	const char *leaf;
 	int parent = fs_open_parent(root_fd, path, &leaf);
@@ -156,10 +158,14 @@ cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path)
 	/* The ids on disk are the sandbox's as the host sees them. */
 	char owner[256];
 	uid_t uid = runtime_sandbox_id(sb, st.st_uid), gid = runtime_sandbox_id(sb, st.st_gid);
-	if (runtime_user_name(sb, uid, owner, sizeof owner) != 0)
+	if (owners)
+		fs_owners_user(owners, uid, owner, sizeof owner);
+	else if (runtime_user_name(sb, uid, owner, sizeof owner) != 0)
 		snprintf(owner, sizeof owner, "%u", (unsigned)uid);
 	cJSON_AddStringToObject(entry, "owner", owner);
-	if (runtime_group_name(sb, gid, owner, sizeof owner) != 0)
+	if (owners)
+		fs_owners_group(owners, gid, owner, sizeof owner);
+	else if (runtime_group_name(sb, gid, owner, sizeof owner) != 0)
 		snprintf(owner, sizeof owner, "%u", (unsigned)gid);
 	cJSON_AddStringToObject(entry, "group", owner);
 	char when[64];

@@ -11,14 +11,18 @@
 #include <sys/stat.h>
 
 struct cJSON;
+struct fs_owners;
 struct sandbox;
 
 #define FS_XATTR_PREFIX "user.e2b."
 
 /* The entry at the absolute sandbox path (shown as given). The last
  * component is not followed for the lstat part. NULL with errno set when it
- * cannot be stat'ed (ENOENT for missing). */
-struct cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path);
+ * cannot be stat'ed (ENOENT for missing). owners: the account names read
+ * once for a request of many entries (fs_owners.h); NULL reads them for
+ * this one entry. */
+struct cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path,
+	const struct fs_owners *owners);
 
 /* Go's FileMode.String() for a stat mode. buf needs 16 bytes. */
 void fs_mode_string(mode_t mode, char *buf);

@@ -2,6 +2,7 @@
 #include "envd/fs/fs_files.h"
 
 #include "envd/fs/fs_files_auth.h"
+#include "http/http_head.h"
 #include "http/http_reply.h"
 
 #include <event2/http.h>
@@ -24,7 +25,9 @@ static int prelude(struct evhttp_request *req, struct sandbox *sb, const char *o
 	if (query_parse(evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)), &f->q) != 0)
 		return reply_error(req, 400, "invalid query string");
 	char why[128];
-	if (files_auth_check(sb, req, &f->q, op, why, sizeof why) != 0)
+	struct http_head head;
+	http_head_of_request(req, &head);
+	if (files_auth_check(sb, &head, &f->q, op, why, sizeof why) != 0)
 		return reply_error(req, 401, why);
 	const char *name = query_get(&f->q, "username");
 	if (fs_user_lookup(sb, name, &f->user) != 0)

@@ -1,6 +1,7 @@
 /* Token and v1_ signature checks for /files (see fs_files_auth.h). */
 #include "envd/fs/fs_files_auth.h"
 
+#include "http/http_head.h"
 #include "lib/base64.h"
 #include "lib/query.h"
 #include "lib/sha256.h"
@@ -74,12 +75,12 @@ static int check_signature(const struct sandbox *sb, const struct query *q, cons
 	return 0;
 }
 
-int files_auth_check(const struct sandbox *sb, struct evhttp_request *req, const struct query *q,
+int files_auth_check(const struct sandbox *sb, const struct http_head *head, const struct query *q,
 	const char *op, char *why, size_t cap)
 {
 	if (!sb->secure || !sb->access_token[0])
 		return 0;
-	const char *token = evhttp_find_header(evhttp_request_get_input_headers(req), "X-Access-Token");
+	const char *token = http_head_find(head, "X-Access-Token");
 	if (token && *token) {
 		if (text_secret_equal(token, sb->access_token))
 			return 0;
@@ -89,12 +90,11 @@ int files_auth_check(const struct sandbox *sb, struct evhttp_request *req, const
 	return check_signature(sb, q, op, true, why, cap);
 }
 
-struct sandbox *files_auth_find_signer(const struct registry *reg, struct evhttp_request *req)
+struct sandbox *files_auth_find_signer(const struct registry *reg, const struct http_head *head)
 {
-	enum evhttp_cmd_type m = evhttp_request_get_command(req);
-	const char *op = m == EVHTTP_REQ_POST ? "write" : "read";
+	const char *op = head->method == EVHTTP_REQ_POST ? "write" : "read";
 	struct query q;
-	if (query_parse(evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)), &q) != 0)
+	if (query_parse(http_head_query(head), &q) != 0)
 		return NULL;
 	struct sandbox *found = NULL;
 	char why[128];

@@ -8,20 +8,20 @@
 
 #include <stddef.h>
 
-struct evhttp_request;
+struct http_head;
 struct query;
 struct registry;
 struct sandbox;
 
 /* 0 when allowed, else -1 with envd's reason in why. op is "read" or
  * "write". */
-int files_auth_check(const struct sandbox *sb, struct evhttp_request *req, const struct query *q,
+int files_auth_check(const struct sandbox *sb, const struct http_head *head, const struct query *q,
 	const char *op, char *why, size_t cap);
 
 /* For a signed /files URL that names no sandbox (the SDK's URL when one
  * sandbox_url serves every sandbox): the running sandbox whose token makes
  * the signature match (expiry is checked afterwards, so an expired URL still
  * gets envd's 401), or NULL. */
-struct sandbox *files_auth_find_signer(const struct registry *reg, struct evhttp_request *req);
+struct sandbox *files_auth_find_signer(const struct registry *reg, const struct http_head *head);
 
 #endif

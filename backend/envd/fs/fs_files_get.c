@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -136,6 +137,7 @@ static int parse_range(const char *h, uint64_t n, uint64_t *start, uint64_t *len
 struct file_send {
 	struct evhttp_request *req;
 	struct evhttp_connection *evcon;
+	struct event *again;  /* the next step, when one used up its budget */
 	int fd;
 	uint64_t pos, remaining;
 	bool gzip;
@@ -146,6 +148,8 @@ struct file_send {
 
 static void send_free(struct file_send *s)
 {
+	if (s->again)
+		event_free(s->again);
 	if (s->gzip)
 		deflateEnd(&s->z);
 	close(s->fd);
@@ -189,11 +193,38 @@ static int deflate_into(struct file_send *s, const uint8_t *data, size_t n, int 
 	}
 }
 
-/* Sends pieces while the connection has room; finishes at the end. */
+static int64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void on_again(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	pump(arg);
+}
+
+/* Sends pieces while the connection has room; finishes at the end. One
+ * step reads at most FILES_STEP_INPUT bytes and takes at most
+ * FILES_STEP_US: gzip turns a sparse file's zeros into almost nothing, so
+ * the output alone would let one step deflate gigabytes. */
 static void pump(struct file_send *s)
 {
 	struct evbuffer *conn_out = bufferevent_get_output(evhttp_connection_get_bufferevent(s->evcon));
+	size_t budget = FILES_STEP_INPUT;
+	int64_t until = now_us() + FILES_STEP_US;
 	while (evbuffer_get_length(conn_out) < FILES_HIGH_WATER) {
+		if (budget == 0 || now_us() >= until) {
+			/* Room is left, time is not: the next step after every other
+			 * client's turn (a zero timer; event_active would run it again
+			 * before any I/O). */
+			static const struct timeval zero = {0, 0};
+			evtimer_add(s->again, &zero);
+			return;
+		}
 		bool done = s->remaining == 0;
 		if (!done) {
 			size_t want = s->remaining < FILES_READ_CHUNK ? (size_t)s->remaining : FILES_READ_CHUNK;
@@ -208,6 +239,7 @@ static void pump(struct file_send *s)
 			}
 			s->pos += (uint64_t)got;
 			s->remaining -= (uint64_t)got;
+			budget -= (size_t)got < budget ? (size_t)got : budget;
 			if (s->gzip)
 				deflate_into(s, s->in, (size_t)got, Z_NO_FLUSH);
 			else
@@ -236,7 +268,6 @@ static void http_date(time_t t, char *buf, size_t cap)
 
 int files_get(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
-	(void)ctx;
 	struct files_req f;
 	int st = files_prelude(req, sb, "read", &f);
 	if (st)
@@ -309,11 +340,14 @@ int files_get(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *
 	fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	struct file_send *s = calloc(1, sizeof *s);
 	if (!s || !(s->in = malloc(FILES_READ_CHUNK)) || !(s->out = evbuffer_new()) ||
+	    !(s->again = event_new(ctx->base, -1, 0, on_again, s)) ||
 	    (enc && deflateInit2(&s->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)) {
 		if (s) {
 			free(s->in);
 			if (s->out)
 				evbuffer_free(s->out);
+			if (s->again)
+				event_free(s->again);
 			free(s);
 		}
 		close(fd);

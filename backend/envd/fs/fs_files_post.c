@@ -5,7 +5,11 @@
 
 #include "envd/fs/fs_entry.h"
 #include "envd/fs/fs_files.h"
+#include "envd/fs/fs_upload.h"
+#include "http/http_conns.h"
+#include "http/http_gate.h"
 #include "http/http_reply.h"
+#include "http/http_request.h"
 
 #include <cJSON.h>
 #include <ctype.h>
@@ -14,7 +18,6 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,47 +27,22 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
-#include <zlib.h>
-
-struct upload_error {
-	int status;
-	char message[FS_PATH_MAX + 128];
-};
-
-static int upload_fail(struct upload_error *e, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int upload_fail(struct upload_error *e, int status, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	e->status = status;
-	vsnprintf(e->message, sizeof e->message, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static int io_fail(struct upload_error *e, int en, const char *what, const char *path)
-{
-	if (en == ENOSPC || en == EDQUOT)
-		return upload_fail(e, 507, "not enough disk space available");
-	return upload_fail(e, 500, "error %s '%s': %s", what, path, strerror(en));
-}
 
 /* X-Metadata-<key> headers, checked up front (printable ASCII only). */
-static int check_metadata(struct evkeyvalq *headers, struct upload_error *e)
+static int check_metadata(struct evkeyvalq *headers, struct fs_upload_error *e)
 {
 	for (struct evkeyval *h = headers->tqh_first; h; h = h->next.tqe_next) {
 		if (strncasecmp(h->key, "X-Metadata-", 11) != 0)
 			continue;
 		const char *k = h->key + 11;
 		if (!*k)
-			return upload_fail(e, 400, "invalid metadata key: empty");
+			return fs_upload_fail(e, 400, "invalid metadata key: empty");
 		for (const char *p = k; *p; p++)
 			if (*p < 0x21 || *p > 0x7e)
-				return upload_fail(e, 400, "invalid metadata key: not printable ASCII");
+				return fs_upload_fail(e, 400, "invalid metadata key: not printable ASCII");
 		for (const char *p = h->value; *p; p++)
 			if (*p < 0x20 || *p > 0x7e)
-				return upload_fail(e, 400, "invalid metadata value: not printable ASCII");
+				return fs_upload_fail(e, 400, "invalid metadata value: not printable ASCII");
 	}
 	return 0;
 }
@@ -105,96 +83,9 @@ static cJSON *apply_metadata(struct evkeyvalq *headers, int fd)
 	return meta;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Inflates the gzip stream in src (read in place, piece by piece) into fd,
- * or into out when fd < 0. */
-static int gunzip(struct evbuffer *src, int fd, struct evbuffer *out, const char *path,
-	struct upload_error *e)
-{
-	z_stream z;
-	memset(&z, 0, sizeof z);
-	if (inflateInit2(&z, 15 + 16) != Z_OK)
-		return upload_fail(e, 500, "out of memory");
-	int rc = Z_OK;
-	uint8_t tmp[65536];
-	struct evbuffer_ptr pos;
-	evbuffer_ptr_set(src, &pos, 0, EVBUFFER_PTR_SET);
-	struct evbuffer_iovec seg;
-	while (rc != Z_STREAM_END && evbuffer_peek(src, -1, &pos, &seg, 1) > 0) {
-		z.next_in = seg.iov_base;
-		z.avail_in = (uInt)seg.iov_len;
-		while (rc != Z_STREAM_END && z.avail_in > 0) {
-			z.next_out = tmp;
-			z.avail_out = sizeof tmp;
-			uInt before = z.avail_in;
-			rc = inflate(&z, Z_NO_FLUSH);
-			bool stuck = rc == Z_BUF_ERROR && z.avail_in == before && z.avail_out == sizeof tmp;
-			if ((rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) || stuck) {
-				inflateEnd(&z);
-				return upload_fail(e, 400, "invalid gzip data");
-			}
-			size_t got = sizeof tmp - z.avail_out;
-			if (fd >= 0 ? write_all(fd, tmp, got) != 0 : evbuffer_add(out, tmp, got) != 0) {
-				int en = errno;
-				inflateEnd(&z);
-				return io_fail(e, en, "writing file", path);
-			}
-		}
-		if (evbuffer_ptr_set(src, &pos, seg.iov_len, EVBUFFER_PTR_ADD) != 0)
-			break;
-	}
-	/* Output still held inside zlib once the input is used up. */
-	while (rc == Z_OK) {
-		z.next_out = tmp;
-		z.avail_out = sizeof tmp;
-		rc = inflate(&z, Z_NO_FLUSH);
-		size_t got = sizeof tmp - z.avail_out;
-		if (got && (fd >= 0 ? write_all(fd, tmp, got) != 0 : evbuffer_add(out, tmp, got) != 0)) {
-			int en = errno;
-			inflateEnd(&z);
-			return io_fail(e, en, "writing file", path);
-		}
-		if (got == 0)
-			break;
-	}
-	inflateEnd(&z);
-	if (rc != Z_STREAM_END)
-		return upload_fail(e, 400, "invalid gzip data: unexpected EOF");
-	return 0;
-}
-
-/* Writes every piece of src to fd, without copying it into one block. */
-static int write_buffer(int fd, struct evbuffer *src)
-{
-	struct evbuffer_ptr pos;
-	evbuffer_ptr_set(src, &pos, 0, EVBUFFER_PTR_SET);
-	struct evbuffer_iovec seg;
-	while (evbuffer_peek(src, -1, &pos, &seg, 1) > 0) {
-		if (write_all(fd, seg.iov_base, seg.iov_len) != 0)
-			return -1;
-		if (evbuffer_ptr_set(src, &pos, seg.iov_len, EVBUFFER_PTR_ADD) != 0)
-			break;
-	}
-	return 0;
-}
-
-/* Writes one file (truncating it) as the user; its entry goes to result. */
-static int write_target(const struct files_req *f, const char *path, struct evbuffer *src,
-	bool gzip, struct evkeyvalq *headers, cJSON *result, struct upload_error *e)
+/* Opens one file for writing (truncated) as the user: parents made, owned
+ * by the user. Its descriptor, or -1 with e set. */
+static int open_target(const struct files_req *f, const char *path, struct fs_upload_error *e)
 {
 	int probe = fs_open(f->root_fd, path, O_PATH, 0, false);
 	struct stat sst;
@@ -202,10 +93,10 @@ static int write_target(const struct files_req *f, const char *path, struct evbu
 		int rc = fstat(probe, &sst);
 		close(probe);
 		if (rc == 0 && S_ISDIR(sst.st_mode))
-			return upload_fail(e, 400, "path '%s' is a directory", path);
+			return fs_upload_fail(e, 400, "path '%s' is a directory", path);
 		/* Devices and FIFOs inside a sandbox are not written by the backend. */
 		if (rc == 0 && !S_ISREG(sst.st_mode))
-			return upload_fail(e, 400, "path '%s' is not a regular file", path);
+			return fs_upload_fail(e, 400, "path '%s' is not a regular file", path);
 	}
 	char parent[FS_PATH_MAX];
 	snprintf(parent, sizeof parent, "%s", path);
@@ -213,39 +104,42 @@ static int write_target(const struct files_req *f, const char *path, struct evbu
 	*(slash == parent ? slash + 1 : slash) = '\0';
 	if (fs_mkdir_all(f->root_fd, parent, f->user.host_uid, f->user.host_gid) != 0) {
 		if (errno == ENOTDIR || errno == EEXIST)
-			return upload_fail(e, 400, "path '%s' is not in a directory", path);
-		return io_fail(e, errno, "ensuring directories for", path);
+			return fs_upload_fail(e, 400, "path '%s' is not in a directory", path);
+		return fs_upload_io_fail(e, errno, "ensuring directories for", path);
 	}
 	int fd = fs_open(f->root_fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK, 0644, false);
 	if (fd < 0) {
 		if (errno == EISDIR)
-			return upload_fail(e, 400, "path '%s' is a directory", path);
+			return fs_upload_fail(e, 400, "path '%s' is a directory", path);
 		if (errno == ENXIO)
-			return upload_fail(e, 400, "path '%s' is not a regular file", path);
-		return io_fail(e, errno, "opening file", path);
+			return fs_upload_fail(e, 400, "path '%s' is not a regular file", path);
+		return fs_upload_io_fail(e, errno, "opening file", path);
 	}
 	if (fstat(fd, &sst) != 0 || !S_ISREG(sst.st_mode)) {
 		close(fd);
-		return upload_fail(e, 400, "path '%s' is not a regular file", path);
+		return fs_upload_fail(e, 400, "path '%s' is not a regular file", path);
 	}
-	int rc = fchown(fd, f->user.host_uid, f->user.host_gid) != 0 ? io_fail(e, errno, "changing owner of", path) : 0;
-	if (rc == 0) {
-		if (gzip)
-			rc = gunzip(src, fd, NULL, path, e);
-		else if (write_buffer(fd, src) != 0)
-			rc = io_fail(e, errno, "writing file", path);
+	if (fchown(fd, f->user.host_uid, f->user.host_gid) != 0) {
+		int en = errno;
+		close(fd);
+		return fs_upload_io_fail(e, en, "changing owner of", path);
 	}
-	cJSON *meta = rc == 0 ? apply_metadata(headers, fd) : NULL;
-	if (close(fd) != 0 && rc == 0)
-		rc = io_fail(e, errno, "closing file", path);
-	if (rc != 0) {
+	return fd;
+}
+
+/* A written file's metadata, then its entry in result. Closes fd. */
+static int finish_target(int fd, const char *path, struct evkeyvalq *headers, cJSON *result,
+	struct fs_upload_error *e)
+{
+	cJSON *meta = apply_metadata(headers, fd);
+	if (close(fd) != 0) {
 		cJSON_Delete(meta);
-		return rc;
+		return fs_upload_io_fail(e, errno, "closing file", path);
 	}
 	cJSON *entry = cJSON_CreateObject();
 	if (!entry) {
 		cJSON_Delete(meta);
-		return upload_fail(e, 500, "out of memory");
+		return fs_upload_fail(e, 500, "out of memory");
 	}
 	cJSON_AddStringToObject(entry, "path", path);
 	cJSON_AddStringToObject(entry, "name", files_base_name(path));
@@ -298,138 +192,145 @@ static bool seen_before(const cJSON *result, const char *path)
 	return false;
 }
 
-static int multipart(const struct files_req *f, const uint8_t *body, size_t n,
-	const char *boundary, struct evkeyvalq *headers, cJSON *result, struct upload_error *e)
+/* One upload in progress: the request, its files and their entries. */
+struct post {
+	struct evhttp_request *req;
+	struct evhttp_connection *evcon;
+	struct files_req f;
+	cJSON *result;
+	struct fs_upload *upload;
+	bool multipart;
+	char target[FS_PATH_MAX]; /* the file being written */
+};
+
+static void post_free(struct post *p)
 {
-	char delim[256];
-	int dn = snprintf(delim, sizeof delim, "\r\n--%s", boundary);
-	if (dn < 0 || (size_t)dn >= sizeof delim || !boundary[0])
-		return upload_fail(e, 400, "invalid multipart boundary");
-	/* The first delimiter may start the body without a CRLF before it. */
-	const uint8_t *p;
-	if (n >= (size_t)dn - 2 && memcmp(body, delim + 2, (size_t)dn - 2) == 0) {
-		p = body + dn - 2;
-	} else {
-		p = memmem(body, n, delim, (size_t)dn);
-		if (p)
-			p += dn;
-	}
-	const uint8_t *end = body + n;
-	for (;;) {
-		if (!p || end - p < 2)
-			return upload_fail(e, 400, "malformed multipart body");
-		if (p[0] == '-' && p[1] == '-')
-			return 0;
-		while (p < end && (*p == ' ' || *p == '\t'))
-			p++;
-		if (end - p < 2 || p[0] != '\r' || p[1] != '\n')
-			return upload_fail(e, 400, "malformed multipart body");
-		p += 2;
-		const uint8_t *hend = memmem(p, (size_t)(end - p), "\r\n\r\n", 4);
-		bool no_headers = end - p >= 2 && p[0] == '\r' && p[1] == '\n';
-		if (!hend && !no_headers)
-			return upload_fail(e, 400, "malformed multipart part headers");
-		const uint8_t *data = no_headers ? p + 2 : hend + 4;
-		char disposition[FS_PATH_MAX + 256] = "";
-		for (const uint8_t *line = p; !no_headers && line < hend;) {
-			const uint8_t *eol = memmem(line, (size_t)(hend + 2 - line), "\r\n", 2);
-			size_t ll = (size_t)(eol - line);
-			if (ll > 20 && strncasecmp((const char *)line, "Content-Disposition:", 20) == 0)
-				snprintf(disposition, sizeof disposition, "%.*s", (int)(ll - 20), line + 20);
-			line = eol + 2;
-		}
-		const uint8_t *next = memmem(data, (size_t)(end - data), delim, (size_t)dn);
-		if (!next)
-			return upload_fail(e, 400, "malformed multipart body: missing closing boundary");
+	fs_upload_free(p->upload);
+	files_req_free(&p->f);
+	cJSON_Delete(p->result);
+	free(p);
+}
+
+/* The target of the body (octet-stream) or of a part named "file"; other
+ * parts are skipped. */
+static int on_begin(void *arg, const char *disposition, char *path, struct fs_upload_error *e)
+{
+	struct post *p = arg;
+	const struct files_req *f = &p->f;
+	if (p->multipart) {
 		char name[64], filename[FS_PATH_MAX];
-		if (header_param(disposition, "name", name, sizeof name) && strcmp(name, "file") == 0) {
-			char target[FS_PATH_MAX];
-			if (f->has_path) {
-				snprintf(target, sizeof target, "%s", f->path);
-			} else {
-				if (!header_param(disposition, "filename", filename, sizeof filename) || !filename[0])
-					return upload_fail(e, 400, "missing filename in multipart part");
-				if (fs_expand(filename, &f->user, target, sizeof target) != 0)
-					return upload_fail(e, 400, "invalid path '%s'", filename);
-			}
-			if (seen_before(result, target))
-				return upload_fail(e, 400, "cannot upload multiple files to the same path '%s'", target);
-			/* The part's bytes, referenced in place. */
-			struct evbuffer *part = evbuffer_new();
-			if (!part || evbuffer_add_reference(part, data, (size_t)(next - data), NULL, NULL) != 0) {
-				if (part)
-					evbuffer_free(part);
-				return upload_fail(e, 500, "out of memory");
-			}
-			int rc = write_target(f, target, part, false, headers, result, e);
-			evbuffer_free(part);
-			if (rc != 0)
-				return -1;
+		if (!header_param(disposition, "name", name, sizeof name) || strcmp(name, "file") != 0)
+			return FS_UPLOAD_SKIP;
+		if (f->has_path) {
+			snprintf(p->target, sizeof p->target, "%s", f->path);
+		} else {
+			if (!header_param(disposition, "filename", filename, sizeof filename) || !filename[0])
+				return fs_upload_fail(e, 400, "missing filename in multipart part");
+			if (fs_expand(filename, &f->user, p->target, sizeof p->target) != 0)
+				return fs_upload_fail(e, 400, "invalid path '%s'", filename);
 		}
-		p = next + dn;
+		if (seen_before(p->result, p->target))
+			return fs_upload_fail(e, 400, "cannot upload multiple files to the same path '%s'",
+				p->target);
+	} else {
+		snprintf(p->target, sizeof p->target, "%s", f->path);
 	}
+	snprintf(path, FS_PATH_MAX, "%s", p->target);
+	return open_target(f, p->target, e);
+}
+
+static int on_end(void *arg, int fd, struct fs_upload_error *e)
+{
+	struct post *p = arg;
+	return finish_target(fd, p->target, evhttp_request_get_input_headers(p->req), p->result, e);
+}
+
+static void on_done(void *arg, const struct fs_upload_error *e)
+{
+	struct post *p = arg;
+	http_conn_set_closecb(p->evcon, NULL, NULL);
+	int status;
+	if (e->status) {
+		status = reply_error(p->req, e->status, e->message);
+	} else {
+		status = reply_json(p->req, 200, p->result);
+		p->result = NULL;
+	}
+	request_log("envd", p->req, status);
+	post_free(p);
+}
+
+/* The client went away (or the sandbox was killed) mid-upload. */
+static void on_client_gone(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	struct post *p = arg;
+	struct evhttp_request *req = p->req;
+	post_free(p);
+	http_conn_gone_free_request(req);
+}
+
+/* What the headers alone decide: 0 and the body's form, or the status of
+ * the error answer. */
+static int check_request(struct evhttp_request *req, const struct files_req *f, bool *gzip,
+	char *boundary, size_t cap, struct fs_upload_error *e)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	const char *ctype = evhttp_find_header(in, "Content-Type");
+	const char *cenc = evhttp_find_header(in, "Content-Encoding");
+	*gzip = cenc && strcasecmp(cenc, "gzip") == 0;
+	size_t mlen = ctype ? strcspn(ctype, ";") : 0;
+	while (mlen > 0 && (ctype[mlen - 1] == ' ' || ctype[mlen - 1] == '\t'))
+		mlen--;
+	boundary[0] = '\0';
+	if (cenc && !*gzip && strcasecmp(cenc, "identity") != 0)
+		return fs_upload_fail(e, 400, "unsupported Content-Encoding '%.40s'", cenc);
+	if (check_metadata(in, e) != 0)
+		return -1;
+	if (mlen == 24 && strncasecmp(ctype, "application/octet-stream", 24) == 0)
+		return f->has_path ? 0
+				   : fs_upload_fail(e, 400, "path is required for application/octet-stream uploads");
+	if (mlen == 19 && strncasecmp(ctype, "multipart/form-data", 19) == 0) {
+		if (!header_param(ctype, "boundary", boundary, cap) || !boundary[0])
+			return fs_upload_fail(e, 400, "multipart upload without a boundary");
+		return 0;
+	}
+	return fs_upload_fail(e, 400, "unsupported Content-Type '%.80s': use multipart/form-data or application/octet-stream",
+		ctype ? ctype : "");
 }
 
 int files_post(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
-	(void)ctx;
-	struct files_req f;
-	int st = files_prelude(req, sb, "write", &f);
-	if (st)
+	struct post *p = calloc(1, sizeof *p);
+	if (!p)
+		return reply_error(req, 500, "out of memory");
+	int st = files_prelude(req, sb, "write", &p->f);
+	if (st) {
+		free(p);
 		return st;
-	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
-	struct evbuffer *body = evhttp_request_get_input_buffer(req);
-	struct upload_error e = {0, ""};
-	cJSON *result = cJSON_CreateArray();
-	const char *ctype = evhttp_find_header(in, "Content-Type");
-	const char *cenc = evhttp_find_header(in, "Content-Encoding");
-	bool gzip = cenc && strcasecmp(cenc, "gzip") == 0;
-	struct evbuffer *inflated = NULL;
-	size_t mlen = ctype ? strcspn(ctype, ";") : 0;
-	while (mlen > 0 && (ctype[mlen - 1] == ' ' || ctype[mlen - 1] == '\t'))
-		mlen--;
-	if (!result) {
-		upload_fail(&e, 500, "out of memory");
-	} else if (cenc && !gzip && strcasecmp(cenc, "identity") != 0) {
-		upload_fail(&e, 400, "unsupported Content-Encoding '%.40s'", cenc);
-	} else if (check_metadata(in, &e) != 0) {
-		/* e is set */
-	} else if (mlen == 24 && strncasecmp(ctype, "application/octet-stream", 24) == 0) {
-		if (!f.has_path)
-			upload_fail(&e, 400, "path is required for application/octet-stream uploads");
-		else
-			write_target(&f, f.path, body, gzip, in, result, &e);
-	} else if (mlen == 19 && strncasecmp(ctype, "multipart/form-data", 19) == 0) {
-		char boundary[200];
-		if (!header_param(ctype, "boundary", boundary, sizeof boundary)) {
-			upload_fail(&e, 400, "multipart upload without a boundary");
-		} else {
-			struct evbuffer *src = body;
-			if (gzip) {
-				inflated = evbuffer_new();
-				if (!inflated)
-					upload_fail(&e, 500, "out of memory");
-				else if (gunzip(body, -1, inflated, f.path, &e) == 0)
-					src = inflated;
-			}
-			/* The parser needs the body in one block. */
-			size_t n = evbuffer_get_length(src);
-			const uint8_t *data = n ? evbuffer_pullup(src, -1) : (const uint8_t *)"";
-			if (e.status == 0 && !data)
-				upload_fail(&e, 500, "out of memory");
-			if (e.status == 0)
-				multipart(&f, data, n, boundary, in, result, &e);
-		}
-	} else {
-		upload_fail(&e, 400, "unsupported Content-Type '%.80s': use multipart/form-data or application/octet-stream",
-			ctype ? ctype : "");
 	}
-	if (inflated)
-		evbuffer_free(inflated);
-	files_req_free(&f);
+	struct fs_upload_error e = {0, ""};
+	bool gzip;
+	char boundary[200];
+	struct http_gate *gate = http_conns_gate(req);
+	p->req = req;
+	p->evcon = evhttp_request_get_connection(req);
+	p->result = cJSON_CreateArray();
+	if (!p->result || !gate)
+		fs_upload_fail(&e, 500, "out of memory");
+	else if (check_request(req, &p->f, &gzip, boundary, sizeof boundary, &e) == 0) {
+		p->multipart = boundary[0] != '\0';
+		struct fs_upload_sink sink = {.begin = on_begin, .end = on_end, .done = on_done, .arg = p};
+		p->upload = fs_upload_start(ctx->base, gate, gzip, p->multipart ? boundary : NULL,
+			ctx->max_upload_bytes, &sink);
+		if (!p->upload)
+			fs_upload_fail(&e, p->multipart ? 400 : 500,
+				p->multipart ? "invalid multipart boundary" : "out of memory");
+	}
 	if (e.status) {
-		cJSON_Delete(result);
+		post_free(p);
 		return reply_error(req, e.status, e.message);
 	}
-	return reply_json(req, 200, result);
+	http_conn_set_closecb(p->evcon, on_client_gone, p);
+	return ENVD_STATUS_PENDING;
 }

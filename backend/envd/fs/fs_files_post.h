@@ -4,15 +4,14 @@
  * (needs `path`), optionally with Content-Encoding: gzip. Parents are
  * created and every new file and directory belongs to the requesting user
  * (`username`, default "user"). X-Metadata-<key> headers become
- * user.e2b.<key> xattrs. Calls fs_files.c, fs_path.c, fs_entry.c, http/
- * and lib/. */
+ * user.e2b.<key> xattrs. The body is never held whole: the gate streams
+ * it (http_gate.h, STREAM) and fs_upload.c writes it to the files in slices
+ * as it arrives; this file opens, finishes and reports each file. Calls
+ * fs_upload.c, fs_files.c, fs_path.c, fs_entry.c, http/ and lib/. */
 #ifndef E2B_BACKEND_FS_FILES_POST_H
 #define E2B_BACKEND_FS_FILES_POST_H
 
 #include "envd/envd_routes.h"
-
-/* The largest POST /files body: the envd listeners accept this much. */
-#define FILES_MAX_UPLOAD_BYTES (256LL * 1024 * 1024)
 
 int files_post(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
 

@@ -4,6 +4,7 @@
 
 #include "envd/envd_routes.h"
 #include "envd/fs/fs_entry.h"
+#include "envd/fs/fs_owners.h"
 #include "envd/fs/fs_path.h"
 #include "http/http_connect.h"
 #include "http/http_conns.h"
@@ -40,6 +41,7 @@ struct list_job {
 	struct evhttp_request *req; /* NULL once the client has gone */
 	struct evhttp_connection *evcon;
 	int root_fd;
+	struct fs_owners *owners; /* account names, read once for the listing */
 	struct event *tick; /* the next slice */
 	struct level *stack;
 	size_t depth, cap;
@@ -141,7 +143,7 @@ static int visit(struct list_job *j, const struct sandbox *sb)
 	if (cn < 0 || dn < 0 || (size_t)cn >= sizeof child || (size_t)dn >= sizeof display)
 		return 0; /* longer than any path the sandbox can open */
 	uint32_t depth = l->depth;
-	cJSON *entry = fs_entry_info(sb, j->root_fd, child);
+	cJSON *entry = fs_entry_info(sb, j->root_fd, child, j->owners);
 	if (entry) {
 		cJSON_ReplaceItemInObject(entry, "path", cJSON_CreateString(display));
 		char *text = reply_json_print(entry);
@@ -173,6 +175,7 @@ static void job_free(struct list_job *j)
 	if (j->body)
 		evbuffer_free(j->body);
 	close(j->root_fd);
+	fs_owners_free(j->owners);
 	free(j);
 }
 
@@ -259,13 +262,15 @@ int fs_list_start(struct envd_ctx *ctx, struct evhttp_request *req, const struct
 	if (j) {
 		j->body = evbuffer_new();
 		j->tick = evtimer_new(ctx->base, step, j);
+		j->owners = fs_owners_load(sb);
 	}
-	if (!j || !j->body || !j->tick) {
+	if (!j || !j->body || !j->tick || !j->owners) {
 		if (j) {
 			if (j->body)
 				evbuffer_free(j->body);
 			if (j->tick)
 				event_free(j->tick);
+			fs_owners_free(j->owners);
 		}
 		free(j);
 		close(root_fd);

@@ -115,7 +115,7 @@ static cJSON *wrap(const char *key, cJSON *entry)
 static cJSON *entry_or_error(const struct sandbox *sb, int root_fd, const char *path,
 	const char *missing_prefix, const char *op, struct connect_error *err)
 {
-	cJSON *e = fs_entry_info(sb, root_fd, path);
+	cJSON *e = fs_entry_info(sb, root_fd, path, NULL);
 	if (!e) {
 		char t[128];
 		int en = errno;

@@ -252,7 +252,7 @@ static void emit_event(struct fs_watch *w, struct sandbox *sb, int root_fd, cons
 	cJSON_AddStringToObject(ev, "name", rel);
 	cJSON_AddStringToObject(ev, "type", type);
 	if (w->include_entry && entry && sb && root_fd >= 0) {
-		cJSON *info = fs_entry_info(sb, root_fd, full);
+		cJSON *info = fs_entry_info(sb, root_fd, full, NULL);
 		if (info)
 			cJSON_AddItemToObject(ev, "entry", info);
 	}

@@ -91,7 +91,10 @@ static void proc_free(struct proc *p)
 
 void process_update_reading(struct proc *p)
 {
-	bool want = !p->paused && p->blocked == 0;
+	/* Output nobody takes is not read (the process waits on a full pipe),
+	 * so a sandbox writing without end costs the backend nothing; once the
+	 * process has ended the rest is read and dropped, to see the end. */
+	bool want = !p->paused && p->blocked == 0 && (p->streams || p->reaped);
 	for (int i = 0; i < 2; i++) {
 		struct proc_output *o = &p->out[i];
 		if (o->fd < 0 || !o->ev || o->reading == want)
@@ -203,6 +206,7 @@ static void on_sigchld(evutil_socket_t sig, short what, void *arg)
 			if (p->pid == pid && !p->reaped) {
 				p->reaped = true;
 				p->wait_status = status;
+				process_update_reading(p);
 				maybe_finish(p);
 				break;
 			}

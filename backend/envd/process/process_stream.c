@@ -124,9 +124,9 @@ static void stream_close(struct proc_stream *s, const char *end_json, const stru
 	if (s->blocked) {
 		s->blocked = false;
 		p->blocked--;
-		if (!p->ended)
-			process_update_reading(p);
 	}
+	if (!p->ended)
+		process_update_reading(p); /* the last stream gone stops reading */
 	if (s->evcon) {
 		struct evbuffer *buf = p->pm->scratch;
 		if (end_json) {
@@ -145,7 +145,6 @@ static void stream_close(struct proc_stream *s, const char *end_json, const stru
 		struct bufferevent *bev = evhttp_connection_get_bufferevent(s->evcon);
 		struct timeval idle = {.tv_sec = HTTP_IDLE_TIMEOUT_S, .tv_usec = 0};
 		bufferevent_set_timeouts(bev, &idle, &idle);
-		bufferevent_setwatermark(bev, EV_READ, 0, 0);
 		evhttp_send_reply_end(s->req);
 	}
 	event_free(s->keepalive);
@@ -206,10 +205,14 @@ int process_stream_open(struct proc *p, struct evhttp_request *req, int64_t keep
 	if (p->streams)
 		p->streams->prev = s;
 	p->streams = s;
+	process_update_reading(p);
 
 	connect_stream_headers(req);
 	evhttp_send_reply_start(req, 200, "OK");
 	http_conn_set_closecb(evcon, on_conn_closed, s);
+	/* At kill the process manager ends it (cut, or with isolation none the
+	 * end event), not the tracker. */
+	http_conns_ends_itself(req);
 	/* A stream may rightly stay quiet for longer than the idle limit (the
 	 * default keepalive is 90 s, a paused sandbox sends nothing), so only
 	 * writing has a time limit: a client that accepts no bytes for
@@ -217,10 +220,9 @@ int process_stream_open(struct proc *p, struct evhttp_request *req, int64_t keep
 	struct bufferevent *bev = evhttp_connection_get_bufferevent(evcon);
 	struct timeval wtv = {.tv_sec = PROC_STREAM_WRITE_TIMEOUT_S, .tv_usec = 0};
 	bufferevent_set_timeouts(bev, NULL, &wtv);
-	/* evhttp keeps reading during a reply only to notice a hang-up; bytes a
-	 * client sends meanwhile (a pipelined request) wait in the input buffer,
-	 * so cap them. */
-	bufferevent_setwatermark(bev, EV_READ, 0, PROC_STREAM_INPUT_CAP);
+	/* Bytes a client sends meanwhile (a pipelined request) wait in the
+	 * connection's gate, which stops reading at one head's worth
+	 * (http_gate.h). */
 
 	char start[64];
 	snprintf(start, sizeof start, "{\"event\":{\"start\":{\"pid\":%u}}}", (unsigned)p->ns_pid);

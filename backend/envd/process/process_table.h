@@ -27,7 +27,6 @@ struct sandbox_user;
 #define PROC_STREAM_HIGH_WATER (1024 * 1024) /* pause the process above this many unsent bytes */
 #define PROC_RETENTION_MS 30000             /* Connect replays an exit this long */
 #define PROC_STREAM_WRITE_TIMEOUT_S 60      /* a stream client accepting no bytes this long is dropped */
-#define PROC_STREAM_INPUT_CAP (64 * 1024)   /* bytes read from a stream's client while it streams */
 /* The largest envelope a data event needs: header, JSON wrapper, base64. */
 #define PROC_FRAME_MAX (5 + 64 + (PROC_STD_CHUNK + 2) / 3 * 4)
 
