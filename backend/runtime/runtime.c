@@ -42,7 +42,7 @@
 struct runtime_globals rt_g = {.mode = ISOLATION_NONE, .self_pid_ns = -1, .cwd_fd = -1,
 	.init_fd = -1};
 
-const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer"};
+const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer", "cpuacct"};
 
 bool runtime_isolated(void)
 {
