@@ -13,6 +13,7 @@
 #include "envd/process/process_stream.h"
 #include "http/http_conns.h"
 #include "http/http_server.h"
+#include "metrics/metrics.h"
 #include "net/net.h"
 #include "options.h"
 #include "registry/registry.h"
@@ -149,19 +150,22 @@ int main(int argc, char **argv)
 	struct http_conns *conns = watchers ? http_conns_new(base, &limits) : NULL;
 	struct envd_listeners *own_ports = conns ? envd_listeners_new(&envd_ctx, conns, opt.envd.host)
 		: NULL;
-	if (own_ports) {
+	struct metrics *metrics = own_ports ? metrics_new(base, reg, (int)opt.metrics_interval_s) : NULL;
+	if (metrics) {
 		/* Streams are cut before the processes behind them are killed. */
-		struct registry_hooks port_hooks, watch_hooks, pm_hooks, net_hooks;
+		struct registry_hooks port_hooks, watch_hooks, pm_hooks, net_hooks, metrics_hooks;
 		envd_listeners_hooks(own_ports, &port_hooks);
 		fs_watchers_hooks(watchers, &watch_hooks);
 		process_manager_registry_hooks(pm, &pm_hooks);
 		net_registry_hooks(&net_hooks);
+		metrics_registry_hooks(metrics, &metrics_hooks);
 		registry_add_hooks(reg, &port_hooks);
 		registry_add_hooks(reg, &watch_hooks);
 		registry_add_hooks(reg, &pm_hooks);
 		registry_add_hooks(reg, &net_hooks);
+		registry_add_hooks(reg, &metrics_hooks);
 	}
-	struct evhttp *api = own_ports ? http_server_new(base, conns, HTTP_POOL_API, api_dispatch,
+	struct evhttp *api = metrics ? http_server_new(base, conns, HTTP_POOL_API, api_dispatch,
 		api_verdict, &api_ctx) : NULL;
 	struct evhttp *envd = api ? http_server_new(base, conns, HTTP_POOL_ENVD, envd_dispatch,
 		envd_verdict, &envd_ctx) : NULL;
@@ -209,6 +213,7 @@ out:
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
 	fs_watchers_free(watchers); /* after the registry's removing hooks */
 	envd_listeners_free(own_ports); /* after the registry's removing hooks */
+	metrics_free(metrics);    /* likewise */
 	process_manager_free(pm);    /* kills what is left, reaps every child */
 	net_shutdown();           /* the table and the address claim, after every sandbox */
 	store_layers_shutdown();  /* waits for the store's helpers (seals, deletions) */

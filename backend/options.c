@@ -1,6 +1,8 @@
 /* Parsing the command line. */
 #include "options.h"
 
+#include "metrics/metrics.h"
+
 #include "net/net_pool.h"
 
 #include <arpa/inet.h>
@@ -53,6 +55,8 @@ static const char usage[] =
 	"                           claims a free block of it\n"
 	"  --sandbox-conn-limit N   connections tracked per sandbox (default 4096)\n"
 	"  --sandbox-network on|off off: sandboxes have loopback only (default on)\n"
+	"  --metrics-interval S     seconds between two samples of each running sandbox's\n"
+	"                           CPU, memory and disk (getMetrics; default 5, 1..3600)\n"
 	"When ready, prints one JSON line on stdout: api_url, sandbox_url, state_dir, pid,\n"
 	"isolation, limits, seccomp, domain.\n";
 
@@ -231,6 +235,7 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 {
 	memset(opt, 0, sizeof *opt);
 	opt->max_sandboxes = OPTIONS_DEFAULT_MAX_SANDBOXES;
+	opt->metrics_interval_s = METRICS_DEFAULT_INTERVAL_S;
 	opt->request_timeout_s = OPTIONS_DEFAULT_REQUEST_TIMEOUT_S;
 	opt->max_upload_mb = OPTIONS_DEFAULT_MAX_UPLOAD_MB;
 	opt->max_sandbox_requests = OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS;
@@ -284,6 +289,9 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
 				return usage_error("--sandbox-network must be on or off, got ", v);
 			opt->sandbox_network = strcmp(v, "on") == 0;
+		} else if ((v = option_value(argc, argv, &i, "--metrics-interval"))) {
+			if (parse_count(v, 1, 3600, &opt->metrics_interval_s) != 0)
+				return usage_error("--metrics-interval must be 1..3600 seconds, got ", v);
 		} else if ((v = option_value(argc, argv, &i, "--sandbox-conn-limit"))) {
 			if (parse_count(v, 1, 1000000, &opt->sandbox_conn_limit) != 0)
 				return usage_error("--sandbox-conn-limit must be 1..1000000, got ", v);

@@ -41,6 +41,7 @@ struct backend_options {
 	const char *sandbox_subnet; /* NULL: net/'s default */
 	long sandbox_conn_limit;
 	bool sandbox_network;       /* --sandbox-network on (default) | off */
+	long metrics_interval_s;    /* --metrics-interval: seconds between samples */
 };
 
 enum options_result {

@@ -80,6 +80,7 @@ static void raw_scan(const char *t, size_t len, raw_info *out) {
             if (len - i > 5 && memcmp(t + i + 1, "u0000", 5) == 0) nul = 1;
             i++;
           }
+        if (i > len) i = len; /* a backslash as the last byte stepped past the end */
       }
       if (expect_key) {
         if (depth < RAW_KEYS) keys[depth] = t + start, lens[depth] = i - start;

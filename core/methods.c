@@ -16,7 +16,9 @@
 #include "names.h"
 #include "params.h"
 #include "process.h"
+#include "rfc3339.h"
 #include "sandbox.h"
+#include "sandbox_metrics.h"
 #include "templates.h"
 #include "templates_manage.h"
 
@@ -36,6 +38,10 @@ static const e2bw_param create_params[] = {
     {"disk", E2BW_P_RESOURCE, 0},      {"gpu", E2BW_P_NO_GPU, 0},       {"secure", E2BW_P_BOOL, 0},
     {"options", E2BW_P_OBJECT, 0},     P_REQUEST_TIMEOUT,               P_END};
 static const e2bw_param sandbox_id_params[] = {{"sandbox_id", E2BW_P_SANDBOX_ID, 1}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param get_params[] = {
+    {"sandbox_id", E2BW_P_SANDBOX_ID, 1}, {"metrics", E2BW_P_BOOL, 0}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param metrics_params[] = {
+    {"sandbox_id", E2BW_P_SANDBOX_ID, 1}, {"start", E2BW_P_TIME, 0}, {"end", E2BW_P_TIME, 0}, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param list_params[] = {{"metadata", E2BW_P_STRING_MAP, 0}, {"state", E2BW_P_STATE_FILTER, 0},
                                          {"limit", E2BW_P_LIMIT, 0},         {"next_token", E2BW_P_STRING, 0},
                                          P_REQUEST_TIMEOUT,                  P_END};
@@ -110,7 +116,7 @@ static const e2bw_method method_table[] = {
     {"shutdown", "handshake", e2bw_handshake_shutdown, no_params, 0},
 
     {"sandbox.create", "sandbox.lifecycle", e2bw_sandbox_create, create_params, 0},
-    {"sandbox.get", "sandbox.lifecycle", e2bw_sandbox_get, sandbox_id_params, 0},
+    {"sandbox.get", "sandbox.lifecycle", e2bw_sandbox_get, get_params, 0},
     {"sandbox.list", "sandbox.lifecycle", e2bw_sandbox_list, list_params, 0},
     {"sandbox.kill", "sandbox.lifecycle", e2bw_sandbox_kill, sandbox_id_params, 0},
     {"sandbox.connect", "sandbox.lifecycle", e2bw_sandbox_connect, connect_params, 1},
@@ -118,6 +124,8 @@ static const e2bw_method method_table[] = {
     {"sandbox.pause", "sandbox.pause", e2bw_sandbox_pause, sandbox_id_params, 0},
     /* resume is connect: both resume a paused sandbox and keep a running one */
     {"sandbox.resume", "sandbox.pause", e2bw_sandbox_connect, connect_params, 0},
+    /* ours: CPU, memory and disk samples over time (E2B's getMetrics) */
+    {"sandbox.metrics", "sandbox.lifecycle", e2bw_sandbox_metrics, metrics_params, 1},
 
     {"exec.run", "exec.run", e2bw_exec_run, run_params, 0},
     {"exec.start", "exec.stream", e2bw_exec_start, start_params, 0},
@@ -233,6 +241,7 @@ static const struct {
     [E2BW_P_OFFSET] = {"offset", 0, 1e15}, [E2BW_P_DEPTH] = {"depth", 1, 64},
     [E2BW_P_COUNT] = {"count", 1, 10000},       [E2BW_P_PORT] = {"port", 1, 65535},
     [E2BW_P_OPERATION] = {"operation", 1, 0},   [E2BW_P_ARRAY] = {"array", 1, 0},
+    [E2BW_P_TIME] = {"time", 1, 0},
 };
 
 char *e2bw_describe_methods(void) {
@@ -312,6 +321,17 @@ static cJSON *check_one(const e2bw_param *p, const cJSON *v, const cJSON *params
   case E2BW_P_OBJECT:
     if (!cJSON_IsObject(v)) return param_error(p->name, "must be an object");
     return NULL;
+  case E2BW_P_TIME: {
+    /* Unix seconds, or RFC 3339 in UTC (the samples' own timestamps): a
+     * zone offset would be read as UTC, so it is refused */
+    double ms;
+    const char *t = cJSON_IsString(v) ? v->valuestring : "";
+    size_t n = strlen(t);
+    if ((cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e11) ||
+        (n && (t[n - 1] == 'Z' || t[n - 1] == 'z') && !e2bw_rfc3339_ms(t, &ms)))
+      return NULL;
+    return param_error(p->name, "must be Unix seconds or an RFC 3339 time in UTC (ending in Z)");
+  }
   case E2BW_P_ARRAY:
     if (!cJSON_IsArray(v)) return param_error(p->name, "must be an array");
     return NULL;

@@ -39,7 +39,8 @@ typedef enum e2bw_param_type {
                            `encoding` is "base64" (a cross-field check) */
   E2BW_P_RESOURCE,      /* cpu count or MiB: integer 1..2147483647 */
   E2BW_P_NO_GPU,        /* gpu: only "none" (0, false, "") can be honoured */
-  E2BW_P_ARRAY          /* an array; its items are checked by the handler */
+  E2BW_P_ARRAY,         /* an array; its items are checked by the handler */
+  E2BW_P_TIME           /* Unix seconds, or an RFC 3339 time ending in Z */
 } e2bw_param_type;
 
 typedef struct e2bw_param {

@@ -11,6 +11,7 @@
 #include "json_add.h"
 #include "rfc3339.h"
 #include "sandbox.h"
+#include "sandbox_metrics.h"
 #include "url.h"
 
 /* E2B's connect route uses this when told no timeout
@@ -296,8 +297,14 @@ static void got(e2bw_core *core, e2bw_http_op *op) {
   e2bw_sandbox_remember(core, detail);
   cJSON *rec = e2bw_record_from_detail(&core->config, detail);
   cJSON_Delete(detail);
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(rec, "status");
   if (!rec) fail_bad_record(core, op);
-  else succeed(core, op, rec);
+  else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(op->call->params, "metrics")) && cJSON_IsString(status) &&
+           !strcmp(status->valuestring, "running")) {
+    e2bw_call *call = op->call; /* a second request: the latest figures (a paused sandbox has no new ones) */
+    e2bw_http_op_finish(core, op);
+    e2bw_sandbox_metrics_latest(core, call, rec);
+  } else succeed(core, op, rec);
 }
 
 void e2bw_sandbox_get(e2bw_core *core, e2bw_call *call) { sandbox_request(core, call, "GET", "/sandboxes/", "", NULL, got); }

@@ -2,6 +2,7 @@
 #include "api/api_routes.h"
 
 #include "api/api_list.h"
+#include "api/api_metrics.h"
 #include "api/api_network.h"
 #include "api/api_sandboxes.h"
 #include "http/http_conns.h"
@@ -47,6 +48,8 @@ static const struct api_route routes[] = {
 	{"/v2/sandboxes/{}/connect", EVHTTP_REQ_POST, "POST", true, api_connect_v2},
 	{"/sandboxes", EVHTTP_REQ_POST, "POST", true, api_create_v1},
 	{"/sandboxes", EVHTTP_REQ_GET, "GET", true, api_list_v1},
+	/* before /sandboxes/{}, which would take "metrics" for an ID */
+	{"/sandboxes/metrics", EVHTTP_REQ_GET, "GET", true, api_sandboxes_metrics},
 	{"/sandboxes/{}", EVHTTP_REQ_GET, "GET", true, api_get},
 	{"/sandboxes/{}", EVHTTP_REQ_DELETE, "DELETE", true, api_kill},
 	{"/sandboxes/{}/timeout", EVHTTP_REQ_POST, "POST", true, api_set_timeout},
@@ -55,6 +58,7 @@ static const struct api_route routes[] = {
 	{"/sandboxes/{}/connect", EVHTTP_REQ_POST, "POST", true, api_connect_v1},
 	{"/sandboxes/{}/network", EVHTTP_REQ_PUT, "PUT", true, api_update_network},
 	{"/sandboxes/{}/network", EVHTTP_REQ_POST, "POST", true, api_update_network},
+	{"/sandboxes/{}/metrics", EVHTTP_REQ_GET, "GET", true, api_sandbox_metrics},
 };
 
 #define ROUTE_COUNT (sizeof routes / sizeof routes[0])

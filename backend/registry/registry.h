@@ -28,6 +28,7 @@ enum sandbox_state { SANDBOX_RUNNING, SANDBOX_PAUSED };
 
 struct sandbox_rt;
 struct sandbox_net;
+struct sandbox_metrics;
 struct envd_listener;
 
 struct sandbox {
@@ -54,6 +55,7 @@ struct sandbox {
 	int disk_size_mb;        /* the writable layer's size, enforced with isolation */
 	struct sandbox_rt *rt;   /* the runtime's (runtime/runtime_state.h); NULL without isolation */
 	struct sandbox_net *net; /* net/'s (net/net.h); NULL without networking */
+	struct sandbox_metrics *metrics; /* metrics/'s samples (metrics/metrics.h); NULL without cgroups */
 	/* Ingress (network.allowPublicTraffic false, maskRequestHost): the token
 	 * every request to a port other than envd's must carry, "" when public;
 	 * the Host the sandbox's servers see ("${PORT}" replaced), or NULL. */

@@ -44,7 +44,8 @@
 struct runtime_globals rt_g = {.mode = ISOLATION_NONE, .self_pid_ns = -1, .cwd_fd = -1,
 	.init_fd = -1};
 
-const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer", "devices"};
+const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer", "devices",
+	"cpuacct"};
 
 bool runtime_isolated(void)
 {

@@ -14,7 +14,9 @@
 #define CGROUP_ROOT "/sys/fs/cgroup"
 #define CGROUP_GROUP "e2b-local"  /* <root>/<ctrl>/e2b-local/b<backend pid>/<sandbox id> */
 
-enum { RT_MEMORY, RT_PIDS, RT_CPU, RT_FREEZER, RT_DEVICES, RT_NCTRL };
+/* cpuacct only for metrics (runtime_metrics.h): it is a hierarchy of its own
+ * on some machines, mounted with cpu on others (then both paths are one). */
+enum { RT_MEMORY, RT_PIDS, RT_CPU, RT_FREEZER, RT_DEVICES, RT_CPUACCT, RT_NCTRL };
 extern const char *const rt_controllers[RT_NCTRL];
 
 /* A sandbox's writable layer: an ext4 image (<dir>/disk.img) on a loop

@@ -1,6 +1,6 @@
 // cases.mjs — the 18 contract cases of `abx provider test` (seed 003 §3), the
-// case of templates.build, and their runner, as one environment-neutral ES
-// module: no Node API, so the same file runs from the command line
+// cases of templates.build and of sandbox.metrics (ours), and their runner, as
+// one environment-neutral ES module: no Node API, so the same file runs from the command line
 // (tests/contract/suite.mjs) and inside a browser page
 // (tests/browser/run-suite.mjs). STABLE API — keep it so:
 //
@@ -368,6 +368,36 @@ export const CASES = [
       expect.ok(typeof token === 'string' && token.length >= 16, 'the e2b-traffic-access-token header of a sandbox created with allowPublicTraffic: false')
       await expect.rejects(t.call('ports.url', { sandbox_id: sid, port: 70000 }), 'ports.url of port 70000', (err) => {
         expect.equal(err.rpc && err.rpc.code, -32602, 'error code')
+      })
+    },
+  },
+  {
+    // Ours (an extension, so asked ungated through client.raw): the paths and
+    // shapes, which hold on any backend without waiting for a sample (E2B
+    // takes one every 5 s; a rootless local backend takes none).
+    name: 'metrics (ours): sandbox.metrics and sandbox.get with metrics',
+    features: ['sandbox.lifecycle'],
+    async run(t) {
+      if (!t.client.raw) t.skip('the client cannot send extension methods')
+      const { sandbox_id } = await t.createSandbox({ timeout: 120 })
+      const series = await t.client.raw('sandbox.metrics', { sandbox_id })
+      expect.equal(series.sandbox_id, sandbox_id, 'sandbox.metrics id')
+      for (const m of series.metrics) {
+        expect.ok(m.cpu_used_pct >= 0 && m.cpu_used_pct <= 100, `cpu_used_pct ${m.cpu_used_pct}`)
+        expect.ok(m.mem_used <= m.mem_total && m.disk_used <= m.disk_total, `used within total: ${show(m)}`)
+      }
+      const since = await t.client.raw('sandbox.metrics', { sandbox_id, start: new Date(Date.now() + 3600e3).toISOString(), end: Math.ceil(nowS()) + 7200 })
+      expect.deepEqual(since.metrics, [], 'no samples from the future')
+      const rec = await t.client.raw('sandbox.get', { sandbox_id, metrics: true })
+      expect.equal(rec.status, 'running', 'sandbox.get with metrics')
+      if (rec.metrics) expect.ok(rec.metrics.cpu_used_pct >= 0, `latest figures ${show(rec.metrics)}`)
+      await expect.rejects(t.client.raw('sandbox.metrics', { sandbox_id, start: 'yesterday' }), 'a start that is no time', (err) => {
+        expect.equal(err.rpc && err.rpc.code, -32602, 'error code')
+        expect.equal(err.rpc.data.field, 'start', 'field')
+      })
+      await t.kill(sandbox_id)
+      await expect.rejects(t.client.raw('sandbox.metrics', { sandbox_id }), 'sandbox.metrics of a killed sandbox', (err) => {
+        expect.equal(err.rpc && err.rpc.code, -32002, 'error code')
       })
     },
   },

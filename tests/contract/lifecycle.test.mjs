@@ -32,7 +32,7 @@ for (const [mode, start] of Object.entries(MODES)) {
     before(async () => {
       // The strict backend: a connect that would shorten the lifetime does,
       // so the case below proves the plugin never sends one by accident.
-      backend = await startBackend({ extraArgs: ['--connect-may-shorten'] })
+      backend = await startBackend({ extraArgs: ['--connect-may-shorten', '--metrics-interval', '1'] })
       // Config arrives the way abx resolves it: ABX_E2B_WASM_API_KEY and declared aliases.
       infra = await start({ env: { ABX_E2B_WASM_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl } })
       sp = infra.sandbox_protocol
@@ -226,6 +226,41 @@ for (const [mode, start] of Object.entries(MODES)) {
           assert.match(err.rpc.message, /Sandbox 'missing0' not found/)
         })
       }
+    })
+
+    test('sandbox.metrics (ours): the samples in a range; sandbox.get with metrics: true adds the latest to a running sandbox\'s record', async () => {
+      const { sandbox_id } = await sp.create({ template: 'base', timeout: 120 })
+      const metrics = (p) => infra.raw('sandbox.metrics', { sandbox_id, ...p })
+      if (backend.isolation !== 'full') { // no cgroups of its own: no samples (docs/local-backend.md, "Metrics")
+        assert.deepEqual(await metrics({}), { sandbox_id, metrics: [] })
+        await sp.kill(sandbox_id)
+        return
+      }
+      const { metrics: all } = await until(async () => { const r = await metrics({}); return r.metrics.length >= 3 ? r : null }, 'three samples')
+      const m = all[0]
+      assert.deepEqual(Object.keys(m).sort(), ['cpu_count', 'cpu_used_pct', 'disk_total', 'disk_used', 'mem_cache', 'mem_total', 'mem_used', 'timestamp', 'timestamp_unix'])
+      assert.equal(m.cpu_count, 2)
+      assert.equal(m.mem_total, 512 * 1024 * 1024)
+      assert.equal(m.timestamp_unix, Math.floor(Date.parse(m.timestamp) / 1000))
+      // a range by RFC 3339 time (rounded down) and by Unix seconds (inclusive)
+      const from = await metrics({ start: all[1].timestamp })
+      assert.ok(from.metrics.length >= 2 && from.metrics.every((s) => s.timestamp_unix >= all[1].timestamp_unix))
+      const upTo = await metrics({ end: all[1].timestamp_unix })
+      assert.deepEqual(upTo.metrics.map((s) => s.timestamp), all.filter((s) => s.timestamp_unix <= all[1].timestamp_unix).map((s) => s.timestamp))
+      await rejects(metrics({ start: '2026-01-01T00:00:00+02:00' }), (err) => assert.equal(remember(err).rpc.data.field, 'start'))
+      await rejects(metrics({ end: -1 }), (err) => assert.equal(remember(err).rpc.data.field, 'end'))
+
+      const rec = await infra.raw('sandbox.get', { sandbox_id, metrics: true })
+      assert.equal(rec.metrics.cpu_count, 2)
+      assert.ok(rec.metrics.timestamp_unix >= all.at(-1).timestamp_unix, 'the latest sample')
+      assert.equal((await sp.get(sandbox_id)).metrics, undefined, 'only when asked: one request otherwise')
+      await sp.pause(sandbox_id)
+      const paused = await infra.raw('sandbox.get', { sandbox_id, metrics: true })
+      assert.equal(paused.status, 'paused')
+      assert.equal(paused.metrics, undefined, 'a paused sandbox has no current figures')
+      assert.ok((await metrics({})).metrics.length >= 3, 'its history stays')
+      await sp.kill(sandbox_id)
+      await rejects(metrics({}), (err) => assert.equal(remember(err).rpc.code, -32002))
     })
 
     test('every EPP/1 feature is declared: the plugin has no -32003 left to give', async () => {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // suite.mjs — the contract suite as a tool: the 18 cases of `abx provider test`
-// and templates.build's (tests/contract/cases.mjs) against this plugin, on one transport, against the
+// and ours of templates.build and sandbox.metrics (tests/contract/cases.mjs) against this plugin, on one transport, against the
 // local backend or any E2B-protocol backend.
 //
 //   node tests/contract/suite.mjs --transport inprocess|stdio|browser

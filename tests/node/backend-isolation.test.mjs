@@ -43,7 +43,7 @@ const alive = (pid) => {
     return false;
   }
 };
-const ourCgroups = (backendPid) => ['memory', 'pids', 'cpu', 'freezer', 'devices'].filter((c) => existsSync(`/sys/fs/cgroup/${c}/e2b-local/b${backendPid}`));
+const ourCgroups = (backendPid) => ['memory', 'pids', 'cpu', 'freezer', 'devices', 'cpuacct'].filter((c) => existsSync(`/sys/fs/cgroup/${c}/e2b-local/b${backendPid}`));
 const mountsMentioning = (text) => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(text));
 
 describe('sandbox isolation', () => {

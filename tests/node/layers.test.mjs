@@ -51,6 +51,7 @@ const LEVELS = [
     'envd/process': { prefix: 'process_', main: 'process_rpc.h' },
     'envd/fs': { prefix: 'fs_', main: 'fs_rpc.h' },
     net: { prefix: 'net_', main: 'net.h' },
+    metrics: { prefix: 'metrics_', main: 'metrics.h' },
     images: { prefix: 'images_' },
   },
   { registry: { prefix: 'registry_', main: 'registry.h' } },

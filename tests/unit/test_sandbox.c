@@ -448,6 +448,64 @@ static void test_connect(void) {
   h_free(h);
 }
 
+/* sandbox.metrics: E2B's samples in the seed's snake_case; the range as Unix
+ * seconds (start down, end up); sandbox.get with metrics: true adds the
+ * latest sample of a running sandbox, and stands without it when that fails. */
+static void test_metrics(void) {
+  harness *h = ready();
+  call(h, 1, "sandbox.metrics", "{\"sandbox_id\":\"sbx1\",\"start\":\"2026-01-01T00:00:05.900Z\",\"end\":1767225610.2}");
+  h_http *req = h_http_next(h);
+  CHECK_STR(req->method, "GET");
+  CHECK_STR(req->url, "http://api.test/sandboxes/sbx1/metrics?start=1767225605&end=1767225611");
+  h_respond(h, req->op, 200, NULL,
+            "[{\"timestamp\":\"2026-01-01T00:00:06Z\",\"timestampUnix\":1767225606,\"cpuCount\":2,\"cpuUsedPct\":12.5,"
+            "\"memUsed\":1000,\"memTotal\":536870912,\"memCache\":7,\"diskUsed\":3,\"diskTotal\":9,\"extra\":1}]");
+  cJSON *r = h_send(h);
+  const cJSON *m = cJSON_GetArrayItem(field(h_result(r), "metrics"), 0);
+  CHECK_STR(field(h_result(r), "sandbox_id")->valuestring, "sbx1");
+  CHECK_STR(field(m, "timestamp")->valuestring, "2026-01-01T00:00:06Z");
+  CHECK_NUM(field(m, "timestamp_unix")->valuedouble, 1767225606);
+  CHECK_NUM(field(m, "cpu_used_pct")->valuedouble, 12.5);
+  CHECK_NUM(field(m, "mem_total")->valuedouble, 536870912);
+  CHECK_NUM(field(m, "disk_total")->valuedouble, 9);
+  CHECK(field(m, "extra") == NULL && field(m, "cpuCount") == NULL);
+
+  call(h, 2, "sandbox.metrics", "{\"sandbox_id\":\"gone\"}");
+  req = h_http_next(h);
+  CHECK_STR(req->url, "http://api.test/sandboxes/gone/metrics");
+  h_respond(h, req->op, 404, NULL, "{\"code\":404}");
+  CHECK_NUM(h_error_code(h_send(h)), -32002);
+  call(h, 3, "sandbox.metrics", "{\"sandbox_id\":\"sbx1\",\"start\":\"2026-01-01T00:00:00+02:00\"}");
+  CHECK_NUM(h_error_code(h_send(h)), -32602);
+  call(h, 4, "sandbox.metrics", "{\"sandbox_id\":\"sbx1\",\"end\":-1}");
+  CHECK_NUM(h_error_code(h_send(h)), -32602);
+
+  call(h, 5, "sandbox.get", "{\"sandbox_id\":\"sbx1\",\"metrics\":true}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "running", "2026-01-01T00:01:01.000Z"));
+  req = h_http_next(h);
+  CHECK(strncmp(req->url, "http://api.test/sandboxes/sbx1/metrics?start=", 45) == 0);
+  h_respond(h, req->op, 200, NULL, "[{\"cpuUsedPct\":1},{\"cpuUsedPct\":2}]");
+  r = h_send(h);
+  CHECK_NUM(field(field(h_result(r), "metrics"), "cpu_used_pct")->valuedouble, 2); /* the latest */
+  CHECK_STR(field(h_result(r), "status")->valuestring, "running");
+  call(h, 6, "sandbox.get", "{\"sandbox_id\":\"sbx1\",\"metrics\":true}");
+  req = h_http_next(h);
+  h_respond(h, req->op, 200, NULL, DETAIL("sbx1", "running", "2026-01-01T00:01:01.000Z"));
+  req = h_http_next(h);
+  h_respond(h, req->op, 500, NULL, "{\"code\":500}");
+  r = h_send(h);
+  CHECK_STR(field(h_result(r), "sandbox_id")->valuestring, "sbx1");
+  CHECK(field(h_result(r), "metrics") == NULL);
+  call(h, 7, "sandbox.get", "{\"sandbox_id\":\"sbx1\",\"metrics\":true}"); /* paused: one request */
+  req = h_http_next(h);
+  h_respond(h, req->op, 200, NULL, PAUSED_LEFT("sbx1", "2026-01-01T00:00:30Z", "12"));
+  r = h_send(h);
+  CHECK(field(h_result(r), "metrics") == NULL);
+  CHECK(h_pending(h) == 0);
+  h_free(h);
+}
+
 void suite_sandbox(void) {
   test_create_answer_lost();
   test_list_page_too_large();
@@ -456,4 +514,5 @@ void suite_sandbox(void) {
   test_list();
   test_kill_timeout_pause();
   test_connect();
+  test_metrics();
 }
