@@ -20,6 +20,9 @@
 #include "runtime/runtime_rootless.h"
 #include "runtime/runtime_seccomp.h"
 #include "state_dir.h"
+#include "templates/templates.h"
+#include "templates/templates_exec.h"
+#include "templates/templates_files.h"
 
 #include <cJSON.h>
 #include <event2/event.h>
@@ -131,7 +134,13 @@ int main(int argc, char **argv)
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_may_shorten = opt.connect_may_shorten,
 		.max_sandboxes = (size_t)opt.max_sandboxes};
-	struct fs_watchers *watchers = pm ? fs_watchers_new(base, reg) : NULL;
+	struct templates catalog = {0};
+	struct templates_env templates_env = {.base = base, .reg = reg, .pm = pm, .catalog = &catalog};
+	api_ctx.templates = &templates_env;
+	bool files_ok = templates_files_init(sd.root) == 0;
+	if (!files_ok)
+		fprintf(stderr, "e2b-local-backend: cannot make the template files directory\n");
+	struct fs_watchers *watchers = pm && files_ok ? fs_watchers_new(base, reg) : NULL;
 	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base,
 		.watchers = watchers};
 	struct http_conns *conns = watchers ? http_conns_new(base, (size_t)opt.max_connections,
@@ -141,6 +150,8 @@ int main(int argc, char **argv)
 	if (own_ports) {
 		/* Streams are cut before the processes behind them are killed. */
 		struct registry_hooks port_hooks, watch_hooks, pm_hooks, net_hooks;
+		struct registry_hooks build_hooks = {.ctx = &templates_env,
+			.removing = templates_exec_sandbox_removing};
 		envd_listeners_hooks(own_ports, &port_hooks);
 		fs_watchers_hooks(watchers, &watch_hooks);
 		process_manager_registry_hooks(pm, &pm_hooks);
@@ -149,8 +160,11 @@ int main(int argc, char **argv)
 		registry_add_hooks(reg, &watch_hooks);
 		registry_add_hooks(reg, &pm_hooks);
 		registry_add_hooks(reg, &net_hooks);
+		registry_add_hooks(reg, &build_hooks);
 	}
-	struct evhttp *api = own_ports ? http_server_new(base, conns, api_dispatch, &api_ctx) : NULL;
+	/* Upload-sized bodies for template files; every other route keeps the shared limit. */
+	struct evhttp *api = own_ports ? http_server_new_limit(base, conns, api_dispatch, &api_ctx,
+		TEMPLATES_MAX_UPLOAD_BYTES) : NULL;
 	struct evhttp *envd = api ? http_server_new_limit(base, conns, envd_dispatch, &envd_ctx,
 		FILES_MAX_UPLOAD_BYTES) : NULL;
 	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
@@ -191,12 +205,15 @@ out:
 		evhttp_free(envd); /* open process streams are detached here */
 	envd_listeners_close_all(own_ports); /* likewise, each sandbox's own port */
 	http_conns_free(conns);   /* after every connection is gone */
+	templates_exec_shutdown(&templates_env); /* running builds end, their sandboxes go */
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
 	fs_watchers_free(watchers); /* after the registry's removing hooks */
 	envd_listeners_free(own_ports); /* after the registry's removing hooks */
 	process_manager_free(pm);    /* kills what is left, reaps every child */
 	net_shutdown();           /* the table and the address claim, after every sandbox */
 	runtime_shutdown();       /* waits until every sandbox's directory, mount and cgroup is gone */
+	templates_free_all(&catalog);
+	templates_files_shutdown();
 	if (sigterm)
 		event_free(sigterm);
 	if (sigint)

@@ -4,15 +4,19 @@
 #include "api/api_list.h"
 #include "api/api_network.h"
 #include "api/api_sandboxes.h"
+#include "api/api_template_builds.h"
+#include "api/api_templates.h"
 #include "http/http_conns.h"
 #include "http/http_reply.h"
 #include "http/http_request.h"
 #include "http/http_route.h"
+#include "http/http_server.h"
 #include "lib/text.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_seccomp.h"
 
 #include <cJSON.h>
+#include <event2/buffer.h>
 #include <event2/http.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -54,6 +58,20 @@ static const struct api_route routes[] = {
 	{"/sandboxes/{}/connect", EVHTTP_REQ_POST, "POST", true, api_connect_v1},
 	{"/sandboxes/{}/network", EVHTTP_REQ_PUT, "PUT", true, api_update_network},
 	{"/sandboxes/{}/network", EVHTTP_REQ_POST, "POST", true, api_update_network},
+	/* Templates (api_templates.h); the upload checks its link's token instead of the key. */
+	{"/v3/templates", EVHTTP_REQ_POST, "POST", true, api_templates_request},
+	{"/v2/templates", EVHTTP_REQ_GET, "GET", true, api_templates_list},
+	{"/templates", EVHTTP_REQ_GET, "GET", true, api_templates_list},
+	{"/v2/templates/{}/builds/{}", EVHTTP_REQ_POST, "POST", true, api_templates_build_start},
+	{"/templates/{}/builds/{}/status", EVHTTP_REQ_GET, "GET", true, api_templates_build_status},
+	{"/templates/{}/files/{}", EVHTTP_REQ_GET, "GET", true, api_templates_file_link},
+	{"/templates/{}/files/{}", EVHTTP_REQ_PUT, "PUT", false, api_templates_file_upload},
+	{"/templates/tags", EVHTTP_REQ_POST, "POST", true, api_templates_tags_assign},
+	{"/templates/tags", EVHTTP_REQ_DELETE, "DELETE", true, api_templates_tags_delete},
+	{"/templates/aliases/{}", EVHTTP_REQ_GET, "GET", true, api_templates_alias},
+	{"/templates/{}/tags", EVHTTP_REQ_GET, "GET", true, api_templates_tags_list},
+	{"/templates/{}", EVHTTP_REQ_GET, "GET", true, api_templates_get},
+	{"/templates/{}", EVHTTP_REQ_DELETE, "DELETE", true, api_templates_delete},
 };
 
 #define ROUTE_COUNT (sizeof routes / sizeof routes[0])
@@ -98,6 +116,10 @@ static int route(struct api_ctx *ctx, struct evhttp_request *req)
 	if (!found)
 		return path_known ? reply_method_not_allowed(req, path) : reply_error(req, 404, "Not found");
 
+	/* The listener takes upload-sized bodies for the template files only. */
+	if (found->handler != api_templates_file_upload &&
+	    evbuffer_get_length(evhttp_request_get_input_buffer(req)) > HTTP_MAX_BODY_BYTES)
+		return reply_error(req, 413, "Request body too large");
 	if (found->needs_key) {
 		const char *key = evhttp_find_header(evhttp_request_get_input_headers(req), "X-API-Key");
 		if (!key || !text_secret_equal(key, ctx->api_key))
