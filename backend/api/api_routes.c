@@ -136,5 +136,8 @@ void api_dispatch(struct evhttp_request *req, void *arg)
 {
 	http_conns_request_begins(req);
 	int status = route(arg, req);
-	request_log("api", req, status);
+	/* 0: answered later (a create waiting for its template's ready
+	 * command), and logged then. */
+	if (status != 0)
+		request_log("api", req, status);
 }
