@@ -108,8 +108,8 @@ void build_log(struct template_build *b, const char *level, const char *step, co
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	/* A build that prints without end keeps its last entries; the offsets
-	 * clients hold then skip what was dropped, as a rotated log would. */
+	/* A build that prints without end keeps its first entries: the offsets
+	 * clients hold stay valid; the failure reason still has its own. */
 	if (cJSON_GetArraySize(b->logs) >= TEMPLATES_MAX_LOG_ENTRIES)
 		return;
 	b->updated_ms = clock_now_ms();

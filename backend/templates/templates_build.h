@@ -12,7 +12,7 @@ struct cJSON;
 
 #define TEMPLATES_ID_LEN 20       /* [a-z0-9], like a sandbox's */
 #define TEMPLATES_BUILD_ID_LEN 36 /* a UUID, as E2B's */
-#define TEMPLATES_MAX_LOG_ENTRIES 20000 /* past it, the oldest output lines are dropped */
+#define TEMPLATES_MAX_LOG_ENTRIES 20000 /* past it, further entries are dropped */
 
 enum build_status { BUILD_WAITING, BUILD_BUILDING, BUILD_READY, BUILD_ERROR };
 
