@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_remove.h"
 
+#include "lib/child_fds.h"
 #include "lib/tree_remove.h"
 #include "registry/registry.h"
 #include "runtime/runtime_cgroup.h"
@@ -148,7 +149,7 @@ void runtime_sandbox_remove(struct sandbox *sb)
 	if (c && pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0)
 		pid = fork();
 	if (pid == 0) {
-		if (runtime_child_fds(p[1]) != 0)
+		if (child_fds(p[1]) != 0)
 			_exit(1);
 		prctl(PR_SET_NAME, "e2b-sbx-clean");
 		signal(SIGTERM, SIG_DFL);
