@@ -13,6 +13,7 @@
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_disk.h"
 #include "runtime/runtime_ids.h"
+#include "runtime/runtime_overlay.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -113,12 +114,10 @@ static void unmount_all(struct sandbox_rt *rt, const char *dir)
 		runtime_drain_cgroup(dirs); /* normally empty already: init's death killed them all */
 	else if (rt->init_pid > 0)
 		wait_init_dead(rt->init_pid);
-	if (rt->mounted)
-		umount2(rt->rootfs, MNT_DETACH);
-	if (rt->lower_mounted)
-		umount2(rt->lower, MNT_DETACH);
-	if (dir)
+	if (dir) {
+		runtime_overlay_unmount(rt, dir);
 		runtime_disk_release(dir, &rt->disk);
+	}
 }
 
 /* In the forked cleaner: unmounts and deletes. Never returns. */
@@ -197,7 +196,6 @@ void runtime_state_free(struct sandbox_rt *rt)
 	}
 	if (rt->root_fd >= 0)
 		close(rt->root_fd);
-	free(rt->lower);
 	free(rt->rootfs);
 	free(rt);
 }
