@@ -95,9 +95,18 @@ backend: $(BUILD)/bin/e2b-local-backend $(BUILD)/bin/e2b-sandbox-init
 
 # The sandbox runtime's interface against real sandboxes (tests/node/backend-runtime-api.test.mjs).
 backend: $(BUILD)/bin/runtime-api-check
-$(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(CJSON_C)
-	@mkdir -p $(BUILD)/bin $(BUILD)/backend
-	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON-check.o
+$(BUILD)/backend/cJSON-check.o: $(CJSON_C)
+	@mkdir -p $(BUILD)/backend
+	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $@
+$(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c tests/backend/check_program.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(BUILD)/backend/cJSON-check.o
+	@mkdir -p $(BUILD)/bin
+	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
+	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -lseccomp -lmnl -lnftables -o $@
+
+# The layer store with the runtime's stacks of layers (tests/node/backend-store.test.mjs).
+backend: $(BUILD)/bin/layers-check
+$(BUILD)/bin/layers-check: tests/backend/layers_check.c tests/backend/check_program.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(BUILD)/backend/cJSON-check.o
+	@mkdir -p $(BUILD)/bin
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
 	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -lseccomp -lmnl -lnftables -o $@
 

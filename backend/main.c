@@ -1,6 +1,7 @@
-/* e2b-local-backend: wires the options, the state directory, the sandbox
- * registry and the HTTP listeners (control-plane API, the shared envd one and
- * one envd listener per sandbox) onto one libevent loop with the process manager, prints the ready line, and tears
+/* e2b-local-backend: wires the options, the state directory (locked) and
+ * its layer store, the sandbox registry and the HTTP listeners
+ * (control-plane API, the shared envd one and one envd listener per sandbox)
+ * onto one libevent loop with the process manager, prints the ready line, and tears
  * everything down again on SIGTERM/SIGINT: every process group is killed
  * and reaped before the backend exits. */
 #include "api/api_ctx.h"
@@ -20,6 +21,7 @@
 #include "runtime/runtime_rootless.h"
 #include "runtime/runtime_seccomp.h"
 #include "state_dir.h"
+#include "store/store_layers.h"
 #include "templates/templates.h"
 #include "templates/templates_exec.h"
 #include "templates/templates_files.h"
@@ -118,12 +120,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	free(templates);
+	if (store_layers_init(base, sd.root) != 0) {
+		runtime_shutdown();
+		event_base_free(base);
+		state_dir_close(&sd);
+		return 1;
+	}
 	/* Rootless sandboxes have loopback only: veths, forwarding and the
 	 * nftables table need root in the machine's network namespace. */
 	struct net_options net_opt = {.subnet = opt.sandbox_subnet, .max_sandboxes = opt.max_sandboxes,
 		.conn_limit = opt.sandbox_conn_limit,
 		.off = !opt.sandbox_network || opt.isolation == ISOLATION_ROOTLESS};
 	if (net_init(base, &net_opt) != 0) {
+		store_layers_shutdown();
 		runtime_shutdown();
 		event_base_free(base);
 		state_dir_close(&sd);
@@ -211,6 +220,7 @@ out:
 	envd_listeners_free(own_ports); /* after the registry's removing hooks */
 	process_manager_free(pm);    /* kills what is left, reaps every child */
 	net_shutdown();           /* the table and the address claim, after every sandbox */
+	store_layers_shutdown();  /* waits for the store's helpers (seals, deletions) */
 	runtime_shutdown();       /* waits until every sandbox's directory, mount and cgroup is gone */
 	templates_free_all(&catalog);
 	templates_files_shutdown();

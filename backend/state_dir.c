@@ -3,6 +3,8 @@
 
 #include "lib/text.h"
 #include "lib/tree_remove.h"
+#include "runtime/runtime.h"
+#include "store/store_lock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -38,6 +40,7 @@ static int make_dirs(const char *path)
 int state_dir_open(struct state_dir *sd, const char *requested)
 {
 	memset(sd, 0, sizeof *sd);
+	sd->lock_fd = -1;
 	char *made = NULL;
 	if (requested) {
 		if (make_dirs(requested) != 0) {
@@ -68,6 +71,12 @@ int state_dir_open(struct state_dir *sd, const char *requested)
 		return -1;
 	}
 	free(made);
+	char why[4200];
+	sd->lock_fd = store_lock_take(resolved, (int)runtime_host_pid(), why, sizeof why);
+	if (sd->lock_fd < 0) {
+		fprintf(stderr, "e2b-local-backend: %s\n", why);
+		return -1;
+	}
 	sd->root = strdup(resolved);
 	sd->sandboxes = text_printf("%s/sandboxes", resolved);
 	if (!sd->root || !sd->sandboxes)
@@ -93,7 +102,10 @@ void state_dir_close(struct state_dir *sd)
 		rmdir(sd->sandboxes); /* only if the sandboxes inside are gone */
 	free(sd->root);
 	free(sd->sandboxes);
+	if (sd->lock_fd >= 0)
+		close(sd->lock_fd); /* last: the directory is free for another backend */
 	memset(sd, 0, sizeof *sd);
+	sd->lock_fd = -1;
 }
 
 int state_dir_remove_tree(const char *path)

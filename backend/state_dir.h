@@ -1,5 +1,6 @@
-/* The backend's state directory on disk: <state-dir>/sandboxes/<id>/ per
- * sandbox, where a later process manager runs that sandbox's processes. */
+/* The backend's state directory on disk: its lock (store/store_lock.h),
+ * <state-dir>/sandboxes/<id>/ per sandbox, and the store's records/ and
+ * layers/ (docs/local-backend.md, "State directory"). */
 #ifndef E2B_BACKEND_STATE_DIR_H
 #define E2B_BACKEND_STATE_DIR_H
 
@@ -10,11 +11,12 @@ struct state_dir {
 	char *sandboxes;     /* root + "/sandboxes" */
 	bool owns_root;      /* made by mkdtemp: removed entirely on exit */
 	bool owns_sandboxes; /* "sandboxes" was made by us: rmdir'd on exit */
+	int lock_fd;         /* <root>/lock, held until state_dir_close */
 };
 
 /* requested NULL: mkdtemp under $TMPDIR (default /tmp). Otherwise use (and
- * create if missing) that directory. 0 on success; -1 with a message on
- * stderr. */
+ * create if missing) that directory, and lock it first: a directory another
+ * backend holds is refused. 0 on success; -1 with a message on stderr. */
 int state_dir_open(struct state_dir *sd, const char *requested);
 
 /* Removes what state_dir_open created and frees the paths. */

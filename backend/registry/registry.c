@@ -69,6 +69,9 @@ static void sandbox_free(struct sandbox *sb)
 	cJSON_Delete(sb->metadata);
 	cJSON_Delete(sb->env_vars);
 	free(sb->template_id);
+	for (size_t i = 0; i < sb->layer_count; i++)
+		free(sb->layers[i]);
+	free(sb->layers);
 	free(sb->mask_request_host);
 	free(sb->dir);
 	free(sb);
@@ -133,6 +136,19 @@ static int grow(struct registry *reg)
 	return 0;
 }
 
+static int copy_layers(struct sandbox *sb, const struct sandbox_spec *spec)
+{
+	if (spec->layer_count == 0)
+		return 0;
+	sb->layers = calloc(spec->layer_count, sizeof *sb->layers);
+	if (!sb->layers)
+		return -1;
+	for (; sb->layer_count < spec->layer_count; sb->layer_count++)
+		if (!(sb->layers[sb->layer_count] = strdup(spec->layers[sb->layer_count])))
+			return -1;
+	return 0;
+}
+
 /* Picks an unused ID and makes its directory (mkdir also guards against a
  * stale directory left by an earlier run with the same --state-dir). */
 static int assign_id_and_dir(struct registry *reg, struct sandbox *sb)
@@ -179,7 +195,7 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
 	    (spec->secure && random_hex(sb->access_token, SANDBOX_TOKEN_LEN) != 0) ||
 	    (spec->private_traffic && random_hex(sb->traffic_token, SANDBOX_TOKEN_LEN) != 0) ||
 	    (spec->mask_request_host && !(sb->mask_request_host = strdup(spec->mask_request_host))) ||
-	    assign_id_and_dir(reg, sb) != 0) {
+	    copy_layers(sb, spec) != 0 || assign_id_and_dir(reg, sb) != 0) {
 		sandbox_free(sb);
 		return NULL;
 	}

@@ -35,6 +35,10 @@ struct sandbox {
 	char client_id[SANDBOX_CLIENT_ID_LEN + 1];
 	char access_token[SANDBOX_TOKEN_LEN + 1]; /* "" when not secure */
 	char *template_id;
+	/* The root filesystem's read-only layers, bottom first (absolute paths
+	 * of their trees, store_layer.root); NULL: the template's own rootfs. */
+	char **layers;
+	size_t layer_count;
 	char *dir;               /* <state-dir>/sandboxes/<id>, exists while the sandbox does */
 	struct cJSON *metadata;  /* object of strings, never NULL */
 	struct cJSON *env_vars;  /* object of strings, never NULL */
@@ -68,6 +72,8 @@ struct sandbox {
 /* What a create request asks for; the registry copies everything. */
 struct sandbox_spec {
 	const char *template_id;
+	const char *const *layers;    /* bottom first, copied; NULL: the template's rootfs */
+	size_t layer_count;
 	int64_t timeout_s;
 	const struct cJSON *metadata; /* NULL = none */
 	const struct cJSON *env_vars; /* NULL = none */

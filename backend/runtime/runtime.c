@@ -1,6 +1,7 @@
 /* The sandbox runtime's lifecycle (runtime.h): the isolation check at
- * start, per sandbox its id range, the overlay, cgroups and init (pid 1 of
- * new namespaces), and freeze/thaw. Leftovers of a dead backend:
+ * start, per sandbox its id range, cgroups and init (pid 1 of new
+ * namespaces), and freeze/thaw. The overlay root over its layers:
+ * runtime_overlay.c. Leftovers of a dead backend:
  * runtime_leftovers.c; removal: runtime_remove.c; the disk the overlay's
  * writable layer lives on: runtime_disk.c; the rootless backend's own
  * namespaces: runtime_rootless.c. */
@@ -20,6 +21,7 @@
 #include "runtime/runtime_enter.h"
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_leftovers.h"
+#include "runtime/runtime_overlay.h"
 #include "runtime/runtime_remove.h"
 #include "runtime/runtime_rootless.h"
 #include "runtime/runtime_userns.h"
@@ -255,24 +257,6 @@ void runtime_shutdown(void)
 
 /* --- create ------------------------------------------------------------------ */
 
-static char *template_rootfs(const char *template_id)
-{
-	/* A template name is one path element of [A-Za-z0-9._-], not "." or "..". */
-	size_t n = strlen(template_id);
-	if (n == 0 || n > 64 || template_id[0] == '.')
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		char c = template_id[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			    c == '.' || c == '_' || c == '-'))
-			return NULL;
-	}
-	char *path = malloc(strlen(rt_g.templates_dir) + n + 16);
-	if (path)
-		sprintf(path, "%s/%s/rootfs", rt_g.templates_dir, template_id);
-	return path;
-}
-
 int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, int disk_size_mb,
 	struct runtime_error *err)
 {
@@ -296,7 +280,7 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, 
 	}
 	if (!runtime_isolated())
 		return 0; /* no templates without isolation: any name runs on the host */
-	char *rootfs = template_rootfs(template_id);
+	char *rootfs = runtime_template_rootfs(template_id);
 	struct stat st;
 	bool ok = rootfs && stat(rootfs, &st) == 0 && S_ISDIR(st.st_mode);
 	free(rootfs);
@@ -355,65 +339,6 @@ static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
 	return 0;
 }
 
-static int mount_overlay(struct sandbox *sb, struct sandbox_rt *rt)
-{
-	char upper[4096], work[4096], opts[8192];
-	/* On the sandbox's disk image (runtime_disk.h): its size is the limit.
-	 * Rootless has none: they lie in the sandbox's directory. */
-	const char *on = rt_g.mode == ISOLATION_FULL ? RUNTIME_DISK_MOUNT "/" : "";
-	snprintf(upper, sizeof upper, "%s/%supper", sb->dir, on);
-	snprintf(work, sizeof work, "%s/%swork", sb->dir, on);
-	rt->rootfs = malloc(strlen(sb->dir) + 8);
-	rt->lower = malloc(strlen(sb->dir) + 8);
-	char *template = template_rootfs(sb->template_id);
-	if (!rt->rootfs || !rt->lower || !template) {
-		free(template);
-		return -1;
-	}
-	sprintf(rt->rootfs, "%s/rootfs", sb->dir);
-	sprintf(rt->lower, "%s/lower", sb->dir);
-	/* Relative paths from the sandbox's directory: the options are what
-	 * /proc/self/mountinfo shows inside the sandbox, and they name no host
-	 * path. rootless mounts in a user namespace: overlay's own xattrs are then
-	 * user.overlay.* (userxattr). */
-	int n = snprintf(opts, sizeof opts, "lowerdir=lower,upperdir=%supper,workdir=%swork%s", on, on,
-		rt_g.mode == ISOLATION_ROOTLESS ? ",userxattr" : "");
-	if (n < 0 || (size_t)n >= sizeof opts) {
-		free(template);
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (mkdir(upper, 0755) != 0 || mkdir(work, 0700) != 0 || mkdir(rt->rootfs, 0755) != 0 ||
-	    mkdir(rt->lower, 0755) != 0) {
-		free(template);
-		return -1;
-	}
-	/* The template, idmapped: its root's files are the sandbox root's
-	 * (host id base + 0), and so on (rootless: already owned so). "/" of
-	 * the sandbox is the upper layer's root directory. */
-	int userns = rt_g.mode == ISOLATION_FULL ? runtime_ids_userns(&rt->ids) : -1;
-	int rc = rt_g.mode == ISOLATION_FULL && userns < 0 ? -1
-		: runtime_userns_mount_lower(template, userns, AT_FDCWD, rt->lower);
-	free(template);
-	if (rc != 0)
-		return -1;
-	rt->lower_mounted = true;
-	if (chown(upper, rt->ids.base, rt->ids.base) != 0 || chdir(sb->dir) != 0)
-		return -1;
-	rc = mount("overlay", "rootfs", "overlay", 0, opts);
-	int e = errno;
-	if (fchdir(rt_g.cwd_fd) != 0) {
-		fprintf(stderr, "e2b-local-backend: cannot return to its working directory\n");
-		abort();
-	}
-	errno = e;
-	if (rc != 0)
-		return -1;
-	rt->mounted = true;
-	rt->root_fd = open(rt->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return rt->root_fd >= 0 ? 0 : -1;
-}
-
 int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
 {
 	if (!runtime_isolated())
@@ -444,9 +369,8 @@ int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
 			err->status = 507; /* the host's disk is full */
 		snprintf(err->message, sizeof err->message, "cannot prepare the sandbox's disk: %s",
 			strerror(errno));
-	} else if (mount_overlay(sb, rt) != 0) {
-		snprintf(err->message, sizeof err->message, "cannot mount the sandbox's root: %s",
-			strerror(errno));
+	} else if (runtime_overlay_mount(sb, rt, err) != 0) {
+		/* err says why */
 	} else if (runtime_clone_init(rt, why, sizeof why) != 0) {
 		snprintf(err->message, sizeof err->message, "cannot start the sandbox: %s",
 			why[0] ? why : strerror(errno));

@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,20 +16,6 @@ void runtime_sleep_ms(long ms)
 	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
-}
-
-int runtime_child_fds(int fd)
-{
-	if (dup2(fd, 3) != 3)
-		return -1;
-	syscall(SYS_close_range, 4U, ~0U, 0U);
-	int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null_fd >= 0) {
-		dup2(null_fd, 0);
-		dup2(null_fd, 1);
-		close(null_fd);
-	}
-	return 0;
 }
 
 static int write_file(const char *path, const char *text)

@@ -15,6 +15,7 @@
  * not fit is cut and then simply not found. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+#include "lib/child_fds.h"
 #include "lib/tree_remove.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_disk_image.h"
@@ -237,7 +238,7 @@ static int start_helper(void)
 		/* It stops when the backend closes its socket, not on a terminal's ^C. */
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_IGN);
-		if (runtime_child_fds(sv[1]) != 0)
+		if (child_fds(sv[1]) != 0)
 			_exit(1);
 		helper_main(3);
 	}

@@ -7,11 +7,13 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_remove.h"
 
+#include "lib/child_fds.h"
 #include "lib/tree_remove.h"
 #include "registry/registry.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_disk.h"
 #include "runtime/runtime_ids.h"
+#include "runtime/runtime_overlay.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -112,12 +114,10 @@ static void unmount_all(struct sandbox_rt *rt, const char *dir)
 		runtime_drain_cgroup(dirs); /* normally empty already: init's death killed them all */
 	else if (rt->init_pid > 0)
 		wait_init_dead(rt->init_pid);
-	if (rt->mounted)
-		umount2(rt->rootfs, MNT_DETACH);
-	if (rt->lower_mounted)
-		umount2(rt->lower, MNT_DETACH);
-	if (dir)
+	if (dir) {
+		runtime_overlay_unmount(rt, dir);
 		runtime_disk_release(dir, &rt->disk);
+	}
 }
 
 /* In the forked cleaner: unmounts and deletes. Never returns. */
@@ -148,7 +148,7 @@ void runtime_sandbox_remove(struct sandbox *sb)
 	if (c && pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0)
 		pid = fork();
 	if (pid == 0) {
-		if (runtime_child_fds(p[1]) != 0)
+		if (child_fds(p[1]) != 0)
 			_exit(1);
 		prctl(PR_SET_NAME, "e2b-sbx-clean");
 		signal(SIGTERM, SIG_DFL);
@@ -196,7 +196,6 @@ void runtime_state_free(struct sandbox_rt *rt)
 	}
 	if (rt->root_fd >= 0)
 		close(rt->root_fd);
-	free(rt->lower);
 	free(rt->rootfs);
 	free(rt);
 }

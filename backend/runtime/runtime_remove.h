@@ -1,6 +1,7 @@
 /* Removing a sandbox: its processes are killed and a forked cleaner
  * unmounts and deletes its overlay, disk, directory and cgroups off the
- * event loop. Calls runtime_cgroup.c, runtime_disk.c and lib/. */
+ * event loop. Calls runtime_cgroup.c, runtime_disk.c, runtime_overlay.c and
+ * lib/. */
 #ifndef E2B_BACKEND_RUNTIME_REMOVE_H
 #define E2B_BACKEND_RUNTIME_REMOVE_H
 

@@ -28,9 +28,8 @@ struct runtime_disk {
 struct sandbox_rt {
 	pid_t init_pid;          /* host pid of the sandbox's pid 1 */
 	struct runtime_ids ids;  /* its user namespace's map; slot -1 when none was taken */
-	char *lower;             /* <dir>/lower, the template mounted (idmapped) read-only */
 	char *rootfs;            /* <dir>/rootfs, the overlay's merged directory */
-	bool lower_mounted;
+	int lowers_mounted;      /* <dir>/lower0.. : its layers, mounted (idmapped) read-only */
 	bool mounted;
 	int root_fd;             /* O_PATH of rootfs: paths are resolved beneath it */
 	int procs_fd[RT_NCTRL];  /* cgroup.procs of each controller: a child writes "0"; -1 rootless */

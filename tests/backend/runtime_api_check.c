@@ -5,6 +5,7 @@
  * tests/node/backend-runtime-api.test.mjs; needs root (isolation full).
  *
  *   runtime-api-check TEMPLATES_DIR      prints "ok" and exits 0, or names the failure */
+#include "check_program.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
@@ -21,18 +22,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                  \
-	do {                                                                              \
-		if (!(cond)) {                                                            \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                       \
-			printf(__VA_ARGS__);                                              \
-			printf("\n");                                                     \
-			failures++;                                                       \
-		}                                                                         \
-	} while (0)
 
 static struct sockaddr_in loopback_8000(void)
 {

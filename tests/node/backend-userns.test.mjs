@@ -136,7 +136,7 @@ describe('sandbox ids are not host ids', { skip }, () => {
   test('mountinfo inside a sandbox names neither the state directory nor the templates (red-team 16)', T, async () => {
     const s = await sandbox();
     const r = await s.run('cat /proc/self/mountinfo /proc/1/mountinfo', { user: 'root' });
-    assert.match(r.out, / \/ [^\n]* - overlay overlay [^\n]*lowerdir=lower,upperdir=disk\/upper,workdir=disk\/work/);
+    assert.match(r.out, / \/ [^\n]* - overlay overlay [^\n]*lowerdir=lower0,upperdir=disk\/upper,workdir=disk\/work/);
     for (const hostPath of [backend.stateDir, path.join(build, 'templates'), repoRoot, '/tmp/']) {
       assert.ok(!r.out.includes(hostPath), `mountinfo shows ${hostPath}:\n${r.out}`);
     }

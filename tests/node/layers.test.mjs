@@ -57,7 +57,7 @@ const LEVELS = [
   {
     runtime: { prefix: 'runtime_', main: 'runtime.h' },
     'runtime/init': { prefix: '' }, // pid 1 of a sandbox: a program of its own
-    store: { prefix: 'store_' },
+    store: { prefix: 'store_', main: 'store_layers.h' },
     http: { prefix: 'http_', main: 'http_server.h' },
   },
   { lib: { prefix: '' } },

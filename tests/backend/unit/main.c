@@ -1,6 +1,6 @@
 /* main.c — the local backend's unit tests: its pure code (clock, query
  * strings, list cursors, protobuf-JSON, Connect framing, text, egress
- * rules), on the core's check.h. Built natively and with ASan+UBSan (make backend-unit);
+ * rules, the store's records), on the core's check.h. Built natively and with ASan+UBSan (make backend-unit);
  * exit status 1 when any check failed. */
 #include "check.h"
 #include "suites.h"
@@ -17,6 +17,7 @@ static const check_suite suites[] = {
 	{"text", suite_text},
 	{"net policy", suite_net_policy},
 	{"net dns", suite_net_dns},
+	{"store records", suite_store_records},
 };
 
 int main(void)

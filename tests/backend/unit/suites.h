@@ -10,5 +10,6 @@ void suite_connect(void);
 void suite_text(void);
 void suite_net_policy(void);
 void suite_net_dns(void);
+void suite_store_records(void);
 
 #endif

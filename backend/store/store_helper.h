@@ -1,0 +1,26 @@
+/* The store's work off the event loop: a forked helper runs one job
+ * (sealing a layer, deleting one) and the loop hears of its end through a
+ * pipe, as sandboxes are removed (runtime_remove.h). The helper dies with
+ * the backend (PR_SET_PDEATHSIG): what it leaves half-made lies in a .tmp-*
+ * directory the next start removes. Calls lib/ and libevent. */
+#ifndef E2B_BACKEND_STORE_HELPER_H
+#define E2B_BACKEND_STORE_HELPER_H
+
+#include <stddef.h>
+
+struct event_base;
+
+/* Runs in the helper: 0 ok, else -1 with why filled in. */
+typedef int (*store_helper_job)(void *arg, char *why, size_t why_len);
+/* Runs on the loop once the helper has exited: error NULL when the job
+ * succeeded, else what went wrong. */
+typedef void (*store_helper_done)(void *ctx, const char *error);
+
+/* Forks a helper named name (at most 15 characters) that runs job(arg).
+ * 0 ok (done will be called), -1 with errno (it will not). */
+int store_helper_run(struct event_base *base, const char *name, store_helper_job job, void *arg,
+	store_helper_done done, void *ctx);
+/* Blocks until every helper has exited, calling their done. */
+void store_helper_wait_all(void);
+
+#endif
