@@ -25,8 +25,11 @@
 #include "templates/templates.h"
 #include "templates/templates_exec.h"
 #include "templates/templates_files.h"
+#include "templates/templates_records.h"
+#include "templates/templates_stack.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <signal.h>
@@ -144,11 +147,18 @@ int main(int argc, char **argv)
 		.connect_may_shorten = opt.connect_may_shorten,
 		.max_sandboxes = (size_t)opt.max_sandboxes};
 	struct templates catalog = {0};
-	struct templates_env templates_env = {.base = base, .reg = reg, .pm = pm, .catalog = &catalog};
+	struct templates_env templates_env = {.base = base, .reg = reg, .pm = pm, .catalog = &catalog,
+		.state_root = sd.root};
 	api_ctx.templates = &templates_env;
 	bool files_ok = templates_files_init(sd.root) == 0;
 	if (!files_ok)
 		fprintf(stderr, "e2b-local-backend: cannot make the template files directory\n");
+	/* The templates of earlier runs; then the layers none of them uses go. */
+	if (files_ok && templates_records_load(sd.root, &catalog) < 0 && errno != ENOENT)
+		fprintf(stderr, "e2b-local-backend: cannot read the templates' records: %s\n", strerror(errno));
+	if (files_ok && (!reg || templates_stack_init(base, &catalog, reg) != 0))
+		files_ok = false;
+	templates_stack_collect_soon();
 	struct fs_watchers *watchers = pm && files_ok ? fs_watchers_new(base, reg) : NULL;
 	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base,
 		.watchers = watchers};
@@ -222,6 +232,7 @@ out:
 	net_shutdown();           /* the table and the address claim, after every sandbox */
 	store_layers_shutdown();  /* waits for the store's helpers (seals, deletions) */
 	runtime_shutdown();       /* waits until every sandbox's directory, mount and cgroup is gone */
+	templates_stack_shutdown();
 	templates_free_all(&catalog);
 	templates_files_shutdown();
 	if (sigterm)

@@ -14,6 +14,7 @@
 #include "runtime/runtime.h"
 #include "templates/templates.h"
 #include "templates/templates_exec.h"
+#include "templates/templates_stack.h"
 #include "templates/templates_start.h"
 #include "http/http_conns.h"
 
@@ -127,7 +128,7 @@ static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spe
  * request's (spec->env_vars points into it). -1 with missing set (404) or
  * empty (out of memory). Any other name is left to the runtime. */
 static int api_template_resolve(struct api_ctx *ctx, struct sandbox_spec *spec,
-	const struct template_config **cfg, cJSON **envs, char *missing, size_t len)
+	const struct template_config **cfg, cJSON **envs, const char ***roots, char *missing, size_t len)
 {
 	struct template *tpl = templates_find(ctx->templates->catalog, spec->template_id);
 	if (!tpl)
@@ -138,20 +139,22 @@ static int api_template_resolve(struct api_ctx *ctx, struct sandbox_spec *spec,
 		snprintf(missing, len, "template '%.200s' has no ready build", spec->template_id);
 		return -1;
 	}
-	if (b->config.has_files) {
-		snprintf(missing, len, "template '%.128s' has files of its own: starting it needs the layer "
-			"store, which this backend does not have yet", spec->template_id);
+	/* Its stack of layers, started from without a copy. */
+	*roots = templates_stack_roots(b->config.layers, &spec->layer_count, missing, len);
+	if (!*roots)
 		return -1;
-	}
 	*envs = cJSON_Duplicate(b->config.envs, true);
 	const cJSON *e, *given = *envs ? spec->env_vars : NULL;
 	cJSON_ArrayForEach(e, given) {
 		cJSON_DeleteItemFromObjectCaseSensitive(*envs, e->string);
 		cJSON_AddStringToObject(*envs, e->string, e->valuestring);
 	}
-	if (!*envs)
+	if (!*envs) {
+		missing[0] = '\0';
 		return -1;
+	}
 	spec->env_vars = *envs;
+	spec->layers = *roots;
 	spec->template_id = b->config.base;
 	*cfg = &b->config;
 	tpl->spawn_count++;
@@ -241,8 +244,11 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	 * and its start and ready commands. */
 	const struct template_config *cfg = NULL;
 	cJSON *envs = NULL;
+	const char **roots = NULL; /* the layers' paths: the registry copies them */
 	char missing[300] = "";
-	if (api_template_resolve(ctx, &spec, &cfg, &envs, missing, sizeof missing) != 0) {
+	if (api_template_resolve(ctx, &spec, &cfg, &envs, &roots, missing, sizeof missing) != 0) {
+		free(roots);
+		cJSON_Delete(envs);
 		cJSON_Delete(body);
 		net_policy_free(&policy);
 		return reply_error(req, missing[0] ? 404 : 500, missing[0] ? missing : "out of memory");
@@ -250,6 +256,7 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	struct runtime_error rerr;
 	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, spec.disk_size_mb,
 		&rerr) != 0) {
+		free(roots);
 		cJSON_Delete(envs);
 		cJSON_Delete(body);
 		net_policy_free(&policy);
@@ -258,6 +265,7 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	struct sandbox *sb = registry_create(ctx->reg, &spec, &rerr);
 	cJSON_Delete(body); /* spec pointed into it; the registry made copies */
 	cJSON_Delete(envs);
+	free(roots);
 	if (!sb) {
 		net_policy_free(&policy);
 		return reply_error(req, rerr.status, rerr.message);

@@ -9,8 +9,11 @@
 #include "lib/query.h"
 #include "templates/templates.h"
 #include "templates/templates_exec.h"
+#include "templates/templates_records.h"
+#include "templates/templates_stack.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <event2/http.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +38,14 @@ static struct template *find_at(struct api_ctx *ctx, struct evhttp_request *req,
 {
 	request_path_segment(req, k, id, cap);
 	return find(ctx, id);
+}
+
+/* Tags live in the template's record: written again after a change. */
+static void save(struct api_ctx *ctx, const struct template *tpl)
+{
+	if (templates_records_save(ctx->templates->state_root, tpl) != 0)
+		fprintf(stderr, "e2b-local-backend: cannot write the record of template %s: %s\n", tpl->id,
+			strerror(errno));
 }
 
 /* POST /v2/templates/{templateID}/builds/{buildID} */
@@ -138,7 +149,10 @@ int api_templates_delete(struct api_ctx *ctx, struct evhttp_request *req, const 
 	for (struct template_build *b = tpl->builds; b; b = b->next)
 		if (b->exec)
 			templates_exec_cancel(ctx->templates, b);
+	if (templates_records_delete(ctx->templates->state_root, tpl->id) != 0)
+		return reply_errorf(req, 500, "cannot delete the template's record: %s", strerror(errno));
 	templates_remove(ctx->templates->catalog, tpl);
+	templates_stack_collect_soon(); /* its layers, unless others use them */
 	return reply_empty(req, 204);
 }
 
@@ -206,6 +220,7 @@ int api_templates_tags_assign(struct api_ctx *ctx, struct evhttp_request *req, c
 	}
 	const cJSON *t;
 	cJSON_ArrayForEach(t, tags) templates_tag(tpl, t->valuestring, b->id);
+	save(ctx, tpl);
 	cJSON *o = cJSON_CreateObject();
 	if (o) {
 		cJSON_AddStringToObject(o, "buildID", b->id);
@@ -240,6 +255,7 @@ int api_templates_tags_delete(struct api_ctx *ctx, struct evhttp_request *req, c
 	}
 	const cJSON *t;
 	cJSON_ArrayForEach(t, tags) cJSON_DeleteItemFromObjectCaseSensitive(tpl->tags, t->valuestring);
+	save(ctx, tpl);
 	cJSON_Delete(body);
 	return reply_empty(req, 204);
 }

@@ -47,6 +47,7 @@ void build_config_clear(struct template_config *c)
 {
 	free(c->base);
 	cJSON_Delete(c->envs);
+	cJSON_Delete(c->layers);
 	free(c->workdir);
 	free(c->user);
 	free(c->start_cmd);
@@ -64,8 +65,8 @@ int build_config_copy(struct template_config *dst, const struct template_config 
 {
 	memset(dst, 0, sizeof *dst);
 	dst->envs = cJSON_Duplicate(src->envs, true);
-	dst->has_files = src->has_files;
-	if (!dst->envs || dup_or_null(&dst->base, src->base) || dup_or_null(&dst->workdir, src->workdir) ||
+	dst->layers = src->layers ? cJSON_Duplicate(src->layers, true) : cJSON_CreateArray();
+	if (!dst->envs || !dst->layers || dup_or_null(&dst->base, src->base) || dup_or_null(&dst->workdir, src->workdir) ||
 	    dup_or_null(&dst->user, src->user) || dup_or_null(&dst->start_cmd, src->start_cmd) ||
 	    dup_or_null(&dst->ready_cmd, src->ready_cmd)) {
 		build_config_clear(dst);

@@ -18,13 +18,13 @@ enum build_status { BUILD_WAITING, BUILD_BUILDING, BUILD_READY, BUILD_ERROR };
 
 /* What a sandbox of the template starts with. */
 struct template_config {
-	char *base;          /* the built-in template the stack starts from ("base") */
+	char *base;          /* the built-in template at the stack's bottom ("base") */
+	struct cJSON *layers; /* the stack: layer ids, bottom first (templates_stack.h) */
 	struct cJSON *envs;  /* object of strings, never NULL */
 	char *workdir;       /* NULL: the user's home */
 	char *user;          /* NULL: "user" */
 	char *start_cmd;     /* NULL: none */
 	char *ready_cmd;     /* NULL: ready as soon as the start command runs */
-	bool has_files;      /* a step changed files (needs the layer store to start) */
 };
 
 struct template_build {

@@ -1,6 +1,10 @@
-/* The build executor (templates_exec.h). One build sandbox per build; the
- * steps run in it one after the other, each started from the loop (never
- * from inside a process callback). */
+/* The build executor (templates_exec.h). The steps run one after the
+ * other, each started from the loop (never from inside a process callback).
+ * A step that changes files (RUN, COPY, WORKDIR) is looked up in the cache
+ * first (its key: templates_stack_key); on a miss it runs in a build
+ * sandbox made from the stack so far, which is then frozen and sealed into
+ * the step's layer and removed: the next step that runs gets a fresh
+ * sandbox on the grown stack, so each layer holds one step's changes. */
 #include "templates/templates_exec.h"
 
 #include "envd/process/process_run.h"
@@ -11,8 +15,12 @@
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
 #include "runtime/runtime_users.h"
+#include "store/store_helper.h"
+#include "store/store_layers.h"
 #include "templates/templates.h"
 #include "templates/templates_files.h"
+#include "templates/templates_records.h"
+#include "templates/templates_stack.h"
 #include "templates/templates_steps.h"
 
 #include <cJSON.h>
@@ -45,6 +53,11 @@ struct exec {
 	size_t line_len[2];
 	char step_name[16];
 	struct template_config cfg;
+	bool force;                /* the whole build skips the cache */
+	char key[TEMPLATES_KEY_LEN + 1]; /* the running file step's cache key, "" none */
+	bool sealing;              /* the build sandbox is being sealed: it must stay */
+	bool sb_lost;              /* ... and it was removed meanwhile: the layer is void */
+	char *stop;                /* the build ends with this once the seal is over */
 };
 
 static const char *arg(const cJSON *step, int k)
@@ -67,16 +80,48 @@ static void unlink_exec(struct exec *e)
 	}
 }
 
-/* Ends the build (reason NULL: ready) and frees the executor. */
+/* The build's stack so far, mirrored in the build so that the collector
+ * (templates_stack.c) sees it in use. */
+static void push_layer(struct exec *e, const char *id)
+{
+	cJSON_AddItemToArray(e->cfg.layers, cJSON_CreateString(id));
+	cJSON_Delete(e->b->config.layers);
+	e->b->config.layers = cJSON_Duplicate(e->cfg.layers, true);
+}
+
+static const char *top_layer(const struct exec *e)
+{
+	int n = cJSON_GetArraySize(e->cfg.layers);
+	return n ? cJSON_GetStringValue(cJSON_GetArrayItem(e->cfg.layers, n - 1)) : "";
+}
+
+/* The next step that runs gets a fresh sandbox on the stack. */
+static void drop_sandbox(struct exec *e)
+{
+	struct sandbox *sb = e->sb;
+	e->sb = NULL; /* before the kill: the removing hook must not take it for a loss */
+	if (sb)
+		registry_kill(e->env->reg, sb);
+}
+
+/* Ends the build (reason NULL: ready) and frees the executor; while a seal
+ * runs, only once it is over (sealed). */
 static void finish(struct exec *e, const char *reason)
 {
 	struct template_build *b = e->b;
+	if (e->sealing) {
+		free(e->stop);
+		e->stop = strdup(reason ? reason : "out of memory");
+		return;
+	}
 	unlink_exec(e);
 	if (e->proc)
 		process_run_detach(e->proc);
 	if (e->sb)
 		registry_kill(e->env->reg, e->sb);
-	if (reason) {
+	if (!b) {
+		/* Cancelled while sealing (templates_exec_cancel): the build is gone. */
+	} else if (reason) {
 		build_log(b, "error", e->step_name, "%s", reason);
 		build_finish(b, e->step_name, reason);
 	} else {
@@ -94,14 +139,21 @@ static void finish(struct exec *e, const char *reason)
 			templates_tag(tpl, TEMPLATES_DEFAULT_TAG, b->id);
 		build_log(b, "info", "finalize", "Build finished: template %s, build %s", b->template_id, b->id);
 		build_finish(b, NULL, NULL);
+		if (tpl && templates_records_save(e->env->state_root, tpl) != 0)
+			fprintf(stderr, "e2b-local-backend: cannot write the record of template %s: %s\n",
+				tpl->id, strerror(errno));
 	}
-	b->exec = NULL;
+	if (reason)
+		templates_stack_collect_soon(); /* its layers may be unused now */
+	if (b)
+		b->exec = NULL;
 	build_config_clear(&e->cfg);
 	if (e->tick)
 		event_free(e->tick);
 	cJSON_Delete(e->request);
 	free(e->what);
 	free(e->pending_workdir);
+	free(e->stop);
 	free(e);
 }
 
@@ -170,7 +222,8 @@ static void on_ended(void *ctx, int wait_status)
 		e->cfg.workdir = e->pending_workdir;
 		e->pending_workdir = NULL;
 	}
-	e->i++;
+	if (!e->key[0]) /* else the tick seals the step's layer first */
+		e->i++;
 	schedule(e);
 }
 
@@ -193,32 +246,6 @@ static int run(struct exec *e, const char *user, const char *command, const char
 	return 0;
 }
 
-/* The step's uploaded tar, put in the sandbox's /tmp for its root. */
-static int place_tar(struct exec *e, const char *hash, char *inside, size_t len)
-{
-	snprintf(inside, len, "/tmp/.e2b-files-%.16s.tar.gz", hash);
-	int in = open(templates_files_path(hash), O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -1;
-	int out = runtime_isolated() ? runtime_open_in_root(e->sb, inside, O_WRONLY | O_CREAT | O_TRUNC)
-		: -1;
-	if (out < 0) {
-		close(in);
-		return -1;
-	}
-	char buf[65536];
-	ssize_t n;
-	int rc = 0;
-	while ((n = read(in, buf, sizeof buf)) > 0)
-		if (write(out, buf, (size_t)n) != n)
-			rc = -1;
-	if (n < 0 || fchown(out, runtime_host_id(e->sb, 0), runtime_host_id(e->sb, 0)) != 0)
-		rc = -1;
-	close(in);
-	close(out);
-	return rc;
-}
-
 static void step_copy(struct exec *e, const cJSON *step)
 {
 	const char *hash = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "filesHash"));
@@ -230,7 +257,7 @@ static void step_copy(struct exec *e, const cJSON *step)
 		finish(e, reason);
 		return;
 	}
-	if (place_tar(e, hash, inside, sizeof inside) != 0) {
+	if (templates_files_place(e->sb, hash, inside, sizeof inside) != 0) {
 		char reason[1400];
 		snprintf(reason, sizeof reason, "%s: cannot put the files in the build sandbox: %s", shown,
 			strerror(errno));
@@ -248,15 +275,19 @@ static void step_copy(struct exec *e, const cJSON *step)
 		finish(e, "out of memory");
 		return;
 	}
-	e->cfg.has_files = true;
 	run(e, "root", script, shown);
 	free(script);
 }
 
-static void step_workdir(struct exec *e, const char *path)
+static char *workdir_abs(const struct exec *e, const char *path)
 {
 	const char *from = e->cfg.workdir ? e->cfg.workdir : "/home/user";
-	char *abs = path[0] == '/' ? strdup(path) : text_printf("%s/%s", from, path);
+	return path[0] == '/' ? strdup(path) : text_printf("%s/%s", from, path);
+}
+
+static void step_workdir(struct exec *e, const char *path)
+{
+	char *abs = workdir_abs(e, path);
 	char *q = abs ? templates_steps_quote(abs) : NULL;
 	char *cmd = q ? text_printf("mkdir -p %s", q) : NULL;
 	free(q);
@@ -268,12 +299,33 @@ static void step_workdir(struct exec *e, const char *path)
 	free(e->pending_workdir);
 	e->pending_workdir = abs;
 	e->workdir_step = true;
-	e->cfg.has_files = true;
 	char *saved = e->cfg.workdir;
 	e->cfg.workdir = NULL; /* mkdir from home: the new directory may not exist yet */
 	run(e, "root", cmd, cmd);
 	e->cfg.workdir = saved;
 	free(cmd);
+}
+
+static int make_sandbox(struct exec *e, char *why, size_t len);
+
+/* A file step found in the cache: its layer joins the stack, nothing runs. */
+static void step_cached(struct exec *e, const cJSON *s, const char *type, const char *args)
+{
+	build_log(e->b, "info", e->step_name, "CACHED [builder %d/%d] %s%s", e->i + 1, e->n, type, args);
+	if (strcmp(type, "WORKDIR") == 0) {
+		char *abs = workdir_abs(e, arg(s, 0));
+		if (!abs) {
+			finish(e, "out of memory");
+			return;
+		}
+		free(e->cfg.workdir);
+		e->cfg.workdir = abs;
+	}
+	push_layer(e, e->key);
+	e->key[0] = '\0';
+	drop_sandbox(e); /* its stack is one layer short now */
+	e->i++;
+	schedule(e);
 }
 
 static void step(struct exec *e)
@@ -285,9 +337,28 @@ static void step(struct exec *e)
 	char args[600] = "";
 	for (int k = 0; k < nargs(s) && strlen(args) < 500; k++)
 		snprintf(args + strlen(args), sizeof args - strlen(args), " %.400s", arg(s, k));
+	if (strcmp(type, "ENV") != 0 && strcmp(type, "USER") != 0) {
+		templates_stack_key(top_layer(e), s, &e->cfg, e->key);
+		bool forced = e->force || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "force"));
+		if (!forced && store_layer_find(e->key)) {
+			step_cached(e, s, type, args);
+			return;
+		}
+		if (cJSON_GetArraySize(e->cfg.layers) >= TEMPLATES_STACK_MAX) {
+			char reason[200];
+			snprintf(reason, sizeof reason, "the template would have more than %d layers (one per "
+				"step that changes files): merge some steps", TEMPLATES_STACK_MAX);
+			finish(e, reason);
+			return;
+		}
+	}
 	build_log(e->b, "info", e->step_name, "[builder %d/%d] %s%s", e->i + 1, e->n, type, args);
+	char why[700];
+	if (!e->sb && make_sandbox(e, why, sizeof why) != 0) {
+		finish(e, why);
+		return;
+	}
 	if (strcmp(type, "RUN") == 0) {
-		e->cfg.has_files = true;
 		const char *user = nargs(s) > 1 && arg(s, 1)[0] ? arg(s, 1) : (e->cfg.user ? e->cfg.user : "user");
 		run(e, user, arg(s, 0), arg(s, 0));
 	} else if (strcmp(type, "COPY") == 0) {
@@ -317,6 +388,44 @@ static void step(struct exec *e)
 	}
 }
 
+/* The seal of the step's layer is over (templates_stack_seal). */
+static void sealed(void *ctx, const struct store_layer *layer, const char *error)
+{
+	struct exec *e = ctx;
+	e->sealing = false;
+	if (e->sb_lost && layer)
+		store_layer_remove(layer->id, NULL, NULL); /* copied while its sandbox went */
+	if (e->stop || !layer) {
+		char reason[900];
+		if (e->stop)
+			snprintf(reason, sizeof reason, "%s", e->stop);
+		else
+			snprintf(reason, sizeof reason, "cannot keep the files of step %s: %s", e->step_name,
+				error ? error : "");
+		free(e->stop);
+		e->stop = NULL;
+		finish(e, reason);
+		return;
+	}
+	build_log(e->b, "debug", e->step_name, "Layer %s", layer->id);
+	push_layer(e, layer->id);
+	e->key[0] = '\0';
+	drop_sandbox(e);
+	e->i++;
+	schedule(e);
+}
+
+static void seal_step(struct exec *e)
+{
+	char why[400], reason[600];
+	e->sealing = true;
+	if (templates_stack_seal(e->sb, e->key, top_layer(e), sealed, e, why, sizeof why) == 0)
+		return;
+	e->sealing = false;
+	snprintf(reason, sizeof reason, "cannot keep the files of step %s: %s", e->step_name, why);
+	finish(e, reason);
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
 {
 	(void)fd;
@@ -329,6 +438,10 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
 		free(reason);
 		return;
 	}
+	if (e->key[0]) {
+		seal_step(e);
+		return;
+	}
 	if (e->i < e->n) {
 		step(e);
 		return;
@@ -336,70 +449,24 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
 	finish(e, NULL);
 }
 
-static bool is_e2b_base_image(const char *ref)
-{
-	static const char *const names[] = {"e2bdev/base", "e2bdev/base:latest",
-		"docker.io/e2bdev/base", "docker.io/e2bdev/base:latest"};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (strcmp(ref, names[i]) == 0)
-			return true;
-	return false;
-}
-
-/* The parent's configuration, or a reason the build fails at "base". */
-static const char *resolve_base(struct exec *e, const cJSON *req, char *why, size_t len)
-{
-	const char *image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "fromImage"));
-	const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "fromTemplate"));
-	if (!from && image && !is_e2b_base_image(image)) {
-		snprintf(why, len, "fromImage '%.200s': images from registries are not supported by this "
-			"backend yet; build on fromBaseImage() or fromTemplate(...)", image);
-		return why;
-	}
-	if (!from)
-		from = "base";
-	struct template *parent = templates_find(e->env->catalog, from);
-	const char *colon = strchr(from, ':');
-	struct template_build *pb = parent ? templates_ready_build(parent, colon ? colon + 1 : NULL) : NULL;
-	if (parent && !pb) {
-		snprintf(why, len, "template '%.200s' has no ready build", from);
-		return why;
-	}
-	if (pb) {
-		if (pb->config.has_files) {
-			snprintf(why, len, "template '%.200s' has files of its own: building on it needs the "
-				"layer store, which this backend does not have yet", from);
-			return why;
-		}
-		build_config_clear(&e->cfg);
-		if (build_config_copy(&e->cfg, &pb->config) != 0)
-			return "out of memory";
-		free(e->cfg.start_cmd);
-		free(e->cfg.ready_cmd);
-		e->cfg.start_cmd = e->cfg.ready_cmd = NULL;
-		return NULL;
-	}
-	struct runtime_error rerr;
-	if (runtime_check_create(from, SANDBOX_DEFAULT_CPU_COUNT, SANDBOX_DEFAULT_MEMORY_MB,
-		    SANDBOX_DEFAULT_DISK_SIZE_MB, &rerr) != 0 && rerr.status == 404) {
-		snprintf(why, len, "%s", rerr.message);
-		return why;
-	}
-	e->cfg.base = strdup(from);
-	return e->cfg.base ? NULL : "out of memory";
-}
-
+/* A build sandbox on the stack so far. */
 static int make_sandbox(struct exec *e, char *why, size_t len)
 {
 	struct sandbox_spec spec = {.template_id = e->cfg.base, .timeout_s = BUILD_SANDBOX_TIMEOUT_S,
 		.internal = true, .allow_internet_access = -1, .cpu_count = e->b->cpu_count,
 		.memory_mb = e->b->memory_mb, .disk_size_mb = e->b->disk_mb};
 	struct runtime_error rerr;
+	const char **roots = templates_stack_roots(e->cfg.layers, &spec.layer_count, why, len);
+	if (!roots)
+		return -1;
+	spec.layers = roots;
 	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, spec.disk_size_mb,
 		    &rerr) != 0 || !(e->sb = registry_create(e->env->reg, &spec, &rerr))) {
+		free(roots);
 		snprintf(why, len, "cannot create the build sandbox: %s", rerr.message);
 		return -1;
 	}
+	free(roots);
 	/* The same network rules as any sandbox: egress as --sandbox-network allows. */
 	struct net_policy policy = {.allow_internet_access = -1};
 	char nwhy[256];
@@ -448,9 +515,13 @@ int templates_exec_start(struct templates_env *env, struct template *tpl, struct
 	snprintf(e->step_name, sizeof e->step_name, "base");
 	build_log(b, "info", "base", "Building template %s, build %s", b->template_id, b->id);
 	char reason[700];
-	const char *bad = resolve_base(e, e->request, reason, sizeof reason);
-	if (!bad && make_sandbox(e, reason, sizeof reason) != 0)
-		bad = reason;
+	e->force = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e->request, "force"));
+	const char *bad = templates_stack_parent(e->env->catalog, e->request, &e->cfg, reason,
+		sizeof reason);
+	if (!bad) {
+		cJSON_Delete(b->config.layers);
+		b->config.layers = cJSON_Duplicate(e->cfg.layers, true);
+	}
 	if (bad) {
 		finish(e, bad);
 		return 0;
@@ -470,17 +541,33 @@ int templates_exec_start(struct templates_env *env, struct template *tpl, struct
 void templates_exec_cancel(struct templates_env *env, struct template_build *b)
 {
 	for (struct exec *e = env->running; e; e = e->next) {
-		if (e->b == b) {
-			finish(e, "the build was cancelled");
-			return;
+		if (e->b != b)
+			continue;
+		if (e->sealing) {
+			/* The build ends now (its template may be freed next); the
+			 * executor once the seal is over. */
+			build_log(b, "error", e->step_name, "the build was cancelled");
+			build_finish(b, e->step_name, "the build was cancelled");
+			b->exec = NULL;
+			e->b = NULL;
 		}
+		finish(e, "the build was cancelled");
+		return;
 	}
 }
 
 void templates_exec_sandbox_removing(void *ctx, struct sandbox *sb)
 {
 	struct templates_env *env = ctx;
+	if (sb->layer_count)
+		templates_stack_collect_soon(); /* once it is gone, its layers may be unused */
 	for (struct exec *e = env->running; e; e = e->next) {
+		if (e->sb == sb && e->sealing) {
+			e->sb = NULL;
+			e->sb_lost = true;
+			finish(e, "the build sandbox was removed");
+			return;
+		}
 		if (e->sb == sb) {
 			e->sb = NULL; /* being removed already */
 			if (e->proc)
@@ -498,6 +585,7 @@ void templates_exec_sandbox_removing(void *ctx, struct sandbox *sb)
 
 void templates_exec_shutdown(struct templates_env *env)
 {
+	store_helper_wait_all(); /* seals end first: their sandboxes must stay until then */
 	while (env->running)
 		finish(env->running, "the backend stopped");
 }

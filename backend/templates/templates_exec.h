@@ -27,6 +27,7 @@ struct templates_env {
 	struct registry *reg;
 	struct proc_manager *pm;
 	struct templates *catalog;
+	const char *state_root;  /* where the templates' records are (templates_records.h) */
 	void *running;           /* the executors, private to templates_exec.c */
 };
 

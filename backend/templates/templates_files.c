@@ -4,6 +4,9 @@
 #include "lib/random.h"
 #include "lib/sha256.h"
 #include "lib/text.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_enter.h"
+#include "runtime/runtime_users.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -113,4 +116,30 @@ int templates_files_store(const char *hash, const void *data, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+/* The step's uploaded tar, put in the sandbox's /tmp for its root. */
+int templates_files_place(struct sandbox *sb, const char *hash, char *inside, size_t len)
+{
+	snprintf(inside, len, "/tmp/.e2b-files-%.16s.tar.gz", hash);
+	int in = open(templates_files_path(hash), O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	int out = runtime_isolated() ? runtime_open_in_root(sb, inside, O_WRONLY | O_CREAT | O_TRUNC)
+		: -1;
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	char buf[65536];
+	ssize_t n;
+	int rc = 0;
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			rc = -1;
+	if (n < 0 || fchown(out, runtime_host_id(sb, 0), runtime_host_id(sb, 0)) != 0)
+		rc = -1;
+	close(in);
+	close(out);
+	return rc;
 }

@@ -4,12 +4,14 @@
  * <state-dir>/template-files/<hash>, written atomically. A link carries a
  * token derived from the hash and a secret of this backend run, so only
  * links it gave out can upload and the API key never travels with the
- * upload. Calls lib/ only. */
+ * upload. Calls lib/ and runtime/ (putting a file in a build sandbox). */
 #ifndef E2B_BACKEND_TEMPLATES_FILES_H
 #define E2B_BACKEND_TEMPLATES_FILES_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+struct sandbox;
 
 #define TEMPLATES_HASH_LEN 64                   /* sha256, hex */
 #define TEMPLATES_TOKEN_LEN 64
@@ -26,5 +28,8 @@ void templates_files_token(const char *hash, char *out);
 bool templates_files_token_ok(const char *hash, const char *token);
 /* Stores an upload. 0, or -1 with errno. */
 int templates_files_store(const char *hash, const void *data, size_t len);
+/* Puts the upload of hash into the sandbox as a file of its root, at the
+ * path written to inside (its /tmp). 0, or -1 with errno. */
+int templates_files_place(struct sandbox *sb, const char *hash, char *inside, size_t len);
 
 #endif
