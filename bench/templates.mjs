@@ -28,16 +28,20 @@ const opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backe
 try {
   if (backend.isolation !== 'full') throw new Error(`templates with layers need isolation full, not ${backend.isolation}`)
   const name = `bench-layers-${process.pid}`
-  let t = Template().fromTemplate('base')
-  for (let i = 0; i < 5; i++) t = t.runCmd(`echo layer-${i} > /opt/bench-${i}`, { user: 'root' })
+  // A new builder object each time: the SDK's build with skipCache marks the object itself forced.
+  const template = () => {
+    let t = Template().fromTemplate('base')
+    for (let i = 0; i < 5; i++) t = t.runCmd(`echo layer-${i} > /opt/bench-${i}`, { user: 'root' })
+    return t
+  }
   const cold = [], cached = []
   for (let i = 0; i < BUILDS; i++) {
     let t0 = ms()
-    await Template.build(t, name, { ...opts, skipCache: true })
+    await Template.build(template(), name, { ...opts, skipCache: true })
     cold.push(ms() - t0)
     t0 = ms()
     const logs = []
-    await Template.build(t, name, { ...opts, onBuildLogs: (e) => logs.push(e.message) })
+    await Template.build(template(), name, { ...opts, onBuildLogs: (e) => logs.push(e.message) })
     cached.push(ms() - t0)
     if (logs.filter((m) => m.startsWith('CACHED ')).length !== 5) throw new Error(`not cached:\n${logs.join('\n')}`)
   }
