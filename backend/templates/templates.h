@@ -4,7 +4,8 @@
  * ready commands in each of its sandboxes.
  * Owns: struct template and its builds.
  * May call: registry/ (build sandboxes), envd/process/ (commands in them,
- * process_run.h), runtime/ (a sandbox's root and ids), http/ and lib/.
+ * process_run.h), runtime/ (a sandbox's root and ids), store/ (the layers
+ * of a template's stack, its record), http/ and lib/.
  * api/ calls it (its routes are api/api_templates.c).
  *
  * This header is templates.c's: the catalog, in memory. */
