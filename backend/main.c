@@ -22,8 +22,14 @@
 #include "runtime/runtime_seccomp.h"
 #include "state_dir.h"
 #include "store/store_layers.h"
+#include "templates/templates.h"
+#include "templates/templates_exec.h"
+#include "templates/templates_files.h"
+#include "templates/templates_records.h"
+#include "templates/templates_stack.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <signal.h>
@@ -140,7 +146,20 @@ int main(int argc, char **argv)
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_may_shorten = opt.connect_may_shorten,
 		.max_sandboxes = (size_t)opt.max_sandboxes};
-	struct fs_watchers *watchers = pm ? fs_watchers_new(base, reg) : NULL;
+	struct templates catalog = {0};
+	struct templates_env templates_env = {.base = base, .reg = reg, .pm = pm, .catalog = &catalog,
+		.state_root = sd.root};
+	api_ctx.templates = &templates_env;
+	bool files_ok = templates_files_init(sd.root) == 0;
+	if (!files_ok)
+		fprintf(stderr, "e2b-local-backend: cannot make the template files directory\n");
+	/* The templates of earlier runs; then the layers none of them uses go. */
+	if (files_ok && templates_records_load(sd.root, &catalog) < 0 && errno != ENOENT)
+		fprintf(stderr, "e2b-local-backend: cannot read the templates' records: %s\n", strerror(errno));
+	if (files_ok && (!reg || templates_stack_init(base, &catalog, reg) != 0))
+		files_ok = false;
+	templates_stack_collect_soon();
+	struct fs_watchers *watchers = pm && files_ok ? fs_watchers_new(base, reg) : NULL;
 	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base,
 		.watchers = watchers, .max_upload_bytes = (uint64_t)opt.max_upload_mb << 20,
 		.proxy_idle_timeout_s = opt.proxy_idle_timeout_s};
@@ -154,6 +173,8 @@ int main(int argc, char **argv)
 	if (metrics) {
 		/* Streams are cut before the processes behind them are killed. */
 		struct registry_hooks port_hooks, watch_hooks, pm_hooks, net_hooks, metrics_hooks;
+		struct registry_hooks build_hooks = {.ctx = &templates_env,
+			.removing = templates_exec_sandbox_removing};
 		envd_listeners_hooks(own_ports, &port_hooks);
 		fs_watchers_hooks(watchers, &watch_hooks);
 		process_manager_registry_hooks(pm, &pm_hooks);
@@ -164,6 +185,7 @@ int main(int argc, char **argv)
 		registry_add_hooks(reg, &pm_hooks);
 		registry_add_hooks(reg, &net_hooks);
 		registry_add_hooks(reg, &metrics_hooks);
+		registry_add_hooks(reg, &build_hooks);
 	}
 	struct evhttp *api = metrics ? http_server_new(base, conns, HTTP_POOL_API, api_dispatch,
 		api_verdict, &api_ctx) : NULL;
@@ -210,6 +232,7 @@ out:
 		http_server_free(conns, envd); /* open process streams are detached here */
 	envd_listeners_close_all(own_ports); /* likewise, each sandbox's own port */
 	http_conns_free(conns);   /* after every connection is gone */
+	templates_exec_shutdown(&templates_env); /* running builds end, their sandboxes go */
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
 	fs_watchers_free(watchers); /* after the registry's removing hooks */
 	envd_listeners_free(own_ports); /* after the registry's removing hooks */
@@ -218,6 +241,9 @@ out:
 	net_shutdown();           /* the table and the address claim, after every sandbox */
 	store_layers_shutdown();  /* waits for the store's helpers (seals, deletions) */
 	runtime_shutdown();       /* waits until every sandbox's directory, mount and cgroup is gone */
+	templates_stack_shutdown();
+	templates_free_all(&catalog);
+	templates_files_shutdown();
 	if (sigterm)
 		event_free(sigterm);
 	if (sigint)

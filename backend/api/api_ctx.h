@@ -10,6 +10,7 @@
 
 struct evhttp_request;
 struct registry;
+struct templates_env;
 
 struct api_ctx {
 	struct registry *reg;
@@ -21,6 +22,7 @@ struct api_ctx {
 	bool connect_may_shorten;
 	size_t max_sandboxes; /* running + paused; create answers 429 above */
 	const char *domain;   /* --domain: the sandboxes' `domain` (<port>-<id>.<domain>) */
+	struct templates_env *templates; /* the template catalog and its builds */
 };
 
 /* id is the {sandboxID} path segment, already stripped of a legacy

@@ -183,6 +183,8 @@ static bool after_cursor(const struct sandbox *sb, const struct list_cursor *c)
 
 static bool passes_filters(const struct sandbox *sb, const struct list_request *lr)
 {
+	if (sb->internal) /* a template build's sandbox */
+		return false;
 	if (!metadata_matches(sb, &lr->metadata))
 		return false;
 	if (lr->template_id && strcmp(sb->template_id, lr->template_id) != 0)

@@ -5,16 +5,21 @@
 #include "api/api_metrics.h"
 #include "api/api_network.h"
 #include "api/api_sandboxes.h"
+#include "api/api_template_builds.h"
+#include "api/api_templates.h"
 #include "http/http_conns.h"
 #include "http/http_head.h"
 #include "http/http_reply.h"
 #include "http/http_request.h"
 #include "http/http_route.h"
+#include "http/http_server.h"
 #include "lib/text.h"
+#include "templates/templates_files.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_seccomp.h"
 
 #include <cJSON.h>
+#include <event2/buffer.h>
 #include <event2/http.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -59,6 +64,20 @@ static const struct api_route routes[] = {
 	{"/sandboxes/{}/network", EVHTTP_REQ_PUT, "PUT", true, api_update_network},
 	{"/sandboxes/{}/network", EVHTTP_REQ_POST, "POST", true, api_update_network},
 	{"/sandboxes/{}/metrics", EVHTTP_REQ_GET, "GET", true, api_sandbox_metrics},
+	/* Templates (api_templates.h); the upload checks its link's token instead of the key. */
+	{"/v3/templates", EVHTTP_REQ_POST, "POST", true, api_templates_request},
+	{"/v2/templates", EVHTTP_REQ_GET, "GET", true, api_templates_list},
+	{"/templates", EVHTTP_REQ_GET, "GET", true, api_templates_list},
+	{"/v2/templates/{}/builds/{}", EVHTTP_REQ_POST, "POST", true, api_templates_build_start},
+	{"/templates/{}/builds/{}/status", EVHTTP_REQ_GET, "GET", true, api_templates_build_status},
+	{"/templates/{}/files/{}", EVHTTP_REQ_GET, "GET", true, api_templates_file_link},
+	{"/templates/{}/files/{}", EVHTTP_REQ_PUT, "PUT", false, api_templates_file_upload},
+	{"/templates/tags", EVHTTP_REQ_POST, "POST", true, api_templates_tags_assign},
+	{"/templates/tags", EVHTTP_REQ_DELETE, "DELETE", true, api_templates_tags_delete},
+	{"/templates/aliases/{}", EVHTTP_REQ_GET, "GET", true, api_templates_alias},
+	{"/templates/{}/tags", EVHTTP_REQ_GET, "GET", true, api_templates_tags_list},
+	{"/templates/{}", EVHTTP_REQ_GET, "GET", true, api_templates_get},
+	{"/templates/{}", EVHTTP_REQ_DELETE, "DELETE", true, api_templates_delete},
 };
 
 #define ROUTE_COUNT (sizeof routes / sizeof routes[0])
@@ -115,8 +134,18 @@ void api_verdict(const struct http_head *head, struct http_verdict *v, void *arg
 	bool path_known;
 	const struct api_route *found = find_route(head, id, sizeof id, &path_known);
 	/* Nothing is read before the key is checked: the router answers at once. */
-	if (!found || (found->needs_key && !key_ok(ctx, head)))
+	if (!found || (found->needs_key && !key_ok(ctx, head))) {
 		v->kind = HTTP_VERDICT_REFUSE;
+		return;
+	}
+	/* A template file's upload is read whole (up to its limit) only for a
+	 * link whose token checks out; any other body keeps the 1 MiB. */
+	if (found->handler == api_templates_file_upload) {
+		if (api_templates_upload_link_ok(http_head_path(head), http_head_query(head)))
+			v->max_body = TEMPLATES_MAX_UPLOAD_BYTES;
+		else
+			v->kind = HTTP_VERDICT_REFUSE;
+	}
 }
 
 static int route(struct api_ctx *ctx, struct evhttp_request *req)
@@ -145,5 +174,8 @@ void api_dispatch(struct evhttp_request *req, void *arg)
 {
 	const struct http_verdict *refused = http_conns_request_begins(req);
 	int status = refused ? reply_error(req, refused->status, refused->message) : route(arg, req);
-	request_log("api", req, status);
+	/* 0: answered later (a create waiting for its template's ready
+	 * command), and logged then. */
+	if (status != 0)
+		request_log("api", req, status);
 }

@@ -6,16 +6,23 @@
 #include "api/api_sandbox_json.h"
 #include "http/http_field.h"
 #include "http/http_reply.h"
+#include "http/http_request.h"
 #include "lib/clock.h"
 #include "net/net.h"
 #include "net/net_policy.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
+#include "templates/templates.h"
+#include "templates/templates_exec.h"
+#include "templates/templates_stack.h"
+#include "templates/templates_start.h"
+#include "http/http_conns.h"
 
 #include <cJSON.h>
 #include <event2/http.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The 404 every sandbox route gives for an unknown ID (E2B's wording). */
@@ -116,6 +123,102 @@ static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spe
 	return 0;
 }
 
+/* spec->template_id names a built template: its ready build's config, the
+ * spec pointed at its base, *envs its environment merged with the
+ * request's (spec->env_vars points into it). -1 with missing set (404) or
+ * empty (out of memory). Any other name is left to the runtime. */
+static int api_template_resolve(struct api_ctx *ctx, struct sandbox_spec *spec,
+	const struct template_config **cfg, cJSON **envs, const char ***roots, char *missing, size_t len)
+{
+	struct template *tpl = templates_find(ctx->templates->catalog, spec->template_id);
+	if (!tpl)
+		return 0;
+	const char *colon = strchr(spec->template_id, ':');
+	struct template_build *b = templates_ready_build(tpl, colon ? colon + 1 : NULL);
+	if (!b) {
+		snprintf(missing, len, "template '%.200s' has no ready build", spec->template_id);
+		return -1;
+	}
+	/* Its stack of layers, started from without a copy. */
+	*roots = templates_stack_roots(b->config.layers, &spec->layer_count, missing, len);
+	if (!*roots)
+		return -1;
+	*envs = cJSON_Duplicate(b->config.envs, true);
+	const cJSON *e, *given = *envs ? spec->env_vars : NULL;
+	cJSON_ArrayForEach(e, given) {
+		cJSON_DeleteItemFromObjectCaseSensitive(*envs, e->string);
+		cJSON_AddStringToObject(*envs, e->string, e->valuestring);
+	}
+	if (!*envs) {
+		missing[0] = '\0';
+		return -1;
+	}
+	spec->env_vars = *envs;
+	spec->layers = *roots;
+	spec->template_id = b->config.base;
+	*cfg = &b->config;
+	tpl->spawn_count++;
+	tpl->last_spawned_ms = clock_now_ms();
+	return 0;
+}
+
+/* A create waiting for its template's ready command. */
+struct ready_wait {
+	struct api_ctx *ctx;
+	struct evhttp_request *req;
+	struct templates_start *start;
+	char sb_id[SANDBOX_ID_LEN + 1];
+};
+
+static void on_client_gone(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	struct ready_wait *w = arg;
+	templates_start_abandon(w->start);
+	struct sandbox *sb = registry_find(w->ctx->reg, w->sb_id);
+	if (sb)
+		registry_kill(w->ctx->reg, sb); /* nobody learnt its id */
+	http_conn_gone_free_request(w->req);
+	free(w);
+}
+
+static void on_ready(void *arg, const char *error)
+{
+	struct ready_wait *w = arg;
+	http_conn_set_closecb(evhttp_request_get_connection(w->req), NULL, NULL);
+	struct sandbox *sb = registry_find(w->ctx->reg, w->sb_id);
+	int status;
+	if (error || !sb) {
+		if (sb)
+			registry_kill(w->ctx->reg, sb);
+		status = reply_errorf(w->req, 500, "Failed to create sandbox: %s",
+			error ? error : "the sandbox went away");
+	} else {
+		status = reply_json(w->req, 201, sandbox_json_created(sb, w->ctx->domain));
+	}
+	request_log("api", w->req, status);
+	free(w);
+}
+
+static int api_template_wait_ready(struct api_ctx *ctx, struct evhttp_request *req,
+	struct sandbox *sb, const struct template_config *cfg)
+{
+	struct ready_wait *w = calloc(1, sizeof *w);
+	if (w) {
+		w->ctx = ctx;
+		w->req = req;
+		snprintf(w->sb_id, sizeof w->sb_id, "%s", sb->id);
+		w->start = templates_start_begin(ctx->templates, sb, cfg, on_ready, w);
+	}
+	if (!w || !w->start) {
+		free(w);
+		registry_kill(ctx->reg, sb);
+		return reply_error(req, 500, "out of memory");
+	}
+	http_conn_set_closecb(evhttp_request_get_connection(req), on_client_gone, w);
+	return 0; /* answered later; logged then */
+}
+
 static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 {
 	struct body_error err;
@@ -137,15 +240,32 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 			"sandboxes (%zu). If you need more, please contact us at "
 			"'https://e2b.dev/docs/getting-help'", ctx->max_sandboxes);
 	}
+	/* A built template: its base, its environment (the request's envVars win)
+	 * and its start and ready commands. */
+	const struct template_config *cfg = NULL;
+	cJSON *envs = NULL;
+	const char **roots = NULL; /* the layers' paths: the registry copies them */
+	char missing[300] = "";
+	if (api_template_resolve(ctx, &spec, &cfg, &envs, &roots, missing, sizeof missing) != 0) {
+		free(roots);
+		cJSON_Delete(envs);
+		cJSON_Delete(body);
+		net_policy_free(&policy);
+		return reply_error(req, missing[0] ? 404 : 500, missing[0] ? missing : "out of memory");
+	}
 	struct runtime_error rerr;
 	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, spec.disk_size_mb,
 		&rerr) != 0) {
+		free(roots);
+		cJSON_Delete(envs);
 		cJSON_Delete(body);
 		net_policy_free(&policy);
 		return reply_error(req, rerr.status, rerr.message);
 	}
 	struct sandbox *sb = registry_create(ctx->reg, &spec, &rerr);
 	cJSON_Delete(body); /* spec pointed into it; the registry made copies */
+	cJSON_Delete(envs);
+	free(roots);
 	if (!sb) {
 		net_policy_free(&policy);
 		return reply_error(req, rerr.status, rerr.message);
@@ -156,6 +276,8 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 		registry_kill(ctx->reg, sb);
 		return reply_error(req, 500, "Failed to create sandbox: no network");
 	}
+	if (cfg && cfg->start_cmd)
+		return api_template_wait_ready(ctx, req, sb, cfg);
 	return reply_json(req, 201, sandbox_json_created(sb, ctx->domain));
 }
 

@@ -68,3 +68,18 @@ void request_log(const char *server, struct evhttp_request *req, int status)
 	path[n] = '\0';
 	fprintf(stderr, "%s %s %s %d\n", server, request_method_name(req), path, status);
 }
+
+void request_path_segment(const struct evhttp_request *req, int k, char *out, size_t cap)
+{
+	const char *p = request_path(req);
+	out[0] = '\0';
+	for (int i = 0; i <= k && *p == '/'; i++) {
+		p++;
+		size_t n = strcspn(p, "/");
+		if (i == k && n < cap) {
+			memcpy(out, p, n);
+			out[n] = '\0';
+		}
+		p += n;
+	}
+}

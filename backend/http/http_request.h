@@ -14,6 +14,9 @@ void request_log(const char *server, struct evhttp_request *req, int status);
 const char *request_method_name(const struct evhttp_request *req);
 /* The request path without query, never NULL. */
 const char *request_path(const struct evhttp_request *req);
+/* Segment k (0-based) of the request's path, raw; "" when absent or longer
+ * than cap - 1. */
+void request_path_segment(const struct evhttp_request *req, int k, char *out, size_t cap);
 
 /* The user of Authorization: Basic base64("<user>:"), as envd's RPCs take
  * it (a header that is not valid Basic is ignored, as Go's BasicAuth does).

@@ -20,9 +20,9 @@ struct evhttp *http_server_new(struct event_base *base, struct http_conns *conns
 	struct evhttp *http = evhttp_new(base);
 	if (!http)
 		return NULL;
-	/* The gate hands evhttp whole requests of at most this much body (a
-	 * streamed body reaches evhttp as an empty one). */
-	evhttp_set_max_body_size(http, HTTP_MAX_BODY_BYTES);
+	/* The gate hands evhttp whole requests of at most the body its verdict
+	 * allowed (a streamed body reaches evhttp as an empty one). */
+	evhttp_set_max_body_size(http, HTTP_MAX_READ_BODY_BYTES);
 	/* The gate's head limit applies first; evhttp's counts a little more. */
 	evhttp_set_max_headers_size(http, HTTP_MAX_HEADER_BYTES + 1024);
 	evhttp_set_timeout(http, HTTP_IDLE_TIMEOUT_S);

@@ -25,6 +25,9 @@ struct evconnlistener;
 struct evhttp_request;
 
 #define HTTP_MAX_BODY_BYTES (1024 * 1024)  /* a body the gate reads whole: above, 413 */
+/* The most a router's READ verdict may raise that to (a template's COPY
+ * files, once their link's token checked out on the head). */
+#define HTTP_MAX_READ_BODY_BYTES (256LL * 1024 * 1024)
 #define HTTP_MAX_HEADER_BYTES HTTP_HEAD_MAX_BYTES
 #define HTTP_IDLE_TIMEOUT_S 60             /* no byte read or written: dropped */
 

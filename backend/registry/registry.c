@@ -209,6 +209,7 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
 	}
 	sb->secure = spec->secure;
 	sb->auto_pause = spec->auto_pause;
+	sb->internal = spec->internal;
 	sb->allow_internet_access = spec->allow_internet_access;
 	sb->state = SANDBOX_RUNNING;
 	sb->started_at_ms = clock_now_ms();

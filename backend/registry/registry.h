@@ -45,6 +45,7 @@ struct sandbox {
 	struct cJSON *env_vars;  /* object of strings, never NULL */
 	bool secure;
 	bool auto_pause;         /* on expiry: pause instead of kill */
+	bool internal;           /* the backend's own (a template build's): not listed */
 	int allow_internet_access; /* -1 not given, else 0/1 */
 	enum sandbox_state state;
 	int64_t started_at_ms;
@@ -80,6 +81,7 @@ struct sandbox_spec {
 	const struct cJSON *env_vars; /* NULL = none */
 	bool secure;
 	bool auto_pause;
+	bool internal;                /* the backend's own: hidden from the API */
 	int allow_internet_access;    /* -1 not given */
 	bool private_traffic;         /* network.allowPublicTraffic false: issue a traffic token */
 	const char *mask_request_host; /* network.maskRequestHost, NULL = none */

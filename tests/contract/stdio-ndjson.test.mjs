@@ -52,7 +52,7 @@ after(async () => { await backend.stop() })
 test('lifecycle over raw NDJSON', async () => {
   const r = startRunner()
   const init = await r.call(1, 'initialize', { protocol: 'epp/1', config: { api_key: backend.apiKey, api_url: backend.apiUrl, sandbox_url: backend.sandboxUrl } })
-  assert.deepEqual(init.result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'files.rw', 'ports.url'])
+  assert.deepEqual(init.result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'files.rw', 'ports.url', 'templates.build'])
   const echoed = (await r.call(21, 'exec.run', { sandbox_id: 'x'.repeat(3), command: 'true' })).error
   assert.equal(echoed.code, -32002, 'exec on a missing sandbox is E2009')
   const created = (await r.call(2, 'sandbox.create', { template: 'base', timeout: 60, metadata: { via: 'ndjson' } })).result

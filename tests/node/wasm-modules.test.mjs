@@ -134,7 +134,7 @@ test('both modules give the same transcript for the same session', async () => {
   const byId = (id) => msgs.find((m) => m.id === id)
   assert.equal(msgs[0].error.code, -32700)
   assert.equal(msgs[0].id, null)
-  assert.deepEqual(byId(1).result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'files.rw', 'ports.url'])
+  assert.deepEqual(byId(1).result.features, ['sandbox.lifecycle', 'sandbox.timeout', 'sandbox.pause', 'exec.run', 'exec.stream', 'process.manage', 'files.rw', 'ports.url', 'templates.build'])
   assert.equal(byId(2).error.code, -32602) // a relative path
   assert.equal(byId(2).error.data.field, 'path')
   assert.equal(byId(3).error.code, -32002)

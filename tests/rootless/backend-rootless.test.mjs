@@ -100,6 +100,8 @@ describe('rootless, over the user\'s subordinate ids', () => {
     assert.deepEqual((await s.run('cat /proc/self/uid_map')).out.trim().split(/\s+/).map(Number), [0, 1, IDS]);
     const hold = await s.envd.open('process.Process/Start', { process: { cmd: '/bin/bash', args: ['-c', 'echo up; exec sleep 600'] } });
     for (let f = await hold.next(); !f.message.event?.data; f = await hold.next());
+    // "up" is printed before bash execs sleep: wait for the exec, not for the output alone.
+    await until(() => pidsOfUids(sub + 1000, 1).some((p) => comm(p) === 'sleep'), 'the sandbox user\'s sleep');
     const sleeping = pidsOfUids(sub + 1000, 1).filter((p) => comm(p) === 'sleep');
     assert.equal(sleeping.length, 1, 'the sandbox user\'s sleep runs as subordinate id +1000');
     assert.ok(pidsOfUids(sub, 1).some((p) => comm(p) === 'e2b-sandbox-ini'), 'its init runs as the first subordinate id');

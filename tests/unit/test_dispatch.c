@@ -34,7 +34,7 @@ void suite_dispatch(void) {
   CHECK_STR(cJSON_GetObjectItem(res, "protocol")->valuestring, "epp/1");
   CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "provider"), "id")->valuestring, "e2b-wasm");
   const cJSON *features = cJSON_GetObjectItem(res, "features");
-  CHECK_NUM(cJSON_GetArraySize(features), 8); /* exactly what is implemented */
+  CHECK_NUM(cJSON_GetArraySize(features), 9); /* exactly what is implemented */
   CHECK(has_feature(features, "sandbox.lifecycle"));
   CHECK(has_feature(features, "sandbox.timeout"));
   CHECK(has_feature(features, "sandbox.pause"));
@@ -44,6 +44,7 @@ void suite_dispatch(void) {
   /* pty.* are optional methods of exec.stream (docs/plugin-contract.md) */
   CHECK(!has_feature(features, "pty"));
   CHECK(has_feature(features, "files.rw"));
+  CHECK(has_feature(features, "templates.build"));
   CHECK(has_feature(features, "ports.url"));
   CHECK_NUM(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "limits"), "max_message_bytes")->valuedouble, E2BW_MAX_MESSAGE_BYTES);
   CHECK_NUM(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "limits"), "request_timeout")->valuedouble, 10);
@@ -165,7 +166,7 @@ void suite_dispatch(void) {
   char *described = e2bw_describe_methods();
   cJSON *d = cJSON_Parse(described);
   CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(d, "methods")) >= 30);
-  CHECK_NUM(cJSON_GetArraySize(cJSON_GetObjectItem(d, "features")), 8);
+  CHECK_NUM(cJSON_GetArraySize(cJSON_GetObjectItem(d, "features")), 9);
   cJSON_Delete(d);
   e2bw_free(described);
 }

@@ -155,6 +155,11 @@ static void proc_finish(struct proc *p)
 	process_timer_stop(&p->lifetime);
 	process_input_end(p);
 	p->pm->streams->finish_all(p);
+	if (p->observer) {
+		const struct process_observer *obs = p->observer;
+		p->observer = NULL;
+		obs->ended(p->observer_ctx, p->wait_status);
+	}
 	if (!p->sb) {
 		proc_free(p);
 		return;
@@ -183,6 +188,8 @@ static void on_output(evutil_socket_t fd, short what, void *arg)
 	ssize_t n = read(fd, p->pm->read_buf, chunk);
 	if (n > 0) {
 		p->pm->streams->data(p, o->kind, p->pm->read_buf, (size_t)n);
+		if (p->observer)
+			p->observer->output(p->observer_ctx, o->kind, p->pm->read_buf, (size_t)n);
 		return;
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))

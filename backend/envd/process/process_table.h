@@ -54,6 +54,13 @@ struct proc_input_wait {
 
 struct proc_stream;
 
+/* What a process run by the backend itself reports (process_run.h). */
+struct process_observer {
+	void (*output)(void *ctx, enum proc_output_kind kind, const uint8_t *data, size_t len);
+	/* The process ended (wait status); the observer is forgotten after. */
+	void (*ended)(void *ctx, int wait_status);
+};
+
 /* What the manager tells the streams of a process. process_stream.c gives
  * these to process_manager_new (main.c wires them): the manager never calls
  * that file by name, while the streams call down into the manager. */
@@ -103,6 +110,10 @@ struct proc {
 	bool in_closing;           /* CloseStdin is waiting for queued input */
 	struct proc_input_wait *waits;
 	struct proc_stream *streams;
+	/* A caller inside the backend that follows the process (process_run.h):
+	 * told of every output chunk and of the end, like a stream. */
+	const struct process_observer *observer;
+	void *observer_ctx;
 	int blocked;               /* streams over the high-water mark */
 	struct process_timer lifetime;    /* Connect-Timeout-Ms of Start: SIGKILL when it fires */
 	char *end_json;            /* the EndEvent object, once ended */

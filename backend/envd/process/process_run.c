@@ -1,0 +1,82 @@
+/* Commands the backend runs in a sandbox for itself (process_run.h). */
+#include "envd/process/process_run.h"
+
+#include "envd/process/process_manager.h"
+#include "envd/process/process_spawn.h"
+#include "http/http_connect.h"
+#include "registry/registry.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_users.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct proc *process_run(struct proc_manager *pm, const struct process_run_spec *spec,
+	const struct process_observer *obs, void *ctx, char *why, size_t why_len)
+{
+	struct sandbox_user account;
+	if (strlen(spec->user) >= 64 || runtime_user_resolve(spec->sb, spec->user, &account) != 0) {
+		snprintf(why, why_len, "invalid username: '%.64s'", spec->user);
+		return NULL;
+	}
+	const char *user_name = runtime_isolated() ? account.name : pm->user_name;
+	struct connect_error err;
+	char *cwd = process_resolve_cwd(spec->cwd, account.home, user_name, &err);
+	cJSON *args = cJSON_CreateArray();
+	if (!cwd || !args) {
+		snprintf(why, why_len, "%s", cwd ? "out of memory" : err.message);
+		free(cwd);
+		cJSON_Delete(args);
+		return NULL;
+	}
+	cJSON_AddItemToArray(args, cJSON_CreateString("-l"));
+	cJSON_AddItemToArray(args, cJSON_CreateString("-c"));
+	cJSON_AddItemToArray(args, cJSON_CreateString(spec->command));
+	struct proc_spawn sp_spec = {
+		.cmd = "/bin/bash",
+		.args = args,
+		.sandbox_envs = spec->sb->env_vars,
+		.request_envs = spec->envs,
+		.home = account.home,
+		.user = user_name,
+		.sb = spec->sb,
+		.account = &account,
+		.path_env = runtime_isolated() ? SANDBOX_PATH : pm->path_env,
+		.cwd = cwd,
+		.stdin_pipe = false,
+	};
+	struct proc_spawned sp;
+	int rc = process_spawn_start(&sp_spec, &sp, &err);
+	free(cwd);
+	if (rc != 0) {
+		cJSON_Delete(args);
+		snprintf(why, why_len, "%s", err.message);
+		return NULL;
+	}
+	/* List shows it like any process: {cmd, args}. */
+	cJSON *config = cJSON_CreateObject();
+	if (config) {
+		cJSON_AddStringToObject(config, "cmd", "/bin/bash");
+		cJSON_AddItemToObject(config, "args", args);
+	} else {
+		cJSON_Delete(args);
+	}
+	struct proc *p = process_register(pm, spec->sb, sp.pid, false, sp.out_fd, sp.err_fd, sp.in_fd,
+		config, NULL, 0);
+	if (!p) {
+		snprintf(why, why_len, "out of memory");
+		return NULL;
+	}
+	p->observer = obs;
+	p->observer_ctx = ctx;
+	process_update_reading(p);
+	return p;
+}
+
+void process_run_detach(struct proc *p)
+{
+	p->observer = NULL;
+	p->observer_ctx = NULL;
+}

@@ -1,0 +1,29 @@
+/* Running a command in a sandbox for the backend itself (a template build's
+ * steps, a template's start and ready commands): the same spawn as envd's
+ * Start (the sandbox's isolation, its accounts, its syscall policy), the
+ * same table (reaped, killed with the sandbox), but the output and the end go
+ * to an observer in the backend instead of a client's stream. Calls the
+ * manager, the spawn and runtime/. */
+#ifndef E2B_BACKEND_PROCESS_RUN_H
+#define E2B_BACKEND_PROCESS_RUN_H
+
+#include "envd/process/process_table.h"
+
+struct cJSON;
+
+struct process_run_spec {
+	struct sandbox *sb;
+	const char *user;          /* an account of the sandbox */
+	const char *cwd;           /* absolute, or NULL for the user's home */
+	const char *command;       /* run as /bin/bash -l -c <command>, as E2B runs them */
+	const struct cJSON *envs;  /* object of strings or NULL, after the sandbox's envVars */
+};
+
+/* Starts it; obs is told of its output and its end (never from inside this
+ * call). NULL with why filled (an unknown user: "invalid username: 'x'"). */
+struct proc *process_run(struct proc_manager *pm, const struct process_run_spec *spec,
+	const struct process_observer *obs, void *ctx, char *why, size_t why_len);
+/* The observer goes away first: nothing more is reported. */
+void process_run_detach(struct proc *p);
+
+#endif

@@ -1,0 +1,591 @@
+/* The build executor (templates_exec.h). The steps run one after the
+ * other, each started from the loop (never from inside a process callback).
+ * A step that changes files (RUN, COPY, WORKDIR) is looked up in the cache
+ * first (its key: templates_stack_key); on a miss it runs in a build
+ * sandbox made from the stack so far, which is then frozen and sealed into
+ * the step's layer and removed: the next step that runs gets a fresh
+ * sandbox on the grown stack, so each layer holds one step's changes. */
+#include "templates/templates_exec.h"
+
+#include "envd/process/process_run.h"
+#include "lib/text.h"
+#include "net/net.h"
+#include "net/net_policy.h"
+#include "registry/registry.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_enter.h"
+#include "runtime/runtime_users.h"
+#include "store/store_helper.h"
+#include "store/store_layers.h"
+#include "templates/templates.h"
+#include "templates/templates_files.h"
+#include "templates/templates_records.h"
+#include "templates/templates_stack.h"
+#include "templates/templates_steps.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BUILD_SANDBOX_TIMEOUT_S 86400
+#define LINE_MAX_BYTES 4000
+
+struct exec {
+	struct exec *next;
+	struct templates_env *env;
+	struct template_build *b;
+	cJSON *request;
+	const cJSON *steps;
+	int n, i;
+	struct sandbox *sb;
+	struct proc *proc;
+	struct event *tick;
+	char *what;                /* the running step's command, for its failure message */
+	bool workdir_step;         /* the running command makes the WORKDIR */
+	char *pending_workdir;
+	char line[2][LINE_MAX_BYTES + 1];
+	size_t line_len[2];
+	char step_name[16];
+	struct template_config cfg;
+	bool force;                /* the whole build skips the cache */
+	char key[TEMPLATES_KEY_LEN + 1]; /* the running file step's cache key, "" none */
+	bool sealing;              /* the build sandbox is being sealed: it must stay */
+	bool sb_lost;              /* ... and it was removed meanwhile: the layer is void */
+	char *stop;                /* the build ends with this once the seal is over */
+};
+
+static const char *arg(const cJSON *step, int k)
+{
+	return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(step, "args"), k)->valuestring;
+}
+
+static int nargs(const cJSON *step)
+{
+	return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(step, "args"));
+}
+
+static void unlink_exec(struct exec *e)
+{
+	for (struct exec **pp = (struct exec **)&e->env->running; *pp; pp = &(*pp)->next) {
+		if (*pp == e) {
+			*pp = e->next;
+			return;
+		}
+	}
+}
+
+/* The build's stack so far, mirrored in the build so that the collector
+ * (templates_stack.c) sees it in use. */
+static void push_layer(struct exec *e, const char *id)
+{
+	cJSON_AddItemToArray(e->cfg.layers, cJSON_CreateString(id));
+	cJSON_Delete(e->b->config.layers);
+	e->b->config.layers = cJSON_Duplicate(e->cfg.layers, true);
+}
+
+static const char *top_layer(const struct exec *e)
+{
+	int n = cJSON_GetArraySize(e->cfg.layers);
+	return n ? cJSON_GetStringValue(cJSON_GetArrayItem(e->cfg.layers, n - 1)) : "";
+}
+
+/* The next step that runs gets a fresh sandbox on the stack. */
+static void drop_sandbox(struct exec *e)
+{
+	struct sandbox *sb = e->sb;
+	e->sb = NULL; /* before the kill: the removing hook must not take it for a loss */
+	if (sb)
+		registry_kill(e->env->reg, sb);
+}
+
+/* Ends the build (reason NULL: ready) and frees the executor; while a seal
+ * runs, only once it is over (sealed). */
+static void finish(struct exec *e, const char *reason)
+{
+	struct template_build *b = e->b;
+	if (e->sealing) {
+		free(e->stop);
+		e->stop = strdup(reason ? reason : "out of memory");
+		return;
+	}
+	unlink_exec(e);
+	if (e->proc)
+		process_run_detach(e->proc);
+	if (e->sb)
+		registry_kill(e->env->reg, e->sb);
+	if (!b) {
+		/* Cancelled while sealing (templates_exec_cancel): the build is gone. */
+	} else if (reason) {
+		build_log(b, "error", e->step_name, "%s", reason);
+		build_finish(b, e->step_name, reason);
+	} else {
+		build_config_clear(&b->config);
+		b->config = e->cfg;
+		memset(&e->cfg, 0, sizeof e->cfg);
+		struct template *tpl = templates_find(e->env->catalog, b->template_id);
+		const cJSON *t;
+		bool tagged = false;
+		cJSON_ArrayForEach(t, b->tags) {
+			if (tpl && cJSON_IsString(t))
+				tagged |= templates_tag(tpl, t->valuestring, b->id) == 0;
+		}
+		if (tpl && !tagged)
+			templates_tag(tpl, TEMPLATES_DEFAULT_TAG, b->id);
+		build_log(b, "info", "finalize", "Build finished: template %s, build %s", b->template_id, b->id);
+		build_finish(b, NULL, NULL);
+		if (tpl && templates_records_save(e->env->state_root, tpl) != 0)
+			fprintf(stderr, "e2b-local-backend: cannot write the record of template %s: %s\n",
+				tpl->id, strerror(errno));
+	}
+	if (reason)
+		templates_stack_collect_soon(); /* its layers may be unused now */
+	if (b)
+		b->exec = NULL;
+	build_config_clear(&e->cfg);
+	if (e->tick)
+		event_free(e->tick);
+	cJSON_Delete(e->request);
+	free(e->what);
+	free(e->pending_workdir);
+	free(e->stop);
+	free(e);
+}
+
+static void schedule(struct exec *e)
+{
+	struct timeval now = {0, 0};
+	evtimer_add(e->tick, &now);
+}
+
+static void flush_line(struct exec *e, int k, bool all)
+{
+	if (e->line_len[k] == 0 && !all)
+		return;
+	if (e->line_len[k] > 0) {
+		e->line[k][e->line_len[k]] = '\0';
+		build_log(e->b, k ? "warn" : "info", e->step_name, "%s", e->line[k]);
+	}
+	e->line_len[k] = 0;
+}
+
+static void on_output(void *ctx, enum proc_output_kind kind, const uint8_t *data, size_t len)
+{
+	struct exec *e = ctx;
+	int k = kind == PROC_OUT_STDERR;
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] == '\n' || e->line_len[k] == LINE_MAX_BYTES) {
+			if (data[i] == '\n' && e->line_len[k] == 0) {
+				build_log(e->b, k ? "warn" : "info", e->step_name, "%s", "");
+				continue;
+			}
+			flush_line(e, k, false);
+			if (data[i] == '\n')
+				continue;
+		}
+		e->line[k][e->line_len[k]++] = (char)data[i];
+	}
+}
+
+static int status_code(int ws)
+{
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+}
+
+static void on_ended(void *ctx, int wait_status)
+{
+	struct exec *e = ctx;
+	e->proc = NULL;
+	flush_line(e, 0, false);
+	flush_line(e, 1, false);
+	if (status_code(wait_status) != 0) {
+		char reason[1024];
+		if (WIFEXITED(wait_status))
+			snprintf(reason, sizeof reason, "failed to run command '%.700s': exit status %d", e->what,
+				WEXITSTATUS(wait_status));
+		else
+			snprintf(reason, sizeof reason, "failed to run command '%.700s': signal %d", e->what,
+				WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
+		e->i = -1 - e->i; /* failed: the tick reports it */
+		free(e->pending_workdir);
+		e->pending_workdir = strdup(reason);
+		schedule(e);
+		return;
+	}
+	if (e->workdir_step) {
+		free(e->cfg.workdir);
+		e->cfg.workdir = e->pending_workdir;
+		e->pending_workdir = NULL;
+	}
+	if (!e->key[0]) /* else the tick seals the step's layer first */
+		e->i++;
+	schedule(e);
+}
+
+static const struct process_observer observer = {.output = on_output, .ended = on_ended};
+
+static int run(struct exec *e, const char *user, const char *command, const char *shown)
+{
+	free(e->what);
+	e->what = strdup(shown);
+	struct process_run_spec spec = {.sb = e->sb, .user = user, .cwd = e->cfg.workdir,
+		.command = command, .envs = e->cfg.envs};
+	char why[600];
+	e->proc = process_run(e->env->pm, &spec, &observer, e, why, sizeof why);
+	if (!e->proc) {
+		char reason[1400];
+		snprintf(reason, sizeof reason, "failed to run command '%.700s': %s", shown, why);
+		finish(e, reason);
+		return -1;
+	}
+	return 0;
+}
+
+static void step_copy(struct exec *e, const cJSON *step)
+{
+	const char *hash = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "filesHash"));
+	char inside[128], shown[1200];
+	snprintf(shown, sizeof shown, "COPY %.500s %.500s", arg(step, 0), arg(step, 1));
+	if (!templates_files_present(hash)) {
+		char reason[1400];
+		snprintf(reason, sizeof reason, "%s: the files of hash %.64s were not uploaded", shown, hash);
+		finish(e, reason);
+		return;
+	}
+	if (templates_files_place(e->sb, hash, inside, sizeof inside) != 0) {
+		char reason[1400];
+		snprintf(reason, sizeof reason, "%s: cannot put the files in the build sandbox: %s", shown,
+			strerror(errno));
+		finish(e, reason);
+		return;
+	}
+	const char *user = nargs(step) > 2 && arg(step, 2)[0] ? arg(step, 2)
+		: (e->cfg.user ? e->cfg.user : "user");
+	char *owner = strchr(user, ':') ? strdup(user) : text_printf("%s:", user);
+	char *script = owner ? templates_steps_copy_script(inside, arg(step, 0), arg(step, 1),
+		e->cfg.workdir ? e->cfg.workdir : "/home/user", owner,
+		nargs(step) > 3 ? arg(step, 3) : "") : NULL;
+	free(owner);
+	if (!script) {
+		finish(e, "out of memory");
+		return;
+	}
+	run(e, "root", script, shown);
+	free(script);
+}
+
+static char *workdir_abs(const struct exec *e, const char *path)
+{
+	const char *from = e->cfg.workdir ? e->cfg.workdir : "/home/user";
+	return path[0] == '/' ? strdup(path) : text_printf("%s/%s", from, path);
+}
+
+static void step_workdir(struct exec *e, const char *path)
+{
+	char *abs = workdir_abs(e, path);
+	char *q = abs ? templates_steps_quote(abs) : NULL;
+	char *cmd = q ? text_printf("mkdir -p %s", q) : NULL;
+	free(q);
+	if (!cmd) {
+		free(abs);
+		finish(e, "out of memory");
+		return;
+	}
+	free(e->pending_workdir);
+	e->pending_workdir = abs;
+	e->workdir_step = true;
+	char *saved = e->cfg.workdir;
+	e->cfg.workdir = NULL; /* mkdir from home: the new directory may not exist yet */
+	run(e, "root", cmd, cmd);
+	e->cfg.workdir = saved;
+	free(cmd);
+}
+
+static int make_sandbox(struct exec *e, char *why, size_t len);
+
+/* A file step found in the cache: its layer joins the stack, nothing runs. */
+static void step_cached(struct exec *e, const cJSON *s, const char *type, const char *args)
+{
+	build_log(e->b, "info", e->step_name, "CACHED [builder %d/%d] %s%s", e->i + 1, e->n, type, args);
+	if (strcmp(type, "WORKDIR") == 0) {
+		char *abs = workdir_abs(e, arg(s, 0));
+		if (!abs) {
+			finish(e, "out of memory");
+			return;
+		}
+		free(e->cfg.workdir);
+		e->cfg.workdir = abs;
+	}
+	push_layer(e, e->key);
+	e->key[0] = '\0';
+	drop_sandbox(e); /* its stack is one layer short now */
+	e->i++;
+	schedule(e);
+}
+
+static void step(struct exec *e)
+{
+	const cJSON *s = cJSON_GetArrayItem(e->steps, e->i);
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "type"));
+	snprintf(e->step_name, sizeof e->step_name, "%d", e->i + 1);
+	e->workdir_step = false;
+	char args[600] = "";
+	for (int k = 0; k < nargs(s) && strlen(args) < 500; k++)
+		snprintf(args + strlen(args), sizeof args - strlen(args), " %.400s", arg(s, k));
+	if (strcmp(type, "ENV") != 0 && strcmp(type, "USER") != 0) {
+		templates_stack_key(top_layer(e), s, &e->cfg, e->key);
+		bool forced = e->force || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "force"));
+		if (!forced && store_layer_find(e->key)) {
+			step_cached(e, s, type, args);
+			return;
+		}
+		if (cJSON_GetArraySize(e->cfg.layers) >= TEMPLATES_STACK_MAX) {
+			char reason[200];
+			snprintf(reason, sizeof reason, "the template would have more than %d layers (one per "
+				"step that changes files): merge some steps", TEMPLATES_STACK_MAX);
+			finish(e, reason);
+			return;
+		}
+	}
+	build_log(e->b, "info", e->step_name, "[builder %d/%d] %s%s", e->i + 1, e->n, type, args);
+	char why[700];
+	if (!e->sb && make_sandbox(e, why, sizeof why) != 0) {
+		finish(e, why);
+		return;
+	}
+	if (strcmp(type, "RUN") == 0) {
+		const char *user = nargs(s) > 1 && arg(s, 1)[0] ? arg(s, 1) : (e->cfg.user ? e->cfg.user : "user");
+		run(e, user, arg(s, 0), arg(s, 0));
+	} else if (strcmp(type, "COPY") == 0) {
+		step_copy(e, s);
+	} else if (strcmp(type, "WORKDIR") == 0) {
+		step_workdir(e, arg(s, 0));
+	} else if (strcmp(type, "ENV") == 0) {
+		for (int k = 0; k + 1 < nargs(s); k += 2) {
+			cJSON_DeleteItemFromObjectCaseSensitive(e->cfg.envs, arg(s, k));
+			cJSON_AddStringToObject(e->cfg.envs, arg(s, k), arg(s, k + 1));
+		}
+		e->i++;
+		schedule(e);
+	} else { /* USER */
+		struct sandbox_user u;
+		if (strlen(arg(s, 0)) >= 64 || runtime_user_resolve(e->sb, arg(s, 0), &u) != 0) {
+			char reason[200];
+			snprintf(reason, sizeof reason, "failed to set user '%.64s': invalid username: '%.64s'",
+				arg(s, 0), arg(s, 0));
+			finish(e, reason);
+			return;
+		}
+		free(e->cfg.user);
+		e->cfg.user = strdup(arg(s, 0));
+		e->i++;
+		schedule(e);
+	}
+}
+
+/* The seal of the step's layer is over (templates_stack_seal). */
+static void sealed(void *ctx, const struct store_layer *layer, const char *error)
+{
+	struct exec *e = ctx;
+	e->sealing = false;
+	if (e->sb_lost && layer)
+		store_layer_remove(layer->id, NULL, NULL); /* copied while its sandbox went */
+	if (e->stop || !layer) {
+		char reason[900];
+		if (e->stop)
+			snprintf(reason, sizeof reason, "%s", e->stop);
+		else
+			snprintf(reason, sizeof reason, "cannot keep the files of step %s: %s", e->step_name,
+				error ? error : "");
+		free(e->stop);
+		e->stop = NULL;
+		finish(e, reason);
+		return;
+	}
+	build_log(e->b, "debug", e->step_name, "Layer %s", layer->id);
+	push_layer(e, layer->id);
+	e->key[0] = '\0';
+	drop_sandbox(e);
+	e->i++;
+	schedule(e);
+}
+
+static void seal_step(struct exec *e)
+{
+	char why[400], reason[600];
+	e->sealing = true;
+	if (templates_stack_seal(e->sb, e->key, top_layer(e), sealed, e, why, sizeof why) == 0)
+		return;
+	e->sealing = false;
+	snprintf(reason, sizeof reason, "cannot keep the files of step %s: %s", e->step_name, why);
+	finish(e, reason);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *ctx)
+{
+	(void)fd;
+	(void)what;
+	struct exec *e = ctx;
+	if (e->i < 0) { /* a command failed: its reason is in pending_workdir */
+		char *reason = e->pending_workdir;
+		e->pending_workdir = NULL;
+		finish(e, reason ? reason : "out of memory");
+		free(reason);
+		return;
+	}
+	if (e->key[0]) {
+		seal_step(e);
+		return;
+	}
+	if (e->i < e->n) {
+		step(e);
+		return;
+	}
+	finish(e, NULL);
+}
+
+/* A build sandbox on the stack so far. */
+static int make_sandbox(struct exec *e, char *why, size_t len)
+{
+	struct sandbox_spec spec = {.template_id = e->cfg.base, .timeout_s = BUILD_SANDBOX_TIMEOUT_S,
+		.internal = true, .allow_internet_access = -1, .cpu_count = e->b->cpu_count,
+		.memory_mb = e->b->memory_mb, .disk_size_mb = e->b->disk_mb};
+	struct runtime_error rerr;
+	const char **roots = templates_stack_roots(e->cfg.layers, &spec.layer_count, why, len);
+	if (!roots)
+		return -1;
+	spec.layers = roots;
+	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, spec.disk_size_mb,
+		    &rerr) != 0 || !(e->sb = registry_create(e->env->reg, &spec, &rerr))) {
+		free(roots);
+		snprintf(why, len, "cannot create the build sandbox: %s", rerr.message);
+		return -1;
+	}
+	free(roots);
+	/* The same network rules as any sandbox: egress as --sandbox-network allows. */
+	struct net_policy policy = {.allow_internet_access = -1};
+	char nwhy[256];
+	if (net_sandbox_attach(e->sb, &policy, nwhy, sizeof nwhy) != 0) {
+		snprintf(why, len, "cannot create the build sandbox: %s", nwhy);
+		return -1;
+	}
+	return 0;
+}
+
+int templates_exec_start(struct templates_env *env, struct template *tpl, struct template_build *b,
+	const cJSON *request, char *why, size_t why_len)
+{
+	(void)tpl;
+	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(request, "steps");
+	if (templates_steps_check(steps, why, why_len) != 0)
+		return -1;
+	static const char *const strings[] = {"fromImage", "fromTemplate", "startCmd", "readyCmd"};
+	for (size_t k = 0; k < sizeof strings / sizeof strings[0]; k++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(request, strings[k]);
+		if (v && !cJSON_IsNull(v) && !cJSON_IsString(v)) {
+			snprintf(why, why_len, "field \"%s\" must be a string", strings[k]);
+			return -1;
+		}
+	}
+	struct exec *e = calloc(1, sizeof *e);
+	if (!e || !(e->request = cJSON_Duplicate(request, true)) ||
+	    !(e->cfg.envs = cJSON_CreateObject()) || !(e->cfg.user = strdup("user")) ||
+	    !(e->tick = evtimer_new(env->base, on_tick, e))) {
+		if (e) {
+			cJSON_Delete(e->request);
+			build_config_clear(&e->cfg);
+			free(e);
+		}
+		snprintf(why, why_len, "out of memory");
+		return -1;
+	}
+	e->env = env;
+	e->b = b;
+	e->steps = cJSON_GetObjectItemCaseSensitive(e->request, "steps");
+	e->n = cJSON_GetArraySize(e->steps);
+	e->next = env->running;
+	env->running = e;
+	b->exec = e;
+	b->status = BUILD_BUILDING;
+	snprintf(e->step_name, sizeof e->step_name, "base");
+	build_log(b, "info", "base", "Building template %s, build %s", b->template_id, b->id);
+	char reason[700];
+	e->force = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e->request, "force"));
+	const char *bad = templates_stack_parent(e->env->catalog, e->request, &e->cfg, reason,
+		sizeof reason);
+	if (!bad) {
+		cJSON_Delete(b->config.layers);
+		b->config.layers = cJSON_Duplicate(e->cfg.layers, true);
+	}
+	if (bad) {
+		finish(e, bad);
+		return 0;
+	}
+	const char *start = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e->request, "startCmd"));
+	const char *ready = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e->request, "readyCmd"));
+	if ((start && start[0] && !(e->cfg.start_cmd = strdup(start))) ||
+	    (ready && ready[0] && !(e->cfg.ready_cmd = strdup(ready)))) {
+		finish(e, "out of memory");
+		return 0;
+	}
+	build_log(b, "info", "base", "Base: template '%s'", e->cfg.base ? e->cfg.base : "base");
+	schedule(e);
+	return 0;
+}
+
+void templates_exec_cancel(struct templates_env *env, struct template_build *b)
+{
+	for (struct exec *e = env->running; e; e = e->next) {
+		if (e->b != b)
+			continue;
+		if (e->sealing) {
+			/* The build ends now (its template may be freed next); the
+			 * executor once the seal is over. */
+			build_log(b, "error", e->step_name, "the build was cancelled");
+			build_finish(b, e->step_name, "the build was cancelled");
+			b->exec = NULL;
+			e->b = NULL;
+		}
+		finish(e, "the build was cancelled");
+		return;
+	}
+}
+
+void templates_exec_sandbox_removing(void *ctx, struct sandbox *sb)
+{
+	struct templates_env *env = ctx;
+	if (sb->layer_count)
+		templates_stack_collect_soon(); /* once it is gone, its layers may be unused */
+	for (struct exec *e = env->running; e; e = e->next) {
+		if (e->sb == sb && e->sealing) {
+			e->sb = NULL;
+			e->sb_lost = true;
+			finish(e, "the build sandbox was removed");
+			return;
+		}
+		if (e->sb == sb) {
+			e->sb = NULL; /* being removed already */
+			if (e->proc)
+				process_run_detach(e->proc);
+			e->proc = NULL;
+			/* Not from inside the registry's removal: the tick reports it. */
+			free(e->pending_workdir);
+			e->pending_workdir = strdup("the build sandbox was removed");
+			e->i = -1 - (e->i < 0 ? 0 : e->i);
+			schedule(e);
+			return;
+		}
+	}
+}
+
+void templates_exec_shutdown(struct templates_env *env)
+{
+	store_helper_wait_all(); /* seals end first: their sandboxes must stay until then */
+	while (env->running)
+		finish(env->running, "the backend stopped");
+}

@@ -1,0 +1,22 @@
+/* Templates on disk: one record per template at
+ * <state-dir>/records/templates/<id>.json (store_records.h, written
+ * atomically) with its name, tags and ready builds, each build with its
+ * configuration and its stack of layer ids. At start the catalog is made
+ * from them, so templates survive a restart with --state-dir; build logs
+ * and builds that were not ready are not kept. Calls the catalog, store/
+ * and lib/. */
+#ifndef E2B_BACKEND_TEMPLATES_RECORDS_H
+#define E2B_BACKEND_TEMPLATES_RECORDS_H
+
+struct template;
+struct templates;
+
+/* 0, or -1 with errno. */
+int templates_records_save(const char *state_root, const struct template *tpl);
+int templates_records_delete(const char *state_root, const char *template_id);
+/* Adds every recorded template to the catalog; a build whose layers are
+ * not all in the store is left out, with a line on stderr. The number of
+ * templates loaded. */
+int templates_records_load(const char *state_root, struct templates *catalog);
+
+#endif

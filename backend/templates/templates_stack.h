@@ -1,0 +1,67 @@
+/* A template's files: an ordered stack of layers in the store (store/),
+ * bottom first, the bottom one standing for a built-in template's rootfs
+ * (build/templates/<name>/rootfs, imported as an external layer without a
+ * copy). Each build step that changes files adds one layer, whose id is the
+ * step's cache key. Layers a template made are collected once nothing
+ * refers to them: the references are the builds of the catalog (ready or
+ * running) and the sandboxes of the registry, counted afresh each time
+ * (never stored). Calls the catalog, registry/, runtime/ (a built-in
+ * template's rootfs, a sandbox's writable layer), store/ and lib/. */
+#ifndef E2B_BACKEND_TEMPLATES_STACK_H
+#define E2B_BACKEND_TEMPLATES_STACK_H
+
+#include "store/store_layers.h"
+
+#include <stddef.h>
+
+struct cJSON;
+struct event_base;
+struct registry;
+struct sandbox;
+struct template_config;
+struct templates;
+
+/* A stack may hold at most this many layers; a build that would pass it
+ * fails (docs/templates.md, "Layers and the cache"). */
+#define TEMPLATES_STACK_MAX 64
+#define TEMPLATES_KEY_LEN 64
+/* The origins (layer.json) of the layers templates make: only those are
+ * collected here. */
+#define TEMPLATES_ORIGIN_STEP "template-step"
+#define TEMPLATES_ORIGIN_BASE "template-base"
+
+/* Collection runs on the loop, soon after templates_stack_collect_soon. */
+int templates_stack_init(struct event_base *base, struct templates *catalog, struct registry *reg);
+void templates_stack_shutdown(void);
+void templates_stack_collect_soon(void);
+
+/* The layer standing for the built-in template name (imported on first
+ * use; its id carries the recipe's hash, so a rebuilt rootfs is another
+ * layer and no cache entry of the old one matches). 0, or -1 with why. */
+int templates_stack_builtin(const char *name, char id[STORE_NAME_MAX + 1], char *why, size_t len);
+/* The configuration and stack a build starts from (E2B's fromTemplate or
+ * fromImage of TemplateBuildStartV2): a ready build of the catalog, or a
+ * built-in template; e2bdev/base stands for the built-in base. cfg holds
+ * the defaults (a parent build's configuration replaces it). NULL, or the reason the build fails at "base" (in why, or
+ * a constant). */
+const char *templates_stack_parent(struct templates *catalog, const struct cJSON *req,
+	struct template_config *cfg, char *why, size_t len);
+/* A step's cache key: sha256 (hex) of the stack's top layer, the step's
+ * canonical JSON (type, args, filesHash) and the configuration it runs
+ * with (user, working directory, environment). */
+void templates_stack_key(const char *parent, const struct cJSON *step,
+	const struct template_config *cfg, char key[TEMPLATES_KEY_LEN + 1]);
+/* The root paths of the stack's layers for sandbox_spec.layers (a malloc'd
+ * array of pointers into the store; free the array only), or NULL with why
+ * when a layer is missing. */
+const char **templates_stack_roots(const struct cJSON *layers, size_t *n, char *why, size_t len);
+
+/* Freezes the build sandbox sb and seals its writable layer into a layer on
+ * parent, in a helper; done runs on the loop with the layer. Its id is key,
+ * or a random one when key is taken (a forced step, or the same step being
+ * sealed by another build). The caller keeps sb until done has run.
+ * 0 ok, -1 with why (done will not run). */
+int templates_stack_seal(struct sandbox *sb, const char *key, const char *parent,
+	store_layer_done done, void *ctx, char *why, size_t len);
+
+#endif
