@@ -14,14 +14,17 @@
 #include "envd/process/process_stream.h"
 #include "http/http_conns.h"
 #include "http/http_server.h"
+#include "lib/crashpoint.h"
 #include "net/net.h"
 #include "options.h"
 #include "registry/registry.h"
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_rootless.h"
 #include "runtime/runtime_seccomp.h"
+#include "snapshots/snapshots.h"
 #include "state_dir.h"
 #include "store/store_layers.h"
+#include "volumes/volumes.h"
 
 #include <cJSON.h>
 #include <event2/event.h>
@@ -83,6 +86,7 @@ static char *default_templates_dir(void)
 
 int main(int argc, char **argv)
 {
+	crashpoint_init(); /* tests only: E2B_LOCAL_CRASH_AT */
 	struct backend_options opt;
 	switch (options_parse(argc, argv, &opt)) {
 	case OPTIONS_OK: break;
@@ -135,11 +139,17 @@ int main(int argc, char **argv)
 		state_dir_close(&sd);
 		return 1;
 	}
-	struct registry *reg = registry_new(base, sd.sandboxes);
-	struct proc_manager *pm = reg ? process_manager_new(base, process_stream_ops()) : NULL;
+	struct registry *reg = registry_new(base, sd.sandboxes, opt.api_key);
+	/* A state directory of its own (--state-dir) outlives this process:
+	 * its sandboxes are recorded there. A mkdtemp one dies with it. */
+	if (reg && !sd.owns_root)
+		registry_persist(reg, sd.root);
+	struct volumes *volumes = reg ? volumes_open(sd.root, reg, opt.api_key,
+		runtime_limits(), !sd.owns_root) : NULL;
+	struct proc_manager *pm = volumes ? process_manager_new(base, process_stream_ops()) : NULL;
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_may_shorten = opt.connect_may_shorten,
-		.max_sandboxes = (size_t)opt.max_sandboxes};
+		.max_sandboxes = (size_t)opt.max_sandboxes, .volumes = volumes};
 	struct fs_watchers *watchers = pm ? fs_watchers_new(base, reg) : NULL;
 	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base,
 		.watchers = watchers};
@@ -158,8 +168,18 @@ int main(int argc, char **argv)
 		registry_add_hooks(reg, &watch_hooks);
 		registry_add_hooks(reg, &pm_hooks);
 		registry_add_hooks(reg, &net_hooks);
+		api_ctx.snapshots = snapshots_new(base, reg, sd.root, !sd.owns_root);
+		size_t kept = registry_restore(reg);
+		if (api_ctx.snapshots)
+			snapshots_collect(api_ctx.snapshots); /* what a crash left unused */
+		if (kept > 0)
+			fprintf(stderr, "e2b-local-backend: %zu sandbox%s of an earlier run brought back "
+				"paused\n", kept, kept == 1 ? "" : "es");
 	}
-	struct evhttp *api = own_ports ? http_server_new(base, conns, api_dispatch, &api_ctx) : NULL;
+	/* Volume file uploads come through the control plane (api_routes.c
+	 * keeps the 1 MiB limit on every other route). */
+	struct evhttp *api = own_ports && api_ctx.snapshots ? http_server_new_limit(base, conns, api_dispatch, &api_ctx,
+		FILES_MAX_UPLOAD_BYTES) : NULL;
 	struct evhttp *envd = api ? http_server_new_limit(base, conns, envd_dispatch, &envd_ctx,
 		FILES_MAX_UPLOAD_BYTES) : NULL;
 	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
@@ -201,6 +221,8 @@ out:
 	envd_listeners_close_all(own_ports); /* likewise, each sandbox's own port */
 	http_conns_free(conns);   /* after every connection is gone */
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
+	volumes_close(volumes);   /* after the sandboxes that mounted them */
+	snapshots_free(api_ctx.snapshots); /* after the registry's removing hooks */
 	fs_watchers_free(watchers); /* after the registry's removing hooks */
 	envd_listeners_free(own_ports); /* after the registry's removing hooks */
 	process_manager_free(pm);    /* kills what is left, reaps every child */
