@@ -108,6 +108,14 @@ static void remove_orphans(struct volumes *vs)
 		if (e->d_name[0] == '.' || strncmp(e->d_name, "ext4-", 5) == 0 ||
 		    volumes_find(vs, e->d_name))
 			continue;
+		/* A volume with a record that could not be brought back (its image
+		 * busy, say) keeps its data for a later start. */
+		cJSON *record = store_name_valid(e->d_name)
+			? store_records_read(vs->state_root, RECORDS_KIND, e->d_name) : NULL;
+		if (record || (errno != ENOENT && store_name_valid(e->d_name))) {
+			cJSON_Delete(record);
+			continue;
+		}
 		char *path = text_printf("%s/%s", vs->dir, e->d_name);
 		if (path) {
 			fprintf(stderr, "e2b-local-backend: removing %s (a volume without a record)\n", path);

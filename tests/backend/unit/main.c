@@ -18,6 +18,7 @@ static const check_suite suites[] = {
 	{"net policy", suite_net_policy},
 	{"net dns", suite_net_dns},
 	{"store records", suite_store_records},
+	{"snapshot names and hmac", suite_snapshot_names},
 };
 
 int main(void)
