@@ -89,8 +89,10 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *orig
 	snapshots_captured done, void *ctx, int *status, char *why, size_t why_len)
 {
 	*status = 500;
-	if (!runtime_isolated()) {
-		snprintf(why, why_len, "snapshots need sandbox isolation (not --isolation none)");
+	if (!runtime_limits()) {
+		/* none: nothing to seal; rootless: no idmapped mounts, so no stacks. */
+		snprintf(why, why_len, "snapshots and forks need full isolation (not %s)",
+			runtime_isolation_name());
 		return -1;
 	}
 	if (runtime_sandbox_cold(sb)) {
