@@ -163,7 +163,7 @@ node_tests() {
 # log in build/test-logs/. The closing "N passed, N failed" counts layers.
 run_tests() {
   install_browser
-  apt_install nftables iperf3 iproute2 # the networking tests make namespaces (ip) and look at nft's tables; bench/ uses iperf3
+  apt_install nftables iperf3 iproute2 uidmap # the networking tests make namespaces (ip) and look at nft's tables; bench/ uses iperf3; tests/rootless maps subordinate ids (newuidmap)
   make -s -j"$(nproc)" replay fuzz BUILD="$BUILD" >&2
   # shellcheck source=tests/layers.sh
   . tests/layers.sh

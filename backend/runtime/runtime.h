@@ -25,7 +25,8 @@
  * runtime_enter.h (a sandbox's root, sockets in it, forking into it) and
  * runtime_users.h (its accounts) are what the rest of the backend uses to
  * reach into a sandbox; runtime_remove.h is removal, runtime_disk.h a
- * sandbox's disk; runtime_seccomp.h is the syscall policy (main.c and api/
+ * sandbox's disk, runtime_overlay.h its root over a stack of layers (and
+ * where its writable layer is, for sealing it into a layer of the store); runtime_seccomp.h is the syscall policy (main.c and api/
  * report whether it is on).
  *
  * The backend is single-threaded; these functions are called from its loop. */

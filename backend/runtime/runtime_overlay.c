@@ -54,7 +54,7 @@ static int check_rootless(const char *const *layers, size_t n, const struct sand
 	struct runtime_error *err)
 {
 	struct stat st;
-	err->status = 500;
+	err->status = 400;
 	if (n > 1) {
 		snprintf(err->message, sizeof err->message, "rootless isolation starts sandboxes from one "
 			"layer only (it has no idmapped mounts), not a stack of %zu", n);
@@ -63,6 +63,7 @@ static int check_rootless(const char *const *layers, size_t n, const struct sand
 	if (stat(layers[0], &st) != 0)
 		return failed(err, 500, "cannot find the sandbox's layer");
 	if (st.st_uid != rt->ids.base) {
+		err->status = 500;
 		snprintf(err->message, sizeof err->message, "the sandbox's layer is owned by uid %u in the "
 			"backend's namespace, not by the sandboxes' root (%u): rootless needs layers made "
 			"by this user from its subordinate ids", (unsigned)st.st_uid, (unsigned)rt->ids.base);

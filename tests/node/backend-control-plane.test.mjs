@@ -591,7 +591,7 @@ describe('backend process', () => {
     delete noKey.E2B_LOCAL_API_KEY;
     const mistakes = [
       [['--listen', '127.0.0.1:0', '--bogus'], undefined, /unknown option or missing value: --bogus/],
-      [['--listen', '127.0.0.1:0', '--isolation', 'some'], undefined, /--isolation must be auto, full or none, got some/],
+      [['--listen', '127.0.0.1:0', '--isolation', 'some'], undefined, /--isolation must be auto, full, rootless or none, got some/],
       [['--listen', '127.0.0.1:0', '--max-sandboxes', '0'], undefined, /--max-sandboxes must be 1\.\.100000, got 0/],
       [['--listen', 'nonsense'], undefined, /--listen must be HOST:PORT, got nonsense/],
       [[], undefined, /--listen is required/],

@@ -17,8 +17,8 @@ static const check_suite suites[] = {
 	{"text", suite_text},
 	{"net policy", suite_net_policy},
 	{"net dns", suite_net_dns},
-	{"store records", suite_store_records},
-	{"snapshot names and hmac", suite_snapshot_names},
+	{"records", suite_store_records},
+	{"snapshot_names", suite_snapshot_names},
 };
 
 int main(void)
