@@ -23,6 +23,7 @@
 #include "runtime/runtime_seccomp.h"
 #include "snapshots/snapshots.h"
 #include "state_dir.h"
+#include "store/store_helper.h"
 #include "store/store_layers.h"
 #include "volumes/volumes.h"
 
@@ -220,6 +221,9 @@ out:
 		evhttp_free(envd); /* open process streams are detached here */
 	envd_listeners_close_all(own_ports); /* likewise, each sandbox's own port */
 	http_conns_free(conns);   /* after every connection is gone */
+	/* Seals in progress finish while the registry and the snapshots they
+	 * report to still exist (their clients are gone with the listener). */
+	store_helper_wait_all();
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
 	volumes_close(volumes);   /* after the sandboxes that mounted them */
 	snapshots_free(api_ctx.snapshots); /* after the registry's removing hooks */

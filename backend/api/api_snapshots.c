@@ -242,7 +242,9 @@ static void on_fork_captured(void *arg, char *const *ids, size_t count, const ch
 	struct pending *p = arg;
 	struct evhttp_request *req = unpark(p);
 	const struct sandbox *orig = registry_find(p->ctx->reg, p->sandbox_id);
-	if (error || !orig) {
+	/* A client gone (or the backend stopping) gets no forks: nobody would
+	 * know of them. */
+	if (error || !orig || !req) {
 		int status = !req ? 0 : !orig ? reply_not_found(req, p->sandbox_id)
 			: reply_errorf(req, 500, "Failed to fork the sandbox: %s", error);
 		snapshots_collect(p->ctx->snapshots);
