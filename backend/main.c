@@ -14,19 +14,23 @@
 #include "http/http_conns.h"
 #include "http/http_server.h"
 #include "metrics/metrics.h"
+#include "lib/crashpoint.h"
 #include "net/net.h"
 #include "options.h"
 #include "registry/registry.h"
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_rootless.h"
 #include "runtime/runtime_seccomp.h"
+#include "snapshots/snapshots.h"
 #include "state_dir.h"
+#include "store/store_helper.h"
 #include "store/store_layers.h"
 #include "templates/templates.h"
 #include "templates/templates_exec.h"
 #include "templates/templates_files.h"
 #include "templates/templates_records.h"
 #include "templates/templates_stack.h"
+#include "volumes/volumes.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -89,6 +93,7 @@ static char *default_templates_dir(void)
 
 int main(int argc, char **argv)
 {
+	crashpoint_init(); /* tests only: E2B_LOCAL_CRASH_AT */
 	struct backend_options opt;
 	switch (options_parse(argc, argv, &opt)) {
 	case OPTIONS_OK: break;
@@ -141,11 +146,17 @@ int main(int argc, char **argv)
 		state_dir_close(&sd);
 		return 1;
 	}
-	struct registry *reg = registry_new(base, sd.sandboxes);
-	struct proc_manager *pm = reg ? process_manager_new(base, process_stream_ops()) : NULL;
+	struct registry *reg = registry_new(base, sd.sandboxes, opt.api_key);
+	/* A state directory of its own (--state-dir) outlives this process:
+	 * its sandboxes are recorded there. A mkdtemp one dies with it. */
+	if (reg && !sd.owns_root)
+		registry_persist(reg, sd.root);
+	struct volumes *volumes = reg ? volumes_open(sd.root, reg, opt.api_key,
+		runtime_limits(), !sd.owns_root) : NULL;
+	struct proc_manager *pm = volumes ? process_manager_new(base, process_stream_ops()) : NULL;
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_may_shorten = opt.connect_may_shorten,
-		.max_sandboxes = (size_t)opt.max_sandboxes};
+		.max_sandboxes = (size_t)opt.max_sandboxes, .volumes = volumes};
 	struct templates catalog = {0};
 	struct templates_env templates_env = {.base = base, .reg = reg, .pm = pm, .catalog = &catalog,
 		.state_root = sd.root};
@@ -186,9 +197,16 @@ int main(int argc, char **argv)
 		registry_add_hooks(reg, &net_hooks);
 		registry_add_hooks(reg, &metrics_hooks);
 		registry_add_hooks(reg, &build_hooks);
+		api_ctx.snapshots = snapshots_new(base, reg, sd.root, !sd.owns_root);
+		size_t kept = registry_restore(reg);
+		if (api_ctx.snapshots)
+			snapshots_collect(api_ctx.snapshots); /* what a crash left unused */
+		if (kept > 0)
+			fprintf(stderr, "e2b-local-backend: %zu sandbox%s of an earlier run brought back "
+				"paused\n", kept, kept == 1 ? "" : "es");
 	}
-	struct evhttp *api = metrics ? http_server_new(base, conns, HTTP_POOL_API, api_dispatch,
-		api_verdict, &api_ctx) : NULL;
+	struct evhttp *api = metrics && api_ctx.snapshots ? http_server_new(base, conns, HTTP_POOL_API,
+		api_dispatch, api_verdict, &api_ctx) : NULL;
 	struct evhttp *envd = api ? http_server_new(base, conns, HTTP_POOL_ENVD, envd_dispatch,
 		envd_verdict, &envd_ctx) : NULL;
 	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
@@ -233,7 +251,12 @@ out:
 	envd_listeners_close_all(own_ports); /* likewise, each sandbox's own port */
 	http_conns_free(conns);   /* after every connection is gone */
 	templates_exec_shutdown(&templates_env); /* running builds end, their sandboxes go */
+	/* Seals in progress finish while the registry and the snapshots they
+	 * report to still exist (their clients are gone with the listener). */
+	store_helper_wait_all();
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
+	volumes_close(volumes);   /* after the sandboxes that mounted them */
+	snapshots_free(api_ctx.snapshots); /* after the registry's removing hooks */
 	fs_watchers_free(watchers); /* after the registry's removing hooks */
 	envd_listeners_free(own_ports); /* after the registry's removing hooks */
 	metrics_free(metrics);    /* likewise */

@@ -11,6 +11,8 @@
 struct evhttp_request;
 struct registry;
 struct templates_env;
+struct snapshots;
+struct volumes;
 
 struct api_ctx {
 	struct registry *reg;
@@ -23,10 +25,14 @@ struct api_ctx {
 	size_t max_sandboxes; /* running + paused; create answers 429 above */
 	const char *domain;   /* --domain: the sandboxes' `domain` (<port>-<id>.<domain>) */
 	struct templates_env *templates; /* the template catalog and its builds */
+	struct volumes *volumes; /* volumes/ (api_volumes.h) */
+	struct snapshots *snapshots; /* snapshots/ (api_snapshots.h) */
 };
 
 /* id is the {sandboxID} path segment, already stripped of a legacy
  * "-<clientID>" suffix; "" for routes without one. */
+/* What a handler returns when it answers later (and logs the request then). */
+#define API_STATUS_PENDING 0
 typedef int (*api_handler)(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 
 #endif

@@ -7,6 +7,9 @@
 #include "api/api_sandboxes.h"
 #include "api/api_template_builds.h"
 #include "api/api_templates.h"
+#include "api/api_snapshots.h"
+#include "api/api_volume_content.h"
+#include "api/api_volumes.h"
 #include "http/http_conns.h"
 #include "http/http_head.h"
 #include "http/http_reply.h"
@@ -14,7 +17,10 @@
 #include "http/http_route.h"
 #include "http/http_server.h"
 #include "lib/text.h"
+#include "templates/templates.h"
+#include "templates/templates_exec.h"
 #include "templates/templates_files.h"
+#include "volumes/volumes.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_seccomp.h"
 
@@ -45,6 +51,17 @@ struct api_route {
 	bool needs_key;
 	api_handler handler;
 };
+
+/* DELETE /templates/{id}: E2B deletes snapshots through the template
+ * route, so an id that names no built template is taken for a snapshot's
+ * (whose own handler answers E2B's 404 for neither). */
+static int api_template_or_snapshot_delete(struct api_ctx *ctx, struct evhttp_request *req,
+	const char *id)
+{
+	if (templates_find(ctx->templates->catalog, id))
+		return api_templates_delete(ctx, req, id);
+	return api_snapshot_delete(ctx, req, id);
+}
 
 static const struct api_route routes[] = {
 	{"/health", EVHTTP_REQ_GET, "GET", false, api_health},
@@ -77,8 +94,24 @@ static const struct api_route routes[] = {
 	{"/templates/aliases/{}", EVHTTP_REQ_GET, "GET", true, api_templates_alias},
 	{"/templates/{}/tags", EVHTTP_REQ_GET, "GET", true, api_templates_tags_list},
 	{"/templates/{}", EVHTTP_REQ_GET, "GET", true, api_templates_get},
-	{"/templates/{}", EVHTTP_REQ_DELETE, "DELETE", true, api_templates_delete},
+	{"/templates/{}", EVHTTP_REQ_DELETE, "DELETE", true, api_template_or_snapshot_delete},
+	{"/sandboxes/{}/snapshots", EVHTTP_REQ_POST, "POST", true, api_snapshot_create},
+	{"/sandboxes/{}/fork", EVHTTP_REQ_POST, "POST", true, api_fork},
+	{"/snapshots", EVHTTP_REQ_GET, "GET", true, api_snapshot_list},
+	{"/volumes", EVHTTP_REQ_POST, "POST", true, api_volume_create},
+	{"/volumes", EVHTTP_REQ_GET, "GET", true, api_volume_list},
+	{"/volumes/{}", EVHTTP_REQ_GET, "GET", true, api_volume_get},
+	{"/volumes/{}", EVHTTP_REQ_DELETE, "DELETE", true, api_volume_delete},
+	/* The volume content API: the volume's token, checked by the handler. */
+	{"/volumecontent/{}/dir", EVHTTP_REQ_GET, "GET", false, api_volume_content_list},
+	{"/volumecontent/{}/dir", EVHTTP_REQ_POST, "POST", false, api_volume_content_mkdir},
+	{"/volumecontent/{}/path", EVHTTP_REQ_GET, "GET", false, api_volume_content_stat},
+	{"/volumecontent/{}/path", EVHTTP_REQ_PATCH, "PATCH", false, api_volume_content_update},
+	{"/volumecontent/{}/path", EVHTTP_REQ_DELETE, "DELETE", false, api_volume_content_remove},
+	{"/volumecontent/{}/file", EVHTTP_REQ_GET, "GET", false, api_volume_content_read},
+	{"/volumecontent/{}/file", EVHTTP_REQ_PUT, "PUT", false, api_volume_content_write},
 };
+
 
 #define ROUTE_COUNT (sizeof routes / sizeof routes[0])
 
@@ -90,7 +123,7 @@ static bool method_matches(enum evhttp_cmd_type route, enum evhttp_cmd_type aske
 /* 405 with an Allow header listing what the path does accept. */
 static int reply_method_not_allowed(struct evhttp_request *req, const char *path)
 {
-	char allow[64] = "OPTIONS";
+	char allow[96] = "OPTIONS";
 	char unused[8];
 	for (size_t i = 0; i < ROUTE_COUNT; i++) {
 		if (!route_match(routes[i].pattern, path, unused, sizeof unused))
@@ -146,6 +179,14 @@ void api_verdict(const struct http_head *head, struct http_verdict *v, void *arg
 		else
 			v->kind = HTTP_VERDICT_REFUSE;
 	}
+	/* Likewise a volume file's content, for the volume's own token. */
+	if (found->handler == api_volume_content_write) {
+		const struct volume *vol = volumes_find(ctx->volumes, id);
+		if (vol && volumes_authorized(ctx->volumes, vol, http_head_find(head, "Authorization")))
+			v->max_body = HTTP_MAX_READ_BODY_BYTES;
+		else
+			v->kind = HTTP_VERDICT_REFUSE;
+	}
 }
 
 static int route(struct api_ctx *ctx, struct evhttp_request *req)
@@ -165,7 +206,7 @@ static int route(struct api_ctx *ctx, struct evhttp_request *req)
 		return reply_error(req, 401, "Invalid API key");
 	/* Legacy IDs "<sandboxID>-<clientID>": E2B keeps the part before '-'. */
 	char *dash = strchr(id, '-');
-	if (dash)
+	if (dash && strstr(found->pattern, "sandboxes/{}"))
 		*dash = '\0';
 	return found->handler(ctx, req, id);
 }

@@ -1,6 +1,7 @@
 /* Serializing a sandbox as Sandbox, SandboxDetail and ListedSandbox. */
 #include "api/api_sandbox_json.h"
 
+#include "api/api_volume_mounts.h"
 #include "lib/clock.h"
 #include "net/net.h"
 #include "registry/registry.h"
@@ -46,6 +47,7 @@ static cJSON *common_fields(const struct sandbox *sb)
 	cJSON_AddStringToObject(o, "state", sb->state == SANDBOX_RUNNING ? "running" : "paused");
 	cJSON_AddStringToObject(o, "envdVersion", SANDBOX_ENVD_VERSION);
 	cJSON_AddItemToObject(o, "metadata", cJSON_Duplicate(sb->metadata, 1));
+	cJSON_AddItemToObject(o, "volumeMounts", api_volume_mounts_json(sb->volume_mounts));
 	add_envd_url(o, sb);
 	add_lifetime_left(o, sb);
 	return o;

@@ -4,6 +4,7 @@
 
 #include "api/api_network.h"
 #include "api/api_sandbox_json.h"
+#include "api/api_volume_mounts.h"
 #include "http/http_field.h"
 #include "http/http_reply.h"
 #include "http/http_request.h"
@@ -17,6 +18,9 @@
 #include "templates/templates_stack.h"
 #include "templates/templates_start.h"
 #include "http/http_conns.h"
+#include "runtime/runtime_overlay.h"
+#include "snapshots/snapshots.h"
+#include "store/store_layers.h"
 
 #include <cJSON.h>
 #include <event2/http.h>
@@ -70,8 +74,8 @@ static enum field_result read_timeout(const cJSON *body, int64_t *out, struct bo
 }
 
 /* Fills spec from a NewSandbox (v1) or NewSandboxV2 body; the network
- * settings are api_network.c's. Unknown fields (mcp, volumeMounts, ...) are
- * accepted and ignored. */
+ * settings are api_network.c's, volumeMounts api_volume_mounts.c's. Unknown
+ * fields (mcp, ...) are accepted and ignored. */
 static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spec,
 	struct body_error *err)
 {
@@ -219,6 +223,20 @@ static int api_template_wait_ready(struct api_ctx *ctx, struct evhttp_request *r
 	return 0; /* answered later; logged then */
 }
 
+/* {allow_internet_access?, network?} of a create body: kept with the
+ * sandbox, to set its network up again after a restart. */
+static cJSON *network_asked(const cJSON *body)
+{
+	cJSON *asked = cJSON_CreateObject();
+	const char *const fields[] = {"allow_internet_access", "network"};
+	for (size_t i = 0; asked && i < sizeof fields / sizeof fields[0]; i++) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(body, fields[i]);
+		if (f)
+			cJSON_AddItemToObject(asked, fields[i], cJSON_Duplicate(f, 1));
+	}
+	return asked;
+}
+
 static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 {
 	struct body_error err;
@@ -227,48 +245,55 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 		return reply_body_error(req, &err);
 	struct sandbox_spec spec = {0};
 	struct net_policy policy;
+	cJSON *mounts = NULL, *asked_net = NULL;
+	struct sandbox *sb = NULL;
+	struct runtime_error rerr;
+	int status = 0;
 	if (read_new_sandbox(body, v2, &spec, &err) != 0 ||
+	    api_volume_mounts_read(body, ctx->volumes, &mounts, &err) != 0 ||
 	    api_network_read_create(body, &spec, &policy, &err) != 0) {
 		cJSON_Delete(body);
+		cJSON_Delete(mounts);
 		return reply_body_error(req, &err);
 	}
+	spec.volume_mounts = mounts;
+	spec.create_network = asked_net = network_asked(body);
+	/* A snapshot's name or id as templateID: its stack of layers, on the
+	 * template it was taken of. */
+	const char *roots[RUNTIME_MAX_LAYERS];
+	const struct snapshot *snap = snapshots_resolve(ctx->snapshots, spec.template_id);
+	int layers = snap ? snapshots_roots(snap, roots, RUNTIME_MAX_LAYERS) : 0;
+	spec.layers = roots;
+	spec.layer_count = layers > 0 ? (size_t)layers : 0;
 	if (registry_count(ctx->reg) >= ctx->max_sandboxes) {
-		cJSON_Delete(body);
-		net_policy_free(&policy);
 		/* E2B's answer (and status) when a team is at its concurrency limit. */
-		return reply_errorf(req, 429, "You have reached the maximum number of concurrent E2B "
+		status = reply_errorf(req, 429, "You have reached the maximum number of concurrent E2B "
 			"sandboxes (%zu). If you need more, please contact us at "
 			"'https://e2b.dev/docs/getting-help'", ctx->max_sandboxes);
+	} else if (layers < 0) {
+		status = reply_errorf(req, 500, "snapshot '%.140s' has lost its layers", spec.template_id);
 	}
-	/* A built template: its base, its environment (the request's envVars win)
-	 * and its start and ready commands. */
+	/* A built template: its stack, its environment (the request's envVars
+	 * win) and its start and ready commands. */
 	const struct template_config *cfg = NULL;
 	cJSON *envs = NULL;
-	const char **roots = NULL; /* the layers' paths: the registry copies them */
+	const char **tpl_roots = NULL; /* the layers' paths: the registry copies them */
 	char missing[300] = "";
-	if (api_template_resolve(ctx, &spec, &cfg, &envs, &roots, missing, sizeof missing) != 0) {
-		free(roots);
-		cJSON_Delete(envs);
-		cJSON_Delete(body);
-		net_policy_free(&policy);
-		return reply_error(req, missing[0] ? 404 : 500, missing[0] ? missing : "out of memory");
-	}
-	struct runtime_error rerr;
-	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, spec.disk_size_mb,
-		&rerr) != 0) {
-		free(roots);
-		cJSON_Delete(envs);
-		cJSON_Delete(body);
-		net_policy_free(&policy);
-		return reply_error(req, rerr.status, rerr.message);
-	}
-	struct sandbox *sb = registry_create(ctx->reg, &spec, &rerr);
+	if (!status && !snap &&
+	    api_template_resolve(ctx, &spec, &cfg, &envs, &tpl_roots, missing, sizeof missing) != 0)
+		status = reply_error(req, missing[0] ? 404 : 500, missing[0] ? missing : "out of memory");
+	if (!status && (runtime_check_create(snap ? snap->template_id : spec.template_id, spec.cpu_count,
+			    spec.memory_mb, spec.disk_size_mb, &rerr) != 0 ||
+			!(sb = registry_create(ctx->reg, &spec, &rerr))))
+		status = reply_error(req, rerr.status, rerr.message);
 	cJSON_Delete(body); /* spec pointed into it; the registry made copies */
+	cJSON_Delete(mounts);
+	cJSON_Delete(asked_net);
 	cJSON_Delete(envs);
-	free(roots);
-	if (!sb) {
+	free(tpl_roots);
+	if (status) {
 		net_policy_free(&policy);
-		return reply_error(req, rerr.status, rerr.message);
+		return status;
 	}
 	char why[256];
 	if (net_sandbox_attach(sb, &policy, why, sizeof why) != 0) {
@@ -279,6 +304,54 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	if (cfg && cfg->start_cmd)
 		return api_template_wait_ready(ctx, req, sb, cfg);
 	return reply_json(req, 201, sandbox_json_created(sb, ctx->domain));
+}
+
+struct sandbox *api_sandboxes_fork(struct api_ctx *ctx, const struct sandbox *orig,
+	const char *const *layer_ids, size_t layer_count, int64_t timeout_s, struct runtime_error *err)
+{
+	const char *roots[RUNTIME_MAX_LAYERS];
+	err->status = 500;
+	snprintf(err->message, sizeof err->message, "Failed to create sandbox: its layers are missing");
+	if (layer_count > RUNTIME_MAX_LAYERS)
+		return NULL;
+	for (size_t i = 0; i < layer_count; i++) {
+		const struct store_layer *l = store_layer_find(layer_ids[i]);
+		if (!l)
+			return NULL;
+		roots[i] = l->root;
+	}
+	if (registry_count(ctx->reg) >= ctx->max_sandboxes) {
+		err->status = 429;
+		snprintf(err->message, sizeof err->message, "You have reached the maximum number of "
+			"concurrent E2B sandboxes (%zu)", ctx->max_sandboxes);
+		return NULL;
+	}
+	struct sandbox_spec spec = {.template_id = orig->template_id, .layers = roots,
+		.layer_count = layer_count, .timeout_s = timeout_s, .metadata = orig->metadata,
+		.env_vars = orig->env_vars, .volume_mounts = orig->volume_mounts,
+		.create_network = orig->create_network, .secure = orig->secure,
+		.allow_internet_access = orig->allow_internet_access, .cpu_count = orig->cpu_count,
+		.memory_mb = orig->memory_mb, .disk_size_mb = orig->disk_size_mb};
+	struct net_policy policy;
+	struct body_error berr;
+	cJSON *empty = orig->create_network ? NULL : cJSON_CreateObject();
+	int rc = api_network_read_create(orig->create_network ? orig->create_network : empty, &spec,
+		&policy, &berr);
+	struct sandbox *sb = rc == 0 ? registry_create(ctx->reg, &spec, err) : NULL;
+	cJSON_Delete(empty);
+	if (!sb) {
+		if (rc == 0)
+			net_policy_free(&policy);
+		return NULL;
+	}
+	char why[256];
+	if (net_sandbox_attach(sb, &policy, why, sizeof why) != 0) {
+		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
+		registry_kill(ctx->reg, sb);
+		snprintf(err->message, sizeof err->message, "Failed to create sandbox: no network");
+		return NULL;
+	}
+	return sb;
 }
 
 int api_create_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
@@ -355,6 +428,44 @@ int api_pause(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 	return reply_empty(req, 204);
 }
 
+/* The network a sandbox asked for at create (sb->create_network), set up
+ * for it: after create, and again when a sandbox kept from an earlier run
+ * starts. 0, or -1 (logged). */
+static int attach_network(struct sandbox *sb, const cJSON *asked)
+{
+	struct sandbox_spec spec = {0};
+	struct net_policy policy;
+	struct body_error err;
+	cJSON *empty = asked ? NULL : cJSON_CreateObject();
+	char why[256];
+	int rc = api_network_read_create(asked ? asked : empty, &spec, &policy, &err);
+	cJSON_Delete(empty);
+	if (rc != 0) {
+		fprintf(stderr, "sandbox %s: its network: %s\n", sb->id, err.message);
+		return -1;
+	}
+	if (net_sandbox_attach(sb, &policy, why, sizeof why) != 0) {
+		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* paused -> running (resume, connect): 201 Sandbox. */
+static int resume_sandbox(struct api_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
+	int64_t timeout)
+{
+	bool cold = runtime_sandbox_cold(sb);
+	struct runtime_error rerr;
+	if (registry_resume(ctx->reg, sb, timeout, &rerr) != 0)
+		return reply_errorf(req, rerr.status, "Failed to resume sandbox: %s", rerr.message);
+	if (cold && attach_network(sb, sb->create_network) != 0) {
+		registry_pause(ctx->reg, sb);
+		return reply_error(req, 500, "Failed to resume sandbox: no network");
+	}
+	return reply_json(req, 201, sandbox_json_created(sb, ctx->domain));
+}
+
 int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
 	struct body_error err;
@@ -379,8 +490,7 @@ int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 		return reply_errorf(req, 409, "Sandbox %s is already running", id);
 	if (auto_pause_given == FIELD_OK)
 		sb->auto_pause = auto_pause;
-	registry_resume(ctx->reg, sb, timeout);
-	return reply_json(req, 201, sandbox_json_created(sb, ctx->domain));
+	return resume_sandbox(ctx, req, sb, timeout);
 }
 
 /* Both connect routes: 200 when it was running, 201 when it was resumed. */
@@ -407,10 +517,8 @@ static int connect_sandbox(struct api_ctx *ctx, struct evhttp_request *req, cons
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb)
 		return reply_not_found(req, id);
-	if (sb->state == SANDBOX_PAUSED) {
-		registry_resume(ctx->reg, sb, timeout);
-		return reply_json(req, 201, sandbox_json_created(sb, ctx->domain));
-	}
+	if (sb->state == SANDBOX_PAUSED)
+		return resume_sandbox(ctx, req, sb, timeout);
 	/* E2B only ever extends here; --connect-may-shorten replaces endAt even
 	 * when that brings it closer (a connect without a timeout means 300 s). */
 	bool shorter = clock_now_ms() + timeout * 1000 < sb->end_at_ms;

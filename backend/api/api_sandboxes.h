@@ -7,6 +7,9 @@
 
 #include "api/api_ctx.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 int api_create_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_create_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_get(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
@@ -16,5 +19,13 @@ int api_pause(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_connect_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_connect_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
+
+struct runtime_error;
+struct sandbox;
+/* A fork of orig on the stack layer_ids (its layers with its sealed
+ * writable layer on top): its settings (metadata, env vars, sizes, network,
+ * volumes), running for timeout_s. NULL with err. */
+struct sandbox *api_sandboxes_fork(struct api_ctx *ctx, const struct sandbox *orig,
+	const char *const *layer_ids, size_t layer_count, int64_t timeout_s, struct runtime_error *err);
 
 #endif

@@ -2,8 +2,11 @@
 #include "registry/registry.h"
 
 #include "lib/clock.h"
+#include "lib/crashpoint.h"
 #include "lib/random.h"
 #include "lib/text.h"
+#include "registry/registry_records.h"
+#include "store/store_records.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_remove.h"
 
@@ -19,20 +22,26 @@
 struct registry {
 	struct event_base *base;
 	char *sandboxes_dir;
+	char *token_key;
+	char *state_root;       /* records are kept there (registry_persist), or NULL */
 	struct sandbox **items; /* unordered; listing sorts its own copy */
 	size_t count, cap;
 	struct registry_hooks hooks[REGISTRY_MAX_HOOKS];
 	size_t nhooks;
 };
 
-struct registry *registry_new(struct event_base *base, const char *sandboxes_dir)
+struct registry *registry_new(struct event_base *base, const char *sandboxes_dir,
+	const char *token_key)
 {
 	struct registry *reg = calloc(1, sizeof *reg);
 	if (!reg)
 		return NULL;
 	reg->base = base;
 	reg->sandboxes_dir = strdup(sandboxes_dir);
-	if (!reg->sandboxes_dir) {
+	reg->token_key = strdup(token_key);
+	if (!reg->sandboxes_dir || !reg->token_key) {
+		free(reg->sandboxes_dir);
+		free(reg->token_key);
 		free(reg);
 		return NULL;
 	}
@@ -62,12 +71,27 @@ static void fire(struct registry *reg, enum hook which, struct sandbox *sb)
 	}
 }
 
+/* Writes sb's record (with persistence). 0, or -1 (logged). */
+static int save(struct registry *reg, const struct sandbox *sb)
+{
+	if (!reg->state_root)
+		return 0;
+	cJSON *record = registry_records_of(sb, clock_now_ms());
+	int rc = record ? store_records_write(reg->state_root, REGISTRY_RECORDS_KIND, sb->id, record) : -1;
+	cJSON_Delete(record);
+	if (rc != 0)
+		fprintf(stderr, "sandbox %s: cannot write its record: %s\n", sb->id, strerror(errno));
+	return rc;
+}
+
 static void sandbox_free(struct sandbox *sb)
 {
 	if (sb->expiry)
 		event_free(sb->expiry);
 	cJSON_Delete(sb->metadata);
 	cJSON_Delete(sb->env_vars);
+	cJSON_Delete(sb->volume_mounts);
+	cJSON_Delete(sb->create_network);
 	free(sb->template_id);
 	for (size_t i = 0; i < sb->layer_count; i++)
 		free(sb->layers[i]);
@@ -81,10 +105,32 @@ void registry_free(struct registry *reg)
 {
 	if (!reg)
 		return;
-	while (reg->count > 0)
-		registry_kill(reg, reg->items[reg->count - 1]);
+	while (reg->count > 0) {
+		struct sandbox *sb = reg->items[reg->count - 1];
+		if (!reg->state_root) {
+			registry_kill(reg, sb);
+			continue;
+		}
+		/* Kept: recorded paused (a running one with the lifetime it has
+		 * left), its processes stopped, its disk and record kept. */
+		reg->count--;
+		if (sb->state == SANDBOX_RUNNING) {
+			int64_t now = clock_now_ms();
+			sb->left_at_pause_ms = sb->end_at_ms > now ? sb->end_at_ms - now : 0;
+			sb->end_at_ms = now;
+			sb->state = SANDBOX_PAUSED;
+		}
+		save(reg, sb);
+		fire(reg, HOOK_REMOVING, sb);
+		runtime_sandbox_stop(sb);
+		runtime_state_free(sb->rt); /* the id range goes with this process */
+		sb->rt = NULL;
+		sandbox_free(sb);
+	}
 	free(reg->items);
 	free(reg->sandboxes_dir);
+	free(reg->token_key);
+	free(reg->state_root);
 	free(reg);
 }
 
@@ -189,13 +235,17 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
 	sb->template_id = strdup(spec->template_id);
 	sb->metadata = copy_object(spec->metadata);
 	sb->env_vars = copy_object(spec->env_vars);
+	sb->volume_mounts = spec->volume_mounts ? cJSON_Duplicate(spec->volume_mounts, 1)
+		: cJSON_CreateArray();
 	sb->expiry = evtimer_new(reg->base, on_expiry, sb);
-	if (!sb->template_id || !sb->metadata || !sb->env_vars || !sb->expiry ||
+	sb->create_network = spec->create_network ? cJSON_Duplicate(spec->create_network, 1) : NULL;
+	if (!sb->template_id || !sb->metadata || !sb->env_vars || !sb->volume_mounts || !sb->expiry ||
+	    (spec->create_network && !sb->create_network) ||
 	    random_hex(sb->client_id, SANDBOX_CLIENT_ID_LEN) != 0 ||
-	    (spec->secure && random_hex(sb->access_token, SANDBOX_TOKEN_LEN) != 0) ||
-	    (spec->private_traffic && random_hex(sb->traffic_token, SANDBOX_TOKEN_LEN) != 0) ||
+	    random_hex(sb->token_nonce, sizeof sb->token_nonce - 1) != 0 ||
 	    (spec->mask_request_host && !(sb->mask_request_host = strdup(spec->mask_request_host))) ||
-	    copy_layers(sb, spec) != 0 || assign_id_and_dir(reg, sb) != 0) {
+	    copy_layers(sb, spec) != 0 || assign_id_and_dir(reg, sb) != 0 ||
+	    registry_records_tokens(sb, reg->token_key, spec->secure, spec->private_traffic) != 0) {
 		sandbox_free(sb);
 		return NULL;
 	}
@@ -214,6 +264,13 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
 	sb->state = SANDBOX_RUNNING;
 	sb->started_at_ms = clock_now_ms();
 	sb->end_at_ms = sb->started_at_ms + spec->timeout_s * 1000;
+	crashpoint("sandbox-started");
+	if (save(reg, sb) != 0) {
+		snprintf(err->message, sizeof err->message, "Failed to create sandbox: cannot record it");
+		runtime_sandbox_remove(sb);
+		sandbox_free(sb);
+		return NULL;
+	}
 	reg->items[reg->count++] = sb;
 	arm_expiry(sb);
 	fire(reg, HOOK_CREATED, sb);
@@ -230,6 +287,11 @@ struct sandbox *registry_find(const struct registry *reg, const char *id)
 
 void registry_kill(struct registry *reg, struct sandbox *sb)
 {
+	/* The record goes first: after a crash, a directory without a record
+	 * is removed at the next start; the reverse would bring back a
+	 * sandbox without its files. */
+	if (reg->state_root && store_records_delete(reg->state_root, REGISTRY_RECORDS_KIND, sb->id) != 0)
+		fprintf(stderr, "sandbox %s: cannot remove its record: %s\n", sb->id, strerror(errno));
 	for (size_t i = 0; i < reg->count; i++) {
 		if (reg->items[i] != sb)
 			continue;
@@ -252,11 +314,17 @@ void registry_pause(struct registry *reg, struct sandbox *sb)
 	sb->end_at_ms = now;
 	if (runtime_sandbox_freeze(sb, true) != 0)
 		fprintf(stderr, "sandbox %s: could not freeze it completely\n", sb->id);
+	save(reg, sb);
 	fire(reg, HOOK_PAUSED, sb);
 }
 
-void registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s)
+int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s,
+	struct runtime_error *err)
 {
+	if (runtime_sandbox_cold(sb) && runtime_sandbox_start(sb, err) != 0) {
+		runtime_sandbox_stop(sb); /* cold again, its disk kept */
+		return -1;
+	}
 	int64_t now = clock_now_ms();
 	sb->state = SANDBOX_RUNNING;
 	/* E2B starts a resumed sandbox afresh: startedAt is the resume time. */
@@ -264,7 +332,9 @@ void registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s
 	sb->end_at_ms = now + timeout_s * 1000;
 	arm_expiry(sb);
 	runtime_sandbox_freeze(sb, false);
+	save(reg, sb);
 	fire(reg, HOOK_RESUMED, sb);
+	return 0;
 }
 
 void registry_set_timeout(struct registry *reg, struct sandbox *sb, int64_t timeout_s)
@@ -273,6 +343,68 @@ void registry_set_timeout(struct registry *reg, struct sandbox *sb, int64_t time
 	sb->end_at_ms = clock_now_ms() + timeout_s * 1000;
 	if (sb->state == SANDBOX_RUNNING)
 		arm_expiry(sb); /* evtimer_add on a pending timer reschedules it */
+	save(reg, sb);
+}
+
+void registry_persist(struct registry *reg, const char *state_root)
+{
+	free(reg->state_root);
+	reg->state_root = state_root ? strdup(state_root) : NULL;
+}
+
+struct restore_walk {
+	struct registry *reg;
+	size_t restored;
+};
+
+static int restore_one(void *ctx, const char *id, cJSON *record)
+{
+	struct restore_walk *w = ctx;
+	struct registry *reg = w->reg;
+	struct sandbox *sb = calloc(1, sizeof *sb);
+	uint32_t id_base = 0;
+	struct stat st;
+	char why[256] = "out of memory";
+	if (!sb || grow(reg) != 0) {
+		free(sb);
+		cJSON_Delete(record);
+		return 0;
+	}
+	sb->owner = reg;
+	sb->expiry = evtimer_new(reg->base, on_expiry, sb);
+	int rc = sb->expiry ? registry_records_load(sb, record, reg->token_key, &id_base) : -1;
+	cJSON_Delete(record);
+	if (rc != 0 || strcmp(sb->id, id) != 0) {
+		fprintf(stderr, "e2b-local-backend: record of sandbox %s is not one; skipped\n", id);
+		sandbox_free(sb);
+		return 0;
+	}
+	sb->dir = text_printf("%s/%s", reg->sandboxes_dir, sb->id);
+	if (sb->dir && (stat(sb->dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		/* Its files are gone: so is the sandbox. */
+		fprintf(stderr, "e2b-local-backend: sandbox %s has a record but no directory; "
+			"removing the record\n", sb->id);
+		store_records_delete(reg->state_root, REGISTRY_RECORDS_KIND, sb->id);
+		sandbox_free(sb);
+		return 0;
+	}
+	if (!sb->dir || runtime_sandbox_adopt(sb, (uid_t)id_base, why, sizeof why) != 0) {
+		fprintf(stderr, "e2b-local-backend: cannot bring back sandbox %s: %s\n", sb->id, why);
+		sandbox_free(sb);
+		return 0;
+	}
+	reg->items[reg->count++] = sb;
+	fire(reg, HOOK_CREATED, sb);
+	w->restored++;
+	return 0;
+}
+
+size_t registry_restore(struct registry *reg)
+{
+	struct restore_walk w = {.reg = reg};
+	if (reg->state_root)
+		store_records_each(reg->state_root, REGISTRY_RECORDS_KIND, restore_one, &w);
+	return w.restored;
 }
 
 size_t registry_count(const struct registry *reg)

@@ -35,6 +35,7 @@ struct sandbox {
 	char id[SANDBOX_ID_LEN + 1];
 	char client_id[SANDBOX_CLIENT_ID_LEN + 1];
 	char access_token[SANDBOX_TOKEN_LEN + 1]; /* "" when not secure */
+	char token_nonce[33];    /* its tokens are derived from it (registry_records.h) */
 	char *template_id;
 	/* The root filesystem's read-only layers, bottom first (absolute paths
 	 * of their trees, store_layer.root); NULL: the template's own rootfs. */
@@ -43,6 +44,11 @@ struct sandbox {
 	char *dir;               /* <state-dir>/sandboxes/<id>, exists while the sandbox does */
 	struct cJSON *metadata;  /* object of strings, never NULL */
 	struct cJSON *env_vars;  /* object of strings, never NULL */
+	/* [{name, volumeID, path}]: the volumes mounted in it, never NULL */
+	struct cJSON *volume_mounts;
+	/* {allow_internet_access?, network?} as asked at create, or NULL: what
+	 * its network is set up from again after a restart */
+	struct cJSON *create_network;
 	bool secure;
 	bool auto_pause;         /* on expiry: pause instead of kill */
 	bool internal;           /* the backend's own (a template build's): not listed */
@@ -79,6 +85,8 @@ struct sandbox_spec {
 	int64_t timeout_s;
 	const struct cJSON *metadata; /* NULL = none */
 	const struct cJSON *env_vars; /* NULL = none */
+	const struct cJSON *volume_mounts; /* [{name, volumeID, path}], NULL = none */
+	const struct cJSON *create_network; /* {allow_internet_access?, network?}, NULL = none */
 	bool secure;
 	bool auto_pause;
 	bool internal;                /* the backend's own: hidden from the API */
@@ -99,8 +107,12 @@ struct registry_hooks {
 	void (*removing)(void *ctx, struct sandbox *sb); /* about to be freed, dir still there */
 };
 
-struct registry *registry_new(struct event_base *base, const char *sandboxes_dir);
-/* Removes every sandbox (hooks fire, directories are deleted). */
+/* token_key: what the sandboxes' tokens are derived from (the API key). */
+struct registry *registry_new(struct event_base *base, const char *sandboxes_dir,
+	const char *token_key);
+/* Removes every sandbox (hooks fire, directories are deleted); with
+ * persistence (registry_persist.h) every sandbox is kept instead: recorded
+ * paused, its processes stopped, its disk kept. */
 void registry_free(struct registry *reg);
 /* Adds a set of hooks (at most REGISTRY_MAX_HOOKS). Like constructors and
  * destructors: `removing` and `paused` run in the order the sets were
@@ -123,10 +135,25 @@ void registry_kill(struct registry *reg, struct sandbox *sb);
 /* running -> paused: stops the expiry timer, endAt becomes the pause time
  * and the lifetime left is kept (0 when it paused on expiry). */
 void registry_pause(struct registry *reg, struct sandbox *sb);
-/* paused -> running with endAt = now + timeout_s. */
-void registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s);
+/* paused -> running with endAt = now + timeout_s. A sandbox kept from an
+ * earlier run (runtime_sandbox_cold) is started again on its own disk
+ * first; -1 with err when that fails (it stays paused). */
+int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s,
+	struct runtime_error *err);
 /* endAt = now + timeout_s (shorter or longer) and re-arms the timer. */
 void registry_set_timeout(struct registry *reg, struct sandbox *sb, int64_t timeout_s);
+
+/* Persistence (--state-dir): every sandbox has a record in
+ * <state_root>/records/sandboxes (registry_records.h), written when it is
+ * created (before the answer: a create whose record cannot be written
+ * fails) and whenever its state or lifetime changes, removed first when it
+ * is killed. Call before anything is created. */
+void registry_persist(struct registry *reg, const char *state_root);
+/* Brings back the sandboxes of the records (after the hooks are added):
+ * each is paused, cold (runtime_sandbox_adopt), with its lifetime left;
+ * `created` hooks fire. Records whose directory is gone are removed. The
+ * number brought back. */
+size_t registry_restore(struct registry *reg);
 
 size_t registry_count(const struct registry *reg);
 struct sandbox *registry_at(const struct registry *reg, size_t i);

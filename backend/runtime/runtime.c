@@ -25,7 +25,9 @@
 #include "runtime/runtime_remove.h"
 #include "runtime/runtime_rootless.h"
 #include "runtime/runtime_userns.h"
+#include "runtime/runtime_volumes.h"
 #include "runtime/runtime_seccomp.h"
+#include "runtime/runtime_shift.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -353,38 +355,101 @@ static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
 	return 0;
 }
 
-int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
+/* A fresh runtime state: nothing taken, nothing mounted. */
+static struct sandbox_rt *rt_new(void)
 {
-	if (!runtime_isolated())
-		return 0;
 	struct sandbox_rt *rt = calloc(1, sizeof *rt);
-	err->status = 500;
-	if (!rt) {
-		snprintf(err->message, sizeof err->message, "out of memory");
-		return -1;
-	}
+	if (!rt)
+		return NULL;
 	rt->root_fd = -1;
 	rt->disk.loop = -1;
 	rt->ids.slot = -1;
 	for (int i = 0; i < RT_NCTRL; i++)
 		rt->procs_fd[i] = -1;
+	return rt;
+}
+
+int runtime_sandbox_adopt(struct sandbox *sb, uid_t id_base, char *why, size_t why_len)
+{
+	if (!runtime_isolated())
+		return 0;
+	struct sandbox_rt *rt = rt_new();
+	if (!rt) {
+		snprintf(why, why_len, "out of memory");
+		return -1;
+	}
+	if (runtime_ids_take_base(id_base, &rt->ids) != 0) {
+		/* Taken meanwhile (another backend), or another --id-range: a
+		 * free range, and its files move there when it starts. */
+		if (runtime_ids_take(&rt->ids) != 0) {
+			snprintf(why, why_len, "no free id range (the %s of --id-range are in use)",
+				runtime_ids_describe());
+			free(rt);
+			return -1;
+		}
+		rt->rebase = true;
+	}
+	rt->kept = true;
+	sb->rt = rt;
+	return 0;
+}
+
+bool runtime_sandbox_cold(const struct sandbox *sb)
+{
+	return sb->rt && sb->rt->kept && sb->rt->init_pid <= 0;
+}
+
+uid_t runtime_sandbox_id_base(const struct sandbox *sb)
+{
+	return sb->rt ? sb->rt->ids.base : 0;
+}
+
+/* The disk of the sandbox: its own from an earlier run (kept), else a new one. */
+static int attach_disk(struct sandbox *sb, struct sandbox_rt *rt)
+{
+	if (!rt->kept)
+		return runtime_disk_attach(sb->dir, sb->disk_size_mb, &rt->disk);
+	char img[4096], mnt[4096];
+	snprintf(img, sizeof img, "%s/disk.img", sb->dir);
+	snprintf(mnt, sizeof mnt, "%s/" RUNTIME_DISK_MOUNT, sb->dir);
+	if (runtime_disk_image_mount_existing(img, mnt, &rt->disk) != 0)
+		return -1;
+	if (rt->rebase && runtime_shift_ids(mnt, &rt->ids) != 0)
+		return -1;
+	rt->rebase = false;
+	return 0;
+}
+
+int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
+{
+	if (!runtime_isolated())
+		return 0;
+	err->status = 500;
+	/* Adopted (runtime_sandbox_adopt): its id range is taken already, its
+	 * disk and writable layer are there. */
+	struct sandbox_rt *rt = sb->rt ? sb->rt : rt_new();
+	if (!rt) {
+		snprintf(err->message, sizeof err->message, "out of memory");
+		return -1;
+	}
 	sb->rt = rt;
 	char why[256] = "";
-	if (runtime_ids_take(&rt->ids) != 0) {
+	if (!rt->kept && runtime_ids_take(&rt->ids) != 0) {
 		err->status = 503;
 		snprintf(err->message, sizeof err->message, "no free id range for a new sandbox: the "
 			"%s of --id-range are all in use or still being removed", runtime_ids_describe());
 	} else if (make_cgroups(sb, rt) != 0) {
 		snprintf(err->message, sizeof err->message, "cannot create the sandbox's cgroups: %s",
 			strerror(errno));
-	} else if (rt_g.mode == ISOLATION_FULL &&
-		   runtime_disk_attach(sb->dir, sb->disk_size_mb, &rt->disk) != 0) {
+	} else if (rt_g.mode == ISOLATION_FULL && attach_disk(sb, rt) != 0) {
 		if (errno == ENOSPC)
 			err->status = 507; /* the host's disk is full */
 		snprintf(err->message, sizeof err->message, "cannot prepare the sandbox's disk: %s",
 			strerror(errno));
 	} else if (runtime_overlay_mount(sb, rt, err) != 0) {
 		/* err says why */
+	} else if (runtime_volumes_mount(sb, why, sizeof why) != 0) {
+		snprintf(err->message, sizeof err->message, "%s", why);
 	} else if (runtime_clone_init(rt, why, sizeof why) != 0) {
 		snprintf(err->message, sizeof err->message, "cannot start the sandbox: %s",
 			why[0] ? why : strerror(errno));
@@ -392,7 +457,7 @@ int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
 		return 0;
 	}
 	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
-	return -1; /* the caller removes it (runtime_sandbox_remove) */
+	return -1; /* the caller removes it (runtime_sandbox_remove) or stops it again */
 }
 
 /* --- pause ------------------------------------------------------------------ */

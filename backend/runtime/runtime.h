@@ -81,9 +81,19 @@ struct runtime_error {
 };
 int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, int disk_size_mb,
 	struct runtime_error *err);
-/* Starts the sandbox (disk, overlay, cgroups, init) in its existing directory sb->dir.
- * -1 with err set (the directory's contents are cleaned up again). */
+/* Starts the sandbox (disk, overlay, volumes, cgroups, init) in its existing
+ * directory sb->dir; an adopted one on its own disk. -1 with err set. */
 int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err);
+/* A sandbox an earlier backend left (its record says it existed, its
+ * directory holds its disk image with its writable layer): takes its id
+ * range (id_base, the files on its disk carry those ids) and nothing else;
+ * it is cold, without processes or mounts, until runtime_sandbox_start
+ * brings it up again on its own disk. 0, or -1 with why. */
+int runtime_sandbox_adopt(struct sandbox *sb, uid_t id_base, char *why, size_t why_len);
+/* Whether the sandbox was adopted and has not been started since. */
+bool runtime_sandbox_cold(const struct sandbox *sb);
+/* The host id of the sandbox's root (its range's first id); 0 without isolation. */
+uid_t runtime_sandbox_id_base(const struct sandbox *sb);
 /* Freezes / thaws every process of the sandbox (cgroup freezer; rootless,
  * SIGSTOP and SIGCONT to each of them). */
 int runtime_sandbox_freeze(struct sandbox *sb, bool frozen);

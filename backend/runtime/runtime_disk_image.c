@@ -245,15 +245,10 @@ static void warm_up(int dev_fd, const char *img)
 		close(fd);
 }
 
-int runtime_disk_image_prepare(const char *masters_dir, int size_mb, const char *img,
-	const char *mnt, struct runtime_disk *disk, bool warm)
+/* Attaches img and mounts its filesystem at mnt (made if missing); disk
+ * says what to release. 0, or -1 with errno. */
+static int attach_and_mount(const char *img, const char *mnt, struct runtime_disk *disk, bool warm)
 {
-	if (make_image(masters_dir, img, size_mb) != 0) {
-		int err = errno;
-		unlink(img);
-		errno = err;
-		return -1;
-	}
 	int dev_fd = loop_attach(img, &disk->loop);
 	int rc = -1;
 	if (dev_fd >= 0 && (mkdir(mnt, 0755) == 0 || errno == EEXIST)) {
@@ -267,10 +262,63 @@ int runtime_disk_image_prepare(const char *masters_dir, int size_mb, const char 
 	if (dev_fd >= 0)
 		close(dev_fd); /* the mount holds the device now; without it, autoclear detaches it */
 	disk->mounted = rc == 0;
-	if (rc != 0)
-		unlink(img);
 	errno = err;
 	return rc;
+}
+
+int runtime_disk_image_prepare(const char *masters_dir, int size_mb, const char *img,
+	const char *mnt, struct runtime_disk *disk, bool warm)
+{
+	if (make_image(masters_dir, img, size_mb) != 0) {
+		int err = errno;
+		unlink(img);
+		errno = err;
+		return -1;
+	}
+	int rc = attach_and_mount(img, mnt, disk, warm);
+	if (rc != 0) {
+		int err = errno;
+		unlink(img);
+		errno = err;
+	}
+	return rc;
+}
+
+static bool loop_holds(int n, const char *prefix);
+
+/* Whether a loop device still holds img (its filesystem mounted somewhere). */
+static bool image_held(const char *img)
+{
+	char real[PATH_MAX];
+	if (!realpath(img, real))
+		return false;
+	DIR *d = opendir("/sys/block");
+	struct dirent *e;
+	bool held = false;
+	while (d && !held && (e = readdir(d)) != NULL) {
+		int n, end = 0;
+		if (sscanf(e->d_name, "loop%d%n", &n, &end) == 1 && e->d_name[end] == '\0')
+			held = loop_holds(n, real);
+	}
+	if (d)
+		closedir(d);
+	return held;
+}
+
+int runtime_disk_image_mount_existing(const char *img, const char *mnt, struct runtime_disk *disk)
+{
+	disk->loop = -1;
+	disk->mounted = false;
+	/* Never two filesystems on one image: one still mounted elsewhere (a
+	 * dead backend's, going) writes out what it holds first. */
+	for (int ms = 0; image_held(img); ms += 5) {
+		if (ms >= DETACH_WAIT_MS) {
+			errno = EBUSY;
+			return -1;
+		}
+		runtime_sleep_ms(5);
+	}
+	return attach_and_mount(img, mnt, disk, false);
 }
 
 void runtime_disk_image_unmount(const char *mnt)

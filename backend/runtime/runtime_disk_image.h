@@ -18,6 +18,10 @@ const char *runtime_disk_image_missing(void);
  * errno and img removed; disk says what to release either way. */
 int runtime_disk_image_prepare(const char *masters_dir, int size_mb, const char *img,
 	const char *mnt, struct runtime_disk *disk, bool warm);
+/* Attaches img, an image made earlier (a volume's, or the disk of a sandbox
+ * an earlier backend left paused), and mounts it at mnt (made if missing).
+ * 0, or -1 with errno; the image is kept either way. */
+int runtime_disk_image_mount_existing(const char *img, const char *mnt, struct runtime_disk *disk);
 /* Unmounts the image mounted at mnt, which is to be deleted: what was
  * written to it and not yet to the image is dropped (ext4's shutdown). */
 void runtime_disk_image_unmount(const char *mnt);

@@ -163,6 +163,37 @@ int runtime_ids_take(struct runtime_ids *out)
 	return -1;
 }
 
+int runtime_ids_take_base(uid_t base, struct runtime_ids *out)
+{
+	if (ids.shared) {
+		if (base != ids.shared_base) {
+			errno = ERANGE;
+			return -1;
+		}
+		return runtime_ids_take(out);
+	}
+	if (base < ids.start || (base - ids.start) % RUNTIME_IDS_PER_SANDBOX != 0 ||
+	    (base - ids.start) / RUNTIME_IDS_PER_SANDBOX >= ids.slots) {
+		errno = ERANGE; /* not in this backend's --id-range */
+		return -1;
+	}
+	unsigned i = (unsigned)((base - ids.start) / RUNTIME_IDS_PER_SANDBOX);
+	if (ids.used[i] || lock_slot(i, F_WRLCK) != 0) {
+		errno = EBUSY;
+		return -1;
+	}
+	ids.used[i] = 1;
+	*out = (struct runtime_ids){.slot = (int)i, .base = base, .count = RUNTIME_IDS_PER_SANDBOX};
+	return 0;
+}
+
+uid_t runtime_ids_rebase(uid_t id, const struct runtime_ids *to)
+{
+	if (ids.shared || id < ids.start || id - ids.start >= ids.count)
+		return id;
+	return to->base + (uid_t)((id - ids.start) % RUNTIME_IDS_PER_SANDBOX);
+}
+
 void runtime_ids_release(int slot)
 {
 	if (slot < 0 || (unsigned)slot >= ids.slots || !ids.used[slot])

@@ -44,6 +44,14 @@ const char *runtime_ids_init_pool(void);
 void runtime_ids_init_shared(uid_t base, unsigned long count);
 /* Takes a free range: 0 ok, -1 when every range is in use. */
 int runtime_ids_take(struct runtime_ids *ids);
+/* Takes the range starting at base again (a sandbox kept from an earlier
+ * run: its files on disk carry those ids). -1 with errno: ERANGE outside
+ * the pool, EBUSY taken. */
+int runtime_ids_take_base(uid_t base, struct runtime_ids *out);
+/* id (a host id of any range of the pool) as the same id of range to: the
+ * pool's ranges are aligned, so sandbox id X is found whichever range it
+ * was in. Ids outside the pool are returned as they are. */
+uid_t runtime_ids_rebase(uid_t id, const struct runtime_ids *to);
 /* Gives a range back (its sandbox's cleaner has finished). */
 void runtime_ids_release(int slot);
 /* A user namespace with the range's map, for idmapped mounts (kept per

@@ -23,6 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define LEFTOVER_LOOP_WAIT_MS 10000
+
 
 /* This backend's pid as backend.pid files and cgroup names record it: the
  * machine's (rootless, the backend is pid 1 of a namespace of its own). */
@@ -97,14 +99,22 @@ void runtime_clean_stale_cgroups(void)
  * once the dead backend's mount namespace is gone; this makes sure. */
 static void forget_disks(const char *root, int owner)
 {
+	/* Kept sandboxes and volumes are used again: their filesystems must
+	 * have been written out and let go first. A dead backend's mounts can
+	 * outlive it for a moment (a sandbox that was frozen dies only once the
+	 * cgroup cleaning has thawed and killed it): wait for the kernel. */
+	for (int ms = 0; ms < LEFTOVER_LOOP_WAIT_MS && runtime_disk_image_loops_under(root, false) > 0;
+	     ms += 5)
+		runtime_sleep_ms(5);
 	int n = runtime_disk_image_loops_under(root, true);
 	if (n > 0)
 		fprintf(stderr, "e2b-local-backend: detaching %d loop device%s left by backend %d\n", n,
 			n == 1 ? "" : "s", owner);
 }
 
-/* The state directory's sandboxes/ and disks/ of an earlier run that was
- * killed, and mkdtemp state directories of backends that are gone. */
+/* The state directory's sandboxes/ (but those with a record) and disks/ of
+ * an earlier run that was killed, and mkdtemp state directories of backends
+ * that are gone. */
 void runtime_clean_stale_dirs(const char *state_root)
 {
 	char path[4096];
@@ -127,6 +137,11 @@ void runtime_clean_stale_dirs(const char *state_root)
 		struct dirent *e;
 		while (d && (e = readdir(d)) != NULL) {
 			if (e->d_name[0] == '.')
+				continue;
+			/* A sandbox with a record (store/store_records.h) is kept:
+			 * the registry brings it back paused on this disk. */
+			snprintf(path, sizeof path, "%s/records/sandboxes/%s.json", state_root, e->d_name);
+			if (access(path, F_OK) == 0)
 				continue;
 			snprintf(path, sizeof path, "%s/%s", sandboxes, e->d_name);
 			fprintf(stderr, "e2b-local-backend: removing %s left by backend %d\n", path, old);

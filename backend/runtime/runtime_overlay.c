@@ -91,6 +91,13 @@ static int overlay_options(char *opts, size_t len, size_t n, const char *on)
 /* Each layer, idmapped (its root's files are the sandbox root's: host id
  * base + 0, and so on; rootless already owned so), read-only at
  * <dir>/lower<i>. */
+/* mkdir's result, where an existing directory is fine for a kept sandbox
+ * (runtime_sandbox_adopt): its directories are there from its last run. */
+static int made(int rc, const struct sandbox_rt *rt)
+{
+	return rc == 0 || (rt->kept && errno == EEXIST) ? 0 : -1;
+}
+
 static int mount_layers(const char *const *layers, size_t n, struct sandbox_rt *rt, int dir_fd,
 	struct runtime_error *err)
 {
@@ -100,7 +107,7 @@ static int mount_layers(const char *const *layers, size_t n, struct sandbox_rt *
 	for (size_t i = 0; i < n; i++) {
 		char name[32];
 		snprintf(name, sizeof name, "lower%zu", i);
-		if (mkdirat(dir_fd, name, 0755) != 0)
+		if (made(mkdirat(dir_fd, name, 0755), rt) != 0)
 			return failed(err, 500, "cannot mount the sandbox's root");
 		if (runtime_userns_mount_lower(layers[i], userns, dir_fd, name) != 0) {
 			char what[64];
@@ -135,8 +142,8 @@ int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runt
 		failed(err, 500, "cannot mount the sandbox's root");
 	else if (rt_g.mode == ISOLATION_ROOTLESS && check_rootless(layers, n, rt, err) != 0)
 		rc = -1; /* err says why */
-	else if (overlay_options(opts, sizeof opts, n, on) != 0 || mkdir(upper, 0755) != 0 ||
-		 mkdir(work, 0700) != 0)
+	else if (overlay_options(opts, sizeof opts, n, on) != 0 || made(mkdir(upper, 0755), rt) != 0 ||
+		 made(mkdir(work, 0700), rt) != 0)
 		failed(err, 500, "cannot mount the sandbox's root");
 	else
 		rc = mount_layers(layers, n, rt, dir_fd, err);
@@ -151,7 +158,7 @@ int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runt
 	 * path. rootless mounts in a user namespace: overlay's own xattrs are then
 	 * user.overlay.* (userxattr). "/" of the sandbox is the upper layer's root
 	 * directory. */
-	if (mkdir(rt->rootfs, 0755) != 0 || chown(upper, rt->ids.base, rt->ids.base) != 0 ||
+	if (made(mkdir(rt->rootfs, 0755), rt) != 0 || chown(upper, rt->ids.base, rt->ids.base) != 0 ||
 	    chdir(sb->dir) != 0)
 		return failed(err, 500, "cannot mount the sandbox's root");
 	rc = mount("overlay", "rootfs", "overlay", 0, opts);

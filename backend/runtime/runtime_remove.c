@@ -14,6 +14,7 @@
 #include "runtime/runtime_disk.h"
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_overlay.h"
+#include "runtime/runtime_state.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* A removal in progress: a forked cleaner holding the write end of a pipe. */
@@ -183,6 +185,54 @@ void runtime_sandbox_remove(struct sandbox *sb)
 	}
 	runtime_state_free(rt);
 	sb->rt = NULL;
+}
+
+void runtime_sandbox_stop(struct sandbox *sb)
+{
+	struct sandbox_rt *rt = sb->rt;
+	if (!rt || (rt->kept && rt->init_pid <= 0))
+		return; /* cold already */
+	if (rt->cg[RT_FREEZER])
+		runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", "THAWED");
+	if (rt->init_pid > 0)
+		kill(rt->init_pid, SIGKILL);
+	const char *dirs[RT_NCTRL];
+	for (int i = 0; i < RT_NCTRL; i++)
+		dirs[i] = rt->cg[i];
+	if (rt->cg[0])
+		runtime_drain_cgroup(dirs);
+	else if (rt->init_pid > 0)
+		wait_init_dead(rt->init_pid);
+	if (rt->init_pid > 0)
+		while (waitpid(rt->init_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	runtime_overlay_unmount(rt, sb->dir);
+	/* A plain unmount: what the sandbox wrote is written out and kept. */
+	if (rt->disk.mounted) {
+		char mnt[4096];
+		snprintf(mnt, sizeof mnt, "%s/" RUNTIME_DISK_MOUNT, sb->dir);
+		if (umount2(mnt, 0) != 0)
+			umount2(mnt, MNT_DETACH);
+	}
+	/* Cold again: only the id range stays taken. */
+	struct runtime_ids ids = rt->ids;
+	bool rebase = rt->rebase;
+	rt->ids.slot = -1;
+	runtime_state_free(rt);
+	sb->rt = NULL;
+	struct sandbox_rt *cold = calloc(1, sizeof *cold);
+	if (!cold) {
+		runtime_ids_release(ids.slot);
+		return;
+	}
+	cold->root_fd = -1;
+	cold->disk.loop = -1;
+	for (int i = 0; i < RT_NCTRL; i++)
+		cold->procs_fd[i] = -1;
+	cold->ids = ids;
+	cold->kept = true;
+	cold->rebase = rebase;
+	sb->rt = cold;
 }
 
 void runtime_state_free(struct sandbox_rt *rt)

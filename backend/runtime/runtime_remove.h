@@ -13,6 +13,12 @@ struct sandbox_rt;
  * mount off the event loop (a forked cleaner). sb->dir is gone afterwards,
  * as far as the caller is concerned. */
 void runtime_sandbox_remove(struct sandbox *sb);
+/* Stops the sandbox but keeps it (persistence: the backend stops, or an
+ * adopted sandbox failed to start): its processes are killed, its cgroups
+ * removed, its overlay and disk unmounted with what was written kept; its
+ * directory, disk image and id range stay. Blocking (a few unmounts). It is
+ * cold afterwards (runtime_sandbox_cold), as if adopted. */
+void runtime_sandbox_stop(struct sandbox *sb);
 /* Blocks until every cleaner has finished. */
 void runtime_wait_cleaners(void);
 /* Frees a sandbox's runtime state (descriptors, cgroup paths). */

@@ -37,6 +37,8 @@ struct sandbox_rt {
 	int procs_fd[RT_NCTRL];  /* cgroup.procs of each controller: a child writes "0"; -1 rootless */
 	char *cg[RT_NCTRL];      /* the sandbox's cgroup directories; NULL rootless */
 	struct runtime_disk disk; /* where upper/ and work/ live: its size is the limit; loop -1 rootless */
+	bool kept;               /* adopted from an earlier run: disk and upper exist (runtime_sandbox_adopt) */
+	bool rebase;             /* kept, in another id range than its files: they move at start */
 };
 
 struct runtime_globals {

@@ -274,7 +274,7 @@ int main(int argc, char **argv)
 	char sandboxes[64];
 	snprintf(sandboxes, sizeof sandboxes, "%s/sandboxes", state);
 	mkdir(sandboxes, 0700);
-	struct registry *reg = registry_new(base, sandboxes);
+	struct registry *reg = registry_new(base, sandboxes, "layers-check");
 	seal_and_stack(reg, argv[1], state);
 	registry_free(reg);
 	store_layers_shutdown();

@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 	char sandboxes[64];
 	snprintf(sandboxes, sizeof sandboxes, "%s/sandboxes", state);
 	mkdir(sandboxes, 0700);
-	struct registry *reg = registry_new(base, sandboxes);
+	struct registry *reg = registry_new(base, sandboxes, "runtime-api-check");
 	struct sandbox_spec spec = {.template_id = "base", .timeout_s = 60, .allow_internet_access = -1,
 		.cpu_count = 1, .memory_mb = 256, .disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB};
 	struct runtime_error err;

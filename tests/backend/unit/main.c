@@ -18,6 +18,7 @@ static const check_suite suites[] = {
 	{"net policy", suite_net_policy},
 	{"net dns", suite_net_dns},
 	{"records", suite_store_records},
+	{"snapshot_names", suite_snapshot_names},
 };
 
 int main(void)

@@ -11,5 +11,6 @@ void suite_text(void);
 void suite_net_policy(void);
 void suite_net_dns(void);
 void suite_store_records(void);
+void suite_snapshot_names(void);
 
 #endif

@@ -1,0 +1,296 @@
+/* Snapshots and forks (api_snapshots.h). */
+#include "api/api_snapshots.h"
+
+#include "api/api_sandbox_json.h"
+#include "api/api_sandboxes.h"
+#include "runtime/runtime.h"
+#include "http/http_body.h"
+#include "http/http_conns.h"
+#include "http/http_field.h"
+#include "http/http_reply.h"
+#include "http/http_request.h"
+#include "lib/crashpoint.h"
+#include "lib/query.h"
+#include "registry/registry.h"
+#include "snapshots/snapshots.h"
+#include "snapshots/snapshots_capture.h"
+
+#include <cJSON.h>
+#include <event2/http.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LIST_LIMIT_DEFAULT 100
+#define FORK_TIMEOUT_DEFAULT 15
+
+static int reply_not_found(struct evhttp_request *req, const char *id)
+{
+	return reply_errorf(req, 404, "Sandbox \"%s\" doesn't exist or you don't have access to it", id);
+}
+
+/* A capture in progress: its request, unless the client has gone. */
+struct pending {
+	struct api_ctx *ctx;
+	struct evhttp_request *req;
+	struct evhttp_connection *evcon;
+	char sandbox_id[SANDBOX_ID_LEN + 1];
+	struct snapshot_ref name; /* snapshots: the name asked for (name[0] == 0: none) */
+	int count;                /* forks: how many */
+	int64_t timeout_s;
+};
+
+static void on_client_gone(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	struct pending *p = arg;
+	http_conn_gone_free_request(p->req);
+	p->req = NULL; /* the capture goes on; nobody to answer */
+}
+
+/* Takes the request over until done; status for the caller to return. */
+static int park(struct pending *p, struct evhttp_request *req)
+{
+	p->req = req;
+	p->evcon = evhttp_request_get_connection(req);
+	http_conn_set_closecb(p->evcon, on_client_gone, p);
+	return API_STATUS_PENDING;
+}
+
+/* The request back, or NULL when the client has gone (then p is freed). */
+static struct evhttp_request *unpark(struct pending *p)
+{
+	if (p->req)
+		http_conn_set_closecb(p->evcon, NULL, NULL);
+	return p->req;
+}
+
+static void finish(struct pending *p, int status)
+{
+	if (p->req)
+		request_log("api", p->req, status);
+	free(p);
+}
+
+static cJSON *snapshot_info(const struct snapshot *s)
+{
+	char id[SNAPSHOTS_ID_TEXT_MAX];
+	snapshots_id_of(s, id);
+	cJSON *o = cJSON_CreateObject(), *names = cJSON_CreateArray();
+	if (s->name)
+		cJSON_AddItemToArray(names, cJSON_CreateString(id));
+	cJSON_AddStringToObject(o, "snapshotID", id);
+	cJSON_AddItemToObject(o, "names", names);
+	return o;
+}
+
+/* Starts capturing sandbox id for p (snapshot or fork); the status answered
+ * when it cannot start. */
+static int start_capture(struct api_ctx *ctx, struct evhttp_request *req, const char *id,
+	struct pending *p, const char *origin, snapshots_captured done)
+{
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb) {
+		free(p);
+		return reply_not_found(req, id);
+	}
+	p->ctx = ctx;
+	strcpy(p->sandbox_id, sb->id);
+	int status;
+	char why[256];
+	if (snapshots_capture(ctx->reg, sb, origin, done, p, &status, why, sizeof why) != 0) {
+		free(p);
+		return reply_error(req, status, why);
+	}
+	return park(p, req);
+}
+
+/* --- createSnapshot --------------------------------------------------------------- */
+
+static void on_snapshot_captured(void *arg, char *const *ids, size_t count, const char *error)
+{
+	struct pending *p = arg;
+	struct evhttp_request *req = unpark(p);
+	const struct sandbox *sb = registry_find(p->ctx->reg, p->sandbox_id);
+	const struct snapshot *s = NULL;
+	if (!error)
+		crashpoint("snapshot-sealed");
+	if (!error && sb)
+		s = snapshots_add(p->ctx->snapshots, sb, p->name.name[0] ? p->name.name : NULL,
+			p->name.tag, (const char *const *)ids, count);
+	int status = 201;
+	if (!s)
+		snapshots_collect(p->ctx->snapshots); /* the sealed layer, now unused */
+	if (req && s)
+		reply_json(req, 201, snapshot_info(s));
+	else if (req && !sb)
+		status = reply_not_found(req, p->sandbox_id);
+	else if (req)
+		status = reply_errorf(req, 500, "Failed to create the snapshot: %s",
+			error ? error : "cannot record it");
+	finish(p, status);
+}
+
+int api_snapshot_create(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
+	if (!body)
+		return reply_error(req, err.status, err.message);
+	const char *name = NULL, *why = NULL;
+	struct pending *p = calloc(1, sizeof *p);
+	int st = 0;
+	if (!p)
+		st = reply_error(req, 500, "out of memory");
+	else if (field_string(body, "name", &name, &err) == FIELD_BAD)
+		st = reply_error(req, err.status, err.message);
+	else if (name && name[0] && snapshots_ref_parse(name, &p->name, &why) != 0)
+		st = reply_errorf(req, 400, "invalid snapshot name: %s", why);
+	else if (!name || !name[0])
+		strcpy(p->name.tag, SNAPSHOTS_DEFAULT_TAG);
+	cJSON_Delete(body);
+	if (st) {
+		free(p);
+		return st;
+	}
+	return start_capture(ctx, req, id, p, "snapshot", on_snapshot_captured);
+}
+
+/* --- listSnapshots ---------------------------------------------------------------- */
+
+int api_snapshot_list(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	(void)id;
+	struct query q;
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	if (query_parse(uri ? evhttp_uri_get_query(uri) : NULL, &q) != 0)
+		return reply_error(req, 400, "malformed query string");
+	const char *name = query_get(&q, "name"), *sandbox = query_get(&q, "sandboxID");
+	const char *limit_text = query_get(&q, "limit"), *token = query_get(&q, "nextToken");
+	struct snapshot_ref ref;
+	const char *why;
+	char *end = NULL;
+	long limit = LIST_LIMIT_DEFAULT, from = 0;
+	bool bad_limit = false, bad_token = false;
+	if (limit_text) {
+		limit = strtol(limit_text, &end, 10);
+		bad_limit = !limit_text[0] || *end || limit < 1 || limit > 100;
+	}
+	if (token) {
+		from = strtol(token, &end, 10);
+		bad_token = !token[0] || *end || from < 0;
+	}
+	int st = 0;
+	if (name && snapshots_ref_parse(name, &ref, &why) != 0)
+		st = reply_errorf(req, 400, "invalid name filter: %s", why);
+	else if (bad_limit)
+		st = reply_error(req, 400, "limit must be between 1 and 100");
+	else if (bad_token)
+		st = reply_error(req, 400, "invalid nextToken");
+	if (st) {
+		query_free(&q);
+		return st;
+	}
+	/* Newest first; the token is the position of the next one. */
+	cJSON *list = cJSON_CreateArray();
+	long seen = 0, added = 0;
+	bool more = false;
+	for (size_t i = snapshots_count(ctx->snapshots); list && i-- > 0;) {
+		const struct snapshot *s = snapshots_at(ctx->snapshots, i);
+		if ((name && !snapshots_matches(s, &ref, true)) || (sandbox && strcmp(s->sandbox_id, sandbox) != 0))
+			continue;
+		if (seen++ < from)
+			continue;
+		if (added == limit) {
+			more = true;
+			break;
+		}
+		cJSON_AddItemToArray(list, snapshot_info(s));
+		added++;
+	}
+	query_free(&q);
+	if (more) {
+		char next[24];
+		snprintf(next, sizeof next, "%ld", from + added);
+		evhttp_add_header(evhttp_request_get_output_headers(req), "X-Next-Token", next);
+	}
+	return reply_json(req, 200, list);
+}
+
+/* --- deleteSnapshot --------------------------------------------------------------- */
+
+int api_snapshot_delete(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	/* The SDK sends the snapshotID percent-encoded ("local%2Fname%3Atag"). */
+	char *text = query_percent_decode(id, strlen(id), false);
+	struct snapshot_ref ref;
+	const char *why;
+	int st;
+	if (!text || snapshots_ref_parse(text, &ref, &why) != 0 ||
+	    snapshots_delete(ctx->snapshots, &ref) == 0)
+		st = reply_errorf(req, 404, "Template '%.140s' not found", text ? text : id);
+	else
+		st = reply_empty(req, 204);
+	free(text);
+	return st;
+}
+
+/* --- fork ------------------------------------------------------------------------- */
+
+static void on_fork_captured(void *arg, char *const *ids, size_t count, const char *error)
+{
+	struct pending *p = arg;
+	struct evhttp_request *req = unpark(p);
+	const struct sandbox *orig = registry_find(p->ctx->reg, p->sandbox_id);
+	/* A client gone (or the backend stopping) gets no forks: nobody would
+	 * know of them. */
+	if (error || !orig || !req) {
+		int status = !req ? 0 : !orig ? reply_not_found(req, p->sandbox_id)
+			: reply_errorf(req, 500, "Failed to fork the sandbox: %s", error);
+		snapshots_collect(p->ctx->snapshots);
+		finish(p, status);
+		return;
+	}
+	crashpoint("fork-sealed");
+	cJSON *results = cJSON_CreateArray();
+	for (int i = 0; i < p->count; i++) {
+		struct runtime_error rerr;
+		struct sandbox *fork = api_sandboxes_fork(p->ctx, orig, (const char *const *)ids, count,
+			p->timeout_s, &rerr);
+		cJSON *r = cJSON_CreateObject();
+		if (fork) {
+			cJSON_AddItemToObject(r, "sandbox", sandbox_json_created(fork, p->ctx->domain));
+		} else {
+			cJSON *e = cJSON_AddObjectToObject(r, "error");
+			cJSON_AddNumberToObject(e, "code", rerr.status);
+			cJSON_AddStringToObject(e, "message", rerr.message);
+		}
+		cJSON_AddItemToArray(results, r);
+	}
+	snapshots_collect(p->ctx->snapshots); /* when every fork failed, the layer is unused */
+	int status = req ? reply_json(req, 201, results) : (cJSON_Delete(results), 0);
+	finish(p, status);
+}
+
+int api_fork(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
+	if (!body)
+		return reply_error(req, err.status, err.message);
+	int64_t count = 1, timeout = FORK_TIMEOUT_DEFAULT;
+	enum field_result rc = field_int(body, "count", INT32_MIN, INT32_MAX, &count, &err);
+	enum field_result rt = rc == FIELD_BAD ? FIELD_BAD
+		: field_int(body, "timeout", 0, SANDBOX_MAX_TIMEOUT_S, &timeout, &err);
+	cJSON_Delete(body);
+	if (rc == FIELD_BAD || rt == FIELD_BAD)
+		return reply_error(req, err.status, err.message);
+	if (count < 1 || count > API_FORK_MAX)
+		return reply_errorf(req, 400, "count must be between 1 and %d", API_FORK_MAX);
+	struct pending *p = calloc(1, sizeof *p);
+	if (!p)
+		return reply_error(req, 500, "out of memory");
+	p->count = (int)count;
+	p->timeout_s = timeout;
+	return start_capture(ctx, req, id, p, "fork", on_fork_captured);
+}

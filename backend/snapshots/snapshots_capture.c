@@ -1,0 +1,139 @@
+/* Capturing a sandbox (snapshots_capture.h). */
+#define _GNU_SOURCE
+#include "snapshots/snapshots_capture.h"
+
+#include "lib/text.h"
+#include "registry/registry.h"
+#include "registry/registry_records.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_overlay.h"
+#include "store/store_layers.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEMPLATE_LAYER_PREFIX "template-"
+
+struct capture {
+	struct registry *reg;
+	char sandbox_id[SANDBOX_ID_LEN + 1];
+	bool thaw;                /* frozen here: thawed when the seal is done */
+	char **ids;               /* the stack, with room for the new layer */
+	size_t count;
+	snapshots_captured done;
+	void *ctx;
+};
+
+void snapshots_capture_free_ids(char **ids, size_t count)
+{
+	for (size_t i = 0; ids && i < count; i++)
+		free(ids[i]);
+	free(ids);
+}
+
+/* The template's own root filesystem as an external layer (once). */
+static char *template_layer(const char *template_id)
+{
+	char *rootfs = runtime_template_rootfs(template_id);
+	char *id = text_printf(TEMPLATE_LAYER_PREFIX "%s", template_id);
+	if (!rootfs || !id || store_layer_add_external(id, rootfs, "template") != 0) {
+		free(rootfs);
+		free(id);
+		return NULL;
+	}
+	free(rootfs);
+	return id;
+}
+
+int snapshots_capture_stack(const struct sandbox *sb, char ***ids, size_t *count)
+{
+	size_t n = sb->layer_count ? sb->layer_count : 1;
+	char **out = calloc(n + 1, sizeof *out); /* room for a layer on top */
+	if (!out)
+		return -1;
+	*count = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *id = sb->layer_count ? registry_records_layer_id(sb->layers[i]) : NULL;
+		out[i] = sb->layer_count ? (id ? strdup(id) : NULL) : template_layer(sb->template_id);
+		if (!out[i]) {
+			snapshots_capture_free_ids(out, i);
+			errno = errno ? errno : EINVAL;
+			return -1;
+		}
+	}
+	*ids = out;
+	*count = n;
+	return 0;
+}
+
+static void on_sealed(void *arg, const struct store_layer *layer, const char *error)
+{
+	struct capture *c = arg;
+	struct sandbox *sb = registry_find(c->reg, c->sandbox_id);
+	if (c->thaw && sb && sb->state == SANDBOX_RUNNING)
+		runtime_sandbox_freeze(sb, false);
+	if (!error && layer && !(c->ids[c->count] = strdup(layer->id)))
+		error = "out of memory";
+	if (!error && layer)
+		c->count++;
+	c->done(c->ctx, error ? NULL : c->ids, c->count, error ? error : layer ? NULL : "no layer");
+	snapshots_capture_free_ids(c->ids, c->count);
+	free(c);
+}
+
+int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *origin,
+	snapshots_captured done, void *ctx, int *status, char *why, size_t why_len)
+{
+	*status = 500;
+	if (!runtime_limits()) {
+		/* none: nothing to seal; rootless: no idmapped mounts, so no stacks. */
+		snprintf(why, why_len, "snapshots and forks need full isolation (not %s)",
+			runtime_isolation_name());
+		return -1;
+	}
+	if (runtime_sandbox_cold(sb)) {
+		*status = 409;
+		snprintf(why, why_len, "Sandbox %s is paused since the backend restarted: resume it "
+			"first", sb->id);
+		return -1;
+	}
+	char upper[PATH_MAX];
+	uid_t base;
+	unsigned long id_count;
+	struct capture *c = calloc(1, sizeof *c);
+	if (!c || runtime_sandbox_upper(sb, upper, sizeof upper, &base, &id_count) != 0 ||
+	    snapshots_capture_stack(sb, &c->ids, &c->count) != 0) {
+		snprintf(why, why_len, "cannot capture the sandbox: %s", strerror(errno));
+		free(c);
+		return -1;
+	}
+	c->reg = reg;
+	strcpy(c->sandbox_id, sb->id);
+	c->done = done;
+	c->ctx = ctx;
+	/* Still while it is copied: a consistent filesystem. Paused already is
+	 * frozen already. */
+	c->thaw = sb->state == SANDBOX_RUNNING;
+	if (c->thaw && runtime_sandbox_freeze(sb, true) != 0) {
+		runtime_sandbox_freeze(sb, false);
+		snprintf(why, why_len, "cannot freeze the sandbox");
+		snapshots_capture_free_ids(c->ids, c->count);
+		free(c);
+		return -1;
+	}
+	struct store_seal_spec spec = {.upper = upper, .id_base = base, .id_count = id_count,
+		.parent = c->ids[c->count - 1], .origin = origin};
+	if (store_layer_seal(&spec, on_sealed, c, NULL) != 0) {
+		snprintf(why, why_len, "cannot seal the sandbox's files: %s", strerror(errno));
+		if (c->thaw)
+			runtime_sandbox_freeze(sb, false);
+		snapshots_capture_free_ids(c->ids, c->count);
+		free(c);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,177 @@
+// State that lasts (issue 16) through the official e2b SDK: with
+// --state-dir, paused sandboxes survive a restart, running ones survive a
+// SIGKILL of the backend (they come back paused, files intact, resumable),
+// volumes survive both, and a sandbox killed is gone for good.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startBackend, api } from '../../host/backend.mjs';
+import { until } from '../lib/wait.mjs';
+
+for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
+const { Sandbox, Volume } = await import('e2b');
+
+describe('state that lasts (--state-dir)', () => {
+  const apiKey = `e2b_local_${randomBytes(16).toString('hex')}`;
+  let dir;
+  let backend;
+  const opts = () => ({ apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl, debug: false, requestTimeoutMs: 30000 });
+  const start = async (crashAt) => {
+    if (crashAt) process.env.E2B_LOCAL_CRASH_AT = crashAt;
+    try {
+      backend = await startBackend({ apiKey, stateDir: dir });
+    } finally {
+      delete process.env.E2B_LOCAL_CRASH_AT;
+    }
+  };
+  // Starts a backend that kills itself at crashAt, runs op (which fails when
+  // the backend dies under it), and starts a normal one again.
+  const crashAt = async (point, op) => {
+    await backend.stop();
+    await start(point);
+    const dying = backend;
+    await assert.rejects(op());
+    const { signal } = await Promise.race([dying.exited,
+      new Promise((resolve) => setTimeout(() => resolve({ signal: 'still running' }), 30000))]);
+    assert.equal(signal, 'SIGKILL');
+    assert.match(dying.stderr(), new RegExp(`crash point ${point} reached`));
+    await start();
+  };
+  const entries = (...p) => (existsSync(path.join(dir, ...p)) ? readdirSync(path.join(dir, ...p)) : []);
+  const layerOrigins = () => entries('layers').filter((n) => !n.startsWith('.'))
+    .map((n) => JSON.parse(readFileSync(path.join(dir, 'layers', n, 'layer.json'), 'utf8')).origin);
+  const detail = async (id) => (await api(backend, 'GET', `/sandboxes/${id}`)).json;
+
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'e2b-state-test-'));
+    await start();
+  });
+
+  after(async () => {
+    if (backend) {
+      const { code } = await backend.stop();
+      assert.equal(code, 0, backend.stderr());
+      assert.ok(!backend.stderr().includes(apiKey), 'the API key must never be logged');
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('paused and running sandboxes and volumes survive a restart, running ones a SIGKILL', async () => {
+    const paused = await Sandbox.create('base', { ...opts(), timeoutMs: 600_000, metadata: { role: 'paused' }, envs: { KEPT: 'env-kept' } });
+    await paused.files.write('/home/user/kept.txt', 'paused data');
+    await paused.pause();
+    const leftBefore = (await detail(paused.sandboxId)).lifetimeLeft;
+    assert.ok(leftBefore > 0 && leftBefore <= 600);
+    const running = await Sandbox.create('base', { ...opts(), timeoutMs: 600_000, metadata: { role: 'running' } });
+    await running.commands.run('echo running data > /home/user/kept.txt');
+    const vol = await Volume.create('kept-volume', opts());
+    await vol.writeFile('/v.txt', 'volume data', { apiUrl: backend.apiUrl });
+    const gone = await Sandbox.create('base', opts());
+    await gone.kill();
+
+    // A clean restart.
+    assert.equal((await backend.stop()).code, 0, backend.stderr());
+    assert.ok(existsSync(path.join(dir, 'records', 'sandboxes', `${paused.sandboxId}.json`)));
+    await start();
+    const listed = await Sandbox.list({ ...opts(), query: { state: ['running', 'paused'] } }).nextItems();
+    assert.deepEqual(listed.map((s) => s.sandboxId).sort(), [paused.sandboxId, running.sandboxId].sort());
+    for (const s of listed) assert.equal(s.state, 'paused');
+    assert.deepEqual(listed.find((s) => s.sandboxId === paused.sandboxId).metadata, { role: 'paused' });
+    assert.equal((await detail(paused.sandboxId)).lifetimeLeft, leftBefore, 'a paused lifetime is kept as it was');
+    assert.equal((await api(backend, 'GET', `/sandboxes/${gone.sandboxId}`)).status, 404);
+
+    const p2 = await Sandbox.connect(paused.sandboxId, opts());
+    assert.equal(await p2.files.read('/home/user/kept.txt'), 'paused data');
+    assert.equal((await p2.commands.run('echo $KEPT')).stdout, 'env-kept\n');
+    assert.equal((await p2.getInfo()).state, 'running');
+    const r2 = await Sandbox.connect(running.sandboxId, opts());
+    assert.equal((await r2.commands.run('cat /home/user/kept.txt')).stdout, 'running data\n');
+    const v2 = await Volume.connect(vol.volumeId, opts());
+    assert.equal(v2.token, vol.token, 'a volume token stays valid across a restart');
+    assert.equal(await v2.readFile('/v.txt', { apiUrl: backend.apiUrl }), 'volume data');
+
+    // A crash: both are running now; they come back paused with their files.
+    await r2.commands.run('echo after restart > /home/user/second.txt && sync');
+    assert.equal((await backend.stop('SIGKILL')).signal, 'SIGKILL');
+    await start();
+    assert.match(backend.stderr(), /2 sandboxes of an earlier run brought back paused/);
+    const afterCrash = await Sandbox.list({ ...opts(), query: { state: ['running', 'paused'] } }).nextItems();
+    assert.deepEqual(afterCrash.map((s) => [s.sandboxId, s.state]).sort(), [[paused.sandboxId, 'paused'], [running.sandboxId, 'paused']].sort());
+    const left = (await detail(running.sandboxId)).lifetimeLeft;
+    assert.ok(left > 0 && left <= 600, `lifetime left after the crash: ${left}`);
+    const r3 = await Sandbox.connect(running.sandboxId, opts());
+    assert.equal((await r3.commands.run('cat /home/user/kept.txt /home/user/second.txt')).stdout, 'running data\nafter restart\n');
+    assert.equal(await (await Volume.connect(vol.volumeId, opts())).readFile('/v.txt', { apiUrl: backend.apiUrl }), 'volume data');
+
+    // Killed is gone: no record, no directory.
+    await r3.kill();
+    await Sandbox.kill(paused.sandboxId, opts());
+    assert.equal(existsSync(path.join(dir, 'records', 'sandboxes', `${running.sandboxId}.json`)), false);
+    assert.equal(await Volume.destroy(vol.volumeId, opts()), true);
+    assert.deepEqual(readdirSync(path.join(dir, 'records', 'volumes')), []);
+  });
+
+  test('a crash before a new sandbox is recorded leaves no half-made sandbox', async () => {
+    const keeper = await Sandbox.create('base', { ...opts(), timeoutMs: 600_000 });
+    await keeper.files.write('/home/user/k.txt', 'kept');
+    await crashAt('sandbox-started', () => Sandbox.create('base', opts()));
+    const listed = await Sandbox.list({ ...opts(), query: { state: ['running', 'paused'] } }).nextItems();
+    assert.deepEqual(listed.map((s) => s.sandboxId), [keeper.sandboxId], 'only the recorded sandbox is back');
+    assert.deepEqual(entries('sandboxes'), [keeper.sandboxId], 'the half-made one\'s directory is gone');
+    const k = await Sandbox.connect(keeper.sandboxId, opts());
+    assert.equal(await k.files.read('/home/user/k.txt'), 'kept', 'nothing is lost');
+    await k.kill();
+  });
+
+  test('a crash before a new volume is recorded leaves no half-made volume', async () => {
+    await crashAt('volume-made', () => Volume.create('half-made', opts()));
+    assert.deepEqual(await Volume.list(opts()), []);
+    assert.deepEqual(entries('volumes').filter((n) => !n.startsWith('ext4-')), [], 'its data is removed');
+    const v = await Volume.create('half-made', opts());
+    assert.equal(await Volume.destroy(v.volumeId, opts()), true);
+  });
+
+  for (const [point, op] of [
+    ['snapshot-sealed', (s) => s.createSnapshot({ name: 'half-made' })],
+    ['fork-sealed', (s) => s.fork({ count: 2 })],
+  ]) {
+    // op runs against the backend that is to crash: the sandbox, kept
+    // across the restart before it, is resumed there first.
+    const opOn = (id) => async () => op(await Sandbox.connect(id, opts()));
+    test(`a crash at ${point} leaves neither a half-made object nor a lost one`, async () => {
+      const source = await Sandbox.create('base', { ...opts(), timeoutMs: 600_000 });
+      await source.files.write('/home/user/s.txt', 'source data');
+      await crashAt(point, opOn(source.sandboxId));
+      assert.deepEqual(await Sandbox.listSnapshots(opts()).nextItems(), []);
+      const listed = await Sandbox.list({ ...opts(), query: { state: ['running', 'paused'] } }).nextItems();
+      assert.deepEqual(listed.map((s) => [s.sandboxId, s.state]), [[source.sandboxId, 'paused']]);
+      // The sealed layer nothing stands on is collected.
+      await until(() => !layerOrigins().some((o) => o === 'snapshot' || o === 'fork'), 'the unused layer collected');
+      const s2 = await Sandbox.connect(source.sandboxId, opts());
+      assert.equal(await s2.files.read('/home/user/s.txt'), 'source data');
+      const snap = await s2.createSnapshot();
+      const from = await Sandbox.create(snap.snapshotId, opts());
+      assert.equal(await from.files.read('/home/user/s.txt'), 'source data');
+      await Promise.all([from.kill(), s2.kill()]);
+      assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId, opts()), true);
+    });
+  }
+
+  test('a crash during a large seal leaves no half-made layer', async () => {
+    const source = await Sandbox.create('base', { ...opts(), timeoutMs: 600_000 });
+    await source.commands.run('mkdir /home/user/many && cd /home/user/many && for d in $(seq 40); do mkdir $d; head -c 4194304 /dev/urandom > $d/big; for f in $(seq 99); do echo $f > $d/$f; done; done');
+    const pending = source.createSnapshot().catch((e) => e);
+    await until(() => entries('layers').some((n) => n.startsWith('.tmp-')), 'a seal in progress', 60000, 5);
+    await backend.stop('SIGKILL');
+    assert.ok((await pending) instanceof Error);
+    await start();
+    await until(() => !entries('layers').some((n) => n.startsWith('.tmp-')), 'the half-made layer removed');
+    assert.deepEqual(await Sandbox.listSnapshots(opts()).nextItems(), []);
+    const s2 = await Sandbox.connect(source.sandboxId, opts());
+    assert.equal((await s2.commands.run('ls /home/user/many | wc -l; ls /home/user/many/40 | wc -l')).stdout, '40\n100\n');
+    await s2.kill();
+  });
+});
