@@ -199,8 +199,10 @@ int main(int argc, char **argv)
 		registry_add_hooks(reg, &build_hooks);
 		api_ctx.snapshots = snapshots_new(base, reg, sd.root, !sd.owns_root);
 		size_t kept = registry_restore(reg);
-		if (api_ctx.snapshots)
+		if (api_ctx.snapshots) {
 			snapshots_collect(api_ctx.snapshots); /* what a crash left unused */
+			templates_stack_add_keeper(snapshots_keep_layers, api_ctx.snapshots);
+		}
 		if (kept > 0)
 			fprintf(stderr, "e2b-local-backend: %zu sandbox%s of an earlier run brought back "
 				"paused\n", kept, kept == 1 ? "" : "es");

@@ -351,3 +351,12 @@ void snapshots_collect(struct snapshots *ss)
 			fprintf(stderr, "e2b-local-backend: cannot remove layer %s: %s\n", id, strerror(errno));
 	}
 }
+
+void snapshots_keep_layers(void *ss, void (*keep)(void *set, const char *id), void *set)
+{
+	for (size_t i = 0; ss && i < snapshots_count(ss); i++) {
+		const struct snapshot *s = snapshots_at(ss, i);
+		for (size_t k = 0; k < s->layer_count; k++)
+			keep(set, s->layers[k]);
+	}
+}

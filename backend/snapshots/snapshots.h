@@ -70,5 +70,9 @@ const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox 
 
 /* Removes the layers it sealed that nothing stands on (off the loop). */
 void snapshots_collect(struct snapshots *ss);
+/* Names every layer a snapshot stands on (its template's too) by calling
+ * keep(set, id): for another collector (templates/), so that deleting a
+ * template never takes layers from under a snapshot of its sandboxes. */
+void snapshots_keep_layers(void *ss, void (*keep)(void *set, const char *id), void *set);
 
 #endif

@@ -195,12 +195,35 @@ static void mark(cJSON *set, const char *id)
 		cJSON_AddTrueToObject(set, id);
 }
 
-/* Every layer a build (ready or running) or a sandbox stands on. */
+static void keep(void *set, const char *id)
+{
+	mark(set, id);
+}
+
+static struct {
+	templates_layer_keeper fn;
+	void *ctx;
+} keepers[4];
+
+void templates_stack_add_keeper(templates_layer_keeper fn, void *ctx)
+{
+	for (size_t i = 0; i < sizeof keepers / sizeof keepers[0]; i++)
+		if (!keepers[i].fn) {
+			keepers[i].fn = fn;
+			keepers[i].ctx = ctx;
+			return;
+		}
+}
+
+/* Every layer a build (ready or running), a sandbox or another keeper (a
+ * snapshot of a template's sandbox) stands on. */
 static cJSON *in_use(void)
 {
 	cJSON *set = cJSON_CreateObject();
 	if (!set)
 		return NULL;
+	for (size_t i = 0; i < sizeof keepers / sizeof keepers[0] && keepers[i].fn; i++)
+		keepers[i].fn(keepers[i].ctx, keep, set);
 	for (const struct template *t = g.catalog->head; t; t = t->next) {
 		for (const struct template_build *b = t->builds; b; b = b->next) {
 			const cJSON *id;
@@ -251,6 +274,7 @@ void templates_stack_shutdown(void)
 	if (g.collect)
 		event_free(g.collect);
 	memset(&g, 0, sizeof g);
+	memset(keepers, 0, sizeof keepers);
 }
 
 void templates_stack_collect_soon(void)

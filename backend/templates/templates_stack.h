@@ -34,6 +34,11 @@ struct templates;
 int templates_stack_init(struct event_base *base, struct templates *catalog, struct registry *reg);
 void templates_stack_shutdown(void);
 void templates_stack_collect_soon(void);
+/* Another keeper of layers (snapshots/, wired by main.c): at each
+ * collection fn names every layer it stands on by calling keep(set, id),
+ * and those are never removed. At most a few keepers. */
+typedef void (*templates_layer_keeper)(void *ctx, void (*keep)(void *set, const char *id), void *set);
+void templates_stack_add_keeper(templates_layer_keeper fn, void *ctx);
 
 /* The layer standing for the built-in template name (imported on first
  * use; its id carries the recipe's hash, so a rebuilt rootfs is another

@@ -274,4 +274,31 @@ describe('official e2b SDK: template layers, cache, restart, collection', () => 
     if (other.status === 200) assert.equal((await del((await other.json()).templateID)).status, 204);
     await until(() => stackB.slice(1).every((id) => !existsSync(layerDir(id))), 'every step layer is collected');
   });
+
+  test('deleting a template leaves the layers a snapshot of one of its sandboxes stands on', async (t) => {
+    if (backend.isolation !== 'full') { t.skip('sealing layers needs full isolation'); return; }
+    const c = await Template.build(steps(`${stamp} # c`), `tpl-c-${uniq}`, opts);
+    const stackC = stackOf(c.templateId);
+    const sandbox = await Sandbox.create(`tpl-c-${uniq}`, { ...opts, timeoutMs: 60_000 });
+    const before = (await sandbox.commands.run('cat /opt/app/stamp')).stdout;
+    await sandbox.files.write('/home/user/after.txt', 'written after the build');
+    const snap = await sandbox.createSnapshot();
+    await sandbox.kill();
+    const del = await fetch(`${backend.apiUrl}/templates/${c.templateId}`, { method: 'DELETE', headers: { 'X-API-Key': backend.apiKey } });
+    assert.equal(del.status, 204);
+    assert.equal(await Template.exists(`tpl-c-${uniq}`, opts), false);
+    // A restart collects at once, before the first request: a sandbox from
+    // the snapshot still needs every layer of the template's stack.
+    assert.equal((await backend.stop()).code, 0, backend.stderr());
+    await start();
+    const fromSnap = await Sandbox.create(snap.snapshotId, { ...opts, timeoutMs: 60_000 });
+    try {
+      assert.equal((await fromSnap.commands.run('cat /opt/app/stamp')).stdout, before);
+      assert.equal(await fromSnap.files.read('/home/user/after.txt'), 'written after the build');
+      for (const id of stackC) assert.ok(existsSync(layerDir(id)), `the template's layer ${id} stays under the snapshot`);
+    } finally {
+      await fromSnap.kill();
+      await Sandbox.deleteSnapshot(snap.snapshotId, opts);
+    }
+  });
 });
