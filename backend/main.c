@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_may_shorten = opt.connect_may_shorten,
 		.max_sandboxes = (size_t)opt.max_sandboxes};
-	struct fs_watchers *watchers = pm ? fs_watchers_new(base, reg) : NULL;
+	struct fs_watchers *watchers = pm ? fs_watchers_new(base, reg, (size_t)opt.max_watches) : NULL;
 	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base,
 		.watchers = watchers, .max_upload_bytes = (uint64_t)opt.max_upload_mb << 20,
 		.proxy_idle_timeout_s = opt.proxy_idle_timeout_s};
