@@ -37,6 +37,19 @@ static void budget_error(const struct fs_watch_dirs *d, struct connect_error *er
 		d->budget->max);
 }
 
+/* The array of n elements (of cap) with room for one more, doubled when
+ * full; NULL when out of memory (the array is then unchanged). */
+static void *room_for_one(void *array, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return array;
+	size_t grown_cap = *cap ? *cap * 2 : 16;
+	void *grown = realloc(array, grown_cap * size);
+	if (grown)
+		*cap = grown_cap;
+	return grown;
+}
+
 static int push_depth(struct fs_watch_dirs *d, const char *dir, const char *rel, unsigned depth,
 	bool announce, struct connect_error *err)
 {
@@ -44,14 +57,10 @@ static int push_depth(struct fs_watch_dirs *d, const char *dir, const char *rel,
 		budget_error(d, err);
 		return -1;
 	}
-	if (d->ntodo == d->cap_todo) {
-		size_t cap = d->cap_todo ? d->cap_todo * 2 : 16;
-		struct fs_watch_todo *grown = realloc(d->todo, cap * sizeof *grown);
-		if (!grown)
-			goto oom;
-		d->todo = grown;
-		d->cap_todo = cap;
-	}
+	struct fs_watch_todo *todo = room_for_one(d->todo, d->ntodo, &d->cap_todo, sizeof *todo);
+	if (!todo)
+		goto oom;
+	d->todo = todo;
 	struct fs_watch_todo *t = &d->todo[d->ntodo];
 	t->dir = strdup(dir);
 	t->rel = strdup(rel);
@@ -88,19 +97,46 @@ static void watch_error(int en, const struct fs_watch_todo *t, struct connect_er
 		connect_error_set(err, CONNECT_INTERNAL, "error watching %s: %s", t->dir, strerror(en));
 }
 
-static int record(struct fs_watch_dirs *d, int wd, char *rel, struct connect_error *err)
+/* The index of wd in d->dirs (kept sorted by wd), or where it would go. */
+static size_t find(const struct fs_watch_dirs *d, int wd)
 {
-	struct fs_watch_dir *grown = realloc(d->dirs, (d->ndirs + 1) * sizeof *grown);
-	if (!grown) {
-		free(rel);
-		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
-		return -1;
+	size_t lo = 0, hi = d->ndirs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->dirs[mid].wd < wd)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	d->dirs = grown;
-	d->dirs[d->ndirs].wd = wd;
-	d->dirs[d->ndirs].rel = rel;
+	return lo;
+}
+
+/* Records wd; the kernel hands out increasing numbers, but gives a
+ * directory watched already (reached twice, by the walk and by its create
+ * event) its old one: that one is not counted twice. */
+static int record(struct fs_watch_dirs *d, int wd, const char *path, struct connect_error *err)
+{
+	size_t at = find(d, wd);
+	if (at < d->ndirs && d->dirs[at].wd == wd) {
+		d->budget->in_use--;
+		return 0;
+	}
+	struct fs_watch_dir *dirs = room_for_one(d->dirs, d->ndirs, &d->cap_dirs, sizeof *dirs);
+	if (!dirs)
+		goto oom;
+	d->dirs = dirs;
+	char *rel = strdup(path);
+	if (!rel)
+		goto oom;
+	memmove(&d->dirs[at + 1], &d->dirs[at], (d->ndirs - at) * sizeof *d->dirs);
+	d->dirs[at].wd = wd;
+	d->dirs[at].rel = rel;
 	d->ndirs++;
 	return 0;
+oom:
+	d->budget->in_use--;
+	connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+	return -1;
 }
 
 /* Queues the subdirectories of t (open as fd, which this closes) and
@@ -161,10 +197,7 @@ static int visit(struct fs_watch_dirs *d, int root_fd, struct fs_watch_todo *t,
 		watch_error(en, t, err);
 		return -1;
 	}
-	char *rel = t->rel;
-	t->rel = NULL;
-	if (record(d, wd, rel, err) != 0) {
-		d->budget->in_use--;
+	if (record(d, wd, t->rel, err) != 0) {
 		close(fd);
 		return -1;
 	}
@@ -191,10 +224,8 @@ int fs_watch_dirs_step(struct fs_watch_dirs *d, int root_fd, fs_watch_announce a
 
 const char *fs_watch_dirs_rel(const struct fs_watch_dirs *d, int wd)
 {
-	for (size_t i = 0; i < d->ndirs; i++)
-		if (d->dirs[i].wd == wd)
-			return d->dirs[i].rel;
-	return NULL;
+	size_t at = find(d, wd);
+	return at < d->ndirs && d->dirs[at].wd == wd ? d->dirs[at].rel : NULL;
 }
 
 void fs_watch_dirs_clear(struct fs_watch_dirs *d)
@@ -211,5 +242,5 @@ void fs_watch_dirs_clear(struct fs_watch_dirs *d)
 	free(d->todo);
 	d->dirs = NULL;
 	d->todo = NULL;
-	d->ndirs = d->ntodo = d->cap_todo = 0;
+	d->ndirs = d->cap_dirs = d->ntodo = d->cap_todo = 0;
 }

@@ -27,8 +27,8 @@ struct fs_watch_dirs {
 	int ifd;                   /* the watcher's inotify descriptor */
 	bool recursive;
 	struct fs_watch_budget *budget;
-	struct fs_watch_dir *dirs; /* watched: wd and path below the root */
-	size_t ndirs;
+	struct fs_watch_dir *dirs; /* watched: wd and path below the root, by wd */
+	size_t ndirs, cap_dirs;
 	struct fs_watch_todo *todo; /* still to visit, a stack */
 	size_t ntodo, cap_todo;
 };
