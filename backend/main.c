@@ -170,7 +170,7 @@ int main(int argc, char **argv)
 	if (files_ok && (!reg || templates_stack_init(base, &catalog, reg) != 0))
 		files_ok = false;
 	templates_stack_collect_soon();
-	struct fs_watchers *watchers = pm && files_ok ? fs_watchers_new(base, reg) : NULL;
+	struct fs_watchers *watchers = pm && files_ok ? fs_watchers_new(base, reg, (size_t)opt.max_watches) : NULL;
 	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base,
 		.watchers = watchers, .max_upload_bytes = (uint64_t)opt.max_upload_mb << 20,
 		.proxy_idle_timeout_s = opt.proxy_idle_timeout_s};

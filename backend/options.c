@@ -40,6 +40,8 @@ static const char usage[] =
 	"                           proxied connections, uploads (default 256)\n"
 	"  --proxy-idle-timeout S   a proxied connection silent both ways this long is\n"
 	"                           closed (default 600)\n"
+	"  --max-watches N          inotify watches one sandbox's watchers may hold\n"
+	"                           together, one per watched directory (default 8192)\n"
 	"  --isolation MODE         full (root): namespaces, overlay root, cgroups and a\n"
 	"                           host id range per sandbox; rootless (another user):\n"
 	"                           the same in the user's own namespace, no limits;\n"
@@ -156,6 +158,7 @@ static const struct count_opt {
 	{"--max-upload-mb", 1, 1048576, offsetof(struct backend_options, max_upload_mb)},
 	{"--max-sandbox-requests", 1, 100000, offsetof(struct backend_options, max_sandbox_requests)},
 	{"--proxy-idle-timeout", 1, 86400, offsetof(struct backend_options, proxy_idle_timeout_s)},
+	{"--max-watches", 1, 1000000, offsetof(struct backend_options, max_watches)},
 };
 
 /* The numeric option at argv[*i] (its value in *v), or NULL. */
@@ -240,6 +243,7 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 	opt->max_upload_mb = OPTIONS_DEFAULT_MAX_UPLOAD_MB;
 	opt->max_sandbox_requests = OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS;
 	opt->proxy_idle_timeout_s = OPTIONS_DEFAULT_PROXY_IDLE_TIMEOUT_S;
+	opt->max_watches = OPTIONS_DEFAULT_MAX_WATCHES;
 	opt->sandbox_conn_limit = OPTIONS_DEFAULT_SANDBOX_CONN_LIMIT;
 	opt->sandbox_network = true;
 	const char *listen = NULL, *envd = NULL, *key_file = NULL;

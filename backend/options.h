@@ -20,6 +20,7 @@ struct listen_addr {
 #define OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS 256
 #define OPTIONS_DEFAULT_PROXY_IDLE_TIMEOUT_S 600
 #define OPTIONS_DEFAULT_SANDBOX_CONN_LIMIT 4096
+#define OPTIONS_DEFAULT_MAX_WATCHES 8192
 
 struct backend_options {
 	struct listen_addr api;
@@ -34,6 +35,7 @@ struct backend_options {
 	long max_upload_mb;        /* one POST /files body, inflated */
 	long max_sandbox_requests; /* requests in progress per sandbox */
 	long proxy_idle_timeout_s; /* a proxied connection silent both ways */
+	long max_watches;          /* inotify watches per sandbox, its watchers together */
 	enum isolation isolation;  /* default ISOLATION_AUTO */
 	const char *id_range;      /* --id-range START:COUNT, NULL: the default */
 	const char *templates_dir; /* NULL: <dir of the binary>/../templates */

@@ -8,6 +8,7 @@
 #include "envd/fs/fs_files_post.h"
 #include "envd/fs/fs_rpc.h"
 #include "envd/fs/fs_watch.h"
+#include "envd/fs/fs_watch_queue.h"
 #include "envd/process/process_rpc.h"
 #include "http/http_conns.h"
 #include "http/http_head.h"

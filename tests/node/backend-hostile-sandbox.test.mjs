@@ -1,5 +1,6 @@
-// The local backend against a hostile sandbox (issue 18, items 3 and 13):
-// what a sandbox's root can do to the backend from inside, scaled down and
+// The local backend against a hostile sandbox (issue 18, items 3, 5, 7 and
+// 13): what a sandbox's root (or its token holder) can do to the backend
+// from inside, scaled down and
 // measured without timings (bytes a process got to write, a listing that
 // ends within a generous deadline). docs/local-backend.md, "Threat model",
 // describes each defence.
@@ -8,7 +9,7 @@ import assert from 'node:assert/strict'
 import { startBackend, api } from '../../host/backend.mjs'
 import { envdClient } from '../lib/connect.mjs'
 import { until, sleep } from '../lib/wait.mjs'
-import { MiB, sh, readPort, watchBackend } from '../lib/hostile.mjs'
+import { MiB, rssKiB, sh, readPort, watchBackend } from '../lib/hostile.mjs'
 
 const T = { timeout: 120_000 }
 
@@ -104,5 +105,137 @@ describe('a hostile sandbox', { skip }, () => {
     // waits for a few slices of the listing at most.
     assert.equal(seen.unanswered, 0, '/health went unanswered during the listing')
     await sh(envd, 'cp /tmp/passwd.orig /etc/passwd; cp /tmp/group.orig /etc/group; rm -rf /tmp/many', 'root')
+  })
+})
+
+// Items 5 and 7: recursive watches and the backend memory a token holder
+// can make the backend keep for a sandbox. A backend of its own, with a
+// watch cap that a tree of 30,000 directories fits under once, not twice.
+describe('a hostile sandbox: watches and retained memory', { skip }, () => {
+  let backend
+  let envd
+  const cap = 40000
+  const call = (rpc, body) => envd.call(`filesystem.Filesystem/${rpc}`, body)
+
+  before(async () => {
+    backend = await startBackend({ extraArgs: ['--max-watches', String(cap)] })
+    const sb = (await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base', timeout: 600 })).json
+    envd = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: sb.sandboxID, token: sb.envdAccessToken })
+  })
+  after(async () => {
+    const { code } = await backend.stop()
+    assert.equal(code, 0, backend.stderr())
+  })
+
+  test('item 5: a recursive watch of 30,000 directories is walked in slices, and a second one meets --max-watches', T, async () => {
+    await sh(envd, 'python3 -c "import os\nfor i in range(300):\n  for j in range(99): os.makedirs(\'/tmp/tree/d%03d/e%02d\' % (i, j))"')
+    // While the first walk runs, the control plane answers: the old code
+    // walked the whole tree in one loop turn (4.9 s for 100,000).
+    let walking = true
+    const stop = watchBackend(backend.apiUrl, undefined, () => walking)
+    const first = await call('CreateWatcher', { path: '/tmp/tree', recursive: true })
+    walking = false
+    const seen = await stop()
+    assert.equal(first.status, 200, first.text)
+    assert.ok(seen.countDuring >= 3, `only ${seen.countDuring} /health calls were answered during the walk`)
+    // The first watcher holds 30,001 watches: a second recursive one does not
+    // fit, and says so (the old code took the watches it could and answered 200).
+    const second = await call('CreateWatcher', { path: '/tmp/tree', recursive: true })
+    assert.equal(second.status, 429, second.text)
+    assert.equal(second.json.code, 'resource_exhausted')
+    assert.match(second.json.message, new RegExp(`limit of ${cap} inotify watches \\(--max-watches\\)`))
+    const stream = await envd.stream('filesystem.Filesystem/WatchDir', { path: '/tmp/tree', recursive: true })
+    assert.equal(stream.end?.error?.code, 'resource_exhausted', JSON.stringify(stream.end))
+    assert.match(stream.end.error.message, /--max-watches/)
+    // The refused walks gave their watches back, and the first watcher works.
+    await sh(envd, 'touch /tmp/tree/d007/e03/new')
+    await until(async () => {
+      const r = await call('GetWatcherEvents', { watcherId: first.json.watcherId })
+      return r.json.events?.some((e) => e.name === 'd007/e03/new' && e.type === 'EVENT_TYPE_CREATE')
+    }, 'the first watcher reports an event below its tree')
+    assert.equal((await call('RemoveWatcher', { watcherId: first.json.watcherId })).status, 200)
+    // Removing it gives its 30,001 back: the same walk fits again.
+    const again = await call('CreateWatcher', { path: '/tmp/tree', recursive: true })
+    assert.equal(again.status, 200, again.text)
+    assert.equal((await call('RemoveWatcher', { watcherId: again.json.watcherId })).status, 200)
+    await sh(envd, 'rm -rf /tmp/tree')
+  })
+
+  test('item 7: ended processes keep no Start config (200 ended Starts with 900 KiB of args each)', T, async () => {
+    const before = rssKiB(backend.pid)
+    const args = ['x'.repeat(900 * 1024)]
+    let ended = 0
+    for (let i = 0; i < 200; i++) {
+      const r = await envd.stream('process.Process/Start', { process: { cmd: '/bin/true', args } })
+      if (r.messages.some((m) => m.event?.end)) ended++
+    }
+    assert.equal(ended, 200)
+    // The old code kept each config for 30 s: 200 x 900 KiB (the run had 1,000 and 769 MiB).
+    const grown = (rssKiB(backend.pid) - before) / 1024
+    assert.ok(grown < 64, `the backend grew by ${grown.toFixed(0)} MiB for 200 ended processes`)
+    // An ended process can still be reached: Connect replays its end.
+    const last = await envd.stream('process.Process/Start', { process: { cmd: '/bin/sh', args: ['-c', 'exit 3'] } })
+    const pid = last.messages[0].event.start.pid
+    const replay = await envd.stream('process.Process/Connect', { process: { pid } })
+    assert.equal(replay.messages.find((m) => m.event?.end)?.event.end.exitCode, 3)
+  })
+
+  test('item 7: input a process never reads is bounded per sandbox: past 16 MiB a SendInput is refused (resource_exhausted)', T, async () => {
+    const s = await envd.open('process.Process/Start', { process: { cmd: '/bin/sleep', args: ['600'] }, stdin: true })
+    const pid = (await s.next()).message.event.start.pid
+    const input = Buffer.alloc(700 * 1024, 0x61).toString('base64')
+    // 40 x 700 KiB to a process that never reads: the old code held all of
+    // them (300 took 612 MiB); now what passes 16 MiB is refused at once.
+    // (No RSS bound here: 40 bodies read at once weigh as much as the queue.)
+    const calls = Array.from({ length: 40 }, () =>
+      envd.call('process.Process/SendInput', { process: { pid }, input: { stdin: input } }))
+    const refused = []
+    await until(async () => {
+      const settled = await Promise.all(calls.map((c) => Promise.race([c, sleep(50).then(() => null)])))
+      refused.splice(0, refused.length, ...settled.filter((r) => r && r.status !== 200))
+      return refused.length >= 10
+    }, 'calls past the bound are refused')
+    for (const r of refused) {
+      assert.equal(r.json.code, 'resource_exhausted', r.text)
+      assert.match(r.json.message, /at most 16 MiB/)
+    }
+    await envd.call('process.Process/SendSignal', { process: { pid }, signal: 'SIGNAL_SIGKILL' })
+    // The held calls are answered once the process is gone: written, or
+    // internal (the pipe broke), never left hanging.
+    for (const r of await Promise.all(calls)) {
+      assert.ok(r.status === 200 || ['internal', 'resource_exhausted'].includes(r.json?.code), r.text)
+    }
+    s.cancel()
+  })
+
+  test('item 7: unread CreateWatcher events are bounded; a watcher at the bound is dropped and says so', T, async () => {
+    await sh(envd, 'mkdir -p /tmp/ev')
+    const before = rssKiB(backend.pid)
+    const stop = watchBackend(backend.apiUrl, backend.pid)
+    const ids = []
+    for (let i = 0; i < 20; i++) {
+      const r = await call('CreateWatcher', { path: '/tmp/ev', includeEntry: true })
+      assert.equal(r.status, 200, r.text)
+      ids.push(r.json.watcherId)
+    }
+    // 6,000 files written: 12,000 events for each of 20 watchers nobody drains
+    // (the old code kept 10,000 per watcher, oldest dropped silently).
+    await sh(envd, 'python3 -c "\nfor i in range(6000): open(\'/tmp/ev/f%05d\' % i, \'w\').write(\'x\')"')
+    const answers = await Promise.all(ids.map((watcherId) => call('GetWatcherEvents', { watcherId })))
+    const seen = await stop()
+    const dropped = answers.filter((r) => r.status !== 200)
+    assert.ok(dropped.length >= 1, 'no watcher met the bound')
+    for (const r of dropped) {
+      assert.equal(r.json.code, 'resource_exhausted', r.text)
+      assert.match(r.json.message, /was dropped: its events were not read \(at most 10000 unread per watcher, 20000 per sandbox\)/)
+    }
+    for (const r of answers.filter((a) => a.status === 200)) assert.ok((r.json.events ?? []).length <= 10000)
+    const grown = (seen.peakRss - before) / 1024
+    assert.ok(grown < 64, `the backend grew by ${grown.toFixed(0)} MiB for unread events`)
+    // A dropped watcher is gone once it said so.
+    const gone = await call('GetWatcherEvents', { watcherId: ids[answers.indexOf(dropped[0])] })
+    assert.equal(gone.json.code, 'not_found')
+    for (const watcherId of ids) await call('RemoveWatcher', { watcherId })
+    await sh(envd, 'rm -rf /tmp/ev')
   })
 })

@@ -5,9 +5,11 @@
 #include "envd/fs/fs_entry.h"
 #include "envd/fs/fs_path.h"
 #include "envd/fs/fs_rpc.h"
+#include "envd/fs/fs_watch_table.h"
 #include "http/http_connect.h"
 #include "http/http_conns.h"
 #include "http/http_protojson.h"
+#include "http/http_request.h"
 #include "lib/random.h"
 #include "registry/registry.h"
 
@@ -28,51 +30,48 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define WATCH_MASK (IN_CREATE | IN_MOVED_TO | IN_MODIFY | IN_DELETE | IN_DELETE_SELF | \
-	IN_MOVED_FROM | IN_MOVE_SELF | IN_ATTRIB | IN_ONLYDIR)
+static struct sandbox_watches *sandbox_watches_get(struct fs_watchers *ws, const char *id)
+{
+	struct sandbox_watches *sw = ws->sandboxes;
+	while (sw && strcmp(sw->sandbox_id, id) != 0)
+		sw = sw->next;
+	if (!sw && (sw = calloc(1, sizeof *sw)) != NULL) {
+		snprintf(sw->sandbox_id, sizeof sw->sandbox_id, "%s", id);
+		sw->budget.max = ws->max_watches;
+		sw->next = ws->sandboxes;
+		ws->sandboxes = sw;
+	}
+	if (sw)
+		sw->users++;
+	return sw;
+}
 
-struct wdir {
-	int wd;
-	char *rel; /* "" for the watched directory itself */
-};
+static void sandbox_watches_put(struct fs_watchers *ws, struct sandbox_watches *sw)
+{
+	if (!sw || --sw->users > 0)
+		return;
+	for (struct sandbox_watches **pp = &ws->sandboxes; *pp; pp = &(*pp)->next) {
+		if (*pp == sw) {
+			*pp = sw->next;
+			break;
+		}
+	}
+	free(sw);
+}
 
-struct fs_watch {
-	struct fs_watch *next;
-	struct fs_watchers *owner;
-	char sandbox_id[SANDBOX_ID_LEN + 1];
-	char id[24];                /* CreateWatcher's id */
-	char path[FS_PATH_MAX];     /* the watched directory, as requested */
-	bool recursive, include_entry;
-	int ifd;
-	struct event *ev;
-	struct wdir *dirs;
-	size_t ndirs;
-	/* queue mode (CreateWatcher) */
-	cJSON *queue;
-	/* stream mode (WatchDir) */
-	struct evhttp_request *req;
-	struct evhttp_connection *evcon;
-	struct event *keepalive, *deadline;
-	struct timeval keepalive_tv;
-};
-
-struct fs_watchers {
-	struct event_base *base;
-	struct registry *reg;
-	struct fs_watch *list;
-};
-
-struct fs_watchers *fs_watchers_new(struct event_base *base, struct registry *reg)
+struct fs_watchers *fs_watchers_new(struct event_base *base, struct registry *reg,
+	size_t max_watches)
 {
 	struct fs_watchers *w = calloc(1, sizeof *w);
 	if (w) {
 		w->base = base;
 		w->reg = reg;
+		w->max_watches = max_watches;
 	}
 	return w;
 }
 
-static void watch_free(struct fs_watch *w)
+void fs_watch_free(struct fs_watch *w)
 {
 	struct fs_watch **pp = &w->owner->list;
 	while (*pp && *pp != w)
@@ -85,19 +84,22 @@ static void watch_free(struct fs_watch *w)
 		event_free(w->keepalive);
 	if (w->deadline)
 		event_free(w->deadline);
+	if (w->tick)
+		event_free(w->tick);
 	if (w->ifd >= 0)
 		close(w->ifd);
-	for (size_t i = 0; i < w->ndirs; i++)
-		free(w->dirs[i].rel);
-	free(w->dirs);
+	fs_watch_dirs_clear(&w->dirs);
 	cJSON_Delete(w->queue);
+	if (w->sw)
+		w->sw->events -= w->queued;
+	sandbox_watches_put(w->owner, w->sw);
 	free(w);
 }
 
 /* Ends a WatchDir stream (err NULL: a clean end) and frees the watch. */
 static void stream_end(struct fs_watch *w, const struct connect_error *err)
 {
-	if (w->evcon) {
+	if (w->evcon && w->req) {
 		struct evbuffer *buf = evbuffer_new();
 		if (buf) {
 			connect_end_stream_add(buf, err);
@@ -107,7 +109,7 @@ static void stream_end(struct fs_watch *w, const struct connect_error *err)
 		http_conn_set_closecb(w->evcon, NULL, NULL);
 		evhttp_send_reply_end(w->req);
 	}
-	watch_free(w);
+	fs_watch_free(w);
 }
 
 /* As E2B's proxy does when the sandbox behind it is gone: a WatchDir
@@ -123,7 +125,7 @@ static void on_sandbox_removing(void *ctx, struct sandbox *sb)
 		struct evhttp_connection *evcon = w->evcon;
 		if (evcon)
 			http_conn_set_closecb(evcon, NULL, NULL);
-		watch_free(w);
+		fs_watch_free(w);
 		if (evcon)
 			evhttp_connection_free(evcon); /* frees the request on it */
 	}
@@ -139,10 +141,10 @@ void fs_watchers_free(struct fs_watchers *ws)
 	if (!ws)
 		return;
 	while (ws->list) {
-		if (ws->list->req)
+		if (ws->list->stream && ws->list->ready)
 			stream_end(ws->list, NULL);
 		else
-			watch_free(ws->list);
+			fs_watch_free(ws->list);
 	}
 	free(ws);
 }
@@ -150,80 +152,55 @@ void fs_watchers_free(struct fs_watchers *ws)
 static void emit(struct fs_watch *w, cJSON *event);
 static void emit_event(struct fs_watch *w, struct sandbox *sb, int root_fd, const char *rel,
 	const char *full, const char *type, bool entry);
+static void schedule(struct fs_watch *w);
 
-/* Watches dir (sandbox path; rel below the watched root) and, when
- * recursive, its subdirectories. sb is non-NULL for a directory that was just
- * created: what was made in it before its watch existed (mkdir -p a/b &&
- * echo > a/b/f) is announced as created (and written, when not empty), or no
- * event would ever tell of it. */
-static void add_dir(struct fs_watch *w, struct sandbox *sb, int root_fd, const char *dir,
-	const char *rel, int depth)
+/* A CreateWatcher watcher at a limit: its watches and events are given
+ * back at once, and the next GetWatcherEvents answers why (never a watcher
+ * that goes on answering nothing). */
+static void drop(struct fs_watch *w, const struct connect_error *why)
 {
-	int fd = fs_open(root_fd, dir, O_RDONLY | O_DIRECTORY, 0, false);
-	if (fd < 0)
-		return;
-	char proc[64];
-	fs_proc_path(fd, proc, sizeof proc);
-	int wd = inotify_add_watch(w->ifd, proc, WATCH_MASK);
-	if (wd >= 0) {
-		struct wdir *grown = realloc(w->dirs, (w->ndirs + 1) * sizeof *grown);
-		char *copy = strdup(rel);
-		if (grown && copy) {
-			w->dirs = grown;
-			w->dirs[w->ndirs].wd = wd;
-			w->dirs[w->ndirs].rel = copy;
-			w->ndirs++;
-		} else {
-			if (grown)
-				w->dirs = grown;
-			free(copy);
-		}
-	}
-	if (!w->recursive || depth > 64) {
-		close(fd);
-		return;
-	}
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || (e->d_type != DT_DIR && !sb))
-			continue;
-		char sub[FS_PATH_MAX], subrel[FS_PATH_MAX];
-		int sn = snprintf(sub, sizeof sub, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
-		int rn = snprintf(subrel, sizeof subrel, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
-		if (sn <= 0 || rn < 0 || (size_t)sn >= sizeof sub || (size_t)rn >= sizeof subrel)
-			continue;
-		if (sb) {
-			struct stat st;
-			emit_event(w, sb, root_fd, subrel, sub, "EVENT_TYPE_CREATE", true);
-			if (e->d_type == DT_REG && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    st.st_size > 0)
-				emit_event(w, sb, root_fd, subrel, sub, "EVENT_TYPE_WRITE", true);
-		}
-		if (e->d_type == DT_DIR)
-			add_dir(w, sb, root_fd, sub, subrel, depth + 1);
-	}
-	closedir(d);
+	w->dropped = true;
+	w->drop_reason = *why;
+	if (w->ev)
+		event_del(w->ev);
+	if (w->tick)
+		event_del(w->tick);
+	fs_watch_dirs_clear(&w->dirs);
+	cJSON_Delete(w->queue);
+	w->queue = NULL;
+	w->sw->events -= w->queued;
+	w->queued = 0;
 }
 
-static const char *rel_of(const struct fs_watch *w, int wd)
+/* A watcher that hit a limit after it was answered: a stream ends with
+ * the error, a queue watcher is dropped with it. */
+static void fail(struct fs_watch *w, const struct connect_error *err)
 {
-	for (size_t i = 0; i < w->ndirs; i++)
-		if (w->dirs[i].wd == wd)
-			return w->dirs[i].rel;
-	return NULL;
+	if (w->stream)
+		stream_end(w, err);
+	else
+		drop(w, err);
 }
 
 static void emit(struct fs_watch *w, cJSON *event)
 {
-	if (w->queue) {
-		if (cJSON_GetArraySize(w->queue) >= FS_WATCH_QUEUE_MAX)
-			cJSON_DeleteItemFromArray(w->queue, 0);
+	if (!w->stream) {
+		if (w->dropped) {
+			cJSON_Delete(event);
+			return;
+		}
+		if (w->queued >= FS_WATCH_QUEUE_MAX || w->sw->events >= FS_WATCH_SANDBOX_EVENTS_MAX) {
+			cJSON_Delete(event);
+			struct connect_error err;
+			connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED,
+				"watcher %s was dropped: its events were not read (at most %d unread per "
+				"watcher, %d per sandbox)", w->id, FS_WATCH_QUEUE_MAX, FS_WATCH_SANDBOX_EVENTS_MAX);
+			drop(w, &err);
+			return;
+		}
 		cJSON_AddItemToArray(w->queue, event);
+		w->queued++;
+		w->sw->events++;
 		return;
 	}
 	cJSON *msg = cJSON_CreateObject();
@@ -259,6 +236,19 @@ static void emit_event(struct fs_watch *w, struct sandbox *sb, int root_fd, cons
 	emit(w, ev);
 }
 
+struct announce_ctx {
+	struct fs_watch *w;
+	struct sandbox *sb;
+	int root_fd;
+};
+
+/* What a new subdirectory held before its watch existed (fs_watch_dirs.h). */
+static void announce(void *arg, const char *rel, const char *full, const char *type)
+{
+	struct announce_ctx *a = arg;
+	emit_event(a->w, a->sb, a->root_fd, rel, full, type, true);
+}
+
 static void on_inotify(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
@@ -269,7 +259,9 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 		return;
 	struct sandbox *sb = registry_find(w->owner->reg, w->sandbox_id);
 	int root_fd = sb ? fs_root_open(sb) : -1;
-	bool root_gone = false;
+	bool root_gone = false, walk = false;
+	struct connect_error err;
+	bool failed = false;
 	static const struct {
 		uint32_t bits;
 		const char *type;
@@ -281,10 +273,16 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 		{IN_MOVED_FROM | IN_MOVE_SELF, "EVENT_TYPE_RENAME", false},
 		{IN_ATTRIB, "EVENT_TYPE_CHMOD", true},
 	};
-	for (char *p = buf; p < buf + n;) {
+	for (char *p = buf; p < buf + n && !w->dropped && !failed;) {
 		struct inotify_event *ie = (struct inotify_event *)p;
 		p += sizeof *ie + ie->len;
-		const char *base = rel_of(w, ie->wd);
+		if (ie->mask & IN_Q_OVERFLOW) {
+			connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED, "the host's inotify event queue "
+				"overflowed (fs.inotify.max_queued_events): events were lost");
+			failed = true;
+			break;
+		}
+		const char *base = fs_watch_dirs_rel(&w->dirs, ie->wd);
 		if (!base)
 			continue;
 		if (ie->mask & IN_IGNORED) {
@@ -305,36 +303,41 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
 			if (ie->mask & kinds[k].bits)
 				emit_event(w, sb, root_fd, rel, full, kinds[k].type, kinds[k].entry);
-		/* After the directory's own event, what it already holds. */
-		if (w->recursive && (ie->mask & IN_ISDIR) && (ie->mask & (IN_CREATE | IN_MOVED_TO)) &&
-		    root_fd >= 0 && sb)
-			add_dir(w, sb, root_fd, full, rel, 0);
+		/* After the directory's own event, what it already holds: queued
+		 * for the walk, in slices like the first one. */
+		if (w->dirs.recursive && (ie->mask & IN_ISDIR) && (ie->mask & (IN_CREATE | IN_MOVED_TO)) &&
+		    sb && !w->dropped) {
+			if (fs_watch_dirs_push(&w->dirs, full, rel, true, &err) != 0)
+				failed = true;
+			else
+				walk = true;
+		}
 	}
 	if (root_fd >= 0)
 		close(root_fd);
-	if (w->req && w->evcon &&
+	if (failed) {
+		fail(w, &err);
+		return;
+	}
+	if (walk)
+		schedule(w);
+	if (w->stream && w->evcon &&
 	    evbuffer_get_length(bufferevent_get_output(evhttp_connection_get_bufferevent(w->evcon))) >
 		    FS_WATCH_STREAM_HIGH_WATER) {
-		struct connect_error err;
 		connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED, "watch events are not being read");
 		stream_end(w, &err);
 		return;
 	}
 	if (root_gone) {
-		if (w->req)
+		if (w->stream)
 			stream_end(w, NULL);
 		else if (!sb)
-			watch_free(w); /* the sandbox is gone: nobody can drain it */
+			fs_watch_free(w); /* the sandbox is gone: nobody can drain it */
 	}
 }
 
-struct watch_request {
-	char path[FS_PATH_MAX];
-	bool recursive, include_entry;
-};
-
 /* User, message fields, and the directory check (envd's codes). */
-static int parse_watch(struct evhttp_request *req, struct sandbox *sb, const cJSON *msg,
+int fs_watch_parse(struct evhttp_request *req, struct sandbox *sb, const cJSON *msg,
 	struct watch_request *r, struct connect_error *err)
 {
 	struct fs_user u;
@@ -351,8 +354,71 @@ static int parse_watch(struct evhttp_request *req, struct sandbox *sb, const cJS
 	return 0;
 }
 
-static struct fs_watch *watch_new(struct envd_ctx *ctx, struct sandbox *sb,
-	const struct watch_request *r, struct connect_error *err)
+/* --- the walk ------------------------------------------------------------------ */
+
+static void answer_ready(struct fs_watch *w);
+
+/* The first walk's failure: its request gets the error, the watch goes. */
+static void answer_failed(struct fs_watch *w, const struct connect_error *err)
+{
+	http_conn_set_closecb(w->evcon, NULL, NULL);
+	int status = w->stream ? connect_reply_stream_error(w->req, err)
+			       : connect_reply_unary_error(w->req, err);
+	request_log("envd", w->req, status);
+	fs_watch_free(w);
+}
+
+static void walk_step(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fs_watch *w = arg;
+	struct sandbox *sb = registry_find(w->owner->reg, w->sandbox_id);
+	struct connect_error err;
+	if (!sb)
+		return; /* the removing hook frees the watch */
+	int root_fd = fs_root_open(sb);
+	struct announce_ctx a = {.w = w, .sb = sb, .root_fd = root_fd};
+	int rc = root_fd >= 0 ? fs_watch_dirs_step(&w->dirs, root_fd, announce, &a, &err) : -1;
+	if (root_fd >= 0)
+		close(root_fd);
+	else
+		connect_error_set(&err, CONNECT_INTERNAL, "cannot open the sandbox's root");
+	if (rc != 0) {
+		if (!w->ready)
+			answer_failed(w, &err);
+		else
+			fail(w, &err);
+		return;
+	}
+	if (w->dirs.ntodo > 0)
+		schedule(w);
+	else if (!w->ready)
+		answer_ready(w);
+}
+
+/* A zero timer, not event_base_once: the next slice waits for the next
+ * loop turn, so other clients are served between slices (as in fs_list.c). */
+static void schedule(struct fs_watch *w)
+{
+	struct timeval now = {0, 0};
+	if (!w->dropped)
+		evtimer_add(w->tick, &now);
+}
+
+static void on_client_gone(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	struct fs_watch *w = arg;
+	w->evcon = NULL;
+	http_conn_gone_free_request(w->req);
+	fs_watch_free(w);
+}
+
+/* Checks the directory and starts its walk; answer_ready answers once the
+ * walk is done, answer_failed if it fails. */
+struct fs_watch *fs_watch_new(struct envd_ctx *ctx, struct evhttp_request *req,
+	struct sandbox *sb, const struct watch_request *r, bool stream, struct connect_error *err)
 {
 	int root_fd = fs_root_open(sb);
 	int fd = root_fd >= 0 ? fs_open(root_fd, r->path, O_PATH, 0, false) : -1;
@@ -371,35 +437,46 @@ static struct fs_watch *watch_new(struct envd_ctx *ctx, struct sandbox *sb,
 		close(fd);
 		fd = -1;
 	}
-	if (fd < 0) {
-		if (root_fd >= 0)
-			close(root_fd);
+	if (root_fd >= 0)
+		close(root_fd);
+	if (fd < 0)
 		return NULL;
-	}
 	close(fd);
 	struct fs_watchers *ws = ctx->watchers;
 	struct fs_watch *w = calloc(1, sizeof *w);
-	if (w) {
-		w->owner = ws;
-		w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-		snprintf(w->sandbox_id, sizeof w->sandbox_id, "%s", sb->id);
-		snprintf(w->path, sizeof w->path, "%s", r->path);
-		w->recursive = r->recursive;
-		w->include_entry = r->include_entry;
-		w->next = ws->list;
-		ws->list = w;
-	}
-	if (!w || w->ifd < 0 || !(w->ev = event_new(ws->base, w->ifd, EV_READ | EV_PERSIST, on_inotify, w))) {
-		if (w)
-			watch_free(w);
-		close(root_fd);
-		connect_error_set(err, CONNECT_INTERNAL, "error creating watcher: %s", strerror(errno));
+	if (!w) {
+		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
 		return NULL;
 	}
-	add_dir(w, NULL, root_fd, r->path, "", 0);
-	close(root_fd);
-	event_add(w->ev, NULL);
-	return w;
+	w->owner = ws;
+	w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	int en = errno;
+	snprintf(w->sandbox_id, sizeof w->sandbox_id, "%s", sb->id);
+	snprintf(w->path, sizeof w->path, "%s", r->path);
+	w->stream = stream;
+	w->include_entry = r->include_entry;
+	w->dirs.ifd = w->ifd;
+	w->dirs.recursive = r->recursive;
+	w->dirs.budget = (w->sw = sandbox_watches_get(ws, sb->id)) ? &w->sw->budget : NULL;
+	w->next = ws->list;
+	ws->list = w;
+	if (w->ifd < 0 && (en == EMFILE || en == ENFILE))
+		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED, en == EMFILE
+			? "the host's limit of inotify instances is reached (fs.inotify.max_user_instances)"
+			: "the host's limit of open files is reached");
+	else if (w->ifd < 0 || !w->sw || (!stream && !(w->queue = cJSON_CreateArray())) ||
+		 !(w->ev = event_new(ws->base, w->ifd, EV_READ | EV_PERSIST, on_inotify, w)) ||
+		 !(w->tick = evtimer_new(ws->base, walk_step, w)))
+		connect_error_set(err, CONNECT_INTERNAL, "error creating watcher: %s", strerror(en));
+	else if (fs_watch_dirs_push(&w->dirs, r->path, "", false, err) == 0) {
+		w->req = req;
+		w->evcon = evhttp_request_get_connection(req);
+		http_conn_set_closecb(w->evcon, on_client_gone, w);
+		schedule(w);
+		return w;
+	}
+	fs_watch_free(w);
+	return NULL;
 }
 
 /* --- WatchDir ------------------------------------------------------------------ */
@@ -426,42 +503,21 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 	stream_end(arg, &err);
 }
 
-static void on_client_gone(struct evhttp_connection *evcon, void *arg)
+/* The stream's start, once every directory is watched. */
+static void stream_start(struct fs_watch *w)
 {
-	(void)evcon;
-	struct fs_watch *w = arg;
-	w->evcon = NULL;
-	http_conn_gone_free_request(w->req);
-	watch_free(w);
-}
-
-int fs_watch_rpc_watch_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
-{
-	int st = connect_check_request(req, CONNECT_SERVER_STREAM);
-	if (st)
-		return st;
-	struct connect_error err;
-	struct watch_request r;
-	cJSON *msg = connect_read_stream_request(req, &err);
-	struct fs_watch *w = NULL;
-	if (msg && parse_watch(req, sb, msg, &r, &err) == 0)
-		w = watch_new(ctx, sb, &r, &err);
-	cJSON_Delete(msg);
-	if (!w)
-		return connect_reply_stream_error(req, &err);
+	struct evhttp_request *req = w->req;
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	long long ka = connect_keepalive_ms(evhttp_find_header(in, "Keepalive-Ping-Interval"));
 	const char *t = evhttp_find_header(in, "Connect-Timeout-Ms");
 	long long timeout = t ? strtoll(t, NULL, 10) : 0;
-	w->req = req;
-	w->evcon = evhttp_request_get_connection(req);
 	w->keepalive_tv.tv_sec = (time_t)(ka / 1000);
 	w->keepalive_tv.tv_usec = (suseconds_t)(ka % 1000) * 1000;
-	w->keepalive = evtimer_new(ctx->base, on_keepalive, w);
-	w->deadline = timeout > 0 ? evtimer_new(ctx->base, on_deadline, w) : NULL;
+	w->keepalive = evtimer_new(w->owner->base, on_keepalive, w);
+	w->deadline = timeout > 0 ? evtimer_new(w->owner->base, on_deadline, w) : NULL;
 	connect_stream_headers(req);
 	evhttp_send_reply_start(req, 200, "OK");
-	http_conn_set_closecb(w->evcon, on_client_gone, w);
+	request_log("envd", req, 200);
 	/* Quiet streams are legitimate: only writes are time-limited. */
 	struct bufferevent *bev = evhttp_connection_get_bufferevent(w->evcon);
 	struct timeval wtv = {.tv_sec = 60, .tv_usec = 0};
@@ -478,107 +534,54 @@ int fs_watch_rpc_watch_dir(struct envd_ctx *ctx, struct evhttp_request *req, str
 			.tv_usec = (suseconds_t)(timeout % 1000) * 1000};
 		evtimer_add(w->deadline, &dtv);
 	}
-	return 200;
+}
+
+int fs_watch_rpc_watch_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+{
+	int st = connect_check_request(req, CONNECT_SERVER_STREAM);
+	if (st)
+		return st;
+	struct connect_error err;
+	struct watch_request r;
+	cJSON *msg = connect_read_stream_request(req, &err);
+	struct fs_watch *w = NULL;
+	if (msg && fs_watch_parse(req, sb, msg, &r, &err) == 0)
+		w = fs_watch_new(ctx, req, sb, &r, true, &err);
+	cJSON_Delete(msg);
+	if (!w)
+		return connect_reply_stream_error(req, &err);
+	return ENVD_STATUS_PENDING;
 }
 
 /* --- CreateWatcher, GetWatcherEvents, RemoveWatcher -------------------------------- */
 
-static cJSON *begin_unary(struct evhttp_request *req, int *status)
+static void answer_ready(struct fs_watch *w)
 {
-	int st = connect_check_request(req, CONNECT_UNARY);
-	if (st) {
-		*status = st;
-		return NULL;
+	w->ready = true;
+	event_add(w->ev, NULL);
+	if (w->stream) {
+		stream_start(w);
+		return;
 	}
-	struct connect_error err;
-	cJSON *msg = connect_read_unary(req, &err);
-	if (!msg)
-		*status = connect_reply_unary_error(req, &err);
-	return msg;
-}
-
-int fs_watch_rpc_create(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
-{
-	int status = 0;
-	cJSON *msg = begin_unary(req, &status);
-	if (!msg)
-		return status;
-	struct connect_error err;
-	struct watch_request r;
-	struct fs_watch *w = NULL;
-	if (parse_watch(req, sb, msg, &r, &err) == 0)
-		w = watch_new(ctx, sb, &r, &err);
-	cJSON_Delete(msg);
-	if (w) {
-		char hex[17];
-		w->queue = cJSON_CreateArray();
-		if (!w->queue || random_hex(hex, 16) != 0) {
-			watch_free(w);
-			w = NULL;
-			connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
-		} else {
-			snprintf(w->id, sizeof w->id, "w%s", hex);
-		}
+	char hex[17];
+	struct evhttp_request *req = w->req;
+	http_conn_set_closecb(w->evcon, NULL, NULL);
+	w->req = NULL;
+	w->evcon = NULL;
+	if (random_hex(hex, 16) != 0) {
+		struct connect_error err;
+		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		request_log("envd", req, connect_reply_unary_error(req, &err));
+		fs_watch_free(w);
+		return;
 	}
-	if (!w)
-		return connect_reply_unary_error(req, &err);
+	snprintf(w->id, sizeof w->id, "w%s", hex);
 	cJSON *answer = cJSON_CreateObject();
 	cJSON_AddStringToObject(answer, "watcherId", w->id);
-	return connect_reply_unary(req, answer);
+	request_log("envd", req, connect_reply_unary(req, answer));
 }
 
-static struct fs_watch *find_watcher(struct envd_ctx *ctx, const struct sandbox *sb,
-	const cJSON *msg, struct connect_error *err)
+void fs_watch_read(struct fs_watch *w)
 {
-	const char *id = "";
-	if (protojson_string(msg, "watcherId", "watcher_id", &id, err) == PROTOJSON_BAD)
-		return NULL;
-	struct fs_watchers *ws = ctx->watchers;
-	for (struct fs_watch *w = ws->list; w; w = w->next)
-		if (w->queue && strcmp(w->id, id) == 0 && strcmp(w->sandbox_id, sb->id) == 0)
-			return w;
-	connect_error_set(err, CONNECT_NOT_FOUND, "watcher with id %.64s not found", id);
-	return NULL;
-}
-
-/* The watcher a GetWatcherEvents or RemoveWatcher request names, or NULL
- * with the error answer sent (*status). */
-static struct fs_watch *watcher_request(struct envd_ctx *ctx, struct evhttp_request *req,
-	const struct sandbox *sb, int *status)
-{
-	cJSON *msg = begin_unary(req, status);
-	if (!msg)
-		return NULL;
-	struct connect_error err;
-	struct fs_watch *w = find_watcher(ctx, sb, msg, &err);
-	cJSON_Delete(msg);
-	if (!w)
-		*status = connect_reply_unary_error(req, &err);
-	return w;
-}
-
-int fs_watch_rpc_get_events(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
-{
-	int status = 0;
-	struct fs_watch *w = watcher_request(ctx, req, sb, &status);
-	if (!w)
-		return status;
-	/* Events already read by the kernel but not yet delivered to us. */
 	on_inotify(w->ifd, EV_READ, w);
-	cJSON *answer = cJSON_CreateObject();
-	if (cJSON_GetArraySize(w->queue) > 0) {
-		cJSON_AddItemToObject(answer, "events", w->queue);
-		w->queue = cJSON_CreateArray();
-	}
-	return connect_reply_unary(req, answer);
-}
-
-int fs_watch_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
-{
-	int status = 0;
-	struct fs_watch *w = watcher_request(ctx, req, sb, &status);
-	if (!w)
-		return status;
-	watch_free(w);
-	return connect_reply_unary(req, cJSON_CreateObject());
 }

@@ -111,6 +111,9 @@ static void hold(struct proc *p, struct evhttp_request *req, bool close_after)
 	w->until = p->in_queued;
 	w->close_after = close_after;
 	w->evcon = evhttp_request_get_connection(req);
+	/* Its body was decoded already: a held request keeps no copy. */
+	struct evbuffer *body = evhttp_request_get_input_buffer(req);
+	evbuffer_drain(body, evbuffer_get_length(body));
 	if (w->evcon)
 		http_conn_set_closecb(w->evcon, on_wait_conn_closed, w);
 	struct proc_input_wait **pp = &p->waits;
@@ -165,6 +168,16 @@ static void on_input_writable(evutil_socket_t fd, short what, void *arg)
 	answer_written(p);
 }
 
+/* Input queued for the sandbox's processes, not yet taken by them. */
+static size_t pending_input(const struct proc *p)
+{
+	size_t sum = 0;
+	for (const struct proc *q = p->pm->head; q; q = q->next)
+		if (q->sb == p->sb && q->in_queue)
+			sum += evbuffer_get_length(q->in_queue);
+	return sum;
+}
+
 void process_send_input(struct proc *p, struct evhttp_request *req, const uint8_t *data, size_t len)
 {
 	struct connect_error err;
@@ -184,6 +197,15 @@ void process_send_input(struct proc *p, struct evhttp_request *req, const uint8_
 	}
 	if (len == 0) {
 		reply_ok(req);
+		return;
+	}
+	/* Checked before any byte is written, so a refused call wrote nothing. */
+	size_t pending = pending_input(p);
+	if (pending + len > PROC_INPUT_PENDING_MAX) {
+		connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED,
+			"too much input waiting for the sandbox's processes to read it (%zu bytes; at most "
+			"%d MiB)", pending, PROC_INPUT_PENDING_MAX >> 20);
+		connect_reply_unary_error(req, &err);
 		return;
 	}
 	size_t done = 0;

@@ -148,10 +148,43 @@ static char *end_event_json(int status)
 	return json;
 }
 
+/* What an ended process keeps for Connect's replay. */
+static size_t retained_bytes(const struct proc *p)
+{
+	return sizeof *p + (p->tag ? strlen(p->tag) : 0) + (p->end_json ? strlen(p->end_json) : 0);
+}
+
+/* At most PROC_RETAINED_MAX ended processes of a sandbox, holding at most
+ * PROC_RETAINED_BYTES_MAX: the oldest go first, as their retention would
+ * end first (a Connect to one then finds no process, as after 30 s). */
+static void trim_retained(struct proc_manager *pm, const struct sandbox *sb)
+{
+	size_t count = 0, bytes = 0;
+	for (struct proc *q = pm->head; q; q = q->next) {
+		if (q->ended && q->sb == sb) {
+			count++;
+			bytes += retained_bytes(q);
+		}
+	}
+	for (struct proc *q = pm->head, *next; q && (count > PROC_RETAINED_MAX ||
+		     bytes > PROC_RETAINED_BYTES_MAX); q = next) {
+		next = q->next;
+		if (!q->ended || q->sb != sb)
+			continue;
+		count--;
+		bytes -= retained_bytes(q);
+		proc_free(q);
+	}
+}
+
 static void proc_finish(struct proc *p)
 {
 	p->end_json = end_event_json(p->wait_status);
 	p->ended = true;
+	/* List shows running processes only: the Start config (its args may
+	 * be near 1 MiB) has no use after the end. */
+	cJSON_Delete(p->config);
+	p->config = NULL;
 	process_timer_stop(&p->lifetime);
 	process_input_end(p);
 	p->pm->streams->finish_all(p);
@@ -170,6 +203,7 @@ static void proc_finish(struct proc *p)
 		return;
 	}
 	process_timer_add_event(p->retention, PROC_RETENTION_MS);
+	trim_retained(p->pm, p->sb);
 }
 
 /* The end is sent once the output pipes are closed AND the process is reaped. */

@@ -26,6 +26,13 @@ struct sandbox_user;
 #define PROC_PTY_CHUNK (16 * 1024)          /* ... and for a PTY */
 #define PROC_STREAM_HIGH_WATER (1024 * 1024) /* pause the process above this many unsent bytes */
 #define PROC_RETENTION_MS 30000             /* Connect replays an exit this long */
+/* ... for at most this many ended processes of a sandbox, holding at most
+ * this many bytes of tags and end events; the oldest go first (issue 18,
+ * item 7). */
+#define PROC_RETAINED_MAX 1024
+#define PROC_RETAINED_BYTES_MAX (16 * 1024 * 1024)
+/* Input queued for a sandbox's processes that have not read it yet. */
+#define PROC_INPUT_PENDING_MAX (16 * 1024 * 1024)
 #define PROC_STREAM_WRITE_TIMEOUT_S 60      /* a stream client accepting no bytes this long is dropped */
 /* The largest envelope a data event needs: header, JSON wrapper, base64. */
 #define PROC_FRAME_MAX (5 + 64 + (PROC_STD_CHUNK + 2) / 3 * 4)
