@@ -6,6 +6,7 @@
 #include "lib/clock.h"
 
 #include <errno.h>
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 #define ACCEPT_PAUSE_MS 250
 #define ACCEPT_LOG_INTERVAL_MS 10000
@@ -228,8 +230,21 @@ static void conn_verdict(const struct http_head *head, struct http_verdict *v, v
 static void conn_close(void *arg)
 {
 	struct conn *e = arg;
-	if (e->evcon)
-		evhttp_connection_free(e->evcon); /* on_close frees e */
+	if (!e->evcon)
+		return;
+	/* The answer evhttp queued may not have reached the socket yet (the
+	 * write event comes later): write it now, and end our side with a FIN
+	 * after it, so that the reset the close causes (the client is still
+	 * sending) comes after the answer in the client's queue. */
+	evutil_socket_t fd = bufferevent_getfd(e->bev);
+	struct evbuffer *out = bufferevent_get_output(e->bev);
+	if (fd >= 0) {
+		for (int i = 0; i < 64 && evbuffer_get_length(out) > 0; i++)
+			if (evbuffer_write(out, fd) <= 0)
+				break;
+		shutdown(fd, SHUT_WR);
+	}
+	evhttp_connection_free(e->evcon); /* on_close frees e */
 }
 
 /* Starts tracking the connections evhttp has made since the last call. */

@@ -51,18 +51,22 @@ export function watchBackend(apiUrl, pid, during = () => false) {
   let unanswered = 0
   let countDuring = 0
   let peakRss = pid ? rssKiB(pid) : 0
+  // Ends by itself once the backend is gone, so that a test that failed
+  // before calling the stop function still lets the process exit.
+  const alive = () => { try { return !pid || rssKiB(pid) > 0 } catch { return false } }
   const loop = (async () => {
-    while (running) {
+    while (running && alive()) {
       const sentDuring = during()
       const ms = await healthMs(apiUrl)
       if (ms === Infinity) unanswered++
       else count++
       if (ms !== Infinity && sentDuring && during()) countDuring++
-      if (pid) peakRss = Math.max(peakRss, rssKiB(pid))
+      if (pid && alive()) peakRss = Math.max(peakRss, rssKiB(pid))
       await sleep(20)
     }
   })()
-  const rss = pid ? setInterval(() => { peakRss = Math.max(peakRss, rssKiB(pid)) }, 50) : null
+  const rss = pid ? setInterval(() => { if (alive()) peakRss = Math.max(peakRss, rssKiB(pid)) }, 50) : null
+  rss?.unref()
   return async () => {
     running = false
     await loop
