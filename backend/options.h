@@ -44,6 +44,7 @@ struct backend_options {
 	long sandbox_conn_limit;
 	bool sandbox_network;       /* --sandbox-network on (default) | off */
 	long metrics_interval_s;    /* --metrics-interval: seconds between samples */
+	long warm_pool;             /* --warm-pool: sandboxes started ahead (warm/) */
 };
 
 enum options_result {
