@@ -174,4 +174,24 @@ describe('state that lasts (--state-dir)', () => {
     assert.equal((await s2.commands.run('ls /home/user/many | wc -l; ls /home/user/many/40 | wc -l')).stdout, '40\n100\n');
     await s2.kill();
   });
+
+  test('a stop while a fork is being sealed answers nobody, creates no fork and loses nothing', async () => {
+    const source = await Sandbox.create('base', { ...opts(), timeoutMs: 600_000 });
+    await source.commands.run('mkdir /home/user/many && cd /home/user/many && for d in $(seq 40); do head -c 4194304 /dev/urandom > $d; done');
+    const pending = source.fork({ count: 2 }).catch((e) => e);
+    await until(() => entries('layers').some((n) => n.startsWith('.tmp-')), 'a seal in progress', 60000, 5);
+    // The listener goes first: the parked fork request with it (its client
+    // is gone); the seal then finishes before the registry is freed.
+    const { code } = await backend.stop();
+    assert.equal(code, 0, backend.stderr());
+    assert.ok((await pending) instanceof Error, 'the client got no answer');
+    await start();
+    const listed = await Sandbox.list({ ...opts(), query: { state: ['running', 'paused'] } }).nextItems();
+    assert.deepEqual(listed.map((s) => s.sandboxId), [source.sandboxId], 'no fork was created');
+    await until(() => !layerOrigins().includes('fork') && !entries('layers').some((n) => n.startsWith('.tmp-')),
+      'the sealed layer nothing stands on is gone');
+    const s2 = await Sandbox.connect(source.sandboxId, opts());
+    assert.equal((await s2.commands.run('ls /home/user/many | wc -l')).stdout, '40\n');
+    await s2.kill();
+  });
 });
