@@ -14,6 +14,7 @@
 #include "registry/registry.h"
 #include "snapshots/snapshots.h"
 #include "snapshots/snapshots_capture.h"
+#include "templates/templates_stack.h"
 
 #include <cJSON.h>
 #include <event2/http.h>
@@ -72,8 +73,17 @@ static int start_capture(struct api_ctx *ctx, struct evhttp_request *req, const 
 	strcpy(p->sandbox_id, sb->id);
 	int status;
 	char why[256];
+	/* A sandbox of a built-in template stands on its root filesystem alone:
+	 * the one layer templates/ imports it as, for builds and snapshots alike. */
+	char template_layer[STORE_NAME_MAX + 1] = "";
+	if (sb->layer_count == 0 && runtime_limits() &&
+	    templates_stack_builtin(sb->template_id, template_layer, why, sizeof why) != 0) {
+		free(p);
+		return reply_errorf(req, 500, "cannot capture the sandbox: %s", why);
+	}
 	http_parked_hold(&p->parked, req);
-	if (snapshots_capture(ctx->reg, sb, origin, done, p, &status, why, sizeof why) != 0) {
+	if (snapshots_capture(ctx->reg, sb, template_layer[0] ? template_layer : NULL, origin, done, p,
+		    &status, why, sizeof why) != 0) {
 		http_parked_take(&p->parked);
 		free(p);
 		return reply_error(req, status, why);

@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "snapshots/snapshots_capture.h"
 
-#include "lib/text.h"
 #include "registry/registry.h"
 #include "registry/registry_records.h"
 #include "runtime/runtime.h"
@@ -16,9 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TEMPLATE_LAYER_PREFIX "template-"
-
 struct capture {
+	struct capture *next;     /* in progress (g_captures) */
 	struct registry *reg;
 	char sandbox_id[SANDBOX_ID_LEN + 1];
 	bool thaw;                /* frozen here: thawed when the seal is done */
@@ -28,6 +26,9 @@ struct capture {
 	void *ctx;
 };
 
+/* Captures in progress: their stacks are in use. */
+static struct capture *g_captures;
+
 void snapshots_capture_free_ids(char **ids, size_t count)
 {
 	for (size_t i = 0; ids && i < count; i++)
@@ -35,39 +36,42 @@ void snapshots_capture_free_ids(char **ids, size_t count)
 	free(ids);
 }
 
-/* The template's own root filesystem as an external layer (once). */
-static char *template_layer(const char *template_id)
+void snapshots_capture_keep_layers(void (*keep)(void *set, const char *id), void *set)
 {
-	char *rootfs = runtime_template_rootfs(template_id);
-	char *id = text_printf(TEMPLATE_LAYER_PREFIX "%s", template_id);
-	if (!rootfs || !id || store_layer_add_external(id, rootfs, "template") != 0) {
-		free(rootfs);
-		free(id);
-		return NULL;
-	}
-	free(rootfs);
-	return id;
+	for (const struct capture *c = g_captures; c; c = c->next)
+		for (size_t i = 0; i < c->count; i++)
+			keep(set, c->ids[i]);
 }
 
-int snapshots_capture_stack(const struct sandbox *sb, char ***ids, size_t *count)
+/* The layer ids sb stands on, bottom first, with room for one more on top
+ * (*ids to free with snapshots_capture_free_ids). 0, or -1 with errno. */
+static int stack_of(const struct sandbox *sb, const char *template_layer, char ***ids,
+	size_t *count)
 {
 	size_t n = sb->layer_count ? sb->layer_count : 1;
-	char **out = calloc(n + 1, sizeof *out); /* room for a layer on top */
+	char **out = calloc(n + 1, sizeof *out);
 	if (!out)
 		return -1;
-	*count = 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *id = sb->layer_count ? registry_records_layer_id(sb->layers[i]) : NULL;
-		out[i] = sb->layer_count ? (id ? strdup(id) : NULL) : template_layer(sb->template_id);
-		if (!out[i]) {
+		const char *id = sb->layer_count ? registry_records_layer_id(sb->layers[i]) : template_layer;
+		if (!id || !(out[i] = strdup(id))) {
 			snapshots_capture_free_ids(out, i);
-			errno = errno ? errno : EINVAL;
+			errno = id ? ENOMEM : EINVAL; /* a layer the store does not know */
 			return -1;
 		}
 	}
 	*ids = out;
 	*count = n;
 	return 0;
+}
+
+static void unlink_capture(struct capture *c)
+{
+	struct capture **at = &g_captures;
+	while (*at && *at != c)
+		at = &(*at)->next;
+	if (*at)
+		*at = c->next;
 }
 
 static void on_sealed(void *arg, const struct store_layer *layer, const char *error)
@@ -80,13 +84,15 @@ static void on_sealed(void *arg, const struct store_layer *layer, const char *er
 		error = "out of memory";
 	if (!error && layer)
 		c->count++;
+	unlink_capture(c); /* done records what stands on them now */
 	c->done(c->ctx, error ? NULL : c->ids, c->count, error ? error : layer ? NULL : "no layer");
 	snapshots_capture_free_ids(c->ids, c->count);
 	free(c);
 }
 
-int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *origin,
-	snapshots_captured done, void *ctx, int *status, char *why, size_t why_len)
+int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *template_layer,
+	const char *origin, snapshots_captured done, void *ctx, int *status, char *why,
+	size_t why_len)
 {
 	*status = 500;
 	if (!runtime_limits()) {
@@ -106,7 +112,7 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *orig
 	unsigned long id_count;
 	struct capture *c = calloc(1, sizeof *c);
 	if (!c || runtime_sandbox_upper(sb, upper, sizeof upper, &base, &id_count) != 0 ||
-	    snapshots_capture_stack(sb, &c->ids, &c->count) != 0) {
+	    stack_of(sb, template_layer, &c->ids, &c->count) != 0) {
 		snprintf(why, why_len, "cannot capture the sandbox: %s", strerror(errno));
 		free(c);
 		return -1;
@@ -135,5 +141,7 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *orig
 		free(c);
 		return -1;
 	}
+	c->next = g_captures;
+	g_captures = c;
 	return 0;
 }
