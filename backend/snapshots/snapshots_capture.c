@@ -19,7 +19,6 @@ struct capture {
 	struct capture *next;     /* in progress (g_captures) */
 	struct registry *reg;
 	char sandbox_id[SANDBOX_ID_LEN + 1];
-	bool thaw;                /* frozen here: thawed when the seal is done */
 	char **ids;               /* the stack, with room for the new layer */
 	size_t count;
 	snapshots_captured done;
@@ -78,7 +77,7 @@ static void on_sealed(void *arg, const struct store_layer *layer, const char *er
 {
 	struct capture *c = arg;
 	struct sandbox *sb = registry_find(c->reg, c->sandbox_id);
-	if (c->thaw && sb && sb->state == SANDBOX_RUNNING)
+	if (sb && sb->state == SANDBOX_RUNNING) /* paused meanwhile: it stays frozen */
 		runtime_sandbox_freeze(sb, false);
 	if (!error && layer && !(c->ids[c->count] = strdup(layer->id)))
 		error = "out of memory";
@@ -101,10 +100,13 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *temp
 			runtime_isolation_name());
 		return -1;
 	}
-	if (runtime_sandbox_cold(sb)) {
+	/* As E2B: both act on a running sandbox (the SDK's createSnapshot and
+	 * fork), and its fork answers a paused one with this 409. A paused one
+	 * kept from an earlier run has not even its disk mounted. */
+	if (sb->state != SANDBOX_RUNNING) {
 		*status = 409;
-		snprintf(why, why_len, "Sandbox %s is paused since the backend restarted: resume it "
-			"first", sb->id);
+		snprintf(why, why_len, "Sandbox '%s' is paused and cannot be %s; resume it first", sb->id,
+			strcmp(origin, "fork") == 0 ? "forked" : "snapshotted");
 		return -1;
 	}
 	char upper[PATH_MAX];
@@ -121,10 +123,8 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *temp
 	strcpy(c->sandbox_id, sb->id);
 	c->done = done;
 	c->ctx = ctx;
-	/* Still while it is copied: a consistent filesystem. Paused already is
-	 * frozen already. */
-	c->thaw = sb->state == SANDBOX_RUNNING;
-	if (c->thaw && runtime_sandbox_freeze(sb, true) != 0) {
+	/* Still while it is copied: a consistent filesystem. */
+	if (runtime_sandbox_freeze(sb, true) != 0) {
 		runtime_sandbox_freeze(sb, false);
 		snprintf(why, why_len, "cannot freeze the sandbox");
 		snapshots_capture_free_ids(c->ids, c->count);
@@ -135,8 +135,7 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *temp
 		.parent = c->ids[c->count - 1], .origin = origin};
 	if (store_layer_seal(&spec, on_sealed, c, NULL) != 0) {
 		snprintf(why, why_len, "cannot seal the sandbox's files: %s", strerror(errno));
-		if (c->thaw)
-			runtime_sandbox_freeze(sb, false);
+		runtime_sandbox_freeze(sb, false);
 		snapshots_capture_free_ids(c->ids, c->count);
 		free(c);
 		return -1;

@@ -1,4 +1,4 @@
-/* Capturing a sandbox's filesystem: it is frozen (when running) while its
+/* Capturing a running sandbox's filesystem: it is frozen while its
  * writable layer is sealed into a new layer with canonical ids
  * (store_layer_seal, in a helper off the loop), then thawed. The time it
  * takes grows with what the sandbox wrote, never with its template. Also
@@ -22,8 +22,8 @@ typedef void (*snapshots_captured)(void *ctx, char *const *ids, size_t count, co
 /* Starts capturing sb; template_layer is the layer id of its template's
  * root filesystem when sb stands on that alone (no layers of its own), else
  * NULL; origin names the new layer's purpose ("snapshot", "fork"). 0: done
- * will run from the loop; -1 with why (409 for a sandbox that cannot be
- * captured now, 500 otherwise) and done will not. */
+ * will run from the loop; -1 with why (409 for a paused sandbox: resume it
+ * first; 500 otherwise) and done will not. */
 int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *template_layer,
 	const char *origin, snapshots_captured done, void *ctx, int *status, char *why,
 	size_t why_len);

@@ -84,6 +84,11 @@ describe('state that lasts (--state-dir)', () => {
     assert.equal((await detail(paused.sandboxId)).lifetimeLeft, leftBefore, 'a paused lifetime is kept as it was');
     assert.equal((await api(backend, 'GET', `/sandboxes/${gone.sandboxId}`)).status, 404);
 
+    // Kept from the earlier run, it is resumed before it can be captured.
+    const kept = (what) => (e) => e.statusCode === 409 &&
+      e.message === `409: Sandbox '${paused.sandboxId}' is paused and cannot be ${what}; resume it first`;
+    await assert.rejects(Sandbox.createSnapshot(paused.sandboxId, opts()), kept('snapshotted'));
+    await assert.rejects(Sandbox.fork(paused.sandboxId, opts()), kept('forked'));
     const p2 = await Sandbox.connect(paused.sandboxId, opts());
     assert.equal(await p2.files.read('/home/user/kept.txt'), 'paused data');
     assert.equal((await p2.commands.run('echo $KEPT')).stdout, 'env-kept\n');
