@@ -91,7 +91,7 @@ static void sandbox_free(struct sandbox *sb)
 	cJSON_Delete(sb->metadata);
 	cJSON_Delete(sb->env_vars);
 	cJSON_Delete(sb->volume_mounts);
-	cJSON_Delete(sb->create_network);
+	cJSON_Delete(sb->asked_network);
 	free(sb->template_id);
 	for (size_t i = 0; i < sb->layer_count; i++)
 		free(sb->layers[i]);
@@ -238,9 +238,9 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
 	sb->volume_mounts = spec->volume_mounts ? cJSON_Duplicate(spec->volume_mounts, 1)
 		: cJSON_CreateArray();
 	sb->expiry = evtimer_new(reg->base, on_expiry, sb);
-	sb->create_network = spec->create_network ? cJSON_Duplicate(spec->create_network, 1) : NULL;
+	sb->asked_network = spec->asked_network ? cJSON_Duplicate(spec->asked_network, 1) : NULL;
 	if (!sb->template_id || !sb->metadata || !sb->env_vars || !sb->volume_mounts || !sb->expiry ||
-	    (spec->create_network && !sb->create_network) ||
+	    (spec->asked_network && !sb->asked_network) ||
 	    random_hex(sb->client_id, SANDBOX_CLIENT_ID_LEN) != 0 ||
 	    random_hex(sb->token_nonce, sizeof sb->token_nonce - 1) != 0 ||
 	    (spec->mask_request_host && !(sb->mask_request_host = strdup(spec->mask_request_host))) ||
@@ -343,6 +343,13 @@ void registry_set_timeout(struct registry *reg, struct sandbox *sb, int64_t time
 	sb->end_at_ms = clock_now_ms() + timeout_s * 1000;
 	if (sb->state == SANDBOX_RUNNING)
 		arm_expiry(sb); /* evtimer_add on a pending timer reschedules it */
+	save(reg, sb);
+}
+
+void registry_set_network(struct registry *reg, struct sandbox *sb, cJSON *asked)
+{
+	cJSON_Delete(sb->asked_network);
+	sb->asked_network = asked;
 	save(reg, sb);
 }
 
