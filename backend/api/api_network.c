@@ -97,6 +97,31 @@ int api_network_read_create(const cJSON *body, struct sandbox_spec *spec,
 	return read_policy(network, spec->allow_internet_access, policy, err);
 }
 
+/* sb's network as asked at create with an update's egress rules in place
+ * of its own (a field the update leaves out is cleared, as E2B does);
+ * ingress (allowPublicTraffic, maskRequestHost) stays as created. */
+static cJSON *asked_after_update(const struct sandbox *sb, const cJSON *update)
+{
+	cJSON *asked = sb->asked_network ? cJSON_Duplicate(sb->asked_network, 1) : cJSON_CreateObject();
+	cJSON *network = cJSON_GetObjectItemCaseSensitive(asked, "network");
+	if (!asked || (!cJSON_IsObject(network) && !(network = cJSON_AddObjectToObject(asked, "network")))) {
+		cJSON_Delete(asked);
+		return NULL;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(asked, "allow_internet_access");
+	const cJSON *internet = cJSON_GetObjectItemCaseSensitive(update, "allow_internet_access");
+	if (cJSON_IsBool(internet))
+		cJSON_AddItemToObject(asked, "allow_internet_access", cJSON_Duplicate(internet, 0));
+	const char *const lists[] = {"allowOut", "denyOut"};
+	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+		cJSON_DeleteItemFromObjectCaseSensitive(network, lists[i]);
+		const cJSON *list = cJSON_GetObjectItemCaseSensitive(update, lists[i]);
+		if (cJSON_IsArray(list))
+			cJSON_AddItemToObject(network, lists[i], cJSON_Duplicate(list, 1));
+	}
+	return asked;
+}
+
 int api_update_network(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
 	struct body_error err;
@@ -110,18 +135,23 @@ int api_update_network(struct api_ctx *ctx, struct evhttp_request *req, const ch
 		cJSON_Delete(body);
 		return reply_error(req, err.status, err.message);
 	}
-	cJSON_Delete(body);
 	struct sandbox *sb = registry_find(ctx->reg, id);
-	if (!sb || sb->state != SANDBOX_RUNNING) {
+	cJSON *asked = sb && sb->state == SANDBOX_RUNNING ? asked_after_update(sb, body) : NULL;
+	cJSON_Delete(body);
+	int status = !sb ? reply_errorf(req, 404, "Sandbox \"%s\" doesn't exist or you don't have access to it", id)
+		: sb->state != SANDBOX_RUNNING ? reply_errorf(req, 409, "Sandbox \"%s\" is paused", id)
+		: !asked ? reply_error(req, 500, "out of memory") : 0;
+	if (status) {
 		net_policy_free(&policy);
-		return sb ? reply_errorf(req, 409, "Sandbox \"%s\" is paused", id)
-			  : reply_errorf(req, 404, "Sandbox \"%s\" doesn't exist or you don't have access to it", id);
+		return status;
 	}
 	char why[256];
 	if (net_sandbox_update(sb, &policy, why, sizeof why) != 0) {
 		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
+		cJSON_Delete(asked);
 		return reply_error(req, 500, "Failed to update the sandbox's network");
 	}
 	sb->allow_internet_access = allow_internet; /* left out: cleared, as every field */
+	registry_set_network(ctx->reg, sb, asked); /* a restart and forks set it up so too */
 	return reply_empty(req, 204);
 }

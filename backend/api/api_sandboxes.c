@@ -258,7 +258,7 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 		return reply_body_error(req, &err);
 	}
 	spec.volume_mounts = mounts;
-	spec.create_network = asked_net = network_asked(body);
+	spec.asked_network = asked_net = network_asked(body);
 	/* A snapshot's name or id as templateID: its stack of layers, on the
 	 * template it was taken of. */
 	const char *roots[RUNTIME_MAX_LAYERS];
@@ -342,13 +342,13 @@ struct sandbox *api_sandboxes_fork(struct api_ctx *ctx, const struct sandbox *or
 	struct sandbox_spec spec = {.template_id = orig->template_id, .layers = roots,
 		.layer_count = layer_count, .timeout_s = timeout_s, .metadata = orig->metadata,
 		.env_vars = orig->env_vars, .volume_mounts = orig->volume_mounts,
-		.create_network = orig->create_network, .secure = orig->secure,
+		.asked_network = orig->asked_network, .secure = orig->secure,
 		.allow_internet_access = orig->allow_internet_access, .cpu_count = orig->cpu_count,
 		.memory_mb = orig->memory_mb, .disk_size_mb = orig->disk_size_mb};
 	struct net_policy policy;
 	struct body_error berr;
-	cJSON *empty = orig->create_network ? NULL : cJSON_CreateObject();
-	int rc = api_network_read_create(orig->create_network ? orig->create_network : empty, &spec,
+	cJSON *empty = orig->asked_network ? NULL : cJSON_CreateObject();
+	int rc = api_network_read_create(orig->asked_network ? orig->asked_network : empty, &spec,
 		&policy, &berr);
 	struct sandbox *sb = rc == 0 ? registry_create(ctx->reg, &spec, err) : NULL;
 	cJSON_Delete(empty);
@@ -441,8 +441,8 @@ int api_pause(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 	return reply_empty(req, 204);
 }
 
-/* The network a sandbox asked for at create (sb->create_network), set up
- * for it: after create, and again when a sandbox kept from an earlier run
+/* The network a sandbox asks for (sb->asked_network: create's, as
+ * updateNetwork last changed it), set up for it: after create, and again when a sandbox kept from an earlier run
  * starts. 0, or -1 (logged). */
 static int attach_network(struct sandbox *sb, const cJSON *asked)
 {
@@ -472,7 +472,7 @@ static int resume_sandbox(struct api_ctx *ctx, struct evhttp_request *req, struc
 	struct runtime_error rerr;
 	if (registry_resume(ctx->reg, sb, timeout, &rerr) != 0)
 		return reply_errorf(req, rerr.status, "Failed to resume sandbox: %s", rerr.message);
-	if (cold && attach_network(sb, sb->create_network) != 0) {
+	if (cold && attach_network(sb, sb->asked_network) != 0) {
 		registry_pause(ctx->reg, sb);
 		return reply_error(req, 500, "Failed to resume sandbox: no network");
 	}

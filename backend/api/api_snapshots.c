@@ -5,8 +5,8 @@
 #include "api/api_sandboxes.h"
 #include "runtime/runtime.h"
 #include "http/http_body.h"
-#include "http/http_conns.h"
 #include "http/http_field.h"
+#include "http/http_parked.h"
 #include "http/http_reply.h"
 #include "http/http_request.h"
 #include "lib/crashpoint.h"
@@ -14,6 +14,7 @@
 #include "registry/registry.h"
 #include "snapshots/snapshots.h"
 #include "snapshots/snapshots_capture.h"
+#include "templates/templates_stack.h"
 
 #include <cJSON.h>
 #include <event2/http.h>
@@ -29,46 +30,20 @@ static int reply_not_found(struct evhttp_request *req, const char *id)
 	return reply_errorf(req, 404, "Sandbox \"%s\" doesn't exist or you don't have access to it", id);
 }
 
-/* A capture in progress: its request, unless the client has gone. */
+/* A capture in progress (sealed in a helper, snapshots_capture.h). */
 struct pending {
 	struct api_ctx *ctx;
-	struct evhttp_request *req;
-	struct evhttp_connection *evcon;
+	struct http_parked parked;
 	char sandbox_id[SANDBOX_ID_LEN + 1];
 	struct snapshot_ref name; /* snapshots: the name asked for (name[0] == 0: none) */
 	int count;                /* forks: how many */
 	int64_t timeout_s;
 };
 
-static void on_client_gone(struct evhttp_connection *evcon, void *arg)
+static void finish(struct pending *p, struct evhttp_request *req, int status)
 {
-	(void)evcon;
-	struct pending *p = arg;
-	http_conn_gone_free_request(p->req);
-	p->req = NULL; /* the capture goes on; nobody to answer */
-}
-
-/* Takes the request over until done; status for the caller to return. */
-static int park(struct pending *p, struct evhttp_request *req)
-{
-	p->req = req;
-	p->evcon = evhttp_request_get_connection(req);
-	http_conn_set_closecb(p->evcon, on_client_gone, p);
-	return API_STATUS_PENDING;
-}
-
-/* The request back, or NULL when the client has gone (then p is freed). */
-static struct evhttp_request *unpark(struct pending *p)
-{
-	if (p->req)
-		http_conn_set_closecb(p->evcon, NULL, NULL);
-	return p->req;
-}
-
-static void finish(struct pending *p, int status)
-{
-	if (p->req)
-		request_log("api", p->req, status);
+	if (req)
+		request_log("api", req, status);
 	free(p);
 }
 
@@ -98,11 +73,22 @@ static int start_capture(struct api_ctx *ctx, struct evhttp_request *req, const 
 	strcpy(p->sandbox_id, sb->id);
 	int status;
 	char why[256];
-	if (snapshots_capture(ctx->reg, sb, origin, done, p, &status, why, sizeof why) != 0) {
+	/* A sandbox of a built-in template stands on its root filesystem alone:
+	 * the one layer templates/ imports it as, for builds and snapshots alike. */
+	char template_layer[STORE_NAME_MAX + 1] = "";
+	if (sb->layer_count == 0 && runtime_limits() &&
+	    templates_stack_builtin(sb->template_id, template_layer, why, sizeof why) != 0) {
+		free(p);
+		return reply_errorf(req, 500, "cannot capture the sandbox: %s", why);
+	}
+	http_parked_hold(&p->parked, req);
+	if (snapshots_capture(ctx->reg, sb, template_layer[0] ? template_layer : NULL, origin, done, p,
+		    &status, why, sizeof why) != 0) {
+		http_parked_take(&p->parked);
 		free(p);
 		return reply_error(req, status, why);
 	}
-	return park(p, req);
+	return API_STATUS_PENDING;
 }
 
 /* --- createSnapshot --------------------------------------------------------------- */
@@ -110,7 +96,7 @@ static int start_capture(struct api_ctx *ctx, struct evhttp_request *req, const 
 static void on_snapshot_captured(void *arg, char *const *ids, size_t count, const char *error)
 {
 	struct pending *p = arg;
-	struct evhttp_request *req = unpark(p);
+	struct evhttp_request *req = http_parked_take(&p->parked);
 	const struct sandbox *sb = registry_find(p->ctx->reg, p->sandbox_id);
 	const struct snapshot *s = NULL;
 	if (!error)
@@ -128,7 +114,7 @@ static void on_snapshot_captured(void *arg, char *const *ids, size_t count, cons
 	else if (req)
 		status = reply_errorf(req, 500, "Failed to create the snapshot: %s",
 			error ? error : "cannot record it");
-	finish(p, status);
+	finish(p, req, status);
 }
 
 int api_snapshot_create(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
@@ -240,7 +226,7 @@ int api_snapshot_delete(struct api_ctx *ctx, struct evhttp_request *req, const c
 static void on_fork_captured(void *arg, char *const *ids, size_t count, const char *error)
 {
 	struct pending *p = arg;
-	struct evhttp_request *req = unpark(p);
+	struct evhttp_request *req = http_parked_take(&p->parked);
 	const struct sandbox *orig = registry_find(p->ctx->reg, p->sandbox_id);
 	/* A client gone (or the backend stopping) gets no forks: nobody would
 	 * know of them. */
@@ -248,7 +234,7 @@ static void on_fork_captured(void *arg, char *const *ids, size_t count, const ch
 		int status = !req ? 0 : !orig ? reply_not_found(req, p->sandbox_id)
 			: reply_errorf(req, 500, "Failed to fork the sandbox: %s", error);
 		snapshots_collect(p->ctx->snapshots);
-		finish(p, status);
+		finish(p, req, status);
 		return;
 	}
 	crashpoint("fork-sealed");
@@ -269,7 +255,7 @@ static void on_fork_captured(void *arg, char *const *ids, size_t count, const ch
 	}
 	snapshots_collect(p->ctx->snapshots); /* when every fork failed, the layer is unused */
 	int status = req ? reply_json(req, 201, results) : (cJSON_Delete(results), 0);
-	finish(p, status);
+	finish(p, req, status);
 }
 
 int api_fork(struct api_ctx *ctx, struct evhttp_request *req, const char *id)

@@ -5,8 +5,6 @@
 #include "envd/fs/fs_entry.h"
 #include "envd/fs/fs_path.h"
 #include "envd/fs/fs_remove.h"
-#include "http/http_conns.h"
-#include "http/http_request.h"
 #include "http/http_body.h"
 #include "http/http_field.h"
 #include "http/http_reply.h"
@@ -320,31 +318,9 @@ int api_volume_content_update(struct api_ctx *ctx, struct evhttp_request *req, c
 	return reply_entry(req, &r, 200);
 }
 
-/* A removal in progress (off the loop in slices, envd/fs/fs_remove.h):
- * its request, unless the client has gone. */
-struct remove_call {
-	struct evhttp_request *req;
-	struct evhttp_connection *evcon;
-	char path[FS_PATH_MAX];
-};
-
-static void on_remove_client_gone(struct evhttp_connection *evcon, void *arg)
+static int answer_remove(struct evhttp_request *req, const char *path, int err)
 {
-	(void)evcon;
-	struct remove_call *rc = arg;
-	http_conn_gone_free_request(rc->req);
-	rc->req = NULL;
-}
-
-static void on_removed(void *arg, int err)
-{
-	struct remove_call *rc = arg;
-	if (rc->req) {
-		http_conn_set_closecb(rc->evcon, NULL, NULL);
-		int status = err ? reply_errno(rc->req, rc->path, err) : reply_empty(rc->req, 204);
-		request_log("api", rc->req, status);
-	}
-	free(rc);
+	return err ? reply_errno(req, path, err) : reply_empty(req, 204);
 }
 
 int api_volume_content_remove(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
@@ -369,19 +345,12 @@ int api_volume_content_remove(struct api_ctx *ctx, struct evhttp_request *req, c
 		return st;
 	}
 	close(parent);
-	struct remove_call *rc = calloc(1, sizeof *rc);
 	struct event_base *base = evhttp_connection_get_base(evhttp_request_get_connection(req));
-	if (rc) {
-		snprintf(rc->path, sizeof rc->path, "%s", r.path);
-		rc->req = req;
-		rc->evcon = evhttp_request_get_connection(req);
-	}
-	if (!rc || fs_remove_start(base, r.root, rc->path, on_removed, rc) != 0) {
-		free(rc);
+	/* Off the loop in slices (envd/fs/fs_remove.h). */
+	if (fs_remove_for_request(base, r.root, r.path, req, "api", answer_remove) != 0) {
 		vreq_free(&r);
 		return reply_error(req, 500, "out of memory");
 	}
-	http_conn_set_closecb(rc->evcon, on_remove_client_gone, rc);
 	vreq_free(&r);
 	return API_STATUS_PENDING;
 }

@@ -2,7 +2,8 @@
  * it.
  * Owns: the servers and their limits (http_server.c), the connection
  * tracker with its cap, deadlines and close callbacks (http_conns.c),
- * requests (http_request.c), replies in E2B's shapes with CORS
+ * requests (http_request.c) and requests parked over off-loop work
+ * (http_parked.c), replies in E2B's shapes with CORS
  * (http_reply.c), JSON bodies and their typed fields (http_body.c,
  * http_field.c), path patterns (http_route.c), the Connect protocol's
  * framing (http_connect.c) and protobuf-JSON readers (http_protojson.c).

@@ -91,7 +91,7 @@ static void sandbox_free(struct sandbox *sb)
 	cJSON_Delete(sb->metadata);
 	cJSON_Delete(sb->env_vars);
 	cJSON_Delete(sb->volume_mounts);
-	cJSON_Delete(sb->create_network);
+	cJSON_Delete(sb->asked_network);
 	free(sb->template_id);
 	for (size_t i = 0; i < sb->layer_count; i++)
 		free(sb->layers[i]);
@@ -261,9 +261,9 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	err->status = 500;
 	snprintf(err->message, sizeof err->message, "Failed to create sandbox");
 	cJSON *metadata = copy_object(spec->metadata), *env_vars = copy_object(spec->env_vars);
-	cJSON *network = spec->create_network ? cJSON_Duplicate(spec->create_network, 1) : NULL;
+	cJSON *network = spec->asked_network ? cJSON_Duplicate(spec->asked_network, 1) : NULL;
 	char *mask = spec->mask_request_host ? strdup(spec->mask_request_host) : NULL;
-	if (!metadata || !env_vars || (spec->create_network && !network) ||
+	if (!metadata || !env_vars || (spec->asked_network && !network) ||
 	    (spec->mask_request_host && !mask) || grow(reg) != 0 ||
 	    registry_records_tokens(sb, reg->token_key, spec->secure, spec->private_traffic) != 0) {
 		cJSON_Delete(metadata);
@@ -276,7 +276,7 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	cJSON_Delete(sb->env_vars);
 	sb->metadata = metadata;
 	sb->env_vars = env_vars;
-	sb->create_network = network;
+	sb->asked_network = network;
 	sb->mask_request_host = mask;
 	sb->secure = spec->secure;
 	sb->auto_pause = spec->auto_pause;
@@ -383,6 +383,13 @@ void registry_set_timeout(struct registry *reg, struct sandbox *sb, int64_t time
 	sb->end_at_ms = clock_now_ms() + timeout_s * 1000;
 	if (sb->state == SANDBOX_RUNNING)
 		arm_expiry(sb); /* evtimer_add on a pending timer reschedules it */
+	save(reg, sb);
+}
+
+void registry_set_network(struct registry *reg, struct sandbox *sb, cJSON *asked)
+{
+	cJSON_Delete(sb->asked_network);
+	sb->asked_network = asked;
 	save(reg, sb);
 }
 

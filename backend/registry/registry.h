@@ -46,9 +46,10 @@ struct sandbox {
 	struct cJSON *env_vars;  /* object of strings, never NULL */
 	/* [{name, volumeID, path}]: the volumes mounted in it, never NULL */
 	struct cJSON *volume_mounts;
-	/* {allow_internet_access?, network?} as asked at create, or NULL: what
-	 * its network is set up from again after a restart */
-	struct cJSON *create_network;
+	/* {allow_internet_access?, network?} as asked at create and changed by
+	 * updateNetwork since, or NULL: what its network is set up from again
+	 * after a restart, and its forks' */
+	struct cJSON *asked_network;
 	bool secure;
 	bool auto_pause;         /* on expiry: pause instead of kill */
 	bool internal;           /* the backend's own (a template build's): not listed */
@@ -86,7 +87,7 @@ struct sandbox_spec {
 	const struct cJSON *metadata; /* NULL = none */
 	const struct cJSON *env_vars; /* NULL = none */
 	const struct cJSON *volume_mounts; /* [{name, volumeID, path}], NULL = none */
-	const struct cJSON *create_network; /* {allow_internet_access?, network?}, NULL = none */
+	const struct cJSON *asked_network; /* {allow_internet_access?, network?}, NULL = none */
 	bool secure;
 	bool auto_pause;
 	bool internal;                /* the backend's own: hidden from the API */
@@ -154,6 +155,9 @@ int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s,
 	struct runtime_error *err);
 /* endAt = now + timeout_s (shorter or longer) and re-arms the timer. */
 void registry_set_timeout(struct registry *reg, struct sandbox *sb, int64_t timeout_s);
+/* Its network as now asked for (updateNetwork; asked is taken, NULL none),
+ * recorded so that a restart sets it up so again. */
+void registry_set_network(struct registry *reg, struct sandbox *sb, struct cJSON *asked);
 
 /* Persistence (--state-dir): every sandbox has a record in
  * <state_root>/records/sandboxes (registry_records.h), written when it is

@@ -89,7 +89,7 @@ cJSON *registry_records_of(const struct sandbox *sb, int64_t now_ms)
 		cJSON_AddStringToObject(o, "templateID", sb->template_id) &&
 		add_copy(o, "metadata", sb->metadata) && add_copy(o, "envVars", sb->env_vars) &&
 		add_copy(o, "volumeMounts", sb->volume_mounts) &&
-		add_copy(o, "createNetwork", sb->create_network) &&
+		add_copy(o, "network", sb->asked_network) &&
 		cJSON_AddItemToObject(o, "layers", layers_of(sb)) &&
 		cJSON_AddBoolToObject(o, "secure", sb->secure) &&
 		cJSON_AddBoolToObject(o, "privateTraffic", sb->traffic_token[0] != '\0') &&
@@ -155,8 +155,10 @@ int registry_records_load(struct sandbox *sb, const cJSON *r, const char *key, u
 	sb->metadata = copy_of(r, "metadata", false);
 	sb->env_vars = copy_of(r, "envVars", false);
 	sb->volume_mounts = copy_of(r, "volumeMounts", true);
-	const cJSON *net = cJSON_GetObjectItemCaseSensitive(r, "createNetwork");
-	sb->create_network = cJSON_IsObject(net) ? cJSON_Duplicate(net, 1) : NULL;
+	const cJSON *net = cJSON_GetObjectItemCaseSensitive(r, "network");
+	if (!net) /* records of earlier versions: the network as asked at create */
+		net = cJSON_GetObjectItemCaseSensitive(r, "createNetwork");
+	sb->asked_network = cJSON_IsObject(net) ? cJSON_Duplicate(net, 1) : NULL;
 	const char *mask = str(r, "maskRequestHost");
 	sb->mask_request_host = mask ? strdup(mask) : NULL;
 	if (!sb->template_id || !sb->metadata || !sb->env_vars || !sb->volume_mounts ||

@@ -321,9 +321,24 @@ const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox 
 	return s;
 }
 
-/* Whether any snapshot or sandbox stands on layer l. */
+struct lookup {
+	const char *id;
+	bool found;
+};
+
+static void match(void *set, const char *id)
+{
+	struct lookup *q = set;
+	q->found = q->found || strcmp(q->id, id) == 0;
+}
+
+/* Whether any snapshot, capture in progress or sandbox stands on layer l. */
 static bool in_use(const struct snapshots *ss, const struct store_layer *l)
 {
+	struct lookup q = {.id = l->id};
+	snapshots_capture_keep_layers(match, &q);
+	if (q.found)
+		return true;
 	for (size_t i = 0; i < ss->count; i++)
 		for (size_t k = 0; k < ss->items[i]->layer_count; k++)
 			if (strcmp(ss->items[i]->layers[k], l->id) == 0)
@@ -354,6 +369,7 @@ void snapshots_collect(struct snapshots *ss)
 
 void snapshots_keep_layers(void *ss, void (*keep)(void *set, const char *id), void *set)
 {
+	snapshots_capture_keep_layers(keep, set);
 	for (size_t i = 0; ss && i < snapshots_count(ss); i++) {
 		const struct snapshot *s = snapshots_at(ss, i);
 		for (size_t k = 0; k < s->layer_count; k++)

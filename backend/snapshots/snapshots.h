@@ -9,8 +9,7 @@
  * Memory is not captured: a sandbox made from a snapshot or a fork starts
  * with that filesystem and fresh processes (E2B's filesystem-only mode).
  * May call: registry/ (the sandboxes, their hooks), runtime/ (freeze, the
- * writable layer, the template's root filesystem), store/ (layers,
- * records), lib/. */
+ * writable layer), store/ (layers, records), lib/. */
 #ifndef E2B_BACKEND_SNAPSHOTS_H
 #define E2B_BACKEND_SNAPSHOTS_H
 
@@ -70,9 +69,11 @@ const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox 
 
 /* Removes the layers it sealed that nothing stands on (off the loop). */
 void snapshots_collect(struct snapshots *ss);
-/* Names every layer a snapshot stands on (its template's too) by calling
- * keep(set, id): for another collector (templates/), so that deleting a
- * template never takes layers from under a snapshot of its sandboxes. */
+/* Names every layer a snapshot or a capture in progress stands on (its
+ * template's too) by calling keep(set, id): for another collector
+ * (templates/), so that deleting a template never takes layers from under a
+ * snapshot of its sandboxes, nor a collection the built-in template's layer
+ * from under a capture. */
 void snapshots_keep_layers(void *ss, void (*keep)(void *set, const char *id), void *set);
 
 #endif

@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "snapshots/snapshots_capture.h"
 
-#include "lib/text.h"
 #include "registry/registry.h"
 #include "registry/registry_records.h"
 #include "runtime/runtime.h"
@@ -16,17 +15,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TEMPLATE_LAYER_PREFIX "template-"
-
 struct capture {
+	struct capture *next;     /* in progress (g_captures) */
 	struct registry *reg;
 	char sandbox_id[SANDBOX_ID_LEN + 1];
-	bool thaw;                /* frozen here: thawed when the seal is done */
 	char **ids;               /* the stack, with room for the new layer */
 	size_t count;
 	snapshots_captured done;
 	void *ctx;
 };
+
+/* Captures in progress: their stacks are in use. */
+static struct capture *g_captures;
 
 void snapshots_capture_free_ids(char **ids, size_t count)
 {
@@ -35,33 +35,27 @@ void snapshots_capture_free_ids(char **ids, size_t count)
 	free(ids);
 }
 
-/* The template's own root filesystem as an external layer (once). */
-static char *template_layer(const char *template_id)
+void snapshots_capture_keep_layers(void (*keep)(void *set, const char *id), void *set)
 {
-	char *rootfs = runtime_template_rootfs(template_id);
-	char *id = text_printf(TEMPLATE_LAYER_PREFIX "%s", template_id);
-	if (!rootfs || !id || store_layer_add_external(id, rootfs, "template") != 0) {
-		free(rootfs);
-		free(id);
-		return NULL;
-	}
-	free(rootfs);
-	return id;
+	for (const struct capture *c = g_captures; c; c = c->next)
+		for (size_t i = 0; i < c->count; i++)
+			keep(set, c->ids[i]);
 }
 
-int snapshots_capture_stack(const struct sandbox *sb, char ***ids, size_t *count)
+/* The layer ids sb stands on, bottom first, with room for one more on top
+ * (*ids to free with snapshots_capture_free_ids). 0, or -1 with errno. */
+static int stack_of(const struct sandbox *sb, const char *template_layer, char ***ids,
+	size_t *count)
 {
 	size_t n = sb->layer_count ? sb->layer_count : 1;
-	char **out = calloc(n + 1, sizeof *out); /* room for a layer on top */
+	char **out = calloc(n + 1, sizeof *out);
 	if (!out)
 		return -1;
-	*count = 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *id = sb->layer_count ? registry_records_layer_id(sb->layers[i]) : NULL;
-		out[i] = sb->layer_count ? (id ? strdup(id) : NULL) : template_layer(sb->template_id);
-		if (!out[i]) {
+		const char *id = sb->layer_count ? registry_records_layer_id(sb->layers[i]) : template_layer;
+		if (!id || !(out[i] = strdup(id))) {
 			snapshots_capture_free_ids(out, i);
-			errno = errno ? errno : EINVAL;
+			errno = id ? ENOMEM : EINVAL; /* a layer the store does not know */
 			return -1;
 		}
 	}
@@ -70,23 +64,34 @@ int snapshots_capture_stack(const struct sandbox *sb, char ***ids, size_t *count
 	return 0;
 }
 
+static void unlink_capture(struct capture *c)
+{
+	struct capture **at = &g_captures;
+	while (*at && *at != c)
+		at = &(*at)->next;
+	if (*at)
+		*at = c->next;
+}
+
 static void on_sealed(void *arg, const struct store_layer *layer, const char *error)
 {
 	struct capture *c = arg;
 	struct sandbox *sb = registry_find(c->reg, c->sandbox_id);
-	if (c->thaw && sb && sb->state == SANDBOX_RUNNING)
+	if (sb && sb->state == SANDBOX_RUNNING) /* paused meanwhile: it stays frozen */
 		runtime_sandbox_freeze(sb, false);
 	if (!error && layer && !(c->ids[c->count] = strdup(layer->id)))
 		error = "out of memory";
 	if (!error && layer)
 		c->count++;
+	unlink_capture(c); /* done records what stands on them now */
 	c->done(c->ctx, error ? NULL : c->ids, c->count, error ? error : layer ? NULL : "no layer");
 	snapshots_capture_free_ids(c->ids, c->count);
 	free(c);
 }
 
-int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *origin,
-	snapshots_captured done, void *ctx, int *status, char *why, size_t why_len)
+int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *template_layer,
+	const char *origin, snapshots_captured done, void *ctx, int *status, char *why,
+	size_t why_len)
 {
 	*status = 500;
 	if (!runtime_limits()) {
@@ -95,10 +100,13 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *orig
 			runtime_isolation_name());
 		return -1;
 	}
-	if (runtime_sandbox_cold(sb)) {
+	/* As E2B: both act on a running sandbox (the SDK's createSnapshot and
+	 * fork), and its fork answers a paused one with this 409. A paused one
+	 * kept from an earlier run has not even its disk mounted. */
+	if (sb->state != SANDBOX_RUNNING) {
 		*status = 409;
-		snprintf(why, why_len, "Sandbox %s is paused since the backend restarted: resume it "
-			"first", sb->id);
+		snprintf(why, why_len, "Sandbox '%s' is paused and cannot be %s; resume it first", sb->id,
+			strcmp(origin, "fork") == 0 ? "forked" : "snapshotted");
 		return -1;
 	}
 	char upper[PATH_MAX];
@@ -106,7 +114,7 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *orig
 	unsigned long id_count;
 	struct capture *c = calloc(1, sizeof *c);
 	if (!c || runtime_sandbox_upper(sb, upper, sizeof upper, &base, &id_count) != 0 ||
-	    snapshots_capture_stack(sb, &c->ids, &c->count) != 0) {
+	    stack_of(sb, template_layer, &c->ids, &c->count) != 0) {
 		snprintf(why, why_len, "cannot capture the sandbox: %s", strerror(errno));
 		free(c);
 		return -1;
@@ -115,10 +123,8 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *orig
 	strcpy(c->sandbox_id, sb->id);
 	c->done = done;
 	c->ctx = ctx;
-	/* Still while it is copied: a consistent filesystem. Paused already is
-	 * frozen already. */
-	c->thaw = sb->state == SANDBOX_RUNNING;
-	if (c->thaw && runtime_sandbox_freeze(sb, true) != 0) {
+	/* Still while it is copied: a consistent filesystem. */
+	if (runtime_sandbox_freeze(sb, true) != 0) {
 		runtime_sandbox_freeze(sb, false);
 		snprintf(why, why_len, "cannot freeze the sandbox");
 		snapshots_capture_free_ids(c->ids, c->count);
@@ -129,11 +135,12 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *orig
 		.parent = c->ids[c->count - 1], .origin = origin};
 	if (store_layer_seal(&spec, on_sealed, c, NULL) != 0) {
 		snprintf(why, why_len, "cannot seal the sandbox's files: %s", strerror(errno));
-		if (c->thaw)
-			runtime_sandbox_freeze(sb, false);
+		runtime_sandbox_freeze(sb, false);
 		snapshots_capture_free_ids(c->ids, c->count);
 		free(c);
 		return -1;
 	}
+	c->next = g_captures;
+	g_captures = c;
 	return 0;
 }

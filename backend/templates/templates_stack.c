@@ -253,7 +253,8 @@ static void collect(evutil_socket_t fd, short what, void *arg)
 	for (size_t j = store_layers_count(); j-- > 0;) {
 		const struct store_layer *l = store_layers_at(j);
 		bool ours = strcmp(l->origin, TEMPLATES_ORIGIN_STEP) == 0 ||
-			strcmp(l->origin, TEMPLATES_ORIGIN_BASE) == 0;
+			strcmp(l->origin, TEMPLATES_ORIGIN_BASE) == 0 ||
+			strcmp(l->origin, TEMPLATES_ORIGIN_LEGACY_BASE) == 0;
 		if (ours && !in(used, l->id) && store_layer_remove(l->id, NULL, NULL) != 0)
 			fprintf(stderr, "e2b-local-backend: cannot remove layer %s: %s\n", l->id,
 				strerror(errno));

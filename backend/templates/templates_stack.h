@@ -29,6 +29,10 @@ struct templates;
  * collected here. */
 #define TEMPLATES_ORIGIN_STEP "template-step"
 #define TEMPLATES_ORIGIN_BASE "template-base"
+/* A built-in template imported by snapshots/ itself as "template-<name>",
+ * as state directories of earlier versions hold it: still stood on by their
+ * snapshots and forks, collected with the others once nothing is. */
+#define TEMPLATES_ORIGIN_LEGACY_BASE "template"
 
 /* Collection runs on the loop, soon after templates_stack_collect_soon. */
 int templates_stack_init(struct event_base *base, struct templates *catalog, struct registry *reg);
@@ -42,7 +46,8 @@ void templates_stack_add_keeper(templates_layer_keeper fn, void *ctx);
 
 /* The layer standing for the built-in template name (imported on first
  * use; its id carries the recipe's hash, so a rebuilt rootfs is another
- * layer and no cache entry of the old one matches). 0, or -1 with why. */
+ * layer and no cache entry of the old one matches): the one layer builds
+ * and snapshots of its sandboxes stand on. 0, or -1 with why. */
 int templates_stack_builtin(const char *name, char id[STORE_NAME_MAX + 1], char *why, size_t len);
 /* The configuration and stack a build starts from (E2B's fromTemplate or
  * fromImage of TemplateBuildStartV2): a ready build of the catalog, or a

@@ -126,7 +126,7 @@ struct warm *warm_new(struct event_base *base, struct registry *reg, const struc
 	w->shape.template_id = w->template_id = strdup(shape->template_id);
 	w->shape.layers = NULL;
 	w->shape.layer_count = 0;
-	w->shape.volume_mounts = w->shape.metadata = w->shape.env_vars = w->shape.create_network = NULL;
+	w->shape.volume_mounts = w->shape.metadata = w->shape.env_vars = w->shape.asked_network = NULL;
 	w->ready = calloc(size, sizeof *w->ready);
 	w->launch = evtimer_new(base, on_launch, w);
 	w->report = event_new(base, -1, 0, NULL, NULL);

@@ -10,10 +10,16 @@
 //   const backend = await startBackend({ runAs: user, binary: root.binary });
 //   ...
 //   root.cleanup();                                   // unmounts and removes root.dir
+//   mountsUnder(dir)                                  // mount points at or below dir: []
+//
+// The template's mount lives in the test process's mount namespace, which
+// outlives the process: cleanup() also runs when the process exits without
+// calling it, and the roots of test processes that were killed (no exit
+// handler runs then) are unmounted and removed by the next rootlessRoot().
 //
 // Needs root: it fails (never skips) without it, since CI runs as root.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -78,12 +84,39 @@ export function testUser(name, { subordinate = true } = {}) {
   return { name, uid, gid, sub: subordinate ? sub : null };
 }
 
+// Mount points at or below dir in this process's mount namespace, deepest
+// first (mountinfo escapes space, tab, newline and backslash in octal).
+export function mountsUnder(dir) {
+  const unescape = (s) => s.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter(Boolean)
+    .map((line) => unescape(line.split(' ')[4]))
+    .filter((m) => m === dir || m.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+}
+
+function unmountAndRemove(dir) {
+  for (const m of mountsUnder(dir)) execFileSync('umount', ['--lazy', m]);
+  const left = mountsUnder(dir);
+  if (left.length > 0) throw new Error(`still mounted after umount: ${left.join(', ')}`);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+// Roots /tmp/e2bw-rootless-<pid in base 36>-* of processes that are gone.
+const ROOT_PREFIX = 'e2bw-rootless-';
+function removeStaleRoots() {
+  for (const name of readdirSync('/tmp')) {
+    const m = new RegExp(`^${ROOT_PREFIX}([0-9a-z]+)-`).exec(name);
+    if (m && !existsSync(`/proc/${parseInt(m[1], 36)}`)) unmountAndRemove(`/tmp/${name}`);
+  }
+}
+
 // The backend's binaries in a directory the user can reach, and
 // templates/base/rootfs beside them owned, through an idmapped mount, by the
 // user's subordinate ids (or by the user itself when it has none).
 export function rootlessRoot(user) {
   mustBeRoot();
-  const dir = mkdtempSync('/tmp/e2bw-rootless-');
+  removeStaleRoots();
+  const dir = mkdtempSync(`/tmp/${ROOT_PREFIX}${process.pid.toString(36)}-`);
   chmodSync(dir, 0o755);
   mkdirSync(path.join(dir, 'bin'));
   for (const f of ['e2b-local-backend', 'e2b-sandbox-init']) copyFileSync(path.join(build(), 'bin', f), path.join(dir, 'bin', f));
@@ -91,16 +124,17 @@ export function rootlessRoot(user) {
   const rootfs = path.join(dir, 'templates', 'base', 'rootfs');
   mkdirSync(rootfs, { recursive: true });
   const [uidBase, gidBase, count] = user.sub ? [user.sub.start, user.sub.start, SUB_COUNT] : [user.uid, user.gid, 1];
+  let cleaned = false;
+  const cleanup = () => {
+    if (cleaned) return;
+    cleaned = true;
+    process.off('exit', cleanup);
+    unmountAndRemove(dir);
+  };
+  process.on('exit', cleanup);
   execFileSync(path.join(build(), 'bin', 'idmap-mount'),
     [path.join(build(), 'templates', 'base', 'rootfs'), rootfs, String(uidBase), String(gidBase), String(count)]);
-  return {
-    dir,
-    binary: path.join(dir, 'bin', 'e2b-local-backend'),
-    cleanup() {
-      try { execFileSync('umount', ['--lazy', rootfs]); } catch { /* not mounted */ }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return { dir, binary: path.join(dir, 'bin', 'e2b-local-backend'), cleanup };
 }
 
 // Host pids of every process whose real uid is in [start, start + count).

@@ -8,7 +8,9 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 
 import { Sandbox } from 'e2b'
@@ -171,6 +173,38 @@ EOF`)
     const s = await sandbox()
     const r = await run(s, 'ip -6 route show; ip -6 addr show scope global')
     assert.equal(r.stdout.trim(), '')
+  })
+})
+
+describe('rules that last', () => {
+  test('updateNetwork\'s rules are recorded: a backend killed and started again on its --state-dir sets them up again, and forks get them', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'e2bw-net-state-'))
+    const apiKey = `e2b_local_${randomBytes(16).toString('hex')}`
+    let b = await startBackend({ apiKey, stateDir: dir })
+    const o = () => ({ apiKey, apiUrl: b.apiUrl, sandboxUrl: b.sandboxUrl })
+    try {
+      const s = await Sandbox.create('base', { ...o(), timeoutMs: 600_000, network: { denyOut: [`${WORLD.echo}/32`] } })
+      await assertBlocked(s, WORLD.echo, 'create-deny')
+      await s.updateNetwork({ denyOut: [`${WORLD.web}/32`] })
+      await assertBlocked(s, WORLD.web, 'updated-deny')
+      await assertReaches(s, WORLD.echo, 'updated-allow')
+      // Killed: only what was recorded at the update can bring the rules back.
+      assert.equal((await b.stop('SIGKILL')).signal, 'SIGKILL')
+      b = await startBackend({ apiKey, stateDir: dir })
+      const back = await Sandbox.connect(s.sandboxId, o())
+      await assertBlocked(back, WORLD.web, 'kept-deny')
+      await assertReaches(back, WORLD.echo, 'kept-allow')
+      assert.deepEqual((await Sandbox.getInfo(s.sandboxId, o())).network?.denyOut, [`${WORLD.web}/32`])
+      const [fork] = await back.fork({ count: 1 })
+      assert.ok(fork instanceof Sandbox, String(fork))
+      await assertBlocked(fork, WORLD.web, 'fork-deny')
+      await assertReaches(fork, WORLD.echo, 'fork-allow')
+      await Promise.all([fork.kill(), back.kill()])
+      assert.deepEqual(await b.stop(), { code: 0, signal: null }, b.stderr())
+    } finally {
+      await b.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 

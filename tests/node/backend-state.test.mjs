@@ -4,7 +4,7 @@
 // volumes survive both, and a sandbox killed is gone for good.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,7 +12,7 @@ import { startBackend, api } from '../../host/backend.mjs';
 import { until } from '../lib/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
-const { Sandbox, Volume } = await import('e2b');
+const { Sandbox, Template, Volume } = await import('e2b');
 
 describe('state that lasts (--state-dir)', () => {
   const apiKey = `e2b_local_${randomBytes(16).toString('hex')}`;
@@ -44,6 +44,7 @@ describe('state that lasts (--state-dir)', () => {
   const layerOrigins = () => entries('layers').filter((n) => !n.startsWith('.'))
     .map((n) => JSON.parse(readFileSync(path.join(dir, 'layers', n, 'layer.json'), 'utf8')).origin);
   const detail = async (id) => (await api(backend, 'GET', `/sandboxes/${id}`)).json;
+  const layerJson = (id) => JSON.parse(readFileSync(path.join(dir, 'layers', id, 'layer.json'), 'utf8'));
 
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'e2b-state-test-'));
@@ -83,6 +84,11 @@ describe('state that lasts (--state-dir)', () => {
     assert.equal((await detail(paused.sandboxId)).lifetimeLeft, leftBefore, 'a paused lifetime is kept as it was');
     assert.equal((await api(backend, 'GET', `/sandboxes/${gone.sandboxId}`)).status, 404);
 
+    // Kept from the earlier run, it is resumed before it can be captured.
+    const kept = (what) => (e) => e.statusCode === 409 &&
+      e.message === `409: Sandbox '${paused.sandboxId}' is paused and cannot be ${what}; resume it first`;
+    await assert.rejects(Sandbox.createSnapshot(paused.sandboxId, opts()), kept('snapshotted'));
+    await assert.rejects(Sandbox.fork(paused.sandboxId, opts()), kept('forked'));
     const p2 = await Sandbox.connect(paused.sandboxId, opts());
     assert.equal(await p2.files.read('/home/user/kept.txt'), 'paused data');
     assert.equal((await p2.commands.run('echo $KEPT')).stdout, 'env-kept\n');
@@ -173,5 +179,78 @@ describe('state that lasts (--state-dir)', () => {
     const s2 = await Sandbox.connect(source.sandboxId, opts());
     assert.equal((await s2.commands.run('ls /home/user/many | wc -l; ls /home/user/many/40 | wc -l')).stdout, '40\n100\n');
     await s2.kill();
+  });
+
+  test('a stop while a fork is being sealed answers nobody, creates no fork and loses nothing', async () => {
+    const source = await Sandbox.create('base', { ...opts(), timeoutMs: 600_000 });
+    await source.commands.run('mkdir /home/user/many && cd /home/user/many && for d in $(seq 40); do head -c 4194304 /dev/urandom > $d; done');
+    const pending = source.fork({ count: 2 }).catch((e) => e);
+    await until(() => entries('layers').some((n) => n.startsWith('.tmp-')), 'a seal in progress', 60000, 5);
+    // The listener goes first: the parked fork request with it (its client
+    // is gone); the seal then finishes before the registry is freed.
+    const { code } = await backend.stop();
+    assert.equal(code, 0, backend.stderr());
+    assert.ok((await pending) instanceof Error, 'the client got no answer');
+    await start();
+    const listed = await Sandbox.list({ ...opts(), query: { state: ['running', 'paused'] } }).nextItems();
+    assert.deepEqual(listed.map((s) => s.sandboxId), [source.sandboxId], 'no fork was created');
+    await until(() => !layerOrigins().includes('fork') && !entries('layers').some((n) => n.startsWith('.tmp-')),
+      'the sealed layer nothing stands on is gone');
+    const s2 = await Sandbox.connect(source.sandboxId, opts());
+    assert.equal((await s2.commands.run('ls /home/user/many | wc -l')).stdout, '40\n');
+    await s2.kill();
+  });
+
+  test('base is one layer for templates and snapshots; an earlier version\'s own import of it still works and goes once unused', async () => {
+    const externals = () => entries('layers').filter((n) => !n.startsWith('.') && layerJson(n).external);
+    const sbx = await Sandbox.create('base', { ...opts(), timeoutMs: 600_000 });
+    await sbx.files.write('/home/user/legacy.txt', 'on base');
+    const snap = await sbx.createSnapshot();
+    await Template.build(Template().fromBaseImage().setEnvs({ ONE: 'layer' }), `one-base-${process.pid}`, opts());
+    assert.equal(externals().length, 1, `one layer stands for base: ${externals()}`);
+    const [baseId] = externals();
+    assert.equal(layerJson(baseId).origin, 'template-base');
+
+    // The state directory as an earlier version left it: snapshots imported
+    // base themselves, as the external layer `template-base`.
+    assert.equal((await backend.stop()).code, 0, backend.stderr());
+    const legacy = path.join(dir, 'layers', 'template-base');
+    mkdirSync(legacy);
+    symlinkSync(layerJson(baseId).external, path.join(legacy, 'root'));
+    writeFileSync(path.join(legacy, 'layer.json'), JSON.stringify({ ...layerJson(baseId), id: 'template-base', origin: 'template' }));
+    const record = path.join(dir, 'records', 'snapshots', `${snap.snapshotId.split(':')[0]}.json`);
+    const r = JSON.parse(readFileSync(record, 'utf8'));
+    assert.equal(r.layers[0], baseId);
+    writeFileSync(record, JSON.stringify({ ...r, layers: ['template-base', ...r.layers.slice(1)] }));
+    await start();
+    const from = await Sandbox.create(snap.snapshotId, { ...opts(), timeoutMs: 600_000 });
+    assert.equal(await from.files.read('/home/user/legacy.txt'), 'on base', 'a snapshot on the old layer starts');
+    assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId, opts()), true);
+    // A restart collects before anything else: the sandbox kept from the
+    // snapshot still stands on the old layer.
+    assert.equal((await backend.stop()).code, 0, backend.stderr());
+    await start();
+    assert.ok(entries('layers').includes('template-base'), 'a layer in use is never collected');
+    const back = await Sandbox.connect(from.sandboxId, opts());
+    assert.equal(await back.files.read('/home/user/legacy.txt'), 'on base');
+    await back.kill();
+    assert.equal((await backend.stop()).code, 0, backend.stderr());
+    await start();
+    await until(() => !entries('layers').includes('template-base'), 'the old layer collected once nothing stands on it');
+    assert.deepEqual(externals(), [baseId], 'the template still stands on base');
+
+    // A snapshot being sealed keeps base too while the template that held it
+    // is deleted (and the layers nothing else uses are collected).
+    const s2 = await Sandbox.connect(sbx.sandboxId, opts());
+    await s2.commands.run('mkdir -p /home/user/many && cd /home/user/many && for d in $(seq 40); do head -c 4194304 /dev/urandom > $d; done');
+    const pending = s2.createSnapshot();
+    await until(() => entries('layers').some((n) => n.startsWith('.tmp-')), 'a seal in progress', 60000, 5);
+    const tpl = (await api(backend, 'GET', `/templates/one-base-${process.pid}`)).json;
+    assert.equal((await api(backend, 'DELETE', `/templates/${tpl.templateID}`)).status, 204);
+    const snap2 = await pending;
+    const from2 = await Sandbox.create(snap2.snapshotId, opts());
+    assert.equal(await from2.files.read('/home/user/legacy.txt'), 'on base');
+    await Promise.all([from2.kill(), s2.kill()]);
+    assert.equal(await Sandbox.deleteSnapshot(snap2.snapshotId, opts()), true);
   });
 });

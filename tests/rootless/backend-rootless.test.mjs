@@ -5,16 +5,19 @@
 // neither host root nor the user; files, pause, resume and kill work; and
 // nothing is left. The test process (root, as in CI) makes the user and
 // gives it the template through an idmapped mount (tests/lib/rootless.mjs);
-// it fails, never skips, where it cannot.
+// it fails, never skips, where it cannot. Nothing stays mounted: not under
+// the backend's state directory once it has exited, not under the test's
+// template root once it is cleaned up, not even when a test process is
+// killed before its cleanup.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startBackend, backendEnv, api } from '../../host/backend.mjs';
 import { envdClient, dataOf } from '../lib/connect.mjs';
-import { pidsOfUids, rootlessRoot, testUser } from '../lib/rootless.mjs';
+import { mountsUnder, pidsOfUids, rootlessRoot, testUser } from '../lib/rootless.mjs';
 import { until } from '../lib/wait.mjs';
 
 const T = { timeout: 120_000 };
@@ -48,7 +51,8 @@ const state = (pid) => {
 const comm = (pid) => { try { return readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { return null; } };
 
 // A backend of user, started and stopped around a describe block; checks
-// that it exits cleanly and leaves no process of the user's ids behind.
+// that it exits cleanly and leaves no process of the user's ids behind, and
+// nothing mounted.
 function rootlessBackend(user) {
   const ctx = {};
   before(async () => {
@@ -63,10 +67,15 @@ function rootlessBackend(user) {
         const [start, count] = user.sub ? [user.sub.start, IDS] : [user.uid, 1];
         await until(() => pidsOfUids(start, count).length === 0 && pidsOfUids(user.uid, 1).length === 0,
           'no process of the user or of its sandboxes remains');
+        assert.deepEqual(mountsUnder(ctx.backend.stateDir), [], 'nothing under the state directory is mounted');
         assert.ok(!existsSync(ctx.backend.stateDir), 'the state directory is gone');
       }
     } finally {
       ctx.root?.cleanup();
+    }
+    if (ctx.root) {
+      assert.deepEqual(mountsUnder(ctx.root.dir), [], 'the template\'s idmapped mount is gone');
+      assert.ok(!existsSync(ctx.root.dir));
     }
   });
   return ctx;
@@ -201,5 +210,28 @@ describe('rootless with a single id (no subordinate ids)', () => {
     assert.equal(r.status, 1);
     assert.match(r.stderr, new RegExp(`subordinate user ids for ${user.name} in /etc/subuid`));
     assert.match(r.stderr, new RegExp(`usermod --add-subuids 100000-165535 --add-subgids 100000-165535 ${user.name}`));
+  });
+});
+
+describe('the test template\'s idmapped mount', () => {
+  test('of a test process killed before its cleanup is unmounted and removed by the next rootlessRoot', T, () => {
+    const user = testUser('e2bw-rootless');
+    const lib = pathToFileURL(path.join(repoRoot, 'tests', 'lib', 'rootless.mjs')).href;
+    const killed = spawnSync(process.execPath, ['--input-type=module', '-e',
+      `import { rootlessRoot, testUser } from ${JSON.stringify(lib)};\n` +
+      `console.log(rootlessRoot(testUser('e2bw-rootless')).dir);\n` +
+      "process.kill(process.pid, 'SIGKILL');\n"], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+    const dir = killed.stdout.trim();
+    assert.deepEqual(mountsUnder(dir), [path.join(dir, 'templates', 'base', 'rootfs')], 'left mounted by the killed process');
+    const next = rootlessRoot(user);
+    try {
+      assert.deepEqual(mountsUnder(dir), []);
+      assert.ok(!existsSync(dir));
+      assert.equal(mountsUnder(next.dir).length, 1, 'the new one is mounted');
+    } finally {
+      next.cleanup();
+    }
+    assert.deepEqual(mountsUnder(next.dir), []);
   });
 });

@@ -84,6 +84,28 @@ describe('official e2b SDK snapshots and fork', () => {
     assert.equal(await Sandbox.deleteSnapshot(unnamed.snapshotId, opts), true);
   });
 
+  test('a paused sandbox is resumed first: createSnapshot and fork answer 409 saying so, as E2B\'s fork does', async () => {
+    const sbx = await Sandbox.create('base', opts);
+    try {
+      await sbx.files.write('/home/user/p.txt', 'written before the pause');
+      assert.equal(await sbx.pause(), true);
+      const refused = (what) => (e) => e instanceof SandboxError && e.statusCode === 409 &&
+        e.message === `409: Sandbox '${sbx.sandboxId}' is paused and cannot be ${what}; resume it first`;
+      await assert.rejects(sbx.createSnapshot(), refused('snapshotted'));
+      await assert.rejects(Sandbox.fork(sbx.sandboxId, opts), refused('forked'));
+      assert.deepEqual(await Sandbox.listSnapshots({ ...opts, sandboxId: sbx.sandboxId }).nextItems(), []);
+      assert.equal((await sbx.getInfo()).state, 'paused', 'refused, it stays paused');
+      await sbx.connect();
+      const snap = await sbx.createSnapshot();
+      const from = await Sandbox.create(snap.snapshotId, opts);
+      assert.equal(await from.files.read('/home/user/p.txt'), 'written before the pause');
+      await from.kill();
+      assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId, opts), true);
+    } finally {
+      await sbx.kill();
+    }
+  });
+
   test('fork: independent copies, errors typed', async () => {
     const orig = await Sandbox.create('base', opts);
     try {

@@ -3,6 +3,8 @@
 #include "envd/fs/fs_remove.h"
 
 #include "envd/fs/fs_path.h"
+#include "http/http_parked.h"
+#include "http/http_request.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -152,5 +154,40 @@ int fs_remove_start(struct event_base *base, int root_fd, const char *path,
 		}
 	}
 	schedule(j);
+	return 0;
+}
+
+/* A removal a request waits for. */
+struct for_request {
+	struct http_parked parked;
+	const char *server;
+	fs_remove_answer answer;
+	char path[FS_PATH_MAX];
+};
+
+static void on_removed_for_request(void *arg, int err)
+{
+	struct for_request *r = arg;
+	struct evhttp_request *req = http_parked_take(&r->parked);
+	if (req)
+		request_log(r->server, req, r->answer(req, r->path, err));
+	free(r);
+}
+
+int fs_remove_for_request(struct event_base *base, int root_fd, const char *path,
+	struct evhttp_request *req, const char *server, fs_remove_answer answer)
+{
+	struct for_request *r = calloc(1, sizeof *r);
+	if (!r)
+		return -1;
+	snprintf(r->path, sizeof r->path, "%s", path);
+	r->server = server;
+	r->answer = answer;
+	http_parked_hold(&r->parked, req);
+	if (fs_remove_start(base, root_fd, r->path, on_removed_for_request, r) != 0) {
+		http_parked_take(&r->parked);
+		free(r);
+		return -1;
+	}
 	return 0;
 }

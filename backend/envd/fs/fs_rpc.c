@@ -8,7 +8,6 @@
 #include "envd/fs/fs_path.h"
 #include "envd/fs/fs_remove.h"
 #include "http/http_connect.h"
-#include "http/http_conns.h"
 #include "http/http_protojson.h"
 #include "http/http_request.h"
 
@@ -284,40 +283,15 @@ int fs_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox
 	return unary(req, sb, move_answer);
 }
 
-/* A Remove in progress: its request, unless the client has gone. */
-struct remove_call {
-	struct evhttp_request *req;
-	struct evhttp_connection *evcon;
-	char path[FS_PATH_MAX];
-};
-
-static void on_remove_client_gone(struct evhttp_connection *evcon, void *arg)
+static int answer_remove(struct evhttp_request *req, const char *path, int err)
 {
-	(void)evcon;
-	struct remove_call *rc = arg;
-	http_conn_gone_free_request(rc->req);
-	rc->req = NULL; /* the removal goes on; nobody to answer */
-}
-
-static void on_removed(void *arg, int err)
-{
-	struct remove_call *rc = arg;
-	if (rc->req) {
-		http_conn_set_closecb(rc->evcon, NULL, NULL);
-		int status;
-		if (err) {
-			struct connect_error e;
-			char t[128];
-			connect_error_set(&e, CONNECT_INTERNAL,
-				"error removing file or directory: unlinkat %s: %s", rc->path,
-				fs_rpc_errno_text(err, t, sizeof t));
-			status = connect_reply_unary_error(rc->req, &e);
-		} else {
-			status = connect_reply_unary(rc->req, cJSON_CreateObject());
-		}
-		request_log("envd", rc->req, status);
-	}
-	free(rc);
+	if (!err)
+		return connect_reply_unary(req, cJSON_CreateObject());
+	struct connect_error e;
+	char t[128];
+	connect_error_set(&e, CONNECT_INTERNAL, "error removing file or directory: unlinkat %s: %s",
+		path, fs_rpc_errno_text(err, t, sizeof t));
+	return connect_reply_unary_error(req, &e);
 }
 
 int fs_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
@@ -327,23 +301,13 @@ int fs_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandb
 	if (st)
 		return st;
 	struct connect_error err;
-	struct remove_call *rc = calloc(1, sizeof *rc);
-	if (!rc) {
+	char path[FS_PATH_MAX];
+	if (path_field(&c, "path", path, &err) != 0)
+		return finish(req, &c, NULL, &err);
+	if (fs_remove_for_request(ctx->base, c.root_fd, path, req, "envd", answer_remove) != 0) {
 		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
 		return finish(req, &c, NULL, &err);
 	}
-	if (path_field(&c, "path", rc->path, &err) != 0) {
-		free(rc);
-		return finish(req, &c, NULL, &err);
-	}
-	rc->req = req;
-	rc->evcon = evhttp_request_get_connection(req);
-	if (fs_remove_start(ctx->base, c.root_fd, rc->path, on_removed, rc) != 0) {
-		free(rc);
-		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
-		return finish(req, &c, NULL, &err);
-	}
-	http_conn_set_closecb(rc->evcon, on_remove_client_gone, rc);
 	close(c.root_fd);
 	cJSON_Delete(c.msg);
 	return ENVD_STATUS_PENDING;
