@@ -93,6 +93,12 @@ static void on_launch(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	struct warm *w = arg;
 	struct runtime_error err;
+	/* What a create checks first (the template, free disk space). */
+	if (runtime_check_create(w->shape.template_id, w->shape.cpu_count, w->shape.memory_mb,
+		    w->shape.disk_size_mb, &err) != 0) {
+		failed(w, err.message);
+		return;
+	}
 	w->starting = registry_launch(w->reg, &w->shape, &err);
 	if (!w->starting) {
 		failed(w, err.message);
