@@ -144,11 +144,11 @@ struct images_pull *images_pull_start(const struct images_pull_spec *spec, image
 		snprintf(why, len, "out of memory");
 		return NULL;
 	}
+	snprintf(p->shown, sizeof p->shown, "%s", spec->ref ? spec->ref : "");
 	if (images_ref_parse(spec->ref, &p->ref, why, len) != 0 || hosts(p, why, len) != 0) {
 		free(p);
 		return NULL;
 	}
-	snprintf(p->shown, sizeof p->shown, "%s", spec->ref);
 	snprintf(p->origin, sizeof p->origin, "%s", spec->origin ? spec->origin : "image");
 	p->max_layers = spec->max_layers;
 	p->max_bytes = g.max_bytes;

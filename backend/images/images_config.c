@@ -22,6 +22,11 @@ const char *images_config_host_arch(void)
 	return "amd64";
 }
 
+static bool digest_ok(const char *d)
+{
+	return d && strncmp(d, "sha256:", 7) == 0 && strlen(d) == 71 && strspn(d + 7, "0123456789abcdef") == 64;
+}
+
 static const char *string_of(const cJSON *o, const char *a, const char *b)
 {
 	const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, a));
@@ -40,9 +45,42 @@ int images_config_check_platform(const cJSON *doc, const char *shown, char *why,
 	return -1;
 }
 
-static bool digest_ok(const char *d)
+
+const char *images_config_pick(const cJSON *index, const char *shown, char *why, size_t len)
 {
-	return d && strncmp(d, "sha256:", 7) == 0 && strlen(d) == 71 && strspn(d + 7, "0123456789abcdef") == 64;
+	const char *arch = images_config_host_arch();
+	char seen[200] = "";
+	const cJSON *m;
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(index, "manifests")) {
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(m, "platform");
+		const char *os = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "os"));
+		const char *a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "architecture"));
+		const char *digest = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "digest"));
+		if (os && a && strcmp(os, "linux") == 0 && strcmp(a, arch) == 0 && digest_ok(digest))
+			return digest;
+		size_t used = strlen(seen);
+		if (os && a && used < sizeof seen - 1)
+			snprintf(seen + used, sizeof seen - used, "%s%.32s/%.32s", used ? ", " : "", os, a);
+	}
+	snprintf(why, len, "image '%.200s' has no linux/%s variant (it has %s)", shown, arch, seen[0] ? seen : "none");
+	return NULL;
+}
+
+int images_config_layers(const cJSON *manifest, double *bytes, char *why, size_t len)
+{
+	const cJSON *layers = cJSON_GetObjectItemCaseSensitive(manifest, "layers"), *l;
+	const cJSON *config = cJSON_GetObjectItemCaseSensitive(manifest, "config");
+	if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(manifest, "schemaVersion")) != 2 ||
+	    !cJSON_IsArray(layers) || !digest_ok(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(config, "digest")))) {
+		snprintf(why, len, "the registry's manifest is not an image manifest of schema 2");
+		return -1;
+	}
+	*bytes = 0;
+	cJSON_ArrayForEach(l, layers) {
+		double size = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(l, "size"));
+		*bytes += size > 0 ? size : 0;
+	}
+	return cJSON_GetArraySize(layers);
 }
 
 cJSON *images_config_diff_ids(const cJSON *config, char *why, size_t len)

@@ -15,6 +15,13 @@ const char *images_config_host_arch(void);
  * "Os"/"Architecture") are linux and the machine's; else -1 with why
  * ("image 'x' is for linux/arm64, not linux/amd64"). */
 int images_config_check_platform(const struct cJSON *doc, const char *shown, char *why, size_t len);
+/* An image index (OCI) or manifest list (Docker): the digest of its
+ * linux/<this machine's arch> manifest, or NULL with why naming the
+ * platforms it has. A pointer into index. */
+const char *images_config_pick(const struct cJSON *index, const char *shown, char *why, size_t len);
+/* A manifest's layers: their count, and the sum of their sizes in *bytes;
+ * -1 with why for a manifest that is not schema 2 with a config. */
+int images_config_layers(const struct cJSON *manifest, double *bytes, char *why, size_t len);
 /* The config's rootfs.diff_ids, checked ("sha256:" and 64 lowercase hex
  * digits each, at least one): a new array, or NULL with why. */
 struct cJSON *images_config_diff_ids(const struct cJSON *config, char *why, size_t len);

@@ -60,42 +60,50 @@ static void note(struct attempt *a, const char *fmt, ...)
 	cJSON_AddItemToArray(a->log, cJSON_CreateString(line));
 }
 
-/* inspect: the platform, the sizes, the digest to pin the rest to. */
-static int inspect(struct attempt *a, const char *name, char *why, size_t len)
+static cJSON *raw_manifest(struct attempt *a, const char *name, char *why, size_t len)
 {
-	const char *arch = images_config_host_arch();
 	const char *tls = a->plain_http ? "--tls-verify=false" : "--tls-verify=true";
 	const bool creds = a->how.auth_fd >= 0;
-	const char *args[] = {"--override-os", "linux", "--override-arch", arch, "inspect", tls,
-		creds ? "--authfile" : "--no-creds", creds ? IMAGES_SKOPEO_AUTHFILE : name, creds ? name : NULL, NULL};
-	cJSON *info = run_json(a, args, INSPECT_TIMEOUT_S, why, len);
-	if (!info)
+	const char *args[] = {"inspect", "--raw", tls, creds ? "--authfile" : "--no-creds",
+		creds ? IMAGES_SKOPEO_AUTHFILE : name, creds ? name : NULL, NULL};
+	return run_json(a, args, INSPECT_TIMEOUT_S, why, len);
+}
+
+/* The manifest (of this machine's platform, from an index), its size and
+ * layer count within the limits, and the name to pin the rest of the pull
+ * to. 0, -1 (this registry failed), -2 (the image will not do). */
+static int inspect(struct attempt *a, const char *name, char *why, size_t len)
+{
+	cJSON *m = raw_manifest(a, name, why, len);
+	snprintf(a->pinned, sizeof a->pinned, "%s", name);
+	if (m && cJSON_GetObjectItemCaseSensitive(m, "manifests")) {
+		const char *digest = images_config_pick(m, a->p->shown, why, len);
+		struct images_ref pinned = a->p->ref;
+		if (!digest) {
+			cJSON_Delete(m);
+			return -2;
+		}
+		snprintf(pinned.digest, sizeof pinned.digest, "%s", digest);
+		images_ref_transport(&pinned, a->host, a->pinned, sizeof a->pinned);
+		cJSON_Delete(m);
+		m = raw_manifest(a, a->pinned, why, len);
+	}
+	if (!m)
 		return -1;
-	const char *digest = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "Digest"));
-	const cJSON *layers = cJSON_GetObjectItemCaseSensitive(info, "LayersData");
-	double bytes = 0;
-	const cJSON *l;
-	cJSON_ArrayForEach(l, layers) bytes += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(l, "Size"));
-	int rc = -1;
-	if (images_config_check_platform(info, a->p->shown, why, len) != 0)
-		rc = -2;
-	else if (!digest || strncmp(digest, "sha256:", 7) != 0 || strlen(digest) != 71)
-		snprintf(why, len, "the registry gave no manifest digest for the image");
-	else if (bytes > (double)a->p->max_bytes) {
+	double bytes;
+	int n = images_config_layers(m, &bytes, why, len), rc = n < 0 ? -2 : 0;
+	cJSON_Delete(m);
+	if (rc == 0 && bytes > (double)a->p->max_bytes) {
 		snprintf(why, len, "image '%.200s' is %.0f MiB to download, more than the limit (%llu MiB, "
 			"--max-image-mb)", a->p->shown, MIB(bytes), (unsigned long long)(a->p->max_bytes >> 20));
 		rc = -2;
-	} else if (cJSON_GetArraySize(layers) > a->p->max_layers) {
+	} else if (rc == 0 && n > a->p->max_layers) {
 		snprintf(why, len, "image '%.200s' has %d layers, more than a template may have (%d)",
-			a->p->shown, cJSON_GetArraySize(layers), a->p->max_layers);
+			a->p->shown, n, a->p->max_layers);
 		rc = -2;
-	} else {
-		struct images_ref pinned = a->p->ref;
-		snprintf(pinned.digest, sizeof pinned.digest, "%s", digest);
-		rc = images_ref_transport(&pinned, a->host, a->pinned, sizeof a->pinned);
-		note(a, "Image %s@%s: %d layers, %.1f MiB", a->p->shown, digest, cJSON_GetArraySize(layers), MIB(bytes));
+	} else if (rc == 0) {
+		note(a, "Image %s: %d layers, %.1f MiB to download at most", a->pinned + 9, n, MIB(bytes));
 	}
-	cJSON_Delete(info);
 	return rc;
 }
 

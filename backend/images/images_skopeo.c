@@ -136,8 +136,8 @@ struct sink {
 static int drain(struct sink *s)
 {
 	if (s->cap - s->len < 4096) {
-		size_t cap = s->cap ? s->cap * 2 : 16384;
-		char *b = cap <= s->max + 4096 ? realloc(s->buf, cap + 1) : NULL;
+		size_t cap = s->cap ? s->cap * 2 : 8192;
+		char *b = cap <= 2 * s->max + 8192 ? realloc(s->buf, cap + 1) : NULL;
 		if (!b)
 			return -1;
 		s->buf = b;
