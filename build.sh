@@ -40,7 +40,7 @@ apt_install() {
 
 install_toolchain() {
   apt_install make gcc clang lld libclang-rt-14-dev emscripten binaryen wasi-libc \
-    libclang-rt-14-dev-wasm32 libevent-dev zlib1g-dev libseccomp-dev libmnl-dev libnftables-dev libarchive-dev dpkg-dev ca-certificates
+    libclang-rt-14-dev-wasm32 libevent-dev zlib1g-dev libseccomp-dev libmnl-dev libnftables-dev libarchive-dev libssl-dev dpkg-dev ca-certificates
 }
 
 install_browser() { apt_install chromium; }

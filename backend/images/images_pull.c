@@ -5,6 +5,7 @@
 #include "images/images_config.h"
 #include "images/images_skopeo.h"
 #include "images/images_unpack.h"
+#include "lib/clock.h"
 #include "lib/text.h"
 #include "store/store_layers.h"
 #include "store/store_records.h"
@@ -31,6 +32,7 @@ struct attempt {
 	struct images_skopeo how;
 	char pinned[IMAGES_REF_MAX + IMAGES_HOST_MAX + 100]; /* docker://host/path@digest */
 	cJSON *config, *diff_ids, *log;
+	int64_t started_ms;
 };
 
 static cJSON *run_json(struct attempt *a, const char *const *args, int timeout_s, char *why, size_t len)
@@ -160,11 +162,13 @@ static cJSON *copy(struct attempt *a, char **layout, char *why, size_t len)
 		creds ? a->pinned : dest, creds ? dest : NULL, NULL};
 	char *out = NULL;
 	a->how.timeout_s = COPY_TIMEOUT_S;
+	int64_t t0 = clock_now_ms();
 	int rc = dest ? images_skopeo_run(&a->how, args, &out, why, len) : -1;
 	free(out);
 	free(dest);
 	if (rc != 0)
 		return NULL;
+	note(a, "Downloaded in %lld ms (the blobs' digests checked by skopeo)", (long long)(clock_now_ms() - t0));
 	char *index_path = text_printf("%s/index.json", *layout);
 	cJSON *index = index_path ? store_json_read(index_path) : NULL;
 	free(index_path);
@@ -199,6 +203,7 @@ static int unpack(struct attempt *a, const char *layout, const cJSON *desc, int 
 	char *dir = text_printf("%s/layer-%d", a->p->scratch, i);
 	char *root = dir ? text_printf("%s/root", dir) : NULL;
 	struct images_unpack_stats st;
+	int64_t t0 = clock_now_ms();
 	int rc = -1;
 	if (!blob || !root || mkdir(dir, 0700) != 0 || mkdir(root, 0755) != 0)
 		snprintf(why, len, "cannot make a layer for %.80s: %s", id, strerror(errno));
@@ -209,9 +214,10 @@ static int unpack(struct attempt *a, const char *layout, const cJSON *desc, int 
 	if (rc == 0) {
 		*budget -= st.tar_bytes;
 		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(desc, "mediaType"));
-		note(a, "Layer %s: unpacked (%.1f MiB, %s; %u entries, %u whiteouts, %u opaque directories%s)",
+		note(a, "Layer %s: unpacked (%.1f MiB, %s; %u entries, %u whiteouts, %u opaque directories%s) in %lld ms",
 			id, MIB(st.tar_bytes), type && strstr(type, "zstd") ? "zstd" : type && strstr(type, "gzip") ? "gzip"
-			: "uncompressed", st.entries, st.whiteouts, st.opaque, st.dropped ? ", device nodes left out" : "");
+			: "uncompressed", st.entries, st.whiteouts, st.opaque, st.dropped ? ", device nodes left out" : "",
+			(long long)(clock_now_ms() - t0));
 		unlink(blob); /* its room back at once */
 	}
 	free(blob);
@@ -277,11 +283,13 @@ static int attempt(struct attempt *a, char *why, size_t len)
 		return -2;
 	}
 	note(a, "Pulling %s from %s", a->p->shown, a->host);
+	int64_t t0 = clock_now_ms();
 	int rc = inspect(a, name, why, len);
 	if (rc == 0)
 		rc = read_config(a, why, len);
 	if (rc != 0)
 		return rc;
+	note(a, "Manifest and config read in %lld ms", (long long)(clock_now_ms() - t0));
 	int n = cJSON_GetArraySize(a->diff_ids), missing = 0;
 	for (int i = 0; i < n; i++)
 		missing += !in_store(cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i)));

@@ -5,12 +5,11 @@
 #define _GNU_SOURCE
 #include "images/images_unpack.h"
 
-#include "../../core/sha256.h"
-
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +26,7 @@
 
 struct feed {
 	struct archive *outer;
-	e2bw_sha256 sha;
+	EVP_MD_CTX *sha;         /* OpenSSL's: SHA-NI or AVX2 where the CPU has them */
 	uint64_t total, max;
 };
 
@@ -49,7 +48,7 @@ static la_ssize_t feed_read(struct archive *inner, void *ctx, const void **buf)
 			(unsigned long long)(f->max >> 20));
 		return -1;
 	}
-	e2bw_sha256_update(&f->sha, *buf, size);
+	EVP_DigestUpdate(f->sha, *buf, size);
 	return (la_ssize_t)size;
 }
 
@@ -267,8 +266,9 @@ int images_unpack_layer(const char *blob, const char *root, const char *diff_id,
 	int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int rc = -1;
 	memset(st, 0, sizeof *st);
-	e2bw_sha256_init(&f.sha);
-	if (!f.outer || !in || !disk || cwd < 0 || rootfd < 0 || fchdir(rootfd) != 0) {
+	f.sha = EVP_MD_CTX_new();
+	if (!f.sha || EVP_DigestInit_ex(f.sha, EVP_sha256(), NULL) != 1 || !f.outer || !in || !disk || cwd < 0 ||
+	    rootfd < 0 || fchdir(rootfd) != 0) {
 		snprintf(why, why_len, "cannot start unpacking into %s: %s", root, strerror(errno));
 		goto out;
 	}
@@ -313,9 +313,9 @@ int images_unpack_layer(const char *blob, const char *root, const char *diff_id,
 		snprintf(why, why_len, "%s", archive_error_string(in));
 		goto out;
 	}
-	uint8_t d[32];
+	uint8_t d[EVP_MAX_MD_SIZE];
 	char got[65];
-	e2bw_sha256_final(&f.sha, d);
+	EVP_DigestFinal_ex(f.sha, d, NULL);
 	hex(d, got);
 	st->tar_bytes = f.total;
 	if (strncmp(diff_id, "sha256:", 7) != 0 || strcmp(diff_id + 7, got) != 0) {
@@ -333,5 +333,6 @@ out:
 	archive_write_free(disk);
 	archive_read_free(in);
 	archive_read_free(f.outer);
+	EVP_MD_CTX_free(f.sha);
 	return rc;
 }
