@@ -101,14 +101,14 @@ $(BUILD)/backend/cJSON-check.o: $(CJSON_C)
 $(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c tests/backend/check_program.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(BUILD)/backend/cJSON-check.o
 	@mkdir -p $(BUILD)/bin
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -lseccomp -lmnl -lnftables -o $@
+	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -lseccomp -lmnl -lnftables -larchive -lcrypto -o $@
 
 # The layer store with the runtime's stacks of layers (tests/node/backend-store.test.mjs).
 backend: $(BUILD)/bin/layers-check
 $(BUILD)/bin/layers-check: tests/backend/layers_check.c tests/backend/check_program.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(BUILD)/backend/cJSON-check.o
 	@mkdir -p $(BUILD)/bin
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -lseccomp -lmnl -lnftables -o $@
+	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -lseccomp -lmnl -lnftables -larchive -lcrypto -o $@
 
 # The syscall policy against each call it refuses (tests/node/backend-seccomp.test.mjs):
 # the probe is static, so it also runs inside a sandbox.
@@ -138,7 +138,7 @@ $(BUILD)/bin/keys-probe: tests/backend/keys_probe.c
 BACKEND_UNIT_SRC := $(sort $(wildcard tests/backend/unit/*.c))
 BACKEND_UNIT_DEP := $(BACKEND_UNIT_SRC) $(wildcard tests/backend/unit/*.h) tests/unit/check.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(CJSON_C)
 BACKEND_UNIT_CC  = $(CC) $(CSTD) -D_DEFAULT_SOURCE -g $(WARN) -Ibackend -Itests/unit -I$(CJSON_DIR) \
-	  $(BACKEND_UNIT_SRC) $(BACKEND_LIB_SRC) $(CJSON_C) -levent -lutil -lz -lseccomp -lmnl -lnftables -lm
+	  $(BACKEND_UNIT_SRC) $(BACKEND_LIB_SRC) $(CJSON_C) -levent -lutil -lz -lseccomp -lmnl -lnftables -larchive -lcrypto -lm
 backend-unit: $(BUILD)/native/backend_unit_tests $(BUILD)/asan/backend_unit_tests
 $(BUILD)/native/backend_unit_tests: $(BACKEND_UNIT_DEP)
 	@mkdir -p $(BUILD)/native
@@ -156,7 +156,7 @@ $(BUILD)/bin/e2b-local-backend: $(BACKEND_SRC) $(BACKEND_HDR) $(CJSON_C)
 	@mkdir -p $(BUILD)/bin $(BUILD)/backend
 	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON.o
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o -levent -lutil -lz -lseccomp -lmnl -lnftables -o $@
+	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o -levent -lutil -lz -lseccomp -lmnl -lnftables -larchive -lcrypto -o $@
 
 # --- libFuzzer targets (clang) ------------------------------------------
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))

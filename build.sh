@@ -40,7 +40,7 @@ apt_install() {
 
 install_toolchain() {
   apt_install make gcc clang lld libclang-rt-14-dev emscripten binaryen wasi-libc \
-    libclang-rt-14-dev-wasm32 libevent-dev zlib1g-dev libseccomp-dev libmnl-dev libnftables-dev dpkg-dev ca-certificates
+    libclang-rt-14-dev-wasm32 libevent-dev zlib1g-dev libseccomp-dev libmnl-dev libnftables-dev libarchive-dev libssl-dev dpkg-dev ca-certificates
 }
 
 install_browser() { apt_install chromium; }
@@ -103,6 +103,7 @@ build_templates() {
     rootless_ready
   else
     apt_install e2fsprogs # mke2fs: the sandboxes' disk images (docs/local-backend.md)
+    apt_install skopeo # images from registries, fromImage (docs/templates.md)
   fi
   local recipe
   for recipe in backend/templates/*.recipe; do
@@ -164,6 +165,7 @@ node_tests() {
 run_tests() {
   install_browser
   apt_install nftables iperf3 iproute2 uidmap # the networking tests make namespaces (ip) and look at nft's tables; bench/ uses iperf3; tests/rootless maps subordinate ids (newuidmap)
+  apt_install skopeo docker-registry apache2-utils zstd # the image tests fill a loopback registry (htpasswd: its bcrypt password file)
   make -s -j"$(nproc)" replay fuzz BUILD="$BUILD" >&2
   # shellcheck source=tests/layers.sh
   . tests/layers.sh

@@ -23,6 +23,7 @@
 #include "runtime/runtime_seccomp.h"
 #include "snapshots/snapshots.h"
 #include "state_dir.h"
+#include "images/images.h"
 #include "store/store_helper.h"
 #include "store/store_layers.h"
 #include "templates/templates.h"
@@ -167,7 +168,7 @@ int main(int argc, char **argv)
 	struct templates_env templates_env = {.base = base, .reg = reg, .pm = pm, .catalog = &catalog,
 		.state_root = sd.root};
 	api_ctx.templates = &templates_env;
-	bool files_ok = templates_files_init(sd.root) == 0;
+	bool files_ok = templates_files_init(sd.root) == 0 && images_init(base, &opt.images) == 0;
 	if (!files_ok)
 		fprintf(stderr, "e2b-local-backend: cannot make the template files directory\n");
 	/* The templates of earlier runs; then the layers none of them uses go. */
@@ -264,6 +265,7 @@ out:
 		http_server_free(conns, envd); /* open process streams are detached here */
 	envd_listeners_close_all(own_ports); /* likewise, each sandbox's own port */
 	http_conns_free(conns);   /* after every connection is gone */
+	images_cancel_all(); /* pulls are killed, not waited for */
 	templates_exec_shutdown(&templates_env); /* running builds end, their sandboxes go */
 	/* Seals in progress finish while the registry and the snapshots they
 	 * report to still exist (their clients are gone with the listener). */
@@ -280,6 +282,7 @@ out:
 	store_layers_shutdown();  /* waits for the store's helpers (seals, deletions) */
 	runtime_shutdown();       /* waits until every sandbox's directory, mount and cgroup is gone */
 	templates_stack_shutdown();
+	images_shutdown();
 	templates_free_all(&catalog);
 	templates_files_shutdown();
 	if (sigterm)

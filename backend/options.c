@@ -1,6 +1,7 @@
 /* Parsing the command line. */
 #include "options.h"
 
+#include "images/images_ref.h"
 #include "metrics/metrics.h"
 
 #include "net/net_pool.h"
@@ -60,6 +61,11 @@ static const char usage[] =
 	"  --sandbox-network on|off off: sandboxes have loopback only (default on)\n"
 	"  --metrics-interval S     seconds between two samples of each running sandbox's\n"
 	"                           CPU, memory and disk (getMetrics; default 5, 1..3600)\n"
+	"  --registry-mirror URL    where Docker Hub images are pulled from first: http://HOST[:PORT]\n"
+	"                           or https://HOST[:PORT] (repeatable, tried in order, at most 8)\n"
+	"  --no-docker-hub          never pull from Docker Hub itself: its images come from the\n"
+	"                           mirrors only\n"
+	"  --max-image-mb N         an image's download and its layers unpacked (default 16384)\n"
 	"  --warm-pool N            sandboxes of the default shape (base, default resources,\n"
 	"                           no volumes) kept started ahead, so a create of that\n"
 	"                           shape only claims one (default 2, 0..64; isolation only)\n"
@@ -163,6 +169,7 @@ static const struct count_opt {
 	{"--max-sandbox-requests", 1, 100000, offsetof(struct backend_options, max_sandbox_requests)},
 	{"--proxy-idle-timeout", 1, 86400, offsetof(struct backend_options, proxy_idle_timeout_s)},
 	{"--max-watches", 1, 1000000, offsetof(struct backend_options, max_watches)},
+	{"--max-image-mb", 1, 16777216, offsetof(struct backend_options, images.max_image_mb)},
 	{"--warm-pool", 0, WARM_MAX_SIZE, offsetof(struct backend_options, warm_pool)},
 };
 
@@ -250,6 +257,7 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 	opt->max_sandbox_requests = OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS;
 	opt->proxy_idle_timeout_s = OPTIONS_DEFAULT_PROXY_IDLE_TIMEOUT_S;
 	opt->max_watches = OPTIONS_DEFAULT_MAX_WATCHES;
+	opt->images.max_image_mb = IMAGES_DEFAULT_MAX_MB;
 	opt->sandbox_conn_limit = OPTIONS_DEFAULT_SANDBOX_CONN_LIMIT;
 	opt->sandbox_network = true;
 	const char *listen = NULL, *envd = NULL, *key_file = NULL;
@@ -261,6 +269,16 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			return OPTIONS_EXIT_OK;
 		} else if (is_flag(arg, "--allow-remote")) {
 			opt->allow_remote = true;
+		} else if (is_flag(arg, "--no-docker-hub")) {
+			opt->images.no_docker_hub = true;
+		} else if ((v = option_value(argc, argv, &i, "--registry-mirror"))) {
+			char host[IMAGES_HOST_MAX];
+			bool plain;
+			if (images_mirror_parse(v, host, &plain) != 0)
+				return usage_error("--registry-mirror must be http://HOST[:PORT] or https://HOST[:PORT], got ", v);
+			if (opt->images.mirror_count == IMAGES_MAX_MIRRORS)
+				return usage_error("--registry-mirror: at most 8", NULL);
+			opt->images.mirrors[opt->images.mirror_count++] = v;
 		} else if (is_flag(arg, "--connect-may-shorten")) {
 			opt->connect_may_shorten = true;
 		} else if ((v = option_value(argc, argv, &i, "--listen"))) {

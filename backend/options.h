@@ -2,6 +2,7 @@
 #ifndef E2B_BACKEND_OPTIONS_H
 #define E2B_BACKEND_OPTIONS_H
 
+#include "images/images.h"
 #include "runtime/runtime.h"
 
 #include <stdbool.h>
@@ -44,6 +45,7 @@ struct backend_options {
 	long sandbox_conn_limit;
 	bool sandbox_network;       /* --sandbox-network on (default) | off */
 	long metrics_interval_s;    /* --metrics-interval: seconds between samples */
+	struct images_options images; /* --registry-mirror (repeatable), --no-docker-hub, --max-image-mb */
 	long warm_pool;             /* --warm-pool: sandboxes started ahead (warm/) */
 };
 

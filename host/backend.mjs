@@ -25,6 +25,10 @@
 //              root), e.g. to run it rootless; the binary must be reachable
 //              by that user (binary: a path of its own)
 //   binary     the backend binary (default $E2BW_BUILD/bin/e2b-local-backend)
+//   dockerHub  true: let the backend pull Docker Hub images from Docker Hub
+//              itself; by default it gets --no-docker-hub, so that no test,
+//              demo or benchmark ever reaches a public registry (Docker Hub
+//              names go to its --registry-mirror only)
 //
 // The key reaches the backend in its environment (E2B_LOCAL_API_KEY), never
 // on its command line, where any process could read it; the backend removes
@@ -84,9 +88,9 @@ export function backendEnv(apiKey) {
   return { ...process.env, E2B_LOCAL_API_KEY: apiKey };
 }
 
-export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile = false, nofile, readyTimeoutMs = 15000, runAs, binary = backendBinary() } = {}) {
+export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile = false, nofile, readyTimeoutMs = 15000, runAs, binary = backendBinary(), dockerHub = false } = {}) {
   apiKey ??= `e2b_local_${randomBytes(16).toString('hex')}`;
-  const args = ['--listen', '127.0.0.1:0', ...extraArgs];
+  const args = ['--listen', '127.0.0.1:0', ...(dockerHub ? [] : ['--no-docker-hub']), ...extraArgs];
   if (stateDir) args.push('--state-dir', stateDir);
   let env = backendEnv(apiKey);
   let keyDir;

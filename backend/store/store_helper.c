@@ -20,6 +20,7 @@
 
 struct helper {
 	struct helper *next;
+	pid_t pid;
 	int fd;
 	struct event *ev;
 	store_helper_done done;
@@ -84,6 +85,7 @@ __attribute__((noreturn)) static void run_job(const char *name, int fd, store_he
 {
 	prctl(PR_SET_NAME, name);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	setpgid(0, 0); /* its own group: store_helper_kill ends what it started too */
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	if (child_fds(fd) != 0)
@@ -120,6 +122,8 @@ int store_helper_run(struct event_base *base, const char *name, store_helper_job
 		run_job(name, p[1], job, arg);
 	}
 	int e = errno;
+	if (pid > 0)
+		setpgid(pid, pid); /* as the child does: whichever runs first */
 	close(p[1]);
 	if (pid < 0) {
 		if (h->ev)
@@ -129,9 +133,23 @@ int store_helper_run(struct event_base *base, const char *name, store_helper_job
 		errno = e;
 		return -1;
 	}
+	h->pid = pid;
 	h->next = helpers;
 	helpers = h;
 	return 0;
+}
+
+int store_helper_kill(void *ctx)
+{
+	for (struct helper *h = helpers; h; h = h->next) {
+		if (h->ctx == ctx) {
+			if (kill(-h->pid, SIGKILL) != 0)
+				kill(h->pid, SIGKILL);
+			return 0;
+		}
+	}
+	errno = ESRCH;
+	return -1;
 }
 
 void store_helper_wait_all(void)

@@ -20,6 +20,10 @@ typedef void (*store_helper_done)(void *ctx, const char *error);
  * 0 ok (done will be called), -1 with errno (it will not). */
 int store_helper_run(struct event_base *base, const char *name, store_helper_job job, void *arg,
 	store_helper_done done, void *ctx);
+/* Kills the helper started with ctx and whatever it started (its process
+ * group); its done still runs, with an error, once it has exited. 0 ok, -1
+ * with ESRCH when no helper has that ctx. */
+int store_helper_kill(void *ctx);
 /* Blocks until every helper has exited, calling their done. */
 void store_helper_wait_all(void);
 

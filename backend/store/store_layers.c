@@ -185,6 +185,54 @@ static char *new_tmp_path(void)
 	return random_hex(rand, 16) == 0 ? text_printf("%s/" TMP_PREFIX "%s", g.dir, rand) : NULL;
 }
 
+/* --- layers made by others: scratch directories, publishing, adopting -------- */
+
+char *store_scratch_new(void)
+{
+	char *tmp = g.dir ? new_tmp_path() : NULL;
+	if (tmp && mkdir(tmp, 0700) != 0) {
+		free(tmp);
+		return NULL;
+	}
+	return tmp;
+}
+
+char *store_layer_path(const char *id)
+{
+	return g.dir && store_name_valid(id) ? text_printf("%s/%s", g.dir, id) : NULL;
+}
+
+int store_layer_publish(const char *dir, const char *id, const char *parent, const char *origin,
+	uint64_t size, char *why, size_t why_len)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = fd >= 0 && syncfs(fd) == 0 && write_layer_json(dir, id, parent, origin, NULL, size) == 0
+		? publish(dir, id) : -1;
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (rc != 0 && (e == EEXIST || e == ENOTEMPTY)) {
+		/* Made meanwhile by another job: the same id, the same tree. */
+		tree_remove(dir);
+		return 0;
+	}
+	if (rc != 0)
+		snprintf(why, why_len, "cannot write layer %s: %s", id, strerror(e));
+	return rc;
+}
+
+const struct store_layer *store_layer_adopt(const char *id)
+{
+	const struct store_layer *had = store_layer_find(id);
+	if (had || !g.dir || !store_name_valid(id))
+		return had;
+	struct store_layer *l = layer_load(id);
+	if (l && add(l) == 0)
+		return l;
+	layer_free(l);
+	return NULL;
+}
+
 /* --- removing the .tmp-* of an earlier run ------------------------------------ */
 
 static int remove_paths(void *arg, char *why, size_t why_len)
@@ -251,6 +299,21 @@ int store_layers_init(struct event_base *base, const char *state_root)
 	}
 	if (leftovers)
 		paths_removed(leftovers, NULL);
+	return 0;
+}
+
+int store_scratch_remove(char *path)
+{
+	char **paths = calloc(2, sizeof *paths);
+	if (!paths) {
+		free(path);
+		return -1;
+	}
+	paths[0] = path;
+	if (store_helper_run(g.base, "e2b-layer-clean", remove_paths, paths, paths_removed, paths) != 0) {
+		char why[256] = "";
+		paths_removed(paths, remove_paths(paths, why, sizeof why) == 0 ? NULL : why);
+	}
 	return 0;
 }
 

@@ -90,4 +90,24 @@ int store_layer_seal(const struct store_seal_spec *spec, store_layer_done done, 
  * removes. 0 ok, -1 with errno (ENOENT unknown). */
 int store_layer_remove(const char *id, store_layer_done done, void *ctx);
 
+/* Layers made by another job (an image's layers, images/): a scratch
+ * directory layers/.tmp-<random> (made 0700; the next start removes one a
+ * crash left), where the job builds <dir>/root and anything else it needs.
+ * NULL with errno. The caller frees the path. */
+char *store_scratch_new(void);
+/* Removes a scratch directory in a helper, and frees path. */
+int store_scratch_remove(char *path);
+/* layers/<id>, where a layer of that id is or would be (malloc'd), or NULL
+ * for a bad id. */
+char *store_layer_path(const char *id);
+/* Blocking, for a helper: makes dir (holding root/, on the store's file
+ * system) the layer id: syncs it, writes layer.json and renames it into
+ * place. A layer of that id made meanwhile by another job is the same tree:
+ * dir is removed and 0 returned. 0 ok, -1 with why. */
+int store_layer_publish(const char *dir, const char *id, const char *parent, const char *origin,
+	uint64_t size, char *why, size_t why_len);
+/* On the loop: the layer id, read from layers/<id> when a helper has
+ * published it since (store_layer_publish), or NULL when there is none. */
+const struct store_layer *store_layer_adopt(const char *id);
+
 #endif

@@ -119,6 +119,38 @@ void build_log(struct template_build *b, const char *level, const char *step, co
 		cJSON_AddItemToArray(b->logs, e);
 }
 
+static void flush(struct template_build *b, const char *step, struct build_lines *l, int k)
+{
+	if (l->len[k] > 0) {
+		l->line[k][l->len[k]] = '\0';
+		build_log(b, k ? "warn" : "info", step, "%s", l->line[k]);
+	}
+	l->len[k] = 0;
+}
+
+void build_log_output(struct template_build *b, const char *step, struct build_lines *l, int k,
+	const uint8_t *data, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] == '\n' && l->len[k] == 0) {
+			build_log(b, k ? "warn" : "info", step, "%s", "");
+			continue;
+		}
+		if (data[i] == '\n' || l->len[k] == BUILD_LINE_MAX) {
+			flush(b, step, l, k);
+			if (data[i] == '\n')
+				continue;
+		}
+		l->line[k][l->len[k]++] = (char)data[i];
+	}
+}
+
+void build_log_flush(struct template_build *b, const char *step, struct build_lines *l)
+{
+	flush(b, step, l, 0);
+	flush(b, step, l, 1);
+}
+
 void build_finish(struct template_build *b, const char *step, const char *reason)
 {
 	b->finished_ms = b->updated_ms = clock_now_ms();

@@ -50,6 +50,17 @@ int build_config_copy(struct template_config *dst, const struct template_config 
 /* Appends a log entry (level "info", "warn", "error", "debug"); step may be NULL. */
 void build_log(struct template_build *b, const char *level, const char *step, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* A command's output as log entries, a line each (stream 0: stdout,
+ * "info"; 1: stderr, "warn"); a line longer than BUILD_LINE_MAX is cut. */
+#define BUILD_LINE_MAX 4000
+struct build_lines {
+	char line[2][BUILD_LINE_MAX + 1];
+	size_t len[2];
+};
+void build_log_output(struct template_build *b, const char *step, struct build_lines *l, int stream,
+	const uint8_t *data, size_t len);
+/* Logs what is left of each stream's last line. */
+void build_log_flush(struct template_build *b, const char *step, struct build_lines *l);
 /* Ends the build: ready, or error with the message and the step. */
 void build_finish(struct template_build *b, const char *step, const char *reason);
 const char *build_status_name(enum build_status s);

@@ -19,6 +19,7 @@
 #include "store/store_layers.h"
 #include "templates/templates.h"
 #include "templates/templates_files.h"
+#include "templates/templates_image.h"
 #include "templates/templates_records.h"
 #include "templates/templates_stack.h"
 #include "templates/templates_steps.h"
@@ -34,7 +35,6 @@
 #include <unistd.h>
 
 #define BUILD_SANDBOX_TIMEOUT_S 86400
-#define LINE_MAX_BYTES 4000
 
 struct exec {
 	struct exec *next;
@@ -45,12 +45,12 @@ struct exec {
 	int n, i;
 	struct sandbox *sb;
 	struct proc *proc;
+	struct templates_image *pull; /* the base image being pulled */
 	struct event *tick;
 	char *what;                /* the running step's command, for its failure message */
 	bool workdir_step;         /* the running command makes the WORKDIR */
 	char *pending_workdir;
-	char line[2][LINE_MAX_BYTES + 1];
-	size_t line_len[2];
+	struct build_lines lines;  /* the running command's output, cut into log lines */
 	char step_name[16];
 	struct template_config cfg;
 	bool force;                /* the whole build skips the cache */
@@ -115,6 +115,8 @@ static void finish(struct exec *e, const char *reason)
 		return;
 	}
 	unlink_exec(e);
+	if (e->pull)
+		templates_image_cancel(e->pull);
 	if (e->proc)
 		process_run_detach(e->proc);
 	if (e->sb)
@@ -163,33 +165,10 @@ static void schedule(struct exec *e)
 	evtimer_add(e->tick, &now);
 }
 
-static void flush_line(struct exec *e, int k, bool all)
-{
-	if (e->line_len[k] == 0 && !all)
-		return;
-	if (e->line_len[k] > 0) {
-		e->line[k][e->line_len[k]] = '\0';
-		build_log(e->b, k ? "warn" : "info", e->step_name, "%s", e->line[k]);
-	}
-	e->line_len[k] = 0;
-}
-
 static void on_output(void *ctx, enum proc_output_kind kind, const uint8_t *data, size_t len)
 {
 	struct exec *e = ctx;
-	int k = kind == PROC_OUT_STDERR;
-	for (size_t i = 0; i < len; i++) {
-		if (data[i] == '\n' || e->line_len[k] == LINE_MAX_BYTES) {
-			if (data[i] == '\n' && e->line_len[k] == 0) {
-				build_log(e->b, k ? "warn" : "info", e->step_name, "%s", "");
-				continue;
-			}
-			flush_line(e, k, false);
-			if (data[i] == '\n')
-				continue;
-		}
-		e->line[k][e->line_len[k]++] = (char)data[i];
-	}
+	build_log_output(e->b, e->step_name, &e->lines, kind == PROC_OUT_STDERR, data, len);
 }
 
 static int status_code(int ws)
@@ -201,8 +180,7 @@ static void on_ended(void *ctx, int wait_status)
 {
 	struct exec *e = ctx;
 	e->proc = NULL;
-	flush_line(e, 0, false);
-	flush_line(e, 1, false);
+	build_log_flush(e->b, e->step_name, &e->lines);
 	if (status_code(wait_status) != 0) {
 		char reason[1024];
 		if (WIFEXITED(wait_status))
@@ -338,7 +316,7 @@ static void step(struct exec *e)
 	for (int k = 0; k < nargs(s) && strlen(args) < 500; k++)
 		snprintf(args + strlen(args), sizeof args - strlen(args), " %.400s", arg(s, k));
 	if (strcmp(type, "ENV") != 0 && strcmp(type, "USER") != 0) {
-		templates_stack_key(top_layer(e), s, &e->cfg, e->key);
+		templates_stack_key(e->cfg.layers, s, &e->cfg, e->key);
 		bool forced = e->force || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "force"));
 		if (!forced && store_layer_find(e->key)) {
 			step_cached(e, s, type, args);
@@ -477,12 +455,36 @@ static int make_sandbox(struct exec *e, char *why, size_t len)
 	return 0;
 }
 
+/* The base image is pulled (templates_image.h). */
+static void image_ready(void *ctx, const char *error)
+{
+	struct exec *e = ctx;
+	e->pull = NULL;
+	if (error) {
+		finish(e, error);
+		return;
+	}
+	cJSON_Delete(e->b->config.layers);
+	e->b->config.layers = cJSON_Duplicate(e->cfg.layers, true);
+	schedule(e);
+}
+
+/* The registry password leaves the build's copy of its request. */
+static void forget_credentials(cJSON *request)
+{
+	cJSON *password = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(request,
+		"fromImageRegistry"), "password");
+	if (cJSON_IsString(password))
+		explicit_bzero(password->valuestring, strlen(password->valuestring));
+	cJSON_DeleteItemFromObjectCaseSensitive(request, "fromImageRegistry");
+}
+
 int templates_exec_start(struct templates_env *env, struct template *tpl, struct template_build *b,
 	const cJSON *request, char *why, size_t why_len)
 {
 	(void)tpl;
 	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(request, "steps");
-	if (templates_steps_check(steps, why, why_len) != 0)
+	if (templates_steps_check(steps, why, why_len) != 0 || templates_image_check(request, why, why_len) != 0)
 		return -1;
 	static const char *const strings[] = {"fromImage", "fromTemplate", "startCmd", "readyCmd"};
 	for (size_t k = 0; k < sizeof strings / sizeof strings[0]; k++) {
@@ -516,16 +518,6 @@ int templates_exec_start(struct templates_env *env, struct template *tpl, struct
 	build_log(b, "info", "base", "Building template %s, build %s", b->template_id, b->id);
 	char reason[700];
 	e->force = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e->request, "force"));
-	const char *bad = templates_stack_parent(e->env->catalog, e->request, &e->cfg, reason,
-		sizeof reason);
-	if (!bad) {
-		cJSON_Delete(b->config.layers);
-		b->config.layers = cJSON_Duplicate(e->cfg.layers, true);
-	}
-	if (bad) {
-		finish(e, bad);
-		return 0;
-	}
 	const char *start = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e->request, "startCmd"));
 	const char *ready = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e->request, "readyCmd"));
 	if ((start && start[0] && !(e->cfg.start_cmd = strdup(start))) ||
@@ -533,6 +525,20 @@ int templates_exec_start(struct templates_env *env, struct template *tpl, struct
 		finish(e, "out of memory");
 		return 0;
 	}
+	if (templates_stack_wants_image(e->request)) {
+		e->pull = templates_image_start(b, e->request, &e->cfg, image_ready, e, reason, sizeof reason);
+		forget_credentials(e->request); /* the pull has its own copy */
+		if (!e->pull)
+			finish(e, reason);
+		return 0;
+	}
+	const char *bad = templates_stack_parent(e->env->catalog, e->request, &e->cfg, reason, sizeof reason);
+	if (bad) {
+		finish(e, bad);
+		return 0;
+	}
+	cJSON_Delete(b->config.layers);
+	b->config.layers = cJSON_Duplicate(e->cfg.layers, true);
 	build_log(b, "info", "base", "Base: template '%s'", e->cfg.base ? e->cfg.base : "base");
 	schedule(e);
 	return 0;

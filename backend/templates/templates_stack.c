@@ -57,9 +57,29 @@ int templates_stack_builtin(const char *name, char id[STORE_NAME_MAX + 1], char 
 	return rc;
 }
 
-void templates_stack_key(const char *parent, const cJSON *step, const struct template_config *cfg,
+/* What stands for the stack in a step's key (templates_stack_key). */
+static void stack_name(const cJSON *layers, char out[TEMPLATES_KEY_LEN + 8])
+{
+	int n = cJSON_GetArraySize(layers);
+	const char *top = n ? cJSON_GetStringValue(cJSON_GetArrayItem(layers, n - 1)) : "";
+	const struct store_layer *l = store_layer_find(top);
+	if (n <= 1 || !l || strcmp(l->origin, TEMPLATES_ORIGIN_IMAGE) != 0) {
+		snprintf(out, TEMPLATES_KEY_LEN + 8, "%s", top ? top : "");
+		return;
+	}
+	char *all = cJSON_PrintUnformatted(layers);
+	uint8_t d[SHA256_DIGEST_LEN];
+	sha256(all ? all : "", all ? strlen(all) : 0, d);
+	free(all);
+	memcpy(out, "chain:", 6);
+	hex(d, sizeof d, out + 6);
+}
+
+void templates_stack_key(const cJSON *layers, const cJSON *step, const struct template_config *cfg,
 	char key[TEMPLATES_KEY_LEN + 1])
 {
+	char parent[TEMPLATES_KEY_LEN + 8];
+	stack_name(layers, parent);
 	/* Fixed member order: the printed text is the canonical form. */
 	cJSON *o = cJSON_CreateObject();
 	const cJSON *hash = cJSON_GetObjectItemCaseSensitive(step, "filesHash");
@@ -134,26 +154,24 @@ int templates_stack_seal(struct sandbox *sb, const char *key, const char *parent
 	return rc;
 }
 
-static bool is_e2b_base_image(const char *ref)
+bool templates_stack_wants_image(const cJSON *req)
 {
+	const char *image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "fromImage"));
+	const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "fromTemplate"));
 	static const char *const names[] = {"e2bdev/base", "e2bdev/base:latest",
 		"docker.io/e2bdev/base", "docker.io/e2bdev/base:latest"};
+	if (from || !image)
+		return false;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (strcmp(ref, names[i]) == 0)
-			return true;
-	return false;
+		if (strcmp(image, names[i]) == 0)
+			return false;
+	return true;
 }
 
 const char *templates_stack_parent(struct templates *catalog, const cJSON *req,
 	struct template_config *cfg, char *why, size_t len)
 {
-	const char *image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "fromImage"));
 	const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "fromTemplate"));
-	if (!from && image && !is_e2b_base_image(image)) {
-		snprintf(why, len, "fromImage '%.200s': images from registries are not supported by this "
-			"backend yet; build on fromBaseImage() or fromTemplate(...)", image);
-		return why;
-	}
 	if (!from)
 		from = "base";
 	struct template *parent = templates_find(catalog, from);
@@ -254,7 +272,8 @@ static void collect(evutil_socket_t fd, short what, void *arg)
 		const struct store_layer *l = store_layers_at(j);
 		bool ours = strcmp(l->origin, TEMPLATES_ORIGIN_STEP) == 0 ||
 			strcmp(l->origin, TEMPLATES_ORIGIN_BASE) == 0 ||
-			strcmp(l->origin, TEMPLATES_ORIGIN_LEGACY_BASE) == 0;
+			strcmp(l->origin, TEMPLATES_ORIGIN_LEGACY_BASE) == 0 ||
+			strcmp(l->origin, TEMPLATES_ORIGIN_IMAGE) == 0;
 		if (ours && !in(used, l->id) && store_layer_remove(l->id, NULL, NULL) != 0)
 			fprintf(stderr, "e2b-local-backend: cannot remove layer %s: %s\n", l->id,
 				strerror(errno));

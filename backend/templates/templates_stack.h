@@ -12,6 +12,7 @@
 
 #include "store/store_layers.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct cJSON;
@@ -33,6 +34,7 @@ struct templates;
  * as state directories of earlier versions hold it: still stood on by their
  * snapshots and forks, collected with the others once nothing is. */
 #define TEMPLATES_ORIGIN_LEGACY_BASE "template"
+#define TEMPLATES_ORIGIN_IMAGE "template-image" /* a registry image's layer (images/) */
 
 /* Collection runs on the loop, soon after templates_stack_collect_soon. */
 int templates_stack_init(struct event_base *base, struct templates *catalog, struct registry *reg);
@@ -49,6 +51,9 @@ void templates_stack_add_keeper(templates_layer_keeper fn, void *ctx);
  * layer and no cache entry of the old one matches): the one layer builds
  * and snapshots of its sandboxes stand on. 0, or -1 with why. */
 int templates_stack_builtin(const char *name, char id[STORE_NAME_MAX + 1], char *why, size_t len);
+/* Whether the build starts from a registry image (fromImage other than
+ * E2B's base image, without fromTemplate): templates_image.h pulls it. */
+bool templates_stack_wants_image(const struct cJSON *req);
 /* The configuration and stack a build starts from (E2B's fromTemplate or
  * fromImage of TemplateBuildStartV2): a ready build of the catalog, or a
  * built-in template; e2bdev/base stands for the built-in base. cfg holds
@@ -56,10 +61,13 @@ int templates_stack_builtin(const char *name, char id[STORE_NAME_MAX + 1], char 
  * a constant). */
 const char *templates_stack_parent(struct templates *catalog, const struct cJSON *req,
 	struct template_config *cfg, char *why, size_t len);
-/* A step's cache key: sha256 (hex) of the stack's top layer, the step's
+/* A step's cache key: sha256 (hex) of the stack below it, the step's
  * canonical JSON (type, args, filesHash) and the configuration it runs
- * with (user, working directory, environment). */
-void templates_stack_key(const char *parent, const struct cJSON *step,
+ * with (user, working directory, environment). The stack counts as its top
+ * layer's id (a step's key already covers what is under it), except when
+ * the top is an image's layer over others: a diff id names one layer's
+ * content, not the stack, so then as "chain:" and the sha256 of every id. */
+void templates_stack_key(const struct cJSON *layers, const struct cJSON *step,
 	const struct template_config *cfg, char key[TEMPLATES_KEY_LEN + 1]);
 /* The root paths of the stack's layers for sandbox_spec.layers (a malloc'd
  * array of pointers into the store; free the array only), or NULL with why

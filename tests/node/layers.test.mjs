@@ -52,7 +52,7 @@ const LEVELS = [
     'envd/fs': { prefix: 'fs_', main: 'fs_rpc.h' },
     net: { prefix: 'net_', main: 'net.h' },
     metrics: { prefix: 'metrics_', main: 'metrics.h' },
-    images: { prefix: 'images_' },
+    images: { prefix: 'images_', main: 'images.h' },
   },
   { registry: { prefix: 'registry_', main: 'registry.h' } },
   {

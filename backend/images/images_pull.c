@@ -1,0 +1,356 @@
+/* The pull job, in the helper (images_pull.h). */
+#define _GNU_SOURCE
+#include "images/images_pull.h"
+
+#include "images/images_config.h"
+#include "images/images_skopeo.h"
+#include "images/images_unpack.h"
+#include "lib/clock.h"
+#include "lib/text.h"
+#include "store/store_layers.h"
+#include "store/store_records.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#define INSPECT_TIMEOUT_S 120
+#define COPY_TIMEOUT_S 3600
+#define MIB(x) ((double)(x) / 1048576.0)
+
+/* One registry's attempt. */
+struct attempt {
+	struct images_pull *p;
+	const char *host;
+	bool plain_http;
+	struct images_skopeo how;
+	char pinned[IMAGES_REF_MAX + IMAGES_HOST_MAX + 100]; /* docker://host/path@digest */
+	cJSON *config, *diff_ids, *log;
+	int64_t started_ms;
+};
+
+static cJSON *run_json(struct attempt *a, const char *const *args, int timeout_s, char *why, size_t len)
+{
+	char *out = NULL;
+	a->how.timeout_s = timeout_s;
+	if (images_skopeo_run(&a->how, args, &out, why, len) != 0)
+		return NULL;
+	cJSON *j = cJSON_Parse(out);
+	free(out);
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		snprintf(why, len, "the registry's answer is not an image manifest or config");
+		return NULL;
+	}
+	return j;
+}
+
+static void note(struct attempt *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct attempt *a, const char *fmt, ...)
+{
+	char line[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	cJSON_AddItemToArray(a->log, cJSON_CreateString(line));
+}
+
+static cJSON *raw_manifest(struct attempt *a, const char *name, char *why, size_t len)
+{
+	const char *tls = a->plain_http ? "--tls-verify=false" : "--tls-verify=true";
+	const bool creds = a->how.auth_fd >= 0;
+	const char *args[] = {"inspect", "--raw", tls, creds ? "--authfile" : "--no-creds",
+		creds ? IMAGES_SKOPEO_AUTHFILE : name, creds ? name : NULL, NULL};
+	return run_json(a, args, INSPECT_TIMEOUT_S, why, len);
+}
+
+/* The manifest (of this machine's platform, from an index), its size and
+ * layer count within the limits, and the name to pin the rest of the pull
+ * to. 0, -1 (this registry failed), -2 (the image will not do). */
+static int inspect(struct attempt *a, const char *name, char *why, size_t len)
+{
+	cJSON *m = raw_manifest(a, name, why, len);
+	snprintf(a->pinned, sizeof a->pinned, "%s", name);
+	if (m && cJSON_GetObjectItemCaseSensitive(m, "manifests")) {
+		const char *digest = images_config_pick(m, a->p->shown, why, len);
+		struct images_ref pinned = a->p->ref;
+		if (!digest) {
+			cJSON_Delete(m);
+			return -2;
+		}
+		snprintf(pinned.digest, sizeof pinned.digest, "%s", digest);
+		images_ref_transport(&pinned, a->host, a->pinned, sizeof a->pinned);
+		cJSON_Delete(m);
+		m = raw_manifest(a, a->pinned, why, len);
+	}
+	if (!m)
+		return -1;
+	double bytes;
+	int n = images_config_layers(m, &bytes, why, len), rc = n < 0 ? -2 : 0;
+	cJSON_Delete(m);
+	if (rc == 0 && bytes > (double)a->p->max_bytes) {
+		snprintf(why, len, "image '%.200s' is %.0f MiB to download, more than the limit (%llu MiB, "
+			"--max-image-mb)", a->p->shown, MIB(bytes), (unsigned long long)(a->p->max_bytes >> 20));
+		rc = -2;
+	} else if (rc == 0 && n > a->p->max_layers) {
+		snprintf(why, len, "image '%.200s' has %d layers, more than a template may have (%d)",
+			a->p->shown, n, a->p->max_layers);
+		rc = -2;
+	} else if (rc == 0) {
+		note(a, "Image %s: %d layers, %.1f MiB to download at most", a->pinned + 9, n, MIB(bytes));
+	}
+	return rc;
+}
+
+static int read_config(struct attempt *a, char *why, size_t len)
+{
+	const char *tls = a->plain_http ? "--tls-verify=false" : "--tls-verify=true";
+	const bool creds = a->how.auth_fd >= 0;
+	const char *args[] = {"--override-os", "linux", "--override-arch", images_config_host_arch(), "inspect",
+		"--config", "--raw", tls, creds ? "--authfile" : "--no-creds",
+		creds ? IMAGES_SKOPEO_AUTHFILE : a->pinned, creds ? a->pinned : NULL, NULL};
+	a->config = run_json(a, args, INSPECT_TIMEOUT_S, why, len);
+	if (!a->config)
+		return -1;
+	if (images_config_check_platform(a->config, a->p->shown, why, len) != 0 ||
+	    !(a->diff_ids = images_config_diff_ids(a->config, why, len)))
+		return -2;
+	return 0;
+}
+
+static bool in_store(const char *id)
+{
+	char *dir = store_layer_path(id);
+	char *json = dir ? text_printf("%s/layer.json", dir) : NULL;
+	bool there = json && access(json, F_OK) == 0;
+	free(dir);
+	free(json);
+	return there;
+}
+
+static char *blob_path(const char *layout, const char *digest)
+{
+	return digest && strncmp(digest, "sha256:", 7) == 0 && strlen(digest) == 71 && !strchr(digest + 7, '/')
+		? text_printf("%s/blobs/sha256/%s", layout, digest + 7) : NULL;
+}
+
+static cJSON *read_blob(const char *layout, const char *digest)
+{
+	char *path = blob_path(layout, digest);
+	cJSON *j = path ? store_json_read(path) : NULL;
+	free(path);
+	return j;
+}
+
+/* skopeo copy into <scratch>/oci, then the manifest's layer digests. */
+static cJSON *copy(struct attempt *a, char **layout, char *why, size_t len)
+{
+	const char *tls = a->plain_http ? "--src-tls-verify=false" : "--src-tls-verify=true";
+	const bool creds = a->how.auth_fd >= 0;
+	*layout = text_printf("%s/oci", a->p->scratch);
+	char *dest = *layout ? text_printf("oci:%s:image", *layout) : NULL;
+	const char *args[] = {"--insecure-policy", "--override-os", "linux", "--override-arch",
+		images_config_host_arch(), "copy", "--quiet", "--dest-oci-accept-uncompressed-layers", tls,
+		creds ? "--src-authfile" : "--src-no-creds", creds ? IMAGES_SKOPEO_AUTHFILE : a->pinned,
+		creds ? a->pinned : dest, creds ? dest : NULL, NULL};
+	char *out = NULL;
+	a->how.timeout_s = COPY_TIMEOUT_S;
+	int64_t t0 = clock_now_ms();
+	int rc = dest ? images_skopeo_run(&a->how, args, &out, why, len) : -1;
+	free(out);
+	free(dest);
+	if (rc != 0)
+		return NULL;
+	note(a, "Downloaded in %lld ms (the blobs' digests checked by skopeo)", (long long)(clock_now_ms() - t0));
+	char *index_path = text_printf("%s/index.json", *layout);
+	cJSON *index = index_path ? store_json_read(index_path) : NULL;
+	free(index_path);
+	const char *mdigest = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(index, "manifests"), 0), "digest"));
+	cJSON *manifest = read_blob(*layout, mdigest);
+	cJSON *config = read_blob(*layout, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(manifest, "config"), "digest")));
+	cJSON *ids = config ? images_config_diff_ids(config, why, len) : NULL;
+	cJSON *layers = cJSON_DetachItemFromObjectCaseSensitive(manifest, "layers");
+	bool same = ids && cJSON_Compare(ids, a->diff_ids, true) &&
+		cJSON_GetArraySize(layers) == cJSON_GetArraySize(ids);
+	cJSON_Delete(index);
+	cJSON_Delete(manifest);
+	cJSON_Delete(config);
+	cJSON_Delete(ids);
+	if (!same) {
+		cJSON_Delete(layers);
+		snprintf(why, len, "the image copied is not the one inspected (its layers differ)");
+		return NULL;
+	}
+	return layers;
+}
+
+/* Unpacks layer i of the copy into a new layer of the store. */
+static int unpack(struct attempt *a, const char *layout, const cJSON *desc, int i, uint64_t *budget,
+	char *why, size_t len)
+{
+	const char *id = cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i));
+	const char *parent = i ? cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i - 1)) : NULL;
+	char *blob = blob_path(layout, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(desc, "digest")));
+	char *dir = text_printf("%s/layer-%d", a->p->scratch, i);
+	char *root = dir ? text_printf("%s/root", dir) : NULL;
+	struct images_unpack_stats st;
+	int64_t t0 = clock_now_ms();
+	int rc = -1;
+	if (!blob || !root || mkdir(dir, 0700) != 0 || mkdir(root, 0755) != 0)
+		snprintf(why, len, "cannot make a layer for %.80s: %s", id, strerror(errno));
+	else
+		rc = images_unpack_layer(blob, root, id, *budget, &st, why, len);
+	if (rc == 0)
+		rc = store_layer_publish(dir, id, parent, a->p->origin, st.file_bytes, why, len);
+	if (rc == 0) {
+		*budget -= st.tar_bytes;
+		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(desc, "mediaType"));
+		note(a, "Layer %s: unpacked (%.1f MiB, %s; %u entries, %u whiteouts, %u opaque directories%s) in %lld ms",
+			id, MIB(st.tar_bytes), type && strstr(type, "zstd") ? "zstd" : type && strstr(type, "gzip") ? "gzip"
+			: "uncompressed", st.entries, st.whiteouts, st.opaque, st.dropped ? ", device nodes left out" : "",
+			(long long)(clock_now_ms() - t0));
+		unlink(blob); /* its room back at once */
+	}
+	free(blob);
+	free(dir);
+	free(root);
+	return rc;
+}
+
+/* Whether the account name is in the stack's /etc/passwd, looked up from
+ * the top layer down as the overlay would (a whiteout or an opaque /etc
+ * hides what is below). */
+static bool has_account(const cJSON *ids, const char *name)
+{
+	for (int i = cJSON_GetArraySize(ids) - 1; i >= 0; i--) {
+		char *dir = store_layer_path(cJSON_GetStringValue(cJSON_GetArrayItem(ids, i)));
+		char *etc = dir ? text_printf("%s/root/etc", dir) : NULL;
+		char *passwd = etc ? text_printf("%s/passwd", etc) : NULL;
+		struct stat st;
+		char opaque = 0;
+		bool found = passwd && lstat(passwd, &st) == 0, hidden = found && !S_ISREG(st.st_mode);
+		bool stop = found || (etc && lgetxattr(etc, "trusted.overlay.opaque", &opaque, 1) == 1 && opaque == 'y');
+		FILE *f = found && !hidden ? fopen(passwd, "r") : NULL;
+		bool has = false;
+		char line[1024];
+		while (f && !has && fgets(line, sizeof line, f))
+			has = strncmp(line, name, strlen(name)) == 0 && line[strlen(name)] == ':';
+		if (f)
+			fclose(f);
+		free(dir);
+		free(etc);
+		free(passwd);
+		if (stop || has)
+			return has;
+	}
+	return false;
+}
+
+static int write_result(struct attempt *a, char *why, size_t len)
+{
+	cJSON *r = cJSON_CreateObject();
+	const char *workdir = images_config_workdir(a->config);
+	char *path = text_printf("%s/result.json", a->p->scratch);
+	int rc = -1;
+	if (r && path && cJSON_AddItemToObject(r, "layers", cJSON_Duplicate(a->diff_ids, true)) &&
+	    cJSON_AddItemToObject(r, "envs", images_config_envs(a->config)) &&
+	    (!workdir || cJSON_AddStringToObject(r, "workdir", workdir)) &&
+	    cJSON_AddStringToObject(r, "user", has_account(a->diff_ids, "user") ? "user" : "root") &&
+	    cJSON_AddItemReferenceToObject(r, "log", a->log))
+		rc = store_json_write(path, r);
+	if (rc != 0)
+		snprintf(why, len, "cannot keep the pull's result: %s", strerror(errno));
+	cJSON_Delete(r);
+	free(path);
+	return rc;
+}
+
+/* 0 pulled, -1 failed here (another registry may have it), -2 failed for good. */
+static int attempt(struct attempt *a, char *why, size_t len)
+{
+	char name[sizeof a->pinned];
+	if (images_ref_transport(&a->p->ref, a->host, name, sizeof name) != 0) {
+		snprintf(why, len, "the image reference is too long");
+		return -2;
+	}
+	note(a, "Pulling %s from %s", a->p->shown, a->host);
+	int64_t t0 = clock_now_ms();
+	int rc = inspect(a, name, why, len);
+	if (rc == 0)
+		rc = read_config(a, why, len);
+	if (rc != 0)
+		return rc;
+	note(a, "Manifest and config read in %lld ms", (long long)(clock_now_ms() - t0));
+	int n = cJSON_GetArraySize(a->diff_ids), missing = 0;
+	for (int i = 0; i < n; i++)
+		missing += !in_store(cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i)));
+	char *layout = NULL;
+	cJSON *layers = missing ? copy(a, &layout, why, len) : NULL;
+	if (missing && !layers) {
+		free(layout);
+		return -2;
+	}
+	uint64_t budget = a->p->max_bytes;
+	for (int i = 0; i < n && rc == 0; i++) {
+		const char *id = cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i));
+		if (in_store(id))
+			note(a, "Layer %s: in the store already", id);
+		else if (!layers) {
+			snprintf(why, len, "layer %.80s left the store during the pull; build again", id);
+			rc = -2;
+		} else
+			rc = unpack(a, layout, cJSON_GetArrayItem(layers, i), i, &budget, why, len) != 0 ? -2 : 0;
+	}
+	cJSON_Delete(layers);
+	free(layout);
+	return rc == 0 ? write_result(a, why, len) == 0 ? 0 : -2 : rc;
+}
+
+int images_pull_run(void *arg, char *why, size_t why_len)
+{
+	struct images_pull *p = arg;
+	char *conf = text_printf("%s/registries.conf", p->scratch);
+	FILE *f = conf ? fopen(conf, "w") : NULL;
+	free(conf);
+	if (!f || fclose(f) != 0) {
+		snprintf(why, why_len, "cannot prepare the pull: %s", strerror(errno));
+		return -1;
+	}
+	char first[400] = "";
+	for (size_t i = 0; i < p->host_count; i++) {
+		struct attempt a = {.p = p, .host = p->hosts[i], .plain_http = p->plain_http[i],
+			.how = {.home = p->scratch, .auth_fd = -1}, .log = cJSON_CreateArray()};
+		if (p->username && (a.how.auth_fd = images_skopeo_auth(a.host, p->username, p->password)) < 0) {
+			snprintf(why, why_len, "cannot pass the credentials to skopeo: %s", strerror(errno));
+			cJSON_Delete(a.log);
+			return -1;
+		}
+		char here[400];
+		int rc = a.log ? attempt(&a, here, sizeof here) : -2;
+		if (a.how.auth_fd >= 0)
+			close(a.how.auth_fd);
+		cJSON_Delete(a.config);
+		cJSON_Delete(a.diff_ids);
+		cJSON_Delete(a.log);
+		if (rc == 0)
+			return 0;
+		if (!first[0] || rc == -2)
+			snprintf(first, sizeof first, "%.80s: %.300s", p->hosts[i], here);
+		if (rc == -2)
+			break;
+	}
+	if (p->host_count > 1)
+		snprintf(why, why_len, "cannot pull '%.120s' (%zu registries tried) from %s", p->shown, p->host_count, first);
+	else
+		snprintf(why, why_len, "cannot pull '%.120s' from %s", p->shown, first);
+	return -1;
+}

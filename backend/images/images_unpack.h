@@ -1,0 +1,30 @@
+/* Applying one image layer (a tar, plain, gzip or zstd) to an empty
+ * directory as an overlay layer: files keep their owners as the tar says
+ * (the ids they have inside a sandbox: canonical, as every layer of the
+ * store), ids past 65535 become 65534; a ".wh.NAME" entry becomes a
+ * whiteout (a character device 0:0 named NAME) and ".wh..wh..opq" makes its
+ * directory opaque (trusted.overlay.opaque "y"). Device nodes are left out
+ * (a sandbox has its own /dev), and so are xattrs other than user.* and
+ * security.capability. Nothing is written outside the directory: absolute
+ * names, ".." and paths through a symbolic link the tar made are refused.
+ * The uncompressed stream's sha256 must be the layer's diff id. Blocking:
+ * for a forked helper. Calls libarchive and lib/. */
+#ifndef E2B_BACKEND_IMAGES_UNPACK_H
+#define E2B_BACKEND_IMAGES_UNPACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct images_unpack_stats {
+	uint64_t tar_bytes;  /* the uncompressed stream */
+	uint64_t file_bytes; /* regular files' and links' sizes */
+	unsigned entries, whiteouts, opaque, dropped;
+};
+
+/* Unpacks the blob file into root (an existing empty directory). Fails past
+ * max_tar_bytes of uncompressed stream, with the limit named. 0 ok, -1 with
+ * why (root may be half-filled: the caller removes it). */
+int images_unpack_layer(const char *blob, const char *root, const char *diff_id,
+	uint64_t max_tar_bytes, struct images_unpack_stats *stats, char *why, size_t why_len);
+
+#endif

@@ -1,0 +1,31 @@
+/* A build's base from a registry image (fromImage other than E2B's base
+ * image): the credentials of the request (fromImageRegistry) are checked,
+ * the image is pulled (images/) and its layers become the bottom of the
+ * build's stack; the image's Env, WorkingDir and accounts give the
+ * configuration the steps start with (docs/templates.md, "Images from
+ * registries"). Calls images/, runtime/ and the build's records. */
+#ifndef E2B_BACKEND_TEMPLATES_IMAGE_H
+#define E2B_BACKEND_TEMPLATES_IMAGE_H
+
+#include <stddef.h>
+
+struct cJSON;
+struct template_build;
+struct template_config;
+struct templates_image;
+
+/* 400 text in why for fromImageRegistry that is not {type: "registry",
+ * username, password} (AWS and GCP registries are refused by name). 0 ok. */
+int templates_image_check(const struct cJSON *request, char *why, size_t len);
+
+/* Called on the loop: error NULL once cfg holds the image's stack. */
+typedef void (*templates_image_done)(void *ctx, const char *error);
+/* Starts pulling the request's fromImage for build b; done fills cfg (its
+ * base, layers, envs, workdir, user) and logs what the pull did. NULL with
+ * why when it cannot start. */
+struct templates_image *templates_image_start(struct template_build *b, const struct cJSON *request,
+	struct template_config *cfg, templates_image_done done, void *ctx, char *why, size_t len);
+/* Stops the pull; done is not called. */
+void templates_image_cancel(struct templates_image *t);
+
+#endif
