@@ -32,6 +32,7 @@
 #include "templates/templates_records.h"
 #include "templates/templates_stack.h"
 #include "volumes/volumes.h"
+#include "warm/warm.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -119,6 +120,11 @@ int main(int argc, char **argv)
 		return 1;
 
 	struct event_base *base = event_base_new();
+	/* One level below everyone's for the warm pool's steps (warm.h). */
+	if (base && event_base_priority_init(base, WARM_PRIORITY + 1) != 0) {
+		event_base_free(base);
+		base = NULL;
+	}
 	char *templates = opt.templates_dir ? strdup(opt.templates_dir) : default_templates_dir();
 	if (!base || !templates || runtime_init(base, opt.isolation, templates, sd.root) != 0) {
 		runtime_shutdown(); /* whatever runtime_init had made */
@@ -137,7 +143,7 @@ int main(int argc, char **argv)
 	}
 	/* Rootless sandboxes have loopback only: veths, forwarding and the
 	 * nftables table need root in the machine's network namespace. */
-	struct net_options net_opt = {.subnet = opt.sandbox_subnet, .max_sandboxes = opt.max_sandboxes,
+	struct net_options net_opt = {.subnet = opt.sandbox_subnet, .max_sandboxes = opt.max_sandboxes + opt.warm_pool,
 		.conn_limit = opt.sandbox_conn_limit,
 		.off = !opt.sandbox_network || opt.isolation == ISOLATION_ROOTLESS};
 	if (net_init(base, &net_opt) != 0) {
@@ -236,6 +242,12 @@ int main(int argc, char **argv)
 	else
 		snprintf(domain, sizeof domain, "localhost:%u", (unsigned)envd_port);
 	api_ctx.domain = domain;
+	/* The SDK's default template with the default resources; filled from
+	 * the first pass of the loop, behind any request. */
+	struct sandbox_spec warm_shape = {.template_id = "base",
+		.cpu_count = SANDBOX_DEFAULT_CPU_COUNT, .memory_mb = SANDBOX_DEFAULT_MEMORY_MB,
+		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB, .timeout_s = 1};
+	api_ctx.warm = warm_new(base, reg, &warm_shape, (size_t)opt.warm_pool);
 	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "
 		"(%zu of them for the API only)\n", api_url, sandbox_url, sd.root,
 		http_conns_max(conns), http_conns_api_reserve(conns));
@@ -258,6 +270,7 @@ out:
 	/* Seals in progress finish while the registry and the snapshots they
 	 * report to still exist (their clients are gone with the listener). */
 	store_helper_wait_all();
+	warm_free(api_ctx.warm);  /* nobody's sandboxes, before the registry */
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
 	volumes_close(volumes);   /* after the sandboxes that mounted them */
 	snapshots_free(api_ctx.snapshots); /* after the registry's removing hooks */

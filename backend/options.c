@@ -5,6 +5,7 @@
 #include "metrics/metrics.h"
 
 #include "net/net_pool.h"
+#include "warm/warm.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -65,6 +66,9 @@ static const char usage[] =
 	"  --no-docker-hub          never pull from Docker Hub itself: its images come from the\n"
 	"                           mirrors only\n"
 	"  --max-image-mb N         an image's download and its layers unpacked (default 16384)\n"
+	"  --warm-pool N            sandboxes of the default shape (base, default resources,\n"
+	"                           no volumes) kept started ahead, so a create of that\n"
+	"                           shape only claims one (default 2, 0..64; isolation only)\n"
 	"When ready, prints one JSON line on stdout: api_url, sandbox_url, state_dir, pid,\n"
 	"isolation, limits, seccomp, domain.\n";
 
@@ -166,6 +170,7 @@ static const struct count_opt {
 	{"--proxy-idle-timeout", 1, 86400, offsetof(struct backend_options, proxy_idle_timeout_s)},
 	{"--max-watches", 1, 1000000, offsetof(struct backend_options, max_watches)},
 	{"--max-image-mb", 1, 16777216, offsetof(struct backend_options, images.max_image_mb)},
+	{"--warm-pool", 0, WARM_MAX_SIZE, offsetof(struct backend_options, warm_pool)},
 };
 
 /* The numeric option at argv[*i] (its value in *v), or NULL. */
@@ -246,6 +251,7 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 	memset(opt, 0, sizeof *opt);
 	opt->max_sandboxes = OPTIONS_DEFAULT_MAX_SANDBOXES;
 	opt->metrics_interval_s = METRICS_DEFAULT_INTERVAL_S;
+	opt->warm_pool = WARM_DEFAULT_SIZE;
 	opt->request_timeout_s = OPTIONS_DEFAULT_REQUEST_TIMEOUT_S;
 	opt->max_upload_mb = OPTIONS_DEFAULT_MAX_UPLOAD_MB;
 	opt->max_sandbox_requests = OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS;

@@ -46,6 +46,7 @@ struct backend_options {
 	bool sandbox_network;       /* --sandbox-network on (default) | off */
 	long metrics_interval_s;    /* --metrics-interval: seconds between samples */
 	struct images_options images; /* --registry-mirror (repeatable), --no-docker-hub, --max-image-mb */
+	long warm_pool;             /* --warm-pool: sandboxes started ahead (warm/) */
 };
 
 enum options_result {

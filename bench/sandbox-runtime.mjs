@@ -10,7 +10,7 @@
 //   idle     — M sandboxes alive at once, each with a `sleep` running: the
 //              backend's RSS growth plus every sandbox init's RSS, per sandbox
 //
-//   node bench/sandbox-runtime.mjs [--sandboxes 100] [--runs 200] [--idle 50] [--isolation auto|full|none] [--json]
+//   node bench/sandbox-runtime.mjs [--sandboxes 100] [--runs 200] [--idle 50] [--isolation auto|full|none] [--warm-pool N] [--json]
 import path from 'node:path'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -35,7 +35,8 @@ const round = (x) => Math.round(x * 100) / 100
 const rssKiB = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
 
 const ISOLATION = arg('isolation', 'auto')
-const backend = await startBackend({ extraArgs: ['--isolation', ISOLATION] })
+const WARM = arg('warm-pool', undefined) // the backend's default (2) unless given
+const backend = await startBackend({ extraArgs: ['--isolation', ISOLATION, ...(WARM === undefined ? [] : ['--warm-pool', WARM])] })
 const headers = { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }
 const create = async () => {
   const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST', headers, body: JSON.stringify({ templateID: 'base', timeout: 3600 }) })
@@ -106,6 +107,7 @@ await backend.stop()
 
 const result = {
   isolation: backend.isolation,
+  warm_pool: WARM === undefined ? 'default (2)' : Number(WARM),
   create_first_output_ms: { median: round(quantile(firstOutput, 0.5)), p99: round(quantile(firstOutput, 0.99)), n: N },
   exec_run_true_ms: { plugin_median: round(quantile(execRun, 0.5)), plugin_p99: round(quantile(execRun, 0.99)),
     raw_start_median: round(quantile(raw, 0.5)), n: RUNS },

@@ -1,15 +1,17 @@
 #!/usr/bin/env node
 // Templates on the layer store (issue 15), with the official e2b SDK against
 // one local backend:
-//   build  — a template of 5 RUN steps (each writes a file: 5 layers on
-//            base): cold (skipCache, every step runs and is sealed) and fully
+//   build  — a template of --steps RUN steps (default 5; each writes a
+//            file: one layer each on base): cold (skipCache, every step runs and is sealed) and fully
 //            cached (every step a cache hit); medians over --builds runs
-//   create — Sandbox.create + commands.run('true') from that 5-layer
-//            template and from base: medians over --runs sandboxes each,
+//   create — Sandbox.create + commands.run('true') from that
+//            template and from base, and create -> first output of
+//            envd's Start without the SDK: medians over --runs sandboxes each,
 //            alternating, each killed after (off the clock)
 //
-//   node bench/templates.mjs [--builds 5] [--runs 20] [--json]
+//   node bench/templates.mjs [--steps 5] [--builds 5] [--runs 20] [--json]
 import { startBackend } from '../host/backend.mjs'
+import { envdClient } from '../tests/lib/connect.mjs'
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name]
 const { Sandbox, Template } = await import('e2b')
@@ -20,6 +22,7 @@ const arg = (name, def) => {
 }
 const BUILDS = Number(arg('builds', 5))
 const RUNS = Number(arg('runs', 20))
+const STEPS = Number(arg('steps', 5))
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const ms = () => Number(process.hrtime.bigint()) / 1e6
 
@@ -31,7 +34,7 @@ try {
   // A new builder object each time: the SDK's build with skipCache marks the object itself forced.
   const template = () => {
     let t = Template().fromTemplate('base')
-    for (let i = 0; i < 5; i++) t = t.runCmd(`echo layer-${i} > /opt/bench-${i}`, { user: 'root' })
+    for (let i = 0; i < STEPS; i++) t = t.runCmd(`echo layer-${i} > /opt/bench-${i}`, { user: 'root' })
     return t
   }
   const cold = [], cached = []
@@ -43,27 +46,46 @@ try {
     const logs = []
     await Template.build(template(), name, { ...opts, onBuildLogs: (e) => logs.push(e.message) })
     cached.push(ms() - t0)
-    if (logs.filter((m) => m.startsWith('CACHED ')).length !== 5) throw new Error(`not cached:\n${logs.join('\n')}`)
+    if (logs.filter((m) => m.startsWith('CACHED ')).length !== STEPS) throw new Error(`not cached:\n${logs.join('\n')}`)
   }
-  const create = { base: [], layers5: [] }
+  const create = { base: [], layers: [] }
+  const raw = { base: [], layers: [] }
+  const headers = { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }
   for (let i = 0; i < RUNS; i++) {
-    for (const [key, tpl] of [['base', 'base'], ['layers5', name]]) {
-      const t0 = ms()
+    for (const [key, tpl] of [['base', 'base'], ['layers', name]]) {
+      let t0 = ms()
       const sb = await Sandbox.create(tpl, { ...opts, timeoutMs: 60_000 })
       await sb.commands.run('true')
       create[key].push(ms() - t0)
       await sb.kill()
+      // The same without the SDK: POST /v2/sandboxes, then envd's Start until its first output.
+      t0 = ms()
+      const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST', headers, body: JSON.stringify({ templateID: tpl, timeout: 60 }) })
+      const made = await res.json()
+      if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(made)}`)
+      const s = await envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: made.sandboxID, token: made.envdAccessToken })
+        .open('process.Process/Start', { process: { cmd: 'echo', args: ['hi'] } })
+      for (;;) {
+        const f = await s.next()
+        if (!f || f.end) throw new Error('no output')
+        if (f.message.event?.data) break
+      }
+      raw[key].push(ms() - t0)
+      s.cancel()
+      await fetch(`${backend.apiUrl}/sandboxes/${made.sandboxID}`, { method: 'DELETE', headers })
     }
   }
   const result = {
     build_cold_ms: median(cold), build_cached_ms: median(cached),
-    create_first_output_base_ms: median(create.base), create_first_output_5_layers_ms: median(create.layers5),
-    builds: BUILDS, runs: RUNS,
+    sdk_create_run_base_ms: median(create.base), sdk_create_run_layers_ms: median(create.layers),
+    create_first_output_base_ms: median(raw.base), create_first_output_layers_ms: median(raw.layers),
+    steps: STEPS, builds: BUILDS, runs: RUNS,
   }
   if (process.argv.includes('--json')) console.log(JSON.stringify(result))
   else {
-    console.log(`build of 5 RUN steps: cold ${result.build_cold_ms.toFixed(0)} ms, fully cached ${result.build_cached_ms.toFixed(0)} ms (medians of ${BUILDS})`)
-    console.log(`create + first command: base ${result.create_first_output_base_ms.toFixed(1)} ms, 5-layer template ${result.create_first_output_5_layers_ms.toFixed(1)} ms (medians of ${RUNS})`)
+    console.log(`build of ${STEPS} RUN steps: cold ${result.build_cold_ms.toFixed(0)} ms, fully cached ${result.build_cached_ms.toFixed(0)} ms (medians of ${BUILDS})`)
+    console.log(`SDK create + commands.run('true'): base ${result.sdk_create_run_base_ms.toFixed(1)} ms, ${STEPS}-layer template ${result.sdk_create_run_layers_ms.toFixed(1)} ms (medians of ${RUNS})`)
+    console.log(`create -> first output (REST + envd Start): base ${result.create_first_output_base_ms.toFixed(1)} ms, ${STEPS}-layer template ${result.create_first_output_layers_ms.toFixed(1)} ms (medians of ${RUNS})`)
   }
 } finally {
   await backend.stop()

@@ -27,6 +27,7 @@ struct api_ctx {
 	struct templates_env *templates; /* the template catalog and its builds */
 	struct volumes *volumes; /* volumes/ (api_volumes.h) */
 	struct snapshots *snapshots; /* snapshots/ (api_snapshots.h) */
+	struct warm *warm;           /* warm/: sandboxes started ahead, or NULL */
 };
 
 /* id is the {sandboxID} path segment, already stripped of a legacy

@@ -23,6 +23,7 @@
 #include "volumes/volumes.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_seccomp.h"
+#include "warm/warm.h"
 
 #include <cJSON.h>
 #include <event2/buffer.h>
@@ -33,13 +34,17 @@
 
 static int api_health(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
-	(void)ctx;
 	(void)id;
 	cJSON *o = cJSON_CreateObject();
 	if (o) {
 		cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
 		cJSON_AddBoolToObject(o, "limits", runtime_limits());
 		cJSON_AddBoolToObject(o, "seccomp", runtime_seccomp_active());
+		cJSON *warm = cJSON_AddObjectToObject(o, "warm");
+		if (warm) {
+			cJSON_AddNumberToObject(warm, "ready", (double)warm_ready(ctx->warm));
+			cJSON_AddNumberToObject(warm, "size", (double)warm_size(ctx->warm));
+		}
 	}
 	return reply_json(req, 200, o);
 }

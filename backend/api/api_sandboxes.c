@@ -17,6 +17,7 @@
 #include "templates/templates_exec.h"
 #include "templates/templates_stack.h"
 #include "templates/templates_start.h"
+#include "warm/warm.h"
 #include "http/http_conns.h"
 #include "runtime/runtime_overlay.h"
 #include "snapshots/snapshots.h"
@@ -282,10 +283,18 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	if (!status && !snap &&
 	    api_template_resolve(ctx, &spec, &cfg, &envs, &tpl_roots, missing, sizeof missing) != 0)
 		status = reply_error(req, missing[0] ? 404 : 500, missing[0] ? missing : "out of memory");
-	if (!status && (runtime_check_create(snap ? snap->template_id : spec.template_id, spec.cpu_count,
-			    spec.memory_mb, spec.disk_size_mb, &rerr) != 0 ||
-			!(sb = registry_create(ctx->reg, &spec, &rerr))))
+	/* The default shape: one started ahead, if one is ready. */
+	struct sandbox *warm = !status && !snap && !cfg ? warm_take(ctx->warm, &spec) : NULL;
+	if (warm && registry_claim(ctx->reg, warm, &spec, &rerr) != 0) {
+		registry_discard(ctx->reg, warm);
 		status = reply_error(req, rerr.status, rerr.message);
+	} else if (warm) {
+		sb = warm;
+	} else if (!status && (runtime_check_create(snap ? snap->template_id : spec.template_id,
+				 spec.cpu_count, spec.memory_mb, spec.disk_size_mb, &rerr) != 0 ||
+			       !(sb = registry_create(ctx->reg, &spec, &rerr)))) {
+		status = reply_error(req, rerr.status, rerr.message);
+	}
 	cJSON_Delete(body); /* spec pointed into it; the registry made copies */
 	cJSON_Delete(mounts);
 	cJSON_Delete(asked_net);
@@ -296,7 +305,11 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 		return status;
 	}
 	char why[256];
-	if (net_sandbox_attach(sb, &policy, why, sizeof why) != 0) {
+	/* A warm one is attached with open rules: the request's replace them. */
+	int net_rc = !warm ? net_sandbox_attach(sb, &policy, why, sizeof why)
+		: net_policy_is_open(&policy) ? (net_policy_free(&policy), 0)
+		: net_sandbox_update(sb, &policy, why, sizeof why);
+	if (net_rc != 0) {
 		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
 		registry_kill(ctx->reg, sb);
 		return reply_error(req, 500, "Failed to create sandbox: no network");

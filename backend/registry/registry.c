@@ -221,42 +221,63 @@ static int assign_id_and_dir(struct registry *reg, struct sandbox *sb)
 	return -1;
 }
 
-struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec,
+struct sandbox *registry_launch(struct registry *reg, const struct sandbox_spec *spec,
 	struct runtime_error *err)
 {
 	err->status = 500;
 	snprintf(err->message, sizeof err->message, "Failed to create sandbox");
 	struct sandbox *sb = calloc(1, sizeof *sb);
-	if (!sb || grow(reg) != 0) {
-		free(sb);
+	if (!sb)
 		return NULL;
-	}
 	sb->owner = reg;
 	sb->template_id = strdup(spec->template_id);
-	sb->metadata = copy_object(spec->metadata);
-	sb->env_vars = copy_object(spec->env_vars);
+	sb->metadata = cJSON_CreateObject();
+	sb->env_vars = cJSON_CreateObject();
 	sb->volume_mounts = spec->volume_mounts ? cJSON_Duplicate(spec->volume_mounts, 1)
 		: cJSON_CreateArray();
 	sb->expiry = evtimer_new(reg->base, on_expiry, sb);
-	sb->asked_network = spec->asked_network ? cJSON_Duplicate(spec->asked_network, 1) : NULL;
 	if (!sb->template_id || !sb->metadata || !sb->env_vars || !sb->volume_mounts || !sb->expiry ||
-	    (spec->asked_network && !sb->asked_network) ||
 	    random_hex(sb->client_id, SANDBOX_CLIENT_ID_LEN) != 0 ||
 	    random_hex(sb->token_nonce, sizeof sb->token_nonce - 1) != 0 ||
-	    (spec->mask_request_host && !(sb->mask_request_host = strdup(spec->mask_request_host))) ||
-	    copy_layers(sb, spec) != 0 || assign_id_and_dir(reg, sb) != 0 ||
-	    registry_records_tokens(sb, reg->token_key, spec->secure, spec->private_traffic) != 0) {
+	    copy_layers(sb, spec) != 0 || assign_id_and_dir(reg, sb) != 0) {
 		sandbox_free(sb);
 		return NULL;
 	}
 	sb->cpu_count = spec->cpu_count;
 	sb->memory_mb = spec->memory_mb;
 	sb->disk_size_mb = spec->disk_size_mb;
-	if (runtime_sandbox_start(sb, err) != 0) {
+	sb->internal = true; /* nobody's until claimed */
+	if (runtime_sandbox_launch(sb, err) != 0) {
 		runtime_sandbox_remove(sb);
 		sandbox_free(sb);
 		return NULL;
 	}
+	return sb;
+}
+
+int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbox_spec *spec,
+	struct runtime_error *err)
+{
+	err->status = 500;
+	snprintf(err->message, sizeof err->message, "Failed to create sandbox");
+	cJSON *metadata = copy_object(spec->metadata), *env_vars = copy_object(spec->env_vars);
+	cJSON *network = spec->asked_network ? cJSON_Duplicate(spec->asked_network, 1) : NULL;
+	char *mask = spec->mask_request_host ? strdup(spec->mask_request_host) : NULL;
+	if (!metadata || !env_vars || (spec->asked_network && !network) ||
+	    (spec->mask_request_host && !mask) || grow(reg) != 0 ||
+	    registry_records_tokens(sb, reg->token_key, spec->secure, spec->private_traffic) != 0) {
+		cJSON_Delete(metadata);
+		cJSON_Delete(env_vars);
+		cJSON_Delete(network);
+		free(mask);
+		return -1;
+	}
+	cJSON_Delete(sb->metadata);
+	cJSON_Delete(sb->env_vars);
+	sb->metadata = metadata;
+	sb->env_vars = env_vars;
+	sb->asked_network = network;
+	sb->mask_request_host = mask;
 	sb->secure = spec->secure;
 	sb->auto_pause = spec->auto_pause;
 	sb->internal = spec->internal;
@@ -267,13 +288,32 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
 	crashpoint("sandbox-started");
 	if (save(reg, sb) != 0) {
 		snprintf(err->message, sizeof err->message, "Failed to create sandbox: cannot record it");
-		runtime_sandbox_remove(sb);
-		sandbox_free(sb);
-		return NULL;
+		return -1;
 	}
 	reg->items[reg->count++] = sb;
 	arm_expiry(sb);
 	fire(reg, HOOK_CREATED, sb);
+	return 0;
+}
+
+void registry_discard(struct registry *reg, struct sandbox *sb)
+{
+	fire(reg, HOOK_REMOVING, sb);
+	runtime_sandbox_remove(sb);
+	sandbox_free(sb);
+}
+
+struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec,
+	struct runtime_error *err)
+{
+	struct sandbox *sb = registry_launch(reg, spec, err);
+	if (!sb)
+		return NULL;
+	if (runtime_sandbox_await(sb, err) != 0 || registry_claim(reg, sb, spec, err) != 0) {
+		runtime_sandbox_remove(sb);
+		sandbox_free(sb);
+		return NULL;
+	}
 	return sb;
 }
 

@@ -128,6 +128,18 @@ struct runtime_error;
  * cgroups) and expiry timer. NULL on failure with err set. */
 struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec,
 	struct runtime_error *err);
+/* registry_create in three steps, for sandboxes made before anyone asks
+ * (warm/): registry_launch makes one of spec's template, layers, volumes
+ * and resources and lets its init go (runtime_sandbox_launch: wait for it
+ * with runtime_sandbox_await); it is nobody's and in no list. registry_claim
+ * gives it spec's metadata, environment, tokens, network fields and
+ * lifetime, records it and adds it (on failure it stays unclaimed);
+ * registry_discard removes one never claimed. */
+struct sandbox *registry_launch(struct registry *reg, const struct sandbox_spec *spec,
+	struct runtime_error *err);
+int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbox_spec *spec,
+	struct runtime_error *err);
+void registry_discard(struct registry *reg, struct sandbox *sb);
 struct sandbox *registry_find(const struct registry *reg, const char *id);
 
 /* Removes the sandbox: its processes die at once, its directory, mount and

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -362,6 +363,7 @@ static struct sandbox_rt *rt_new(void)
 	if (!rt)
 		return NULL;
 	rt->root_fd = -1;
+	rt->report_fd = -1;
 	rt->disk.loop = -1;
 	rt->ids.slot = -1;
 	for (int i = 0; i < RT_NCTRL; i++)
@@ -420,7 +422,7 @@ static int attach_disk(struct sandbox *sb, struct sandbox_rt *rt)
 	return 0;
 }
 
-int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
+int runtime_sandbox_launch(struct sandbox *sb, struct runtime_error *err)
 {
 	if (!runtime_isolated())
 		return 0;
@@ -458,6 +460,35 @@ int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
 	}
 	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
 	return -1; /* the caller removes it (runtime_sandbox_remove) or stops it again */
+}
+
+void runtime_sandbox_setup_in_background(const struct sandbox *sb)
+{
+	if (sb->rt && sb->rt->init_pid > 0)
+		setpriority(PRIO_PROCESS, (id_t)sb->rt->init_pid, 19);
+}
+
+int runtime_sandbox_report_fd(const struct sandbox *sb)
+{
+	return sb->rt ? sb->rt->report_fd : -1;
+}
+
+int runtime_sandbox_await(struct sandbox *sb, struct runtime_error *err)
+{
+	if (!sb->rt || sb->rt->report_fd < 0)
+		return 0;
+	char why[256] = "";
+	if (runtime_clone_await(sb->rt, why, sizeof why) == 0)
+		return 0;
+	err->status = 500;
+	snprintf(err->message, sizeof err->message, "cannot start the sandbox: %s", why);
+	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
+	return -1;
+}
+
+int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
+{
+	return runtime_sandbox_launch(sb, err) == 0 ? runtime_sandbox_await(sb, err) : -1;
 }
 
 /* --- pause ------------------------------------------------------------------ */

@@ -82,8 +82,22 @@ struct runtime_error {
 int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, int disk_size_mb,
 	struct runtime_error *err);
 /* Starts the sandbox (disk, overlay, volumes, cgroups, init) in its existing
- * directory sb->dir; an adopted one on its own disk. -1 with err set. */
+ * directory sb->dir; an adopted one on its own disk. -1 with err set.
+ * runtime_sandbox_launch + runtime_sandbox_await. */
 int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err);
+/* The part that runs on the event loop: everything up to letting its init
+ * go. The init then mounts its root on its own; until it reports,
+ * runtime_sandbox_report_fd is the pipe it reports on (-1 when there is
+ * nothing to wait for: no isolation). -1 with err set. */
+int runtime_sandbox_launch(struct sandbox *sb, struct runtime_error *err);
+int runtime_sandbox_report_fd(const struct sandbox *sb);
+/* Lowers the CPU priority of a launched sandbox's init while it sets up
+ * (nice 19): one started ahead must not slow the commands of those in use.
+ * The init runs nothing afterwards, so it stays so. */
+void runtime_sandbox_setup_in_background(const struct sandbox *sb);
+/* Waits for the init's report (at once when the pipe is readable): 0 once
+ * it said "ok", else -1 with err set. Either way the pipe is closed. */
+int runtime_sandbox_await(struct sandbox *sb, struct runtime_error *err);
 /* A sandbox an earlier backend left (its record says it existed, its
  * directory holds its disk image with its writable layer): takes its id
  * range (id_base, the files on its disk carry those ids) and nothing else;

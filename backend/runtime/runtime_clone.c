@@ -137,16 +137,22 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		snprintf(why, why_len, "cannot set up the init's user namespace: %s", strerror(e));
 		return -1;
 	}
+	rt->report_fd = p[0];
+	return 0;
+}
+
+int runtime_clone_await(struct sandbox_rt *rt, char *why, size_t why_len)
+{
 	char buf[256];
 	size_t got = 0;
-	struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+	struct pollfd pfd = {.fd = rt->report_fd, .events = POLLIN};
 	for (;;) {
 		int r = poll(&pfd, 1, 10000);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
-		ssize_t n = read(p[0], buf + got, sizeof buf - 1 - got);
+		ssize_t n = read(rt->report_fd, buf + got, sizeof buf - 1 - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -155,7 +161,8 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		if (got >= sizeof buf - 1)
 			break;
 	}
-	close(p[0]);
+	close(rt->report_fd);
+	rt->report_fd = -1;
 	buf[got] = '\0';
 	if (strcmp(buf, "ok") == 0)
 		return 0;

@@ -9,8 +9,13 @@
 
 struct sandbox_rt;
 
-/* Starts rt's init (rt->init_pid) with its overlay (rt->root_fd) as root.
- * 0 once it said "ok"; -1 with what failed in why (or errno). */
+/* Starts rt's init (rt->init_pid) with its overlay (rt->root_fd) as root
+ * and lets it go: 0 with its report pipe in rt->report_fd, -1 with what
+ * failed in why (or errno). */
 int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len);
+/* Reads the init's report until it ends (blocking, at most 10 s; at once
+ * when rt->report_fd is readable): 0 once it said "ok"; -1 with what failed
+ * in why. Closes rt->report_fd either way. */
+int runtime_clone_await(struct sandbox_rt *rt, char *why, size_t why_len);
 
 #endif

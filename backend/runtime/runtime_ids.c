@@ -6,6 +6,7 @@
 #include "runtime/runtime_userns.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -212,6 +213,11 @@ int runtime_ids_userns(const struct runtime_ids *r)
 	if (*fd < 0)
 		*fd = runtime_userns_new(r->base, r->base, r->count);
 	return *fd;
+}
+
+unsigned long runtime_ids_ranges(void)
+{
+	return ids.shared ? ULONG_MAX : ids.slots;
 }
 
 const char *runtime_ids_describe(void)

@@ -57,6 +57,9 @@ void runtime_ids_release(int slot);
 /* A user namespace with the range's map, for idmapped mounts (kept per
  * range, owned by the pool): the descriptor, or -1 with errno. */
 int runtime_ids_userns(const struct runtime_ids *ids);
+/* How many sandboxes can hold a range at once (ULONG_MAX when they share
+ * one: rootless). */
+unsigned long runtime_ids_ranges(void);
 /* The pool's size, for messages: "START:COUNT". */
 const char *runtime_ids_describe(void);
 void runtime_ids_shutdown(void);

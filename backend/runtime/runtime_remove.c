@@ -226,6 +226,7 @@ void runtime_sandbox_stop(struct sandbox *sb)
 		return;
 	}
 	cold->root_fd = -1;
+	cold->report_fd = -1;
 	cold->disk.loop = -1;
 	for (int i = 0; i < RT_NCTRL; i++)
 		cold->procs_fd[i] = -1;
@@ -246,6 +247,8 @@ void runtime_state_free(struct sandbox_rt *rt)
 	}
 	if (rt->root_fd >= 0)
 		close(rt->root_fd);
+	if (rt->report_fd >= 0)
+		close(rt->report_fd);
 	free(rt->rootfs);
 	free(rt);
 }

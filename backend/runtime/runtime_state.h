@@ -29,6 +29,7 @@ struct runtime_disk {
 /* One sandbox's runtime state (sandbox.rt); NULL without isolation. */
 struct sandbox_rt {
 	pid_t init_pid;          /* host pid of the sandbox's pid 1 */
+	int report_fd;           /* the init's report pipe until it said "ok" (runtime_sandbox_launch); -1 after */
 	struct runtime_ids ids;  /* its user namespace's map; slot -1 when none was taken */
 	char *rootfs;            /* <dir>/rootfs, the overlay's merged directory */
 	int lowers_mounted;      /* <dir>/lower0.. : its layers, mounted (idmapped) read-only */

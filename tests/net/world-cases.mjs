@@ -100,6 +100,8 @@ EOF`)
   })
 
   test('allowInternetAccess: false sends nothing anywhere, DNS included; loopback and ingress still work', async () => {
+    // From the warm pool (attached with open rules): the request's replace them.
+    await until(async () => (await (await fetch(`${backend.apiUrl}/health`)).json()).warm.ready > 0, 'a warm sandbox is ready')
     const s = await sandbox({ allowInternetAccess: false })
     await assertBlocked(s, WORLD.web, 'off')
     const name = `off-${randomBytes(3).toString('hex')}.world.test`

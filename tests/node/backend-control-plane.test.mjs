@@ -99,10 +99,13 @@ describe('control plane', () => {
     assert.ok(Number.isInteger(backend.pid) && backend.pid > 0);
   });
 
-  test('GET /health answers 200 without a key, saying how sandboxes are isolated', async () => {
+  test('GET /health answers 200 without a key, saying how sandboxes are isolated and how many are started ahead', async () => {
     const res = await api('GET', '/health', { key: null });
     assert.equal(res.status, 200);
-    assert.deepEqual(JSON.parse(res.text), { isolation: backend.isolation, limits: backend.isolation === 'full', seccomp: backend.seccomp });
+    const { warm, ...rest } = JSON.parse(res.text);
+    assert.deepEqual(rest, { isolation: backend.isolation, limits: backend.isolation === 'full', seccomp: backend.seccomp });
+    assert.equal(warm.size, backend.isolation === 'none' ? 0 : 2, 'the default --warm-pool');
+    assert.ok(Number.isInteger(warm.ready) && warm.ready >= 0 && warm.ready <= warm.size, JSON.stringify(warm));
     assert.ok(['full', 'rootless'].includes(backend.isolation));
     assert.equal(backend.seccomp, true, 'the syscall policy comes with isolation');
   });

@@ -204,7 +204,8 @@ describe('no loop device or image outlives its backend', () => {
   test('SIGKILL, then the next start', T, async (t) => {
     const stateDir = mkdtempSync(path.join(os.tmpdir(), 'e2b-disk-state-'));
     try {
-      const first = await startBackend({ stateDir });
+      // It counts its sandboxes' images: no warm pool adding its own.
+      const first = await startBackend({ stateDir, extraArgs: ['--warm-pool', '0'] });
       if (first.isolation !== 'full') { await first.stop(); return t.skip('isolation none'); }
       const a = await sandbox(first);
       const b = await sandbox(first, { diskSizeMB: 128 });
@@ -214,7 +215,7 @@ describe('no loop device or image outlives its backend', () => {
       // Autoclear: the devices go with the dead backend's mount namespace.
       await until(() => loopsUnder(stateDir).length === 0, 'the loop devices are detached');
       assert.ok(existsSync(imageOf(first, a.id)) && existsSync(imageOf(first, b.id)), 'the images are still there');
-      const second = await startBackend({ stateDir });
+      const second = await startBackend({ stateDir, extraArgs: ['--warm-pool', '0'] });
       // A --state-dir of its own keeps its sandboxes (issue 16): back paused,
       // on their images, which no loop device holds until one is resumed.
       assert.ok(existsSync(imageOf(first, a.id)) && existsSync(imageOf(first, b.id)), 'the next start kept them');

@@ -77,7 +77,9 @@ describe('sandbox isolation', () => {
     assert.equal(backend.limits, true);
     const res = await fetch(`${backend.apiUrl}/health`);
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { isolation: 'full', limits: true, seccomp: true });
+    const { warm, ...health } = await res.json();
+    assert.deepEqual(health, { isolation: 'full', limits: true, seccomp: true });
+    assert.equal(warm.size, 2, 'the default warm pool');
   });
 
   test('the host, the state directory and other sandboxes are out of reach', T, async (t) => {
@@ -275,7 +277,7 @@ describe('--isolation', () => {
     const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
     assert.equal(none.isolation, 'none');
     assert.equal(none.limits, false);
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false });
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false, warm: { ready: 0, size: 0 } });
     assert.equal((await none.stop()).code, 0);
 
     // auto never quietly becomes none: without a piece it fails, as full does.

@@ -22,7 +22,9 @@ describe('state that lasts (--state-dir)', () => {
   const start = async (crashAt) => {
     if (crashAt) process.env.E2B_LOCAL_CRASH_AT = crashAt;
     try {
-      backend = await startBackend({ apiKey, stateDir: dir });
+      // These cases read the state directory's sandbox directories: no warm
+      // pool adds its own (backend-warm-pool.test.mjs covers what it leaves).
+      backend = await startBackend({ apiKey, stateDir: dir, extraArgs: ['--warm-pool', '0'] });
     } finally {
       delete process.env.E2B_LOCAL_CRASH_AT;
     }

@@ -1,0 +1,117 @@
+// The warm pool (backend/warm/): with isolation the backend keeps
+// --warm-pool sandboxes of the default shape started ahead, nobody's and in
+// no list, so a create of that shape only claims one. Real backend, real
+// sandboxes: that a sandbox came from the pool is read from inside it (its
+// init is older than the create request); that it is the requester's from
+// the API and from its commands.
+import { test, describe, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startBackend, api } from '../../host/backend.mjs';
+import { envdClient, dataOf } from '../lib/connect.mjs';
+import { until, sleep } from '../lib/wait.mjs';
+
+const T = { timeout: 120_000 };
+const backend = await startBackend();
+const skip = backend.isolation === 'full' ? false
+  : `needs full isolation (root); the backend runs with isolation "${backend.isolation}"`;
+
+after(async () => {
+  const { code } = await backend.stop();
+  assert.equal(code, 0, backend.stderr());
+});
+
+const health = async (b = backend) => (await (await fetch(`${b.apiUrl}/health`)).json()).warm;
+const filled = (b = backend) => until(async () => { const w = await health(b); return w.size > 0 && w.ready === w.size; }, 'the pool is full', 60_000);
+
+async function create(body, b = backend) {
+  const res = await api(b, 'POST', '/v2/sandboxes', { templateID: 'base', timeout: 300, ...body });
+  assert.equal(res.status, 201, JSON.stringify(res.json));
+  const envd = envdClient({ sandboxUrl: b.sandboxUrl, sandboxId: res.json.sandboxID, token: res.json.envdAccessToken });
+  const run = async (script, opts = {}) => {
+    const r = await envd.stream('process.Process/Start', { process: { cmd: '/bin/bash', args: ['-c', script] } }, opts);
+    return dataOf(r.messages).stdout.toString();
+  };
+  return { id: res.json.sandboxID, json: res.json, run, kill: () => api(b, 'DELETE', `/sandboxes/${res.json.sandboxID}`) };
+}
+
+// Seconds since the sandbox's init started, from inside it.
+async function initAge(s) {
+  const [uptime, start, tick] = (await s.run("awk '{print $1}' /proc/uptime; awk '{print $22}' /proc/1/stat; getconf CLK_TCK")).trim().split('\n').map(Number);
+  return uptime - start / tick;
+}
+
+describe('the warm pool', { skip }, () => {
+  test('fills to its size behind the loop; /health says how many are ready; pooled sandboxes are in no list', T, async () => {
+    assert.equal((await health()).size, 2, 'the default --warm-pool');
+    await filled();
+    assert.deepEqual((await api(backend, 'GET', '/v2/sandboxes')).json, []);
+    assert.deepEqual((await api(backend, 'GET', '/sandboxes')).json, []);
+  });
+
+  test('a create of the default shape claims one: the request\'s metadata, environment and lifetime, a fresh token; the next is started behind it', T, async () => {
+    await filled();
+    // Not a wait for an event: the pooled inits need an age to tell them by.
+    await sleep(1500);
+    const asked = Date.now();
+    const s = await create({ metadata: { who: 'warm' }, envVars: { WARM_X: 'from-the-request' } });
+    assert.ok(await initAge(s) >= 1.2, 'its init was started before the request');
+    assert.equal(await s.run('echo $WARM_X'), 'from-the-request\n');
+    const info = (await api(backend, 'GET', `/sandboxes/${s.id}`)).json;
+    assert.deepEqual(info.metadata, { who: 'warm' });
+    const started = Date.parse(info.startedAt);
+    assert.ok(started >= asked - 1000, `its lifetime starts at the claim (${info.startedAt})`);
+    assert.equal(Date.parse(info.endAt) - started, 300_000);
+    assert.equal((await api(backend, 'GET', '/v2/sandboxes')).json.length, 1);
+    // The token is the claimed sandbox's: a wrong one is refused.
+    const bad = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: s.id, token: 'x'.repeat(64) });
+    assert.notEqual((await bad.stream('process.Process/Start', { process: { cmd: 'true' } })).status, 200);
+    await filled();
+    await s.kill();
+  });
+
+  test('any other shape is started afresh: resources, template layers or volumes of its own', T, async () => {
+    await filled();
+    await sleep(1500);
+    const s = await create({ memoryMB: 256 });
+    assert.ok(await initAge(s) < 1.2, 'a sandbox of its own, not a pooled one');
+    assert.equal((await health()).ready, 2, 'the pool was left as it was');
+    await s.kill();
+  });
+});
+
+describe('what the pool leaves', { skip }, () => {
+  test('nothing: after the backend exits no directory, mount or cgroup of a pooled sandbox is left, and none comes back at the next start', T, async () => {
+    const stateDir = mkdtempSync(path.join(tmpdir(), 'e2bw-warm-'));
+    try {
+      const b = await startBackend({ stateDir, extraArgs: ['--warm-pool', '3'] });
+      await filled(b);
+      assert.equal((await health(b)).size, 3);
+      const cgroups = readdirSync('/sys/fs/cgroup/pids/e2b-local').filter((d) => d === `b${b.pid}`);
+      assert.equal(cgroups.length, 1, 'the pool\'s sandboxes live in the backend\'s cgroup');
+      assert.equal(readdirSync(path.join(stateDir, 'sandboxes')).length, 3);
+      assert.equal((await b.stop()).code, 0, b.stderr());
+      const dir = path.join(stateDir, 'sandboxes');
+      assert.deepEqual(existsSync(dir) ? readdirSync(dir) : [], [], 'no sandbox directory is left');
+      assert.ok(!readFileSync('/proc/self/mountinfo', 'utf8').includes(stateDir), 'nothing mounted under the state directory');
+      assert.ok(!existsSync(`/sys/fs/cgroup/pids/e2b-local/b${b.pid}`), 'its cgroups are gone');
+      const again = await startBackend({ stateDir, extraArgs: ['--warm-pool', '0'] });
+      assert.deepEqual((await api(again, 'GET', '/v2/sandboxes?state=running,paused')).json, [], 'no pooled sandbox was recorded');
+      assert.equal((await health(again)).size, 0, '--warm-pool 0: none');
+      assert.equal((await again.stop()).code, 0);
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a small --id-range gets no pool: it would hold the ranges the creates need', T, async () => {
+    const b = await startBackend({ extraArgs: ['--id-range', `${1 << 30}:${4 * 65536}`] });
+    try {
+      assert.equal((await health(b)).size, 0);
+    } finally {
+      await b.stop();
+    }
+  });
+});
