@@ -238,6 +238,20 @@ static cJSON *network_asked(const cJSON *body)
 	return asked;
 }
 
+/* A new sandbox's interface and rules; a warm one has them already, with
+ * open rules, which the request's replace. Takes *policy. */
+static int give_network(struct sandbox *sb, bool warm, struct net_policy *policy, char *why,
+	size_t why_len)
+{
+	if (!warm)
+		return net_sandbox_attach(sb, policy, why, why_len);
+	if (net_policy_is_open(policy)) {
+		net_policy_free(policy);
+		return 0;
+	}
+	return net_sandbox_update(sb, policy, why, why_len);
+}
+
 static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 {
 	struct body_error err;
@@ -305,11 +319,7 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 		return status;
 	}
 	char why[256];
-	/* A warm one is attached with open rules: the request's replace them. */
-	int net_rc = !warm ? net_sandbox_attach(sb, &policy, why, sizeof why)
-		: net_policy_is_open(&policy) ? (net_policy_free(&policy), 0)
-		: net_sandbox_update(sb, &policy, why, sizeof why);
-	if (net_rc != 0) {
+	if (give_network(sb, warm != NULL, &policy, why, sizeof why) != 0) {
 		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
 		registry_kill(ctx->reg, sb);
 		return reply_error(req, 500, "Failed to create sandbox: no network");

@@ -5,6 +5,7 @@
 #include "lib/base64.h"
 #include "lib/clock.h"
 #include "lib/text.h"
+#include "lib/write_all.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,20 +23,6 @@
 #define SKOPEO "/usr/bin/skopeo"
 #define MAX_OUT (8u << 20)
 #define MAX_ERR 8192
-
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 int images_skopeo_auth(const char *host, const char *username, const char *password)
 {

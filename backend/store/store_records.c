@@ -3,6 +3,7 @@
 #include "store/store_records.h"
 
 #include "lib/text.h"
+#include "lib/write_all.h"
 
 #include <cJSON.h>
 #include <dirent.h>
@@ -28,20 +29,6 @@ int store_name_valid(const char *name)
 			return 0;
 	}
 	return 1;
-}
-
-static int write_all(int fd, const char *text, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, text, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		text += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* fsync of the directory holding path: makes a rename or unlink in it last. */
