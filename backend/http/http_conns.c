@@ -2,6 +2,7 @@
  * control plane's reserve, requests per sandbox, the request deadline and
  * the accept back-off (see http_conns.h). */
 #include "http/http_conns.h"
+#include "http/http_linger.h"
 
 #include "lib/clock.h"
 
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define ACCEPT_PAUSE_MS 250
 #define ACCEPT_LOG_INTERVAL_MS 10000
@@ -66,6 +68,7 @@ struct http_conns {
 	struct conn **pending;
 	size_t pending_count, pending_cap;
 	struct event *adopt;
+	struct http_linger *linger; /* closed connections whose clients still send */
 	struct listener *listeners;
 	size_t listener_count, listener_cap;
 	struct event *resume;
@@ -233,16 +236,21 @@ static void conn_close(void *arg)
 	if (!e->evcon)
 		return;
 	/* The answer evhttp queued may not have reached the socket yet (the
-	 * write event comes later): write it now, and end our side with a FIN
-	 * after it, so that the reset the close causes (the client is still
-	 * sending) comes after the answer in the client's queue. */
+	 * write event comes later): write it now, end our side with a FIN
+	 * after it, and let the socket linger (http_linger.h): a close while
+	 * the client still sends would reset the connection, and the reset can
+	 * destroy the answer before the client reads it. */
 	evutil_socket_t fd = bufferevent_getfd(e->bev);
 	struct evbuffer *out = bufferevent_get_output(e->bev);
+	struct http_linger *linger = e->tracker->linger;
 	if (fd >= 0) {
 		for (int i = 0; i < 64 && evbuffer_get_length(out) > 0; i++)
 			if (evbuffer_write(out, fd) <= 0)
 				break;
 		shutdown(fd, SHUT_WR);
+		evutil_socket_t copy = linger ? dup(fd) : -1; /* evhttp closes fd */
+		if (copy >= 0)
+			http_linger_take(linger, copy);
 	}
 	evhttp_connection_free(e->evcon); /* on_close frees e */
 }
@@ -371,7 +379,8 @@ struct http_conns *http_conns_new(struct event_base *base, const struct http_con
 	c->request_timeout.tv_sec = limits->request_timeout_s;
 	c->adopt = event_new(base, -1, 0, on_adopt, c);
 	c->resume = evtimer_new(base, on_resume, c);
-	if (!c->adopt || !c->resume) {
+	c->linger = http_linger_new(base);
+	if (!c->adopt || !c->resume || !c->linger) {
 		http_conns_free(c);
 		return NULL;
 	}
@@ -395,6 +404,7 @@ void http_conns_free(struct http_conns *c)
 		event_free(c->adopt);
 	if (c->resume)
 		event_free(c->resume);
+	http_linger_free(c->linger);
 	free(c->pending);
 	free(c->listeners);
 	if (tracker == c)

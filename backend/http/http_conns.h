@@ -34,7 +34,7 @@ struct event_base;
 struct evconnlistener;
 
 #define HTTP_CONNS_DEFAULT_MAX 1024
-#define HTTP_CONNS_FD_RESERVE 64 /* descriptors kept for pipes, files, the state dir */
+#define HTTP_CONNS_FD_RESERVE 64 /* descriptors kept for pipes, files, the state dir, lingering closes */
 #define HTTP_CONNS_DEFAULT_PER_SANDBOX 256
 
 /* Which share of the cap a listener's connections use. */
