@@ -130,7 +130,8 @@ static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spe
 
 /* spec->template_id names a built template: its ready build's config, the
  * spec pointed at its base, *envs its environment merged with the
- * request's (spec->env_vars points into it). -1 with missing set (404) or
+ * request's (spec->env_vars points into it), its user and workdir the
+ * sandbox's defaults. -1 with missing set (404) or
  * empty (out of memory). Any other name is left to the runtime. */
 static int api_template_resolve(struct api_ctx *ctx, struct sandbox_spec *spec,
 	const struct template_config **cfg, cJSON **envs, const char ***roots, char *missing, size_t len)
@@ -161,6 +162,8 @@ static int api_template_resolve(struct api_ctx *ctx, struct sandbox_spec *spec,
 	spec->env_vars = *envs;
 	spec->layers = *roots;
 	spec->template_id = b->config.base;
+	spec->default_user = b->config.user;
+	spec->default_workdir = b->config.workdir;
 	*cfg = &b->config;
 	tpl->spawn_count++;
 	tpl->last_spawned_ms = clock_now_ms();
@@ -274,10 +277,14 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	spec.volume_mounts = mounts;
 	spec.asked_network = asked_net = network_asked(body);
 	/* A snapshot's name or id as templateID: its stack of layers, on the
-	 * template it was taken of. */
+	 * template it was taken of, with that sandbox's default user and workdir. */
 	const char *roots[RUNTIME_MAX_LAYERS];
 	const struct snapshot *snap = snapshots_resolve(ctx->snapshots, spec.template_id);
 	int layers = snap ? snapshots_roots(snap, roots, RUNTIME_MAX_LAYERS) : 0;
+	if (snap) {
+		spec.default_user = snap->default_user;
+		spec.default_workdir = snap->default_workdir;
+	}
 	spec.layers = roots;
 	spec.layer_count = layers > 0 ? (size_t)layers : 0;
 	if (registry_count(ctx->reg) >= ctx->max_sandboxes) {
@@ -352,7 +359,8 @@ struct sandbox *api_sandboxes_fork(struct api_ctx *ctx, const struct sandbox *or
 	struct sandbox_spec spec = {.template_id = orig->template_id, .layers = roots,
 		.layer_count = layer_count, .timeout_s = timeout_s, .metadata = orig->metadata,
 		.env_vars = orig->env_vars, .volume_mounts = orig->volume_mounts,
-		.asked_network = orig->asked_network, .secure = orig->secure,
+		.asked_network = orig->asked_network, .default_user = orig->default_user,
+		.default_workdir = orig->default_workdir, .secure = orig->secure,
 		.allow_internet_access = orig->allow_internet_access, .cpu_count = orig->cpu_count,
 		.memory_mb = orig->memory_mb, .disk_size_mb = orig->disk_size_mb};
 	struct net_policy policy;

@@ -92,6 +92,8 @@ static void sandbox_free(struct sandbox *sb)
 	cJSON_Delete(sb->env_vars);
 	cJSON_Delete(sb->volume_mounts);
 	cJSON_Delete(sb->asked_network);
+	free(sb->default_user);
+	free(sb->default_workdir);
 	free(sb->template_id);
 	for (size_t i = 0; i < sb->layer_count; i++)
 		free(sb->layers[i]);
@@ -263,13 +265,18 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	cJSON *metadata = copy_object(spec->metadata), *env_vars = copy_object(spec->env_vars);
 	cJSON *network = spec->asked_network ? cJSON_Duplicate(spec->asked_network, 1) : NULL;
 	char *mask = spec->mask_request_host ? strdup(spec->mask_request_host) : NULL;
+	char *user = spec->default_user ? strdup(spec->default_user) : NULL;
+	char *workdir = spec->default_workdir ? strdup(spec->default_workdir) : NULL;
 	if (!metadata || !env_vars || (spec->asked_network && !network) ||
-	    (spec->mask_request_host && !mask) || grow(reg) != 0 ||
+	    (spec->mask_request_host && !mask) || (spec->default_user && !user) ||
+	    (spec->default_workdir && !workdir) || grow(reg) != 0 ||
 	    registry_records_tokens(sb, reg->token_key, spec->secure, spec->private_traffic) != 0) {
 		cJSON_Delete(metadata);
 		cJSON_Delete(env_vars);
 		cJSON_Delete(network);
 		free(mask);
+		free(user);
+		free(workdir);
 		return -1;
 	}
 	cJSON_Delete(sb->metadata);
@@ -278,6 +285,8 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	sb->env_vars = env_vars;
 	sb->asked_network = network;
 	sb->mask_request_host = mask;
+	sb->default_user = user;
+	sb->default_workdir = workdir;
 	sb->secure = spec->secure;
 	sb->auto_pause = spec->auto_pause;
 	sb->internal = spec->internal;
@@ -323,6 +332,11 @@ struct sandbox *registry_find(const struct registry *reg, const char *id)
 		if (strcmp(reg->items[i]->id, id) == 0)
 			return reg->items[i];
 	return NULL;
+}
+
+const char *registry_default_user(const struct sandbox *sb)
+{
+	return sb->default_user ? sb->default_user : SANDBOX_DEFAULT_USER;
 }
 
 void registry_kill(struct registry *reg, struct sandbox *sb)

@@ -23,6 +23,7 @@ struct registry;
 #define SANDBOX_CLIENT_ID_LEN 8  /* deprecated field, any string */
 #define SANDBOX_TOKEN_LEN 64     /* envdAccessToken, hex */
 #define SANDBOX_MAX_TIMEOUT_S 86400
+#define SANDBOX_DEFAULT_USER "user" /* E2B's, and the built-in templates' */
 
 enum sandbox_state { SANDBOX_RUNNING, SANDBOX_PAUSED };
 
@@ -50,6 +51,13 @@ struct sandbox {
 	 * updateNetwork since, or NULL: what its network is set up from again
 	 * after a restart, and its forks' */
 	struct cJSON *asked_network;
+	/* Its template's last user and working directory (E2B's defaultUser
+	 * and defaultWorkdir, which envd gets in /init): a command or a file
+	 * request that names no user runs as default_user, a command without
+	 * cwd starts in default_workdir. NULL: SANDBOX_DEFAULT_USER, and the
+	 * user's home. Kept in its record; its snapshots and forks inherit them. */
+	char *default_user;
+	char *default_workdir;
 	bool secure;
 	bool auto_pause;         /* on expiry: pause instead of kill */
 	bool internal;           /* the backend's own (a template build's): not listed */
@@ -88,6 +96,8 @@ struct sandbox_spec {
 	const struct cJSON *env_vars; /* NULL = none */
 	const struct cJSON *volume_mounts; /* [{name, volumeID, path}], NULL = none */
 	const struct cJSON *asked_network; /* {allow_internet_access?, network?}, NULL = none */
+	const char *default_user;     /* NULL = SANDBOX_DEFAULT_USER */
+	const char *default_workdir;  /* NULL = the user's home */
 	bool secure;
 	bool auto_pause;
 	bool internal;                /* the backend's own: hidden from the API */
@@ -132,8 +142,8 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
  * (warm/): registry_launch makes one of spec's template, layers, volumes
  * and resources and lets its init go (runtime_sandbox_launch: wait for it
  * with runtime_sandbox_await); it is nobody's and in no list. registry_claim
- * gives it spec's metadata, environment, tokens, network fields and
- * lifetime, records it and adds it (on failure it stays unclaimed);
+ * gives it spec's metadata, environment, default user and workdir, tokens,
+ * network fields and lifetime, records it and adds it (on failure it stays unclaimed);
  * registry_discard removes one never claimed. */
 struct sandbox *registry_launch(struct registry *reg, const struct sandbox_spec *spec,
 	struct runtime_error *err);
@@ -141,6 +151,9 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	struct runtime_error *err);
 void registry_discard(struct registry *reg, struct sandbox *sb);
 struct sandbox *registry_find(const struct registry *reg, const char *id);
+/* The user a request that names none acts as: sb->default_user, or
+ * SANDBOX_DEFAULT_USER. */
+const char *registry_default_user(const struct sandbox *sb);
 
 /* Removes the sandbox: its processes die at once, its directory, mount and
  * cgroups go off the event loop (runtime/runtime_remove.h); sb is freed. */

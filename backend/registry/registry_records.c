@@ -107,6 +107,10 @@ cJSON *registry_records_of(const struct sandbox *sb, int64_t now_ms)
 		cJSON_AddNumberToObject(o, "idBase", (double)runtime_sandbox_id_base(sb));
 	if (ok && sb->mask_request_host)
 		ok = cJSON_AddStringToObject(o, "maskRequestHost", sb->mask_request_host) != NULL;
+	if (ok && sb->default_user)
+		ok = cJSON_AddStringToObject(o, "defaultUser", sb->default_user) != NULL;
+	if (ok && sb->default_workdir)
+		ok = cJSON_AddStringToObject(o, "defaultWorkdir", sb->default_workdir) != NULL;
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;
@@ -161,8 +165,13 @@ int registry_records_load(struct sandbox *sb, const cJSON *r, const char *key, u
 	sb->asked_network = cJSON_IsObject(net) ? cJSON_Duplicate(net, 1) : NULL;
 	const char *mask = str(r, "maskRequestHost");
 	sb->mask_request_host = mask ? strdup(mask) : NULL;
+	/* Records of earlier versions have neither: "user" and its home. */
+	const char *user = str(r, "defaultUser"), *workdir = str(r, "defaultWorkdir");
+	sb->default_user = user ? strdup(user) : NULL;
+	sb->default_workdir = workdir ? strdup(workdir) : NULL;
 	if (!sb->template_id || !sb->metadata || !sb->env_vars || !sb->volume_mounts ||
-	    (mask && !sb->mask_request_host) ||
+	    (mask && !sb->mask_request_host) || (user && !sb->default_user) ||
+	    (workdir && !sb->default_workdir) ||
 	    load_layers(sb, cJSON_GetObjectItemCaseSensitive(r, "layers")) != 0)
 		return -1;
 	sb->secure = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "secure"));

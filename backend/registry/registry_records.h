@@ -1,7 +1,7 @@
 /* A sandbox's record (records/sandboxes/<id>.json, store/store_records.h):
  * what a later backend needs to bring it back paused. Ids, client id,
  * template and layer stack, metadata, env vars, volume mounts, the network
- * asked for at create, sizes, the host id range its files carry, lifetimes
+ * asked for at create, the default user and workdir, sizes, the host id range its files carry, lifetimes
  * (endAt, the lifetime left while paused, when the record was written) and
  * auto-pause. Tokens are never stored: each is HMAC-SHA256 of the API key
  * and "<kind>:<id>:<nonce>", and the record keeps only the nonce.

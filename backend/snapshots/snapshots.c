@@ -32,6 +32,8 @@ static void snapshot_free(struct snapshot *s)
 		return;
 	free(s->name);
 	free(s->template_id);
+	free(s->default_user);
+	free(s->default_workdir);
 	snapshots_capture_free_ids(s->layers, s->layer_count);
 	free(s);
 }
@@ -65,6 +67,10 @@ static cJSON *record_of(const struct snapshot *s)
 	cJSON_AddStringToObject(r, "tag", s->tag);
 	cJSON_AddStringToObject(r, "sandboxID", s->sandbox_id);
 	cJSON_AddStringToObject(r, "templateID", s->template_id);
+	if (s->default_user)
+		cJSON_AddStringToObject(r, "defaultUser", s->default_user);
+	if (s->default_workdir)
+		cJSON_AddStringToObject(r, "defaultWorkdir", s->default_workdir);
 	cJSON_AddNumberToObject(r, "cpuCount", s->cpu_count);
 	cJSON_AddNumberToObject(r, "memoryMB", s->memory_mb);
 	cJSON_AddNumberToObject(r, "diskSizeMB", s->disk_size_mb);
@@ -96,8 +102,10 @@ static struct snapshot *from_record(const char *id, const cJSON *r)
 		return NULL;
 	struct snapshot *s = calloc(1, sizeof *s);
 	size_t n = (size_t)cJSON_GetArraySize(layers);
+	const char *user = str(r, "defaultUser"), *workdir = str(r, "defaultWorkdir");
 	if (!s || !(s->layers = calloc(n, sizeof *s->layers)) || !(s->template_id = strdup(tpl)) ||
-	    (name && !(s->name = strdup(name)))) {
+	    (name && !(s->name = strdup(name))) || (user && !(s->default_user = strdup(user))) ||
+	    (workdir && !(s->default_workdir = strdup(workdir)))) {
 		snapshot_free(s);
 		return NULL;
 	}
@@ -287,6 +295,8 @@ const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox 
 	struct snapshot *s = calloc(1, sizeof *s);
 	if (!s || grow(ss) != 0 || random_lower_alnum(s->id, SNAPSHOT_ID_LEN) != 0 ||
 	    !(s->template_id = strdup(sb->template_id)) || (name && !(s->name = strdup(name))) ||
+	    (sb->default_user && !(s->default_user = strdup(sb->default_user))) ||
+	    (sb->default_workdir && !(s->default_workdir = strdup(sb->default_workdir))) ||
 	    !(s->layers = calloc(layer_count, sizeof *s->layers))) {
 		snapshot_free(s);
 		return NULL;

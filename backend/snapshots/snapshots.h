@@ -32,6 +32,8 @@ struct snapshot {
 	char tag[SNAPSHOTS_NAME_MAX + 1];
 	char sandbox_id[SNAPSHOT_ID_LEN + 1]; /* the sandbox it was taken of */
 	char *template_id;              /* that sandbox's template */
+	char *default_user;             /* that sandbox's (registry.h), NULL none */
+	char *default_workdir;
 	char **layers;                  /* layer ids, bottom first */
 	size_t layer_count;
 	int cpu_count, memory_mb, disk_size_mb;

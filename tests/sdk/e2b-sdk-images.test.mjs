@@ -130,8 +130,9 @@ describe('official e2b SDK and the plugin: templates from registry images', () =
 
     const sandbox = await Sandbox.create(`img-a-${uniq}`, { ...opts, timeoutMs: 120_000 })
     try {
-      const r = await sandbox.commands.run('cat /opt/image/hello.txt; test -e /etc/issue && echo issue-present || echo issue-gone; ls -A /etc/skel; echo "$IMAGE_GREETING"; cat /tmp/start-pwd; stat -c "%U %a" /opt/image/hello.txt /usr/bin/sudo; id -un')
-      assert.equal(r.stdout, `hello from layer 2 ${uniq}\nissue-gone\nonly-this\nhi from the image config\n/opt/image\nroot 644\nroot 4755\nuser\n`)
+      const r = await sandbox.commands.run('cat /opt/image/hello.txt; test -e /etc/issue && echo issue-present || echo issue-gone; ls -A /etc/skel; echo "$IMAGE_GREETING"; cat /tmp/start-pwd; stat -c "%U %a" /opt/image/hello.txt /usr/bin/sudo; id -un; pwd')
+      // The image's WorkingDir is the sandbox's default workdir too.
+      assert.equal(r.stdout, `hello from layer 2 ${uniq}\nissue-gone\nonly-this\nhi from the image config\n/opt/image\nroot 644\nroot 4755\nuser\n/opt/image\n`)
     } finally {
       await sandbox.kill()
     }

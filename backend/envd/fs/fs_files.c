@@ -4,6 +4,7 @@
 #include "envd/fs/fs_files_auth.h"
 #include "http/http_head.h"
 #include "http/http_reply.h"
+#include "registry/registry.h"
 
 #include <event2/http.h>
 #include <string.h>
@@ -29,10 +30,14 @@ static int prelude(struct evhttp_request *req, struct sandbox *sb, const char *o
 	http_head_of_request(req, &head);
 	if (files_auth_check(sb, &head, &f->q, op, why, sizeof why) != 0)
 		return reply_error(req, 401, why);
+	/* No username: the sandbox's default user (its template's), looked up
+	 * and refused alike. */
 	const char *name = query_get(&f->q, "username");
+	if (!name || !*name)
+		name = registry_default_user(sb);
 	if (fs_user_lookup(sb, name, &f->user) != 0)
 		return reply_errorf(req, 401, "error looking up user '%.64s': user: unknown user %.64s",
-			name ? name : "", name ? name : "");
+			name, name);
 	const char *path = query_get(&f->q, "path");
 	f->has_path = path != NULL;
 	if (fs_expand(path ? path : "", &f->user, f->path, sizeof f->path) != 0)

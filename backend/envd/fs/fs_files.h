@@ -1,6 +1,7 @@
 /* What GET and POST /files share: the query, envd's token-or-signature
- * check (fs_files_auth.h), the user (`username`, default "user") and the path
- * expanded for that user, and the sandbox's root descriptor. */
+ * check (fs_files_auth.h), the user (`username`, by default the sandbox's
+ * default user) and the path expanded for that user (an empty one: the
+ * sandbox's default workdir), and the sandbox's root descriptor. */
 #ifndef E2B_BACKEND_FILES_REQUEST_H
 #define E2B_BACKEND_FILES_REQUEST_H
 

@@ -3,7 +3,7 @@
  * parameter, else the part's full filename) or application/octet-stream
  * (needs `path`), optionally with Content-Encoding: gzip. Parents are
  * created and every new file and directory belongs to the requesting user
- * (`username`, default "user"). X-Metadata-<key> headers become
+ * (`username`, by default the sandbox's default user). X-Metadata-<key> headers become
  * user.e2b.<key> xattrs. The body is never held whole: the gate streams
  * it (http_gate.h, STREAM) and fs_upload.c writes it to the files in slices
  * as it arrives; this file opens, finishes and reports each file. Calls

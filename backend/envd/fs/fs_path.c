@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "envd/fs/fs_path.h"
 
+#include "registry/registry.h"
 #include "runtime/runtime_enter.h"
 #include "runtime/runtime_users.h"
 
@@ -19,9 +20,11 @@
 int fs_user_lookup(const struct sandbox *sb, const char *name, struct fs_user *u)
 {
 	if (!name || !*name)
-		name = FS_DEFAULT_USER;
-	if (strlen(name) >= sizeof u->name)
+		name = registry_default_user(sb);
+	const char *workdir = sb->default_workdir ? sb->default_workdir : "";
+	if (strlen(name) >= sizeof u->name || strlen(workdir) >= sizeof u->workdir)
 		return -1;
+	snprintf(u->workdir, sizeof u->workdir, "%s", workdir);
 	uid_t uid;
 	gid_t gid;
 	if (runtime_user_by_name(sb, name, &uid, &gid, u->home, sizeof u->home) != 0)
@@ -67,6 +70,8 @@ int fs_expand(const char *path, const struct fs_user *u, char *out, size_t cap)
 {
 	const char *rest;
 	const char *base;
+	if (!path[0] && u->workdir[0])
+		path = u->workdir;
 	if (path[0] == '/') {
 		base = "";
 		rest = path;

@@ -8,7 +8,8 @@
  * relative to the resolved parent's descriptor.
  *
  * Users are the sandbox's own accounts (runtime/runtime_users.h); paths are
- * expanded against the user's home the way envd's ExpandAndResolve does. */
+ * expanded against the user's home and the sandbox's default workdir the
+ * way envd's ExpandAndResolve does. */
 #ifndef E2B_BACKEND_FS_PATH_H
 #define E2B_BACKEND_FS_PATH_H
 
@@ -19,25 +20,29 @@
 struct sandbox;
 
 #define FS_PATH_MAX 4096
-#define FS_DEFAULT_USER "user"
 
 struct fs_user {
 	uid_t host_uid; /* what the backend chowns the user's new files to (runtime_host_id) */
 	gid_t host_gid;
 	char name[64];
 	char home[FS_PATH_MAX];
+	/* The sandbox's default workdir (envd's, whoever the user is), "" none:
+	 * where an empty path leads instead of home. */
+	char workdir[FS_PATH_MAX];
 };
 
-/* The named account (NULL or "" = FS_DEFAULT_USER). 0, or -1 when the
- * sandbox has no such user. */
+/* The named account; NULL or "" names the sandbox's default user
+ * (registry_default_user: its template's). 0, or -1 when the sandbox has
+ * no such user. */
 int fs_user_lookup(const struct sandbox *sb, const char *name, struct fs_user *u);
 
 /* Go's filepath.Clean for an absolute path, in place. */
 void fs_clean(char *path);
 
-/* envd's ExpandAndResolve: "~" and "~/x" against home, absolute paths
- * literally, relative ones joined to home; the result is cleaned. -1 for
- * "~other", an empty path when empty_ok is false, a NUL byte or overflow. */
+/* envd's ExpandAndResolve: an empty path is the default workdir when the
+ * sandbox has one; "~" and "~/x" against home, absolute paths literally,
+ * relative ones joined to home (not to the workdir); the result is
+ * cleaned. -1 for "~other" or overflow. */
 int fs_expand(const char *path, const struct fs_user *u, char *out, size_t cap);
 
 /* A descriptor of the sandbox's "/" (O_PATH|O_DIRECTORY), or -1 (errno). */

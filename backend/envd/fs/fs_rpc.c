@@ -10,6 +10,7 @@
 #include "http/http_connect.h"
 #include "http/http_protojson.h"
 #include "http/http_request.h"
+#include "registry/registry.h"
 
 #include <cJSON.h>
 #include <ctype.h>
@@ -35,8 +36,15 @@ int fs_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_
 	struct connect_error *err)
 {
 	char name[256];
-	if (request_basic_user(req, name, sizeof name) < 0 || fs_user_lookup(sb, name, u) != 0) {
-		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
+	int given = request_basic_user(req, name, sizeof name);
+	if (given < 0 || fs_user_lookup(sb, name, u) != 0) {
+		/* envd's GetAuthUser: no user named is the default one, which the
+		 * sandbox's /etc/passwd may no longer have. */
+		if (given == 0 || (given > 0 && !name[0]))
+			connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid default user: '%.64s'",
+				registry_default_user(sb));
+		else
+			connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
 		return -1;
 	}
 	return 0;

@@ -10,8 +10,8 @@
  * This file: Stat, ListDir, MakeDir, Move and Remove
  * (docs/e2b-protocol-notes.md, "Filesystem service"). Every path is
  * resolved inside the sandbox's root (fs_path.h) after envd's ~ / home
- * expansion for the Basic-auth user (default "user"); the watcher RPCs are
- * in fs_watch.h. */
+ * expansion for the Basic-auth user (by default the sandbox's default user,
+ * an empty path its default workdir); the watcher RPCs are in fs_watch.h. */
 #ifndef E2B_BACKEND_FILESYSTEM_RPC_H
 #define E2B_BACKEND_FILESYSTEM_RPC_H
 
@@ -28,8 +28,9 @@ int fs_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct san
 int fs_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
 int fs_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
 
-/* Shared with the watcher RPCs: the Basic-auth user (unauthenticated
- * "invalid username" when the sandbox has no such account) and a request
+/* Shared with the watcher RPCs: the Basic-auth user or the default one
+ * (unauthenticated "invalid username" / "invalid default user" when the
+ * sandbox has no such account) and a request
  * path expanded for it (invalid_argument when it cannot be). 0 or -1. */
 int fs_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_user *u,
 	struct connect_error *err);

@@ -41,15 +41,16 @@ static long long timeout_ms(struct evhttp_request *req, struct connect_error *er
 	return strtoll(t, NULL, 10);
 }
 
-/* Authorization: Basic base64("<user>:") picks envd's user; without one it
- * is "user", E2B's default. With isolation the name must be an account of
- * the sandbox's own /etc/passwd; without, root, user and the name of the
- * backend's uid are known and everything runs as the backend's uid. A header
- * that is not valid Basic is ignored, as Go's Request.BasicAuth does. */
+/* Authorization: Basic base64("<user>:") picks envd's user; without one
+ * user is "" and Start acts as the sandbox's default user (its template's,
+ * start()). With isolation the name must be an account of the sandbox's own
+ * /etc/passwd; without, root, user and the name of the backend's uid are
+ * known and everything runs as the backend's uid. A header that is not
+ * valid Basic is ignored, as Go's Request.BasicAuth does. */
 static int check_user(const struct proc_manager *pm, const struct sandbox *sb,
 	struct evhttp_request *req, char user[64], struct connect_error *err)
 {
-	snprintf(user, 64, "user");
+	user[0] = '\0';
 	char name[256];
 	int given = request_basic_user(req, name, sizeof name);
 	if (given == 0)
@@ -232,14 +233,23 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 	long long timeout = timeout_ms(req, err);
 	if (timeout < 0)
 		return -1;
+	/* envd's GetAuthUser: no Basic user is the default user, which the
+	 * sandbox's /etc/passwd may no longer have (envd's words for that). */
+	const char *name = user[0] ? user : registry_default_user(sb);
 	struct sandbox_user account;
-	if (runtime_user_resolve(sb, user, &account) != 0) {
-		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", user);
+	if (runtime_user_resolve(sb, name, &account) != 0) {
+		if (user[0])
+			connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
+		else
+			connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid default user: '%.64s'", name);
 		return -1;
 	}
 	/* Without isolation every name is the backend's own user (see check_user). */
 	const char *user_name = runtime_isolated() ? account.name : pm->user_name;
-	char *cwd = process_resolve_cwd(r.cwd, account.home, user_name, err);
+	/* envd's ExpandAndResolve: no cwd is the default workdir, else home;
+	 * "~" and relative paths are the user's home's. */
+	const char *asked_cwd = r.cwd && r.cwd[0] ? r.cwd : sb->default_workdir;
+	char *cwd = process_resolve_cwd(asked_cwd, account.home, user_name, err);
 	if (!cwd)
 		return -1;
 	struct proc_spawn spec = {
