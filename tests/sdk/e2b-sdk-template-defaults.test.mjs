@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startBackend } from '../../host/backend.mjs';
+import { until } from '../lib/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
 const { Sandbox, Template } = await import('e2b');
@@ -74,6 +75,11 @@ describe('official e2b SDK: a template\'s user and workdir are its sandboxes\' d
       // Only an empty path is the workdir (ExpandAndResolve's first step).
       await sbx.commands.run('touch /app/here', { user: 'root' });
       assert.deepEqual((await sbx.files.list('')).map((e) => e.path), ['/app/here']);
+      const seen = [];
+      const watch = await sbx.files.watchDir('', (e) => seen.push(e.name));
+      await sbx.commands.run('touch /app/watched', { user: 'root' });
+      await until(() => seen.includes('watched'), () => `a watch of '' is on the workdir: ${seen}`);
+      await watch.stop();
 
       // base, and a sandbox of the default shape (the warm pool's): user and its home.
       assert.equal(await where(base), 'user /home/user /home/user');
@@ -144,6 +150,7 @@ describe('official e2b SDK: a template\'s user and workdir are its sandboxes\' d
       await sbx.commands.run('userdel guest', { user: 'root', cwd: '/' });
       await assert.rejects(sbx.commands.run('true', { cwd: '/tmp' }), /invalid default user: 'guest'/);
       await assert.rejects(sbx.files.list('/tmp'), /invalid default user: 'guest'/);
+      await assert.rejects(sbx.files.watchDir('/tmp', () => {}), /invalid default user: 'guest'/);
       await assert.rejects(sbx.files.read('/etc/passwd'), /error looking up user 'guest'/);
       await assert.rejects(sbx.files.write('/tmp/x', 'x'), /error looking up user 'guest'/);
       // A named user is untouched.
