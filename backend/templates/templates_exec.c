@@ -266,9 +266,7 @@ static char *workdir_abs(const struct exec *e, const char *path)
 static void step_workdir(struct exec *e, const char *path)
 {
 	char *abs = workdir_abs(e, path);
-	char *q = abs ? templates_steps_quote(abs) : NULL;
-	char *cmd = q ? text_printf("mkdir -p %s", q) : NULL;
-	free(q);
+	char *cmd = abs ? templates_steps_workdir_script(abs, e->cfg.user ? e->cfg.user : "user") : NULL;
 	if (!cmd) {
 		free(abs);
 		finish(e, "out of memory");

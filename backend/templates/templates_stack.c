@@ -88,6 +88,11 @@ void templates_stack_key(const cJSON *layers, const cJSON *step, const struct te
 	cJSON_AddItemToObject(o, "args", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(step, "args"), 1));
 	if (cJSON_IsString(hash))
 		cJSON_AddStringToObject(o, "filesHash", hash->valuestring);
+	/* A WORKDIR's new directories are its user's since this mark: no layer
+	 * of an older state directory, all root's, matches. */
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "type"));
+	if (type && strcmp(type, "WORKDIR") == 0)
+		cJSON_AddStringToObject(o, "madeBy", "user");
 	cJSON_AddStringToObject(o, "user", cfg->user ? cfg->user : "");
 	cJSON_AddStringToObject(o, "workdir", cfg->workdir ? cfg->workdir : "");
 	cJSON_AddItemToObject(o, "envs", cJSON_Duplicate(cfg->envs, 1));

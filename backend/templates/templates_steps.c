@@ -169,3 +169,17 @@ char *templates_steps_copy_script(const char *tar_path, const char *src, const c
 		free(q[i]);
 	return script;
 }
+
+char *templates_steps_workdir_script(const char *dir, const char *user)
+{
+	char *owner = text_printf("%s:", user);
+	char *q[2] = {templates_steps_quote(dir), owner ? templates_steps_quote(owner) : NULL};
+	char *script = NULL;
+	if (q[0] && q[1])
+		script = text_printf("d=%s; new=; while [ ! -d \"$d\" ]; do new=$d; d=$(dirname \"$d\"); done; "
+			"mkdir -p %s && { [ -z \"$new\" ] || chown -R %s \"$new\"; }", q[0], q[0], q[1]);
+	free(owner);
+	free(q[0]);
+	free(q[1]);
+	return script;
+}

@@ -1,5 +1,6 @@
 /* Checking a build request's steps (E2B's TemplateStep list) before a
- * build starts, and the shell text of a COPY step. Calls lib/ only. */
+ * build starts, and the shell text of the COPY and WORKDIR steps. Calls
+ * lib/ only. */
 #ifndef E2B_BACKEND_TEMPLATES_STEPS_H
 #define E2B_BACKEND_TEMPLATES_STEPS_H
 
@@ -16,5 +17,9 @@ char *templates_steps_quote(const char *s);
  * (user[:group]), files with mode (octal text or ""). malloc'd. */
 char *templates_steps_copy_script(const char *tar_path, const char *src, const char *dest,
 	const char *workdir, const char *owner, const char *mode);
+/* The root shell command of a WORKDIR to the absolute dir: as E2B's, the
+ * directories it makes (not those already there) belong to user and its
+ * login group, so a template's workdir is its user's. malloc'd. */
+char *templates_steps_workdir_script(const char *dir, const char *user);
 
 #endif

@@ -53,6 +53,9 @@ describe('official e2b SDK: a template\'s user and workdir are its sandboxes\' d
     const base = await Sandbox.create('base', { ...opts, timeoutMs: 120_000 });
     try {
       assert.equal(await where(sbx), 'guest /app /home/guest');
+      // As E2B's WORKDIR: the directory it made is the template's user's.
+      assert.equal((await sbx.commands.run('stat -c %U /app; echo made > here-too && cat here-too')).stdout, 'guest\nmade\n');
+      await sbx.commands.run('rm here-too');
       assert.equal(await where(sbx, { user: 'root' }), 'root /app /root', 'the workdir is every user\'s default');
       assert.equal(await where(sbx, { cwd: '/tmp' }), 'guest /tmp /home/guest');
       assert.equal(await where(sbx, { user: 'root', cwd: '/' }), 'root / /root');
