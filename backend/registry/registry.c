@@ -285,6 +285,8 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	sb->env_vars = env_vars;
 	sb->asked_network = network;
 	sb->mask_request_host = mask;
+	free(sb->default_user);
+	free(sb->default_workdir);
 	sb->default_user = user;
 	sb->default_workdir = workdir;
 	sb->secure = spec->secure;
