@@ -74,6 +74,7 @@ struct http_conns {
 	struct event *resume;
 	bool paused[2];
 	int64_t accept_logged_ms; /* when an accept() failure was last logged */
+	int64_t last_request_ms;  /* when the last request head was routed */
 	unsigned long accept_unlogged;
 };
 
@@ -213,6 +214,7 @@ static size_t sandbox_requests(struct http_conns *c, const char *id)
 static void conn_verdict(const struct http_head *head, struct http_verdict *v, void *arg)
 {
 	struct conn *e = arg;
+	e->tracker->last_request_ms = clock_now_ms();
 	if (e->server->verdict)
 		e->server->verdict(head, v, e->server->verdict_arg);
 	e->counted = false;
@@ -410,6 +412,11 @@ void http_conns_free(struct http_conns *c)
 	if (tracker == c)
 		tracker = NULL;
 	free(c);
+}
+
+int64_t http_conns_last_request_ms(void)
+{
+	return tracker ? tracker->last_request_ms : 0;
 }
 
 size_t http_conns_max(const struct http_conns *c)

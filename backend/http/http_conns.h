@@ -29,6 +29,7 @@
 
 #include <event2/http.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct event_base;
 struct evconnlistener;
@@ -52,6 +53,9 @@ struct http_conns *http_conns_new(struct event_base *base, const struct http_con
 /* After every evhttp using it has been freed. */
 void http_conns_free(struct http_conns *conns);
 size_t http_conns_max(const struct http_conns *conns);
+/* When the last request head (of any listener) was routed (clock_now_ms),
+ * 0 before the first: for work that waits for a quiet moment. */
+int64_t http_conns_last_request_ms(void);
 /* Connections only the control plane may use: min(64, cap / 4). */
 size_t http_conns_api_reserve(const struct http_conns *conns);
 
