@@ -43,6 +43,7 @@ struct conn {
 	struct http_gate *gate;
 	struct event *deadline; /* armed while no request is in progress */
 	bool busy;
+	int64_t began_ms;       /* when the request in progress began */
 	bool counted;           /* a request for sandbox[] is in progress */
 	bool ends_itself;
 	char sandbox[64];
@@ -414,9 +415,18 @@ void http_conns_free(struct http_conns *c)
 	free(c);
 }
 
-int64_t http_conns_last_request_ms(void)
+bool http_conns_quiet(int64_t quiet_ms, int64_t young_ms)
 {
-	return tracker ? tracker->last_request_ms : 0;
+	struct http_conns *c = tracker;
+	if (!c)
+		return true;
+	int64_t now = clock_now_ms();
+	if (now - c->last_request_ms < quiet_ms)
+		return false;
+	for (struct conn *e = c->oldest; e; e = e->next)
+		if (e->busy && now - e->began_ms < young_ms)
+			return false;
+	return true;
 }
 
 size_t http_conns_max(const struct http_conns *c)
@@ -511,6 +521,7 @@ const struct http_verdict *http_conns_request_begins(struct evhttp_request *req)
 	if (!e)
 		return NULL;
 	e->busy = true;
+	e->began_ms = clock_now_ms();
 	evtimer_del(e->deadline);
 	evhttp_request_set_on_complete_cb(req, on_request_done, e);
 	const struct http_verdict *v = http_gate_verdict(e->gate);

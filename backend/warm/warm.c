@@ -19,11 +19,17 @@
 #define WARM_MIN_RANGES 64
 #define WARM_BACKOFF_MIN_MS 100
 #define WARM_BACKOFF_MAX_MS 30000
-/* A step that holds the loop for milliseconds waits until no request has
- * come for WARM_QUIET_MS (a claimed sandbox's first command comes right
- * after its create), but never more than WARM_DEFER_MAX_MS. */
+/* A step that holds the loop for milliseconds waits for a quiet moment: no
+ * request head for WARM_QUIET_MS (a claimed sandbox's first command comes
+ * a millisecond or two after its create's answer) and no request younger
+ * than WARM_YOUNG_MS still in progress (that command's first output), but
+ * never more than WARM_DEFER_MAX_MS; and not at all when the pool is empty:
+ * then the next create would start a sandbox from nothing, which costs it
+ * more than any wait the refill causes. */
 #define WARM_QUIET_MS 3
-#define WARM_DEFER_MAX_MS 30
+#define WARM_YOUNG_MS 15
+#define WARM_DEFER_MAX_MS 40
+#define WARM_RECHECK_MS 1
 
 struct warm {
 	struct event_base *base;
@@ -46,12 +52,12 @@ static bool quiet_moment(struct warm *w, struct event *ev)
 	int64_t now = clock_now_ms();
 	if (w->due_ms == 0)
 		w->due_ms = now;
-	int64_t quiet_for = now - http_conns_last_request_ms();
-	if (quiet_for >= WARM_QUIET_MS || now - w->due_ms >= WARM_DEFER_MAX_MS) {
+	if (w->nready == 0 || http_conns_quiet(WARM_QUIET_MS, WARM_YOUNG_MS) ||
+	    now - w->due_ms >= WARM_DEFER_MAX_MS) {
 		w->due_ms = 0;
 		return true;
 	}
-	struct timeval tv = {0, (WARM_QUIET_MS - quiet_for) * 1000};
+	struct timeval tv = {0, WARM_RECHECK_MS * 1000};
 	evtimer_add(ev, &tv);
 	return false;
 }
