@@ -18,6 +18,7 @@
 #include "net/net.h"
 #include "options.h"
 #include "registry/registry.h"
+#include "runtime/runtime_dynmods.h"
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_rootless.h"
 #include "runtime/runtime_seccomp.h"
@@ -65,6 +66,7 @@ static int print_ready_line(const char *api_url, const char *sandbox_url, const 
 	cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
 	cJSON_AddBoolToObject(o, "limits", runtime_limits());
 	cJSON_AddBoolToObject(o, "seccomp", runtime_seccomp_active());
+	cJSON_AddBoolToObject(o, "cgroup_favor_dynmods", runtime_dynmods_active());
 	cJSON_AddStringToObject(o, "domain", domain);
 	char *line = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
@@ -135,6 +137,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	free(templates);
+	if (opt.cgroup_favor_dynmods && runtime_limits())
+		runtime_dynmods_start(sd.root);
 	if (store_layers_init(base, sd.root) != 0) {
 		runtime_shutdown();
 		event_base_free(base);

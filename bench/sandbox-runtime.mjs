@@ -10,7 +10,14 @@
 //   idle     — M sandboxes alive at once, each with a `sleep` running: the
 //              backend's RSS growth plus every sandbox init's RSS, per sandbox
 //
-//   node bench/sandbox-runtime.mjs [--sandboxes 100] [--runs 200] [--idle 50] [--isolation auto|full|none] [--warm-pool N] [--json]
+//   --gap-ms G: wait G ms between creates (off the clock), so that the warm
+//   pool refills: the latency of a create on a backend that is not already
+//   busy creating; with 0 (the default) creates follow each other at once
+//   and, beyond the pool's size, mostly start a sandbox while the pool's
+//   refill competes for the CPU. Either way the result says how many creates
+//   found a pooled sandbox ready (/health's warm.ready before the create).
+//
+//   node bench/sandbox-runtime.mjs [--sandboxes 100] [--runs 200] [--idle 50] [--isolation auto|full|none] [--warm-pool N] [--gap-ms G] [--json]
 import path from 'node:path'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -26,6 +33,7 @@ const arg = (name, def) => {
 const N = Number(arg('sandboxes', 100))
 const RUNS = Number(arg('runs', 200))
 const IDLE = Number(arg('idle', 50))
+const GAP_MS = Number(arg('gap-ms', 0))
 
 const quantile = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -48,7 +56,11 @@ const client = (sb) => envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: s
 
 // --- create -> first output -------------------------------------------------
 const firstOutput = []
+let poolReady = 0
 for (let i = 0; i < N; i++) {
+  if (GAP_MS > 0) await new Promise((resolve) => setTimeout(resolve, GAP_MS))
+  const health = await (await fetch(`${backend.apiUrl}/health`)).json()
+  if (health.warm?.ready > 0) poolReady++
   const t0 = performance.now()
   const sb = await create()
   const s = await client(sb).open('process.Process/Start', { process: { cmd: 'echo', args: ['hi'] } })
@@ -108,7 +120,8 @@ await backend.stop()
 const result = {
   isolation: backend.isolation,
   warm_pool: WARM === undefined ? 'default (2)' : Number(WARM),
-  create_first_output_ms: { median: round(quantile(firstOutput, 0.5)), p99: round(quantile(firstOutput, 0.99)), n: N },
+  create_first_output_ms: { median: round(quantile(firstOutput, 0.5)), p99: round(quantile(firstOutput, 0.99)), n: N,
+    gap_ms: GAP_MS, pool_ready: poolReady },
   exec_run_true_ms: { plugin_median: round(quantile(execRun, 0.5)), plugin_p99: round(quantile(execRun, 0.99)),
     raw_start_median: round(quantile(raw, 0.5)), n: RUNS },
   idle_sandbox_kib: { backend_per_sandbox: round(backendGrowth / IDLE), init_per_sandbox: round(initKiB / IDLE),

@@ -7,7 +7,8 @@
 //   // backend.apiUrl, backend.sandboxUrl, backend.apiKey, backend.stateDir, backend.pid,
 //   // backend.isolation ('full', 'rootless' or 'none') and backend.limits (cgroup
 //   // limits apply), backend.seccomp (true when sandbox processes run under the
-//   // syscall policy) and backend.domain, from the ready line
+//   // syscall policy), backend.cgroupFavorDynmods (true when cgroup migrations
+//   // skip the kernel's grace periods) and backend.domain, from the ready line
 //   ...
 //   await backend.stop();   // SIGTERM (or stop('SIGINT')), resolves to { code, signal } on exit
 //
@@ -166,6 +167,7 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     isolation: ready.isolation, // 'full' (namespaces, overlay, cgroups, an id range each), 'rootless' or 'none'
     limits: ready.limits,       // whether cpu, memory and pids limits apply (full only)
     seccomp: ready.seccomp, // true when every sandbox process runs under the syscall policy
+    cgroupFavorDynmods: ready.cgroup_favor_dynmods, // true when cgroup migrations skip the kernel's grace periods
     domain: ready.domain,       // the sandboxes' domain: <port>-<id>.<domain> (--domain; default localhost:<envd port>)
     apiKey,
     stderr: () => stderr,

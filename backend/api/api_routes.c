@@ -22,6 +22,7 @@
 #include "templates/templates_files.h"
 #include "volumes/volumes.h"
 #include "runtime/runtime.h"
+#include "runtime/runtime_dynmods.h"
 #include "runtime/runtime_seccomp.h"
 #include "warm/warm.h"
 
@@ -40,6 +41,7 @@ static int api_health(struct api_ctx *ctx, struct evhttp_request *req, const cha
 		cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
 		cJSON_AddBoolToObject(o, "limits", runtime_limits());
 		cJSON_AddBoolToObject(o, "seccomp", runtime_seccomp_active());
+		cJSON_AddBoolToObject(o, "cgroup_favor_dynmods", runtime_dynmods_active());
 		cJSON *warm = cJSON_AddObjectToObject(o, "warm");
 		if (warm) {
 			cJSON_AddNumberToObject(warm, "ready", (double)warm_ready(ctx->warm));

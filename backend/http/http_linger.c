@@ -10,11 +10,11 @@
 #include <sys/queue.h>
 #include <unistd.h>
 
-#define READS_PER_TURN 4 /* of READ_PIECE each: other clients come first */
+#define READS_PER_TURN 16 /* of READ_PIECE each: other clients come first */
 #define READ_PIECE (64 * 1024)
 
 struct lingering {
-	LIST_ENTRY(lingering) link;
+	TAILQ_ENTRY(lingering) link;
 	struct http_linger *owner;
 	struct event *ev;
 	evutil_socket_t fd;
@@ -24,13 +24,13 @@ struct lingering {
 
 struct http_linger {
 	struct event_base *base;
-	LIST_HEAD(, lingering) sockets;
+	TAILQ_HEAD(, lingering) sockets; /* oldest first */
 	size_t count;
 };
 
 static void finish(struct lingering *s)
 {
-	LIST_REMOVE(s, link);
+	TAILQ_REMOVE(&s->owner->sockets, s, link);
 	s->owner->count--;
 	event_free(s->ev);
 	close(s->fd);
@@ -65,7 +65,7 @@ struct http_linger *http_linger_new(struct event_base *base)
 	if (!l)
 		return NULL;
 	l->base = base;
-	LIST_INIT(&l->sockets);
+	TAILQ_INIT(&l->sockets);
 	return l;
 }
 
@@ -73,14 +73,18 @@ void http_linger_free(struct http_linger *l)
 {
 	if (!l)
 		return;
-	while (!LIST_EMPTY(&l->sockets))
-		finish(LIST_FIRST(&l->sockets));
+	while (!TAILQ_EMPTY(&l->sockets))
+		finish(TAILQ_FIRST(&l->sockets));
 	free(l);
 }
 
 bool http_linger_take(struct http_linger *l, evutil_socket_t fd)
 {
-	struct lingering *s = l->count < HTTP_LINGER_MAX ? calloc(1, sizeof *s) : NULL;
+	/* Full: the oldest goes, its client has had the longest to read its
+	 * answer (refusing the new one would reset it at once). */
+	if (l->count >= HTTP_LINGER_MAX)
+		finish(TAILQ_FIRST(&l->sockets));
+	struct lingering *s = calloc(1, sizeof *s);
 	if (s)
 		s->ev = event_new(l->base, fd, EV_READ | EV_PERSIST, on_event, s);
 	if (!s || !s->ev) {
@@ -99,7 +103,7 @@ bool http_linger_take(struct http_linger *l, evutil_socket_t fd)
 	 * silence; until_ms bounds a client that trickles. */
 	struct timeval idle = {HTTP_LINGER_MS / 1000, (HTTP_LINGER_MS % 1000) * 1000};
 	event_add(s->ev, &idle);
-	LIST_INSERT_HEAD(&l->sockets, s, link);
+	TAILQ_INSERT_TAIL(&l->sockets, s, link);
 	l->count++;
 	return true;
 }

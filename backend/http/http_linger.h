@@ -5,7 +5,7 @@
  * is followed by a FIN, and the socket is kept and read into nothing until
  * the client closes, a deadline passes or enough has been dropped.
  * Lingering sockets are outside the connection cap (they hold no request)
- * and few: past HTTP_LINGER_MAX the socket is closed at once, as before.
+ * and few: past HTTP_LINGER_MAX the oldest is closed.
  * Calls nothing above libevent. */
 #ifndef E2B_BACKEND_HTTP_LINGER_H
 #define E2B_BACKEND_HTTP_LINGER_H
@@ -27,7 +27,7 @@ void http_linger_free(struct http_linger *l);
 
 /* Takes fd (its own descriptor: the caller's copy goes its own way) and
  * closes it once the client has closed, or at the limits above. Returns
- * false, having closed fd, when HTTP_LINGER_MAX sockets already linger. */
+ * false, having closed fd, when out of memory. */
 bool http_linger_take(struct http_linger *l, evutil_socket_t fd);
 
 /* Sockets lingering now (for tests). */

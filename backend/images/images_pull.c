@@ -266,7 +266,7 @@ static int write_result(struct attempt *a, char *why, size_t len)
 	    (!workdir || cJSON_AddStringToObject(r, "workdir", workdir)) &&
 	    cJSON_AddStringToObject(r, "user", has_account(a->diff_ids, "user") ? "user" : "root") &&
 	    cJSON_AddItemReferenceToObject(r, "log", a->log))
-		rc = store_json_write(path, r);
+		rc = store_json_write(path, r, STORE_DURABLE);
 	if (rc != 0)
 		snprintf(why, len, "cannot keep the pull's result: %s", strerror(errno));
 	cJSON_Delete(r);

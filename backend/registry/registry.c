@@ -77,7 +77,8 @@ static int save(struct registry *reg, const struct sandbox *sb)
 	if (!reg->state_root)
 		return 0;
 	cJSON *record = registry_records_of(sb, clock_now_ms());
-	int rc = record ? store_records_write(reg->state_root, REGISTRY_RECORDS_KIND, sb->id, record) : -1;
+	int rc = record ? store_records_write(reg->state_root, REGISTRY_RECORDS_KIND, sb->id, record,
+		STORE_VOLATILE) : -1;
 	cJSON_Delete(record);
 	if (rc != 0)
 		fprintf(stderr, "sandbox %s: cannot write its record: %s\n", sb->id, strerror(errno));
@@ -346,7 +347,7 @@ void registry_kill(struct registry *reg, struct sandbox *sb)
 	/* The record goes first: after a crash, a directory without a record
 	 * is removed at the next start; the reverse would bring back a
 	 * sandbox without its files. */
-	if (reg->state_root && store_records_delete(reg->state_root, REGISTRY_RECORDS_KIND, sb->id) != 0)
+	if (reg->state_root && store_records_delete(reg->state_root, REGISTRY_RECORDS_KIND, sb->id, STORE_VOLATILE) != 0)
 		fprintf(stderr, "sandbox %s: cannot remove its record: %s\n", sb->id, strerror(errno));
 	for (size_t i = 0; i < reg->count; i++) {
 		if (reg->items[i] != sb)
@@ -447,7 +448,7 @@ static int restore_one(void *ctx, const char *id, cJSON *record)
 		/* Its files are gone: so is the sandbox. */
 		fprintf(stderr, "e2b-local-backend: sandbox %s has a record but no directory; "
 			"removing the record\n", sb->id);
-		store_records_delete(reg->state_root, REGISTRY_RECORDS_KIND, sb->id);
+		store_records_delete(reg->state_root, REGISTRY_RECORDS_KIND, sb->id, STORE_VOLATILE);
 		sandbox_free(sb);
 		return 0;
 	}

@@ -7,6 +7,7 @@
  * namespaces: runtime_rootless.c. */
 #define _GNU_SOURCE
 #include "runtime/runtime.h"
+#include "runtime/runtime_dynmods.h"
 
 /* Paths here are built into fixed buffers (PATH_MAX-sized); one that would
  * not fit is cut and then simply not found, except the overlay's options,
@@ -237,6 +238,7 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 void runtime_shutdown(void)
 {
 	runtime_wait_cleaners();
+	runtime_dynmods_stop();
 	runtime_disk_shutdown();
 	if (rt_g.mode == ISOLATION_FULL)
 		for (int i = 0; i < RT_NCTRL; i++)

@@ -131,7 +131,7 @@ static struct snapshot *from_record(const char *id, const cJSON *r)
 static void forget(struct snapshots *ss, size_t i)
 {
 	struct snapshot *s = ss->items[i];
-	if (ss->state_root && store_records_delete(ss->state_root, RECORDS_KIND, s->id) != 0)
+	if (ss->state_root && store_records_delete(ss->state_root, RECORDS_KIND, s->id, STORE_DURABLE) != 0)
 		fprintf(stderr, "snapshot %s: cannot remove its record: %s\n", s->id, strerror(errno));
 	memmove(ss->items + i, ss->items + i + 1, (ss->count - i - 1) * sizeof *ss->items);
 	ss->count--;
@@ -314,7 +314,7 @@ const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox 
 	s->disk_size_mb = sb->disk_size_mb;
 	s->created_ms = clock_now_ms();
 	cJSON *r = ss->state_root ? record_of(s) : NULL;
-	int rc = !ss->state_root ? 0 : r ? store_records_write(ss->state_root, RECORDS_KIND, s->id, r) : -1;
+	int rc = !ss->state_root ? 0 : r ? store_records_write(ss->state_root, RECORDS_KIND, s->id, r, STORE_DURABLE) : -1;
 	cJSON_Delete(r);
 	if (rc != 0) {
 		fprintf(stderr, "snapshot of %s: cannot write its record: %s\n", sb->id, strerror(errno));

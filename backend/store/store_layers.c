@@ -151,7 +151,7 @@ static int write_layer_json(const char *tmp, const char *id, const char *parent,
 	    cJSON_AddStringToObject(o, "origin", origin) && cJSON_AddNumberToObject(o, "size", (double)size) &&
 	    cJSON_AddStringToObject(o, "created", created) &&
 	    (!external || cJSON_AddStringToObject(o, "external", external)))
-		rc = store_json_write(path, o);
+		rc = store_json_write(path, o, STORE_DURABLE);
 	else
 		errno = ENOMEM;
 	int e = errno;

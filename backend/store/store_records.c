@@ -49,7 +49,7 @@ static int sync_parent(const char *path)
 	return rc;
 }
 
-int store_json_write(const char *path, const cJSON *json)
+int store_json_write(const char *path, const cJSON *json, enum store_sync sync)
 {
 	char *text = cJSON_PrintUnformatted(json);
 	char *tmp = text_printf("%s.tmp", path);
@@ -58,9 +58,9 @@ int store_json_write(const char *path, const cJSON *json)
 	if (!text || !tmp)
 		errno = ENOMEM;
 	else if (fd >= 0 && write_all(fd, text, strlen(text)) == 0 && write_all(fd, "\n", 1) == 0 &&
-		 fsync(fd) == 0 && close(fd) == 0) {
+		 (sync == STORE_VOLATILE || fsync(fd) == 0) && close(fd) == 0) {
 		fd = -1;
-		rc = rename(tmp, path) == 0 ? sync_parent(path) : -1;
+		rc = rename(tmp, path) != 0 ? -1 : sync == STORE_DURABLE ? sync_parent(path) : 0;
 	}
 	int e = errno;
 	if (fd >= 0)
@@ -120,7 +120,8 @@ static char *record_path(const char *state_root, const char *kind, const char *i
 	return path;
 }
 
-int store_records_write(const char *state_root, const char *kind, const char *id, const cJSON *record)
+int store_records_write(const char *state_root, const char *kind, const char *id, const cJSON *record,
+	enum store_sync sync)
 {
 	char *dir = record_path(state_root, kind, NULL);
 	char *records = text_printf("%s/records", state_root);
@@ -128,7 +129,7 @@ int store_records_write(const char *state_root, const char *kind, const char *id
 	int rc = -1;
 	if (dir && records && path && (mkdir(records, 0700) == 0 || errno == EEXIST) &&
 	    (mkdir(dir, 0700) == 0 || errno == EEXIST))
-		rc = store_json_write(path, record);
+		rc = store_json_write(path, record, sync);
 	int e = errno;
 	free(dir);
 	free(records);
@@ -147,12 +148,12 @@ cJSON *store_records_read(const char *state_root, const char *kind, const char *
 	return json;
 }
 
-int store_records_delete(const char *state_root, const char *kind, const char *id)
+int store_records_delete(const char *state_root, const char *kind, const char *id, enum store_sync sync)
 {
 	char *path = record_path(state_root, kind, id);
 	if (!path)
 		return -1;
-	int rc = unlink(path) == 0 ? sync_parent(path) : errno == ENOENT ? 0 : -1;
+	int rc = unlink(path) != 0 ? (errno == ENOENT ? 0 : -1) : sync == STORE_DURABLE ? sync_parent(path) : 0;
 	int e = errno;
 	free(path);
 	errno = e;

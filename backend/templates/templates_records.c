@@ -70,7 +70,7 @@ int templates_records_save(const char *state_root, const struct template *tpl)
 		if (b->status == BUILD_READY)
 			cJSON_AddItemToArray(builds, build_json(b));
 	cJSON_AddItemToObject(o, "builds", builds);
-	int rc = store_records_write(state_root, KIND, tpl->id, o);
+	int rc = store_records_write(state_root, KIND, tpl->id, o, STORE_DURABLE);
 	int e = errno;
 	cJSON_Delete(o);
 	errno = e;
@@ -79,7 +79,7 @@ int templates_records_save(const char *state_root, const struct template *tpl)
 
 int templates_records_delete(const char *state_root, const char *template_id)
 {
-	return store_records_delete(state_root, KIND, template_id);
+	return store_records_delete(state_root, KIND, template_id, STORE_DURABLE);
 }
 
 static const char *str(const cJSON *o, const char *name)

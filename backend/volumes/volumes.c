@@ -266,7 +266,7 @@ static int save(struct volumes *vs, const struct volume *v)
 		cJSON_AddStringToObject(r, "name", v->name) &&
 		cJSON_AddNumberToObject(r, "sizeMB", v->size_mb) &&
 		cJSON_AddNumberToObject(r, "createdAt", (double)v->created_ms)
-		? store_records_write(vs->state_root, RECORDS_KIND, v->id, r) : -1;
+		? store_records_write(vs->state_root, RECORDS_KIND, v->id, r, STORE_DURABLE) : -1;
 	cJSON_Delete(r);
 	return rc;
 }
@@ -356,7 +356,7 @@ int volumes_delete(struct volumes *vs, const char *id, struct volumes_error *err
 			"(running or paused); kill the sandbox first", v->name, user->id);
 		return -1;
 	}
-	if (vs->state_root && store_records_delete(vs->state_root, RECORDS_KIND, v->id) != 0) {
+	if (vs->state_root && store_records_delete(vs->state_root, RECORDS_KIND, v->id, STORE_DURABLE) != 0) {
 		err->status = 500;
 		snprintf(err->message, sizeof err->message, "cannot remove the volume's record: %s",
 			strerror(errno));

@@ -1,6 +1,8 @@
 /* The warm pool (warm.h). */
 #include "warm/warm.h"
 
+#include "http/http_conns.h"
+#include "lib/clock.h"
 #include "net/net.h"
 #include "net/net_policy.h"
 #include "registry/registry.h"
@@ -17,6 +19,17 @@
 #define WARM_MIN_RANGES 64
 #define WARM_BACKOFF_MIN_MS 100
 #define WARM_BACKOFF_MAX_MS 30000
+/* A step that holds the loop for milliseconds waits for a quiet moment: no
+ * request head for WARM_QUIET_MS (a claimed sandbox's first command comes
+ * a millisecond or two after its create's answer) and no request younger
+ * than WARM_YOUNG_MS still in progress (that command's first output), but
+ * never more than WARM_DEFER_MAX_MS; and not at all when the pool is empty:
+ * then the next create would start a sandbox from nothing, which costs it
+ * more than any wait the refill causes. */
+#define WARM_QUIET_MS 3
+#define WARM_YOUNG_MS 15
+#define WARM_DEFER_MAX_MS 40
+#define WARM_RECHECK_MS 1
 
 struct warm {
 	struct event_base *base;
@@ -29,7 +42,25 @@ struct warm {
 	struct sandbox *starting; /* launched; its init has not reported yet */
 	struct event *launch, *report, *attach;
 	unsigned failures;        /* in a row: the back-off, one log line per streak */
+	int64_t due_ms;           /* when the step waiting for a quiet moment became due */
 };
+
+/* Whether a step due since w->due_ms may run now; if not, ev (a timer) is
+ * armed to ask again. */
+static bool quiet_moment(struct warm *w, struct event *ev)
+{
+	int64_t now = clock_now_ms();
+	if (w->due_ms == 0)
+		w->due_ms = now;
+	if (w->nready == 0 || http_conns_quiet(WARM_QUIET_MS, WARM_YOUNG_MS) ||
+	    now - w->due_ms >= WARM_DEFER_MAX_MS) {
+		w->due_ms = 0;
+		return true;
+	}
+	struct timeval tv = {0, WARM_RECHECK_MS * 1000};
+	evtimer_add(ev, &tv);
+	return false;
+}
 
 static void schedule(struct warm *w, long delay_ms)
 {
@@ -59,6 +90,8 @@ static void on_attach(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct warm *w = arg;
+	if (!quiet_moment(w, w->attach))
+		return;
 	char why[256];
 	struct net_policy open;
 	if (net_policy_parse(NULL, NULL, -1, &open, why, sizeof why) != 0 ||
@@ -92,6 +125,8 @@ static void on_launch(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct warm *w = arg;
+	if (!quiet_moment(w, w->launch))
+		return;
 	struct runtime_error err;
 	/* What a create checks first (the template, free disk space). */
 	if (runtime_check_create(w->shape.template_id, w->shape.cpu_count, w->shape.memory_mb,
@@ -136,7 +171,7 @@ struct warm *warm_new(struct event_base *base, struct registry *reg, const struc
 	w->ready = calloc(size, sizeof *w->ready);
 	w->launch = evtimer_new(base, on_launch, w);
 	w->report = event_new(base, -1, 0, NULL, NULL);
-	w->attach = event_new(base, -1, 0, on_attach, w);
+	w->attach = evtimer_new(base, on_attach, w);
 	if (!w->template_id || !w->ready || !w->launch || !w->report || !w->attach ||
 	    event_priority_set(w->launch, WARM_PRIORITY) != 0 ||
 	    event_priority_set(w->attach, WARM_PRIORITY) != 0) {

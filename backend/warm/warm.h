@@ -4,10 +4,12 @@
  * (registry_claim) and the next is started behind it, off the request's
  * path. Starting one takes the event loop in short steps (the init mounts
  * its root in its own process meanwhile), each run only once nothing else
- * is waiting to run, so requests in flight go first.
+ * is waiting to run and the HTTP side is quiet (http_conns_quiet; at most
+ * 40 ms, and not at all for an empty pool), so requests in flight go first
+ * and the claimed sandbox's first command does not wait behind the refill.
  * Owns: the pool and its refill timer.
  * May call: registry/ (launch, claim, discard), net/ (attach), runtime/
- * (the init's report pipe) and lib/. Called by main.c and api/ (create). */
+ * (the init's report pipe), http/ (when the last request came) and lib/. Called by main.c and api/ (create). */
 #ifndef E2B_BACKEND_WARM_H
 #define E2B_BACKEND_WARM_H
 

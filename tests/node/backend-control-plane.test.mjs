@@ -103,7 +103,8 @@ describe('control plane', () => {
     const res = await api('GET', '/health', { key: null });
     assert.equal(res.status, 200);
     const { warm, ...rest } = JSON.parse(res.text);
-    assert.deepEqual(rest, { isolation: backend.isolation, limits: backend.isolation === 'full', seccomp: backend.seccomp });
+    assert.deepEqual(rest, { isolation: backend.isolation, limits: backend.isolation === 'full', seccomp: backend.seccomp,
+      cgroup_favor_dynmods: backend.cgroupFavorDynmods });
     assert.equal(warm.size, backend.isolation === 'none' ? 0 : 2, 'the default --warm-pool');
     assert.ok(Number.isInteger(warm.ready) && warm.ready >= 0 && warm.ready <= warm.size, JSON.stringify(warm));
     assert.ok(['full', 'rootless'].includes(backend.isolation));

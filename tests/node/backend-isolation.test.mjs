@@ -78,8 +78,29 @@ describe('sandbox isolation', () => {
     const res = await fetch(`${backend.apiUrl}/health`);
     assert.equal(res.status, 200);
     const { warm, ...health } = await res.json();
-    assert.deepEqual(health, { isolation: 'full', limits: true, seccomp: true });
+    assert.deepEqual(health, { isolation: 'full', limits: true, seccomp: true, cgroup_favor_dynmods: true });
     assert.equal(warm.size, 2, 'the default warm pool');
+  });
+
+  test('cgroup migrations skip the grace period: a hierarchy of the backend\'s own in favordynmods mode, none with --cgroup-favor-dynmods off', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    // The mode is a property of a mounted hierarchy: the backend's, in its
+    // private mount namespace, under its state directory.
+    const cgroupMounts = (pid) => readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n')
+      .filter((l) => / - cgroup cgroup /.test(l) && l.includes('name=e2b-local-backend'))
+    const ours = cgroupMounts(backend.pid)
+    assert.equal(ours.length, 1, ours.join('\n'))
+    assert.match(ours[0], /favordynmods/)
+    assert.ok(ours[0].split(' ')[4].startsWith(backend.stateDir), ours[0])
+    assert.deepEqual(cgroupMounts(process.pid), [], 'not in the host\'s mount namespace')
+    const off = await startBackend({ extraArgs: ['--cgroup-favor-dynmods', 'off', '--warm-pool', '0'] })
+    try {
+      assert.equal(off.cgroupFavorDynmods, false)
+      assert.equal((await (await fetch(`${off.apiUrl}/health`)).json()).cgroup_favor_dynmods, false)
+      assert.deepEqual(cgroupMounts(off.pid), [])
+    } finally {
+      assert.equal((await off.stop()).code, 0)
+    }
   });
 
   test('the host, the state directory and other sandboxes are out of reach', T, async (t) => {
@@ -277,7 +298,7 @@ describe('--isolation', () => {
     const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
     assert.equal(none.isolation, 'none');
     assert.equal(none.limits, false);
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false, warm: { ready: 0, size: 0 } });
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false, cgroup_favor_dynmods: false, warm: { ready: 0, size: 0 } });
     assert.equal((await none.stop()).code, 0);
 
     // auto never quietly becomes none: without a piece it fails, as full does.

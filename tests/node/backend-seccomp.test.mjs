@@ -109,7 +109,7 @@ describe('the syscall policy inside a sandbox', () => {
     if (skipUnlessFull(t)) return;
     assert.equal(backend.seccomp, true);
     const { warm, ...health } = await (await fetch(`${backend.apiUrl}/health`)).json();
-    assert.deepEqual(health, { isolation: 'full', limits: true, seccomp: true });
+    assert.deepEqual(health, { isolation: 'full', limits: true, seccomp: true, cgroup_favor_dynmods: true });
     assert.equal(warm.size, 2, 'the default warm pool');
   });
 
@@ -185,7 +185,7 @@ test('isolation none: no policy, and the ready line and /health say so', T, asyn
   const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
   try {
     assert.equal(none.seccomp, false);
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false, warm: { ready: 0, size: 0 } });
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false, cgroup_favor_dynmods: false, warm: { ready: 0, size: 0 } });
   } finally {
     assert.equal((await none.stop()).code, 0);
   }

@@ -95,7 +95,7 @@ describe('rootless, over the user\'s subordinate ids', () => {
     assert.equal(backend.limits, false);
     assert.equal(backend.seccomp, true);
     const { warm, ...health } = await (await fetch(`${backend.apiUrl}/health`)).json();
-    assert.deepEqual(health, { isolation: 'rootless', limits: false, seccomp: true });
+    assert.deepEqual(health, { isolation: 'rootless', limits: false, seccomp: true, cgroup_favor_dynmods: false });
     assert.equal(warm.size, 0, '--warm-pool 0');
     // (stderr is another pipe than the ready line's: it may come a little later)
     await until(() => /rootless: sandboxes have no cpu, memory or pids limits \(no cgroup delegation\), no network but loopback/

@@ -76,24 +76,28 @@ void suite_store_records(void)
 	CHECK_NUM(store_records_each(root, "snapshots", collect, &s), 0);
 	CHECK(store_records_read(root, "snapshots", "a") == NULL && errno == ENOENT);
 
-	/* Written, read back, overwritten: the new one; no .tmp stays. */
+	/* Written, read back, overwritten: the new one; no .tmp stays; synced
+	 * or not, a reader sees the same. */
 	cJSON *one = record_with(1), *two = record_with(2);
-	CHECK_NUM(store_records_write(root, "snapshots", "a", one), 0);
-	cJSON *back = store_records_read(root, "snapshots", "a");
-	CHECK(back && cJSON_Compare(back, one, 1));
-	cJSON_Delete(back);
-	CHECK_NUM(store_records_write(root, "snapshots", "a", two), 0);
-	back = store_records_read(root, "snapshots", "a");
-	CHECK(back && cJSON_Compare(back, two, 1));
-	cJSON_Delete(back);
 	char path[512];
-	snprintf(path, sizeof path, "%s/records/snapshots/a.json.tmp", root);
-	CHECK(access(path, F_OK) != 0);
-	CHECK_NUM(store_records_write(root, "snapshots", "b", one), 0);
+	for (int sync = STORE_VOLATILE; sync <= STORE_DURABLE; sync++) {
+		CHECK_NUM(store_records_write(root, "snapshots", "a", one, (enum store_sync)sync), 0);
+		cJSON *back = store_records_read(root, "snapshots", "a");
+		CHECK(back && cJSON_Compare(back, one, 1));
+		cJSON_Delete(back);
+		CHECK_NUM(store_records_write(root, "snapshots", "a", two, (enum store_sync)sync), 0);
+		back = store_records_read(root, "snapshots", "a");
+		CHECK(back && cJSON_Compare(back, two, 1));
+		cJSON_Delete(back);
+		snprintf(path, sizeof path, "%s/records/snapshots/a.json.tmp", root);
+		CHECK(access(path, F_OK) != 0);
+	}
+	cJSON *back;
+	CHECK_NUM(store_records_write(root, "snapshots", "b", one, STORE_DURABLE), 0);
 
 	/* Bad names are refused before anything touches the disk. */
-	CHECK(store_records_write(root, "snapshots", "../x", one) == -1 && errno == EINVAL);
-	CHECK(store_records_write(root, "../x", "a", one) == -1 && errno == EINVAL);
+	CHECK(store_records_write(root, "snapshots", "../x", one, STORE_VOLATILE) == -1 && errno == EINVAL);
+	CHECK(store_records_write(root, "../x", "a", one, STORE_DURABLE) == -1 && errno == EINVAL);
 
 	/* Garbage beside the records (a crash's .tmp, a half-written record,
 	 * JSON that is no object, a stray name) is skipped, the rest is read. */
@@ -116,15 +120,18 @@ void suite_store_records(void)
 	CHECK_NUM(calls, 1);
 
 	/* Deleted: gone; deleting again is no error. */
-	CHECK_NUM(store_records_delete(root, "snapshots", "a"), 0);
+	CHECK_NUM(store_records_delete(root, "snapshots", "a", STORE_DURABLE), 0);
 	CHECK(store_records_read(root, "snapshots", "a") == NULL && errno == ENOENT);
-	CHECK_NUM(store_records_delete(root, "snapshots", "a"), 0);
+	CHECK_NUM(store_records_delete(root, "snapshots", "a", STORE_VOLATILE), 0);
+	CHECK_NUM(store_records_write(root, "snapshots", "a", one, STORE_VOLATILE), 0);
+	CHECK_NUM(store_records_delete(root, "snapshots", "a", STORE_VOLATILE), 0);
+	CHECK(store_records_read(root, "snapshots", "a") == NULL && errno == ENOENT);
 
 	/* A write that fails before its rename leaves the old record whole:
 	 * here its temporary file cannot be made. */
 	snprintf(path, sizeof path, "%s/records/snapshots/b.json.tmp", root);
 	CHECK_NUM(mkdir(path, 0700), 0);
-	CHECK(store_records_write(root, "snapshots", "b", two) == -1);
+	CHECK(store_records_write(root, "snapshots", "b", two, STORE_DURABLE) == -1);
 	back = store_records_read(root, "snapshots", "b");
 	CHECK(back && cJSON_Compare(back, one, 1));
 	cJSON_Delete(back);
