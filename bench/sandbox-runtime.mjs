@@ -6,7 +6,9 @@
 //              after, off the clock)
 //   exec.run — `true` through the e2b-wasm plugin (reference host,
 //              in-process), round trip of exec.run; and the same command as a
-//              raw envd Start stream for comparison
+//              raw envd Start stream for comparison, back to back and after
+//              200 ms of nothing (a person typing; the first cgroup move
+//              after a pause used to wait for an RCU grace period)
 //   idle     — M sandboxes alive at once, each with a `sleep` running: the
 //              backend's RSS growth plus every sandbox init's RSS, per sandbox
 //
@@ -17,7 +19,7 @@
 //   refill competes for the CPU. Either way the result says how many creates
 //   found a pooled sandbox ready (/health's warm.ready before the create).
 //
-//   node bench/sandbox-runtime.mjs [--sandboxes 100] [--runs 200] [--idle 50] [--isolation auto|full|none] [--warm-pool N] [--gap-ms G] [--json]
+//   node bench/sandbox-runtime.mjs [--sandboxes 100] [--runs 200] [--idle 50] [--idle-starts 30] [--isolation auto|full|none] [--warm-pool N] [--gap-ms G] [--json]
 import path from 'node:path'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -34,6 +36,7 @@ const N = Number(arg('sandboxes', 100))
 const RUNS = Number(arg('runs', 200))
 const IDLE = Number(arg('idle', 50))
 const GAP_MS = Number(arg('gap-ms', 0))
+const IDLE_STARTS = Number(arg('idle-starts', 30))
 
 const quantile = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -93,6 +96,13 @@ for (let i = 0; i < RUNS; i++) {
   await rawClient.stream('process.Process/Start', { process: { cmd: 'true' } })
   raw.push(performance.now() - t0)
 }
+const afterIdle = []
+for (let i = 0; i < IDLE_STARTS; i++) {
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const t0 = performance.now()
+  await rawClient.stream('process.Process/Start', { process: { cmd: 'true' } })
+  afterIdle.push(performance.now() - t0)
+}
 await infra.sandbox_protocol.kill(sid)
 
 // --- idle sandboxes -------------------------------------------------------------
@@ -123,7 +133,8 @@ const result = {
   create_first_output_ms: { median: round(quantile(firstOutput, 0.5)), p99: round(quantile(firstOutput, 0.99)), n: N,
     gap_ms: GAP_MS, pool_ready: poolReady },
   exec_run_true_ms: { plugin_median: round(quantile(execRun, 0.5)), plugin_p99: round(quantile(execRun, 0.99)),
-    raw_start_median: round(quantile(raw, 0.5)), n: RUNS },
+    raw_start_median: round(quantile(raw, 0.5)), n: RUNS,
+    raw_start_after_200ms_idle_median: round(quantile(afterIdle, 0.5)), n_after_idle: IDLE_STARTS },
   idle_sandbox_kib: { backend_per_sandbox: round(backendGrowth / IDLE), init_per_sandbox: round(initKiB / IDLE),
     total_per_sandbox: round((backendGrowth + initKiB) / IDLE), sandboxes: IDLE },
 }
