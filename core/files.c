@@ -25,10 +25,7 @@ const char *e2bw_files_param_str(const e2bw_call *call, const char *name) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-const char *e2bw_files_user(const e2bw_call *call) {
-  const char *u = e2bw_files_param_str(call, "user");
-  return u ? u : E2BW_FILES_DEFAULT_USER;
-}
+const char *e2bw_files_user(const e2bw_call *call) { return e2bw_files_param_str(call, "user"); }
 
 static double param_num(const e2bw_call *call, const char *name, double fallback) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->params, name);

@@ -16,8 +16,6 @@
 /* The most bytes one files.read answers with: base64 of this many bytes plus
  * the answer's JSON fits in one EPP message (E2BW_MAX_MESSAGE_BYTES). */
 #define E2BW_FILES_MAX_READ (((E2BW_MAX_MESSAGE_BYTES - 4096u) / 4u) * 3u)
-/* The account envd acts as when a call names none (as the E2B SDK). */
-#define E2BW_FILES_DEFAULT_USER "user"
 
 /* The handlers of files.list, stat, mkdir, remove, move and search. */
 void e2bw_files_list(e2bw_core *core, e2bw_call *call);
@@ -29,6 +27,9 @@ void e2bw_files_search(e2bw_core *core, e2bw_call *call);
 
 /* Shared by the handlers (files.c). */
 const char *e2bw_files_param_str(const e2bw_call *call, const char *name);
+/* The call's `user`, or NULL: then no user is sent and envd acts as the
+ * sandbox's default user (`user` in E2B's base template, a template's last
+ * setUser otherwise), as the E2B SDK does. */
 const char *e2bw_files_user(const e2bw_call *call);
 /* The JSON answer of a unary call, or NULL after failing the call with the
  * typed error for `path`. Finishes op. */

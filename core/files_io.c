@@ -31,7 +31,7 @@
 #define ERROR_BODY_MAX (64u * 1024u)
 #define UNKNOWN ((unsigned long long)-1)
 
-/* GET|POST {envd}/files?path=<p>&username=<u> with envd's routing headers.
+/* GET|POST {envd}/files?path=<p>[&username=<u>] with envd's routing headers.
  * A given body (malloc'd) passes to the request: no copy of a 12 MiB upload. */
 static e2bw_http_op *files_request(e2bw_core *core, e2bw_call *call, const char *method, const char *const *extra,
                                    const uint8_t *body, size_t body_len, uint8_t *given) {
@@ -39,8 +39,9 @@ static e2bw_http_op *files_request(e2bw_core *core, e2bw_call *call, const char 
   const char *path = e2bw_files_param_str(call, "path");
   const e2bw_sandbox_info *info = e2bw_sandbox_lookup(core, id);
   e2bw_buf url = {0}, what = {0};
+  const char *user = e2bw_files_user(call);
   int rc = e2bw_envd_base_url(core, id, &url) || e2bw_buf_append_str(&url, "/files?path=") || e2bw_url_encode_str(&url, path) ||
-           e2bw_buf_append_str(&url, "&username=") || e2bw_url_encode_str(&url, e2bw_files_user(call));
+           (user && (e2bw_buf_append_str(&url, "&username=") || e2bw_url_encode_str(&url, user)));
   rc |= e2bw_buf_append_str(&what, method) || e2bw_buf_append_str(&what, " /files");
   const char *headers[24];
   int h = 0;

@@ -74,13 +74,14 @@ static void url_go(e2bw_core *core, e2bw_call *call) {
   long long expiration = (long long)floor(core->now / 1000.0) + (long long)ceil(in);
   e2bw_buf url = {0};
   int rc = e2bw_envd_base_url(core, id, &url) || e2bw_buf_append_str(&url, "/files?path=") || e2bw_url_encode_str(&url, path) ||
-           e2bw_buf_append_str(&url, "&username=") || e2bw_url_encode_str(&url, user);
+           (user && (e2bw_buf_append_str(&url, "&username=") || e2bw_url_encode_str(&url, user)));
   int signed_url = info && info->token;
   if (signed_url) { /* a sandbox without an envd token takes unsigned requests */
     e2bw_buf sig = {0};
     char exp[32];
     snprintf(exp, sizeof exp, "%lld", expiration);
-    rc |= e2bw_files_signature(&sig, path, operation, user, info->token, expiration);
+    /* envd signs an absent username as "" */
+    rc |= e2bw_files_signature(&sig, path, operation, user ? user : "", info->token, expiration);
     rc |= e2bw_buf_append_str(&url, "&signature=") || e2bw_url_encode(&url, sig.data ? sig.data : "", sig.len) ||
           e2bw_buf_append_str(&url, "&signature_expiration=") || e2bw_buf_append_str(&url, exp);
     e2bw_buf_free(&sig);

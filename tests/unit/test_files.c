@@ -233,10 +233,11 @@ static void test_read_request(void) {
   CHECK_NUM(field(res, "total_size")->valuedouble, 100);
   CHECK_STR(str(res, "path"), "/home/user/a b+\xc3\xbc.txt");
   CHECK(h_pending(h) == 0);
-  /* no user: envd acts as "user"; no range header without offset/length */
+  /* no user: none is sent, envd acts as the sandbox's default user (as the
+   * E2B SDK does); no range header without offset/length */
   call(h, 2, "files.read", "{\"sandbox_id\":\"sbx1\",\"path\":\"/x\"}");
   req = h_http_next(h);
-  CHECK_STR(req->url, "http://envd.test/files?path=%2Fx&username=user");
+  CHECK_STR(req->url, "http://envd.test/files?path=%2Fx");
   CHECK(h_header(req, "Range") == NULL);
   h_free(h);
 }
@@ -388,7 +389,7 @@ static void test_write(void) {
   call(h, 1, "files.write", "{\"sandbox_id\":\"sbx1\",\"path\":\"/home/user/a b.txt\",\"content\":\"aGVsbG8=\",\"encoding\":\"base64\"}");
   h_http *req = h_http_next(h);
   CHECK_STR(req->method, "POST");
-  CHECK_STR(req->url, "http://envd.test/files?path=%2Fhome%2Fuser%2Fa%20b.txt&username=user");
+  CHECK_STR(req->url, "http://envd.test/files?path=%2Fhome%2Fuser%2Fa%20b.txt");
   CHECK_STR(h_header(req, "Content-Type"), "application/octet-stream");
   CHECK_STR(req->body, "hello");
   h_respond(h, req->op, 200, NULL, "[{\"path\":\"/home/user/a b.txt\",\"name\":\"a b.txt\",\"type\":\"file\"}]");
@@ -491,6 +492,17 @@ static void test_write_with_mode_and_owner(void) {
 }
 
 /* --- directory operations ----------------------------------------------------------- */
+
+/* No user named: no Authorization, so envd acts as the sandbox's default
+ * user (a template's setUser), as the E2B SDK leaves it. */
+static void test_default_user_not_sent(void) {
+  harness *h = ready();
+  call(h, 1, "files.list", "{\"sandbox_id\":\"sbx1\",\"path\":\"/home/user\"}");
+  h_http *req = h_http_next(h);
+  CHECK_STR(req->url, "http://envd.test/filesystem.Filesystem/ListDir");
+  CHECK(h_header(req, "Authorization") == NULL);
+  h_free(h);
+}
 
 static void test_dirs(void) {
   harness *h = ready();
@@ -677,7 +689,13 @@ static void test_urls(void) {
   call(h, 1, "files.url", "{\"sandbox_id\":\"sbx1\",\"path\":\"/home/user/a b.txt\",\"operation\":\"read\",\"expires_in\":3600}");
   cJSON *r = h_send(h);
   const cJSON *res = h_result(r);
-  /* now = 2026-01-01T00:00:00Z; + 3600 s; signature from node's crypto (test_signature) */
+  /* now = 2026-01-01T00:00:00Z; + 3600 s; signatures from node's crypto
+   * (test_signature); without a user, none is named and the empty username
+   * is signed, as envd checks it */
+  CHECK_STR(str(res, "url"), "http://envd.test/files?path=%2Fhome%2Fuser%2Fa%20b.txt"
+                             "&signature=v1_F06j86coiWOpQZdVyaxlUA8fWNnYCTJH6FdOj3xY%2Bzc&signature_expiration=1767229200");
+  call(h, 4, "files.url", "{\"sandbox_id\":\"sbx1\",\"path\":\"/home/user/a b.txt\",\"operation\":\"read\",\"expires_in\":3600,\"user\":\"user\"}");
+  res = h_result(h_send(h));
   CHECK_STR(str(res, "url"), "http://envd.test/files?path=%2Fhome%2Fuser%2Fa%20b.txt&username=user"
                              "&signature=v1_8naPndJmDHAM4cvAQvKJ9yveHiE1qdKBzOoG3s5yFcs&signature_expiration=1767229200");
   CHECK_STR(str(res, "method"), "GET");
@@ -702,7 +720,7 @@ static void test_urls(void) {
   /* no envd token: an unsigned link that does not expire */
   call(h, 2, "files.url", "{\"sandbox_id\":\"sbx1\",\"path\":\"/a\",\"operation\":\"read\"}");
   res = h_result(h_send(h));
-  CHECK_STR(str(res, "url"), "https://49983-sbx1.eu.e2b.test/files?path=%2Fa&username=user");
+  CHECK_STR(str(res, "url"), "https://49983-sbx1.eu.e2b.test/files?path=%2Fa");
   CHECK(cJSON_IsNull(field(res, "expires_at")));
   h_free(h);
   /* a local backend (one sandbox_url) that names the domain: the host name
@@ -828,6 +846,7 @@ void suite_files(void) {
   test_write();
   test_write_multipart_for_old_envd();
   test_write_with_mode_and_owner();
+  test_default_user_not_sent();
   test_dirs();
   test_watch();
   test_urls();
