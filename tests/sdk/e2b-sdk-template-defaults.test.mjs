@@ -11,11 +11,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startBackend } from '../../host/backend.mjs';
+import { loadProvider } from '../../host/reference/host.mjs';
 import { until } from '../lib/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
 const { Sandbox, Template } = await import('e2b');
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 describe('official e2b SDK: a template\'s user and workdir are its sandboxes\' defaults', () => {
   let backend;
@@ -97,6 +100,24 @@ describe('official e2b SDK: a template\'s user and workdir are its sandboxes\' d
     } finally {
       await sbx.kill();
       await base.kill();
+    }
+  });
+
+  test('the plugin, too: files.* and exec.run that name no user act as the template\'s user (the core sends none, as the SDK)', async (t) => {
+    if (backend.isolation !== 'full') { t.skip('building templates needs full isolation'); return; }
+    const infra = await loadProvider(repo, { env: { E2B_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl } });
+    const { sandbox_id } = await infra.call('sandbox.create', { template: name, timeout: 120 });
+    try {
+      assert.equal((await infra.call('exec.run', { sandbox_id, command: 'echo "$(whoami) $(pwd)"' })).stdout, 'guest /app\n');
+      await infra.call('files.write', { sandbox_id, path: '/app/from-plugin.txt', content: 'plugin' });
+      const entry = await infra.call('files.stat', { sandbox_id, path: '/app/from-plugin.txt' });
+      assert.equal(entry.owner, 'guest', JSON.stringify(entry));
+      assert.equal((await infra.call('files.read', { sandbox_id, path: '/app/from-plugin.txt' })).content, 'plugin');
+      // An explicit user still wins.
+      await infra.call('files.write', { sandbox_id, path: '/tmp/as-root.txt', content: 'r', user: 'root' });
+      assert.equal((await infra.call('files.stat', { sandbox_id, path: '/tmp/as-root.txt' })).owner, 'root');
+    } finally {
+      await infra.call('sandbox.kill', { sandbox_id });
     }
   });
 
