@@ -9,23 +9,12 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
-
-#ifndef CGROUP_SUPER_MAGIC
-#define CGROUP_SUPER_MAGIC 0x27e0eb
-#endif
 
 #define HIERARCHY_OPTIONS "none,name=e2b-local-backend,favordynmods"
 
 static char *mount_point;
 static bool active;
-
-static bool is_cgroup_mount(const char *path)
-{
-	struct statfs fs;
-	return statfs(path, &fs) == 0 && fs.f_type == CGROUP_SUPER_MAGIC;
-}
 
 void runtime_dynmods_start(const char *state_root)
 {
@@ -35,10 +24,6 @@ void runtime_dynmods_start(const char *state_root)
 	if (mkdir(mount_point, 0700) != 0 && errno != EEXIST) {
 		fprintf(stderr, "e2b-local-backend: %s: %s; cgroup migrations keep waiting for the "
 			"kernel's grace periods\n", mount_point, strerror(errno));
-		return;
-	}
-	if (is_cgroup_mount(mount_point)) { /* a killed backend's: the same hierarchy */
-		active = true;
 		return;
 	}
 	if (mount("cgroup", mount_point, "cgroup", MS_NOSUID | MS_NODEV | MS_NOEXEC,

@@ -17,8 +17,9 @@
 
 #include <stdbool.h>
 
-/* Mounts the hierarchy (a leftover mount of a killed backend is reused).
- * A kernel without the mode is no error: one line on stderr, and
+/* Mounts the hierarchy, in the backend's private mount namespace (so a
+ * killed backend leaves no mount, only the empty directory, reused). A
+ * kernel without the mode is no error: one line on stderr, and
  * runtime_dynmods_active() stays false. */
 void runtime_dynmods_start(const char *state_root);
 void runtime_dynmods_stop(void);
