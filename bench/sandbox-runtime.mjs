@@ -43,6 +43,7 @@ const quantile = (xs, q) => {
   return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]
 }
 const round = (x) => Math.round(x * 100) / 100
+const medianOf = (xs) => (xs.length ? round(quantile(xs, 0.5)) : null)
 const rssKiB = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
 
 const ISOLATION = arg('isolation', 'auto')
@@ -59,11 +60,13 @@ const client = (sb) => envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: s
 
 // --- create -> first output -------------------------------------------------
 const firstOutput = []
+const fromPool = [] // whether /health said a pooled sandbox was ready before each create
 let poolReady = 0
 for (let i = 0; i < N; i++) {
   if (GAP_MS > 0) await new Promise((resolve) => setTimeout(resolve, GAP_MS))
   const health = await (await fetch(`${backend.apiUrl}/health`)).json()
   if (health.warm?.ready > 0) poolReady++
+  fromPool.push(health.warm?.ready > 0)
   const t0 = performance.now()
   const sb = await create()
   const s = await client(sb).open('process.Process/Start', { process: { cmd: 'echo', args: ['hi'] } })
@@ -131,7 +134,10 @@ const result = {
   isolation: backend.isolation,
   warm_pool: WARM === undefined ? 'default (2)' : Number(WARM),
   create_first_output_ms: { median: round(quantile(firstOutput, 0.5)), p99: round(quantile(firstOutput, 0.99)), n: N,
-    gap_ms: GAP_MS, pool_ready: poolReady },
+    gap_ms: GAP_MS, pool_ready: poolReady,
+    // the same split by whether a pooled sandbox was ready (null: none of that kind)
+    from_pool_median: medianOf(firstOutput.filter((_, i) => fromPool[i])),
+    not_from_pool_median: medianOf(firstOutput.filter((_, i) => !fromPool[i])) },
   exec_run_true_ms: { plugin_median: round(quantile(execRun, 0.5)), plugin_p99: round(quantile(execRun, 0.99)),
     raw_start_median: round(quantile(raw, 0.5)), n: RUNS,
     raw_start_after_200ms_idle_median: round(quantile(afterIdle, 0.5)), n_after_idle: IDLE_STARTS },

@@ -43,7 +43,6 @@ struct conn {
 	struct http_gate *gate;
 	struct event *deadline; /* armed while no request is in progress */
 	bool busy;
-	int64_t began_ms;       /* when the request in progress began */
 	bool counted;           /* a request for sandbox[] is in progress */
 	bool ends_itself;
 	char sandbox[64];
@@ -75,7 +74,6 @@ struct http_conns {
 	struct event *resume;
 	bool paused[2];
 	int64_t accept_logged_ms; /* when an accept() failure was last logged */
-	int64_t last_request_ms;  /* when the last request head was routed */
 	unsigned long accept_unlogged;
 };
 
@@ -215,7 +213,6 @@ static size_t sandbox_requests(struct http_conns *c, const char *id)
 static void conn_verdict(const struct http_head *head, struct http_verdict *v, void *arg)
 {
 	struct conn *e = arg;
-	e->tracker->last_request_ms = clock_now_ms();
 	if (e->server->verdict)
 		e->server->verdict(head, v, e->server->verdict_arg);
 	e->counted = false;
@@ -415,20 +412,6 @@ void http_conns_free(struct http_conns *c)
 	free(c);
 }
 
-bool http_conns_quiet(int64_t quiet_ms, int64_t young_ms)
-{
-	struct http_conns *c = tracker;
-	if (!c)
-		return true;
-	int64_t now = clock_now_ms();
-	if (now - c->last_request_ms < quiet_ms)
-		return false;
-	for (struct conn *e = c->oldest; e; e = e->next)
-		if (e->busy && now - e->began_ms < young_ms)
-			return false;
-	return true;
-}
-
 size_t http_conns_max(const struct http_conns *c)
 {
 	return c->max;
@@ -521,7 +504,6 @@ const struct http_verdict *http_conns_request_begins(struct evhttp_request *req)
 	if (!e)
 		return NULL;
 	e->busy = true;
-	e->began_ms = clock_now_ms();
 	evtimer_del(e->deadline);
 	evhttp_request_set_on_complete_cb(req, on_request_done, e);
 	const struct http_verdict *v = http_gate_verdict(e->gate);

@@ -54,11 +54,6 @@ struct http_conns *http_conns_new(struct event_base *base, const struct http_con
 /* After every evhttp using it has been freed. */
 void http_conns_free(struct http_conns *conns);
 size_t http_conns_max(const struct http_conns *conns);
-/* For work that can wait for a quiet moment: whether no request head came
- * in the last quiet_ms and no request in progress began in the last young_ms
- * (an answer being made, a command's first output awaited; streams older
- * than that, such as a long command's, do not count). */
-bool http_conns_quiet(int64_t quiet_ms, int64_t young_ms);
 /* Connections only the control plane may use: min(64, cap / 4). */
 size_t http_conns_api_reserve(const struct http_conns *conns);
 

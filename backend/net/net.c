@@ -20,6 +20,7 @@
 #include <linux/netlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ static struct {
 	int self_ns;  /* the backend's network namespace */
 	char ifprefix[12];
 } g = {.rtnl = -1, .self_ns = -1};
+static pthread_mutex_t rtnl_lock = PTHREAD_MUTEX_INITIALIZER; /* g.rtnl: the loop and a worker */
 
 bool net_enabled(void)
 {
@@ -166,7 +168,9 @@ static void on_resolved(void *ctx, const char *name, const uint32_t *addrs, size
 }
 
 /* The relay's sockets, bound inside the sandbox. */
-static int open_dns(struct sandbox *sb, struct sandbox_net *n)
+/* The relay's two sockets, made in the sandbox's namespace on its side of
+ * the veth. */
+static int dns_sockets(struct sandbox *sb, int *udp_out, int *tcp_out)
 {
 	struct sockaddr_in at = {.sin_family = AF_INET, .sin_port = htons(53)};
 	inet_pton(AF_INET, NET_DNS_ADDRESS, &at.sin_addr);
@@ -184,8 +188,9 @@ static int open_dns(struct sandbox *sb, struct sandbox_net *n)
 		errno = err;
 		return -1;
 	}
-	n->dns = net_dns_open(udp, tcp, &n->refuse_dns, on_resolved, n);
-	return n->dns ? 0 : -1;
+	*udp_out = udp;
+	*tcp_out = tcp;
+	return 0;
 }
 
 /* /etc/resolv.conf names the relay. The template's file is rewritten (an
@@ -227,14 +232,27 @@ static void net_free(struct sandbox_net *n)
 	free(n);
 }
 
-int net_sandbox_attach(struct sandbox *sb, struct net_policy *policy, char *why, size_t why_len)
+struct net_attach {
+	struct sandbox *sb;
+	struct sandbox_net *n;
+	int udp, tcp;     /* the relay's sockets, once made */
+	int err;          /* errno of the step that failed, or 0 */
+	const char *step; /* what failed */
+};
+
+int net_sandbox_attach_begin(struct sandbox *sb, struct net_policy *policy, struct net_attach **out,
+	char *why, size_t why_len)
 {
+	*out = NULL;
 	if (!g.on) {
 		net_policy_free(policy);
 		return 0;
 	}
 	struct sandbox_net *n = calloc(1, sizeof *n);
-	if (!n) {
+	struct net_attach *a = calloc(1, sizeof *a);
+	if (!n || !a) {
+		free(n);
+		free(a);
 		net_policy_free(policy);
 		snprintf(why, why_len, "out of memory");
 		return -1;
@@ -246,31 +264,73 @@ int net_sandbox_attach(struct sandbox *sb, struct net_policy *policy, char *why,
 	if (n->slot < 0) {
 		snprintf(why, why_len, "no sandbox address left in this backend's block");
 		net_free(n);
+		free(a);
 		return -1;
 	}
 	slot_name(n->slot, n->ifname);
-	const char *step = "open rtnetlink in the sandbox";
-	int nl = runtime_socket(sb, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
-	int rc = nl < 0 ? -errno
-		: net_link_attach(nl, g.rtnl, g.self_ns, n->ifname, net_pool_host_ip(n->slot),
-			  net_pool_sandbox_ip(n->slot), 31, &step);
-	if (nl >= 0)
-		close(nl);
-	if (rc == 0 && (step = "start its DNS relay", open_dns(sb, n) != 0))
-		rc = -errno;
-	if (rc == 0 && (step = "write /etc/resolv.conf", write_resolv_conf(sb) != 0))
-		rc = -errno;
-	if (rc != 0) {
-		snprintf(why, why_len, "cannot %s: %s", step, strerror(-rc));
-		net_free(n);
-		return -1;
-	}
-	if (net_nft_apply(n->slot, n->ifname, &n->policy, &n->nft, why, why_len) != 0) {
-		net_free(n);
-		return -1;
-	}
-	sb->net = n;
+	*a = (struct net_attach){.sb = sb, .n = n, .udp = -1, .tcp = -1};
+	*out = a;
 	return 0;
+}
+
+void net_sandbox_attach_work(struct net_attach *a)
+{
+	struct sandbox_net *n = a->n;
+	a->step = "open rtnetlink in the sandbox";
+	int nl = runtime_socket(a->sb, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+	int rc = nl < 0 ? -errno : 0;
+	if (rc == 0) {
+		/* The backend's rtnetlink socket (and the sequence of its
+		 * messages) is one: a create on the loop may attach meanwhile. */
+		pthread_mutex_lock(&rtnl_lock);
+		rc = net_link_attach(nl, g.rtnl, g.self_ns, n->ifname, net_pool_host_ip(n->slot),
+			net_pool_sandbox_ip(n->slot), 31, &a->step);
+		pthread_mutex_unlock(&rtnl_lock);
+		close(nl);
+	}
+	if (rc == 0 && (a->step = "start its DNS relay", dns_sockets(a->sb, &a->udp, &a->tcp) != 0))
+		rc = -errno;
+	if (rc == 0 && (a->step = "write /etc/resolv.conf", write_resolv_conf(a->sb) != 0))
+		rc = -errno;
+	a->err = -rc;
+}
+
+int net_sandbox_attach_end(struct net_attach *a, char *why, size_t why_len)
+{
+	if (!a)
+		return 0;
+	struct sandbox_net *n = a->n;
+	int rc = -1;
+	if (a->err != 0) {
+		snprintf(why, why_len, "cannot %s: %s", a->step, strerror(a->err));
+	} else {
+		n->dns = net_dns_open(a->udp, a->tcp, &n->refuse_dns, on_resolved, n);
+		a->udp = a->tcp = -1; /* the relay's now, or closed */
+		if (!n->dns)
+			snprintf(why, why_len, "cannot start its DNS relay: %s", strerror(errno));
+		else
+			rc = net_nft_apply(n->slot, n->ifname, &n->policy, &n->nft, why, why_len);
+	}
+	if (a->udp >= 0)
+		close(a->udp);
+	if (a->tcp >= 0)
+		close(a->tcp);
+	if (rc == 0)
+		a->sb->net = n;
+	else
+		net_free(n);
+	free(a);
+	return rc;
+}
+
+int net_sandbox_attach(struct sandbox *sb, struct net_policy *policy, char *why, size_t why_len)
+{
+	struct net_attach *a;
+	if (net_sandbox_attach_begin(sb, policy, &a, why, why_len) != 0)
+		return -1;
+	if (a)
+		net_sandbox_attach_work(a);
+	return net_sandbox_attach_end(a, why, why_len);
 }
 
 int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, char *why, size_t why_len)

@@ -44,6 +44,18 @@ void net_registry_hooks(struct registry_hooks *hooks);
 /* Gives a new sandbox its interface, relay, /etc/resolv.conf and rules;
  * takes *policy (it is reset either way). -1 with why (a 500). */
 int net_sandbox_attach(struct sandbox *sb, struct net_policy *policy, char *why, size_t why_len);
+/* net_sandbox_attach in three parts, for a caller that runs the middle one
+ * off the loop (warm/): begin (on the loop) takes the sandbox's address and
+ * *policy, and sets *attach (NULL, with 0, when networking is off); work
+ * makes its link, its relay's sockets and /etc/resolv.conf, touching nothing
+ * the loop does (it may run on a worker, lib/worker.h); end (on the loop,
+ * always, once begin gave an attach) starts the relay and the rules, or
+ * undoes it all, and frees *attach. -1 with why. */
+struct net_attach;
+int net_sandbox_attach_begin(struct sandbox *sb, struct net_policy *policy, struct net_attach **attach,
+	char *why, size_t why_len);
+void net_sandbox_attach_work(struct net_attach *attach);
+int net_sandbox_attach_end(struct net_attach *attach, char *why, size_t why_len);
 /* Replaces a sandbox's rules at once (takes *policy); the next connection
  * sees them. -1 with why. */
 int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, char *why, size_t why_len);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -29,11 +30,10 @@ int net_rtnl_open(void)
 static uint32_t take_seq(uint32_t count)
 {
 	static uint32_t next;
-	if (next == 0)
-		next = (uint32_t)time(NULL) << 8 | 1;
-	uint32_t seq = next;
-	next += count ? count : 1;
-	return seq;
+	uint32_t zero = 0;
+	__atomic_compare_exchange_n(&next, &zero, (uint32_t)time(NULL) << 8 | 1, false,
+		__ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	return __atomic_fetch_add(&next, count ? count : 1, __ATOMIC_RELAXED); /* any thread */
 }
 
 struct nlmsghdr *net_rtnl_add(struct net_rtnl_batch *b, uint16_t type, uint16_t flags)

@@ -224,7 +224,7 @@ static int assign_id_and_dir(struct registry *reg, struct sandbox *sb)
 	return -1;
 }
 
-struct sandbox *registry_launch(struct registry *reg, const struct sandbox_spec *spec,
+struct sandbox *registry_launch_reserved(struct registry *reg, const struct sandbox_spec *spec,
 	struct runtime_error *err)
 {
 	err->status = 500;
@@ -250,7 +250,19 @@ struct sandbox *registry_launch(struct registry *reg, const struct sandbox_spec 
 	sb->memory_mb = spec->memory_mb;
 	sb->disk_size_mb = spec->disk_size_mb;
 	sb->internal = true; /* nobody's until claimed */
-	if (runtime_sandbox_launch(sb, err) != 0) {
+	if (runtime_sandbox_reserve(sb, err) != 0) {
+		runtime_sandbox_remove(sb);
+		sandbox_free(sb);
+		return NULL;
+	}
+	return sb;
+}
+
+struct sandbox *registry_launch(struct registry *reg, const struct sandbox_spec *spec,
+	struct runtime_error *err)
+{
+	struct sandbox *sb = registry_launch_reserved(reg, spec, err);
+	if (sb && runtime_sandbox_build(sb, err) != 0) {
 		runtime_sandbox_remove(sb);
 		sandbox_free(sb);
 		return NULL;

@@ -147,6 +147,11 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
  * registry_discard removes one never claimed. */
 struct sandbox *registry_launch(struct registry *reg, const struct sandbox_spec *spec,
 	struct runtime_error *err);
+/* registry_launch up to runtime_sandbox_reserve: what must run on the loop.
+ * The caller then runs runtime_sandbox_build (on a worker, if it likes) and
+ * registry_discard's the sandbox if that fails. */
+struct sandbox *registry_launch_reserved(struct registry *reg, const struct sandbox_spec *spec,
+	struct runtime_error *err);
 int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbox_spec *spec,
 	struct runtime_error *err);
 void registry_discard(struct registry *reg, struct sandbox *sb);

@@ -424,7 +424,7 @@ static int attach_disk(struct sandbox *sb, struct sandbox_rt *rt)
 	return 0;
 }
 
-int runtime_sandbox_launch(struct sandbox *sb, struct runtime_error *err)
+int runtime_sandbox_reserve(struct sandbox *sb, struct runtime_error *err)
 {
 	if (!runtime_isolated())
 		return 0;
@@ -437,18 +437,35 @@ int runtime_sandbox_launch(struct sandbox *sb, struct runtime_error *err)
 		return -1;
 	}
 	sb->rt = rt;
-	char why[256] = "";
 	if (!rt->kept && runtime_ids_take(&rt->ids) != 0) {
 		err->status = 503;
 		snprintf(err->message, sizeof err->message, "no free id range for a new sandbox: the "
 			"%s of --id-range are all in use or still being removed", runtime_ids_describe());
-	} else if (make_cgroups(sb, rt) != 0) {
-		snprintf(err->message, sizeof err->message, "cannot create the sandbox's cgroups: %s",
+	} else if (rt_g.mode == ISOLATION_FULL && runtime_ids_userns(&rt->ids) < 0) {
+		/* made once per range and kept: the overlay's idmapped lowers use it */
+		snprintf(err->message, sizeof err->message, "cannot make the sandbox's user namespace: %s",
 			strerror(errno));
 	} else if (rt_g.mode == ISOLATION_FULL && attach_disk(sb, rt) != 0) {
 		if (errno == ENOSPC)
 			err->status = 507; /* the host's disk is full */
 		snprintf(err->message, sizeof err->message, "cannot prepare the sandbox's disk: %s",
+			strerror(errno));
+	} else {
+		return 0;
+	}
+	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
+	return -1; /* the caller removes it (runtime_sandbox_remove) or stops it again */
+}
+
+int runtime_sandbox_build(struct sandbox *sb, struct runtime_error *err)
+{
+	if (!runtime_isolated())
+		return 0;
+	err->status = 500;
+	struct sandbox_rt *rt = sb->rt;
+	char why[256] = "";
+	if (make_cgroups(sb, rt) != 0) {
+		snprintf(err->message, sizeof err->message, "cannot create the sandbox's cgroups: %s",
 			strerror(errno));
 	} else if (runtime_overlay_mount(sb, rt, err) != 0) {
 		/* err says why */
@@ -462,6 +479,11 @@ int runtime_sandbox_launch(struct sandbox *sb, struct runtime_error *err)
 	}
 	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
 	return -1; /* the caller removes it (runtime_sandbox_remove) or stops it again */
+}
+
+int runtime_sandbox_launch(struct sandbox *sb, struct runtime_error *err)
+{
+	return runtime_sandbox_reserve(sb, err) == 0 ? runtime_sandbox_build(sb, err) : -1;
 }
 
 void runtime_sandbox_setup_in_background(const struct sandbox *sb)

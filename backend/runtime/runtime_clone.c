@@ -20,11 +20,19 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* The cloned init before exec is a copy of the backend made by a raw
+ * clone(), not glibc's fork(): a lock another thread of the backend held at
+ * that moment (a worker's, lib/worker.h) stays held in the copy for good. So
+ * it calls nothing of glibc that takes one: raw system calls for its ids
+ * (glibc's setresuid would take the thread list's lock to reach every
+ * thread), and strerrordesc_np, not strerror's translations. */
+
 /* In the cloned init before exec: says what failed on the report pipe. */
 __attribute__((noreturn)) static void init_fail(int report_fd, const char *what)
 {
 	char text[160];
-	int n = snprintf(text, sizeof text, "%s: %s", what, strerror(errno));
+	const char *desc = strerrordesc_np(errno);
+	int n = snprintf(text, sizeof text, "%s: %s", what, desc ? desc : "unknown error");
 	if (n > 0 && write(report_fd, text, (size_t)n) < 0)
 		_exit(1);
 	_exit(1);
@@ -39,9 +47,9 @@ static void init_become_root(int go_fd, int report_fd, pid_t parent)
 		;
 	if (c != 'g')
 		_exit(1); /* the parent gave up */
-	if (setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0)
+	if (syscall(SYS_setresgid, 0, 0, 0) != 0 || syscall(SYS_setresuid, 0, 0, 0) != 0)
 		init_fail(report_fd, "become root in the sandbox's user namespace");
-	if (!rt_g.single_id && setgroups(0, NULL) != 0)
+	if (!rt_g.single_id && syscall(SYS_setgroups, 0, NULL) != 0)
 		init_fail(report_fd, "setgroups");
 	/* After the id change, which clears it; the parent is outside the new
 	 * pid namespace, so getppid() is 0 while it lives. */
@@ -72,16 +80,22 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 	 *   pass the state directory (0700), and the init need not learn it;
 	 * - changing the effective uid makes a process non-dumpable, and /proc of
 	 *   one that is belongs to the machine's root, where rootless could not
-	 *   write the child's maps: both stay dumpable, as they were. */
+	 *   write the child's maps: both stay dumpable, as they were.
+	 *
+	 * The raw system call changes the calling thread's ids only (glibc's
+	 * setresuid changes every thread's): on a worker (lib/worker.h) the loop
+	 * goes on as root meanwhile. The working directory is the thread's
+	 * own there, and the process's when the loop calls. */
 	long pid = -1;
 	if (fchdir(rt->root_fd) == 0) {
-		if (setresuid((uid_t)-1, rt->ids.base, (uid_t)-1) == 0) {
+		if (syscall(SYS_setresuid, (uid_t)-1, rt->ids.base, (uid_t)-1) == 0) {
 			prctl(PR_SET_DUMPABLE, 1);
 			pid = syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
 				CLONE_NEWIPC | CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, NULL);
 		}
 		int e = errno;
-		if (pid != 0 && (setresuid((uid_t)-1, 0, (uid_t)-1) != 0 || fchdir(rt_g.cwd_fd) != 0)) {
+		if (pid != 0 && (syscall(SYS_setresuid, (uid_t)-1, 0, (uid_t)-1) != 0 ||
+				    fchdir(rt_g.cwd_fd) != 0)) {
 			fprintf(stderr, "e2b-local-backend: cannot become root again in its own directory\n");
 			abort();
 		}

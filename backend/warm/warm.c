@@ -1,8 +1,7 @@
 /* The warm pool (warm.h). */
 #include "warm/warm.h"
 
-#include "http/http_conns.h"
-#include "lib/clock.h"
+#include "lib/worker.h"
 #include "net/net.h"
 #include "net/net_policy.h"
 #include "registry/registry.h"
@@ -19,17 +18,8 @@
 #define WARM_MIN_RANGES 64
 #define WARM_BACKOFF_MIN_MS 100
 #define WARM_BACKOFF_MAX_MS 30000
-/* A step that holds the loop for milliseconds waits for a quiet moment: no
- * request head for WARM_QUIET_MS (a claimed sandbox's first command comes
- * a millisecond or two after its create's answer) and no request younger
- * than WARM_YOUNG_MS still in progress (that command's first output), but
- * never more than WARM_DEFER_MAX_MS; and not at all when the pool is empty:
- * then the next create would start a sandbox from nothing, which costs it
- * more than any wait the refill causes. */
-#define WARM_QUIET_MS 3
-#define WARM_YOUNG_MS 15
-#define WARM_DEFER_MAX_MS 40
-#define WARM_RECHECK_MS 1
+/* The worker's CPU priority: below the loop and the sandboxes in use. */
+#define WARM_WORKER_NICE 10
 
 struct warm {
 	struct event_base *base;
@@ -41,26 +31,13 @@ struct warm {
 	size_t nready;
 	struct sandbox *starting; /* launched; its init has not reported yet */
 	struct event *launch, *report, *attach;
+	struct worker *worker;    /* runs the long steps (worker.h) */
+	int built;                /* runtime_sandbox_build's result, and its error */
+	struct runtime_error build_err;
+	struct net_attach *linking; /* net_sandbox_attach's middle part in progress */
+	bool closing;             /* warm_free: a step that ends only cleans up */
 	unsigned failures;        /* in a row: the back-off, one log line per streak */
-	int64_t due_ms;           /* when the step waiting for a quiet moment became due */
 };
-
-/* Whether a step due since w->due_ms may run now; if not, ev (a timer) is
- * armed to ask again. */
-static bool quiet_moment(struct warm *w, struct event *ev)
-{
-	int64_t now = clock_now_ms();
-	if (w->due_ms == 0)
-		w->due_ms = now;
-	if (w->nready == 0 || http_conns_quiet(WARM_QUIET_MS, WARM_YOUNG_MS) ||
-	    now - w->due_ms >= WARM_DEFER_MAX_MS) {
-		w->due_ms = 0;
-		return true;
-	}
-	struct timeval tv = {0, WARM_RECHECK_MS * 1000};
-	evtimer_add(ev, &tv);
-	return false;
-}
 
 static void schedule(struct warm *w, long delay_ms)
 {
@@ -84,25 +61,53 @@ static void failed(struct warm *w, const char *why)
 	schedule(w, delay < WARM_BACKOFF_MAX_MS ? delay : WARM_BACKOFF_MAX_MS);
 }
 
-/* Step 3: its interface, relay and (open) rules; then it is ready. */
+static void ready(struct warm *w)
+{
+	w->ready[w->nready++] = w->starting;
+	w->starting = NULL;
+	w->failures = 0;
+	schedule(w, 0);
+}
+
+/* Step 3, on the worker: its link, relay sockets and resolv.conf. */
+static void link_work(void *arg)
+{
+	struct warm *w = arg;
+	net_sandbox_attach_work(w->linking);
+}
+
+/* Step 3, back on the loop: its relay and (open) rules; then it is ready. */
+static void link_done(void *arg)
+{
+	struct warm *w = arg;
+	char why[256];
+	int rc = net_sandbox_attach_end(w->linking, why, sizeof why);
+	w->linking = NULL;
+	if (w->closing)
+		return;
+	if (rc != 0)
+		failed(w, why);
+	else
+		ready(w);
+}
+
+/* Step 3: its address and network; the link is made on the worker. */
 static void on_attach(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	struct warm *w = arg;
-	if (!quiet_moment(w, w->attach))
-		return;
 	char why[256];
 	struct net_policy open;
 	if (net_policy_parse(NULL, NULL, -1, &open, why, sizeof why) != 0 ||
-	    net_sandbox_attach(w->starting, &open, why, sizeof why) != 0) {
+	    net_sandbox_attach_begin(w->starting, &open, &w->linking, why, sizeof why) != 0) {
 		failed(w, why);
 		return;
 	}
-	w->ready[w->nready++] = w->starting;
-	w->starting = NULL;
-	w->failures = 0;
-	schedule(w, 0);
+	if (!w->linking)
+		ready(w); /* no networking */
+	else if (worker_run(w->worker, link_work, link_done, w) != 0)
+		link_done(w); /* cannot be: one step at a time */
 }
 
 /* Step 2: the init said how its start went. */
@@ -119,24 +124,21 @@ static void on_report(evutil_socket_t fd, short what, void *arg)
 	event_active(w->attach, 0, 0);
 }
 
-/* Step 1: ids, cgroups, disk, overlay; its init is let go. */
-static void on_launch(evutil_socket_t fd, short what, void *arg)
+/* Step 1, on the worker: cgroups, overlay and the init's clone. */
+static void build_work(void *arg)
 {
-	(void)fd;
-	(void)what;
 	struct warm *w = arg;
-	if (!quiet_moment(w, w->launch))
+	w->built = runtime_sandbox_build(w->starting, &w->build_err);
+}
+
+/* Step 1, back on the loop: its init is let go. */
+static void build_done(void *arg)
+{
+	struct warm *w = arg;
+	if (w->closing)
 		return;
-	struct runtime_error err;
-	/* What a create checks first (the template, free disk space). */
-	if (runtime_check_create(w->shape.template_id, w->shape.cpu_count, w->shape.memory_mb,
-		    w->shape.disk_size_mb, &err) != 0) {
-		failed(w, err.message);
-		return;
-	}
-	w->starting = registry_launch(w->reg, &w->shape, &err);
-	if (!w->starting) {
-		failed(w, err.message);
+	if (w->built != 0) {
+		failed(w, w->build_err.message);
 		return;
 	}
 	runtime_sandbox_setup_in_background(w->starting);
@@ -149,6 +151,31 @@ static void on_launch(evutil_socket_t fd, short what, void *arg)
 	if (event_assign(w->report, w->base, report, EV_READ, on_report, w) != 0 ||
 	    event_priority_set(w->report, WARM_PRIORITY) != 0 || event_add(w->report, NULL) != 0)
 		failed(w, "cannot watch its init");
+}
+
+/* Step 1: what a create checks, its id range and disk; the rest on the worker. */
+static void on_launch(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct warm *w = arg;
+	struct runtime_error err;
+	/* What a create checks first (the template, free disk space). */
+	if (runtime_check_create(w->shape.template_id, w->shape.cpu_count, w->shape.memory_mb,
+		    w->shape.disk_size_mb, &err) != 0) {
+		failed(w, err.message);
+		return;
+	}
+	w->starting = registry_launch_reserved(w->reg, &w->shape, &err);
+	if (!w->starting) {
+		failed(w, err.message);
+		return;
+	}
+	if (worker_run(w->worker, build_work, build_done, w) != 0) {
+		w->built = -1;
+		snprintf(w->build_err.message, sizeof w->build_err.message, "its worker is busy");
+		build_done(w); /* cannot be: one step at a time */
+	}
 }
 
 struct warm *warm_new(struct event_base *base, struct registry *reg, const struct sandbox_spec *shape,
@@ -172,7 +199,8 @@ struct warm *warm_new(struct event_base *base, struct registry *reg, const struc
 	w->launch = evtimer_new(base, on_launch, w);
 	w->report = event_new(base, -1, 0, NULL, NULL);
 	w->attach = evtimer_new(base, on_attach, w);
-	if (!w->template_id || !w->ready || !w->launch || !w->report || !w->attach ||
+	w->worker = worker_new(base, WARM_PRIORITY, WARM_WORKER_NICE);
+	if (!w->template_id || !w->ready || !w->launch || !w->report || !w->attach || !w->worker ||
 	    event_priority_set(w->launch, WARM_PRIORITY) != 0 ||
 	    event_priority_set(w->attach, WARM_PRIORITY) != 0) {
 		warm_free(w);
@@ -212,6 +240,8 @@ void warm_free(struct warm *w)
 {
 	if (!w)
 		return;
+	w->closing = true;
+	worker_free(w->worker); /* the step in progress ends first */
 	if (w->launch)
 		event_free(w->launch);
 	if (w->report)

@@ -2,14 +2,14 @@
  * (the template "base", the default resources, no volumes, open network),
  * kept running but nobody's, so a create of that shape only claims one
  * (registry_claim) and the next is started behind it, off the request's
- * path. Starting one takes the event loop in short steps (the init mounts
- * its root in its own process meanwhile), each run only once nothing else
- * is waiting to run and the HTTP side is quiet (http_conns_quiet; at most
- * 40 ms, and not at all for an empty pool), so requests in flight go first
- * and the claimed sandbox's first command does not wait behind the refill.
- * Owns: the pool and its refill timer.
+ * path: its long steps (cgroups, overlay, the init's clone, its veth and
+ * relay sockets) on a worker thread (lib/worker.h), the rest in short steps
+ * at the loop's lowest priority, and the init's own mounts in its process
+ * at nice 19; so requests in flight go first and the claimed sandbox's
+ * first command does not wait behind the refill.
+ * Owns: the pool, its refill timer and its worker.
  * May call: registry/ (launch, claim, discard), net/ (attach), runtime/
- * (the init's report pipe), http/ (when the last request came) and lib/. Called by main.c and api/ (create). */
+ * (the build and the init's report pipe) and lib/. Called by main.c and api/ (create). */
 #ifndef E2B_BACKEND_WARM_H
 #define E2B_BACKEND_WARM_H
 

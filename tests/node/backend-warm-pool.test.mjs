@@ -82,6 +82,29 @@ describe('the warm pool', { skip }, () => {
   });
 });
 
+describe('the refill off the loop', { skip }, () => {
+  // The refill's long steps (cgroups, overlay, the init's clone, the veth)
+  // run on a worker thread while the loop creates sandboxes of its own. A
+  // child cloned by the loop is a copy of a process with two threads: if it
+  // took a lock of glibc the worker held at that moment, it hung for good
+  // (found so: "init did not start" after 10 s, once in a few dozen creates).
+  test('creates of the default shape back to back, faster than the pool refills: every one starts', T, async () => {
+    await filled();
+    for (let i = 0; i < 60; i++) {
+      const s = await create({}); // a hung init: 500 "init did not start" after 10 s
+      if (i % 10 === 9) assert.equal(await s.run('echo ok'), 'ok\n');
+      await s.kill();
+    }
+  });
+
+  test('a backend stopped while its refill is under way exits cleanly', T, async () => {
+    const b = await startBackend({ extraArgs: ['--warm-pool', '4'] });
+    await until(async () => (await health(b)).ready >= 1, 'a first pooled sandbox', 60_000);
+    assert.equal((await b.stop()).code, 0, b.stderr());
+    assert.doesNotMatch(b.stderr(), /cannot start a warm sandbox/);
+  });
+});
+
 describe('what the pool leaves', { skip }, () => {
   test('nothing: after the backend exits no directory, mount or cgroup of a pooled sandbox is left, and none comes back at the next start', T, async () => {
     const stateDir = mkdtempSync(path.join(tmpdir(), 'e2bw-warm-'));
