@@ -304,6 +304,55 @@ static void step_cached(struct exec *e, const cJSON *s, const char *type, const 
 	schedule(e);
 }
 
+/* USER: an account that exists is only remembered; a missing one is made
+ * first, as E2B's builder does (useradd --create-home), in a step that
+ * changes files and so is cached like one. */
+static void step_user(struct exec *e, const cJSON *s, const char *type, const char *args)
+{
+	const char *name = arg(s, 0);
+	struct sandbox_user u;
+	if (strlen(name) >= 64) {
+		char reason[200];
+		snprintf(reason, sizeof reason, "failed to set user '%.64s': invalid username: '%.64s'", name, name);
+		finish(e, reason);
+		return;
+	}
+	bool exists = runtime_user_resolve(e->sb, name, &u) == 0;
+	if (!exists) {
+		templates_stack_key(e->cfg.layers, s, &e->cfg, e->key);
+		bool forced = e->force || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "force"));
+		if (!forced && store_layer_find(e->key)) {
+			free(e->cfg.user);
+			e->cfg.user = strdup(name);
+			step_cached(e, s, type, args);
+			return;
+		}
+		if (cJSON_GetArraySize(e->cfg.layers) >= TEMPLATES_STACK_MAX) {
+			char reason[200];
+			e->key[0] = '\0';
+			snprintf(reason, sizeof reason, "the template would have more than %d layers (one per "
+				"step that changes files): merge some steps", TEMPLATES_STACK_MAX);
+			finish(e, reason);
+			return;
+		}
+	}
+	free(e->cfg.user);
+	e->cfg.user = strdup(name);
+	if (exists) {
+		e->i++;
+		schedule(e);
+		return;
+	}
+	char *cmd = templates_steps_useradd_script(name);
+	char *shown = text_printf("useradd --create-home %s", name);
+	if (cmd && shown)
+		run(e, "root", cmd, shown); /* then the tick seals its layer */
+	else
+		finish(e, "out of memory");
+	free(cmd);
+	free(shown);
+}
+
 static void step(struct exec *e)
 {
 	const cJSON *s = cJSON_GetArrayItem(e->steps, e->i);
@@ -348,19 +397,8 @@ static void step(struct exec *e)
 		}
 		e->i++;
 		schedule(e);
-	} else { /* USER */
-		struct sandbox_user u;
-		if (strlen(arg(s, 0)) >= 64 || runtime_user_resolve(e->sb, arg(s, 0), &u) != 0) {
-			char reason[200];
-			snprintf(reason, sizeof reason, "failed to set user '%.64s': invalid username: '%.64s'",
-				arg(s, 0), arg(s, 0));
-			finish(e, reason);
-			return;
-		}
-		free(e->cfg.user);
-		e->cfg.user = strdup(arg(s, 0));
-		e->i++;
-		schedule(e);
+	} else {
+		step_user(e, s, type, args);
 	}
 }
 

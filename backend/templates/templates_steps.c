@@ -183,3 +183,12 @@ char *templates_steps_workdir_script(const char *dir, const char *user)
 	free(q[1]);
 	return script;
 }
+
+char *templates_steps_useradd_script(const char *user)
+{
+	char *q = templates_steps_quote(user);
+	char *script = q ? text_printf("if command -v useradd >/dev/null 2>&1; then useradd --create-home %s; "
+		"else adduser -D %s; fi", q, q) : NULL;
+	free(q);
+	return script;
+}

@@ -83,6 +83,33 @@ describe('official e2b SDK: templates', () => {
     await assert.rejects(Template.build(nobody, `tpl-nouser-${uniq}`, opts), /failed to run command 'true': invalid username: 'nosuchuser'/);
   });
 
+  test('setUser of an account that does not exist makes it, as E2B\'s builder does (useradd --create-home); a rebuild takes it from the cache', async () => {
+    const template = () => Template().fromTemplate('base')
+      .setUser('newbie')
+      .runCmd('echo "who=$(whoami) home=$HOME"; stat -c "owner=%U" "$HOME"');
+    const logs = [];
+    await Template.build(template(), `tpl-newuser-${uniq}`, { ...opts, onBuildLogs: (e) => logs.push(e.message) });
+    const text = logs.join('\n');
+    assert.match(text, /^who=newbie home=\/home\/newbie$/m);
+    assert.match(text, /^owner=newbie$/m, 'its home is made and is its own');
+    const sbx = await Sandbox.create(`tpl-newuser-${uniq}`, opts);
+    try {
+      assert.equal((await sbx.commands.run('whoami')).stdout, 'newbie\n', 'the sandboxes\' default user');
+      assert.match((await sbx.commands.run('getent passwd newbie')).stdout, /^newbie:x:\d+:\d+::\/home\/newbie:/);
+    } finally {
+      await sbx.kill();
+    }
+    const again = [];
+    await Template.build(template(), `tpl-newuser2-${uniq}`, { ...opts, onBuildLogs: (e) => again.push(e.message) });
+    assert.match(again.join('\n'), /CACHED \[builder \d+\/\d+\] USER newbie/, 'the account\'s layer came from the cache');
+    assert.doesNotMatch(again.join('\n'), /^who=/m, 'nothing ran again');
+    // An account that exists is only remembered: no layer, nothing run.
+    const root = [];
+    await Template.build(Template().fromTemplate('base').setUser('root').runCmd('whoami'), `tpl-rootuser-${uniq}`, { ...opts, onBuildLogs: (e) => root.push(e.message) });
+    assert.doesNotMatch(root.join('\n'), /useradd/);
+    assert.match(root.join('\n'), /^root$/m);
+  });
+
   test('bad input: unknown step types and paths leaving the context are 400s; a missing upload fails the build', async () => {
     const create = await fetch(`${backend.apiUrl}/v3/templates`, { method: 'POST', headers: { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: `tpl-bad-${uniq}` }) });
     assert.equal(create.status, 202);
