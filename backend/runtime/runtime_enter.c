@@ -230,9 +230,9 @@ int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u)
 	/* With a single id (rootless without subordinate ids) that id, 0, is
 	 * every account's, and supplementary groups cannot be set. */
 	if (rt_g.single_id)
-		return setgid(0) == 0 && setuid(0) == 0 ? 0 : -1;
-	if (setgroups((size_t)u->ngroups, u->groups) != 0 || setgid(u->gid) != 0 ||
-	    setuid(u->uid) != 0)
+		return syscall(SYS_setgid, 0) == 0 && syscall(SYS_setuid, 0) == 0 ? 0 : -1;
+	if (syscall(SYS_setgroups, (size_t)u->ngroups, u->groups) != 0 || syscall(SYS_setgid, u->gid) != 0 ||
+	    syscall(SYS_setuid, u->uid) != 0)
 		return -1;
 	return 0;
 }

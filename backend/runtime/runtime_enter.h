@@ -39,7 +39,10 @@ int runtime_fork_enter(const struct sandbox *sb);
 int runtime_fork_leave(const struct sandbox *sb, pid_t child);
 /* In the forked child, before exec: joins the cgroups and namespaces,
  * installs the syscall policy (runtime_seccomp.h), drops privileges the
- * sandbox must not have, becomes user u. -1 with errno. */
+ * sandbox must not have, becomes user u. -1 with errno. Only system calls
+ * and glibc functions that take no lock and allocate nothing: it runs in a
+ * child that shares the backend's memory (process_spawn.c, CLONE_VM), and
+ * glibc's setuid would signal every thread of the backend. */
 int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u);
 /* The pid the sandbox's own /proc shows for a host pid (itself when not isolated). */
 pid_t runtime_ns_pid(const struct sandbox *sb, pid_t host_pid);
