@@ -149,6 +149,21 @@ int templates_tag(struct template *tpl, const char *tag, const char *build_id)
 	return 0;
 }
 
+struct template *templates_tag_build(struct templates *catalog, const char *template_id,
+	const cJSON *tags, const char *build_id)
+{
+	struct template *tpl = templates_find(catalog, template_id);
+	const cJSON *t;
+	bool tagged = false;
+	cJSON_ArrayForEach(t, tags) {
+		if (tpl && cJSON_IsString(t))
+			tagged |= templates_tag(tpl, t->valuestring, build_id) == 0;
+	}
+	if (tpl && !tagged)
+		templates_tag(tpl, TEMPLATES_DEFAULT_TAG, build_id);
+	return tpl;
+}
+
 cJSON *templates_tags_json(const struct template *tpl)
 {
 	cJSON *list = cJSON_CreateArray();

@@ -59,6 +59,11 @@ struct template_build *templates_find_build(const struct template *tpl, const ch
 struct template_build *templates_ready_build(const struct template *tpl, const char *tag);
 /* Points tag at build (replacing an older assignment). */
 int templates_tag(struct template *tpl, const char *tag, const char *build_id);
+/* A build that ended well: its template's tags (a list of strings) point
+ * at it, or the default tag when none could. The template, or NULL when it
+ * is gone. */
+struct template *templates_tag_build(struct templates *catalog, const char *template_id,
+	const struct cJSON *tags, const char *build_id);
 /* Tags of the template as E2B's TemplateTag list. */
 struct cJSON *templates_tags_json(const struct template *tpl);
 /* E2B's Template (list item) and TemplateWithBuilds shapes. */

@@ -27,12 +27,10 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <event2/event.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #define BUILD_SANDBOX_TIMEOUT_S 86400
 
@@ -130,15 +128,7 @@ static void finish(struct exec *e, const char *reason)
 		build_config_clear(&b->config);
 		b->config = e->cfg;
 		memset(&e->cfg, 0, sizeof e->cfg);
-		struct template *tpl = templates_find(e->env->catalog, b->template_id);
-		const cJSON *t;
-		bool tagged = false;
-		cJSON_ArrayForEach(t, b->tags) {
-			if (tpl && cJSON_IsString(t))
-				tagged |= templates_tag(tpl, t->valuestring, b->id) == 0;
-		}
-		if (tpl && !tagged)
-			templates_tag(tpl, TEMPLATES_DEFAULT_TAG, b->id);
+		struct template *tpl = templates_tag_build(e->env->catalog, b->template_id, b->tags, b->id);
 		build_log(b, "info", "finalize", "Build finished: template %s, build %s", b->template_id, b->id);
 		build_finish(b, NULL, NULL);
 		if (tpl && templates_records_save(e->env->state_root, tpl) != 0)
@@ -296,12 +286,35 @@ static void step_cached(struct exec *e, const cJSON *s, const char *type, const 
 		}
 		free(e->cfg.workdir);
 		e->cfg.workdir = abs;
+	} else if (strcmp(type, "USER") == 0) {
+		free(e->cfg.user);
+		e->cfg.user = strdup(arg(s, 0));
 	}
 	push_layer(e, e->key);
 	e->key[0] = '\0';
 	drop_sandbox(e); /* its stack is one layer short now */
 	e->i++;
 	schedule(e);
+}
+
+/* A step that changes files: its cache key; true when it needs no run (its
+ * layer came from the cache, or the stack is too deep: the build is over). */
+static bool settled_before_run(struct exec *e, const cJSON *s, const char *type, const char *args)
+{
+	templates_stack_key(e->cfg.layers, s, &e->cfg, e->key);
+	bool forced = e->force || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "force"));
+	if (!forced && store_layer_find(e->key)) {
+		step_cached(e, s, type, args);
+		return true;
+	}
+	if (cJSON_GetArraySize(e->cfg.layers) < TEMPLATES_STACK_MAX)
+		return false;
+	char reason[200];
+	e->key[0] = '\0';
+	snprintf(reason, sizeof reason, "the template would have more than %d layers (one per "
+		"step that changes files): merge some steps", TEMPLATES_STACK_MAX);
+	finish(e, reason);
+	return true;
 }
 
 /* USER: an account that exists is only remembered; a missing one is made
@@ -317,28 +330,11 @@ static void step_user(struct exec *e, const cJSON *s, const char *type, const ch
 		finish(e, reason);
 		return;
 	}
-	bool exists = runtime_user_resolve(e->sb, name, &u) == 0;
-	if (!exists) {
-		templates_stack_key(e->cfg.layers, s, &e->cfg, e->key);
-		bool forced = e->force || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "force"));
-		if (!forced && store_layer_find(e->key)) {
-			free(e->cfg.user);
-			e->cfg.user = strdup(name);
-			step_cached(e, s, type, args);
-			return;
-		}
-		if (cJSON_GetArraySize(e->cfg.layers) >= TEMPLATES_STACK_MAX) {
-			char reason[200];
-			e->key[0] = '\0';
-			snprintf(reason, sizeof reason, "the template would have more than %d layers (one per "
-				"step that changes files): merge some steps", TEMPLATES_STACK_MAX);
-			finish(e, reason);
-			return;
-		}
-	}
+	if (runtime_user_resolve(e->sb, name, &u) != 0 && settled_before_run(e, s, type, args))
+		return;
 	free(e->cfg.user);
 	e->cfg.user = strdup(name);
-	if (exists) {
+	if (!e->key[0]) { /* it exists: nothing to run, no layer */
 		e->i++;
 		schedule(e);
 		return;
@@ -362,21 +358,8 @@ static void step(struct exec *e)
 	char args[600] = "";
 	for (int k = 0; k < nargs(s) && strlen(args) < 500; k++)
 		snprintf(args + strlen(args), sizeof args - strlen(args), " %.400s", arg(s, k));
-	if (strcmp(type, "ENV") != 0 && strcmp(type, "USER") != 0) {
-		templates_stack_key(e->cfg.layers, s, &e->cfg, e->key);
-		bool forced = e->force || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "force"));
-		if (!forced && store_layer_find(e->key)) {
-			step_cached(e, s, type, args);
-			return;
-		}
-		if (cJSON_GetArraySize(e->cfg.layers) >= TEMPLATES_STACK_MAX) {
-			char reason[200];
-			snprintf(reason, sizeof reason, "the template would have more than %d layers (one per "
-				"step that changes files): merge some steps", TEMPLATES_STACK_MAX);
-			finish(e, reason);
-			return;
-		}
-	}
+	if (strcmp(type, "ENV") != 0 && strcmp(type, "USER") != 0 && settled_before_run(e, s, type, args))
+		return;
 	build_log(e->b, "info", e->step_name, "[builder %d/%d] %s%s", e->i + 1, e->n, type, args);
 	char why[700];
 	if (!e->sb && make_sandbox(e, why, sizeof why) != 0) {
@@ -505,31 +488,14 @@ static void image_ready(void *ctx, const char *error)
 	schedule(e);
 }
 
-/* The registry password leaves the build's copy of its request. */
-static void forget_credentials(cJSON *request)
-{
-	cJSON *password = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(request,
-		"fromImageRegistry"), "password");
-	if (cJSON_IsString(password))
-		explicit_bzero(password->valuestring, strlen(password->valuestring));
-	cJSON_DeleteItemFromObjectCaseSensitive(request, "fromImageRegistry");
-}
-
 int templates_exec_start(struct templates_env *env, struct template *tpl, struct template_build *b,
 	const cJSON *request, char *why, size_t why_len)
 {
 	(void)tpl;
 	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(request, "steps");
-	if (templates_steps_check(steps, why, why_len) != 0 || templates_image_check(request, why, why_len) != 0)
+	if (templates_steps_check(steps, why, why_len) != 0 || templates_image_check(request, why, why_len) != 0 ||
+	    templates_steps_check_strings(request, why, why_len) != 0)
 		return -1;
-	static const char *const strings[] = {"fromImage", "fromTemplate", "startCmd", "readyCmd"};
-	for (size_t k = 0; k < sizeof strings / sizeof strings[0]; k++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(request, strings[k]);
-		if (v && !cJSON_IsNull(v) && !cJSON_IsString(v)) {
-			snprintf(why, why_len, "field \"%s\" must be a string", strings[k]);
-			return -1;
-		}
-	}
 	struct exec *e = calloc(1, sizeof *e);
 	if (!e || !(e->request = cJSON_Duplicate(request, true)) ||
 	    !(e->cfg.envs = cJSON_CreateObject()) || !(e->cfg.user = strdup("user")) ||
@@ -563,7 +529,7 @@ int templates_exec_start(struct templates_env *env, struct template *tpl, struct
 	}
 	if (templates_stack_wants_image(e->request)) {
 		e->pull = templates_image_start(b, e->request, &e->cfg, image_ready, e, reason, sizeof reason);
-		forget_credentials(e->request); /* the pull has its own copy */
+		templates_image_forget_credentials(e->request); /* the pull has its own copy */
 		if (!e->pull)
 			finish(e, reason);
 		return 0;

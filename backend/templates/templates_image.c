@@ -128,3 +128,12 @@ void templates_image_cancel(struct templates_image *t)
 	images_pull_cancel(t->pull);
 	free(t);
 }
+
+void templates_image_forget_credentials(cJSON *request)
+{
+	cJSON *password = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(request,
+		"fromImageRegistry"), "password");
+	if (cJSON_IsString(password))
+		explicit_bzero(password->valuestring, strlen(password->valuestring));
+	cJSON_DeleteItemFromObjectCaseSensitive(request, "fromImageRegistry");
+}

@@ -17,6 +17,9 @@ struct templates_image;
 /* 400 text in why for fromImageRegistry that is not {type: "registry",
  * username, password} (AWS and GCP registries are refused by name). 0 ok. */
 int templates_image_check(const struct cJSON *request, char *why, size_t len);
+/* The registry password leaves a request (zeroed, then removed with
+ * fromImageRegistry): a build keeps no credential once its pull has its own. */
+void templates_image_forget_credentials(struct cJSON *request);
 
 /* Called on the loop: error NULL once cfg holds the image's stack. */
 typedef void (*templates_image_done)(void *ctx, const char *error);

@@ -192,3 +192,16 @@ char *templates_steps_useradd_script(const char *user)
 	free(q);
 	return script;
 }
+
+int templates_steps_check_strings(const cJSON *request, char *why, size_t why_len)
+{
+	static const char *const strings[] = {"fromImage", "fromTemplate", "startCmd", "readyCmd"};
+	for (size_t k = 0; k < sizeof strings / sizeof strings[0]; k++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(request, strings[k]);
+		if (v && !cJSON_IsNull(v) && !cJSON_IsString(v)) {
+			snprintf(why, why_len, "field \"%s\" must be a string", strings[k]);
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -10,6 +10,9 @@ struct cJSON;
 
 /* 0, or -1 with a 400 message naming the step ("steps[2]: ..."). */
 int templates_steps_check(const struct cJSON *steps, char *why, size_t why_len);
+/* The request's fromImage, fromTemplate, startCmd and readyCmd: strings,
+ * null or absent. 0, or -1 with a 400 message naming the field. */
+int templates_steps_check_strings(const struct cJSON *request, char *why, size_t why_len);
 /* Text of s as one single-quoted shell word (malloc'd). */
 char *templates_steps_quote(const char *s);
 /* The root shell script that puts a COPY's files in place: the tar at
