@@ -6,7 +6,8 @@
  * relay sockets) on a worker thread (lib/worker.h), the rest in short steps
  * at the loop's lowest priority, and the init's own mounts in its process
  * at nice 19; so requests in flight go first and the claimed sandbox's
- * first command does not wait behind the refill.
+ * first command does not wait behind the refill. Two are made at once: the
+ * worker builds the next while the last one's init mounts its root.
  * Owns: the pool, its refill timer and its worker.
  * May call: registry/ (launch, claim, discard), net/ (attach), runtime/
  * (the build and the init's report pipe) and lib/. Called by main.c and api/ (create). */
