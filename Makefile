@@ -162,14 +162,18 @@ $(BUILD)/bin/e2b-local-backend: $(BACKEND_SRC) $(BACKEND_HDR) $(CJSON_C)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 fuzz: $(FUZZ_BIN)
 
-# Targets of the backend's pure parsers name their sources here (by stem).
+# Targets of the backend's parsers name their sources here (by stem), and
+# what else they link (FUZZ_LIBS_<stem>: libevent for those on evbuffers).
 FUZZ_BACKEND_fuzz_image_ref := backend/images/images_ref.c
 $(BUILD)/fuzz/fuzz_image_ref $(BUILD)/replay/fuzz_image_ref: backend/images/images_ref.c backend/images/images_ref.h
+FUZZ_BACKEND_fuzz_http_request := -D_DEFAULT_SOURCE backend/http/http_head.c backend/http/http_framing.c
+FUZZ_LIBS_fuzz_http_request := -levent
+$(BUILD)/fuzz/fuzz_http_request $(BUILD)/replay/fuzz_http_request: backend/http/http_head.c backend/http/http_head.h backend/http/http_framing.c backend/http/http_framing.h
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C) $(SMALL_SRC) $(SMALL_HDR)
 	@mkdir -p $(BUILD)/fuzz
-	$(CLANG) $(CSTD) $(FUZZ_FLAGS) $(INC) -Iwasm -Ibackend $< $(FUZZ_BACKEND_$*) $(CORE_SRC) $(CJSON_C) $(SMALL_SRC) -lm -o $@
+	$(CLANG) $(CSTD) $(FUZZ_FLAGS) $(INC) -Iwasm -Ibackend $< $(FUZZ_BACKEND_$*) $(CORE_SRC) $(CJSON_C) $(SMALL_SRC) $(FUZZ_LIBS_$*) -lm -o $@
 
 # The same targets as plain programs (gcc + ASan/UBSan, no libFuzzer): they
 # replay the committed corpora in every test run.
@@ -178,7 +182,7 @@ replay: $(REPLAY_BIN)
 
 $(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C) $(SMALL_SRC) $(SMALL_HDR)
 	@mkdir -p $(BUILD)/replay
-	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) -Iwasm -Ibackend $< tests/fuzz/replay_main.c $(FUZZ_BACKEND_$*) $(CORE_SRC) $(CJSON_C) $(SMALL_SRC) -lm -o $@
+	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) -Iwasm -Ibackend $< tests/fuzz/replay_main.c $(FUZZ_BACKEND_$*) $(CORE_SRC) $(CJSON_C) $(SMALL_SRC) $(FUZZ_LIBS_$*) -lm -o $@
 
 clean:
 	rm -rf $(BUILD)/native $(BUILD)/asan $(BUILD)/replay $(BUILD)/wasm $(BUILD)/bin $(BUILD)/fuzz $(BUILD)/backend
