@@ -49,49 +49,60 @@ bool runtime_backend_alive(pid_t pid)
 	return n > 0 && strncmp(comm, "e2b-local-backe", 15) == 0;
 }
 
-/* Cgroups under /sys/fs/cgroup/<ctrl>/e2b-local/b<pid> of backends that are gone. */
-void runtime_clean_stale_cgroups(void)
+/* The groups of dead backend `group` (b<pid>) in every controller: each
+ * sandbox's (named in any controller: one killed while its groups were
+ * being made has some and not others), then the backend's own. */
+static void clean_backend_groups(const char *group)
 {
-	char base[256];
-	snprintf(base, sizeof base, CGROUP_ROOT "/%s/" CGROUP_GROUP, rt_controllers[RT_PIDS]);
-	DIR *d = opendir(base);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] != 'b')
-			continue;
-		pid_t owner = (pid_t)atoi(e->d_name + 1);
-		if (owner <= 0 || owner == self_pid() || runtime_backend_alive(owner))
-			continue;
-		fprintf(stderr, "e2b-local-backend: removing cgroups left by backend %d\n", (int)owner);
-		/* Sandboxes first (every controller), then the backend's own group. */
+	for (int c = 0; c < RT_NCTRL; c++) {
 		char inst[512];
-		snprintf(inst, sizeof inst, "%s/%s", base, e->d_name);
+		snprintf(inst, sizeof inst, CGROUP_ROOT "/%s/" CGROUP_GROUP "/%s", rt_controllers[c], group);
 		DIR *sd = opendir(inst);
 		struct dirent *s;
 		while (sd && (s = readdir(sd)) != NULL) {
-			if (s->d_name[0] == '.')
+			if (s->d_name[0] == '.' || (s->d_type != DT_DIR && s->d_type != DT_UNKNOWN))
 				continue;
 			char paths[RT_NCTRL][512];
 			const char *dirs[RT_NCTRL];
 			for (int i = 0; i < RT_NCTRL; i++) {
 				snprintf(paths[i], sizeof paths[i], CGROUP_ROOT "/%s/" CGROUP_GROUP "/%s/%s",
-					rt_controllers[i], e->d_name, s->d_name);
+					rt_controllers[i], group, s->d_name);
 				dirs[i] = paths[i];
 			}
 			runtime_drain_cgroup(dirs);
 		}
 		if (sd)
 			closedir(sd);
-		for (int i = 0; i < RT_NCTRL; i++) {
-			char path[512];
-			snprintf(path, sizeof path, CGROUP_ROOT "/%s/" CGROUP_GROUP "/%s", rt_controllers[i],
-				e->d_name);
-			rmdir(path);
-		}
 	}
-	closedir(d);
+	for (int i = 0; i < RT_NCTRL; i++) {
+		char path[512];
+		snprintf(path, sizeof path, CGROUP_ROOT "/%s/" CGROUP_GROUP "/%s", rt_controllers[i], group);
+		rmdir(path);
+	}
+}
+
+/* Cgroups under /sys/fs/cgroup/<ctrl>/e2b-local/b<pid> of backends that are
+ * gone, found in any controller. */
+void runtime_clean_stale_cgroups(void)
+{
+	for (int c = 0; c < RT_NCTRL; c++) {
+		char base[256];
+		snprintf(base, sizeof base, CGROUP_ROOT "/%s/" CGROUP_GROUP, rt_controllers[c]);
+		DIR *d = opendir(base);
+		if (!d)
+			continue;
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL) {
+			if (e->d_name[0] != 'b')
+				continue;
+			pid_t owner = (pid_t)atoi(e->d_name + 1);
+			if (owner <= 0 || owner == self_pid() || runtime_backend_alive(owner))
+				continue;
+			fprintf(stderr, "e2b-local-backend: removing cgroups left by backend %d\n", (int)owner);
+			clean_backend_groups(e->d_name);
+		}
+		closedir(d);
+	}
 }
 
 /* Loop devices still holding images under root, a dead backend's state

@@ -5,7 +5,7 @@
 // Skipped where the backend cannot isolate (it then says isolation "none").
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -341,6 +341,7 @@ describe('nothing remains', () => {
 
   test('a backend killed with SIGKILL leaves nothing running, and the next start cleans the rest', T, async (t) => {
     const stateDir = mkdtempSync(path.join(os.tmpdir(), 'e2b-state-'));
+    let second;
     try {
       const first = await startBackend({ stateDir });
       if (first.isolation !== 'full') { t.skip('isolation none'); await first.stop(); return; }
@@ -356,15 +357,43 @@ describe('nothing remains', () => {
       // half-way through its create): its directory is a leftover. x has its
       // record and is kept (issue 16, tests/node/backend-state.test.mjs).
       rmSync(path.join(stateDir, 'records', 'sandboxes', `${y.id}.json`));
-      const second = await startBackend({ stateDir });
+      second = await startBackend({ stateDir });
       assert.ok(!existsSync(path.join(stateDir, 'sandboxes', y.id)), 'the next start removed the leftover');
       assert.ok(existsSync(path.join(stateDir, 'sandboxes', x.id)), 'and kept the recorded one');
       assert.deepEqual(ourCgroups(first.pid), [], 'and the old cgroups');
       assert.equal((await api(second, 'DELETE', `/sandboxes/${x.id}`)).status, 204);
-      assert.equal((await second.stop()).code, 0);
+      const stopping = second;
+      second = undefined;
+      assert.equal((await stopping.stop()).code, 0);
       assert.deepEqual(readdirSync(path.join(stateDir, 'sandboxes')), []);
     } finally {
+      if (second) await second.stop('SIGKILL'); // a failed assertion must not leave it running
       rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+
+  test('the next start removes a dead backend\'s sandbox groups found in any controller (one killed while its groups were made has some and not others)', T, async (t) => {
+    if (process.getuid() !== 0) { t.skip('needs root (cgroups)'); return; }
+    // A pid no process has: the groups of a dead backend, as SIGKILL left
+    // them between the memory group's mkdir and the pids group's.
+    let dead = 4194000;
+    while (existsSync(`/proc/${dead}`)) dead--;
+    const orphan = `/sys/fs/cgroup/memory/e2b-local/b${dead}/orphansandbox`;
+    mkdirSync(orphan, { recursive: true });
+    mkdirSync(`/sys/fs/cgroup/pids/e2b-local/b${dead}`, { recursive: true });
+    let b;
+    try {
+      b = await startBackend({ extraArgs: ['--warm-pool', '0'] });
+      if (b.isolation !== 'full') { t.skip('isolation none'); return; }
+      assert.ok(!existsSync(orphan), 'the memory-only group is gone');
+      assert.deepEqual(ourCgroups(dead), [], 'and the dead backend\'s own groups');
+      assert.match(b.stderr(), new RegExp(`removing cgroups left by backend ${dead}`));
+    } finally {
+      if (b) await b.stop();
+      for (const c of ['memory', 'pids']) {
+        try { rmdirSync(`/sys/fs/cgroup/${c}/e2b-local/b${dead}/orphansandbox`); } catch {}
+        try { rmdirSync(`/sys/fs/cgroup/${c}/e2b-local/b${dead}`); } catch {}
+      }
     }
   });
 });
