@@ -168,6 +168,9 @@ FUZZ_BACKEND_fuzz_image_ref := backend/images/images_ref.c
 $(BUILD)/fuzz/fuzz_image_ref $(BUILD)/replay/fuzz_image_ref: backend/images/images_ref.c backend/images/images_ref.h
 FUZZ_BACKEND_fuzz_http_request := -D_DEFAULT_SOURCE backend/http/http_head.c backend/http/http_framing.c
 FUZZ_LIBS_fuzz_http_request := -levent
+FUZZ_BACKEND_fuzz_protojson := -D_DEFAULT_SOURCE backend/http/http_protojson.c backend/http/http_connect.c backend/http/http_reply.c backend/lib/text.c backend/lib/base64.c
+FUZZ_LIBS_fuzz_protojson := -levent
+$(BUILD)/fuzz/fuzz_protojson $(BUILD)/replay/fuzz_protojson: backend/http/http_protojson.c backend/http/http_protojson.h backend/http/http_connect.c backend/lib/base64.c
 $(BUILD)/fuzz/fuzz_http_request $(BUILD)/replay/fuzz_http_request: backend/http/http_head.c backend/http/http_head.h backend/http/http_framing.c backend/http/http_framing.h
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
