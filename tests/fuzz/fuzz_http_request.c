@@ -16,16 +16,9 @@
 #include "http/http_framing.h"
 #include "http/http_head.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_require.h"
 
-#define REQUIRE(cond, ...) \
-  do { \
-    if (!(cond)) { \
-      fprintf(stderr, __VA_ARGS__); \
-      fprintf(stderr, "\n"); \
-      abort(); \
-    } \
-  } while (0)
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Decodes body (len bytes) fed piece bytes at a time; out gets what the
  * decoder gives; returns the bytes it took from the input. */

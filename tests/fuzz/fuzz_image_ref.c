@@ -11,16 +11,9 @@
 
 #include "images/images_ref.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_require.h"
 
-#define REQUIRE(cond, ...) \
-  do { \
-    if (!(cond)) { \
-      fprintf(stderr, __VA_ARGS__); \
-      fprintf(stderr, "\n"); \
-      abort(); \
-    } \
-  } while (0)
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int ended(const char *field, size_t cap) { return memchr(field, '\0', cap) != NULL; }
 

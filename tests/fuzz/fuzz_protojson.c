@@ -15,16 +15,9 @@
 #include "http/http_connect.h"
 #include "http/http_protojson.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_require.h"
 
-#define REQUIRE(cond, ...) \
-  do { \
-    if (!(cond)) { \
-      fprintf(stderr, __VA_ARGS__); \
-      fprintf(stderr, "\n"); \
-      abort(); \
-    } \
-  } while (0)
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct protojson_enum_value signals[] = {{"SIGNAL_UNSPECIFIED", 0}, {"SIGNAL_SIGTERM", 15}, {"SIGNAL_SIGKILL", 9}};
 
