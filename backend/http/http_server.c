@@ -1,6 +1,7 @@
 /* evhttp setup shared by the control-plane and envd listeners. */
 #include "http/http_server.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <event2/http.h>
 #include <event2/listener.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 struct evhttp *http_server_new(struct event_base *base, struct http_conns *conns,
 	enum http_pool pool, void (*dispatch)(struct evhttp_request *req, void *arg),
@@ -44,10 +46,52 @@ void http_server_free(struct http_conns *conns, struct evhttp *http)
 	http_conns_detach(conns, http);
 }
 
+/* A listening socket on a numeric host, as libevent would make it
+ * (non-blocking, close-on-exec, SO_REUSEADDR, SO_KEEPALIVE, backlog 128).
+ * libevent's own bind resolves even a numeric host with getaddrinfo's
+ * AI_ADDRCONFIG, which dumps every address of the machine over netlink:
+ * at each sandbox's create (its own envd port), for nothing. -2: host is
+ * not numeric; -1: failed (errno). */
+static int listen_numeric(const char *host, uint16_t port)
+{
+	struct sockaddr_storage ss = {0};
+	socklen_t len;
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons(port);
+		len = sizeof *in4;
+	} else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		len = sizeof *in6;
+	} else {
+		return -2;
+	}
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one) != 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+	    bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 128) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 int http_server_bind(struct evhttp *http, struct http_conns *conns, enum http_pool pool,
 	const char *host, uint16_t port, uint16_t *bound_port, struct evconnlistener **listener_out)
 {
-	struct evhttp_bound_socket *handle = evhttp_bind_socket_with_handle(http, host, port);
+	int made = listen_numeric(host, port);
+	struct evhttp_bound_socket *handle = made == -2 ? evhttp_bind_socket_with_handle(http, host, port)
+		: made >= 0 ? evhttp_accept_socket_with_handle(http, made) : NULL;
+	if (made >= 0 && !handle)
+		close(made);
 	if (!handle) {
 		fprintf(stderr, "e2b-local-backend: cannot listen on %s:%u: %s\n", host, port,
 			strerror(errno));
