@@ -441,10 +441,6 @@ int runtime_sandbox_reserve(struct sandbox *sb, struct runtime_error *err)
 		err->status = 503;
 		snprintf(err->message, sizeof err->message, "no free id range for a new sandbox: the "
 			"%s of --id-range are all in use or still being removed", runtime_ids_describe());
-	} else if (rt_g.mode == ISOLATION_FULL && runtime_ids_userns(&rt->ids) < 0) {
-		/* made once per range and kept: the overlay's idmapped lowers use it */
-		snprintf(err->message, sizeof err->message, "cannot make the sandbox's user namespace: %s",
-			strerror(errno));
 	} else if (rt_g.mode == ISOLATION_FULL && attach_disk(sb, rt) != 0) {
 		if (errno == ENOSPC)
 			err->status = 507; /* the host's disk is full */

@@ -92,8 +92,9 @@ int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err);
 int runtime_sandbox_launch(struct sandbox *sb, struct runtime_error *err);
 /* runtime_sandbox_launch in two parts, for a caller that runs the second
  * off the loop (warm/): reserve takes what is shared (its id range, a disk
- * from the pool) and must run on the loop; build (cgroups, overlay, volumes,
- * the init's clone) touches only the sandbox's own state and may run on a
+ * from the pool) and must run on the loop; build (the range's idmap user
+ * namespace the first time it is used, cgroups, overlay, volumes, the
+ * init's clone) touches only the sandbox's own state and may run on a
  * worker thread (lib/worker.h) whose working directory is its own. */
 int runtime_sandbox_reserve(struct sandbox *sb, struct runtime_error *err);
 int runtime_sandbox_build(struct sandbox *sb, struct runtime_error *err);

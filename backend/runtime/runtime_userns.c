@@ -33,7 +33,10 @@ int runtime_userns_new(uid_t uid_base, gid_t gid_base, unsigned long count)
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0)
 		return -1;
-	long pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+	/* No exit signal: a "clone" child, which the event loop's
+	 * waitpid(-1, WNOHANG) never reaps, so this one may be made on the
+	 * warm pool's worker thread (runtime_sandbox_build) and reaped here. */
+	long pid = syscall(SYS_clone, CLONE_NEWUSER, NULL, NULL, NULL, NULL);
 	if (pid == 0) {
 		char c;
 		close(p[1]);
@@ -52,7 +55,7 @@ int runtime_userns_new(uid_t uid_base, gid_t gid_base, unsigned long count)
 	}
 	close(p[1]); /* the child reads EOF and exits */
 	if (pid > 0)
-		while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR)
+		while (waitpid((pid_t)pid, NULL, __WCLONE) < 0 && errno == EINTR)
 			;
 	errno = e;
 	return fd;
