@@ -147,7 +147,8 @@ int main(int argc, char **argv)
 	}
 	/* Rootless sandboxes have loopback only: veths, forwarding and the
 	 * nftables table need root in the machine's network namespace. */
-	struct net_options net_opt = {.subnet = opt.sandbox_subnet, .max_sandboxes = opt.max_sandboxes + opt.warm_pool,
+	struct net_options net_opt = {.subnet = opt.sandbox_subnet, .max_sandboxes = opt.max_sandboxes +
+		opt.warm_pool * (1 + opt.warm_templates),
 		.conn_limit = opt.sandbox_conn_limit,
 		.off = !opt.sandbox_network || opt.isolation == ISOLATION_ROOTLESS};
 	if (net_init(base, &net_opt) != 0) {
@@ -251,7 +252,9 @@ int main(int argc, char **argv)
 	struct sandbox_spec warm_shape = {.template_id = "base",
 		.cpu_count = SANDBOX_DEFAULT_CPU_COUNT, .memory_mb = SANDBOX_DEFAULT_MEMORY_MB,
 		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB, .timeout_s = 1};
-	api_ctx.warm = warm_new(base, reg, &warm_shape, (size_t)opt.warm_pool);
+	api_ctx.warm = warm_new(base, reg, &warm_shape, (size_t)opt.warm_pool, (size_t)opt.warm_templates);
+	if (api_ctx.warm)
+		templates_stack_add_keeper(warm_keep_layers, api_ctx.warm);
 	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "
 		"(%zu of them for the API only)\n", api_url, sandbox_url, sd.root,
 		http_conns_max(conns), http_conns_api_reserve(conns));

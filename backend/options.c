@@ -69,6 +69,8 @@ static const char usage[] =
 	"  --warm-pool N            sandboxes of the default shape (base, default resources,\n"
 	"                           no volumes) kept started ahead, so a create of that\n"
 	"                           shape only claims one (default 2, 0..64; isolation only)\n"
+	"  --warm-templates N       built templates that also get a pool of that size once\n"
+	"                           created from (default 4, 0..16; idle 5 min: dropped)\n"
 	"  --cgroup-favor-dynmods on|off\n"
 	"                           on (default; full isolation): the kernel's\n"
 	"                           favordynmods mode, so that moving a process into a\n"
@@ -177,6 +179,7 @@ static const struct count_opt {
 	{"--max-watches", 1, 1000000, offsetof(struct backend_options, max_watches)},
 	{"--max-image-mb", 1, 16777216, offsetof(struct backend_options, images.max_image_mb)},
 	{"--warm-pool", 0, WARM_MAX_SIZE, offsetof(struct backend_options, warm_pool)},
+	{"--warm-templates", 0, WARM_MAX_TEMPLATES, offsetof(struct backend_options, warm_templates)},
 };
 
 /* The numeric option at argv[*i] (its value in *v), or NULL. */
@@ -258,6 +261,7 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 	opt->max_sandboxes = OPTIONS_DEFAULT_MAX_SANDBOXES;
 	opt->metrics_interval_s = METRICS_DEFAULT_INTERVAL_S;
 	opt->warm_pool = WARM_DEFAULT_SIZE;
+	opt->warm_templates = WARM_DEFAULT_TEMPLATES;
 	opt->request_timeout_s = OPTIONS_DEFAULT_REQUEST_TIMEOUT_S;
 	opt->max_upload_mb = OPTIONS_DEFAULT_MAX_UPLOAD_MB;
 	opt->max_sandbox_requests = OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS;

@@ -47,6 +47,7 @@ struct backend_options {
 	long metrics_interval_s;    /* --metrics-interval: seconds between samples */
 	struct images_options images; /* --registry-mirror (repeatable), --no-docker-hub, --max-image-mb */
 	long warm_pool;             /* --warm-pool: sandboxes started ahead (warm/) */
+	long warm_templates;        /* --warm-templates: built templates with a pool too */
 	bool cgroup_favor_dynmods;  /* --cgroup-favor-dynmods on (default) | off */
 };
 

@@ -80,6 +80,9 @@ for (let i = 0; i < N; i++) {
   await kill(sb.sandboxID)
 }
 
+// What the pool says it did: creates served ready, and after waiting for one being made.
+const { warm: poolAfter } = await (await fetch(`${backend.apiUrl}/health`)).json()
+
 // --- exec.run true through the plugin ----------------------------------------
 const env = { E2B_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl }
 const infra = await loadProvider(root, { env })
@@ -134,7 +137,7 @@ const result = {
   isolation: backend.isolation,
   warm_pool: WARM === undefined ? 'default (2)' : Number(WARM),
   create_first_output_ms: { median: round(quantile(firstOutput, 0.5)), p99: round(quantile(firstOutput, 0.99)), n: N,
-    gap_ms: GAP_MS, pool_ready: poolReady,
+    gap_ms: GAP_MS, pool_ready: poolReady, pool_taken: poolAfter?.taken ?? null, pool_waited: poolAfter?.waited ?? null,
     // the same split by whether a pooled sandbox was ready (null: none of that kind)
     from_pool_median: medianOf(firstOutput.filter((_, i) => fromPool[i])),
     not_from_pool_median: medianOf(firstOutput.filter((_, i) => !fromPool[i])) },

@@ -7,7 +7,10 @@
 //   create — Sandbox.create + commands.run('true') from that
 //            template and from base, and create -> first output of
 //            envd's Start without the SDK: medians over --runs sandboxes each,
-//            alternating, each killed after (off the clock)
+//            alternating, each killed after (off the clock); the latter also
+//            split by whether a pooled sandbox of its shape was ready
+//            (/health's warm counts before the create; warm/: a built
+//            template gets a pool once created from)
 //
 //   node bench/templates.mjs [--steps 5] [--builds 5] [--runs 20] [--json]
 import { startBackend } from '../host/backend.mjs'
@@ -50,6 +53,7 @@ try {
   }
   const create = { base: [], layers: [] }
   const raw = { base: [], layers: [] }
+  const pooled = { base: [], layers: [] } // per raw create: a pooled sandbox was ready
   const headers = { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }
   for (let i = 0; i < RUNS; i++) {
     for (const [key, tpl] of [['base', 'base'], ['layers', name]]) {
@@ -59,6 +63,8 @@ try {
       create[key].push(ms() - t0)
       await sb.kill()
       // The same without the SDK: POST /v2/sandboxes, then envd's Start until its first output.
+      const { warm } = await (await fetch(`${backend.apiUrl}/health`)).json()
+      pooled[key].push((key === 'base' ? warm?.ready : warm?.templates_ready) > 0)
       t0 = ms()
       const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST', headers, body: JSON.stringify({ templateID: tpl, timeout: 60 }) })
       const made = await res.json()
@@ -75,10 +81,16 @@ try {
       await fetch(`${backend.apiUrl}/sandboxes/${made.sandboxID}`, { method: 'DELETE', headers })
     }
   }
+  const split = (key, ready) => {
+    const xs = raw[key].filter((_, i) => pooled[key][i] === ready)
+    return xs.length ? median(xs) : null
+  }
   const result = {
     build_cold_ms: median(cold), build_cached_ms: median(cached),
     sdk_create_run_base_ms: median(create.base), sdk_create_run_layers_ms: median(create.layers),
     create_first_output_base_ms: median(raw.base), create_first_output_layers_ms: median(raw.layers),
+    pooled_base: pooled.base.filter(Boolean).length, pooled_layers: pooled.layers.filter(Boolean).length,
+    create_first_output_layers_pooled_ms: split('layers', true), create_first_output_layers_not_pooled_ms: split('layers', false),
     steps: STEPS, builds: BUILDS, runs: RUNS,
   }
   if (process.argv.includes('--json')) console.log(JSON.stringify(result))
@@ -86,6 +98,8 @@ try {
     console.log(`build of ${STEPS} RUN steps: cold ${result.build_cold_ms.toFixed(0)} ms, fully cached ${result.build_cached_ms.toFixed(0)} ms (medians of ${BUILDS})`)
     console.log(`SDK create + commands.run('true'): base ${result.sdk_create_run_base_ms.toFixed(1)} ms, ${STEPS}-layer template ${result.sdk_create_run_layers_ms.toFixed(1)} ms (medians of ${RUNS})`)
     console.log(`create -> first output (REST + envd Start): base ${result.create_first_output_base_ms.toFixed(1)} ms, ${STEPS}-layer template ${result.create_first_output_layers_ms.toFixed(1)} ms (medians of ${RUNS})`)
+    const f = (x) => (x === null ? '-' : x.toFixed(1))
+    console.log(`  pooled sandbox ready: base ${result.pooled_base}/${RUNS}, template ${result.pooled_layers}/${RUNS}; template from the pool ${f(result.create_first_output_layers_pooled_ms)} ms, not ${f(result.create_first_output_layers_not_pooled_ms)} ms`)
   }
 } finally {
   await backend.stop()

@@ -4,6 +4,7 @@
 #include "api/api_list.h"
 #include "api/api_metrics.h"
 #include "api/api_network.h"
+#include "api/api_create.h"
 #include "api/api_sandboxes.h"
 #include "api/api_template_builds.h"
 #include "api/api_templates.h"
@@ -44,8 +45,14 @@ static int api_health(struct api_ctx *ctx, struct evhttp_request *req, const cha
 		cJSON_AddBoolToObject(o, "cgroup_favor_dynmods", runtime_dynmods_active());
 		cJSON *warm = cJSON_AddObjectToObject(o, "warm");
 		if (warm) {
-			cJSON_AddNumberToObject(warm, "ready", (double)warm_ready(ctx->warm));
-			cJSON_AddNumberToObject(warm, "size", (double)warm_size(ctx->warm));
+			struct warm_counts n;
+			warm_counts(ctx->warm, &n);
+			cJSON_AddNumberToObject(warm, "ready", (double)n.ready);
+			cJSON_AddNumberToObject(warm, "size", (double)n.size);
+			cJSON_AddNumberToObject(warm, "templates", (double)n.templates);
+			cJSON_AddNumberToObject(warm, "templates_ready", (double)n.templates_ready);
+			cJSON_AddNumberToObject(warm, "taken", (double)n.taken);
+			cJSON_AddNumberToObject(warm, "waited", (double)n.waited);
 		}
 	}
 	return reply_json(req, 200, o);

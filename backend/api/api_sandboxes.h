@@ -1,17 +1,16 @@
 /* The control plane's sandbox routes (docs/e2b-protocol-notes.md, "Control
- * plane"): create, get, kill, timeout, pause, resume and connect, v1 and v2.
- * Calls registry/, runtime/ (may this sandbox be created?), the sandbox
- * JSON shapes and http/. */
+ * plane"): get, kill, timeout, pause, resume and connect, v1 and v2, and
+ * forks (create is api_create.h). Calls registry/, runtime/, net/, the
+ * sandbox JSON shapes and http/. */
 #ifndef E2B_BACKEND_API_SANDBOXES_H
 #define E2B_BACKEND_API_SANDBOXES_H
 
 #include "api/api_ctx.h"
+#include "http/http_field.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-int api_create_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
-int api_create_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_get(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_kill(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_set_timeout(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
@@ -20,8 +19,14 @@ int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_connect_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_connect_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 
+struct body_error;
+struct cJSON;
 struct runtime_error;
 struct sandbox;
+/* A body's "timeout" in seconds: an int32, not negative, at most 24 hours
+ * (E2B's message past that). */
+enum field_result api_sandboxes_read_timeout(const struct cJSON *body, int64_t *out,
+	struct body_error *err);
 /* A fork of orig on the stack layer_ids (its layers with its sealed
  * writable layer on top): its settings (metadata, env vars, sizes, network,
  * volumes), running for timeout_s. NULL with err. */

@@ -11,6 +11,7 @@
 #include "templates/templates_exec.h"
 #include "templates/templates_records.h"
 #include "templates/templates_stack.h"
+#include "warm/warm.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -152,6 +153,7 @@ int api_templates_delete(struct api_ctx *ctx, struct evhttp_request *req, const 
 	if (templates_records_delete(ctx->templates->state_root, tpl->id) != 0)
 		return reply_errorf(req, 500, "cannot delete the template's record: %s", strerror(errno));
 	templates_remove(ctx->templates->catalog, tpl);
+	warm_forget_templates(ctx->warm); /* pooled sandboxes would keep its layers */
 	templates_stack_collect_soon(); /* its layers, unless others use them */
 	return reply_empty(req, 204);
 }

@@ -1,12 +1,15 @@
 /* The warm pool (warm.h). */
 #include "warm/warm.h"
 
+#include "lib/clock.h"
 #include "lib/worker.h"
 #include "net/net.h"
 #include "net/net_policy.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_ids.h"
+#include "store/store_layers.h"
+#include "warm/warm_pool.h"
 
 #include <cJSON.h>
 #include <event2/event.h>
@@ -24,30 +27,48 @@
 /* Sandboxes being made at once: one on the worker (cgroups, overlay, clone,
  * or its link) while the other's init mounts its root in its own process. */
 #define WARM_IN_FLIGHT 2
+/* The standing pool, the templates' and those dropped with one in flight. */
+#define WARM_MAX_POOLS (1 + WARM_MAX_TEMPLATES + WARM_IN_FLIGHT)
+/* How often idle template pools are looked for. */
+#define WARM_SWEEP_S 30
 
 /* One sandbox being made: worker build, then its init's report, then the
  * worker's link, then ready. */
 struct warming {
 	struct warm *w;
+	struct warm_pool *p;      /* the pool it is for */
 	struct sandbox *sb;       /* NULL: the slot is free */
 	struct event *report;     /* its init's report pipe */
 	int built;                /* runtime_sandbox_build's result, and its error */
 	struct runtime_error build_err;
 	struct net_attach *linking; /* net_sandbox_attach's middle part */
 	bool wants_link;          /* its init reported: the worker links it next */
+	bool cloned;              /* its init exists (build_done ran) */
+};
+
+/* A create waiting for a sandbox of its pool being made. */
+struct warm_wait {
+	struct warm *w;
+	struct warm_pool *p;
+	struct warm_wait *next;
+	warm_wait_fn fn;
+	void *arg;
+	struct event *deadline;
 };
 
 struct warm {
 	struct event_base *base;
 	struct registry *reg;
-	struct sandbox_spec shape;
-	char *template_id;
-	size_t size;
-	struct sandbox **ready;   /* started, attached, nobody's: taken from the end */
-	size_t nready;
+	size_t size;              /* each pool's */
+	size_t templates;         /* at most this many templates' pools */
+	struct warm_pool *pools[WARM_MAX_POOLS]; /* the standing one first */
+	size_t npools;
 	struct warming flight[WARM_IN_FLIGHT];
 	size_t nflight;
+	size_t nwait;             /* every pool's waiters */
+	uint64_t taken, waited;   /* creates served: ready, after a wait */
 	struct event *launch;
+	struct event *sweep;      /* drops idle template pools */
 	struct worker *worker;    /* runs the long steps, one at a time (worker.h) */
 	bool worker_busy;
 	bool closing;             /* warm_free: a step that ends only cleans up */
@@ -64,6 +85,82 @@ static void schedule(struct warm *w, long delay_ms)
 	evtimer_add(w->launch, &tv);
 }
 
+/* While creates wait, what is being made runs at the loop's priority: the
+ * worker, and the inits of their pools' sandboxes, setting up. */
+static void boost(struct warm *w)
+{
+	worker_set_nice(w->worker, w->nwait > 0 ? 0 : WARM_WORKER_NICE);
+	for (size_t i = 0; i < WARM_IN_FLIGHT; i++) {
+		struct warming *f = &w->flight[i];
+		if (f->sb && f->cloned && f->p->nwait > 0)
+			runtime_sandbox_setup_in_background(f->sb, false);
+	}
+}
+
+/* Takes ww out of its pool's queue. */
+static void unqueue(struct warm_wait *ww)
+{
+	struct warm_pool *p = ww->p;
+	for (struct warm_wait **at = &p->waiters; *at; at = &(*at)->next) {
+		if (*at == ww) {
+			*at = ww->next;
+			break;
+		}
+	}
+	p->nwait--;
+	ww->w->nwait--;
+	if (ww->w->nwait == 0)
+		boost(ww->w);
+}
+
+/* Ends a wait out of its queue: freed, then told. */
+static void deliver(struct warm_wait *ww, enum warm_outcome outcome, struct sandbox *sb)
+{
+	warm_wait_fn fn = ww->fn;
+	void *arg = ww->arg;
+	event_free(ww->deadline);
+	free(ww);
+	fn(arg, outcome, sb);
+}
+
+static void answer(struct warm_wait *ww, enum warm_outcome outcome, struct sandbox *sb)
+{
+	unqueue(ww);
+	deliver(ww, outcome, sb);
+}
+
+/* Those p can no longer serve: the last ones beyond what is in flight. */
+static void answer_excess(struct warm_pool *p, enum warm_outcome outcome)
+{
+	while (p->nwait > (p->dropped ? 0 : p->nflight)) {
+		struct warm_wait *last = p->waiters;
+		while (last->next)
+			last = last->next;
+		answer(last, outcome, NULL);
+	}
+}
+
+static void on_wait_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	answer(arg, WARM_NONE, NULL);
+}
+
+/* Frees p once dropped with nothing in flight for it. */
+static void settle(struct warm *w, struct warm_pool *p)
+{
+	if (!p->dropped || p->nflight > 0)
+		return;
+	for (size_t i = 0; i < w->npools; i++) {
+		if (w->pools[i] == p) {
+			w->pools[i] = w->pools[--w->npools];
+			break;
+		}
+	}
+	warm_pool_free(p, w->reg);
+}
+
 static void release(struct warming *f)
 {
 	struct warm *w = f->w;
@@ -72,7 +169,13 @@ static void release(struct warming *f)
 	f->sb = NULL;
 	f->linking = NULL;
 	f->wants_link = false;
+	f->cloned = false;
 	w->nflight--;
+	struct warm_pool *p = f->p;
+	f->p = NULL;
+	p->nflight--;
+	answer_excess(p, WARM_NONE); /* those waiting for this one, if it failed */
+	settle(w, p);
 }
 
 static void failed(struct warming *f, const char *why)
@@ -93,9 +196,20 @@ static void failed(struct warming *f, const char *why)
 static void become_ready(struct warming *f)
 {
 	struct warm *w = f->w;
-	w->ready[w->nready++] = f->sb;
+	struct sandbox *sb = f->sb;
+	struct warm_wait *ww = f->p->dropped ? NULL : f->p->waiters;
+	if (ww)
+		unqueue(ww); /* the first waiter's */
+	else if (f->p->dropped)
+		registry_discard(w->reg, sb);
+	else
+		f->p->ready[f->p->nready++] = sb;
 	release(f);
 	w->failures = 0;
+	if (ww) {
+		w->waited++;
+		deliver(ww, WARM_GOT, sb);
+	}
 	kick(w);
 }
 
@@ -177,7 +291,8 @@ static void build_done(void *arg)
 		failed(f, f->build_err.message);
 		return;
 	}
-	runtime_sandbox_setup_in_background(f->sb);
+	f->cloned = true;
+	runtime_sandbox_setup_in_background(f->sb, f->p->nwait == 0);
 	int report = runtime_sandbox_report_fd(f->sb);
 	if (report < 0) {
 		f->wants_link = true;
@@ -190,23 +305,37 @@ static void build_done(void *arg)
 	kick(w);
 }
 
+/* The pool to fill next: the standing one, then the template used last. */
+static struct warm_pool *neediest(const struct warm *w)
+{
+	struct warm_pool *best = NULL;
+	for (size_t i = 0; i < w->npools; i++) {
+		struct warm_pool *p = w->pools[i];
+		if (warm_pool_short(p) > 0 &&
+		    (!best || p->standing || (!best->standing && p->used_ms > best->used_ms)))
+			best = p;
+	}
+	return best;
+}
+
 /* Step 1: what a create checks, its id range and disk; the rest on the worker. */
-static void launch(struct warm *w)
+static void launch(struct warm *w, struct warm_pool *p)
 {
 	struct warming *f = NULL;
 	for (size_t i = 0; i < WARM_IN_FLIGHT && !f; i++)
 		if (!w->flight[i].sb)
 			f = &w->flight[i];
+	f->p = p;
+	p->nflight++;
+	w->nflight++;
 	struct runtime_error err;
 	/* What a create checks first (the template, free disk space). */
-	if (runtime_check_create(w->shape.template_id, w->shape.cpu_count, w->shape.memory_mb,
-		    w->shape.disk_size_mb, &err) != 0) {
-		w->nflight++;
+	if (runtime_check_create(p->shape.template_id, p->shape.cpu_count, p->shape.memory_mb,
+		    p->shape.disk_size_mb, &err) != 0) {
 		failed(f, err.message);
 		return;
 	}
-	f->sb = registry_launch_reserved(w->reg, &w->shape, &err);
-	w->nflight++;
+	f->sb = registry_launch_reserved(w->reg, &p->shape, &err);
 	if (!f->sb) {
 		failed(f, err.message);
 		return;
@@ -227,7 +356,7 @@ static void kick(struct warm *w)
 			return;
 		}
 	}
-	if (w->nready + w->nflight < w->size && w->nflight < WARM_IN_FLIGHT)
+	if (w->nflight < WARM_IN_FLIGHT && neediest(w))
 		schedule(w, 0);
 }
 
@@ -236,12 +365,65 @@ static void on_launch(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct warm *w = arg;
-	if (!w->worker_busy && w->nready + w->nflight < w->size && w->nflight < WARM_IN_FLIGHT)
-		launch(w);
+	struct warm_pool *p = w->worker_busy || w->nflight >= WARM_IN_FLIGHT ? NULL : neediest(w);
+	if (p)
+		launch(w, p);
+}
+
+/* No longer taken from: its ready ones go now, those in flight when made. */
+static void drop(struct warm *w, struct warm_pool *p)
+{
+	p->dropped = true;
+	while (p->nready > 0)
+		registry_discard(w->reg, p->ready[--p->nready]);
+	answer_excess(p, WARM_NONE);
+	settle(w, p);
+}
+
+static void on_sweep(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct warm *w = arg;
+	int64_t idle_since = clock_now_ms() - (int64_t)WARM_TEMPLATE_IDLE_S * 1000;
+	for (size_t i = w->npools; i-- > 0;)
+		if (!w->pools[i]->standing && !w->pools[i]->dropped && w->pools[i]->used_ms < idle_since)
+			drop(w, w->pools[i]);
+}
+
+/* A pool for spec's stack, the template pool used longest ago dropped
+ * when there are as many as allowed. */
+static void add_template_pool(struct warm *w, const struct sandbox_spec *spec)
+{
+	size_t live = 0;
+	struct warm_pool *oldest = NULL;
+	for (size_t i = 0; i < w->npools; i++) {
+		struct warm_pool *p = w->pools[i];
+		if (p->standing || p->dropped)
+			continue;
+		live++;
+		if (!oldest || p->used_ms < oldest->used_ms)
+			oldest = p;
+	}
+	if (w->templates == 0)
+		return;
+	if (live >= w->templates)
+		drop(w, oldest);
+	if (w->npools >= WARM_MAX_POOLS)
+		return; /* dropped ones still in flight: the next create tries again */
+	struct warm_pool *p = warm_pool_new(spec, w->size, false);
+	if (!p)
+		return;
+	w->pools[w->npools++] = p;
+	if (!evtimer_pending(w->sweep, NULL)) {
+		struct timeval tv = {.tv_sec = WARM_SWEEP_S};
+		evtimer_add(w->sweep, &tv);
+	}
+	kick(w);
 }
 
 struct warm *warm_new(struct event_base *base, struct registry *reg, const struct sandbox_spec *shape,
-	size_t size)
+	size_t size, size_t templates)
 {
 	/* A small --id-range is for few sandboxes: the pool would hold them. */
 	if (size == 0 || !runtime_isolated() || runtime_ids_ranges() < WARM_MIN_RANGES)
@@ -252,16 +434,17 @@ struct warm *warm_new(struct event_base *base, struct registry *reg, const struc
 	w->base = base;
 	w->reg = reg;
 	w->size = size;
-	w->shape = *shape;
-	w->shape.template_id = w->template_id = strdup(shape->template_id);
-	w->shape.layers = NULL;
-	w->shape.layer_count = 0;
-	w->shape.volume_mounts = w->shape.metadata = w->shape.env_vars = w->shape.asked_network = NULL;
-	w->ready = calloc(size, sizeof *w->ready);
+	w->templates = templates < WARM_MAX_TEMPLATES ? templates : WARM_MAX_TEMPLATES;
+	struct sandbox_spec standing = {.template_id = shape->template_id, .cpu_count = shape->cpu_count,
+		.memory_mb = shape->memory_mb, .disk_size_mb = shape->disk_size_mb};
+	if ((w->pools[0] = warm_pool_new(&standing, size, true)))
+		w->npools = 1;
 	w->launch = evtimer_new(base, on_launch, w);
+	w->sweep = evtimer_new(base, on_sweep, w);
 	w->worker = worker_new(base, WARM_PRIORITY, WARM_WORKER_NICE);
-	bool made = w->template_id && w->ready && w->launch && w->worker &&
-		event_priority_set(w->launch, WARM_PRIORITY) == 0;
+	bool made = w->npools == 1 && w->launch && w->sweep && w->worker &&
+		event_priority_set(w->launch, WARM_PRIORITY) == 0 &&
+		event_priority_set(w->sweep, WARM_PRIORITY) == 0;
 	for (size_t i = 0; i < WARM_IN_FLIGHT; i++) {
 		w->flight[i].w = w;
 		made = made && (w->flight[i].report = event_new(base, -1, 0, NULL, NULL));
@@ -274,49 +457,116 @@ struct warm *warm_new(struct event_base *base, struct registry *reg, const struc
 	return w;
 }
 
-static bool fits(const struct warm *w, const struct sandbox_spec *spec)
+static struct warm_pool *find(const struct warm *w, const struct sandbox_spec *spec)
 {
-	return strcmp(spec->template_id, w->shape.template_id) == 0 && spec->layer_count == 0 &&
-		cJSON_GetArraySize(spec->volume_mounts) == 0 && spec->cpu_count == w->shape.cpu_count &&
-		spec->memory_mb == w->shape.memory_mb && spec->disk_size_mb == w->shape.disk_size_mb;
+	for (size_t i = 0; i < w->npools; i++)
+		if (warm_pool_fits(w->pools[i], spec))
+			return w->pools[i];
+	return NULL;
 }
 
 struct sandbox *warm_take(struct warm *w, const struct sandbox_spec *spec)
 {
-	if (!w || w->nready == 0 || !fits(w, spec))
+	if (!w)
 		return NULL;
-	struct sandbox *sb = w->ready[--w->nready];
+	struct warm_pool *p = find(w, spec);
+	if (!p) {
+		if (spec->layer_count > 0 && cJSON_GetArraySize(spec->volume_mounts) == 0)
+			add_template_pool(w, spec);
+		return NULL;
+	}
+	p->used_ms = clock_now_ms();
+	if (p->nready == 0)
+		return NULL;
+	struct sandbox *sb = p->ready[--p->nready];
+	w->taken++;
 	kick(w);
 	return sb;
 }
 
-size_t warm_ready(const struct warm *w)
+int warm_wait(struct warm *w, const struct sandbox_spec *spec, warm_wait_fn fn, void *arg)
 {
-	return w ? w->nready : 0;
+	struct warm_pool *p = w && !w->closing ? find(w, spec) : NULL;
+	if (!p || p->nready > 0 || p->nwait >= p->nflight)
+		return -1;
+	struct warm_wait *ww = calloc(1, sizeof *ww);
+	struct timeval tv = {.tv_sec = WARM_WAIT_MS / 1000, .tv_usec = (WARM_WAIT_MS % 1000) * 1000};
+	if (!ww || !(ww->deadline = evtimer_new(w->base, on_wait_deadline, ww)) ||
+	    evtimer_add(ww->deadline, &tv) != 0) {
+		if (ww && ww->deadline)
+			event_free(ww->deadline);
+		free(ww);
+		return -1;
+	}
+	ww->w = w;
+	ww->p = p;
+	ww->fn = fn;
+	ww->arg = arg;
+	struct warm_wait **at = &p->waiters;
+	while (*at)
+		at = &(*at)->next;
+	*at = ww;
+	p->nwait++;
+	w->nwait++;
+	boost(w);
+	return 0;
 }
 
-size_t warm_size(const struct warm *w)
+void warm_counts(const struct warm *w, struct warm_counts *out)
 {
-	return w ? w->size : 0;
+	*out = (struct warm_counts){0};
+	if (!w)
+		return;
+	out->ready = w->pools[0]->nready;
+	out->size = w->size;
+	out->waiting = w->nwait;
+	out->taken = w->taken;
+	out->waited = w->waited;
+	for (size_t i = 1; i < w->npools; i++) {
+		out->templates += !w->pools[i]->dropped;
+		out->templates_ready += w->pools[i]->nready;
+	}
+}
+
+void warm_forget_templates(struct warm *w)
+{
+	for (size_t i = w ? w->npools : 0; i-- > 0;)
+		if (!w->pools[i]->standing && !w->pools[i]->dropped)
+			drop(w, w->pools[i]);
+}
+
+void warm_keep_layers(void *ctx, void (*keep)(void *set, const char *id), void *set)
+{
+	const struct warm *w = ctx;
+	for (size_t i = 0; w && i < w->npools; i++) {
+		const struct warm_pool *p = w->pools[i];
+		for (size_t k = 0; k < p->shape.layer_count; k++)
+			for (size_t j = 0; j < store_layers_count(); j++)
+				if (strcmp(store_layers_at(j)->root, p->layers[k]) == 0)
+					keep(set, store_layers_at(j)->id);
+	}
 }
 
 void warm_free(struct warm *w)
 {
 	if (!w)
 		return;
+	for (size_t i = 0; i < w->npools; i++)
+		while (w->pools[i]->waiters)
+			answer(w->pools[i]->waiters, WARM_CLOSING, NULL);
 	w->closing = true;
 	worker_free(w->worker); /* the step in progress ends first */
 	if (w->launch)
 		event_free(w->launch);
+	if (w->sweep)
+		event_free(w->sweep);
 	for (size_t i = 0; i < WARM_IN_FLIGHT; i++) {
 		if (w->flight[i].sb)
 			registry_discard(w->reg, w->flight[i].sb);
 		if (w->flight[i].report)
 			event_free(w->flight[i].report);
 	}
-	while (w->ready && w->nready > 0)
-		registry_discard(w->reg, w->ready[--w->nready]);
-	free(w->ready);
-	free(w->template_id);
+	for (size_t i = 0; i < w->npools; i++)
+		warm_pool_free(w->pools[i], w->reg);
 	free(w);
 }

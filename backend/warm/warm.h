@@ -1,21 +1,28 @@
 /* warm/ — sandboxes started before anyone asks: a few of the default shape
  * (the template "base", the default resources, no volumes, open network),
- * kept running but nobody's, so a create of that shape only claims one
- * (registry_claim) and the next is started behind it, off the request's
- * path: its long steps (cgroups, overlay, the init's clone, its veth and
- * relay sockets) on a worker thread (lib/worker.h), the rest in short steps
- * at the loop's lowest priority, and the init's own mounts in its process
- * at nice 19; so requests in flight go first and the claimed sandbox's
- * first command does not wait behind the refill. Two are made at once: the
- * worker builds the next while the last one's init mounts its root.
- * Owns: the pool, its refill timer and its worker.
+ * and a few of each built template recently created from (its stack of
+ * layers, the default resources), kept running but nobody's, so a create
+ * of such a shape only claims one (registry_claim) and the next is started
+ * behind it, off the request's path: its long steps (cgroups, overlay, the
+ * init's clone, its veth and relay sockets) on a worker thread
+ * (lib/worker.h), the rest in short steps at the loop's lowest priority,
+ * and the init's own mounts in its process at nice 19; so requests in
+ * flight go first and the claimed sandbox's first command does not wait
+ * behind the refill. Two are made at once: the worker builds the next
+ * while the last one's init mounts its root. A create that finds none
+ * ready but one being made waits for it (warm_wait), which then runs at
+ * the loop's priority.
+ * Owns: the pools (warm_pool.h), their refill and its worker.
  * May call: registry/ (launch, claim, discard), net/ (attach), runtime/
- * (the build and the init's report pipe) and lib/. Called by main.c and api/ (create). */
+ * (the build and the init's report pipe), store/ (the ids of the layers
+ * pooled sandboxes stand on) and lib/. Called by main.c and api/ (create,
+ * template deletion). */
 #ifndef E2B_BACKEND_WARM_H
 #define E2B_BACKEND_WARM_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct event_base;
 struct registry;
@@ -24,26 +31,61 @@ struct sandbox_spec;
 
 #define WARM_DEFAULT_SIZE 2
 #define WARM_MAX_SIZE 64
+/* How many built templates get a pool of their own (--warm-templates). */
+#define WARM_DEFAULT_TEMPLATES 4
+#define WARM_MAX_TEMPLATES 16
+/* A template's pool that no create took from for this long is dropped. */
+#define WARM_TEMPLATE_IDLE_S 300
 /* Its steps run at this libevent priority, the lowest: main.c gives the
  * base WARM_PRIORITY + 1 levels (everything else runs at 1, the default). */
 #define WARM_PRIORITY 2
 
 struct warm;
 
-/* A pool of size sandboxes shaped like shape (its template_id and
- * resources; copied). NULL when size is 0, without isolation (a create costs
- * nothing to warm there), with fewer than 64 id ranges (--id-range: the pool
- * would hold those the creates need), or out of memory. Starts filling with
- * the loop's first pass. */
+/* Pools of size sandboxes each: one shaped like shape (its template_id and
+ * resources; copied), standing, and up to templates more, one per built
+ * template's stack as creates ask for them (warm_take). NULL when size is
+ * 0, without isolation (a create costs nothing to warm there), with fewer
+ * than 64 id ranges (--id-range: the pools would hold those the creates
+ * need), or out of memory. Starts filling with the loop's first pass. */
 struct warm *warm_new(struct event_base *base, struct registry *reg, const struct sandbox_spec *shape,
-	size_t size);
-/* A started sandbox for spec, when spec has the pool's shape and one is
- * ready: the caller claims it (registry_claim) or gives it back with
- * registry_discard. NULL otherwise (create it the usual way). */
+	size_t size, size_t templates);
+/* A started sandbox for spec, when a pool of spec's shape has one ready:
+ * the caller claims it (registry_claim) or gives it back with
+ * registry_discard. NULL otherwise (create it the usual way). A spec with
+ * a stack of layers (a built template's, whose sandboxes need nothing done
+ * at create: no start command) that no pool fits gets a pool for the next
+ * creates; beyond templates of them, the one used longest ago goes. */
 struct sandbox *warm_take(struct warm *w, const struct sandbox_spec *spec);
-/* How many are ready, and the pool's size (GET /health). */
-size_t warm_ready(const struct warm *w);
-size_t warm_size(const struct warm *w);
+/* How a wait for a sandbox being made ends (warm_wait). */
+enum warm_outcome {
+	WARM_GOT,     /* sb: claim it, as one from warm_take */
+	WARM_NONE,    /* it failed, its pool was dropped, or WARM_WAIT_MS passed: create one */
+	WARM_CLOSING, /* the backend is stopping: answer nothing */
+};
+typedef void (*warm_wait_fn)(void *arg, enum warm_outcome outcome, struct sandbox *sb);
+/* The longest a create waits for a sandbox being made. */
+#define WARM_WAIT_MS 500
+/* When warm_take found none ready for spec but its pool has one being made
+ * that no earlier wait was promised: fn(arg, ...) is called once, later,
+ * from the loop. 0, or -1 (nothing is coming; fn is never called). A cold
+ * start on the loop costs more than the rest of one being made. */
+int warm_wait(struct warm *w, const struct sandbox_spec *spec, warm_wait_fn fn, void *arg);
+/* What GET /health says of the pools (all 0 without them). */
+struct warm_counts {
+	size_t ready, size;          /* the default shape's pool: ready, kept */
+	size_t templates;            /* templates with a pool */
+	size_t templates_ready;      /* ready in those */
+	size_t waiting;              /* creates waiting (they count against --max-sandboxes) */
+	uint64_t taken, waited;      /* creates served ready, and after a wait, since the start */
+};
+void warm_counts(const struct warm *w, struct warm_counts *out);
+/* Drops every template's pool (a template was deleted: the layers only
+ * its pool still held may be collected). NULL is fine. */
+void warm_forget_templates(struct warm *w);
+/* The layers pooled sandboxes stand on, for the templates' collection
+ * (a templates_layer_keeper: main.c adds it): keep(set, id) for each. */
+void warm_keep_layers(void *ctx, void (*keep)(void *set, const char *id), void *set);
 /* Removes every pooled sandbox (before the registry goes). NULL is fine. */
 void warm_free(struct warm *w);
 

@@ -72,7 +72,7 @@ describe('the warm pool', { skip }, () => {
     await s.kill();
   });
 
-  test('any other shape is started afresh: resources, template layers or volumes of its own', T, async () => {
+  test('any other shape is started afresh: resources or volumes of its own', T, async () => {
     await filled();
     await sleep(1500);
     const s = await create({ memoryMB: 256 });
@@ -94,6 +94,25 @@ describe('the refill off the loop', { skip }, () => {
       const s = await create({}); // a hung init: 500 "init did not start" after 10 s
       if (i % 10 === 9) assert.equal(await s.run('echo ok'), 'ok\n');
       await s.kill();
+    }
+  });
+
+  // A create that finds none ready while one is being made waits for that
+  // one (at most 500 ms) instead of starting one from nothing on the loop.
+  test('creates faster than a pool of one refills wait for the one being made; each is its requester\'s', T, async () => {
+    const b = await startBackend({ extraArgs: ['--warm-pool', '1'] });
+    try {
+      await filled(b);
+      const made = [];
+      for (let i = 0; i < 10; i++) made.push(await create({ envVars: { N: String(i) } }, b));
+      const w = await health(b);
+      assert.ok(w.waited >= 1, `some creates waited for the sandbox being made (${JSON.stringify(w)})`);
+      assert.ok(w.taken + w.waited <= 10);
+      for (const [i, s] of made.entries()) assert.equal(await s.run('echo $N'), `${i}\n`);
+      assert.equal((await api(b, 'GET', '/v2/sandboxes')).json.length, 10);
+      for (const s of made) await s.kill();
+    } finally {
+      assert.equal((await b.stop()).code, 0, b.stderr());
     }
   });
 
