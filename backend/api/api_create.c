@@ -130,6 +130,8 @@ static int api_template_resolve(struct api_ctx *ctx, struct sandbox_spec *spec,
 	}
 	spec->env_vars = *envs;
 	spec->layers = *roots;
+	spec->template_ref = tpl->id;
+	spec->template_alias = tpl->name;
 	spec->template_id = b->config.base;
 	spec->default_user = b->config.user;
 	spec->default_workdir = b->config.workdir;
@@ -233,7 +235,7 @@ struct create {
 	cJSON *body, *mounts, *asked_net, *envs;
 	const char **tpl_roots;     /* a template's layers' paths */
 	const char *roots[RUNTIME_MAX_LAYERS]; /* a snapshot's */
-	char *own[3 + RUNTIME_MAX_LAYERS]; /* copies made before a wait (template_id, user, workdir, layers) */
+	char *own[5 + RUNTIME_MAX_LAYERS]; /* copies made before a wait (template ids, user, workdir, layers) */
 	size_t nown;
 	struct sandbox_spec spec;
 	struct net_policy policy;
@@ -322,6 +324,7 @@ static int wait_warm(struct create *c, struct evhttp_request *req)
 {
 	struct sandbox_spec *s = &c->spec;
 	if (s->layer_count > RUNTIME_MAX_LAYERS || own(c, &s->template_id) != 0 ||
+	    own(c, &s->template_ref) != 0 || own(c, &s->template_alias) != 0 ||
 	    own(c, &s->default_user) != 0 || own(c, &s->default_workdir) != 0)
 		return -1;
 	const char **layers = c->tpl_roots ? c->tpl_roots : c->roots;

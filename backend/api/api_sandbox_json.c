@@ -26,6 +26,15 @@ static void add_lifetime_left(cJSON *o, const struct sandbox *sb)
 		cJSON_AddNumberToObject(o, "lifetimeLeft", (double)sb->left_at_pause_ms / 1000.0);
 }
 
+/* templateID: a built template's id, else the built-in template's name;
+ * alias: a built template's name (E2B's). */
+static void add_template(cJSON *o, const struct sandbox *sb)
+{
+	cJSON_AddStringToObject(o, "templateID", sb->template_ref ? sb->template_ref : sb->template_id);
+	if (sb->template_alias)
+		cJSON_AddStringToObject(o, "alias", sb->template_alias);
+}
+
 /* The fields SandboxDetail and ListedSandbox share (all required ones). */
 static cJSON *common_fields(const struct sandbox *sb)
 {
@@ -35,7 +44,7 @@ static cJSON *common_fields(const struct sandbox *sb)
 	char started[CLOCK_RFC3339_LEN], ended[CLOCK_RFC3339_LEN];
 	clock_format_rfc3339(sb->started_at_ms, started);
 	clock_format_rfc3339(sb->end_at_ms, ended);
-	cJSON_AddStringToObject(o, "templateID", sb->template_id);
+	add_template(o, sb);
 	cJSON_AddStringToObject(o, "sandboxID", sb->id);
 	cJSON_AddStringToObject(o, "clientID", sb->client_id);
 	cJSON_AddStringToObject(o, "startedAt", started);
@@ -84,7 +93,7 @@ cJSON *sandbox_json_created(const struct sandbox *sb, const char *domain)
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
 		return NULL;
-	cJSON_AddStringToObject(o, "templateID", sb->template_id);
+	add_template(o, sb);
 	cJSON_AddStringToObject(o, "sandboxID", sb->id);
 	cJSON_AddStringToObject(o, "clientID", sb->client_id);
 	cJSON_AddStringToObject(o, "envdVersion", SANDBOX_ENVD_VERSION);

@@ -73,7 +73,8 @@ struct sandbox *api_sandboxes_fork(struct api_ctx *ctx, const struct sandbox *or
 			"concurrent E2B sandboxes (%zu)", ctx->max_sandboxes);
 		return NULL;
 	}
-	struct sandbox_spec spec = {.template_id = orig->template_id, .layers = roots,
+	struct sandbox_spec spec = {.template_id = orig->template_id, .template_ref = orig->template_ref,
+		.template_alias = orig->template_alias, .layers = roots,
 		.layer_count = layer_count, .timeout_s = timeout_s, .metadata = orig->metadata,
 		.env_vars = orig->env_vars, .volume_mounts = orig->volume_mounts,
 		.asked_network = orig->asked_network, .default_user = orig->default_user,

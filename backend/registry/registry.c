@@ -96,6 +96,8 @@ static void sandbox_free(struct sandbox *sb)
 	free(sb->default_user);
 	free(sb->default_workdir);
 	free(sb->template_id);
+	free(sb->template_ref);
+	free(sb->template_alias);
 	for (size_t i = 0; i < sb->layer_count; i++)
 		free(sb->layers[i]);
 	free(sb->layers);
@@ -280,9 +282,12 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	char *mask = spec->mask_request_host ? strdup(spec->mask_request_host) : NULL;
 	char *user = spec->default_user ? strdup(spec->default_user) : NULL;
 	char *workdir = spec->default_workdir ? strdup(spec->default_workdir) : NULL;
+	char *ref = spec->template_ref ? strdup(spec->template_ref) : NULL;
+	char *alias = spec->template_alias ? strdup(spec->template_alias) : NULL;
 	if (!metadata || !env_vars || (spec->asked_network && !network) ||
 	    (spec->mask_request_host && !mask) || (spec->default_user && !user) ||
-	    (spec->default_workdir && !workdir) || grow(reg) != 0 ||
+	    (spec->default_workdir && !workdir) || (spec->template_ref && !ref) ||
+	    (spec->template_alias && !alias) || grow(reg) != 0 ||
 	    registry_records_tokens(sb, reg->token_key, spec->secure, spec->private_traffic) != 0) {
 		cJSON_Delete(metadata);
 		cJSON_Delete(env_vars);
@@ -290,6 +295,8 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 		free(mask);
 		free(user);
 		free(workdir);
+		free(ref);
+		free(alias);
 		return -1;
 	}
 	cJSON_Delete(sb->metadata);
@@ -302,6 +309,10 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	free(sb->default_workdir);
 	sb->default_user = user;
 	sb->default_workdir = workdir;
+	free(sb->template_ref);
+	free(sb->template_alias);
+	sb->template_ref = ref;
+	sb->template_alias = alias;
 	sb->secure = spec->secure;
 	sb->auto_pause = spec->auto_pause;
 	sb->internal = spec->internal;

@@ -37,7 +37,11 @@ struct sandbox {
 	char client_id[SANDBOX_CLIENT_ID_LEN + 1];
 	char access_token[SANDBOX_TOKEN_LEN + 1]; /* "" when not secure */
 	char token_nonce[33];    /* its tokens are derived from it (registry_records.h) */
-	char *template_id;
+	char *template_id;       /* the built-in template its root stands on ("base") */
+	/* A built template's id and name when it was created from one: what
+	 * the API reports as its templateID and alias (E2B's); NULL: template_id. */
+	char *template_ref;
+	char *template_alias;
 	/* The root filesystem's read-only layers, bottom first (absolute paths
 	 * of their trees, store_layer.root); NULL: the template's own rootfs. */
 	char **layers;
@@ -89,6 +93,8 @@ struct sandbox {
 /* What a create request asks for; the registry copies everything. */
 struct sandbox_spec {
 	const char *template_id;
+	const char *template_ref;     /* a built template's id and name, NULL = none (struct sandbox) */
+	const char *template_alias;
 	const char *const *layers;    /* bottom first, copied; NULL: the template's rootfs */
 	size_t layer_count;
 	int64_t timeout_s;

@@ -111,6 +111,10 @@ cJSON *registry_records_of(const struct sandbox *sb, int64_t now_ms)
 		ok = cJSON_AddStringToObject(o, "defaultUser", sb->default_user) != NULL;
 	if (ok && sb->default_workdir)
 		ok = cJSON_AddStringToObject(o, "defaultWorkdir", sb->default_workdir) != NULL;
+	if (ok && sb->template_ref)
+		ok = cJSON_AddStringToObject(o, "templateRef", sb->template_ref) != NULL;
+	if (ok && sb->template_alias)
+		ok = cJSON_AddStringToObject(o, "templateAlias", sb->template_alias) != NULL;
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;
@@ -169,9 +173,14 @@ int registry_records_load(struct sandbox *sb, const cJSON *r, const char *key, u
 	const char *user = str(r, "defaultUser"), *workdir = str(r, "defaultWorkdir");
 	sb->default_user = user ? strdup(user) : NULL;
 	sb->default_workdir = workdir ? strdup(workdir) : NULL;
+	/* Records of earlier versions have neither: reported as template_id. */
+	const char *ref = str(r, "templateRef"), *alias = str(r, "templateAlias");
+	sb->template_ref = ref ? strdup(ref) : NULL;
+	sb->template_alias = alias ? strdup(alias) : NULL;
 	if (!sb->template_id || !sb->metadata || !sb->env_vars || !sb->volume_mounts ||
 	    (mask && !sb->mask_request_host) || (user && !sb->default_user) ||
-	    (workdir && !sb->default_workdir) ||
+	    (workdir && !sb->default_workdir) || (ref && !sb->template_ref) ||
+	    (alias && !sb->template_alias) ||
 	    load_layers(sb, cJSON_GetObjectItemCaseSensitive(r, "layers")) != 0)
 		return -1;
 	sb->secure = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "secure"));

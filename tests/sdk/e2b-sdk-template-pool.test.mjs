@@ -57,6 +57,10 @@ describe('official e2b SDK: built templates in the warm pool', () => {
     assert.equal((await health()).templates, 0, 'no pool before a create');
     const first = await Sandbox.create(name, { ...opts, timeoutMs: 60_000 });
     assert.equal((await first.commands.run('cat marker')).stdout, 'pooled-layer\n');
+    // Reported as E2B does: the built template's id and name, not the base it stands on.
+    const info = await first.getInfo();
+    assert.equal(info.templateId, built.templateId);
+    assert.equal(info.name, name);
     await until(async () => (await health()).templates === 1 && (await health()).templates_ready === (await health()).size,
       'the template\'s pool fills', 60_000);
     // Not a wait for an event: the pooled inits need an age to tell them by.
@@ -67,6 +71,10 @@ describe('official e2b SDK: built templates in the warm pool', () => {
     assert.ok(await initAge(second) >= 1.2, 'its init was started before the request');
     const r = await second.commands.run('cat marker; echo "$POOL_ENV $ASKED"; whoami; pwd');
     assert.equal(r.stdout, 'pooled-layer\nfrom-the-template by-the-create\nroot\n/srv/app\n');
+    assert.equal((await second.getInfo()).templateId, built.templateId, 'a pooled one too');
+    const listed = await Sandbox.list({ ...opts, query: { metadata: {} } }).nextItems();
+    assert.deepEqual(listed.filter((x) => x.templateId === built.templateId).map((x) => x.sandboxId).sort(),
+      [first.sandboxId, second.sandboxId].sort());
     await first.kill();
     await second.kill();
 
