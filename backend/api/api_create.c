@@ -323,7 +323,8 @@ static void on_warm(void *arg, enum warm_outcome outcome, struct sandbox *sb)
 static int wait_warm(struct create *c, struct evhttp_request *req)
 {
 	struct sandbox_spec *s = &c->spec;
-	if (s->layer_count > RUNTIME_MAX_LAYERS || own(c, &s->template_id) != 0 ||
+	if (!warm_can_wait(c->ctx->warm, s) || s->layer_count > RUNTIME_MAX_LAYERS ||
+	    own(c, &s->template_id) != 0 ||
 	    own(c, &s->template_ref) != 0 || own(c, &s->template_alias) != 0 ||
 	    own(c, &s->default_user) != 0 || own(c, &s->default_workdir) != 0)
 		return -1;

@@ -484,10 +484,22 @@ struct sandbox *warm_take(struct warm *w, const struct sandbox_spec *spec)
 	return sb;
 }
 
-int warm_wait(struct warm *w, const struct sandbox_spec *spec, warm_wait_fn fn, void *arg)
+/* The pool whose sandbox being made a create of spec may wait for. */
+static struct warm_pool *coming(const struct warm *w, const struct sandbox_spec *spec)
 {
 	struct warm_pool *p = w && !w->closing ? find(w, spec) : NULL;
-	if (!p || p->nready > 0 || p->nwait >= p->nflight)
+	return p && p->nready == 0 && p->nwait < p->nflight ? p : NULL;
+}
+
+bool warm_can_wait(const struct warm *w, const struct sandbox_spec *spec)
+{
+	return coming(w, spec) != NULL;
+}
+
+int warm_wait(struct warm *w, const struct sandbox_spec *spec, warm_wait_fn fn, void *arg)
+{
+	struct warm_pool *p = coming(w, spec);
+	if (!p)
 		return -1;
 	struct warm_wait *ww = calloc(1, sizeof *ww);
 	struct timeval tv = {.tv_sec = WARM_WAIT_MS / 1000, .tv_usec = (WARM_WAIT_MS % 1000) * 1000};

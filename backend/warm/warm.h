@@ -71,6 +71,8 @@ typedef void (*warm_wait_fn)(void *arg, enum warm_outcome outcome, struct sandbo
  * from the loop. 0, or -1 (nothing is coming; fn is never called). A cold
  * start on the loop costs more than the rest of one being made. */
 int warm_wait(struct warm *w, const struct sandbox_spec *spec, warm_wait_fn fn, void *arg);
+/* Whether warm_wait would wait now (before a caller prepares to). */
+bool warm_can_wait(const struct warm *w, const struct sandbox_spec *spec);
 /* What GET /health says of the pools (all 0 without them). */
 struct warm_counts {
 	size_t ready, size;          /* the default shape's pool: ready, kept */
