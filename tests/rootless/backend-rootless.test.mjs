@@ -21,6 +21,8 @@ import { mountsUnder, pidsOfUids, rootlessRoot, testUser } from '../lib/rootless
 import { until } from '../lib/wait.mjs';
 
 const T = { timeout: 120_000 };
+// The official SDK (templates case) reads E2B_* variables: none may steer it.
+for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const IDS = 65536;
 
@@ -170,6 +172,24 @@ describe('rootless, over the user\'s subordinate ids', () => {
     assert.ok(pidsOfUids(sub, IDS).length > 0);
     assert.equal((await s.kill()).status, 204);
     await until(() => pidsOfUids(sub, IDS).length === 0, 'every process of the sandbox gone');
+  });
+
+  // What a rootless backend cannot build says so (docs/templates.md, "Needs"):
+  // its layers would need the host's root to own their files as a sandbox
+  // sees them. A build without such a step still works.
+  test('templates: steps that change files and images from registries fail saying why; others build', T, async () => {
+    const { backend } = ctx;
+    const opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl, debug: false, requestTimeoutMs: 30000 };
+    const { Template, Sandbox } = await import('e2b');
+    await assert.rejects(Template.build(Template().fromTemplate('base').runCmd('touch /tmp/x', { user: 'root' }), 'rootless-run', opts),
+      /steps that change files need the backend's full isolation \(it is rootless\)/);
+    // Loopback and never reached: the refusal comes before any pull.
+    await assert.rejects(Template.build(Template().fromImage('127.0.0.1:9/never/pulled:1'), 'rootless-image', opts),
+      /images from registries need the backend's full isolation \(it is rootless\)/);
+    await Template.build(Template().fromTemplate('base').setEnvs({ ROOTLESS_ENV: 'kept' }), 'rootless-env', opts);
+    const sb = await Sandbox.create('rootless-env', { ...opts, timeoutMs: 60_000 });
+    assert.equal((await sb.commands.run('echo $ROOTLESS_ENV')).stdout, 'kept\n');
+    await sb.kill();
   });
 
   test('full needs root, and a mode that cannot be had fails instead of becoming none', T, () => {
