@@ -7,7 +7,6 @@
 #include "api/api_volume_mounts.h"
 #include "http/http_conns.h"
 #include "http/http_field.h"
-#include "http/http_parked.h"
 #include "http/http_reply.h"
 #include "http/http_request.h"
 #include "lib/clock.h"
@@ -226,22 +225,17 @@ static int give_network(struct sandbox *sb, bool warm, struct net_policy *policy
 	return net_sandbox_update(sb, policy, why, why_len);
 }
 
-/* One create, from its body to its answer: what the spec points into is
- * kept here, so that the create may wait for a pooled sandbox being made
- * (warm_wait) and finish later. */
+/* One create, from its body to its answer: what the spec points into. */
 struct create {
 	struct api_ctx *ctx;
-	struct http_parked parked;
 	cJSON *body, *mounts, *asked_net, *envs;
 	const char **tpl_roots;     /* a template's layers' paths */
 	const char *roots[RUNTIME_MAX_LAYERS]; /* a snapshot's */
-	char *own[5 + RUNTIME_MAX_LAYERS]; /* copies made before a wait (template ids, user, workdir, layers) */
-	size_t nown;
 	struct sandbox_spec spec;
 	struct net_policy policy;
 	bool has_policy;
-	const struct template_config *cfg; /* a built template's; NULL once waiting */
-	const char *base_template; /* a snapshot's template (never waits), else spec.template_id */
+	const struct template_config *cfg; /* a built template's */
+	const char *base_template; /* a snapshot's template, else spec.template_id */
 };
 
 static void create_free(struct create *c)
@@ -251,25 +245,9 @@ static void create_free(struct create *c)
 	cJSON_Delete(c->asked_net);
 	cJSON_Delete(c->envs);
 	free(c->tpl_roots);
-	for (size_t i = 0; i < c->nown; i++)
-		free(c->own[i]);
 	if (c->has_policy)
 		net_policy_free(&c->policy);
 	free(c);
-}
-
-/* *s as a string of c's own (what a template's configuration or the
- * store held may go while the create waits). */
-static int own(struct create *c, const char **s)
-{
-	if (!*s)
-		return 0;
-	char *copy = strdup(*s);
-	if (!copy)
-		return -1;
-	c->own[c->nown++] = copy;
-	*s = copy;
-	return 0;
 }
 
 /* The sandbox (a warm one, or one started now), its network and the
@@ -300,45 +278,6 @@ static int finish(struct create *c, struct evhttp_request *req, struct sandbox *
 	if (c->cfg && c->cfg->start_cmd)
 		return api_template_wait_ready(ctx, req, sb, c->cfg);
 	return reply_json(req, 201, sandbox_json_created(sb, ctx->domain));
-}
-
-/* The pooled sandbox a create waited for (warm_wait), or none. */
-static void on_warm(void *arg, enum warm_outcome outcome, struct sandbox *sb)
-{
-	struct create *c = arg;
-	struct evhttp_request *req = http_parked_take(&c->parked);
-	if (!req || outcome == WARM_CLOSING) {
-		if (sb)
-			registry_discard(c->ctx->reg, sb); /* nobody will learn its id */
-	} else {
-		int status = finish(c, req, outcome == WARM_GOT ? sb : NULL);
-		if (status)
-			request_log("api", req, status);
-	}
-	create_free(c);
-}
-
-/* Waits for a pooled sandbox being made, with its own copies of what the
- * spec borrowed from the template or the store. -1: not waiting. */
-static int wait_warm(struct create *c, struct evhttp_request *req)
-{
-	struct sandbox_spec *s = &c->spec;
-	if (!warm_can_wait(c->ctx->warm, s) || s->layer_count > RUNTIME_MAX_LAYERS ||
-	    own(c, &s->template_id) != 0 ||
-	    own(c, &s->template_ref) != 0 || own(c, &s->template_alias) != 0 ||
-	    own(c, &s->default_user) != 0 || own(c, &s->default_workdir) != 0)
-		return -1;
-	const char **layers = c->tpl_roots ? c->tpl_roots : c->roots;
-	for (size_t i = 0; i < s->layer_count; i++)
-		if (own(c, &layers[i]) != 0)
-			return -1;
-	s->layers = layers;
-	c->base_template = s->template_id;
-	c->cfg = NULL; /* one with a start command never waits */
-	if (warm_wait(c->ctx->warm, s, on_warm, c) != 0)
-		return -1;
-	http_parked_hold(&c->parked, req);
-	return 0;
 }
 
 static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
@@ -375,10 +314,7 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	spec->layers = c->roots;
 	spec->layer_count = layers > 0 ? (size_t)layers : 0;
 	int status = 0;
-	/* Those waiting for a pooled sandbox count too. */
-	struct warm_counts pool;
-	warm_counts(ctx->warm, &pool);
-	if (registry_count(ctx->reg) + pool.waiting >= ctx->max_sandboxes) {
+	if (registry_count(ctx->reg) >= ctx->max_sandboxes) {
 		/* E2B's answer (and status) when a team is at its concurrency limit. */
 		status = reply_errorf(req, 429, "You have reached the maximum number of concurrent E2B "
 			"sandboxes (%zu). If you need more, please contact us at "
@@ -397,13 +333,10 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 		return status;
 	}
 	c->base_template = snap ? snap->template_id : spec->template_id;
-	/* One started ahead, if one of this shape is ready or being made (a
-	 * template's sandboxes: unless a start command must run first). */
+	/* One started ahead, if one of this shape is ready (a template's
+	 * sandboxes: unless a start command must run first). */
 	bool poolable = !snap && !(c->cfg && c->cfg->start_cmd);
-	struct sandbox *warm = poolable ? warm_take(ctx->warm, spec) : NULL;
-	if (!warm && poolable && wait_warm(c, req) == 0)
-		return 0; /* answered by on_warm; logged then */
-	status = finish(c, req, warm);
+	status = finish(c, req, poolable ? warm_take(ctx->warm, spec) : NULL);
 	create_free(c);
 	return status;
 }

@@ -1,8 +1,7 @@
 /* POST /sandboxes (v1) and /v2/sandboxes: a new sandbox of a built-in
  * template, a built template (its stack of layers, environment, user,
  * workdir, start and ready commands) or a snapshot, claimed from the warm
- * pool when one of its shape is ready or being made (warm/), else started
- * now. Calls templates/, snapshots/, warm/, registry/, runtime/, net/ and
+ * pool when one of its shape is ready (warm/), else started now. Calls templates/, snapshots/, warm/, registry/, runtime/, net/ and
  * http/. */
 #ifndef E2B_BACKEND_API_CREATE_H
 #define E2B_BACKEND_API_CREATE_H

@@ -52,7 +52,6 @@ static int api_health(struct api_ctx *ctx, struct evhttp_request *req, const cha
 			cJSON_AddNumberToObject(warm, "templates", (double)n.templates);
 			cJSON_AddNumberToObject(warm, "templates_ready", (double)n.templates_ready);
 			cJSON_AddNumberToObject(warm, "taken", (double)n.taken);
-			cJSON_AddNumberToObject(warm, "waited", (double)n.waited);
 		}
 	}
 	return reply_json(req, 200, o);

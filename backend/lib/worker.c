@@ -22,7 +22,6 @@ struct worker {
 	void (*work)(void *), (*done)(void *);
 	void *arg;
 	int nice;
-	pid_t tid;            /* the thread's, once it runs (under lock) */
 	int wake[2];          /* the thread writes a byte once a job is finished */
 	struct event *finished;
 };
@@ -32,9 +31,8 @@ static void *thread_main(void *arg)
 	struct worker *w = arg;
 	/* Its own working directory: work may chdir without moving the loop's. */
 	unshare(CLONE_FS);
+	setpriority(PRIO_PROCESS, (id_t)gettid(), w->nice);
 	pthread_mutex_lock(&w->lock);
-	w->tid = gettid();
-	setpriority(PRIO_PROCESS, (id_t)w->tid, w->nice);
 	for (;;) {
 		while (w->state != JOB_QUEUED && !w->stop)
 			pthread_cond_wait(&w->changed, &w->lock);
@@ -90,15 +88,6 @@ static void on_finished(evutil_socket_t fd, short what, void *arg)
 	pthread_mutex_unlock(&w->lock);
 	if (got)
 		done(job_arg);
-}
-
-void worker_set_nice(struct worker *w, int nice)
-{
-	pthread_mutex_lock(&w->lock);
-	if (nice != w->nice && w->tid > 0)
-		setpriority(PRIO_PROCESS, (id_t)w->tid, nice); /* lower needs CAP_SYS_NICE: else stays */
-	w->nice = nice;
-	pthread_mutex_unlock(&w->lock);
 }
 
 struct worker *worker_new(struct event_base *base, int priority, int nice)

@@ -23,9 +23,6 @@ struct worker;
  * nice value (Linux: per thread), so the loop and what it serves come first.
  * NULL on failure (errno). */
 struct worker *worker_new(struct event_base *base, int priority, int nice);
-/* Its thread's nice value from now on (raising its priority back needs
- * CAP_SYS_NICE: without it the call changes nothing). */
-void worker_set_nice(struct worker *w, int nice);
 /* Runs work(arg) on the thread, then done(arg) on the loop. -1 (EBUSY) while
  * a job is in progress: one at a time. */
 int worker_run(struct worker *w, void (*work)(void *arg), void (*done)(void *arg), void *arg);

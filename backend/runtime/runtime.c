@@ -482,10 +482,10 @@ int runtime_sandbox_launch(struct sandbox *sb, struct runtime_error *err)
 	return runtime_sandbox_reserve(sb, err) == 0 ? runtime_sandbox_build(sb, err) : -1;
 }
 
-void runtime_sandbox_setup_in_background(const struct sandbox *sb, bool background)
+void runtime_sandbox_setup_in_background(const struct sandbox *sb)
 {
 	if (sb->rt && sb->rt->init_pid > 0)
-		setpriority(PRIO_PROCESS, (id_t)sb->rt->init_pid, background ? 19 : 0);
+		setpriority(PRIO_PROCESS, (id_t)sb->rt->init_pid, 19);
 }
 
 int runtime_sandbox_report_fd(const struct sandbox *sb)

@@ -43,17 +43,6 @@ struct warming {
 	struct runtime_error build_err;
 	struct net_attach *linking; /* net_sandbox_attach's middle part */
 	bool wants_link;          /* its init reported: the worker links it next */
-	bool cloned;              /* its init exists (build_done ran) */
-};
-
-/* A create waiting for a sandbox of its pool being made. */
-struct warm_wait {
-	struct warm *w;
-	struct warm_pool *p;
-	struct warm_wait *next;
-	warm_wait_fn fn;
-	void *arg;
-	struct event *deadline;
 };
 
 struct warm {
@@ -65,8 +54,7 @@ struct warm {
 	size_t npools;
 	struct warming flight[WARM_IN_FLIGHT];
 	size_t nflight;
-	size_t nwait;             /* every pool's waiters */
-	uint64_t taken, waited;   /* creates served: ready, after a wait */
+	uint64_t taken;           /* creates served by a pooled sandbox */
 	struct event *launch;
 	struct event *sweep;      /* drops idle template pools */
 	struct worker *worker;    /* runs the long steps, one at a time (worker.h) */
@@ -83,68 +71,6 @@ static void schedule(struct warm *w, long delay_ms)
 		return;
 	struct timeval tv = {.tv_sec = delay_ms / 1000, .tv_usec = (delay_ms % 1000) * 1000};
 	evtimer_add(w->launch, &tv);
-}
-
-/* While creates wait, what is being made runs at the loop's priority: the
- * worker, and the inits of their pools' sandboxes, setting up. */
-static void boost(struct warm *w)
-{
-	worker_set_nice(w->worker, w->nwait > 0 ? 0 : WARM_WORKER_NICE);
-	for (size_t i = 0; i < WARM_IN_FLIGHT; i++) {
-		struct warming *f = &w->flight[i];
-		if (f->sb && f->cloned && f->p->nwait > 0)
-			runtime_sandbox_setup_in_background(f->sb, false);
-	}
-}
-
-/* Takes ww out of its pool's queue. */
-static void unqueue(struct warm_wait *ww)
-{
-	struct warm_pool *p = ww->p;
-	for (struct warm_wait **at = &p->waiters; *at; at = &(*at)->next) {
-		if (*at == ww) {
-			*at = ww->next;
-			break;
-		}
-	}
-	p->nwait--;
-	ww->w->nwait--;
-	if (ww->w->nwait == 0)
-		boost(ww->w);
-}
-
-/* Ends a wait out of its queue: freed, then told. */
-static void deliver(struct warm_wait *ww, enum warm_outcome outcome, struct sandbox *sb)
-{
-	warm_wait_fn fn = ww->fn;
-	void *arg = ww->arg;
-	event_free(ww->deadline);
-	free(ww);
-	fn(arg, outcome, sb);
-}
-
-static void answer(struct warm_wait *ww, enum warm_outcome outcome, struct sandbox *sb)
-{
-	unqueue(ww);
-	deliver(ww, outcome, sb);
-}
-
-/* Those p can no longer serve: the last ones beyond what is in flight. */
-static void answer_excess(struct warm_pool *p, enum warm_outcome outcome)
-{
-	while (p->nwait > (p->dropped ? 0 : p->nflight)) {
-		struct warm_wait *last = p->waiters;
-		while (last->next)
-			last = last->next;
-		answer(last, outcome, NULL);
-	}
-}
-
-static void on_wait_deadline(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	answer(arg, WARM_NONE, NULL);
 }
 
 /* Frees p once dropped with nothing in flight for it. */
@@ -169,12 +95,10 @@ static void release(struct warming *f)
 	f->sb = NULL;
 	f->linking = NULL;
 	f->wants_link = false;
-	f->cloned = false;
 	w->nflight--;
 	struct warm_pool *p = f->p;
 	f->p = NULL;
 	p->nflight--;
-	answer_excess(p, WARM_NONE); /* those waiting for this one, if it failed */
 	settle(w, p);
 }
 
@@ -196,20 +120,12 @@ static void failed(struct warming *f, const char *why)
 static void become_ready(struct warming *f)
 {
 	struct warm *w = f->w;
-	struct sandbox *sb = f->sb;
-	struct warm_wait *ww = f->p->dropped ? NULL : f->p->waiters;
-	if (ww)
-		unqueue(ww); /* the first waiter's */
-	else if (f->p->dropped)
-		registry_discard(w->reg, sb);
+	if (f->p->dropped)
+		registry_discard(w->reg, f->sb);
 	else
-		f->p->ready[f->p->nready++] = sb;
+		f->p->ready[f->p->nready++] = f->sb;
 	release(f);
 	w->failures = 0;
-	if (ww) {
-		w->waited++;
-		deliver(ww, WARM_GOT, sb);
-	}
 	kick(w);
 }
 
@@ -291,8 +207,7 @@ static void build_done(void *arg)
 		failed(f, f->build_err.message);
 		return;
 	}
-	f->cloned = true;
-	runtime_sandbox_setup_in_background(f->sb, f->p->nwait == 0);
+	runtime_sandbox_setup_in_background(f->sb);
 	int report = runtime_sandbox_report_fd(f->sb);
 	if (report < 0) {
 		f->wants_link = true;
@@ -376,7 +291,6 @@ static void drop(struct warm *w, struct warm_pool *p)
 	p->dropped = true;
 	while (p->nready > 0)
 		registry_discard(w->reg, p->ready[--p->nready]);
-	answer_excess(p, WARM_NONE);
 	settle(w, p);
 }
 
@@ -484,46 +398,6 @@ struct sandbox *warm_take(struct warm *w, const struct sandbox_spec *spec)
 	return sb;
 }
 
-/* The pool whose sandbox being made a create of spec may wait for. */
-static struct warm_pool *coming(const struct warm *w, const struct sandbox_spec *spec)
-{
-	struct warm_pool *p = w && !w->closing ? find(w, spec) : NULL;
-	return p && p->nready == 0 && p->nwait < p->nflight ? p : NULL;
-}
-
-bool warm_can_wait(const struct warm *w, const struct sandbox_spec *spec)
-{
-	return coming(w, spec) != NULL;
-}
-
-int warm_wait(struct warm *w, const struct sandbox_spec *spec, warm_wait_fn fn, void *arg)
-{
-	struct warm_pool *p = coming(w, spec);
-	if (!p)
-		return -1;
-	struct warm_wait *ww = calloc(1, sizeof *ww);
-	struct timeval tv = {.tv_sec = WARM_WAIT_MS / 1000, .tv_usec = (WARM_WAIT_MS % 1000) * 1000};
-	if (!ww || !(ww->deadline = evtimer_new(w->base, on_wait_deadline, ww)) ||
-	    evtimer_add(ww->deadline, &tv) != 0) {
-		if (ww && ww->deadline)
-			event_free(ww->deadline);
-		free(ww);
-		return -1;
-	}
-	ww->w = w;
-	ww->p = p;
-	ww->fn = fn;
-	ww->arg = arg;
-	struct warm_wait **at = &p->waiters;
-	while (*at)
-		at = &(*at)->next;
-	*at = ww;
-	p->nwait++;
-	w->nwait++;
-	boost(w);
-	return 0;
-}
-
 void warm_counts(const struct warm *w, struct warm_counts *out)
 {
 	*out = (struct warm_counts){0};
@@ -531,9 +405,7 @@ void warm_counts(const struct warm *w, struct warm_counts *out)
 		return;
 	out->ready = w->pools[0]->nready;
 	out->size = w->size;
-	out->waiting = w->nwait;
 	out->taken = w->taken;
-	out->waited = w->waited;
 	for (size_t i = 1; i < w->npools; i++) {
 		out->templates += !w->pools[i]->dropped;
 		out->templates_ready += w->pools[i]->nready;
@@ -563,9 +435,6 @@ void warm_free(struct warm *w)
 {
 	if (!w)
 		return;
-	for (size_t i = 0; i < w->npools; i++)
-		while (w->pools[i]->waiters)
-			answer(w->pools[i]->waiters, WARM_CLOSING, NULL);
 	w->closing = true;
 	worker_free(w->worker); /* the step in progress ends first */
 	if (w->launch)

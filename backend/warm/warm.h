@@ -9,9 +9,7 @@
  * and the init's own mounts in its process at nice 19; so requests in
  * flight go first and the claimed sandbox's first command does not wait
  * behind the refill. Two are made at once: the worker builds the next
- * while the last one's init mounts its root. A create that finds none
- * ready but one being made waits for it (warm_wait), which then runs at
- * the loop's priority.
+ * while the last one's init mounts its root.
  * Owns: the pools (warm_pool.h), their refill and its worker.
  * May call: registry/ (launch, claim, discard), net/ (attach), runtime/
  * (the build and the init's report pipe), store/ (the ids of the layers
@@ -57,29 +55,12 @@ struct warm *warm_new(struct event_base *base, struct registry *reg, const struc
  * at create: no start command) that no pool fits gets a pool for the next
  * creates; beyond templates of them, the one used longest ago goes. */
 struct sandbox *warm_take(struct warm *w, const struct sandbox_spec *spec);
-/* How a wait for a sandbox being made ends (warm_wait). */
-enum warm_outcome {
-	WARM_GOT,     /* sb: claim it, as one from warm_take */
-	WARM_NONE,    /* it failed, its pool was dropped, or WARM_WAIT_MS passed: create one */
-	WARM_CLOSING, /* the backend is stopping: answer nothing */
-};
-typedef void (*warm_wait_fn)(void *arg, enum warm_outcome outcome, struct sandbox *sb);
-/* The longest a create waits for a sandbox being made. */
-#define WARM_WAIT_MS 500
-/* When warm_take found none ready for spec but its pool has one being made
- * that no earlier wait was promised: fn(arg, ...) is called once, later,
- * from the loop. 0, or -1 (nothing is coming; fn is never called). A cold
- * start on the loop costs more than the rest of one being made. */
-int warm_wait(struct warm *w, const struct sandbox_spec *spec, warm_wait_fn fn, void *arg);
-/* Whether warm_wait would wait now (before a caller prepares to). */
-bool warm_can_wait(const struct warm *w, const struct sandbox_spec *spec);
 /* What GET /health says of the pools (all 0 without them). */
 struct warm_counts {
 	size_t ready, size;          /* the default shape's pool: ready, kept */
 	size_t templates;            /* templates with a pool */
 	size_t templates_ready;      /* ready in those */
-	size_t waiting;              /* creates waiting (they count against --max-sandboxes) */
-	uint64_t taken, waited;      /* creates served ready, and after a wait, since the start */
+	uint64_t taken;              /* creates served by a pooled sandbox since the start */
 };
 void warm_counts(const struct warm *w, struct warm_counts *out);
 /* Drops every template's pool (a template was deleted: the layers only

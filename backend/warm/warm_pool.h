@@ -10,8 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct warm_wait;
-
 struct warm_pool {
 	struct sandbox_spec shape; /* template_id, layers and resources: the pool's own copies */
 	char *template_id;
@@ -20,8 +18,6 @@ struct warm_pool {
 	struct sandbox **ready;    /* started, attached, nobody's: taken from the end */
 	size_t nready;
 	size_t nflight;            /* being made for it */
-	struct warm_wait *waiters; /* creates waiting for those, first come first */
-	size_t nwait;              /* at most nflight */
 	int64_t used_ms;           /* its last take (or its making) */
 	bool standing;             /* the default shape's: never dropped */
 	bool dropped;              /* no longer taken from or filled; freed once nothing is in flight */

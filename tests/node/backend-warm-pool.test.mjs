@@ -97,25 +97,6 @@ describe('the refill off the loop', { skip }, () => {
     }
   });
 
-  // A create that finds none ready while one is being made waits for that
-  // one (at most 500 ms) instead of starting one from nothing on the loop.
-  test('creates faster than a pool of one refills wait for the one being made; each is its requester\'s', T, async () => {
-    const b = await startBackend({ extraArgs: ['--warm-pool', '1'] });
-    try {
-      await filled(b);
-      const made = [];
-      for (let i = 0; i < 10; i++) made.push(await create({ envVars: { N: String(i) } }, b));
-      const w = await health(b);
-      assert.ok(w.waited >= 1, `some creates waited for the sandbox being made (${JSON.stringify(w)})`);
-      assert.ok(w.taken + w.waited <= 10);
-      for (const [i, s] of made.entries()) assert.equal(await s.run('echo $N'), `${i}\n`);
-      assert.equal((await api(b, 'GET', '/v2/sandboxes')).json.length, 10);
-      for (const s of made) await s.kill();
-    } finally {
-      assert.equal((await b.stop()).code, 0, b.stderr());
-    }
-  });
-
   test('a backend stopped while its refill is under way exits cleanly', T, async () => {
     const b = await startBackend({ extraArgs: ['--warm-pool', '4'] });
     await until(async () => (await health(b)).ready >= 1, 'a first pooled sandbox', 60_000);
