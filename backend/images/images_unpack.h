@@ -5,8 +5,10 @@
  * whiteout (a character device 0:0 named NAME) and ".wh..wh..opq" makes its
  * directory opaque (trusted.overlay.opaque "y"). Device nodes are left out
  * (a sandbox has its own /dev), and so are xattrs other than user.* and
- * security.capability. Nothing is written outside the directory: absolute
- * names, ".." and paths through a symbolic link the tar made are refused.
+ * security.capability. Nothing is written outside the directory: names are
+ * read from it (a leading "/" or "./" dropped, as Docker does); "..", paths
+ * and hard links through a symbolic link the tar made, and hard links to
+ * what is not one of its files, are refused.
  * The uncompressed stream's sha256 is the layer's diff id: reported, and
  * checked when the caller knows it. Blocking: for a forked helper. Calls
  * libarchive and OpenSSL. */
