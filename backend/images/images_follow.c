@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,11 +23,16 @@
 #define BLOB_PREFIX "oci-put-blob"
 #define MAX_FOLLOWERS 72 /* a stack's 64 layers, the config, and room */
 #define EVENTS_SIZE 4096
+/* A follower that has caught up with the download writes back what it has
+ * unpacked once this much more was read, so the publish's sync (and
+ * skopeo's own of the blob) find little left to write. */
+#define WRITEBACK_EVERY (16u << 20)
 
 /* What a follower says on its pipe when it ends. */
 struct outcome {
 	bool ok;
-	char digest[72]; /* "sha256:" and the blob's */
+	dev_t dev;       /* the file it read: skopeo renames it to its digest's name */
+	ino_t ino;
 	struct images_unpack_stats stats;
 };
 
@@ -55,7 +59,7 @@ struct growing {
 	const char *path;
 	ino_t ino;
 	bool closed;     /* skopeo has closed it: what is in it is all there is */
-	EVP_MD_CTX *sha;
+	size_t unsynced; /* read since the last writeback */
 	char buf[1 << 20];
 };
 
@@ -96,7 +100,7 @@ static ssize_t growing_read(void *ctx, const void **buf)
 		bool was_closed = g->closed; /* read before the read: nothing is written after */
 		ssize_t n = read(g->fd, g->buf, sizeof g->buf);
 		if (n > 0) {
-			EVP_DigestUpdate(g->sha, g->buf, (size_t)n);
+			g->unsynced += (size_t)n;
 			*buf = g->buf;
 			return n;
 		}
@@ -104,30 +108,29 @@ static ssize_t growing_read(void *ctx, const void **buf)
 			continue;
 		if (n < 0 || was_closed)
 			return n;
+		if (g->unsynced >= WRITEBACK_EVERY) {
+			syncfs(g->fd); /* while the network is the one to wait for */
+			g->unsynced = 0;
+		}
 		if (wait_for_more(g) != 0)
 			return -1;
 	}
 }
 
-static bool open_growing(struct growing *g, const char *layout)
+static bool open_growing(struct growing *g, const char *layout, struct outcome *o)
 {
 	struct stat st;
 	g->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	g->fd = open(g->path, O_RDONLY | O_CLOEXEC);
 	if (g->inotify < 0 || g->fd < 0 || fstat(g->fd, &st) != 0)
 		return false;
-	g->ino = st.st_ino;
+	g->ino = o->ino = st.st_ino;
+	o->dev = st.st_dev;
 	g->file_watch = inotify_add_watch(g->inotify, g->path, IN_MODIFY | IN_CLOSE_WRITE);
 	if (g->file_watch < 0 || inotify_add_watch(g->inotify, layout, IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR) < 0)
 		return false;
 	check_closed(g); /* closed before the watch was there: no IN_CLOSE_WRITE will come */
-	return (g->sha = EVP_MD_CTX_new()) != NULL && EVP_DigestInit_ex(g->sha, EVP_sha256(), NULL) == 1;
-}
-
-static void hex(const uint8_t *d, char *out)
-{
-	for (int i = 0; i < 32; i++)
-		sprintf(out + 2 * i, "%02x", d[i]);
+	return true;
 }
 
 __attribute__((noreturn)) static void follow(const struct images_follow *f, const char *name, pid_t parent, int out)
@@ -142,23 +145,15 @@ __attribute__((noreturn)) static void follow(const struct images_follow *f, cons
 	char *dir = text_printf("%s/follow-%d", f->scratch, (int)getpid());
 	char *root = dir ? text_printf("%s/root", dir) : NULL;
 	char why[400];
-	if (g && path && root && (g->path = path) && open_growing(g, f->layout) && mkdir(dir, 0700) == 0 &&
+	if (g && path && root && (g->path = path) && open_growing(g, f->layout, &o) && mkdir(dir, 0700) == 0 &&
 	    mkdir(root, 0755) == 0) {
+		/* It reads to the end of the file, which comes once skopeo has
+		 * closed it: the whole blob. */
 		const struct images_unpack_source src = {.read = growing_read, .ctx = g, .shared_total = f->shared_total};
-		o.ok = images_unpack_stream(&src, root, NULL, f->max, &o.stats, why, sizeof why) == 0;
+		o.ok = images_unpack_stream(&src, root, NULL, f->max, &o.stats, why, sizeof why) == 0 && g->closed;
 	}
-	/* The blob's digest covers what follows the tar's end too. */
-	const void *rest;
-	ssize_t n = 0;
-	while (o.ok && (n = growing_read(g, &rest)) > 0)
-		;
-	uint8_t d[EVP_MAX_MD_SIZE];
-	if (o.ok && n == 0 && EVP_DigestFinal_ex(g->sha, d, NULL) == 1) {
-		memcpy(o.digest, "sha256:", 7);
-		hex(d, o.digest + 7);
-	} else {
-		o.ok = false;
-	}
+	if (o.ok)
+		syncfs(g->fd); /* beside skopeo's last steps, not after them */
 	_exit(write_all(3, &o, sizeof o) == 0 ? 0 : 1);
 }
 
@@ -242,19 +237,22 @@ void images_follow_end(struct images_follow *f, bool skopeo_ok)
 			;
 		w->pid = 0;
 		w->have = skopeo_ok && read(w->fd, &w->got, sizeof w->got) == (ssize_t)sizeof w->got && w->got.ok &&
-			memchr(w->got.digest, '\0', sizeof w->got.digest) &&
 			memchr(w->got.stats.diff_id, '\0', sizeof w->got.stats.diff_id);
 		close(w->fd);
 		w->fd = -1;
 	}
 }
 
-const char *images_follow_take(struct images_follow *f, const char *digest, const char *diff_id,
+const char *images_follow_take(struct images_follow *f, const char *blob, const char *diff_id,
 	struct images_unpack_stats *stats)
 {
-	for (size_t i = 0; f && digest && diff_id && i < f->n; i++) {
+	struct stat st;
+	if (!f || !blob || !diff_id || lstat(blob, &st) != 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	for (size_t i = 0; i < f->n; i++) {
 		struct follower *w = &f->w[i];
-		if (w->have && strcmp(w->got.digest, digest) == 0 && strcmp(w->got.stats.diff_id, diff_id) == 0) {
+		if (w->have && w->got.dev == st.st_dev && w->got.ino == st.st_ino &&
+		    strcmp(w->got.stats.diff_id, diff_id) == 0) {
 			w->have = false;
 			*stats = w->got.stats;
 			return w->dir;

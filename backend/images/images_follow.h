@@ -4,15 +4,15 @@
  * renames it to blobs/sha256/<digest>, or removes it when the download
  * failed or its digest does not match; it fetches several blobs at once.
  * For each such file, as it appears (inotify on the layout), a follower
- * process is forked that reads it as it grows, hashes what it reads (the
- * compressed digest: which blob it was) and unpacks it (images_unpack.h)
- * into a directory of its own, which reports the diff id. Nothing a
- * follower made is trusted until skopeo has exited 0 (every blob's digest
- * verified) and the caller has matched both digests with the image's
- * manifest and config (images_follow_take); anything else is left for the
- * scratch directory's removal, and that layer is unpacked from its blob
- * afterwards, as without followers. Blocking, in the pull's helper. Calls
- * images_unpack, lib/, OpenSSL. */
+ * process is forked that reads it as it grows and unpacks it
+ * (images_unpack.h) into a directory of its own, which reports the diff
+ * id. Nothing a follower made is trusted until skopeo has exited 0 (every
+ * blob's digest verified), the file it read is the one skopeo renamed to
+ * the layer's blob (the same inode: its bytes are the ones skopeo hashed;
+ * only skopeo writes in the layout) and the diff id is the config's
+ * (images_follow_take); anything else is left for the scratch directory's
+ * removal, and that layer is unpacked from its blob afterwards, as without
+ * followers. Blocking, in the pull's helper. Calls images_unpack, lib/. */
 #ifndef E2B_BACKEND_IMAGES_FOLLOW_H
 #define E2B_BACKEND_IMAGES_FOLLOW_H
 
@@ -34,10 +34,11 @@ void images_follow_events(void *f);
 /* skopeo has exited: waits for every follower (killing them first unless
  * skopeo succeeded) and keeps what each made. */
 void images_follow_end(struct images_follow *f, bool skopeo_ok);
-/* The directory (holding root/) that a follower unpacked from the blob of
- * digest digest into the layer diff_id, with its stats; the caller then
- * owns the directory (publishes it). NULL when no follower did. */
-const char *images_follow_take(struct images_follow *f, const char *digest, const char *diff_id,
+/* The directory (holding root/) that a follower unpacked into the layer
+ * diff_id from the file skopeo then renamed to blob (blobs/sha256/<digest>:
+ * the same inode), with its stats; the caller then owns the directory
+ * (publishes it). NULL when no follower did. */
+const char *images_follow_take(struct images_follow *f, const char *blob, const char *diff_id,
 	struct images_unpack_stats *stats);
 /* Forgets f (a follower still running is killed); the directories stay
  * for the scratch directory's removal. */

@@ -17,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -126,6 +129,52 @@ static int read_config(struct attempt *a, char *why, size_t len)
 	return 0;
 }
 
+/* The config's inspection runs beside the manifest's, in a child of the
+ * helper (the two are a round trip to the registry each): by the
+ * reference as given, which skopeo resolves for this machine's platform as
+ * inspect() does; copy() checks that the image copied has the config read
+ * here. The answer ({rc, why, config}) goes in <scratch>/config-answer.json. */
+static pid_t config_start(struct attempt *a, const char *name)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	char why[400] = "";
+	snprintf(a->pinned, sizeof a->pinned, "%s", name);
+	int rc = read_config(a, why, sizeof why);
+	char *path = text_printf("%s/config-answer.json", a->p->scratch);
+	cJSON *answer = cJSON_CreateObject();
+	bool kept = path && answer && cJSON_AddNumberToObject(answer, "rc", rc) && cJSON_AddStringToObject(answer, "why", why) &&
+		(!a->config || cJSON_AddItemReferenceToObject(answer, "config", a->config)) &&
+		store_json_write(path, answer, STORE_VOLATILE) == 0;
+	_exit(kept ? 0 : 1);
+}
+
+/* The child's answer: as read_config's. */
+static int config_finish(struct attempt *a, pid_t pid, char *why, size_t len)
+{
+	int status = -1;
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	char *path = text_printf("%s/config-answer.json", a->p->scratch);
+	cJSON *answer = path && pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? store_json_read(path) : NULL;
+	if (path)
+		unlink(path);
+	free(path);
+	const cJSON *rc = cJSON_GetObjectItemCaseSensitive(answer, "rc");
+	int r = cJSON_IsNumber(rc) ? rc->valueint : -1;
+	const char *said = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "why"));
+	snprintf(why, len, "%s", said && *said ? said : "cannot read the image's config");
+	if (r == 0) {
+		a->config = cJSON_DetachItemFromObjectCaseSensitive(answer, "config");
+		a->diff_ids = a->config ? images_config_diff_ids(a->config, why, len) : NULL;
+		r = a->diff_ids ? 0 : -2;
+	}
+	cJSON_Delete(answer);
+	return r;
+}
+
 static bool in_store(const char *id)
 {
 	char *dir = store_layer_path(id);
@@ -223,7 +272,7 @@ static int unpack(struct attempt *a, const char *layout, struct images_follow *f
 	const char *digest = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(desc, "digest"));
 	char *blob = blob_path(layout, digest);
 	struct images_unpack_stats st;
-	const char *followed = images_follow_take(follow, digest, id, &st);
+	const char *followed = images_follow_take(follow, blob, id, &st);
 	if (followed && st.tar_bytes > *budget)
 		followed = NULL; /* unpacked again below, to fail with the limit */
 	char *dir = followed ? strdup(followed) : text_printf("%s/layer-%d", a->p->scratch, i);
@@ -310,9 +359,16 @@ static int attempt(struct attempt *a, char *why, size_t len)
 	}
 	note(a, "Pulling %s from %s", a->p->shown, a->host);
 	int64_t t0 = clock_now_ms();
+	pid_t config = config_start(a, name);
 	int rc = inspect(a, name, why, len);
-	if (rc == 0)
-		rc = read_config(a, why, len);
+	if (rc != 0 && config > 0)
+		kill(config, SIGKILL); /* its answer no longer matters */
+	char config_why[400];
+	int config_rc = config_finish(a, config, config_why, sizeof config_why);
+	if (rc == 0 && config_rc != 0) {
+		snprintf(why, len, "%s", config_why);
+		rc = config_rc;
+	}
 	if (rc != 0)
 		return rc;
 	note(a, "Manifest and config read in %lld ms", (long long)(clock_now_ms() - t0));

@@ -4,8 +4,8 @@
  * fsynced, closed, then renamed to blobs/sha256/<digest>, or removed when
  * the download fails) and checks what the followers made: a layer unpacked
  * while its file still grows, two blobs at once, and nothing taken from a
- * removed blob, a cut one, a wrong diff id, a blob that is no tar, or when
- * skopeo failed. */
+ * removed blob, a cut one, a wrong diff id, a blob that is no tar, another
+ * file put where skopeo's blob would be, or when skopeo failed. */
 #define _GNU_SOURCE
 #include <archive.h>
 #include <archive_entry.h>
@@ -112,6 +112,14 @@ static void put_blob_end(int fd, const char *layout, const char *name, const str
 	CHECK(ok ? rename(from, to) == 0 : unlink(from) == 0);
 }
 
+/* Where skopeo put it: blobs/sha256/<hex> (a static buffer). */
+static const char *blob_at(const char *layout, const struct blob *b)
+{
+	static char path[400];
+	snprintf(path, sizeof path, "%s/blobs/sha256/%s", layout, b->digest + 7);
+	return path;
+}
+
 /* Whether some <scratch>/follow-*<rel> holds text, within 10 s. */
 static bool follower_made(const char *scratch, const char *rel, const char *text)
 {
@@ -174,8 +182,9 @@ static void follow_cases(void)
 	CHECK(follower_made(scratch, "/root/first", "two\n"));
 	put_blob_write(fd1, &one, one.len / 2, one.len);
 	put_blob_write(fd2, &two, two.len / 2, two.len);
-	/* One that fails halfway (skopeo removes it), one cut short but kept
-	 * (its digest cannot match), one that is no tar (a config). */
+	/* One that fails halfway (skopeo removes it), one cut short but
+	 * renamed (its follower finds the gzip stream cut), one that is no tar
+	 * (a config). */
 	int fd3 = put_blob_open(f, layout, "oci-put-blob333");
 	int fd4 = put_blob_open(f, layout, "oci-put-blob444");
 	int fd5 = put_blob_open(f, layout, "oci-put-blob555");
@@ -189,18 +198,34 @@ static void follow_cases(void)
 	struct blob config = {.data = (unsigned char *)"{\"architecture\":\"amd64\"}", .len = 24};
 	sha256_text(config.data, config.len, config.digest);
 	put_blob_end(fd5, layout, "oci-put-blob555", &config, true);
+	/* The right bytes under the blob's name, but not the file the
+	 * follower read: not taken. */
+	struct blob copy = make_blob("copy\n", true);
+	int fd8 = put_blob_open(f, layout, "oci-put-blob888");
+	put_blob_write(fd8, &copy, 0, copy.len);
+	put_blob_end(fd8, layout, "oci-put-blob888", &copy, true);
+	CHECK(follower_made(scratch, "/root/first", "copy\n"));
+	char moved[400];
+	snprintf(moved, sizeof moved, "%s.moved", blob_at(layout, &copy));
+	CHECK(rename(blob_at(layout, &copy), moved) == 0);
+	int fd9 = open(blob_at(layout, &copy), O_WRONLY | O_CREAT | O_EXCL, 0644);
+	put_blob_write(fd9, &copy, 0, copy.len);
+	close(fd9);
+
 	images_follow_end(f, true);
 
 	struct images_unpack_stats st;
-	CHECK(images_follow_take(f, one.digest, two.diff_id, &st) == NULL); /* another layer's diff id */
-	const char *dir1 = images_follow_take(f, one.digest, one.diff_id, &st);
+	CHECK(images_follow_take(f, blob_at(layout, &one), two.diff_id, &st) == NULL); /* another layer's diff id */
+	const char *dir1 = images_follow_take(f, blob_at(layout, &one), one.diff_id, &st);
 	CHECK(dir1 && file_is(dir1, "root/first", "one\n") && st.entries == 2 && strcmp(st.diff_id, one.diff_id) == 0);
-	CHECK(images_follow_take(f, one.digest, one.diff_id, &st) == NULL); /* taken once */
-	const char *dir2 = images_follow_take(f, two.digest, two.diff_id, &st);
+	CHECK(images_follow_take(f, blob_at(layout, &one), one.diff_id, &st) == NULL); /* taken once */
+	const char *dir2 = images_follow_take(f, blob_at(layout, &two), two.diff_id, &st);
 	CHECK(dir2 && file_is(dir2, "root/first", "two\n") && st.tar_bytes == two.len);
-	CHECK(images_follow_take(f, gone.digest, gone.diff_id, &st) == NULL);
-	CHECK(images_follow_take(f, cut.digest, cut.diff_id, &st) == NULL);
-	CHECK(images_follow_take(f, config.digest, config.digest, &st) == NULL);
+	CHECK(images_follow_take(f, blob_at(layout, &gone), gone.diff_id, &st) == NULL);
+	CHECK(images_follow_take(f, blob_at(layout, &cut), cut.diff_id, &st) == NULL);
+	CHECK(images_follow_take(f, blob_at(layout, &config), config.digest, &st) == NULL);
+	CHECK(images_follow_take(f, blob_at(layout, &copy), copy.diff_id, &st) == NULL);
+	CHECK(images_follow_take(f, moved, copy.diff_id, &st) != NULL); /* the file it did read */
 	images_follow_free(f);
 
 	/* skopeo failed: nothing is taken, even a complete blob. */
@@ -212,7 +237,7 @@ static void follow_cases(void)
 	put_blob_end(fd6, layout, "oci-put-blob666", &again, true);
 	CHECK(follower_made(scratch, "/root/first", "again\n"));
 	images_follow_end(f, false);
-	CHECK(images_follow_take(f, again.digest, again.diff_id, &st) == NULL);
+	CHECK(images_follow_take(f, blob_at(layout, &again), again.diff_id, &st) == NULL);
 	images_follow_free(f);
 
 	/* Past the limit on what all of them unpack together. */
@@ -222,7 +247,7 @@ static void follow_cases(void)
 	put_blob_write(fd7, &big, 0, big.len);
 	put_blob_end(fd7, layout, "oci-put-blob777", &big, true);
 	images_follow_end(f, true);
-	CHECK(images_follow_take(f, big.digest, big.diff_id, &st) == NULL);
+	CHECK(images_follow_take(f, blob_at(layout, &big), big.diff_id, &st) == NULL);
 	images_follow_free(f);
 
 	free(one.data);
@@ -231,6 +256,7 @@ static void follow_cases(void)
 	free(cut.data);
 	free(again.data);
 	free(big.data);
+	free(copy.data);
 	tree_remove(scratch);
 }
 
