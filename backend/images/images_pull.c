@@ -13,11 +13,11 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -364,7 +364,8 @@ static int attempt(struct attempt *a, char *why, size_t len)
 	if (rc != 0 && config > 0)
 		kill(config, SIGKILL); /* its answer no longer matters */
 	char config_why[400];
-	int config_rc = config_finish(a, config, config_why, sizeof config_why);
+	int config_rc = config < 0 ? (rc == 0 ? read_config(a, config_why, sizeof config_why) : -1) /* no child: in turn */
+		: config_finish(a, config, config_why, sizeof config_why);
 	if (rc == 0 && config_rc != 0) {
 		snprintf(why, len, "%s", config_why);
 		rc = config_rc;
