@@ -343,13 +343,16 @@ int images_unpack_stream(const struct images_unpack_source *src, const char *roo
 	}
 	rc = 0;
 out:
+	/* Freed while root is still the working directory: after a failure the
+	 * writer's close is what sets the directories' modes and times, by the
+	 * names it wrote, relative to the working directory. */
+	archive_write_free(disk);
 	if (cwd >= 0 && fchdir(cwd) != 0)
 		rc = -1;
 	if (cwd >= 0)
 		close(cwd);
 	if (rootfd >= 0)
 		close(rootfd);
-	archive_write_free(disk);
 	archive_read_free(in);
 	archive_read_free(f.outer);
 	EVP_MD_CTX_free(f.sha);

@@ -4,10 +4,12 @@
  * input is unpacked into a fresh <dir>/run/root, beside two things the
  * layer must not touch (a file and a directory in <dir>/run), in a
  * directory of the target's own under $TMPDIR or /tmp, removed after each
- * run and at the end. Asserted: no crash; nothing written outside the
- * layer's root (<dir>/run and <dir> hold exactly what they held, the two
- * untouched); a refusal is a reason; the process's working directory and
- * descriptors as they were; the diff id it reports is the sha256 of the
+ * run and at the end; the unpacker is called from <dir>/cwd (holding etc/),
+ * which the layer must not touch either (the fuzzer's own directory is
+ * the working directory again between runs: libFuzzer writes there). Asserted: no crash; nothing written
+ * outside the layer's root (<dir>, <dir>/run and <dir>/cwd hold exactly
+ * what they held, untouched: names, modes, owners, times); a refusal is a
+ * reason; the process's working directory and descriptors as they were; the diff id it reports is the sha256 of the
  * uncompressed stream (decompressed here on a path of its own, one
  * libarchive reader of the whole stream). An input that is no gzip or zstd
  * gets its tar headers' checksums set right first: libarchive itself is not
@@ -37,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_TAR (8u << 20) /* a zip bomb stops here, as at --max-image-mb */
 #define SENTINEL "the layer must not change this\n"
 
-static char base[512], run_dir[600], root[700], outside_file[700], outside_dir[700];
+static char base[512], run_dir[600], root[700], outside_file[700], outside_dir[700], cwd_dir[600];
 
 static void cleanup(void);
 
@@ -50,6 +52,13 @@ static void setup(void) {
   snprintf(root, sizeof root, "%s/root", run_dir);
   snprintf(outside_file, sizeof outside_file, "%s/outside.txt", run_dir);
   snprintf(outside_dir, sizeof outside_dir, "%s/outside", run_dir);
+  /* Names the unpacker wrongly took relative to the working directory
+   * would land here (a layer's "./" or "etc/"), not in whatever directory
+   * the fuzzer was started from. */
+  snprintf(cwd_dir, sizeof cwd_dir, "%s/cwd", base);
+  char etc[700];
+  snprintf(etc, sizeof etc, "%s/etc", cwd_dir);
+  REQUIRE(mkdir(cwd_dir, 0755) == 0 && mkdir(etc, 0755) == 0, "cannot make %s", cwd_dir);
   atexit(cleanup);
 }
 
@@ -74,6 +83,7 @@ static void remove_tree(const char *path) {
 
 static void cleanup(void) {
   remove_tree(run_dir);
+  remove_tree(cwd_dir);
   rmdir(base);
 }
 
@@ -89,6 +99,15 @@ static void listing(const char *dir, char *out, size_t len) {
     free(names[i]);
   }
   free(names);
+}
+
+/* path's mode, owner and times (but its access time) as in before. */
+static bool same_inode_state(const char *path, const struct stat *before) {
+  struct stat now;
+  return lstat(path, &now) == 0 && now.st_mode == before->st_mode && now.st_uid == before->st_uid &&
+         now.st_gid == before->st_gid && now.st_mtim.tv_sec == before->st_mtim.tv_sec &&
+         now.st_mtim.tv_nsec == before->st_mtim.tv_nsec && now.st_ctim.tv_sec == before->st_ctim.tv_sec &&
+         now.st_ctim.tv_nsec == before->st_ctim.tv_nsec;
 }
 
 static int count_fds(void) {
@@ -159,6 +178,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size) {
   bool compressed = size >= 4 && ((data[0] == 0x1f && data[1] == 0x8b) || memcmp(data, "\x28\xb5\x2f\xfd", 4) == 0);
   if (!compressed) fix_checksums(data, size);
   setup();
+  int fuzzer_cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(fuzzer_cwd >= 0 && chdir(cwd_dir) == 0, "cannot enter %s", cwd_dir);
   REQUIRE(mkdir(run_dir, 0755) == 0 && mkdir(root, 0755) == 0 && mkdir(outside_dir, 0755) == 0,
           "cannot make %s", run_dir);
   FILE *f = fopen(outside_file, "w");
@@ -167,8 +188,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size) {
   snprintf(blob, sizeof blob, "%s/blob", base);
   int fd = open(blob, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   REQUIRE(fd >= 0 && (size == 0 || write(fd, data, size) == (ssize_t)size) && close(fd) == 0, "cannot write %s", blob);
-  struct stat file_before, dir_before;
-  REQUIRE(lstat(outside_file, &file_before) == 0 && lstat(outside_dir, &dir_before) == 0, "lstat");
+  struct stat file_before, dir_before, here_before, etc_before;
+  REQUIRE(lstat(outside_file, &file_before) == 0 && lstat(outside_dir, &dir_before) == 0 &&
+              lstat(".", &here_before) == 0 && lstat("etc", &etc_before) == 0,
+          "lstat");
   char cwd_before[4096], cwd_after[4096];
   REQUIRE(getcwd(cwd_before, sizeof cwd_before), "getcwd");
   int fds = count_fds();
@@ -185,7 +208,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size) {
   REQUIRE(count_fds() == fds, "descriptors leaked: %d before, %d after", fds, count_fds());
   char names[4096];
   listing(base, names, sizeof names);
-  REQUIRE(strcmp(names, "run/") == 0, "written beside the layer's parent: %s", names);
+  REQUIRE(strcmp(names, "cwd/run/") == 0, "written beside the layer's parent: %s", names);
+  listing(".", names, sizeof names);
+  REQUIRE(strcmp(names, "etc/") == 0, "written into the working directory: %s", names);
+  listing("etc", names, sizeof names);
+  REQUIRE(names[0] == '\0', "written into the working directory's etc: %s", names);
+  REQUIRE(same_inode_state(".", &here_before) && same_inode_state("etc", &etc_before),
+          "the working directory or its etc changed (mode, owner or times)");
   listing(run_dir, names, sizeof names);
   REQUIRE(strcmp(names, "outside/outside.txt/root/") == 0, "written beside the layer's root: %s", names);
   listing(outside_dir, names, sizeof names);
@@ -215,5 +244,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size) {
   }
   remove_tree(run_dir);
   free(data);
+  REQUIRE(fchdir(fuzzer_cwd) == 0 && close(fuzzer_cwd) == 0, "cannot go back to the fuzzer's directory");
   return 0;
 }
