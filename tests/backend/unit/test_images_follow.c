@@ -203,8 +203,8 @@ static void follow_cases(void)
 	struct blob copy = make_blob("copy\n", true);
 	int fd8 = put_blob_open(f, layout, "oci-put-blob888");
 	put_blob_write(fd8, &copy, 0, copy.len);
+	CHECK(follower_made(scratch, "/root/first", "copy\n")); /* it has the file open */
 	put_blob_end(fd8, layout, "oci-put-blob888", &copy, true);
-	CHECK(follower_made(scratch, "/root/first", "copy\n"));
 	char moved[400];
 	snprintf(moved, sizeof moved, "%s.moved", blob_at(layout, &copy));
 	CHECK(rename(blob_at(layout, &copy), moved) == 0);
@@ -234,8 +234,8 @@ static void follow_cases(void)
 	CHECK(f != NULL);
 	int fd6 = put_blob_open(f, layout, "oci-put-blob666");
 	put_blob_write(fd6, &again, 0, again.len);
-	put_blob_end(fd6, layout, "oci-put-blob666", &again, true);
 	CHECK(follower_made(scratch, "/root/first", "again\n"));
+	put_blob_end(fd6, layout, "oci-put-blob666", &again, true);
 	images_follow_end(f, false);
 	CHECK(images_follow_take(f, blob_at(layout, &again), again.diff_id, &st) == NULL);
 	images_follow_free(f);
