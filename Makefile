@@ -166,6 +166,9 @@ fuzz: $(FUZZ_BIN)
 # what else they link (FUZZ_LIBS_<stem>: libevent for those on evbuffers).
 FUZZ_BACKEND_fuzz_image_ref := backend/images/images_ref.c
 $(BUILD)/fuzz/fuzz_image_ref $(BUILD)/replay/fuzz_image_ref: backend/images/images_ref.c backend/images/images_ref.h
+FUZZ_BACKEND_fuzz_layer_unpack := backend/images/images_unpack.c
+FUZZ_LIBS_fuzz_layer_unpack := -larchive -lcrypto
+$(BUILD)/fuzz/fuzz_layer_unpack $(BUILD)/replay/fuzz_layer_unpack: backend/images/images_unpack.c backend/images/images_unpack.h
 FUZZ_BACKEND_fuzz_http_request := -D_DEFAULT_SOURCE backend/http/http_head.c backend/http/http_framing.c
 FUZZ_LIBS_fuzz_http_request := -levent
 FUZZ_BACKEND_fuzz_protojson := -D_DEFAULT_SOURCE backend/http/http_protojson.c backend/http/http_connect.c backend/http/http_reply.c backend/lib/text.c backend/lib/base64.c

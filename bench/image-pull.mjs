@@ -11,8 +11,10 @@
 //   skopeo   — skopeo copy docker://... dir:<fresh directory>
 // Medians over --runs each, and their ratio. --logs prints each build's log
 // (where the pull's time goes: manifest and config, download, unpack).
+// --compare BINARY adds a third, alternating: the same template build with
+// another e2b-local-backend (an A/B against an older build of it).
 //
-//   node bench/image-pull.mjs [--mib 100] [--runs 5] [--json] [--logs]
+//   node bench/image-pull.mjs [--mib 100] [--runs 5] [--json] [--logs] [--compare BINARY]
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
@@ -28,6 +30,7 @@ const arg = (name, def) => {
 }
 const MIB = Number(arg('mib', 100))
 const RUNS = Number(arg('runs', 5))
+const COMPARE = arg('compare', null)
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const ms = () => Number(process.hrtime.bigint()) / 1e6
 
@@ -44,9 +47,9 @@ try {
   push(`oci:${image.dir}:latest`, registry, 'bench/random:v1')
   const ref = `${registry.host}/bench/random:v1`
 
-  const template = async () => {
+  const template = async (binary) => {
     const stateDir = mkdtempSync(path.join(work, 'state-'))
-    const backend = await startBackend({ stateDir })
+    const backend = await startBackend({ stateDir, ...(binary ? { binary } : {}) })
     try {
       if (backend.isolation !== 'full') throw new Error(`images need isolation full, not ${backend.isolation}`)
       const created = await api(backend, 'POST', '/v3/templates', { name: `bench-pull-${process.pid}` })
@@ -77,21 +80,27 @@ try {
     if (r.status !== 0) throw new Error(`skopeo copy: ${r.stderr}`)
     return t
   }
-  const pulls = [], copies = []
+  const pulls = [], copies = [], compared = []
   for (let i = 0; i < RUNS; i++) {
     copies.push(skopeo())
     pulls.push(await template())
+    if (COMPARE) compared.push(await template(COMPARE))
   }
   const result = {
     mib: MIB, runs: RUNS, load: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
     template_pull_ms: median(pulls), skopeo_copy_ms: median(copies), ratio: median(pulls) / median(copies),
     all: { template: pulls.map(Math.round), skopeo: copies.map(Math.round) },
   }
+  if (COMPARE) {
+    Object.assign(result, { compare_binary: COMPARE, compare_pull_ms: median(compared), compare_ratio: median(compared) / median(copies) })
+    result.all.compare = compared.map(Math.round)
+  }
   if (process.argv.includes('--json')) console.log(JSON.stringify(result))
   else {
     console.log(`image: one layer of ${MIB} MiB random bytes (gzip), loopback docker-registry; load ${result.load}`)
     console.log(`template build fromImage (pull + unpack + publish): median ${result.template_pull_ms.toFixed(0)} ms  ${JSON.stringify(result.all.template)}`)
     console.log(`skopeo copy docker:// -> dir:                      median ${result.skopeo_copy_ms.toFixed(0)} ms  ${JSON.stringify(result.all.skopeo)}`)
+    if (COMPARE) console.log(`the same with ${COMPARE}: median ${result.compare_pull_ms.toFixed(0)} ms  ${JSON.stringify(result.all.compare)}, ratio ${result.compare_ratio.toFixed(2)}`)
     console.log(`ratio ${result.ratio.toFixed(2)} (issue 15's target: within 1.5x)`)
   }
 } finally {

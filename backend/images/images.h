@@ -3,8 +3,8 @@
  * registries"). A pull runs in a forked helper: Debian's skopeo reads the
  * image's manifest and config, copies its blobs (verifying their digests)
  * into an OCI layout in a scratch directory of the store, and each layer
- * the store lacks is unpacked (images_unpack.h) into a layer whose id is its
- * diff id, so images sharing layers share them here too and a pull of an
+ * the store lacks is unpacked (images_unpack.h) while it downloads
+ * (images_follow.h) into a layer whose id is its diff id, so images sharing layers share them here too and a pull of an
  * image whose layers are all in the store downloads no blob.
  * Owns: pulls in progress, the registry options (mirrors, Docker Hub on or
  * off, the size limit).

@@ -3,6 +3,7 @@
 #include "images/images_pull.h"
 
 #include "images/images_config.h"
+#include "images/images_follow.h"
 #include "images/images_skopeo.h"
 #include "images/images_unpack.h"
 #include "lib/clock.h"
@@ -12,11 +13,14 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -125,6 +129,52 @@ static int read_config(struct attempt *a, char *why, size_t len)
 	return 0;
 }
 
+/* The config's inspection runs beside the manifest's, in a child of the
+ * helper (the two are a round trip to the registry each): by the
+ * reference as given, which skopeo resolves for this machine's platform as
+ * inspect() does; copy() checks that the image copied has the config read
+ * here. The answer ({rc, why, config}) goes in <scratch>/config-answer.json. */
+static pid_t config_start(struct attempt *a, const char *name)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	char why[400] = "";
+	snprintf(a->pinned, sizeof a->pinned, "%s", name);
+	int rc = read_config(a, why, sizeof why);
+	char *path = text_printf("%s/config-answer.json", a->p->scratch);
+	cJSON *answer = cJSON_CreateObject();
+	bool kept = path && answer && cJSON_AddNumberToObject(answer, "rc", rc) && cJSON_AddStringToObject(answer, "why", why) &&
+		(!a->config || cJSON_AddItemReferenceToObject(answer, "config", a->config)) &&
+		store_json_write(path, answer, STORE_VOLATILE) == 0;
+	_exit(kept ? 0 : 1);
+}
+
+/* The child's answer: as read_config's. */
+static int config_finish(struct attempt *a, pid_t pid, char *why, size_t len)
+{
+	int status = -1;
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	char *path = text_printf("%s/config-answer.json", a->p->scratch);
+	cJSON *answer = path && pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? store_json_read(path) : NULL;
+	if (path)
+		unlink(path);
+	free(path);
+	const cJSON *rc = cJSON_GetObjectItemCaseSensitive(answer, "rc");
+	int r = cJSON_IsNumber(rc) ? rc->valueint : -1;
+	const char *said = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "why"));
+	snprintf(why, len, "%s", said && *said ? said : "cannot read the image's config");
+	if (r == 0) {
+		a->config = cJSON_DetachItemFromObjectCaseSensitive(answer, "config");
+		a->diff_ids = a->config ? images_config_diff_ids(a->config, why, len) : NULL;
+		r = a->diff_ids ? 0 : -2;
+	}
+	cJSON_Delete(answer);
+	return r;
+}
+
 static bool in_store(const char *id)
 {
 	char *dir = store_layer_path(id);
@@ -149,13 +199,22 @@ static cJSON *read_blob(const char *layout, const char *digest)
 	return j;
 }
 
-/* skopeo copy into <scratch>/oci, then the manifest's layer digests. */
-static cJSON *copy(struct attempt *a, char **layout, char *why, size_t len)
+/* skopeo copy into <scratch>/oci, its layers unpacked as they come where
+ * that works (images_follow.h), then the manifest's layer digests. */
+static cJSON *copy(struct attempt *a, char **layout, struct images_follow **follow, char *why, size_t len)
 {
 	const char *tls = a->plain_http ? "--src-tls-verify=false" : "--src-tls-verify=true";
 	const bool creds = a->how.auth_fd >= 0;
 	*layout = text_printf("%s/oci", a->p->scratch);
 	char *dest = *layout ? text_printf("oci:%s:image", *layout) : NULL;
+	/* Without followers (none could start) every layer is unpacked from its blob. */
+	*follow = *layout && (mkdir(*layout, 0700) == 0 || errno == EEXIST)
+		? images_follow_start(*layout, a->p->scratch, a->p->max_bytes) : NULL;
+	if (*follow) {
+		a->how.watch_fd = images_follow_fd(*follow);
+		a->how.on_watch = images_follow_events;
+		a->how.watch_ctx = *follow;
+	}
 	const char *args[] = {"--insecure-policy", "--override-os", "linux", "--override-arch",
 		images_config_host_arch(), "copy", "--quiet", "--dest-oci-accept-uncompressed-layers", tls,
 		creds ? "--src-authfile" : "--src-no-creds", creds ? IMAGES_SKOPEO_AUTHFILE : a->pinned,
@@ -164,6 +223,9 @@ static cJSON *copy(struct attempt *a, char **layout, char *why, size_t len)
 	a->how.timeout_s = COPY_TIMEOUT_S;
 	int64_t t0 = clock_now_ms();
 	int rc = dest ? images_skopeo_run(&a->how, args, &out, why, len) : -1;
+	a->how.on_watch = NULL;
+	if (*follow)
+		images_follow_end(*follow, rc == 0);
 	free(out);
 	free(dest);
 	if (rc != 0)
@@ -193,19 +255,33 @@ static cJSON *copy(struct attempt *a, char **layout, char *why, size_t len)
 	return layers;
 }
 
-/* Unpacks layer i of the copy into a new layer of the store. */
-static int unpack(struct attempt *a, const char *layout, const cJSON *desc, int i, uint64_t *budget,
-	char *why, size_t len)
+static const char *compression(const cJSON *desc)
+{
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(desc, "mediaType"));
+	return type && strstr(type, "zstd") ? "zstd" : type && strstr(type, "gzip") ? "gzip" : "uncompressed";
+}
+
+/* Layer i of the copy as a new layer of the store: the tree a follower
+ * unpacked while skopeo downloaded it when there is one of that blob and
+ * diff id, else unpacked from its blob now. */
+static int unpack(struct attempt *a, const char *layout, struct images_follow *follow, const cJSON *desc, int i,
+	uint64_t *budget, char *why, size_t len)
 {
 	const char *id = cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i));
 	const char *parent = i ? cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i - 1)) : NULL;
-	char *blob = blob_path(layout, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(desc, "digest")));
-	char *dir = text_printf("%s/layer-%d", a->p->scratch, i);
-	char *root = dir ? text_printf("%s/root", dir) : NULL;
+	const char *digest = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(desc, "digest"));
+	char *blob = blob_path(layout, digest);
 	struct images_unpack_stats st;
+	const char *followed = images_follow_take(follow, blob, id, &st);
+	if (followed && st.tar_bytes > *budget)
+		followed = NULL; /* unpacked again below, to fail with the limit */
+	char *dir = followed ? strdup(followed) : text_printf("%s/layer-%d", a->p->scratch, i);
+	char *root = dir ? text_printf("%s/root", dir) : NULL;
 	int64_t t0 = clock_now_ms();
 	int rc = -1;
-	if (!blob || !root || mkdir(dir, 0700) != 0 || mkdir(root, 0755) != 0)
+	if (followed && root)
+		rc = 0;
+	else if (!blob || !root || mkdir(dir, 0700) != 0 || mkdir(root, 0755) != 0)
 		snprintf(why, len, "cannot make a layer for %.80s: %s", id, strerror(errno));
 	else
 		rc = images_unpack_layer(blob, root, id, *budget, &st, why, len);
@@ -213,11 +289,10 @@ static int unpack(struct attempt *a, const char *layout, const cJSON *desc, int 
 		rc = store_layer_publish(dir, id, parent, a->p->origin, st.file_bytes, why, len);
 	if (rc == 0) {
 		*budget -= st.tar_bytes;
-		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(desc, "mediaType"));
-		note(a, "Layer %s: unpacked (%.1f MiB, %s; %u entries, %u whiteouts, %u opaque directories%s) in %lld ms",
-			id, MIB(st.tar_bytes), type && strstr(type, "zstd") ? "zstd" : type && strstr(type, "gzip") ? "gzip"
-			: "uncompressed", st.entries, st.whiteouts, st.opaque, st.dropped ? ", device nodes left out" : "",
-			(long long)(clock_now_ms() - t0));
+		note(a, "Layer %s: unpacked %s(%.1f MiB, %s; %u entries, %u whiteouts, %u opaque directories%s)%s %lld ms",
+			id, followed ? "as it downloaded " : "", MIB(st.tar_bytes), compression(desc), st.entries,
+			st.whiteouts, st.opaque, st.dropped ? ", device nodes left out" : "",
+			followed ? ", published in" : " in", (long long)(clock_now_ms() - t0));
 		unlink(blob); /* its room back at once */
 	}
 	free(blob);
@@ -284,9 +359,17 @@ static int attempt(struct attempt *a, char *why, size_t len)
 	}
 	note(a, "Pulling %s from %s", a->p->shown, a->host);
 	int64_t t0 = clock_now_ms();
+	pid_t config = config_start(a, name);
 	int rc = inspect(a, name, why, len);
-	if (rc == 0)
-		rc = read_config(a, why, len);
+	if (rc != 0 && config > 0)
+		kill(config, SIGKILL); /* its answer no longer matters */
+	char config_why[400];
+	int config_rc = config < 0 ? (rc == 0 ? read_config(a, config_why, sizeof config_why) : -1) /* no child: in turn */
+		: config_finish(a, config, config_why, sizeof config_why);
+	if (rc == 0 && config_rc != 0) {
+		snprintf(why, len, "%s", config_why);
+		rc = config_rc;
+	}
 	if (rc != 0)
 		return rc;
 	note(a, "Manifest and config read in %lld ms", (long long)(clock_now_ms() - t0));
@@ -294,8 +377,10 @@ static int attempt(struct attempt *a, char *why, size_t len)
 	for (int i = 0; i < n; i++)
 		missing += !in_store(cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i)));
 	char *layout = NULL;
-	cJSON *layers = missing ? copy(a, &layout, why, len) : NULL;
+	struct images_follow *follow = NULL;
+	cJSON *layers = missing ? copy(a, &layout, &follow, why, len) : NULL;
 	if (missing && !layers) {
+		images_follow_free(follow);
 		free(layout);
 		return -2;
 	}
@@ -308,8 +393,9 @@ static int attempt(struct attempt *a, char *why, size_t len)
 			snprintf(why, len, "layer %.80s left the store during the pull; build again", id);
 			rc = -2;
 		} else
-			rc = unpack(a, layout, cJSON_GetArrayItem(layers, i), i, &budget, why, len) != 0 ? -2 : 0;
+			rc = unpack(a, layout, follow, cJSON_GetArrayItem(layers, i), i, &budget, why, len) != 0 ? -2 : 0;
 	}
+	images_follow_free(follow);
 	cJSON_Delete(layers);
 	free(layout);
 	return rc == 0 ? write_result(a, why, len) == 0 ? 0 : -2 : rc;

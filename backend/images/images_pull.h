@@ -2,8 +2,10 @@
  * reference may come from (a Docker Hub name: the mirrors, then Docker Hub
  * unless it is off), skopeo inspect (platform, sizes, the manifest's digest)
  * and inspect --config (diff ids), then, for the layers the store lacks,
- * skopeo copy into an OCI layout and images_unpack_layer of each into a
- * new layer. Writes result.json in the scratch directory. Blocking. */
+ * skopeo copy into an OCI layout, each layer unpacked as it downloads
+ * (images_follow.h) or else from its blob (images_unpack_layer), and
+ * published as a new layer. Writes result.json in the scratch directory.
+ * Blocking. */
 #ifndef E2B_BACKEND_IMAGES_PULL_H
 #define E2B_BACKEND_IMAGES_PULL_H
 

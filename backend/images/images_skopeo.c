@@ -158,13 +158,16 @@ int images_skopeo_run(const struct images_skopeo *how, const char *const *args, 
 	bool open_[2] = {true, true}, too_much = false, late = false;
 	int64_t deadline = clock_now_ms() + (int64_t)how->timeout_s * 1000;
 	while (pid > 0 && (open_[0] || open_[1]) && !too_much && !late) {
-		struct pollfd p[2] = {{.fd = open_[0] ? s[0].fd : -1, .events = POLLIN},
-			{.fd = open_[1] ? s[1].fd : -1, .events = POLLIN}};
+		struct pollfd p[3] = {{.fd = open_[0] ? s[0].fd : -1, .events = POLLIN},
+			{.fd = open_[1] ? s[1].fd : -1, .events = POLLIN},
+			{.fd = how->on_watch ? how->watch_fd : -1, .events = POLLIN}};
 		int64_t left = deadline - clock_now_ms();
-		int r = left <= 0 ? 0 : poll(p, 2, left > 60000 ? 60000 : (int)left);
+		int r = left <= 0 ? 0 : poll(p, 3, left > 60000 ? 60000 : (int)left);
 		if (r < 0 && errno == EINTR)
 			continue;
 		late = left <= 0;
+		if (r > 0 && p[2].revents)
+			how->on_watch(how->watch_ctx);
 		for (int i = 0; i < 2 && r > 0; i++) {
 			if (!p[i].revents)
 				continue;

@@ -15,6 +15,11 @@ struct images_skopeo {
 	const char *home;  /* a private directory: HOME, TMPDIR, registries.conf */
 	int auth_fd;       /* a containers auth.json (images_skopeo_auth), or -1 */
 	int timeout_s;     /* skopeo is killed past it */
+	/* While skopeo runs, on_watch(watch_ctx) is called whenever watch_fd
+	 * is readable (on_watch NULL: nothing watched). */
+	int watch_fd;
+	void (*on_watch)(void *ctx);
+	void *watch_ctx;
 };
 
 /* A memfd holding {"auths":{host:{"auth":base64(user:password)}}}, or -1

@@ -28,7 +28,16 @@ struct feed {
 	struct archive *outer;
 	EVP_MD_CTX *sha;         /* OpenSSL's: SHA-NI or AVX2 where the CPU has them */
 	uint64_t total, max;
+	uint64_t *shared;        /* images_unpack_source.shared_total */
 };
+
+/* What the image's unpacks together have unpacked, with size added: a
+ * counter in shared memory when several run at once, else this one's. */
+static uint64_t counted(struct feed *f, size_t size)
+{
+	f->total += size;
+	return f->shared ? __atomic_add_fetch(f->shared, size, __ATOMIC_RELAXED) : f->total;
+}
 
 static la_ssize_t feed_read(struct archive *inner, void *ctx, const void **buf)
 {
@@ -42,8 +51,7 @@ static la_ssize_t feed_read(struct archive *inner, void *ctx, const void **buf)
 		archive_set_error(inner, EIO, "cannot decompress the layer: %s", archive_error_string(f->outer));
 		return -1;
 	}
-	f->total += size;
-	if (f->total > f->max) {
+	if (counted(f, size) > f->max) {
 		archive_set_error(inner, EFBIG, "the image is larger than the limit (%llu MiB unpacked)",
 			(unsigned long long)(f->max >> 20));
 		return -1;
@@ -257,10 +265,20 @@ static void hex(const uint8_t *d, char out[65])
 		sprintf(out + 2 * i, "%02x", d[i]);
 }
 
-int images_unpack_layer(const char *blob, const char *root, const char *diff_id, uint64_t max_tar_bytes,
-	struct images_unpack_stats *st, char *why, size_t why_len)
+static la_ssize_t source_read(struct archive *outer, void *ctx, const void **buf)
 {
-	struct feed f = {.outer = archive_read_new(), .max = max_tar_bytes};
+	const struct images_unpack_source *src = ctx;
+	ssize_t n = src->read(src->ctx, buf);
+	if (n < 0)
+		archive_set_error(outer, errno ? errno : EIO, "cannot read the layer: %s", strerror(errno ? errno : EIO));
+	return n;
+}
+
+int images_unpack_stream(const struct images_unpack_source *src, const char *root, const char *diff_id,
+	uint64_t max_tar_bytes, struct images_unpack_stats *st, char *why, size_t why_len)
+{
+	struct images_unpack_source source = *src; /* libarchive's callback data is not const */
+	struct feed f = {.outer = archive_read_new(), .max = max_tar_bytes, .shared = src->shared_total};
 	struct archive *in = archive_read_new(), *disk = archive_write_disk_new();
 	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -282,7 +300,7 @@ int images_unpack_layer(const char *blob, const char *root, const char *diff_id,
 		ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
 		ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
 	struct archive_entry *raw;
-	if (archive_read_open_filename(f.outer, blob, 1 << 20) != ARCHIVE_OK ||
+	if (archive_read_open(f.outer, &source, NULL, source_read, NULL) != ARCHIVE_OK ||
 	    archive_read_next_header(f.outer, &raw) != ARCHIVE_OK) {
 		snprintf(why, why_len, "cannot read the layer: %s", archive_error_string(f.outer));
 		goto out;
@@ -318,21 +336,59 @@ int images_unpack_layer(const char *blob, const char *root, const char *diff_id,
 	EVP_DigestFinal_ex(f.sha, d, NULL);
 	hex(d, got);
 	st->tar_bytes = f.total;
-	if (strncmp(diff_id, "sha256:", 7) != 0 || strcmp(diff_id + 7, got) != 0) {
+	snprintf(st->diff_id, sizeof st->diff_id, "sha256:%s", got);
+	if (diff_id && strcmp(diff_id, st->diff_id) != 0) {
 		snprintf(why, why_len, "layer %.80s does not match its digest: its content is sha256:%s", diff_id, got);
 		goto out;
 	}
 	rc = 0;
 out:
+	/* Freed while root is still the working directory: after a failure the
+	 * writer's close is what sets the directories' modes and times, by the
+	 * names it wrote, relative to the working directory. */
+	archive_write_free(disk);
 	if (cwd >= 0 && fchdir(cwd) != 0)
 		rc = -1;
 	if (cwd >= 0)
 		close(cwd);
 	if (rootfd >= 0)
 		close(rootfd);
-	archive_write_free(disk);
 	archive_read_free(in);
 	archive_read_free(f.outer);
 	EVP_MD_CTX_free(f.sha);
+	return rc;
+}
+
+struct file_source {
+	int fd;
+	char buf[1 << 20];
+};
+
+static ssize_t file_read(void *ctx, const void **buf)
+{
+	struct file_source *f = ctx;
+	ssize_t n;
+	while ((n = read(f->fd, f->buf, sizeof f->buf)) < 0 && errno == EINTR)
+		;
+	*buf = f->buf;
+	return n;
+}
+
+int images_unpack_layer(const char *blob, const char *root, const char *diff_id, uint64_t max_tar_bytes,
+	struct images_unpack_stats *st, char *why, size_t why_len)
+{
+	struct file_source *f = malloc(sizeof *f);
+	if (f)
+		f->fd = open(blob, O_RDONLY | O_CLOEXEC);
+	if (!f || f->fd < 0) {
+		memset(st, 0, sizeof *st);
+		snprintf(why, why_len, "cannot read the layer: %s", strerror(errno));
+		free(f);
+		return -1;
+	}
+	const struct images_unpack_source src = {.read = file_read, .ctx = f};
+	int rc = images_unpack_stream(&src, root, diff_id, max_tar_bytes, st, why, why_len);
+	close(f->fd);
+	free(f);
 	return rc;
 }

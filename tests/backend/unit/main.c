@@ -20,6 +20,7 @@ static const check_suite suites[] = {
 	{"records", suite_store_records},
 	{"snapshot_names", suite_snapshot_names},
 	{"images", suite_images},
+	{"images follow", suite_images_follow},
 	{"worker", suite_worker},
 };
 

@@ -313,6 +313,23 @@ static void layers(void)
 	CHECK(lstat(target, &s) != 0);
 	CHECK(lstat(path, &s) == 0 && s.st_nlink == 1);
 
+	/* A refused layer leaves the caller's working directory as it was:
+	 * libarchive sets a directory's mode and times when the writer closes,
+	 * by its name, which must not be read from anywhere but the layer's
+	 * root (it was, after a failure: "./" and "etc/" then named the
+	 * caller's directories). */
+	char cwd_dir[300], here[4096];
+	snprintf(cwd_dir, sizeof cwd_dir, "%s/cwd", dir);
+	CHECK(mkdir(cwd_dir, 0755) == 0 && getcwd(here, sizeof here) != NULL && chdir(cwd_dir) == 0);
+	CHECK(mkdir("etc", 0755) == 0);
+	const struct item then_refused[] = {{"./", AE_IFDIR, NULL, 0}, {"etc/", AE_IFDIR, NULL, 0},
+		{"a/../../pwned", AE_IFREG, "x", 0}};
+	CHECK(unpack(dir, "none", then_refused, 3, 1 << 20, why, sizeof why, &st) == -1 && strstr(why, "leaves its root"));
+	struct stat cwd_st, etc_st;
+	CHECK(stat(".", &cwd_st) == 0 && (cwd_st.st_mode & 07777) == 0755);
+	CHECK(stat("etc", &etc_st) == 0 && (etc_st.st_mode & 07777) == 0755);
+	CHECK(chdir(here) == 0);
+
 	/* Not a tar at all. */
 	fd = open(blob, O_CREAT | O_TRUNC | O_WRONLY, 0600);
 	CHECK(write(fd, "\x1f\x8b garbage that is no gzip", 27) == 27);
