@@ -6,13 +6,16 @@
 // owner and mode of a copy; the layers the merge replaced are collected; a
 // rebuild is fully cached (nothing runs again); a template built on the
 // deep one is squashed the same way; deleting them collects the merged
-// layers. A backend with a state directory of its own: its layers are read.
+// layers. An image of 41 layers (from Debian's docker-registry on
+// 127.0.0.1, filled here) is squashed to two. A backend with a state
+// directory of its own: its layers are read.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync, readFileSync, existsSync, readdirSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync, readFileSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startBackend } from '../../host/backend.mjs';
+import { ociLayout, push, startRegistry, tarOf } from '../lib/registry.mjs';
 import { until } from '../lib/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
@@ -145,5 +148,83 @@ describe('official e2b SDK: a template deeper than a stack may be is squashed', 
     assert.equal((await del(built.templateId)).status, 204);
     await until(() => !existsSync(layerDir(stack[1])), 'the merged layer is collected');
     await until(() => layersOf('template-step').length === 0 && layersOf('template-squash').length === 0, 'no layer of theirs is left');
+  });
+});
+
+describe('official e2b SDK: an image with more layers than a stack may hold is squashed', () => {
+  let backend, opts, stateDir, work, registry;
+  const uniq = `${process.pid}-${Date.now().toString(36)}`;
+  const LAYERS = 41;
+  const stackOf = (templateId) => JSON.parse(readFileSync(path.join(stateDir, 'records', 'templates', `${templateId}.json`), 'utf8')).builds[0].config.layers;
+
+  before(async () => {
+    work = mkdtempSync(path.join(tmpdir(), 'e2bw-squash-image-'));
+    stateDir = mkdtempSync(path.join(tmpdir(), 'e2bw-squash-image-state-'));
+    registry = await startRegistry();
+    // Layer 0, the bottom: a few files and the mount points of a base (the
+    // sandbox's init comes from the backend). Then one layer per file, a whiteout of a bottom file, one of a
+    // file a layer above made, and a bottom directory made opaque.
+    const layers = [];
+    for (let i = 0; i < LAYERS; i++) {
+      const tree = path.join(work, `tree-${i}`);
+      mkdirSync(path.join(tree, 'opt', 'deep'), { recursive: true });
+      mkdirSync(path.join(tree, 'etc', 'skel'), { recursive: true });
+      if (i === 0) {
+        writeFileSync(path.join(tree, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
+        writeFileSync(path.join(tree, 'etc', 'issue'), 'the bottom\n');
+        writeFileSync(path.join(tree, 'etc', 'skel', 'from-bottom'), 'x\n');
+        for (const d of ['root', 'proc', 'dev', 'sys', 'tmp']) mkdirSync(path.join(tree, d));
+      }
+      writeFileSync(path.join(tree, 'opt', 'deep', `f-${i}`), `layer ${i}\n`);
+      if (i === 5) writeFileSync(path.join(tree, 'etc', '.wh.issue'), '');
+      if (i === 6) writeFileSync(path.join(tree, 'opt', 'deep', '.wh.f-3'), '');
+      if (i === 7) {
+        writeFileSync(path.join(tree, 'etc', 'skel', '.wh..wh..opq'), '');
+        writeFileSync(path.join(tree, 'etc', 'skel', 'only'), 'y\n');
+      }
+      layers.push({ tar: tarOf(tree, path.join(work, `l${i}.tar`), { ownerRoot: true }), compress: 'gzip' });
+    }
+    const layout = await ociLayout(path.join(work, 'oci'), { layers });
+    push(`oci:${layout.dir}:latest`, registry, 'e2bw/deep:v1');
+    backend = await startBackend({ stateDir });
+    opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl, debug: false, requestTimeoutMs: 30000 };
+  });
+
+  after(async () => {
+    const { code } = await backend.stop();
+    assert.equal(code, 0, backend.stderr());
+    await registry.stop();
+    rmSync(work, { recursive: true, force: true });
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  test('its stack is the bottom layer and one merged layer; its sandboxes see every layer; a second template finds the merged layer', async (t) => {
+    if (backend.isolation !== 'full') { t.skip('images need full isolation'); return; }
+    const logs = [];
+    const image = () => Template().fromImage(`${registry.host}/e2bw/deep:v1`).setEnvs({ DEEP: '1' });
+    const built = await Template.build(image(), `tpl-deep-image-${uniq}`, { ...opts, onBuildLogs: (e) => logs.push(e.message) });
+    assert.ok(logs.some((m) => /^Stack of 41 layers squashed: layers 2 to 41 merged into squash-[0-9a-f]{64} /.test(m)), logs.join('\n'));
+    const stack = stackOf(built.templateId);
+    assert.equal(stack.length, 2);
+    assert.match(stack[0], /^sha256:[0-9a-f]{64}$/);
+    assert.match(stack[1], /^squash-[0-9a-f]{64}$/);
+    const sandbox = await Sandbox.create(`tpl-deep-image-${uniq}`, { ...opts, timeoutMs: 60_000 });
+    try {
+      assert.equal(await sandbox.files.read('/opt/deep/f-0'), 'layer 0\n');
+      assert.equal(await sandbox.files.read('/opt/deep/f-40'), 'layer 40\n');
+      assert.equal(await sandbox.files.exists('/opt/deep/f-3'), false, 'deleted by a layer above the one that made it');
+      assert.equal(await sandbox.files.exists('/etc/issue'), false, 'a bottom file deleted');
+      assert.deepEqual((await sandbox.files.list('/etc/skel')).map((e) => e.name), ['only'], 'a bottom directory made opaque');
+      assert.equal((await sandbox.files.list('/opt/deep')).length, LAYERS - 1);
+    } finally {
+      await sandbox.kill();
+    }
+    const again = [];
+    const second = await Template.build(image(), `tpl-deep-image2-${uniq}`, { ...opts, onBuildLogs: (e) => again.push(e.message) });
+    assert.ok(again.includes(`Stack of 41 layers squashed: ${stack[1]}, in the store already`), again.join('\n'));
+    assert.deepEqual(stackOf(second.templateId), stack);
+    for (const id of [built.templateId, second.templateId])
+      assert.equal((await fetch(`${backend.apiUrl}/templates/${id}`, { method: 'DELETE', headers: { 'X-API-Key': backend.apiKey } })).status, 204);
+    await until(() => !existsSync(path.join(stateDir, 'layers', stack[1])), 'the merged layer is collected');
   });
 });
