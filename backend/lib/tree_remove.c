@@ -138,16 +138,21 @@ static int empty_tree(int fd)
 	return rc;
 }
 
-int tree_remove(const char *path)
+int tree_remove_at(int dirfd, const char *name)
 {
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
-		return unlink_entry(AT_FDCWD, path, 0);
+		return unlink_entry(dirfd, name, 0);
 	}
 	int rc = empty_tree(fd);
-	if (unlink_entry(AT_FDCWD, path, AT_REMOVEDIR) != 0)
+	if (unlink_entry(dirfd, name, AT_REMOVEDIR) != 0)
 		rc = -1;
 	return rc;
+}
+
+int tree_remove(const char *path)
+{
+	return tree_remove_at(AT_FDCWD, path);
 }

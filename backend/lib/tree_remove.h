@@ -6,5 +6,7 @@
  * at any depth, clearing immutable/append-only flags on the way. A missing
  * path is not an error. 0 ok, -1 when something remained. */
 int tree_remove(const char *path);
+/* The same for name in the directory dirfd (AT_FDCWD: the working one). */
+int tree_remove_at(int dirfd, const char *name);
 
 #endif

@@ -1,6 +1,9 @@
-/* Copying an overlay upper into a layer with canonical ids (store_shift.h). */
+/* Copying an overlay upper into a layer with canonical ids, and one layer
+ * over a merge of the layers below it (store_shift.h). */
 #define _GNU_SOURCE
 #include "store/store_shift.h"
+
+#include "lib/tree_remove.h"
 
 #include <dirent.h>
 #include <endian.h>
@@ -8,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/openat2.h>
 #include <search.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,6 +20,7 @@
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -36,6 +41,7 @@ struct shift {
 	unsigned long count;
 	uint64_t bytes;
 	int dst_root;
+	int bottom;           /* merging (store_shift_merge): the bottom layer's root; else -1 */
 	void *links;          /* tsearch tree of struct link_seen */
 	char path[PATH_MAX];  /* the entry being copied, relative to the root */
 	size_t len;
@@ -79,6 +85,35 @@ static void link_free(void *p)
 	free(l);
 }
 
+static bool is_whiteout(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0);
+}
+
+/* Merging: whether the bottom layer has the entry being copied (as a
+ * directory, when dir), found without following a symbolic link of its: what
+ * a whiteout or an opaque directory of the merged layer must go on hiding. */
+static bool bottom_has(const struct shift *s, bool dir)
+{
+	char path[PATH_MAX];
+	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
+	snprintf(path, sizeof path, "%.*s", (int)s->len, s->path);
+	int fd = (int)syscall(SYS_openat2, s->bottom, path, &how, sizeof how);
+	struct stat st;
+	bool has = fd >= 0 && fstat(fd, &st) == 0 && !is_whiteout(&st) && (!dir || S_ISDIR(st.st_mode));
+	if (fd >= 0)
+		close(fd);
+	return has;
+}
+
+static bool is_opaque(int fd)
+{
+	char v[2];
+	return (fgetxattr(fd, OPAQUE_XATTR, v, sizeof v) == 1 && v[0] == 'y') ||
+		(fgetxattr(fd, "user.overlay.opaque", v, sizeof v) == 1 && v[0] == 'y');
+}
+
 /* A file capability's root id is a host id too (VFS_CAP_REVISION_3): it
  * becomes canonical, and a root id of 0 is the plain revision 2 form. */
 static int set_capability(struct shift *s, int out, const char *value, ssize_t n)
@@ -106,8 +141,8 @@ static int copy_xattrs(struct shift *s, int in, int out)
 		bool opaque = strcmp(name, OPAQUE_XATTR) == 0 || strcmp(name, "user.overlay.opaque") == 0;
 		bool user = strncmp(name, "user.", 5) == 0 && strncmp(name, "user.overlay.", 13) != 0;
 		bool caps = strcmp(name, CAPS_XATTR) == 0;
-		if (!opaque && !user && !caps)
-			continue; /* overlay's bookkeeping, ACLs, security labels */
+		if ((!opaque && !user && !caps) || (opaque && s->bottom >= 0))
+			continue; /* overlay's bookkeeping, ACLs, security labels; merging decides opacity */
 		ssize_t n = fgetxattr(in, name, value, sizeof value);
 		if (n < 0)
 			return fail(s, "cannot read xattr %s of", name);
@@ -117,6 +152,21 @@ static int copy_xattrs(struct shift *s, int in, int out)
 		if (rc != 0)
 			return fail(s, "cannot set xattr %s on", name);
 	}
+	return 0;
+}
+
+/* Merging into a directory a layer below made: the xattrs it copies are the
+ * upper one's, not added to the lower one's (its opacity stays). */
+static int clear_xattrs(struct shift *s, int fd)
+{
+	char names[8192];
+	ssize_t len = flistxattr(fd, names, sizeof names);
+	if (len < 0)
+		return errno == ENOTSUP ? 0 : fail(s, "cannot list the xattrs of");
+	for (const char *name = names; name < names + len; name += strlen(name) + 1)
+		if ((strncmp(name, "user.", 5) == 0 || strcmp(name, CAPS_XATTR) == 0) &&
+		    fremovexattr(fd, name) != 0)
+			return fail(s, "cannot remove xattr %s of", name);
 	return 0;
 }
 
@@ -218,16 +268,68 @@ static int copy_symlink(struct shift *s, int sfd, int dfd, const char *name, con
 
 static int copy_dir(struct shift *s, int sfd, int dfd, int depth);
 
+/* Merging a directory over what the layers below left at its name: their
+ * directory stays, its entries merged, unless this one is opaque; anything
+ * else goes. The result is opaque when it hides a directory the bottom layer
+ * has: this one is opaque, or what it replaces hid the bottom's. */
+static int merge_dir(struct shift *s, int in, int dfd, const char *name, bool *keep, bool *opaque)
+{
+	struct stat had;
+	bool own = is_opaque(in);
+	bool exists = fstatat(dfd, name, &had, AT_SYMLINK_NOFOLLOW) == 0;
+	*keep = exists && S_ISDIR(had.st_mode) && !own;
+	*opaque = !*keep && (exists || own) && bottom_has(s, true);
+	return exists && !*keep && tree_remove_at(dfd, name) != 0 ? fail(s, "cannot replace") : 0;
+}
+
+static int copy_subdir(struct shift *s, int sfd, int dfd, const char *name, const struct stat *st, int depth)
+{
+	bool keep = false, opaque = false;
+	int in = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int rc = in < 0 ? fail(s, "cannot open the directory")
+		: s->bottom >= 0 ? merge_dir(s, in, dfd, name, &keep, &opaque) : 0;
+	if (rc == 0 && !keep && mkdirat(dfd, name, 0700) != 0)
+		rc = fail(s, "cannot make the directory");
+	int out = rc == 0 ? openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (rc == 0 && out < 0)
+		rc = fail(s, "cannot open the directory");
+	if (rc == 0 && ((keep && clear_xattrs(s, out) != 0) || copy_xattrs(s, in, out) != 0))
+		rc = -1;
+	if (rc == 0 && opaque && fsetxattr(out, OPAQUE_XATTR, "y", 1, 0) != 0)
+		rc = fail(s, "cannot set xattr " OPAQUE_XATTR " on");
+	if (rc == 0) {
+		rc = copy_dir(s, in, out, depth + 1);
+		in = -1; /* copy_dir closed it */
+	}
+	if (rc == 0)
+		rc = finish_fd(s, out, st);
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return rc;
+}
+
 static int copy_entry(struct shift *s, int sfd, int dfd, const char *name, int depth)
 {
 	struct stat st;
 	if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return fail(s, "cannot stat");
+	if (S_ISDIR(st.st_mode))
+		return copy_subdir(s, sfd, dfd, name, &st, depth);
+	if (s->bottom >= 0) {
+		/* Merging: it replaces what the layers below had there; a whiteout
+		 * stays only while the bottom layer has something to hide. */
+		if (tree_remove_at(dfd, name) != 0)
+			return fail(s, "cannot replace");
+		if (is_whiteout(&st) && !bottom_has(s, false))
+			return 0;
+	}
 	if (S_ISREG(st.st_mode))
 		return copy_file(s, sfd, dfd, name, &st);
 	if (S_ISLNK(st.st_mode))
 		return copy_symlink(s, sfd, dfd, name, &st);
-	if ((S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) || S_ISFIFO(st.st_mode)) {
+	if (is_whiteout(&st) || S_ISFIFO(st.st_mode)) {
 		/* A whiteout (a name deleted from the layers below; overlay makes
 		 * it as the host's root, and its owner means nothing), or a FIFO. */
 		if (S_ISCHR(st.st_mode))
@@ -236,27 +338,9 @@ static int copy_entry(struct shift *s, int sfd, int dfd, const char *name, int d
 			return fail(s, "cannot make");
 		return finish_at(s, dfd, name, &st);
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "e2b-local-backend: sealing: /%.*s is a device or socket; left out\n",
-			(int)s->len, s->path);
-		return 0;
-	}
-	if (mkdirat(dfd, name, 0700) != 0)
-		return fail(s, "cannot make the directory");
-	int in = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int out = in >= 0 ? openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-	int rc = out < 0 ? fail(s, "cannot open the directory") : copy_xattrs(s, in, out);
-	if (rc == 0) {
-		rc = copy_dir(s, in, out, depth + 1);
-		in = -1; /* copy_dir closed it */
-	}
-	if (rc == 0)
-		rc = finish_fd(s, out, &st);
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	return rc;
+	fprintf(stderr, "e2b-local-backend: sealing: /%.*s is a device or socket; left out\n",
+		(int)s->len, s->path);
+	return 0;
 }
 
 /* Copies the entries of the directory sfd (taken: closed here) into dfd. */
@@ -294,30 +378,52 @@ static int copy_dir(struct shift *s, int sfd, int dfd, int depth)
 	return rc;
 }
 
-int store_shift_copy(const char *src, const char *dst, uid_t base, unsigned long count,
-	uint64_t *bytes, char *why, size_t why_len)
+/* src's tree into dst (made first unless merging, where it may be there from
+ * the layers below). */
+static int shift_tree(struct shift *s, const char *src, const char *dst)
 {
-	struct shift s = {.base = base, .count = count, .dst_root = -1, .why = why, .why_len = why_len};
 	struct stat st;
-	int in = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int rc = in < 0 || fstat(in, &st) != 0 ? fail(&s, "cannot open the upper layer")
-		: mkdir(dst, 0700) != 0 ? fail(&s, "cannot make the layer's root")
+	bool merge = s->bottom >= 0;
+	int in = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (merge ? 0 : O_NOFOLLOW));
+	int rc = in < 0 || fstat(in, &st) != 0 ? fail(s, "cannot open the layer to copy")
+		: mkdir(dst, 0700) != 0 && (!merge || errno != EEXIST) ? fail(s, "cannot make the layer's root")
 		: 0;
-	if (rc == 0 && (s.dst_root = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		rc = fail(&s, "cannot open the layer's root");
-	if (rc == 0 && copy_xattrs(&s, in, s.dst_root) != 0)
+	if (rc == 0 && (s->dst_root = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		rc = fail(s, "cannot open the layer's root");
+	if (rc == 0 && ((merge && clear_xattrs(s, s->dst_root) != 0) || copy_xattrs(s, in, s->dst_root) != 0))
 		rc = -1;
 	if (rc == 0) {
-		rc = copy_dir(&s, in, s.dst_root, 1);
+		rc = copy_dir(s, in, s->dst_root, 1);
 		in = -1;
 	}
 	if (rc == 0)
-		rc = finish_fd(&s, s.dst_root, &st);
+		rc = finish_fd(s, s->dst_root, &st);
 	if (in >= 0)
 		close(in);
-	if (s.dst_root >= 0)
-		close(s.dst_root);
-	tdestroy(s.links, link_free);
+	if (s->dst_root >= 0)
+		close(s->dst_root);
+	tdestroy(s->links, link_free);
+	return rc;
+}
+
+int store_shift_copy(const char *src, const char *dst, uid_t base, unsigned long count,
+	uint64_t *bytes, char *why, size_t why_len)
+{
+	struct shift s = {.base = base, .count = count, .dst_root = -1, .bottom = -1, .why = why,
+		.why_len = why_len};
+	int rc = shift_tree(&s, src, dst);
 	*bytes = s.bytes;
+	return rc;
+}
+
+int store_shift_merge(const char *src, const char *dst, const char *bottom, char *why, size_t why_len)
+{
+	/* Layers have canonical ids already: every id maps to itself. */
+	struct shift s = {.base = 0, .count = ULONG_MAX, .dst_root = -1, .why = why, .why_len = why_len};
+	s.bottom = open(bottom, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s.bottom < 0)
+		return fail(&s, "cannot open the bottom layer");
+	int rc = shift_tree(&s, src, dst);
+	close(s.bottom);
 	return rc;
 }

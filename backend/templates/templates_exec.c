@@ -4,13 +4,12 @@
  * first (its key: templates_stack_key); on a miss it runs in a build
  * sandbox made from the stack so far, which is then frozen and sealed into
  * the step's layer and removed: the next step that runs gets a fresh
- * sandbox on the grown stack, so each layer holds one step's changes. */
+ * sandbox on the grown stack, so each layer holds one step's changes. A
+ * stack at its depth limit is squashed first (templates_squash.h). */
 #include "templates/templates_exec.h"
 
 #include "envd/process/process_run.h"
 #include "lib/text.h"
-#include "net/net.h"
-#include "net/net_policy.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
@@ -21,6 +20,7 @@
 #include "templates/templates_files.h"
 #include "templates/templates_image.h"
 #include "templates/templates_records.h"
+#include "templates/templates_squash.h"
 #include "templates/templates_stack.h"
 #include "templates/templates_steps.h"
 
@@ -31,8 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-
-#define BUILD_SANDBOX_TIMEOUT_S 86400
 
 struct exec {
 	struct exec *next;
@@ -80,11 +78,16 @@ static void unlink_exec(struct exec *e)
 
 /* The build's stack so far, mirrored in the build so that the collector
  * (templates_stack.c) sees it in use. */
+static void mirror_layers(struct exec *e)
+{
+	cJSON_Delete(e->b->config.layers);
+	e->b->config.layers = cJSON_Duplicate(e->cfg.layers, true);
+}
+
 static void push_layer(struct exec *e, const char *id)
 {
 	cJSON_AddItemToArray(e->cfg.layers, cJSON_CreateString(id));
-	cJSON_Delete(e->b->config.layers);
-	e->b->config.layers = cJSON_Duplicate(e->cfg.layers, true);
+	mirror_layers(e);
 }
 
 static const char *top_layer(const struct exec *e)
@@ -149,6 +152,21 @@ static void finish(struct exec *e, const char *reason)
 	free(e);
 }
 
+/* Off-loop work (a seal, a squash) is over: true when the build ended
+ * meanwhile or the work failed (failed says how); the build is then over. */
+static bool ended(struct exec *e, const char *failed)
+{
+	e->sealing = false;
+	if (!e->stop && !failed)
+		return false;
+	char reason[900];
+	snprintf(reason, sizeof reason, "%s", e->stop ? e->stop : failed);
+	free(e->stop);
+	e->stop = NULL;
+	finish(e, reason);
+	return true;
+}
+
 static void schedule(struct exec *e)
 {
 	struct timeval now = {0, 0};
@@ -161,24 +179,17 @@ static void on_output(void *ctx, enum proc_output_kind kind, const uint8_t *data
 	build_log_output(e->b, e->step_name, &e->lines, kind == PROC_OUT_STDERR, data, len);
 }
 
-static int status_code(int ws)
-{
-	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
-}
-
 static void on_ended(void *ctx, int wait_status)
 {
 	struct exec *e = ctx;
 	e->proc = NULL;
 	build_log_flush(e->b, e->step_name, &e->lines);
-	if (status_code(wait_status) != 0) {
+	bool exited = WIFEXITED(wait_status);
+	if (!exited || WEXITSTATUS(wait_status) != 0) {
 		char reason[1024];
-		if (WIFEXITED(wait_status))
-			snprintf(reason, sizeof reason, "failed to run command '%.700s': exit status %d", e->what,
-				WEXITSTATUS(wait_status));
-		else
-			snprintf(reason, sizeof reason, "failed to run command '%.700s': signal %d", e->what,
-				WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
+		snprintf(reason, sizeof reason, "failed to run command '%.700s': %s %d", e->what,
+			exited ? "exit status" : "signal", exited ? WEXITSTATUS(wait_status)
+			: WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
 		e->i = -1 - e->i; /* failed: the tick reports it */
 		free(e->pending_workdir);
 		e->pending_workdir = strdup(reason);
@@ -247,15 +258,9 @@ static void step_copy(struct exec *e, const cJSON *step)
 	free(script);
 }
 
-static char *workdir_abs(const struct exec *e, const char *path)
-{
-	const char *from = e->cfg.workdir ? e->cfg.workdir : "/home/user";
-	return path[0] == '/' ? strdup(path) : text_printf("%s/%s", from, path);
-}
-
 static void step_workdir(struct exec *e, const char *path)
 {
-	char *abs = workdir_abs(e, path);
+	char *abs = templates_steps_workdir_abs(e->cfg.workdir, path);
 	char *cmd = abs ? templates_steps_workdir_script(abs, e->cfg.user ? e->cfg.user : "user") : NULL;
 	if (!cmd) {
 		free(abs);
@@ -272,14 +277,12 @@ static void step_workdir(struct exec *e, const char *path)
 	free(cmd);
 }
 
-static int make_sandbox(struct exec *e, char *why, size_t len);
-
 /* A file step found in the cache: its layer joins the stack, nothing runs. */
 static void step_cached(struct exec *e, const cJSON *s, const char *type, const char *args)
 {
 	build_log(e->b, "info", e->step_name, "CACHED [builder %d/%d] %s%s", e->i + 1, e->n, type, args);
 	if (strcmp(type, "WORKDIR") == 0) {
-		char *abs = workdir_abs(e, arg(s, 0));
+		char *abs = templates_steps_workdir_abs(e->cfg.workdir, arg(s, 0));
 		if (!abs) {
 			finish(e, "out of memory");
 			return;
@@ -297,24 +300,33 @@ static void step_cached(struct exec *e, const cJSON *s, const char *type, const 
 	schedule(e);
 }
 
+/* A miss whose steps lead, with their keys alone, to a squashed stack in
+ * the store (templates_squash_ahead, which logged them): cached, up to it. */
+static void cached_ahead(struct exec *e, int next)
+{
+	e->i = next;
+	mirror_layers(e);
+	e->key[0] = '\0';
+	drop_sandbox(e);
+	schedule(e);
+}
+
 /* A step that changes files: its cache key; true when it needs no run (its
- * layer came from the cache, or the stack is too deep: the build is over). */
+ * layer came from the cache, or the steps from it up to a squash did). */
 static bool settled_before_run(struct exec *e, const cJSON *s, const char *type, const char *args)
 {
 	templates_stack_key(e->cfg.layers, s, &e->cfg, e->key);
 	bool forced = e->force || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "force"));
+	int next;
 	if (!forced && store_layer_find(e->key)) {
 		step_cached(e, s, type, args);
 		return true;
 	}
-	if (cJSON_GetArraySize(e->cfg.layers) < TEMPLATES_STACK_MAX)
-		return false;
-	char reason[200];
-	e->key[0] = '\0';
-	snprintf(reason, sizeof reason, "the template would have more than %d layers (one per "
-		"step that changes files): merge some steps", TEMPLATES_STACK_MAX);
-	finish(e, reason);
-	return true;
+	if (!forced && templates_squash_ahead(e->steps, e->i, e->force, &e->cfg, e->b, &next)) {
+		cached_ahead(e, next);
+		return true;
+	}
+	return false;
 }
 
 /* USER: an account that exists is only remembered; a missing one is made
@@ -349,20 +361,46 @@ static void step_user(struct exec *e, const cJSON *s, const char *type, const ch
 	free(shown);
 }
 
+/* The squash of the stack is over (templates_squash_start). */
+static void squashed(void *ctx, const char *error, const char *line)
+{
+	struct exec *e = ctx;
+	char failed[700];
+	snprintf(failed, sizeof failed, "cannot squash the template's layers: %s", error ? error : "");
+	if (ended(e, error ? failed : NULL))
+		return;
+	build_log(e->b, "info", e->step_name, "%s", line);
+	mirror_layers(e);
+	schedule(e);
+}
+
+/* The stack is at its depth limit: merged into [bottom, merged] first. */
+static void squash(struct exec *e)
+{
+	char why[300];
+	drop_sandbox(e); /* it stands on the old stack */
+	e->sealing = true;
+	if (templates_squash_start(e->env->base, e->cfg.layers, squashed, e, why, sizeof why) != 0)
+		squashed(e, why, NULL);
+}
+
 static void step(struct exec *e)
 {
 	const cJSON *s = cJSON_GetArrayItem(e->steps, e->i);
 	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "type"));
 	snprintf(e->step_name, sizeof e->step_name, "%d", e->i + 1);
 	e->workdir_step = false;
-	char args[600] = "";
-	for (int k = 0; k < nargs(s) && strlen(args) < 500; k++)
-		snprintf(args + strlen(args), sizeof args - strlen(args), " %.400s", arg(s, k));
+	char args[600];
+	templates_steps_describe(s, args, sizeof args);
+	if (strcmp(type, "ENV") != 0 && templates_squash_due(e->cfg.layers, false)) {
+		squash(e);
+		return;
+	}
 	if (strcmp(type, "ENV") != 0 && strcmp(type, "USER") != 0 && settled_before_run(e, s, type, args))
 		return;
 	build_log(e->b, "info", e->step_name, "[builder %d/%d] %s%s", e->i + 1, e->n, type, args);
 	char why[700];
-	if (!e->sb && make_sandbox(e, why, sizeof why) != 0) {
+	if (!e->sb && !(e->sb = templates_stack_sandbox(e->env->reg, &e->cfg, e->b, why, sizeof why))) {
 		finish(e, why);
 		return;
 	}
@@ -374,9 +412,9 @@ static void step(struct exec *e)
 	} else if (strcmp(type, "WORKDIR") == 0) {
 		step_workdir(e, arg(s, 0));
 	} else if (strcmp(type, "ENV") == 0) {
-		for (int k = 0; k + 1 < nargs(s); k += 2) {
-			cJSON_DeleteItemFromObjectCaseSensitive(e->cfg.envs, arg(s, k));
-			cJSON_AddStringToObject(e->cfg.envs, arg(s, k), arg(s, k + 1));
+		if (templates_steps_apply_env(e->cfg.envs, s) != 0) {
+			finish(e, "out of memory");
+			return;
 		}
 		e->i++;
 		schedule(e);
@@ -389,21 +427,12 @@ static void step(struct exec *e)
 static void sealed(void *ctx, const struct store_layer *layer, const char *error)
 {
 	struct exec *e = ctx;
-	e->sealing = false;
+	char failed[700];
+	snprintf(failed, sizeof failed, "cannot keep the files of step %s: %s", e->step_name, error ? error : "");
 	if (e->sb_lost && layer)
 		store_layer_remove(layer->id, NULL, NULL); /* copied while its sandbox went */
-	if (e->stop || !layer) {
-		char reason[900];
-		if (e->stop)
-			snprintf(reason, sizeof reason, "%s", e->stop);
-		else
-			snprintf(reason, sizeof reason, "cannot keep the files of step %s: %s", e->step_name,
-				error ? error : "");
-		free(e->stop);
-		e->stop = NULL;
-		finish(e, reason);
+	if (ended(e, layer ? NULL : failed))
 		return;
-	}
 	build_log(e->b, "debug", e->step_name, "Layer %s", layer->id);
 	push_layer(e, layer->id);
 	e->key[0] = '\0';
@@ -439,39 +468,12 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
 		seal_step(e);
 		return;
 	}
-	if (e->i < e->n) {
+	if (e->i < e->n)
 		step(e);
-		return;
-	}
-	finish(e, NULL);
-}
-
-/* A build sandbox on the stack so far. */
-static int make_sandbox(struct exec *e, char *why, size_t len)
-{
-	struct sandbox_spec spec = {.template_id = e->cfg.base, .timeout_s = BUILD_SANDBOX_TIMEOUT_S,
-		.internal = true, .allow_internet_access = -1, .cpu_count = e->b->cpu_count,
-		.memory_mb = e->b->memory_mb, .disk_size_mb = e->b->disk_mb};
-	struct runtime_error rerr;
-	const char **roots = templates_stack_roots(e->cfg.layers, &spec.layer_count, why, len);
-	if (!roots)
-		return -1;
-	spec.layers = roots;
-	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, spec.disk_size_mb,
-		    &rerr) != 0 || !(e->sb = registry_create(e->env->reg, &spec, &rerr))) {
-		free(roots);
-		snprintf(why, len, "cannot create the build sandbox: %s", rerr.message);
-		return -1;
-	}
-	free(roots);
-	/* The same network rules as any sandbox: egress as --sandbox-network allows. */
-	struct net_policy policy = {.allow_internet_access = -1};
-	char nwhy[256];
-	if (net_sandbox_attach(e->sb, &policy, nwhy, sizeof nwhy) != 0) {
-		snprintf(why, len, "cannot create the build sandbox: %s", nwhy);
-		return -1;
-	}
-	return 0;
+	else if (templates_squash_due(e->cfg.layers, true))
+		squash(e); /* an image deeper than a stack may be */
+	else
+		finish(e, NULL);
 }
 
 /* The base image is pulled (templates_image.h). */
@@ -483,8 +485,7 @@ static void image_ready(void *ctx, const char *error)
 		finish(e, error);
 		return;
 	}
-	cJSON_Delete(e->b->config.layers);
-	e->b->config.layers = cJSON_Duplicate(e->cfg.layers, true);
+	mirror_layers(e);
 	schedule(e);
 }
 
@@ -539,8 +540,7 @@ int templates_exec_start(struct templates_env *env, struct template *tpl, struct
 		finish(e, bad);
 		return 0;
 	}
-	cJSON_Delete(b->config.layers);
-	b->config.layers = cJSON_Duplicate(e->cfg.layers, true);
+	mirror_layers(e);
 	build_log(b, "info", "base", "Base: template '%s'", e->cfg.base ? e->cfg.base : "base");
 	schedule(e);
 	return 0;

@@ -108,7 +108,7 @@ struct templates_image *templates_image_start(struct template_build *b, const cJ
 		.ref = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(request, "fromImage")),
 		.username = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "username")),
 		.password = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "password")),
-		.origin = TEMPLATES_ORIGIN_IMAGE, .max_layers = TEMPLATES_STACK_MAX};
+		.origin = TEMPLATES_ORIGIN_IMAGE, .max_layers = TEMPLATES_IMAGE_MAX_LAYERS};
 	struct templates_image *t = calloc(1, sizeof *t);
 	if (!t) {
 		snprintf(why, len, "out of memory");

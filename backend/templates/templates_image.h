@@ -9,6 +9,11 @@
 
 #include <stddef.h>
 
+/* An image may have this many layers (Docker's own overlay2 refuses to run
+ * deeper ones): those above TEMPLATES_STACK_MAX are squashed at the end of
+ * the build (templates_squash.h). */
+#define TEMPLATES_IMAGE_MAX_LAYERS 128
+
 struct cJSON;
 struct template_build;
 struct template_config;

@@ -3,6 +3,8 @@
 
 #include "lib/sha256.h"
 #include "lib/text.h"
+#include "net/net.h"
+#include "net/net_policy.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_overlay.h"
@@ -128,6 +130,35 @@ const char **templates_stack_roots(const cJSON *layers, size_t *n, char *why, si
 		roots[i++] = l->root;
 	}
 	return roots;
+}
+
+#define BUILD_SANDBOX_TIMEOUT_S 86400
+
+struct sandbox *templates_stack_sandbox(struct registry *reg, const struct template_config *cfg,
+	const struct template_build *b, char *why, size_t len)
+{
+	struct sandbox_spec spec = {.template_id = cfg->base, .timeout_s = BUILD_SANDBOX_TIMEOUT_S,
+		.internal = true, .allow_internet_access = -1, .cpu_count = b->cpu_count,
+		.memory_mb = b->memory_mb, .disk_size_mb = b->disk_mb};
+	struct runtime_error rerr;
+	struct sandbox *sb = NULL;
+	const char **roots = templates_stack_roots(cfg->layers, &spec.layer_count, why, len);
+	if (!roots)
+		return NULL;
+	spec.layers = roots;
+	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, spec.disk_size_mb,
+		    &rerr) != 0 || !(sb = registry_create(reg, &spec, &rerr)))
+		snprintf(why, len, "cannot create the build sandbox: %s", rerr.message);
+	free(roots);
+	/* The same network rules as any sandbox: egress as --sandbox-network allows. */
+	struct net_policy policy = {.allow_internet_access = -1};
+	char nwhy[256];
+	if (sb && net_sandbox_attach(sb, &policy, nwhy, sizeof nwhy) != 0) {
+		snprintf(why, len, "cannot create the build sandbox: %s", nwhy);
+		registry_kill(reg, sb);
+		sb = NULL;
+	}
+	return sb;
 }
 
 int templates_stack_seal(struct sandbox *sb, const char *key, const char *parent,
@@ -278,7 +309,8 @@ static void collect(evutil_socket_t fd, short what, void *arg)
 		bool ours = strcmp(l->origin, TEMPLATES_ORIGIN_STEP) == 0 ||
 			strcmp(l->origin, TEMPLATES_ORIGIN_BASE) == 0 ||
 			strcmp(l->origin, TEMPLATES_ORIGIN_LEGACY_BASE) == 0 ||
-			strcmp(l->origin, TEMPLATES_ORIGIN_IMAGE) == 0;
+			strcmp(l->origin, TEMPLATES_ORIGIN_IMAGE) == 0 ||
+			strcmp(l->origin, TEMPLATES_ORIGIN_SQUASH) == 0;
 		if (ours && !in(used, l->id) && store_layer_remove(l->id, NULL, NULL) != 0)
 			fprintf(stderr, "e2b-local-backend: cannot remove layer %s: %s\n", l->id,
 				strerror(errno));

@@ -5,8 +5,9 @@
  * step's cache key. Layers a template made are collected once nothing
  * refers to them: the references are the builds of the catalog (ready or
  * running) and the sandboxes of the registry, counted afresh each time
- * (never stored). Calls the catalog, registry/, runtime/ (a built-in
- * template's rootfs, a sandbox's writable layer), store/ and lib/. */
+ * (never stored). Build sandboxes are made here, on a stack. Calls the
+ * catalog, registry/, runtime/ (a built-in template's rootfs, a sandbox's
+ * writable layer), net/ (a build sandbox's network), store/ and lib/. */
 #ifndef E2B_BACKEND_TEMPLATES_STACK_H
 #define E2B_BACKEND_TEMPLATES_STACK_H
 
@@ -20,11 +21,12 @@ struct event_base;
 struct registry;
 struct sandbox;
 struct template_config;
+struct template_build;
 struct templates;
 
-/* A stack may hold at most this many layers; a build that would pass it
- * fails (docs/templates.md, "Layers and the cache"). */
-#define TEMPLATES_STACK_MAX 64
+/* A build's stack holds at most this many layers: deeper, it is squashed
+ * (templates_squash.h; why this number: docs/templates.md, "Depth"). */
+#define TEMPLATES_STACK_MAX 32
 #define TEMPLATES_KEY_LEN 64
 /* The origins (layer.json) of the layers templates make: only those are
  * collected here. */
@@ -35,6 +37,7 @@ struct templates;
  * snapshots and forks, collected with the others once nothing is. */
 #define TEMPLATES_ORIGIN_LEGACY_BASE "template"
 #define TEMPLATES_ORIGIN_IMAGE "template-image" /* a registry image's layer (images/) */
+#define TEMPLATES_ORIGIN_SQUASH "template-squash" /* layers merged into one (templates_squash.h) */
 
 /* Collection runs on the loop, soon after templates_stack_collect_soon. */
 int templates_stack_init(struct event_base *base, struct templates *catalog, struct registry *reg);
@@ -73,6 +76,11 @@ void templates_stack_key(const struct cJSON *layers, const struct cJSON *step,
  * array of pointers into the store; free the array only), or NULL with why
  * when a layer is missing. */
 const char **templates_stack_roots(const struct cJSON *layers, size_t *n, char *why, size_t len);
+
+/* A build sandbox on cfg's stack, with b's resources: hidden from the
+ * sandbox lists, under the network rules of any sandbox. NULL with why. */
+struct sandbox *templates_stack_sandbox(struct registry *reg, const struct template_config *cfg,
+	const struct template_build *b, char *why, size_t len);
 
 /* Freezes the build sandbox sb and seals its writable layer into a layer on
  * parent, in a helper; done runs on the loop with the layer. Its id is key,

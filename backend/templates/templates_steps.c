@@ -205,3 +205,28 @@ int templates_steps_check_strings(const cJSON *request, char *why, size_t why_le
 	}
 	return 0;
 }
+
+char *templates_steps_workdir_abs(const char *workdir, const char *path)
+{
+	return path[0] == '/' ? strdup(path) : text_printf("%s/%s", workdir ? workdir : "/home/user", path);
+}
+
+int templates_steps_apply_env(cJSON *envs, const cJSON *step)
+{
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(step, "args");
+	for (int k = 0; k + 1 < cJSON_GetArraySize(args); k += 2) {
+		const char *name = cJSON_GetArrayItem(args, k)->valuestring;
+		cJSON_DeleteItemFromObjectCaseSensitive(envs, name);
+		if (!cJSON_AddStringToObject(envs, name, cJSON_GetArrayItem(args, k + 1)->valuestring))
+			return -1;
+	}
+	return 0;
+}
+
+void templates_steps_describe(const cJSON *step, char *out, size_t len)
+{
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(step, "args");
+	out[0] = '\0';
+	for (int k = 0; k < cJSON_GetArraySize(args) && strlen(out) + 100 < len; k++)
+		snprintf(out + strlen(out), len - strlen(out), " %.400s", cJSON_GetArrayItem(args, k)->valuestring);
+}

@@ -1,6 +1,6 @@
 /* Checking a build request's steps (E2B's TemplateStep list) before a
- * build starts, and the shell text of the COPY, WORKDIR and USER steps. Calls
- * lib/ only. */
+ * build starts, the shell text of the COPY, WORKDIR and USER steps, and what
+ * the ENV and WORKDIR steps change. Calls lib/ only. */
 #ifndef E2B_BACKEND_TEMPLATES_STEPS_H
 #define E2B_BACKEND_TEMPLATES_STEPS_H
 
@@ -28,5 +28,14 @@ char *templates_steps_workdir_script(const char *dir, const char *user);
  * `useradd --create-home user` (busybox's `adduser -D user` in an image
  * without useradd). malloc'd. */
 char *templates_steps_useradd_script(const char *user);
+/* A WORKDIR's directory: path, from workdir (NULL: /home/user) when
+ * relative. malloc'd. */
+char *templates_steps_workdir_abs(const char *workdir, const char *path);
+/* An ENV step's pairs into the object envs (a later value wins). 0, or -1
+ * out of memory. */
+int templates_steps_apply_env(struct cJSON *envs, const struct cJSON *step);
+/* A step's arguments as its log line shows them (" a b", each cut to 400
+ * bytes), in out (at least 600 bytes). */
+void templates_steps_describe(const struct cJSON *step, char *out, size_t len);
 
 #endif

@@ -5,7 +5,7 @@
 // reaches beyond the machine: every address is 127.0.0.1.
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { createReadStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -60,26 +60,28 @@ export async function startRegistry({ auth } = {}) {
     writeFileSync(path.join(dir, 'config.yml'), `version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: false\n` +
       `storage:\n  filesystem:\n    rootdirectory: ${storage}\n  delete:\n    enabled: true\n` +
       `http:\n  addr: ${host}\n${authConf}`)
-    const child = spawn('/usr/bin/docker-registry', ['serve', path.join(dir, 'config.yml')], { stdio: ['ignore', 'pipe', 'pipe'] })
+    // Its log goes to a file, not a pipe: push() blocks this process in
+    // spawnSync, and a registry writing into a full pipe nobody reads
+    // would stall the push it is logging (an image of a few dozen layers).
+    const logFile = path.join(dir, `registry-${attempt}.log`)
+    const out = openSync(logFile, 'a')
+    const child = spawn('/usr/bin/docker-registry', ['serve', path.join(dir, 'config.yml')], { stdio: ['ignore', out, out] })
+    closeSync(out)
     live.add(child)
-    let log = ''
-    child.stdout.setEncoding('utf8')
-    child.stderr.setEncoding('utf8')
-    child.stdout.on('data', (d) => { log += d })
-    child.stderr.on('data', (d) => { log += d })
+    const readLog = () => { try { return readFileSync(logFile, 'utf8') } catch { return '' } }
     let exited = false
     child.on('exit', () => { exited = true; live.delete(child) })
     const up = await until(async () => {
       if (exited) return 'exited'
       try { return (await fetch(`http://${host}/v2/`)).status ? 'up' : false } catch { return false }
-    }, () => `docker-registry on ${host} to answer:\n${log}`, 20000, 50)
+    }, () => `docker-registry on ${host} to answer:\n${readLog()}`, 20000, 50)
     if (up === 'up') {
       return {
         host,
         storage,
-        log: () => log,
+        log: readLog,
         /** The request lines of the access log: "GET /v2/x/blobs/sha256:..." */
-        requests: () => [...log.matchAll(/"(GET|HEAD|PUT|POST|PATCH|DELETE) ([^ "]+) HTTP/g)].map((m) => `${m[1]} ${m[2]}`),
+        requests: () => [...readLog().matchAll(/"(GET|HEAD|PUT|POST|PATCH|DELETE) ([^ "]+) HTTP/g)].map((m) => `${m[1]} ${m[2]}`),
         async stop() {
           if (!exited) {
             child.kill('SIGTERM')
@@ -89,7 +91,7 @@ export async function startRegistry({ auth } = {}) {
         },
       }
     }
-    if (attempt >= 3) throw new Error(`docker-registry would not start:\n${log}`)
+    if (attempt >= 3) throw new Error(`docker-registry would not start:\n${readLog()}`)
   }
 }
 

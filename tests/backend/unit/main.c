@@ -1,6 +1,6 @@
 /* main.c — the local backend's unit tests: its pure code (clock, query
  * strings, list cursors, protobuf-JSON, Connect framing, text, egress
- * rules, the store's records, the off-loop worker), on the core's check.h. Built natively and with ASan+UBSan (make backend-unit);
+ * rules, the store's records and squashing, the off-loop worker), on the core's check.h. Built natively and with ASan+UBSan (make backend-unit);
  * exit status 1 when any check failed. */
 #include "check.h"
 #include "suites.h"
@@ -21,6 +21,7 @@ static const check_suite suites[] = {
 	{"snapshot_names", suite_snapshot_names},
 	{"images", suite_images},
 	{"images follow", suite_images_follow},
+	{"squash", suite_store_squash},
 	{"worker", suite_worker},
 };
 

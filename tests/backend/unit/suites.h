@@ -14,6 +14,7 @@ void suite_store_records(void);
 void suite_snapshot_names(void);
 void suite_images(void);
 void suite_images_follow(void);
+void suite_store_squash(void);
 void suite_worker(void);
 
 #endif
