@@ -298,7 +298,7 @@ describe('--isolation', () => {
     const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
     assert.equal(none.isolation, 'none');
     assert.equal(none.limits, false);
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false, cgroup_favor_dynmods: false, warm: { ready: 0, size: 0 } });
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false, cgroup_favor_dynmods: false, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 } });
     assert.equal((await none.stop()).code, 0);
 
     // auto never quietly becomes none: without a piece it fails, as full does.

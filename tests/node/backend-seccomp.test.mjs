@@ -185,7 +185,7 @@ test('isolation none: no policy, and the ready line and /health say so', T, asyn
   const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
   try {
     assert.equal(none.seccomp, false);
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false, cgroup_favor_dynmods: false, warm: { ready: 0, size: 0 } });
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false, cgroup_favor_dynmods: false, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 } });
   } finally {
     assert.equal((await none.stop()).code, 0);
   }
