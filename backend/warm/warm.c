@@ -220,14 +220,15 @@ static void build_done(void *arg)
 	kick(w);
 }
 
-/* The pool to fill next: the standing one, then the template used last. */
+/* The pool to fill next: the one shortest of its size, and of those the
+ * one taken from last (so pools used in turn are filled in turn). */
 static struct warm_pool *neediest(const struct warm *w)
 {
 	struct warm_pool *best = NULL;
 	for (size_t i = 0; i < w->npools; i++) {
 		struct warm_pool *p = w->pools[i];
-		if (warm_pool_short(p) > 0 &&
-		    (!best || p->standing || (!best->standing && p->used_ms > best->used_ms)))
+		size_t short_by = warm_pool_short(p), best_by = best ? warm_pool_short(best) : 0;
+		if (short_by > best_by || (short_by > 0 && short_by == best_by && p->used_ms > best->used_ms))
 			best = p;
 	}
 	return best;
