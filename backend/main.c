@@ -252,7 +252,8 @@ int main(int argc, char **argv)
 	struct sandbox_spec warm_shape = {.template_id = "base",
 		.cpu_count = SANDBOX_DEFAULT_CPU_COUNT, .memory_mb = SANDBOX_DEFAULT_MEMORY_MB,
 		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB, .timeout_s = 1};
-	api_ctx.warm = warm_new(base, reg, &warm_shape, (size_t)opt.warm_pool, (size_t)opt.warm_templates);
+	api_ctx.warm = warm_new(base, reg, &warm_shape, (size_t)opt.warm_pool, (size_t)opt.warm_templates,
+		opt.warm_template_idle_s);
 	if (api_ctx.warm)
 		templates_stack_add_keeper(warm_keep_layers, api_ctx.warm);
 	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "

@@ -70,7 +70,9 @@ static const char usage[] =
 	"                           no volumes) kept started ahead, so a create of that\n"
 	"                           shape only claims one (default 2, 0..64; isolation only)\n"
 	"  --warm-templates N       built templates that also get a pool of that size once\n"
-	"                           created from (default 4, 0..16; idle 5 min: dropped)\n"
+	"                           created from (default 4, 0..16)\n"
+	"  --warm-template-idle S   a template's pool nobody created from for S seconds is\n"
+	"                           dropped (default 300)\n"
 	"  --cgroup-favor-dynmods on|off\n"
 	"                           on (default; full isolation): the kernel's\n"
 	"                           favordynmods mode, so that moving a process into a\n"
@@ -180,6 +182,7 @@ static const struct count_opt {
 	{"--max-image-mb", 1, 16777216, offsetof(struct backend_options, images.max_image_mb)},
 	{"--warm-pool", 0, WARM_MAX_SIZE, offsetof(struct backend_options, warm_pool)},
 	{"--warm-templates", 0, WARM_MAX_TEMPLATES, offsetof(struct backend_options, warm_templates)},
+	{"--warm-template-idle", 1, WARM_MAX_TEMPLATE_IDLE_S, offsetof(struct backend_options, warm_template_idle_s)},
 };
 
 /* The numeric option at argv[*i] (its value in *v), or NULL. */
@@ -262,6 +265,7 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 	opt->metrics_interval_s = METRICS_DEFAULT_INTERVAL_S;
 	opt->warm_pool = WARM_DEFAULT_SIZE;
 	opt->warm_templates = WARM_DEFAULT_TEMPLATES;
+	opt->warm_template_idle_s = WARM_DEFAULT_TEMPLATE_IDLE_S;
 	opt->request_timeout_s = OPTIONS_DEFAULT_REQUEST_TIMEOUT_S;
 	opt->max_upload_mb = OPTIONS_DEFAULT_MAX_UPLOAD_MB;
 	opt->max_sandbox_requests = OPTIONS_DEFAULT_MAX_SANDBOX_REQUESTS;

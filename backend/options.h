@@ -48,6 +48,7 @@ struct backend_options {
 	struct images_options images; /* --registry-mirror (repeatable), --no-docker-hub, --max-image-mb */
 	long warm_pool;             /* --warm-pool: sandboxes started ahead (warm/) */
 	long warm_templates;        /* --warm-templates: built templates with a pool too */
+	long warm_template_idle_s;  /* --warm-template-idle: seconds unused before one is dropped */
 	bool cgroup_favor_dynmods;  /* --cgroup-favor-dynmods on (default) | off */
 };
 

@@ -29,7 +29,7 @@
 #define WARM_IN_FLIGHT 2
 /* The standing pool, the templates' and those dropped with one in flight. */
 #define WARM_MAX_POOLS (1 + WARM_MAX_TEMPLATES + WARM_IN_FLIGHT)
-/* How often idle template pools are looked for. */
+/* How often idle template pools are looked for, at most. */
 #define WARM_SWEEP_S 30
 
 /* One sandbox being made: worker build, then its init's report, then the
@@ -50,6 +50,7 @@ struct warm {
 	struct registry *reg;
 	size_t size;              /* each pool's */
 	size_t templates;         /* at most this many templates' pools */
+	long template_idle_s;     /* a template's pool unused this long is dropped */
 	struct warm_pool *pools[WARM_MAX_POOLS]; /* the standing one first */
 	size_t npools;
 	struct warming flight[WARM_IN_FLIGHT];
@@ -295,15 +296,30 @@ static void drop(struct warm *w, struct warm_pool *p)
 	settle(w, p);
 }
 
+static void arm_sweep(struct warm *w)
+{
+	struct timeval tv = {.tv_sec = w->template_idle_s < WARM_SWEEP_S ? w->template_idle_s : WARM_SWEEP_S};
+	evtimer_add(w->sweep, &tv);
+}
+
 static void on_sweep(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	struct warm *w = arg;
-	int64_t idle_since = clock_now_ms() - (int64_t)WARM_TEMPLATE_IDLE_S * 1000;
-	for (size_t i = w->npools; i-- > 0;)
-		if (!w->pools[i]->standing && !w->pools[i]->dropped && w->pools[i]->used_ms < idle_since)
-			drop(w, w->pools[i]);
+	int64_t idle_since = clock_now_ms() - (int64_t)w->template_idle_s * 1000;
+	bool left = false;
+	for (size_t i = w->npools; i-- > 0;) {
+		struct warm_pool *p = w->pools[i];
+		if (p->standing || p->dropped)
+			continue;
+		if (p->used_ms < idle_since)
+			drop(w, p);
+		else
+			left = true;
+	}
+	if (left) /* look again while any template has a pool */
+		arm_sweep(w);
 }
 
 /* A pool for spec's stack, the template pool used longest ago dropped
@@ -330,15 +346,13 @@ static void add_template_pool(struct warm *w, const struct sandbox_spec *spec)
 	if (!p)
 		return;
 	w->pools[w->npools++] = p;
-	if (!evtimer_pending(w->sweep, NULL)) {
-		struct timeval tv = {.tv_sec = WARM_SWEEP_S};
-		evtimer_add(w->sweep, &tv);
-	}
+	if (!evtimer_pending(w->sweep, NULL))
+		arm_sweep(w);
 	kick(w);
 }
 
 struct warm *warm_new(struct event_base *base, struct registry *reg, const struct sandbox_spec *shape,
-	size_t size, size_t templates)
+	size_t size, size_t templates, long template_idle_s)
 {
 	/* A small --id-range is for few sandboxes: the pool would hold them. */
 	if (size == 0 || !runtime_isolated() || runtime_ids_ranges() < WARM_MIN_RANGES)
@@ -350,6 +364,7 @@ struct warm *warm_new(struct event_base *base, struct registry *reg, const struc
 	w->reg = reg;
 	w->size = size;
 	w->templates = templates < WARM_MAX_TEMPLATES ? templates : WARM_MAX_TEMPLATES;
+	w->template_idle_s = template_idle_s > 0 ? template_idle_s : WARM_DEFAULT_TEMPLATE_IDLE_S;
 	struct sandbox_spec standing = {.template_id = shape->template_id, .cpu_count = shape->cpu_count,
 		.memory_mb = shape->memory_mb, .disk_size_mb = shape->disk_size_mb};
 	if ((w->pools[0] = warm_pool_new(&standing, size, true)))

@@ -32,8 +32,10 @@ struct sandbox_spec;
 /* How many built templates get a pool of their own (--warm-templates). */
 #define WARM_DEFAULT_TEMPLATES 4
 #define WARM_MAX_TEMPLATES 16
-/* A template's pool that no create took from for this long is dropped. */
-#define WARM_TEMPLATE_IDLE_S 300
+/* A template's pool that no create took from for this long is dropped
+ * (--warm-template-idle). */
+#define WARM_DEFAULT_TEMPLATE_IDLE_S 300
+#define WARM_MAX_TEMPLATE_IDLE_S 86400
 /* Its steps run at this libevent priority, the lowest: main.c gives the
  * base WARM_PRIORITY + 1 levels (everything else runs at 1, the default). */
 #define WARM_PRIORITY 2
@@ -47,7 +49,7 @@ struct warm;
  * than 64 id ranges (--id-range: the pools would hold those the creates
  * need), or out of memory. Starts filling with the loop's first pass. */
 struct warm *warm_new(struct event_base *base, struct registry *reg, const struct sandbox_spec *shape,
-	size_t size, size_t templates);
+	size_t size, size_t templates, long template_idle_s);
 /* A started sandbox for spec, when a pool of spec's shape has one ready:
  * the caller claims it (registry_claim) or gives it back with
  * registry_discard. NULL otherwise (create it the usual way). A spec with

@@ -86,6 +86,23 @@ describe('official e2b SDK: built templates in the warm pool', () => {
     await until(() => !existsSync(path.join(backend.stateDir, 'layers', own)), 'its layer is collected', 30_000);
   });
 
+  test('a template\'s pool nobody created from for --warm-template-idle seconds is dropped', T, async (t) => {
+    if (backend.isolation !== 'full') { t.skip('the warm pool and layers need full isolation'); return; }
+    const b = await startBackend({ extraArgs: ['--warm-template-idle', '1'] });
+    try {
+      const o = { ...opts, apiKey: b.apiKey, apiUrl: b.apiUrl, sandboxUrl: b.sandboxUrl };
+      const warm = async () => (await (await fetch(`${b.apiUrl}/health`)).json()).warm;
+      await Template.build(Template().fromTemplate('base').setEnvs({ IDLE: '1' }), `tpl-idle-${uniq}`, o);
+      const s = await Sandbox.create(`tpl-idle-${uniq}`, { ...o, timeoutMs: 60_000 });
+      await until(async () => (await warm()).templates === 1, 'the template has a pool');
+      await until(async () => (await warm()).templates === 0, 'its pool is dropped once idle', 15_000);
+      assert.equal((await s.commands.run('echo $IDLE')).stdout, '1\n', 'its sandboxes in use are not');
+      await s.kill();
+    } finally {
+      assert.equal((await b.stop()).code, 0, b.stderr());
+    }
+  });
+
   test('a template with a start command gets no pool: its command runs at each create', T, async (t) => {
     if (backend.isolation !== 'full') { t.skip('the warm pool and layers need full isolation'); return; }
     const name = `tpl-pool-start-${uniq}`;
