@@ -31,6 +31,12 @@
 #define WARM_MAX_POOLS (1 + WARM_MAX_TEMPLATES + WARM_IN_FLIGHT)
 /* How often idle template pools are looked for, at most. */
 #define WARM_SWEEP_S 30
+/* A take leaves its pool one short; while the pool still holds a ready
+ * one, the refill waits this long. Started at once, the refill's clone,
+ * mounts and cgroups ran beside the claimed sandbox's first command (the
+ * kernel's locks and caches are shared whatever the nice value), and that
+ * command's first output came 4-10 ms later (docs/PERFORMANCE.md). */
+#define WARM_REFILL_PAUSE_MS 30
 
 /* One sandbox being made: worker build, then its init's report, then the
  * worker's link, then ready. */
@@ -57,6 +63,7 @@ struct warm {
 	size_t nflight;
 	uint64_t taken;           /* creates served by a pooled sandbox */
 	struct event *launch;
+	bool pausing;             /* launch is a refill's pause, not a back-off */
 	struct event *sweep;      /* drops idle template pools */
 	struct worker *worker;    /* runs the long steps, one at a time (worker.h) */
 	bool worker_busy;
@@ -282,6 +289,7 @@ static void on_launch(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct warm *w = arg;
+	w->pausing = false;
 	struct warm_pool *p = w->worker_busy || w->nflight >= WARM_IN_FLIGHT ? NULL : neediest(w);
 	if (p)
 		launch(w, p);
@@ -387,6 +395,25 @@ struct warm *warm_new(struct event_base *base, struct registry *reg, const struc
 	return w;
 }
 
+/* The pause (WARM_REFILL_PAUSE_MS) while p still holds a ready sandbox;
+ * an empty pool is refilled at once, ending a pause: the next create
+ * would otherwise start its sandbox itself, which costs more. */
+static void refill_after_take(struct warm *w, const struct warm_pool *p)
+{
+	if (p->nready > 0) {
+		if (!evtimer_pending(w->launch, NULL)) {
+			schedule(w, WARM_REFILL_PAUSE_MS);
+			w->pausing = !w->closing;
+		}
+		return;
+	}
+	if (w->pausing) {
+		evtimer_del(w->launch);
+		w->pausing = false;
+	}
+	kick(w);
+}
+
 static struct warm_pool *find(const struct warm *w, const struct sandbox_spec *spec)
 {
 	for (size_t i = 0; i < w->npools; i++)
@@ -410,7 +437,7 @@ struct sandbox *warm_take(struct warm *w, const struct sandbox_spec *spec)
 		return NULL;
 	struct sandbox *sb = p->ready[--p->nready];
 	w->taken++;
-	kick(w);
+	refill_after_take(w, p);
 	return sb;
 }
 

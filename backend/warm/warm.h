@@ -7,9 +7,10 @@
  * init's clone, its veth and relay sockets) on a worker thread
  * (lib/worker.h), the rest in short steps at the loop's lowest priority,
  * and the init's own mounts in its process at nice 19; so requests in
- * flight go first and the claimed sandbox's first command does not wait
- * behind the refill. Two are made at once: the worker builds the next
- * while the last one's init mounts its root.
+ * flight go first. A refill starts 30 ms after the take while its pool
+ * still holds a sandbox (at once when it is empty), so the claimed
+ * sandbox's first command does not run beside it. Two are made at once:
+ * the worker builds the next while the last one's init mounts its root.
  * Owns: the pools (warm_pool.h), their refill and its worker.
  * May call: registry/ (launch, claim, discard), net/ (attach), runtime/
  * (the build and the init's report pipe), store/ (the ids of the layers
