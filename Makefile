@@ -133,6 +133,13 @@ $(BUILD)/bin/keys-probe: tests/backend/keys_probe.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 -O2 -static $(WARN) $< -o $@
 
+# The floor under a sandbox's command, for bench/sandbox-runtime.mjs: a bare
+# spawn in a template's root, and what one CPUID costs.
+backend: $(BUILD)/bin/spawn-floor
+$(BUILD)/bin/spawn-floor: bench/spawn_floor.c
+	@mkdir -p $(BUILD)/bin
+	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 $(WARN) $< -o $@
+
 # The backend's unit tests (tests/backend/unit/, on the core's check.h),
 # natively and under ASan+UBSan.
 BACKEND_UNIT_SRC := $(sort $(wildcard tests/backend/unit/*.c))

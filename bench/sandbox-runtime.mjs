@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The local backend as a sandbox runtime (issue 6), three measurements in one
+// The local backend as a sandbox runtime (issue 6), four measurements in one
 // run against one backend:
 //   create   — POST /v2/sandboxes, then envd Start `echo hi` until its first
 //              output arrives: median and p99 over N sandboxes (each killed
@@ -9,6 +9,13 @@
 //              raw envd Start stream for comparison, back to back and after
 //              200 ms of nothing (a person typing; the first cgroup move
 //              after a pause used to wait for an RCU grace period)
+//   floor    — what no runtime on this machine goes below, in the same run:
+//              a raw fetch to the backend (GET /health, no sandbox work),
+//              back to back and after 200 ms of nothing; a bare spawn of
+//              `true` and of `bash -l -c true` in the base template's root as
+//              uid 1000 (bench/spawn_floor.c: no namespaces, cgroups, seccomp
+//              or protocol; needs root); and one CPUID instruction's cost
+//              (glibc's start-up runs dozens; on a VM each one traps)
 //   idle     — M sandboxes alive at once, each with a `sleep` running: the
 //              backend's RSS growth plus every sandbox init's RSS, per sandbox
 //
@@ -18,13 +25,17 @@
 //   and, beyond the pool's size, mostly start a sandbox while the pool's
 //   refill competes for the CPU. Either way the result says how many creates
 //   found a pooled sandbox ready (/health's warm.ready before the create).
+//   Then --paced P more creates (default 40; 0: none), each --paced-gap-ms
+//   (default 250) after the last one's kill: someone creating a sandbox now
+//   and then, the pool refilled in between.
 //
-//   node bench/sandbox-runtime.mjs [--sandboxes 100] [--runs 200] [--idle 50] [--idle-starts 30] [--isolation auto|full|none] [--warm-pool N] [--gap-ms G] [--json]
+//   node bench/sandbox-runtime.mjs [--sandboxes 100] [--runs 200] [--idle 50] [--idle-starts 30] [--isolation auto|full|none] [--warm-pool N] [--gap-ms G] [--paced P] [--paced-gap-ms G] [--json]
 import path from 'node:path'
 import { readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { loadProvider } from '../host/reference/host.mjs'
-import { startBackend } from '../host/backend.mjs'
+import { startBackend, backendBinary } from '../host/backend.mjs'
 import { envdClient } from '../tests/lib/connect.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -36,6 +47,8 @@ const N = Number(arg('sandboxes', 100))
 const RUNS = Number(arg('runs', 200))
 const IDLE = Number(arg('idle', 50))
 const GAP_MS = Number(arg('gap-ms', 0))
+const PACED = Number(arg('paced', 40))
+const PACED_GAP_MS = Number(arg('paced-gap-ms', 250))
 const IDLE_STARTS = Number(arg('idle-starts', 30))
 
 const quantile = (xs, q) => {
@@ -59,29 +72,37 @@ const kill = (id) => fetch(`${backend.apiUrl}/sandboxes/${id}`, { method: 'DELET
 const client = (sb) => envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: sb.sandboxID, token: sb.envdAccessToken })
 
 // --- create -> first output -------------------------------------------------
-const firstOutput = []
-const fromPool = [] // whether /health said a pooled sandbox was ready before each create
-let poolReady = 0
-for (let i = 0; i < N; i++) {
-  if (GAP_MS > 0) await new Promise((resolve) => setTimeout(resolve, GAP_MS))
-  const health = await (await fetch(`${backend.apiUrl}/health`)).json()
-  if (health.warm?.ready > 0) poolReady++
-  fromPool.push(health.warm?.ready > 0)
-  const t0 = performance.now()
-  const sb = await create()
-  const s = await client(sb).open('process.Process/Start', { process: { cmd: 'echo', args: ['hi'] } })
-  for (;;) {
-    const f = await s.next()
-    if (!f || f.end) throw new Error('no output')
-    if (f.message.event?.data) break
+const measureCreates = async (n, gapMs) => {
+  const firstOutput = []
+  const fromPool = [] // whether /health said a pooled sandbox was ready before each create
+  const takenBefore = (await (await fetch(`${backend.apiUrl}/health`)).json()).warm?.taken ?? 0
+  for (let i = 0; i < n; i++) {
+    if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs))
+    const health = await (await fetch(`${backend.apiUrl}/health`)).json()
+    fromPool.push(health.warm?.ready > 0)
+    const t0 = performance.now()
+    const sb = await create()
+    const s = await client(sb).open('process.Process/Start', { process: { cmd: 'echo', args: ['hi'] } })
+    for (;;) {
+      const f = await s.next()
+      if (!f || f.end) throw new Error('no output')
+      if (f.message.event?.data) break
+    }
+    firstOutput.push(performance.now() - t0)
+    s.cancel()
+    await kill(sb.sandboxID)
   }
-  firstOutput.push(performance.now() - t0)
-  s.cancel()
-  await kill(sb.sandboxID)
+  // What the pool says it did: creates served by a pooled sandbox.
+  const { warm: poolAfter } = await (await fetch(`${backend.apiUrl}/health`)).json()
+  return { median: round(quantile(firstOutput, 0.5)), p99: round(quantile(firstOutput, 0.99)), n,
+    gap_ms: gapMs, pool_ready: fromPool.filter(Boolean).length,
+    pool_taken: poolAfter ? poolAfter.taken - takenBefore : null,
+    // the same split by whether a pooled sandbox was ready (null: none of that kind)
+    from_pool_median: medianOf(firstOutput.filter((_, i) => fromPool[i])),
+    not_from_pool_median: medianOf(firstOutput.filter((_, i) => !fromPool[i])) }
 }
-
-// What the pool says it did: creates served by a pooled sandbox.
-const { warm: poolAfter } = await (await fetch(`${backend.apiUrl}/health`)).json()
+const creates = await measureCreates(N, GAP_MS)
+const createsPaced = PACED > 0 ? await measureCreates(PACED, PACED_GAP_MS) : null
 
 // --- exec.run true through the plugin ----------------------------------------
 const env = { E2B_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl }
@@ -111,6 +132,29 @@ for (let i = 0; i < IDLE_STARTS; i++) {
 }
 await infra.sandbox_protocol.kill(sid)
 
+// --- the floor -------------------------------------------------------------------
+const rtt = []
+const rttAfterIdle = []
+const health = async () => {
+  const t0 = performance.now()
+  await (await fetch(`${backend.apiUrl}/health`)).arrayBuffer()
+  return performance.now() - t0
+}
+for (let i = 0; i < RUNS; i++) rtt.push(await health())
+for (let i = 0; i < IDLE_STARTS; i++) {
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  rttAfterIdle.push(await health())
+}
+const build = path.dirname(path.dirname(backendBinary()))
+const spawnFloor = (...argv) => {
+  if (process.getuid?.() !== 0) return null // chroot needs root
+  const out = execFileSync(path.join(build, 'bin', 'spawn-floor'),
+    [path.join(build, 'templates', 'base', 'rootfs'), '1000', String(RUNS), ...argv], { encoding: 'utf8' })
+  return JSON.parse(out)
+}
+const spawnTrue = spawnFloor('/bin/true')
+const spawnBash = spawnFloor('/bin/bash', '-l', '-c', 'true')
+
 // --- idle sandboxes -------------------------------------------------------------
 await new Promise((resolve) => setTimeout(resolve, 500)) // let the removals above finish
 const before = rssKiB(backend.pid)
@@ -136,14 +180,14 @@ await backend.stop()
 const result = {
   isolation: backend.isolation,
   warm_pool: WARM === undefined ? 'default (2)' : Number(WARM),
-  create_first_output_ms: { median: round(quantile(firstOutput, 0.5)), p99: round(quantile(firstOutput, 0.99)), n: N,
-    gap_ms: GAP_MS, pool_ready: poolReady, pool_taken: poolAfter?.taken ?? null,
-    // the same split by whether a pooled sandbox was ready (null: none of that kind)
-    from_pool_median: medianOf(firstOutput.filter((_, i) => fromPool[i])),
-    not_from_pool_median: medianOf(firstOutput.filter((_, i) => !fromPool[i])) },
+  create_first_output_ms: creates,
+  create_first_output_paced_ms: createsPaced,
   exec_run_true_ms: { plugin_median: round(quantile(execRun, 0.5)), plugin_p99: round(quantile(execRun, 0.99)),
     raw_start_median: round(quantile(raw, 0.5)), n: RUNS,
     raw_start_after_200ms_idle_median: round(quantile(afterIdle, 0.5)), n_after_idle: IDLE_STARTS },
+  floor_ms: { fetch_rtt_median: medianOf(rtt), fetch_rtt_after_200ms_idle_median: medianOf(rttAfterIdle),
+    spawn_true_median: spawnTrue?.median_ms ?? null, spawn_bash_login_median: spawnBash?.median_ms ?? null,
+    cpuid_us: spawnTrue?.cpuid_us ?? null },
   idle_sandbox_kib: { backend_per_sandbox: round(backendGrowth / IDLE), init_per_sandbox: round(initKiB / IDLE),
     total_per_sandbox: round((backendGrowth + initKiB) / IDLE), sandboxes: IDLE },
 }
