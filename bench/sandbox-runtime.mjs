@@ -6,7 +6,8 @@
 //              after, off the clock)
 //   exec.run — `true` through the e2b-wasm plugin (reference host,
 //              in-process), round trip of exec.run; and the same command as a
-//              raw envd Start stream for comparison, back to back and after
+//              raw envd Start stream for comparison (and `bash -l -c true`,
+//              what exec.run starts), back to back and after
 //              200 ms of nothing (a person typing; the first cgroup move
 //              after a pause used to wait for an RCU grace period)
 //   floor    — what no runtime on this machine goes below, in the same run:
@@ -123,6 +124,13 @@ for (let i = 0; i < RUNS; i++) {
   await rawClient.stream('process.Process/Start', { process: { cmd: 'true' } })
   raw.push(performance.now() - t0)
 }
+// What exec.run starts (E2B's commands.run does the same): a login shell.
+const rawBash = []
+for (let i = 0; i < RUNS; i++) {
+  const t0 = performance.now()
+  await rawClient.stream('process.Process/Start', { process: { cmd: '/bin/bash', args: ['-l', '-c', 'true'] } })
+  rawBash.push(performance.now() - t0)
+}
 const afterIdle = []
 for (let i = 0; i < IDLE_STARTS; i++) {
   await new Promise((resolve) => setTimeout(resolve, 200))
@@ -183,7 +191,7 @@ const result = {
   create_first_output_ms: creates,
   create_first_output_paced_ms: createsPaced,
   exec_run_true_ms: { plugin_median: round(quantile(execRun, 0.5)), plugin_p99: round(quantile(execRun, 0.99)),
-    raw_start_median: round(quantile(raw, 0.5)), n: RUNS,
+    raw_start_median: round(quantile(raw, 0.5)), raw_start_bash_login_median: medianOf(rawBash), n: RUNS,
     raw_start_after_200ms_idle_median: round(quantile(afterIdle, 0.5)), n_after_idle: IDLE_STARTS },
   floor_ms: { fetch_rtt_median: medianOf(rtt), fetch_rtt_after_200ms_idle_median: medianOf(rttAfterIdle),
     spawn_true_median: spawnTrue?.median_ms ?? null, spawn_bash_login_median: spawnBash?.median_ms ?? null,
