@@ -12,7 +12,10 @@
 //   update   — PUT /sandboxes/{id}/network (allowOut + denyOut) round trip,
 //              median and p99 of U updates, while M other sandboxes have rules
 //
-//   node bench/network.mjs [--sandboxes 60] [--runs 5] [--seconds 3] [--updates 100] [--others 50] [--json]
+//   --gap-ms G waits G ms (off the clock) before each create: someone
+//   creating a sandbox now and then rather than a burst (the default, 0).
+//
+//   node bench/network.mjs [--sandboxes 60] [--runs 5] [--seconds 3] [--updates 100] [--others 50] [--gap-ms G] [--json]
 import { spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -46,6 +49,7 @@ if (!process.env.E2BW_BENCH_INSIDE) {
   const SECONDS = Number(arg('seconds', 3))
   const UPDATES = Number(arg('updates', 100))
   const OTHERS = Number(arg('others', 50))
+  const GAP_MS = Number(arg('gap-ms', 0))
   const quantile = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] }
   const round = (x) => Math.round(x * 100) / 100
   const stats = (xs) => ({ median: round(quantile(xs, 0.5)), p99: round(quantile(xs, 0.99)), n: xs.length })
@@ -54,6 +58,7 @@ if (!process.env.E2BW_BENCH_INSIDE) {
   const off = await startBackend({ extraArgs: ['--sandbox-network', 'off'] })
   const createAndFirstOutput = async (backend) => {
     const headers = { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }
+    if (GAP_MS > 0) await new Promise((resolve) => setTimeout(resolve, GAP_MS))
     const t0 = performance.now()
     const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST', headers, body: JSON.stringify({ templateID: 'base' }) })
     if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`)
@@ -108,7 +113,7 @@ if (!process.env.E2BW_BENCH_INSIDE) {
 
   const med = (xs) => quantile(xs, 0.5)
   const result = {
-    create_first_output_ms: { network_on: stats(created.on), network_off: stats(created.off) },
+    create_first_output_ms: { network_on: stats(created.on), network_off: stats(created.off), gap_ms: GAP_MS },
     tcp_gbit_s: {
       sandbox: throughput.sandbox.map(round), backend_namespace: throughput.backend.map(round),
       ratio_of_medians: round(med(throughput.sandbox) / med(throughput.backend)),
