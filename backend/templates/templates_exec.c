@@ -11,12 +11,10 @@
 #include "envd/process/process_run.h"
 #include "lib/text.h"
 #include "registry/registry.h"
-#include "runtime/runtime.h"
-#include "runtime/runtime_enter.h"
-#include "runtime/runtime_users.h"
 #include "store/store_helper.h"
 #include "store/store_layers.h"
 #include "templates/templates.h"
+#include "templates/templates_accounts.h"
 #include "templates/templates_files.h"
 #include "templates/templates_image.h"
 #include "templates/templates_records.h"
@@ -227,31 +225,12 @@ static int run(struct exec *e, const char *user, const char *command, const char
 
 static void step_copy(struct exec *e, const cJSON *step)
 {
-	const char *hash = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "filesHash"));
-	char inside[128], shown[1200];
+	char shown[1200], why[1400];
 	snprintf(shown, sizeof shown, "COPY %.500s %.500s", arg(step, 0), arg(step, 1));
-	if (!templates_files_present(hash)) {
-		char reason[1400];
-		snprintf(reason, sizeof reason, "%s: the files of hash %.64s were not uploaded", shown, hash);
-		finish(e, reason);
-		return;
-	}
-	if (templates_files_place(e->sb, hash, inside, sizeof inside) != 0) {
-		char reason[1400];
-		snprintf(reason, sizeof reason, "%s: cannot put the files in the build sandbox: %s", shown,
-			strerror(errno));
-		finish(e, reason);
-		return;
-	}
-	const char *user = nargs(step) > 2 && arg(step, 2)[0] ? arg(step, 2)
-		: (e->cfg.user ? e->cfg.user : "user");
-	char *owner = strchr(user, ':') ? strdup(user) : text_printf("%s:", user);
-	char *script = owner ? templates_steps_copy_script(inside, arg(step, 0), arg(step, 1),
-		e->cfg.workdir ? e->cfg.workdir : "/home/user", owner,
-		nargs(step) > 3 ? arg(step, 3) : "") : NULL;
-	free(owner);
+	char *script = templates_files_copy_command(e->sb, step, e->cfg.user ? e->cfg.user : "user", e->cfg.workdir,
+		why, sizeof why);
 	if (!script) {
-		finish(e, "out of memory");
+		finish(e, why);
 		return;
 	}
 	run(e, "root", script, shown);
@@ -330,28 +309,27 @@ static bool settled_before_run(struct exec *e, const cJSON *s, const char *type,
 }
 
 /* USER: an account that exists is only remembered; a missing one is made
- * first, as E2B's builder does (useradd --create-home), in a step that
+ * first, as E2B's builder does (templates_accounts.h), in a step that
  * changes files and so is cached like one. */
 static void step_user(struct exec *e, const cJSON *s, const char *type, const char *args)
 {
 	const char *name = arg(s, 0);
-	struct sandbox_user u;
-	if (strlen(name) >= 64) {
-		char reason[200];
-		snprintf(reason, sizeof reason, "failed to set user '%.64s': invalid username: '%.64s'", name, name);
-		finish(e, reason);
+	char why[200];
+	int missing = templates_accounts_missing(e->sb, name, why, sizeof why);
+	if (missing < 0) {
+		finish(e, why);
 		return;
 	}
-	if (runtime_user_resolve(e->sb, name, &u) != 0 && settled_before_run(e, s, type, args))
+	if (missing && settled_before_run(e, s, type, args))
 		return;
 	free(e->cfg.user);
 	e->cfg.user = strdup(name);
-	if (!e->key[0]) { /* it exists: nothing to run, no layer */
+	if (!missing) { /* nothing to run, no layer */
 		e->i++;
 		schedule(e);
 		return;
 	}
-	char *cmd = templates_steps_useradd_script(name);
+	char *cmd = templates_accounts_script(name);
 	char *shown = text_printf("useradd --create-home %s", name);
 	if (cmd && shown)
 		run(e, "root", cmd, shown); /* then the tick seals its layer */

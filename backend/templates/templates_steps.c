@@ -184,15 +184,6 @@ char *templates_steps_workdir_script(const char *dir, const char *user)
 	return script;
 }
 
-char *templates_steps_useradd_script(const char *user)
-{
-	char *q = templates_steps_quote(user);
-	char *script = q ? text_printf("if command -v useradd >/dev/null 2>&1; then useradd --create-home %s; "
-		"else adduser -D %s; fi", q, q) : NULL;
-	free(q);
-	return script;
-}
-
 int templates_steps_check_strings(const cJSON *request, char *why, size_t why_len)
 {
 	static const char *const strings[] = {"fromImage", "fromTemplate", "startCmd", "readyCmd"};

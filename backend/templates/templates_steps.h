@@ -1,5 +1,5 @@
 /* Checking a build request's steps (E2B's TemplateStep list) before a
- * build starts, the shell text of the COPY, WORKDIR and USER steps, and what
+ * build starts, the shell text of the COPY and WORKDIR steps, and what
  * the ENV and WORKDIR steps change. Calls lib/ only. */
 #ifndef E2B_BACKEND_TEMPLATES_STEPS_H
 #define E2B_BACKEND_TEMPLATES_STEPS_H
@@ -24,10 +24,6 @@ char *templates_steps_copy_script(const char *tar_path, const char *src, const c
  * directories it makes (not those already there) belong to user and its
  * login group, so a template's workdir is its user's. malloc'd. */
 char *templates_steps_workdir_script(const char *dir, const char *user);
-/* The root shell command of a USER whose account does not exist: as E2B's,
- * `useradd --create-home user` (busybox's `adduser -D user` in an image
- * without useradd). malloc'd. */
-char *templates_steps_useradd_script(const char *user);
 /* A WORKDIR's directory: path, from workdir (NULL: /home/user) when
  * relative. malloc'd. */
 char *templates_steps_workdir_abs(const char *workdir, const char *path);
