@@ -125,7 +125,7 @@ bool templates_squash_ahead(const cJSON *steps, int i, bool force, struct templa
 		const cJSON *s = cJSON_GetArrayItem(steps, k);
 		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "type"));
 		if (strcmp(type, "ENV") == 0) {
-			if (templates_steps_apply_env(c.envs, s) != 0)
+			if (templates_steps_apply(&c, s) != 0)
 				break;
 			continue;
 		}
@@ -140,16 +140,8 @@ bool templates_squash_ahead(const cJSON *steps, int i, bool force, struct templa
 			break;
 		char key[TEMPLATES_KEY_LEN + 1];
 		templates_stack_key(c.layers, s, &c, key);
-		if (!cJSON_AddItemToArray(c.layers, cJSON_CreateString(key)))
+		if (!cJSON_AddItemToArray(c.layers, cJSON_CreateString(key)) || templates_steps_apply(&c, s) != 0)
 			break;
-		if (strcmp(type, "WORKDIR") == 0) {
-			const char *path = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "args"), 0)->valuestring;
-			char *abs = templates_steps_workdir_abs(c.workdir, path);
-			if (!abs)
-				break;
-			free(c.workdir);
-			c.workdir = abs;
-		}
 	}
 	if (found) {
 		log_ahead(b, steps, i, *next, cJSON_GetStringValue(cJSON_GetArrayItem(c.layers, 1)));

@@ -204,6 +204,8 @@ describe('official e2b SDK: an image with more layers than a stack may hold is s
     const image = () => Template().fromImage(`${registry.host}/e2bw/deep:v1`).setEnvs({ DEEP: '1' });
     const built = await Template.build(image(), `tpl-deep-image-${uniq}`, { ...opts, onBuildLogs: (e) => logs.push(e.message) });
     assert.ok(logs.some((m) => /^Stack of 41 layers squashed: layers 2 to 41 merged into squash-[0-9a-f]{64} /.test(m)), logs.join('\n'));
+    // Its /etc/passwd lacks user, but it has no shell to make it with.
+    assert.ok(logs.includes("Provisioning: skipped, the image has no /bin/sh to run it: the template's user stays root"), logs.join('\n'));
     const stack = stackOf(built.templateId);
     assert.equal(stack.length, 2);
     assert.match(stack[0], /^sha256:[0-9a-f]{64}$/);
