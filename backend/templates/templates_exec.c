@@ -547,11 +547,12 @@ void templates_exec_cancel(struct templates_env *env, struct template_build *b)
 			continue;
 		if (e->sealing) {
 			/* The build ends now (its template may be freed next); the
-			 * executor once the seal is over. */
+			 * executor once the seal is over, or the squash, killed here. */
 			build_log(b, "error", e->step_name, "the build was cancelled");
 			build_finish(b, e->step_name, "the build was cancelled");
 			b->exec = NULL;
 			e->b = NULL;
+			templates_squash_cancel(e);
 		}
 		finish(e, "the build was cancelled");
 		return;
@@ -587,6 +588,8 @@ void templates_exec_sandbox_removing(void *ctx, struct sandbox *sb)
 
 void templates_exec_shutdown(struct templates_env *env)
 {
+	for (struct exec *e = env->running; e; e = e->next)
+		templates_squash_cancel(e); /* a squash is not waited for */
 	store_helper_wait_all(); /* seals end first: their sandboxes must stay until then */
 	while (env->running)
 		finish(env->running, "the backend stopped");
