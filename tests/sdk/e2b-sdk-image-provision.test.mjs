@@ -124,7 +124,7 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
     assert.equal(await inSandbox(`prov-a-root-${uniq}`, 'whoami; test -d /home/user && echo home-kept'), 'root\nhome-kept\n')
   })
 
-  test('no useradd, no adduser, no sudo, uid 1000 taken: the account files are written; the other account stays', T, async (t) => {
+  test('no useradd, no adduser, no sudo, uid 1000 taken: the account files are written, the other account stays; setUser of another account too', T, async (t) => {
     if (backend.isolation !== 'full') { t.skip('images need full isolation'); return }
     const name = `prov-b-${uniq}`
     const { logs } = await build(Template().fromImage(image('no-tools')), name)
@@ -134,6 +134,11 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
       'stat -c "%U:%G" /home/user; test -e /etc/sudoers.d/user || echo no-sudoers; grep -c "^other:" /etc/passwd /etc/group',
     'grep "^user:" /etc/shadow /etc/gshadow | cut -d: -f1-3')
     assert.equal(out, 'user\n/home/user\n1001\nuser\nhi\nuser:user\nno-sudoers\n/etc/passwd:1\n/etc/group:1\n/etc/shadow:user:!\n/etc/gshadow:user:!\n')
+
+    // setUser of another missing account on the same image: made the same way.
+    const guest = await build(Template().fromImage(image('no-tools')).setUser('guest'), `prov-b-guest-${uniq}`)
+    assert.ok(guest.logs.includes(`CACHED ${PROVISIONING}`), guest.logs.join('\n'))
+    assert.equal(await inSandbox(`prov-b-guest-${uniq}`, 'whoami; id -u; echo "$HOME"; stat -c %U ~'), 'guest\n1002\n/home/guest\nguest\n')
   })
 
   test('an image that has user gets no provisioning step and no layer', T, async (t) => {
