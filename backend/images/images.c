@@ -102,6 +102,7 @@ static void pulled(void *ctx, const char *error)
 			.envs = cJSON_GetObjectItemCaseSensitive(result, "envs"),
 			.workdir = cJSON_GetStringValue(workdir),
 			.user = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "user")),
+			.lacks_user = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(result, "lacksUser")),
 			.log = cJSON_GetObjectItemCaseSensitive(result, "log")};
 		p->done(p->ctx, &got, NULL);
 	} else {

@@ -50,6 +50,7 @@ struct images_pulled {
 	const struct cJSON *envs;   /* the image's Env, E2B's way (images_config_envs) */
 	const char *workdir;        /* the image's WorkingDir, or NULL */
 	const char *user;           /* "user" when the image has that account, else "root" */
+	bool lacks_user;            /* it has an /etc/passwd, without "user" (E2B would provision it) */
 	const struct cJSON *log;    /* strings, what the pull did, for the build's log */
 };
 

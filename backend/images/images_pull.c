@@ -301,45 +301,73 @@ static int unpack(struct attempt *a, const char *layout, struct images_follow *f
 	return rc;
 }
 
-/* Whether the account name is in the stack's /etc/passwd, looked up from
- * the top layer down as the overlay would (a whiteout or an opaque /etc
- * hides what is below). */
-static bool has_account(const cJSON *ids, const char *name)
+/* What the stack's /etc/passwd says of the account name, looked up from
+ * the top layer down as the overlay would: a whiteout, a non-directory
+ * /etc or an opaque /etc hides what is below. An /etc or a passwd that is
+ * a symbolic link is not followed (on the host it could lead out of the
+ * layer): it counts as no passwd. */
+enum account { ACCOUNT_FOUND, ACCOUNT_MISSING, ACCOUNT_NO_PASSWD };
+
+static bool opaque_dir(const char *dir)
 {
-	for (int i = cJSON_GetArraySize(ids) - 1; i >= 0; i--) {
-		char *dir = store_layer_path(cJSON_GetStringValue(cJSON_GetArrayItem(ids, i)));
-		char *etc = dir ? text_printf("%s/root/etc", dir) : NULL;
-		char *passwd = etc ? text_printf("%s/passwd", etc) : NULL;
-		struct stat st;
-		char opaque = 0;
-		bool found = passwd && lstat(passwd, &st) == 0, hidden = found && !S_ISREG(st.st_mode);
-		bool stop = found || (etc && lgetxattr(etc, "trusted.overlay.opaque", &opaque, 1) == 1 && opaque == 'y');
-		FILE *f = found && !hidden ? fopen(passwd, "r") : NULL;
-		bool has = false;
+	char y = 0;
+	return lgetxattr(dir, "trusted.overlay.opaque", &y, 1) == 1 && y == 'y';
+}
+
+/* One layer's say; *below: it says nothing, ask the layer under it. */
+static enum account account_in(const char *root, const char *name, bool *below)
+{
+	char *etc = text_printf("%s/etc", root);
+	char *passwd = etc ? text_printf("%s/passwd", etc) : NULL;
+	struct stat e = {0}, p = {0};
+	enum account found = ACCOUNT_NO_PASSWD;
+	*below = false;
+	if (passwd && lstat(etc, &e) != 0) {
+		*below = true; /* no /etc in this layer */
+	} else if (passwd && S_ISDIR(e.st_mode) && lstat(passwd, &p) != 0) {
+		*below = !opaque_dir(etc);
+	} else if (passwd && S_ISDIR(e.st_mode) && S_ISREG(p.st_mode)) {
+		FILE *f = fopen(passwd, "re");
 		char line[1024];
-		while (f && !has && fgets(line, sizeof line, f))
-			has = strncmp(line, name, strlen(name)) == 0 && line[strlen(name)] == ':';
+		found = f ? ACCOUNT_MISSING : ACCOUNT_NO_PASSWD;
+		while (f && found == ACCOUNT_MISSING && fgets(line, sizeof line, f))
+			if (strncmp(line, name, strlen(name)) == 0 && line[strlen(name)] == ':')
+				found = ACCOUNT_FOUND;
 		if (f)
 			fclose(f);
-		free(dir);
-		free(etc);
-		free(passwd);
-		if (stop || has)
-			return has;
 	}
-	return false;
+	free(etc);
+	free(passwd);
+	return found;
+}
+
+static enum account has_account(const cJSON *ids, const char *name)
+{
+	bool below = true;
+	enum account found = ACCOUNT_NO_PASSWD;
+	for (int i = cJSON_GetArraySize(ids) - 1; i >= 0 && below; i--) {
+		char *dir = store_layer_path(cJSON_GetStringValue(cJSON_GetArrayItem(ids, i)));
+		char *root = dir ? text_printf("%s/root", dir) : NULL;
+		found = root ? account_in(root, name, &below) : ACCOUNT_NO_PASSWD;
+		below = below && root;
+		free(dir);
+		free(root);
+	}
+	return found;
 }
 
 static int write_result(struct attempt *a, char *why, size_t len)
 {
 	cJSON *r = cJSON_CreateObject();
 	const char *workdir = images_config_workdir(a->config);
+	enum account account = has_account(a->diff_ids, "user");
 	char *path = text_printf("%s/result.json", a->p->scratch);
 	int rc = -1;
 	if (r && path && cJSON_AddItemToObject(r, "layers", cJSON_Duplicate(a->diff_ids, true)) &&
 	    cJSON_AddItemToObject(r, "envs", images_config_envs(a->config)) &&
 	    (!workdir || cJSON_AddStringToObject(r, "workdir", workdir)) &&
-	    cJSON_AddStringToObject(r, "user", has_account(a->diff_ids, "user") ? "user" : "root") &&
+	    cJSON_AddStringToObject(r, "user", account == ACCOUNT_FOUND ? "user" : "root") &&
+	    cJSON_AddBoolToObject(r, "lacksUser", account == ACCOUNT_MISSING) &&
 	    cJSON_AddItemReferenceToObject(r, "log", a->log))
 		rc = store_json_write(path, r, STORE_DURABLE);
 	if (rc != 0)

@@ -38,8 +38,14 @@ int runtime_userns_new(uid_t uid_base, gid_t gid_base, unsigned long count)
 	 * warm pool's worker thread (runtime_sandbox_build) and reaped here. */
 	long pid = syscall(SYS_clone, CLONE_NEWUSER, NULL, NULL, NULL, NULL);
 	if (pid == 0) {
+		/* Only its own pipe's read end: a copy of another thread's write
+		 * end (two of these made at once, on the loop and on the warm pool's
+		 * worker) would keep that child from its EOF, and the two children,
+		 * and their waitpids, would wait for each other for ever. */
 		char c;
-		close(p[1]);
+		if (p[0] > 0)
+			close_range(0, (unsigned int)p[0] - 1, 0);
+		close_range((unsigned int)p[0] + 1, ~0U, 0);
 		while (read(p[0], &c, 1) < 0 && errno == EINTR)
 			;
 		_exit(0);

@@ -14,8 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct squash_job {
+	struct squash_job *next;
 	char **roots;
 	size_t n;
 	char id[STORE_NAME_MAX + 1];
@@ -25,6 +27,7 @@ struct squash_job {
 	store_layer_done done;
 	void *ctx;
 };
+static struct squash_job *jobs; /* those running, for store_squash_cancel */
 
 /* What layer.json says of a layer's size: its files' and links' bytes. */
 static int tree_bytes(const char *dir, uint64_t *bytes, char *why, size_t why_len)
@@ -64,6 +67,12 @@ int store_squash_merge(const char *const *roots, size_t n, const char *dst, uint
 
 static void job_free(struct squash_job *job)
 {
+	for (struct squash_job **pp = &jobs; *pp; pp = &(*pp)->next) {
+		if (*pp == job) {
+			*pp = job->next;
+			break;
+		}
+	}
 	for (size_t i = 0; job->roots && i < job->n; i++)
 		free(job->roots[i]);
 	free(job->roots);
@@ -91,8 +100,17 @@ static void squash_done(void *ctx, const char *error)
 {
 	struct squash_job *job = ctx;
 	char message[600];
-	const struct store_layer *l = error ? NULL : store_layer_adopt(job->id);
-	if (!error && !l) {
+	const struct store_layer *l = store_layer_adopt(job->id);
+	if (error) {
+		/* Killed (store_squash_cancel) or failed: what it made goes. A layer
+		 * it published just before is complete and known to the store
+		 * (adopted above), for its owner's collection; it is not given. */
+		l = NULL;
+		if (access(job->scratch, F_OK) == 0) {
+			store_scratch_remove(job->scratch); /* frees it */
+			job->scratch = NULL;
+		}
+	} else if (!l) {
 		snprintf(message, sizeof message, "layer %s was made but cannot be read back", job->id);
 		error = message;
 	}
@@ -142,5 +160,16 @@ int store_squash_start(struct event_base *base, const char *const *ids, size_t n
 		errno = e;
 		return -1;
 	}
+	job->next = jobs;
+	jobs = job;
 	return 0;
+}
+
+int store_squash_cancel(void *ctx)
+{
+	for (struct squash_job *job = jobs; job; job = job->next)
+		if (job->ctx == ctx)
+			return store_helper_kill(job);
+	errno = ESRCH;
+	return -1;
 }

@@ -31,5 +31,11 @@ int store_squash_merge(const char *const *roots, size_t n, const char *dst, uint
  * store already, or the fork's) and done will not. */
 int store_squash_start(struct event_base *base, const char *const *ids, size_t n, const char *id,
 	const char *origin, store_layer_done done, void *ctx);
+/* Stops the squash started with ctx: its helper is killed (the merge is not
+ * waited for), and once it has exited done runs with an error and its
+ * scratch directory is removed. A layer it had published just before is
+ * complete: it stays in the store (the caller's collection finds it). 0
+ * ok, -1 with ESRCH when no squash has that ctx. */
+int store_squash_cancel(void *ctx);
 
 #endif

@@ -11,12 +11,10 @@
 #include "envd/process/process_run.h"
 #include "lib/text.h"
 #include "registry/registry.h"
-#include "runtime/runtime.h"
-#include "runtime/runtime_enter.h"
-#include "runtime/runtime_users.h"
 #include "store/store_helper.h"
 #include "store/store_layers.h"
 #include "templates/templates.h"
+#include "templates/templates_accounts.h"
 #include "templates/templates_files.h"
 #include "templates/templates_image.h"
 #include "templates/templates_records.h"
@@ -45,25 +43,23 @@ struct exec {
 	struct event *tick;
 	char *what;                /* the running step's command, for its failure message */
 	bool workdir_step;         /* the running command makes the WORKDIR */
-	char *pending_workdir;
+	char *failure;             /* why the running step failed, for the tick to report */
 	struct build_lines lines;  /* the running command's output, cut into log lines */
 	char step_name[16];
 	struct template_config cfg;
 	bool force;                /* the whole build skips the cache */
+	bool provision;            /* an image lacking E2B's account: it is made before the steps */
 	char key[TEMPLATES_KEY_LEN + 1]; /* the running file step's cache key, "" none */
 	bool sealing;              /* the build sandbox is being sealed: it must stay */
 	bool sb_lost;              /* ... and it was removed meanwhile: the layer is void */
 	char *stop;                /* the build ends with this once the seal is over */
 };
 
+/* A checked step's argument k, "" when it has fewer. */
 static const char *arg(const cJSON *step, int k)
 {
-	return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(step, "args"), k)->valuestring;
-}
-
-static int nargs(const cJSON *step)
-{
-	return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(step, "args"));
+	const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(step, "args"), k);
+	return a ? a->valuestring : "";
 }
 
 static void unlink_exec(struct exec *e)
@@ -128,15 +124,7 @@ static void finish(struct exec *e, const char *reason)
 		build_log(b, "error", e->step_name, "%s", reason);
 		build_finish(b, e->step_name, reason);
 	} else {
-		build_config_clear(&b->config);
-		b->config = e->cfg;
-		memset(&e->cfg, 0, sizeof e->cfg);
-		struct template *tpl = templates_tag_build(e->env->catalog, b->template_id, b->tags, b->id);
-		build_log(b, "info", "finalize", "Build finished: template %s, build %s", b->template_id, b->id);
-		build_finish(b, NULL, NULL);
-		if (tpl && templates_records_save(e->env->state_root, tpl) != 0)
-			fprintf(stderr, "e2b-local-backend: cannot write the record of template %s: %s\n",
-				tpl->id, strerror(errno));
+		templates_records_build_ready(e->env->state_root, e->env->catalog, b, &e->cfg);
 	}
 	if (reason)
 		templates_stack_collect_soon(); /* its layers may be unused now */
@@ -147,7 +135,7 @@ static void finish(struct exec *e, const char *reason)
 		event_free(e->tick);
 	cJSON_Delete(e->request);
 	free(e->what);
-	free(e->pending_workdir);
+	free(e->failure);
 	free(e->stop);
 	free(e);
 }
@@ -173,6 +161,23 @@ static void schedule(struct exec *e)
 	evtimer_add(e->tick, &now);
 }
 
+/* The layer of a step (or of the provisioning), cached or sealed, joins
+ * the stack: on to the next step. */
+static void took_layer(struct exec *e, const char *id)
+{
+	push_layer(e, id);
+	e->key[0] = '\0';
+	drop_sandbox(e); /* its stack is one layer short now */
+	if (e->provision) {
+		e->provision = false;
+		free(e->cfg.user);
+		e->cfg.user = strdup(TEMPLATES_ACCOUNT_USER);
+	} else {
+		e->i++;
+	}
+	schedule(e);
+}
+
 static void on_output(void *ctx, enum proc_output_kind kind, const uint8_t *data, size_t len)
 {
 	struct exec *e = ctx;
@@ -184,25 +189,20 @@ static void on_ended(void *ctx, int wait_status)
 	struct exec *e = ctx;
 	e->proc = NULL;
 	build_log_flush(e->b, e->step_name, &e->lines);
-	bool exited = WIFEXITED(wait_status);
-	if (!exited || WEXITSTATUS(wait_status) != 0) {
-		char reason[1024];
+	bool exited = WIFEXITED(wait_status), ok = exited && WEXITSTATUS(wait_status) == 0;
+	char reason[1024] = "out of memory";
+	if (!ok)
 		snprintf(reason, sizeof reason, "failed to run command '%.700s': %s %d", e->what,
 			exited ? "exit status" : "signal", exited ? WEXITSTATUS(wait_status)
 			: WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
+	if (ok && (!e->workdir_step || templates_steps_apply(&e->cfg, cJSON_GetArrayItem(e->steps, e->i)) == 0)) {
+		if (!e->key[0]) /* else the tick seals the step's layer first */
+			e->i++;
+	} else {
 		e->i = -1 - e->i; /* failed: the tick reports it */
-		free(e->pending_workdir);
-		e->pending_workdir = strdup(reason);
-		schedule(e);
-		return;
+		free(e->failure);
+		e->failure = strdup(reason);
 	}
-	if (e->workdir_step) {
-		free(e->cfg.workdir);
-		e->cfg.workdir = e->pending_workdir;
-		e->pending_workdir = NULL;
-	}
-	if (!e->key[0]) /* else the tick seals the step's layer first */
-		e->i++;
 	schedule(e);
 }
 
@@ -212,8 +212,8 @@ static int run(struct exec *e, const char *user, const char *command, const char
 {
 	free(e->what);
 	e->what = strdup(shown);
-	struct process_run_spec spec = {.sb = e->sb, .user = user, .cwd = e->cfg.workdir,
-		.command = command, .envs = e->cfg.envs};
+	struct process_run_spec spec = {.sb = e->sb, .user = user, .cwd = e->provision ? "/" : e->cfg.workdir,
+		.command = command, .envs = e->cfg.envs, .shell = e->provision ? TEMPLATES_PROVISION_SHELL : NULL};
 	char why[600];
 	e->proc = process_run(e->env->pm, &spec, &observer, e, why, sizeof why);
 	if (!e->proc) {
@@ -227,31 +227,12 @@ static int run(struct exec *e, const char *user, const char *command, const char
 
 static void step_copy(struct exec *e, const cJSON *step)
 {
-	const char *hash = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "filesHash"));
-	char inside[128], shown[1200];
+	char shown[1200], why[1400];
 	snprintf(shown, sizeof shown, "COPY %.500s %.500s", arg(step, 0), arg(step, 1));
-	if (!templates_files_present(hash)) {
-		char reason[1400];
-		snprintf(reason, sizeof reason, "%s: the files of hash %.64s were not uploaded", shown, hash);
-		finish(e, reason);
-		return;
-	}
-	if (templates_files_place(e->sb, hash, inside, sizeof inside) != 0) {
-		char reason[1400];
-		snprintf(reason, sizeof reason, "%s: cannot put the files in the build sandbox: %s", shown,
-			strerror(errno));
-		finish(e, reason);
-		return;
-	}
-	const char *user = nargs(step) > 2 && arg(step, 2)[0] ? arg(step, 2)
-		: (e->cfg.user ? e->cfg.user : "user");
-	char *owner = strchr(user, ':') ? strdup(user) : text_printf("%s:", user);
-	char *script = owner ? templates_steps_copy_script(inside, arg(step, 0), arg(step, 1),
-		e->cfg.workdir ? e->cfg.workdir : "/home/user", owner,
-		nargs(step) > 3 ? arg(step, 3) : "") : NULL;
-	free(owner);
+	char *script = templates_files_copy_command(e->sb, step, e->cfg.user ? e->cfg.user : "user", e->cfg.workdir,
+		why, sizeof why);
 	if (!script) {
-		finish(e, "out of memory");
+		finish(e, why);
 		return;
 	}
 	run(e, "root", script, shown);
@@ -262,14 +243,12 @@ static void step_workdir(struct exec *e, const char *path)
 {
 	char *abs = templates_steps_workdir_abs(e->cfg.workdir, path);
 	char *cmd = abs ? templates_steps_workdir_script(abs, e->cfg.user ? e->cfg.user : "user") : NULL;
+	free(abs);
 	if (!cmd) {
-		free(abs);
 		finish(e, "out of memory");
 		return;
 	}
-	free(e->pending_workdir);
-	e->pending_workdir = abs;
-	e->workdir_step = true;
+	e->workdir_step = true; /* once it ran, the configuration has the directory */
 	char *saved = e->cfg.workdir;
 	e->cfg.workdir = NULL; /* mkdir from home: the new directory may not exist yet */
 	run(e, "root", cmd, cmd);
@@ -281,23 +260,11 @@ static void step_workdir(struct exec *e, const char *path)
 static void step_cached(struct exec *e, const cJSON *s, const char *type, const char *args)
 {
 	build_log(e->b, "info", e->step_name, "CACHED [builder %d/%d] %s%s", e->i + 1, e->n, type, args);
-	if (strcmp(type, "WORKDIR") == 0) {
-		char *abs = templates_steps_workdir_abs(e->cfg.workdir, arg(s, 0));
-		if (!abs) {
-			finish(e, "out of memory");
-			return;
-		}
-		free(e->cfg.workdir);
-		e->cfg.workdir = abs;
-	} else if (strcmp(type, "USER") == 0) {
-		free(e->cfg.user);
-		e->cfg.user = strdup(arg(s, 0));
+	if (templates_steps_apply(&e->cfg, s) != 0) {
+		finish(e, "out of memory");
+		return;
 	}
-	push_layer(e, e->key);
-	e->key[0] = '\0';
-	drop_sandbox(e); /* its stack is one layer short now */
-	e->i++;
-	schedule(e);
+	took_layer(e, e->key);
 }
 
 /* A miss whose steps lead, with their keys alone, to a squashed stack in
@@ -330,28 +297,27 @@ static bool settled_before_run(struct exec *e, const cJSON *s, const char *type,
 }
 
 /* USER: an account that exists is only remembered; a missing one is made
- * first, as E2B's builder does (useradd --create-home), in a step that
+ * first, as E2B's builder does (templates_accounts.h), in a step that
  * changes files and so is cached like one. */
 static void step_user(struct exec *e, const cJSON *s, const char *type, const char *args)
 {
 	const char *name = arg(s, 0);
-	struct sandbox_user u;
-	if (strlen(name) >= 64) {
-		char reason[200];
-		snprintf(reason, sizeof reason, "failed to set user '%.64s': invalid username: '%.64s'", name, name);
-		finish(e, reason);
+	char why[200];
+	int missing = templates_accounts_missing(e->sb, name, why, sizeof why);
+	if (missing < 0) {
+		finish(e, why);
 		return;
 	}
-	if (runtime_user_resolve(e->sb, name, &u) != 0 && settled_before_run(e, s, type, args))
+	if (missing && settled_before_run(e, s, type, args))
 		return;
 	free(e->cfg.user);
 	e->cfg.user = strdup(name);
-	if (!e->key[0]) { /* it exists: nothing to run, no layer */
+	if (!missing) { /* nothing to run, no layer */
 		e->i++;
 		schedule(e);
 		return;
 	}
-	char *cmd = templates_steps_useradd_script(name);
+	char *cmd = templates_accounts_script(name);
 	char *shown = text_printf("useradd --create-home %s", name);
 	if (cmd && shown)
 		run(e, "root", cmd, shown); /* then the tick seals its layer */
@@ -405,14 +371,14 @@ static void step(struct exec *e)
 		return;
 	}
 	if (strcmp(type, "RUN") == 0) {
-		const char *user = nargs(s) > 1 && arg(s, 1)[0] ? arg(s, 1) : (e->cfg.user ? e->cfg.user : "user");
+		const char *user = arg(s, 1)[0] ? arg(s, 1) : (e->cfg.user ? e->cfg.user : "user");
 		run(e, user, arg(s, 0), arg(s, 0));
 	} else if (strcmp(type, "COPY") == 0) {
 		step_copy(e, s);
 	} else if (strcmp(type, "WORKDIR") == 0) {
 		step_workdir(e, arg(s, 0));
 	} else if (strcmp(type, "ENV") == 0) {
-		if (templates_steps_apply_env(e->cfg.envs, s) != 0) {
+		if (templates_steps_apply(&e->cfg, s) != 0) {
 			finish(e, "out of memory");
 			return;
 		}
@@ -420,6 +386,36 @@ static void step(struct exec *e)
 		schedule(e);
 	} else {
 		step_user(e, s, type, args);
+	}
+}
+
+/* An image whose /etc/passwd lacks E2B's account gets it before the
+ * steps, as E2B provisions every image (templates_accounts.h): a step that
+ * changes files, cached like one. */
+static void provision(struct exec *e)
+{
+	cJSON *s = templates_accounts_provision_step();
+	char why[700];
+	const char *not;
+	if (!s) {
+		finish(e, "out of memory");
+		return;
+	}
+	templates_stack_key(e->cfg.layers, s, &e->cfg, e->key);
+	cJSON_Delete(s);
+	if (!e->force && store_layer_find(e->key)) {
+		build_log(e->b, "info", e->step_name, "CACHED Provisioning: %s", TEMPLATES_PROVISION_SHOWN);
+		took_layer(e, e->key);
+	} else if (!e->sb && !(e->sb = templates_stack_sandbox(e->env->reg, &e->cfg, e->b, why, sizeof why))) {
+		finish(e, why);
+	} else if ((not = templates_accounts_unprovisionable(e->sb)) != NULL) {
+		build_log(e->b, "warn", e->step_name, "Provisioning: skipped, %s: the template's user stays root", not);
+		e->key[0] = '\0';
+		e->provision = false;
+		schedule(e);
+	} else {
+		build_log(e->b, "info", e->step_name, "Provisioning: %s", TEMPLATES_PROVISION_SHOWN);
+		run(e, "root", templates_accounts_provision_script(), TEMPLATES_PROVISION_SHOWN);
 	}
 }
 
@@ -434,11 +430,7 @@ static void sealed(void *ctx, const struct store_layer *layer, const char *error
 	if (ended(e, layer ? NULL : failed))
 		return;
 	build_log(e->b, "debug", e->step_name, "Layer %s", layer->id);
-	push_layer(e, layer->id);
-	e->key[0] = '\0';
-	drop_sandbox(e);
-	e->i++;
-	schedule(e);
+	took_layer(e, layer->id);
 }
 
 static void seal_step(struct exec *e)
@@ -457,9 +449,9 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
 	(void)fd;
 	(void)what;
 	struct exec *e = ctx;
-	if (e->i < 0) { /* a command failed: its reason is in pending_workdir */
-		char *reason = e->pending_workdir;
-		e->pending_workdir = NULL;
+	if (e->i < 0) { /* a command failed */
+		char *reason = e->failure;
+		e->failure = NULL;
 		finish(e, reason ? reason : "out of memory");
 		free(reason);
 		return;
@@ -468,7 +460,11 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
 		seal_step(e);
 		return;
 	}
-	if (e->i < e->n)
+	if (e->provision && templates_squash_due(e->cfg.layers, false))
+		squash(e); /* an image as deep as a stack may be */
+	else if (e->provision)
+		provision(e);
+	else if (e->i < e->n)
 		step(e);
 	else if (templates_squash_due(e->cfg.layers, true))
 		squash(e); /* an image deeper than a stack may be */
@@ -477,10 +473,11 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
 }
 
 /* The base image is pulled (templates_image.h). */
-static void image_ready(void *ctx, const char *error)
+static void image_ready(void *ctx, const char *error, bool lacks_user)
 {
 	struct exec *e = ctx;
 	e->pull = NULL;
+	e->provision = lacks_user;
 	if (error) {
 		finish(e, error);
 		return;
@@ -521,10 +518,7 @@ int templates_exec_start(struct templates_env *env, struct template *tpl, struct
 	build_log(b, "info", "base", "Building template %s, build %s", b->template_id, b->id);
 	char reason[700];
 	e->force = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e->request, "force"));
-	const char *start = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e->request, "startCmd"));
-	const char *ready = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e->request, "readyCmd"));
-	if ((start && start[0] && !(e->cfg.start_cmd = strdup(start))) ||
-	    (ready && ready[0] && !(e->cfg.ready_cmd = strdup(ready)))) {
+	if (templates_steps_start_cmds(e->request, &e->cfg) != 0) {
 		finish(e, "out of memory");
 		return 0;
 	}
@@ -553,11 +547,12 @@ void templates_exec_cancel(struct templates_env *env, struct template_build *b)
 			continue;
 		if (e->sealing) {
 			/* The build ends now (its template may be freed next); the
-			 * executor once the seal is over. */
+			 * executor once the seal is over, or the squash, killed here. */
 			build_log(b, "error", e->step_name, "the build was cancelled");
 			build_finish(b, e->step_name, "the build was cancelled");
 			b->exec = NULL;
 			e->b = NULL;
+			templates_squash_cancel(e);
 		}
 		finish(e, "the build was cancelled");
 		return;
@@ -582,8 +577,8 @@ void templates_exec_sandbox_removing(void *ctx, struct sandbox *sb)
 				process_run_detach(e->proc);
 			e->proc = NULL;
 			/* Not from inside the registry's removal: the tick reports it. */
-			free(e->pending_workdir);
-			e->pending_workdir = strdup("the build sandbox was removed");
+			free(e->failure);
+			e->failure = strdup("the build sandbox was removed");
 			e->i = -1 - (e->i < 0 ? 0 : e->i);
 			schedule(e);
 			return;
@@ -593,6 +588,8 @@ void templates_exec_sandbox_removing(void *ctx, struct sandbox *sb)
 
 void templates_exec_shutdown(struct templates_env *env)
 {
+	for (struct exec *e = env->running; e; e = e->next)
+		templates_squash_cancel(e); /* a squash is not waited for */
 	store_helper_wait_all(); /* seals end first: their sandboxes must stay until then */
 	while (env->running)
 		finish(env->running, "the backend stopped");

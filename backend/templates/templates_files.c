@@ -7,6 +7,9 @@
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
 #include "runtime/runtime_users.h"
+#include "templates/templates_steps.h"
+
+#include <cJSON.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -142,4 +145,36 @@ int templates_files_place(struct sandbox *sb, const char *hash, char *inside, si
 	close(in);
 	close(out);
 	return rc;
+}
+
+static const char *arg(const cJSON *step, int k)
+{
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(step, "args");
+	return k < cJSON_GetArraySize(args) ? cJSON_GetArrayItem(args, k)->valuestring : "";
+}
+
+char *templates_files_copy_command(struct sandbox *sb, const cJSON *step, const char *user, const char *workdir,
+	char *why, size_t len)
+{
+	const char *hash = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "filesHash"));
+	char inside[128];
+	if (!templates_files_present(hash)) {
+		snprintf(why, len, "COPY %.500s %.500s: the files of hash %.64s were not uploaded", arg(step, 0),
+			arg(step, 1), hash);
+		return NULL;
+	}
+	if (templates_files_place(sb, hash, inside, sizeof inside) != 0) {
+		snprintf(why, len, "COPY %.500s %.500s: cannot put the files in the build sandbox: %s", arg(step, 0),
+			arg(step, 1), strerror(errno));
+		return NULL;
+	}
+	if (arg(step, 2)[0])
+		user = arg(step, 2);
+	char *owner = strchr(user, ':') ? strdup(user) : text_printf("%s:", user);
+	char *script = owner ? templates_steps_copy_script(inside, arg(step, 0), arg(step, 1),
+		workdir ? workdir : "/home/user", owner, arg(step, 3)) : NULL;
+	free(owner);
+	if (!script)
+		snprintf(why, len, "out of memory");
+	return script;
 }

@@ -92,7 +92,7 @@ static void pulled(void *ctx, const struct images_pulled *got, const char *error
 	templates_image_done done = t->done;
 	void *done_ctx = t->ctx;
 	free(t);
-	done(done_ctx, error);
+	done(done_ctx, error, got && got->lacks_user);
 }
 
 struct templates_image *templates_image_start(struct template_build *b, const cJSON *request,

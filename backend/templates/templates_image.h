@@ -7,6 +7,7 @@
 #ifndef E2B_BACKEND_TEMPLATES_IMAGE_H
 #define E2B_BACKEND_TEMPLATES_IMAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* An image may have this many layers (Docker's own overlay2 refuses to run
@@ -26,8 +27,10 @@ int templates_image_check(const struct cJSON *request, char *why, size_t len);
  * fromImageRegistry): a build keeps no credential once its pull has its own. */
 void templates_image_forget_credentials(struct cJSON *request);
 
-/* Called on the loop: error NULL once cfg holds the image's stack. */
-typedef void (*templates_image_done)(void *ctx, const char *error);
+/* Called on the loop: error NULL once cfg holds the image's stack;
+ * lacks_user: its /etc/passwd has no account `user` (templates_accounts.h
+ * provisions it). */
+typedef void (*templates_image_done)(void *ctx, const char *error, bool lacks_user);
 /* Starts pulling the request's fromImage for build b; done fills cfg (its
  * base, layers, envs, workdir, user) and logs what the pull did. NULL with
  * why when it cannot start. */

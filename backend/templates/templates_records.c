@@ -177,3 +177,17 @@ int templates_records_load(const char *state_root, struct templates *catalog)
 {
 	return store_records_each(state_root, KIND, load_one, catalog);
 }
+
+void templates_records_build_ready(const char *state_root, struct templates *catalog,
+	struct template_build *b, struct template_config *cfg)
+{
+	build_config_clear(&b->config);
+	b->config = *cfg;
+	memset(cfg, 0, sizeof *cfg);
+	struct template *tpl = templates_tag_build(catalog, b->template_id, b->tags, b->id);
+	build_log(b, "info", "finalize", "Build finished: template %s, build %s", b->template_id, b->id);
+	build_finish(b, NULL, NULL);
+	if (tpl && templates_records_save(state_root, tpl) != 0)
+		fprintf(stderr, "e2b-local-backend: cannot write the record of template %s: %s\n", tpl->id,
+			strerror(errno));
+}

@@ -16,12 +16,14 @@
 #include <string.h>
 
 struct squash {
+	struct squash *next;
 	cJSON *layers;
 	int depth;
 	int64_t started_ms;
 	templates_squash_done done;
 	void *ctx;
 };
+static struct squash *running; /* for templates_squash_cancel */
 
 bool templates_squash_due(const cJSON *layers, bool at_end)
 {
@@ -53,6 +55,12 @@ static void merged(void *ctx, const struct store_layer *layer, const char *error
 {
 	struct squash *q = ctx;
 	char line[400];
+	for (struct squash **pp = &running; *pp; pp = &(*pp)->next) {
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	}
 	if (layer && replace(q->layers, layer->id) != 0)
 		error = "out of memory";
 	if (layer && !error) {
@@ -91,12 +99,23 @@ int templates_squash_start(struct event_base *base, cJSON *layers, templates_squ
 			.ctx = ctx};
 		rc = store_squash_start(base, ids, (size_t)n, id, TEMPLATES_ORIGIN_SQUASH, merged, q);
 	}
+	if (rc == 0) {
+		q->next = running;
+		running = q;
+	}
 	if (rc != 0) {
 		snprintf(why, len, "%s", ids && q ? strerror(errno) : "out of memory");
 		free(q);
 	}
 	free(ids);
 	return rc;
+}
+
+void templates_squash_cancel(void *ctx)
+{
+	for (struct squash *q = running; q; q = q->next)
+		if (q->ctx == ctx)
+			store_squash_cancel(q);
 }
 
 /* The steps walked ahead, in the build's log as a cached build has them. */
@@ -125,7 +144,7 @@ bool templates_squash_ahead(const cJSON *steps, int i, bool force, struct templa
 		const cJSON *s = cJSON_GetArrayItem(steps, k);
 		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "type"));
 		if (strcmp(type, "ENV") == 0) {
-			if (templates_steps_apply_env(c.envs, s) != 0)
+			if (templates_steps_apply(&c, s) != 0)
 				break;
 			continue;
 		}
@@ -140,16 +159,8 @@ bool templates_squash_ahead(const cJSON *steps, int i, bool force, struct templa
 			break;
 		char key[TEMPLATES_KEY_LEN + 1];
 		templates_stack_key(c.layers, s, &c, key);
-		if (!cJSON_AddItemToArray(c.layers, cJSON_CreateString(key)))
+		if (!cJSON_AddItemToArray(c.layers, cJSON_CreateString(key)) || templates_steps_apply(&c, s) != 0)
 			break;
-		if (strcmp(type, "WORKDIR") == 0) {
-			const char *path = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "args"), 0)->valuestring;
-			char *abs = templates_steps_workdir_abs(c.workdir, path);
-			if (!abs)
-				break;
-			free(c.workdir);
-			c.workdir = abs;
-		}
 	}
 	if (found) {
 		log_ahead(b, steps, i, *next, cJSON_GetStringValue(cJSON_GetArrayItem(c.layers, 1)));

@@ -39,6 +39,10 @@ typedef void (*templates_squash_done)(void *ctx, const char *error, const char *
  * run). */
 int templates_squash_start(struct event_base *base, struct cJSON *layers, templates_squash_done done,
 	void *ctx, char *why, size_t len);
+/* Kills the squash started with ctx, if one runs (store_squash_cancel): its
+ * done then runs with an error, once its helper is gone, and nothing half
+ * made of it stays. */
+void templates_squash_cancel(void *ctx);
 
 /* After a cache miss of step i: whether the steps from i, walked as a fully
  * cached build takes them but with their cache keys alone (ENV and WORKDIR

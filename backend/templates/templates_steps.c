@@ -2,6 +2,7 @@
 #include "templates/templates_steps.h"
 
 #include "lib/text.h"
+#include "templates/templates_build.h"
 
 #include <cJSON.h>
 #include <stdbool.h>
@@ -184,15 +185,6 @@ char *templates_steps_workdir_script(const char *dir, const char *user)
 	return script;
 }
 
-char *templates_steps_useradd_script(const char *user)
-{
-	char *q = templates_steps_quote(user);
-	char *script = q ? text_printf("if command -v useradd >/dev/null 2>&1; then useradd --create-home %s; "
-		"else adduser -D %s; fi", q, q) : NULL;
-	free(q);
-	return script;
-}
-
 int templates_steps_check_strings(const cJSON *request, char *why, size_t why_len)
 {
 	static const char *const strings[] = {"fromImage", "fromTemplate", "startCmd", "readyCmd"};
@@ -206,12 +198,20 @@ int templates_steps_check_strings(const cJSON *request, char *why, size_t why_le
 	return 0;
 }
 
+int templates_steps_start_cmds(const cJSON *request, struct template_config *cfg)
+{
+	const char *start = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(request, "startCmd"));
+	const char *ready = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(request, "readyCmd"));
+	return (start && start[0] && !(cfg->start_cmd = strdup(start))) ||
+		(ready && ready[0] && !(cfg->ready_cmd = strdup(ready))) ? -1 : 0;
+}
+
 char *templates_steps_workdir_abs(const char *workdir, const char *path)
 {
 	return path[0] == '/' ? strdup(path) : text_printf("%s/%s", workdir ? workdir : "/home/user", path);
 }
 
-int templates_steps_apply_env(cJSON *envs, const cJSON *step)
+static int apply_env(cJSON *envs, const cJSON *step)
 {
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(step, "args");
 	for (int k = 0; k + 1 < cJSON_GetArraySize(args); k += 2) {
@@ -219,6 +219,27 @@ int templates_steps_apply_env(cJSON *envs, const cJSON *step)
 		cJSON_DeleteItemFromObjectCaseSensitive(envs, name);
 		if (!cJSON_AddStringToObject(envs, name, cJSON_GetArrayItem(args, k + 1)->valuestring))
 			return -1;
+	}
+	return 0;
+}
+
+int templates_steps_apply(struct template_config *cfg, const cJSON *step)
+{
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "type"));
+	const char *arg0 = cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(step, "args"), 0));
+	char *value = NULL;
+	if (strcmp(type, "ENV") == 0)
+		return apply_env(cfg->envs, step);
+	if (strcmp(type, "WORKDIR") == 0 && !(value = templates_steps_workdir_abs(cfg->workdir, arg0)))
+		return -1;
+	if (strcmp(type, "WORKDIR") == 0) {
+		free(cfg->workdir);
+		cfg->workdir = value;
+	} else if (strcmp(type, "USER") == 0) {
+		if (!(value = strdup(arg0)))
+			return -1;
+		free(cfg->user);
+		cfg->user = value;
 	}
 	return 0;
 }

@@ -7,14 +7,16 @@
 // rebuild is fully cached (nothing runs again); a template built on the
 // deep one is squashed the same way; deleting them collects the merged
 // layers. An image of 41 layers (from Debian's docker-registry on
-// 127.0.0.1, filled here) is squashed to two. A backend with a state
-// directory of its own: its layers are read.
+// 127.0.0.1, filled here) is squashed to two. A build deleted while its
+// squash runs kills the squash and leaves nothing half made. A backend with
+// a state directory of its own: its layers are read.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync, readFileSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startBackend } from '../../host/backend.mjs';
+import { api, startBackend } from '../../host/backend.mjs';
 import { ociLayout, push, startRegistry, tarOf } from '../lib/registry.mjs';
 import { until } from '../lib/wait.mjs';
 
@@ -23,6 +25,17 @@ const { Sandbox, Template } = await import('e2b');
 
 const STACK_MAX = 32; // TEMPLATES_STACK_MAX (backend/templates/templates_stack.h)
 const FILL = 30;
+// Holds a write lease (fcntl F_SETLEASE, F_WRLCK) on a file: another
+// process's open of it waits until the lease is given up (here: never, so
+// for lease-break-time, 45 s), and the holder hears of it (SIGIO).
+const LEASE_HOLDER = `import fcntl, os, signal, sys
+signal.signal(signal.SIGIO, lambda *_: print('broken', flush=True))
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.fcntl(fd, 1024, fcntl.F_WRLCK)
+print('held', flush=True)
+while True:
+    signal.pause()
+`;
 
 describe('official e2b SDK: a template deeper than a stack may be is squashed', () => {
   let backend;
@@ -149,6 +162,58 @@ describe('official e2b SDK: a template deeper than a stack may be is squashed', 
     await until(() => !existsSync(layerDir(stack[1])), 'the merged layer is collected');
     await until(() => layersOf('template-step').length === 0 && layersOf('template-squash').length === 0, 'no layer of theirs is left');
   });
+
+  test('a template deleted while its stack is squashed: the squash is killed, nothing half made is left', async (t) => {
+    if (backend.isolation !== 'full') { t.skip('sealing and squashing layers need full isolation'); return; }
+    const leftovers = () => readdirSync(path.join(stateDir, 'layers')).filter((n) => n.startsWith('.tmp-'));
+    const squashHelpers = () => readdirSync('/proc').filter((n) => /^\d+$/.test(n)).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'e2b-squash' &&
+          /PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1] === String(backend.pid);
+      } catch { return false; }
+    });
+    // A parent as deep as a stack may be (base and 31 layers): the first
+    // step of a template on it squashes first. The merge opens the files of
+    // the parent's layers, the first of them held by a lease: it waits there
+    // (the squash runs, and will not end by itself), and the holder hears it.
+    const parent = `tpl-lease-${uniq}`;
+    let p = Template().fromTemplate('base').runCmd('mkdir -p /opt/lease && echo held > /opt/lease/held.txt', { user: 'root' });
+    for (let i = 1; i < STACK_MAX - 1; i++) p = p.runCmd(`echo ${i} > /opt/lease/f-${i}`, { user: 'root' });
+    const stack = stackOf((await Template.build(p, parent, opts)).templateId);
+    assert.equal(stack.length, STACK_MAX);
+    const holder = spawn('python3', ['-c', LEASE_HOLDER, path.join(layerDir(stack[1]), 'root', 'opt', 'lease', 'held.txt')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let said = '';
+    holder.stdout.on('data', (d) => { said += d; });
+    const steps = [{ type: 'RUN', args: ['echo child > /opt/lease/child', 'root'] }];
+    try {
+      await until(() => said.includes('held\n'), 'the lease to be taken');
+      const merged = layersOf('template-squash');
+      const child = (await api(backend, 'POST', '/v3/templates', { name: `tpl-lease-child-${uniq}` })).json;
+      assert.equal((await api(backend, 'POST', `/v2/templates/${child.templateID}/builds/${child.buildID}`, { fromTemplate: parent, steps })).status, 202);
+      await until(() => said.includes('broken\n'), 'the squash to open the held file');
+      assert.equal(squashHelpers().length, 1, 'the squash runs in its helper');
+      assert.equal((await api(backend, 'DELETE', `/templates/${child.templateID}`)).status, 204);
+      // Not after the lease gives way: the helper is killed now.
+      await until(() => squashHelpers().length === 0, 'the squash helper to be killed while the lease still holds');
+      assert.equal(holder.exitCode, null, 'the lease still holds');
+      await until(() => leftovers().length === 0, () => `scratch directories left: ${leftovers()}`);
+      assert.deepEqual(layersOf('template-squash'), merged, 'no merged layer');
+    } finally {
+      holder.kill('SIGKILL');
+    }
+    // The same build again merges afresh (nothing of the killed squash is
+    // taken for its layer), and its sandboxes see every layer.
+    const logs = [];
+    const name = `tpl-lease-child2-${uniq}`;
+    await Template.build(Template().fromTemplate(parent).runCmd('echo child > /opt/lease/child', { user: 'root' }), name, { ...opts, onBuildLogs: (e) => logs.push(e.message) });
+    assert.equal(logs.filter((m) => squashLine.test(m)).length, 1, logs.join('\n'));
+    const sandbox = await Sandbox.create(name, { ...opts, timeoutMs: 60_000 });
+    try {
+      assert.equal((await sandbox.commands.run('cat /opt/lease/held.txt /opt/lease/f-30 /opt/lease/child')).stdout, 'held\n30\nchild\n');
+    } finally {
+      await sandbox.kill();
+    }
+  });
 });
 
 describe('official e2b SDK: an image with more layers than a stack may hold is squashed', () => {
@@ -204,6 +269,8 @@ describe('official e2b SDK: an image with more layers than a stack may hold is s
     const image = () => Template().fromImage(`${registry.host}/e2bw/deep:v1`).setEnvs({ DEEP: '1' });
     const built = await Template.build(image(), `tpl-deep-image-${uniq}`, { ...opts, onBuildLogs: (e) => logs.push(e.message) });
     assert.ok(logs.some((m) => /^Stack of 41 layers squashed: layers 2 to 41 merged into squash-[0-9a-f]{64} /.test(m)), logs.join('\n'));
+    // Its /etc/passwd lacks user, but it has no shell to make it with.
+    assert.ok(logs.includes("Provisioning: skipped, the image has no /bin/sh to run it: the template's user stays root"), logs.join('\n'));
     const stack = stackOf(built.templateId);
     assert.equal(stack.length, 2);
     assert.match(stack[0], /^sha256:[0-9a-f]{64}$/);

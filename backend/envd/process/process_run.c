@@ -31,11 +31,13 @@ struct proc *process_run(struct proc_manager *pm, const struct process_run_spec 
 		cJSON_Delete(args);
 		return NULL;
 	}
-	cJSON_AddItemToArray(args, cJSON_CreateString("-l"));
+	const char *shell = spec->shell ? spec->shell : "/bin/bash";
+	if (!spec->shell)
+		cJSON_AddItemToArray(args, cJSON_CreateString("-l"));
 	cJSON_AddItemToArray(args, cJSON_CreateString("-c"));
 	cJSON_AddItemToArray(args, cJSON_CreateString(spec->command));
 	struct proc_spawn sp_spec = {
-		.cmd = "/bin/bash",
+		.cmd = shell,
 		.args = args,
 		.sandbox_envs = spec->sb->env_vars,
 		.request_envs = spec->envs,
@@ -58,7 +60,7 @@ struct proc *process_run(struct proc_manager *pm, const struct process_run_spec 
 	/* List shows it like any process: {cmd, args}. */
 	cJSON *config = cJSON_CreateObject();
 	if (config) {
-		cJSON_AddStringToObject(config, "cmd", "/bin/bash");
+		cJSON_AddStringToObject(config, "cmd", shell);
 		cJSON_AddItemToObject(config, "args", args);
 	} else {
 		cJSON_Delete(args);

@@ -16,6 +16,7 @@ struct process_run_spec {
 	const char *user;          /* an account of the sandbox */
 	const char *cwd;           /* absolute, or NULL for the user's home */
 	const char *command;       /* run as /bin/bash -l -c <command>, as E2B runs them */
+	const char *shell;         /* NULL, or a shell to run it with instead: <shell> -c <command> */
 	const struct cJSON *envs;  /* object of strings or NULL, after the sandbox's envVars */
 };
 
