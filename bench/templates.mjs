@@ -12,7 +12,7 @@
 //            (/health's warm counts before the create; warm/: a built
 //            template gets a pool once created from)
 //
-//   node bench/templates.mjs [--steps 5] [--builds 5] [--runs 20] [--json]
+//   node bench/templates.mjs [--steps 5] [--builds 5] [--runs 20] [--warm-pool N] [--json]
 import { startBackend } from '../host/backend.mjs'
 import { envdClient } from '../tests/lib/connect.mjs'
 
@@ -29,7 +29,8 @@ const STEPS = Number(arg('steps', 5))
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const ms = () => Number(process.hrtime.bigint()) / 1e6
 
-const backend = await startBackend()
+const WARM = arg('warm-pool', undefined) // the backend's default unless given
+const backend = await startBackend({ extraArgs: WARM === undefined ? [] : ['--warm-pool', WARM] })
 const opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl, debug: false, requestTimeoutMs: 60_000 }
 try {
   if (backend.isolation !== 'full') throw new Error(`templates with layers need isolation full, not ${backend.isolation}`)
