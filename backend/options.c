@@ -68,7 +68,7 @@ static const char usage[] =
 	"  --max-image-mb N         an image's download and its layers unpacked (default 16384)\n"
 	"  --warm-pool N            sandboxes of the default shape (base, default resources,\n"
 	"                           no volumes) kept started ahead, so a create of that\n"
-	"                           shape only claims one (default 2, 0..64; isolation only)\n"
+	"                           shape only claims one (default 3, 0..64; isolation only)\n"
 	"  --warm-templates N       built templates that also get a pool of that size once\n"
 	"                           created from (default 4, 0..16)\n"
 	"  --warm-template-idle S   a template's pool nobody created from for S seconds is\n"

@@ -61,7 +61,7 @@ const medianOf = (xs) => (xs.length ? round(quantile(xs, 0.5)) : null)
 const rssKiB = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
 
 const ISOLATION = arg('isolation', 'auto')
-const WARM = arg('warm-pool', undefined) // the backend's default (2) unless given
+const WARM = arg('warm-pool', undefined) // the backend's default (3) unless given
 const backend = await startBackend({ extraArgs: ['--isolation', ISOLATION, ...(WARM === undefined ? [] : ['--warm-pool', WARM])] })
 const headers = { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }
 const create = async () => {
@@ -187,7 +187,7 @@ await backend.stop()
 
 const result = {
   isolation: backend.isolation,
-  warm_pool: WARM === undefined ? 'default (2)' : Number(WARM),
+  warm_pool: WARM === undefined ? 'default (3)' : Number(WARM),
   create_first_output_ms: creates,
   create_first_output_paced_ms: createsPaced,
   exec_run_true_ms: { plugin_median: round(quantile(execRun, 0.5)), plugin_p99: round(quantile(execRun, 0.99)),

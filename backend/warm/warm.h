@@ -28,7 +28,7 @@ struct registry;
 struct sandbox;
 struct sandbox_spec;
 
-#define WARM_DEFAULT_SIZE 2
+#define WARM_DEFAULT_SIZE 3
 #define WARM_MAX_SIZE 64
 /* How many built templates get a pool of their own (--warm-templates). */
 #define WARM_DEFAULT_TEMPLATES 4

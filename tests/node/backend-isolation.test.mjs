@@ -79,7 +79,7 @@ describe('sandbox isolation', () => {
     assert.equal(res.status, 200);
     const { warm, ...health } = await res.json();
     assert.deepEqual(health, { isolation: 'full', limits: true, seccomp: true, cgroup_favor_dynmods: true });
-    assert.equal(warm.size, 2, 'the default warm pool');
+    assert.equal(warm.size, 3, 'the default warm pool');
   });
 
   test('cgroup migrations skip the grace period: a hierarchy of the backend\'s own in favordynmods mode, none with --cgroup-favor-dynmods off', T, async (t) => {

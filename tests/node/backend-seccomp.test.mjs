@@ -110,7 +110,7 @@ describe('the syscall policy inside a sandbox', () => {
     assert.equal(backend.seccomp, true);
     const { warm, ...health } = await (await fetch(`${backend.apiUrl}/health`)).json();
     assert.deepEqual(health, { isolation: 'full', limits: true, seccomp: true, cgroup_favor_dynmods: true });
-    assert.equal(warm.size, 2, 'the default warm pool');
+    assert.equal(warm.size, 3, 'the default warm pool');
   });
 
   test('each refused call fails, as root through sudo and as user', T, async (t) => {
