@@ -105,7 +105,7 @@ describe('control plane', () => {
     const { warm, ...rest } = JSON.parse(res.text);
     assert.deepEqual(rest, { isolation: backend.isolation, limits: backend.isolation === 'full', seccomp: backend.seccomp,
       cgroup_favor_dynmods: backend.cgroupFavorDynmods });
-    assert.equal(warm.size, backend.isolation === 'none' ? 0 : 2, 'the default --warm-pool');
+    assert.equal(warm.size, backend.isolation === 'none' ? 0 : 3, 'the default --warm-pool');
     assert.ok(Number.isInteger(warm.ready) && warm.ready >= 0 && warm.ready <= warm.size, JSON.stringify(warm));
     assert.ok(['full', 'rootless'].includes(backend.isolation));
     assert.equal(backend.seccomp, true, 'the syscall policy comes with isolation');
