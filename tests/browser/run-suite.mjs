@@ -8,7 +8,8 @@
 //
 //   import { runSuite } from './run-suite.mjs'
 //   const report = await runSuite({ apiUrl, sandboxUrl, domain, apiKey, template, only, created, onRow })
-//   // report: as runCases (cases.mjs): { rows, passed, failed, skipped, problems }
+//   // report: as runCases (cases.mjs): { rows, passed, failed, skipped, problems },
+//   // and diagnostics: Chromium's failed requests and console errors (queries cut)
 //
 // The features the page's host allows are those abx-provider.toml declares,
 // as with the reference host. `node tests/contract/suite.mjs --transport browser`
@@ -34,6 +35,13 @@ export async function runSuite({ apiUrl, sandboxUrl, domain, apiKey, template, o
     const page = await browser.newPage()
     const pageErrors = []
     page.on('pageerror', (err) => pageErrors.push(String(err.stack || err)))
+    // What Chromium says of a request that failed (reset, CORS, aborted) and
+    // its console errors, for a failed case's diagnosis; queries are cut,
+    // since upload links carry their token there.
+    const diagnostics = []
+    const cut = (text) => String(text).replace(/\?[^\s'"]*/g, '?…')
+    page.on('requestfailed', (req) => diagnostics.push(`${req.method()} ${cut(req.url())}: ${req.failure()?.errorText}`))
+    page.on('console', (msg) => { if (msg.type() === 'error') diagnostics.push(`console: ${cut(msg.text())}`) })
     await page.exposeFunction('suiteRow', (row) => onRow?.(row))
     await page.exposeFunction('suiteCreated', (op, id) => (op === 'add' ? created.add(id) : created.delete(id)))
     const res = await page.goto(server.url + PAGE)
@@ -65,6 +73,7 @@ export async function runSuite({ apiUrl, sandboxUrl, domain, apiKey, template, o
         await client.close()
       }
     }, { config, declared: manifest.features.supported, template, only })
+    report.diagnostics = diagnostics
     if (pageErrors.length) {
       report.failed += 1
       report.problems.push(`uncaught exceptions in the page: ${pageErrors.join(' | ')}`)

@@ -20,7 +20,9 @@ test('the contract cases pass in the page; only undeclared features are skipped'
   const report = await runSuite({ apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl, apiKey: backend.apiKey,
     created, onRow: (row) => streamed.push(row.case) })
   const failed = report.rows.filter((r) => r.status === 'failed').map((r) => `${r.case}: ${r.error}`)
-  assert.deepEqual(failed, [], 'failed cases')
+  // A failure shows what Chromium and the backend saw (no key in either).
+  const seen = () => `\nChromium: ${report.diagnostics.join('\n') || '(nothing)'}\nbackend stderr: ${backend.stderr().slice(-4000)}`
+  assert.deepEqual(failed, [], `failed cases${failed.length ? seen() : ''}`)
   assert.deepEqual(report.problems, [], 'schema problems in the page\'s EPP traffic')
   assert.equal(report.failed, 0)
   assert.deepEqual(report.rows.map((r) => r.case), CASES.map((c) => c.name), 'every case, in order')
