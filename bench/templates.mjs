@@ -12,7 +12,11 @@
 //            (/health's warm counts before the create; warm/: a built
 //            template gets a pool once created from)
 //
-//   node bench/templates.mjs [--steps 5] [--builds 5] [--runs 20] [--warm-pool N] [--json]
+//   one shape at a time — the same create -> first output, --paced creates
+//            of one shape back to back, then as many --paced-gap-ms apart
+//            (off the clock; --paced 0 skips both)
+//
+//   node bench/templates.mjs [--steps 5] [--builds 5] [--runs 20] [--paced 20] [--paced-gap-ms 250] [--warm-pool N] [--json]
 import { startBackend } from '../host/backend.mjs'
 import { envdClient } from '../tests/lib/connect.mjs'
 
@@ -26,6 +30,8 @@ const arg = (name, def) => {
 const BUILDS = Number(arg('builds', 5))
 const RUNS = Number(arg('runs', 20))
 const STEPS = Number(arg('steps', 5))
+const PACED = Number(arg('paced', 20))
+const PACED_GAP = Number(arg('paced-gap-ms', 250))
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const ms = () => Number(process.hrtime.bigint()) / 1e6
 
@@ -56,9 +62,27 @@ try {
   const raw = { base: [], layers: [] }
   const pooled = { base: [], layers: [] } // per raw create: a pooled sandbox was ready
   const headers = { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }
+  // POST /v2/sandboxes, then envd's Start until its first output; killed after, off the clock.
+  const createFirstOutput = async (tpl) => {
+    const t0 = ms()
+    const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST', headers, body: JSON.stringify({ templateID: tpl, timeout: 60 }) })
+    const made = await res.json()
+    if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(made)}`)
+    const s = await envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: made.sandboxID, token: made.envdAccessToken })
+      .open('process.Process/Start', { process: { cmd: 'echo', args: ['hi'] } })
+    for (;;) {
+      const f = await s.next()
+      if (!f || f.end) throw new Error('no output')
+      if (f.message.event?.data) break
+    }
+    const took = ms() - t0
+    s.cancel()
+    await fetch(`${backend.apiUrl}/sandboxes/${made.sandboxID}`, { method: 'DELETE', headers })
+    return took
+  }
   for (let i = 0; i < RUNS; i++) {
     for (const [key, tpl] of [['base', 'base'], ['layers', name]]) {
-      let t0 = ms()
+      const t0 = ms()
       const sb = await Sandbox.create(tpl, { ...opts, timeoutMs: 60_000 })
       await sb.commands.run('true')
       create[key].push(ms() - t0)
@@ -66,21 +90,24 @@ try {
       // The same without the SDK: POST /v2/sandboxes, then envd's Start until its first output.
       const { warm } = await (await fetch(`${backend.apiUrl}/health`)).json()
       pooled[key].push((key === 'base' ? warm?.ready : warm?.templates_ready) > 0)
-      t0 = ms()
-      const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST', headers, body: JSON.stringify({ templateID: tpl, timeout: 60 }) })
-      const made = await res.json()
-      if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(made)}`)
-      const s = await envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: made.sandboxID, token: made.envdAccessToken })
-        .open('process.Process/Start', { process: { cmd: 'echo', args: ['hi'] } })
-      for (;;) {
-        const f = await s.next()
-        if (!f || f.end) throw new Error('no output')
-        if (f.message.event?.data) break
-      }
-      raw[key].push(ms() - t0)
-      s.cancel()
-      await fetch(`${backend.apiUrl}/sandboxes/${made.sandboxID}`, { method: 'DELETE', headers })
+      raw[key].push(await createFirstOutput(tpl))
     }
+  }
+  // One shape at a time: --paced creates back to back, then as many
+  // PACED_GAP ms after the last one's kill (off the clock: someone starting
+  // a sandbox now and then, as bench/sandbox-runtime.mjs's --paced does).
+  const oneShape = async (tpl, gap) => {
+    const xs = []
+    for (let i = 0; i < PACED; i++) {
+      if (gap) await new Promise((resolve) => setTimeout(resolve, gap))
+      xs.push(await createFirstOutput(tpl))
+    }
+    return xs.length ? median(xs) : null
+  }
+  const single = {}
+  for (const [key, tpl] of [['base', 'base'], ['layers', name]]) {
+    single[`${key}_back_to_back`] = await oneShape(tpl, 0)
+    single[`${key}_paced`] = await oneShape(tpl, PACED_GAP)
   }
   const split = (key, ready) => {
     const xs = raw[key].filter((_, i) => pooled[key][i] === ready)
@@ -91,8 +118,9 @@ try {
     sdk_create_run_base_ms: median(create.base), sdk_create_run_layers_ms: median(create.layers),
     create_first_output_base_ms: median(raw.base), create_first_output_layers_ms: median(raw.layers),
     pooled_base: pooled.base.filter(Boolean).length, pooled_layers: pooled.layers.filter(Boolean).length,
+    create_first_output_one_shape_ms: single,
     create_first_output_layers_pooled_ms: split('layers', true), create_first_output_layers_not_pooled_ms: split('layers', false),
-    steps: STEPS, builds: BUILDS, runs: RUNS,
+    steps: STEPS, builds: BUILDS, runs: RUNS, paced: PACED, paced_gap_ms: PACED_GAP,
   }
   if (process.argv.includes('--json')) console.log(JSON.stringify(result))
   else {
@@ -100,6 +128,10 @@ try {
     console.log(`SDK create + commands.run('true'): base ${result.sdk_create_run_base_ms.toFixed(1)} ms, ${STEPS}-layer template ${result.sdk_create_run_layers_ms.toFixed(1)} ms (medians of ${RUNS})`)
     console.log(`create -> first output (REST + envd Start): base ${result.create_first_output_base_ms.toFixed(1)} ms, ${STEPS}-layer template ${result.create_first_output_layers_ms.toFixed(1)} ms (medians of ${RUNS})`)
     const f = (x) => (x === null ? '-' : x.toFixed(1))
+    if (PACED) {
+      console.log(`  one shape at a time, back to back: base ${f(single.base_back_to_back)} ms, ${STEPS}-layer template ${f(single.layers_back_to_back)} ms (medians of ${PACED})`)
+      console.log(`  one shape at a time, ${PACED_GAP} ms apart: base ${f(single.base_paced)} ms, ${STEPS}-layer template ${f(single.layers_paced)} ms (medians of ${PACED})`)
+    }
     console.log(`  pooled sandbox ready: base ${result.pooled_base}/${RUNS}, template ${result.pooled_layers}/${RUNS}; template from the pool ${f(result.create_first_output_layers_pooled_ms)} ms, not ${f(result.create_first_output_layers_not_pooled_ms)} ms`)
   }
 } finally {
