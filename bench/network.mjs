@@ -42,7 +42,7 @@ if (!process.env.E2BW_BENCH_INSIDE) {
   }
 } else {
   const { startBackend, api } = await import('../host/backend.mjs')
-  const { envdClient } = await import('../tests/lib/connect.mjs')
+  const { createFirstOutput } = await import('./lib/first-output.mjs')
   const { Sandbox } = await import('e2b')
   const N = Number(arg('sandboxes', 60))
   const RUNS = Number(arg('runs', 5))
@@ -57,23 +57,8 @@ if (!process.env.E2BW_BENCH_INSIDE) {
   const on = await startBackend()
   const off = await startBackend({ extraArgs: ['--sandbox-network', 'off'] })
   const createAndFirstOutput = async (backend) => {
-    const headers = { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }
     if (GAP_MS > 0) await new Promise((resolve) => setTimeout(resolve, GAP_MS))
-    const t0 = performance.now()
-    const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST', headers, body: JSON.stringify({ templateID: 'base' }) })
-    if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`)
-    const sb = await res.json()
-    const s = await envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: sb.sandboxID, token: sb.envdAccessToken })
-      .open('process.Process/Start', { process: { cmd: 'echo', args: ['hi'] } })
-    for (;;) {
-      const f = await s.next()
-      if (!f || f.end) throw new Error('no output')
-      if (f.message.event?.data) break
-    }
-    const ms = performance.now() - t0
-    s.cancel()
-    await fetch(`${backend.apiUrl}/sandboxes/${sb.sandboxID}`, { method: 'DELETE', headers })
-    return ms
+    return createFirstOutput(backend, { templateID: 'base' })
   }
   const created = { on: [], off: [] }
   for (let i = 0; i < N; i++) {

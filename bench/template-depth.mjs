@@ -18,7 +18,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { startBackend } from '../host/backend.mjs'
-import { envdClient } from '../tests/lib/connect.mjs'
+import { createFirstOutput } from './lib/first-output.mjs'
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name]
 const { Sandbox, Template } = await import('e2b')
@@ -30,30 +30,12 @@ const arg = (name, def) => {
 const STEPS = arg('steps', '4,19,39,63').split(',').map(Number)
 const RUNS = Number(arg('runs', 21))
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const ms = () => Number(process.hrtime.bigint()) / 1e6
 
 const stateDir = mkdtempSync(path.join(tmpdir(), 'e2bw-bench-depth-'))
 const backend = await startBackend({ stateDir })
 const opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl, debug: false, requestTimeoutMs: 60_000 }
-const headers = { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }
 
-async function firstOutput(templateID) {
-  const t0 = ms()
-  const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST', headers, body: JSON.stringify({ templateID, timeout: 60 }) })
-  const made = await res.json()
-  if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(made)}`)
-  const s = await envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: made.sandboxID, token: made.envdAccessToken })
-    .open('process.Process/Start', { process: { cmd: 'echo', args: ['hi'] } })
-  for (;;) {
-    const f = await s.next()
-    if (!f || f.end) throw new Error('no output')
-    if (f.message.event?.data) break
-  }
-  const took = ms() - t0
-  s.cancel()
-  await fetch(`${backend.apiUrl}/sandboxes/${made.sandboxID}`, { method: 'DELETE', headers })
-  return took
-}
+const firstOutput = (templateID) => createFirstOutput(backend, { templateID, timeout: 60 })
 
 try {
   if (backend.isolation !== 'full') throw new Error(`templates with layers need isolation full, not ${backend.isolation}`)

@@ -18,7 +18,7 @@
 //
 //   node bench/templates.mjs [--steps 5] [--builds 5] [--runs 20] [--paced 20] [--paced-gap-ms 250] [--warm-pool N] [--json]
 import { startBackend } from '../host/backend.mjs'
-import { envdClient } from '../tests/lib/connect.mjs'
+import { createFirstOutput as firstOutput } from './lib/first-output.mjs'
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name]
 const { Sandbox, Template } = await import('e2b')
@@ -61,25 +61,7 @@ try {
   const create = { base: [], layers: [] }
   const raw = { base: [], layers: [] }
   const pooled = { base: [], layers: [] } // per raw create: a pooled sandbox was ready
-  const headers = { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }
-  // POST /v2/sandboxes, then envd's Start until its first output; killed after, off the clock.
-  const createFirstOutput = async (tpl) => {
-    const t0 = ms()
-    const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST', headers, body: JSON.stringify({ templateID: tpl, timeout: 60 }) })
-    const made = await res.json()
-    if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(made)}`)
-    const s = await envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: made.sandboxID, token: made.envdAccessToken })
-      .open('process.Process/Start', { process: { cmd: 'echo', args: ['hi'] } })
-    for (;;) {
-      const f = await s.next()
-      if (!f || f.end) throw new Error('no output')
-      if (f.message.event?.data) break
-    }
-    const took = ms() - t0
-    s.cancel()
-    await fetch(`${backend.apiUrl}/sandboxes/${made.sandboxID}`, { method: 'DELETE', headers })
-    return took
-  }
+  const createFirstOutput = (tpl) => firstOutput(backend, { templateID: tpl, timeout: 60 })
   for (let i = 0; i < RUNS; i++) {
     for (const [key, tpl] of [['base', 'base'], ['layers', name]]) {
       const t0 = ms()
