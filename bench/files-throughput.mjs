@@ -96,7 +96,7 @@ for (let i = 0; i < RUNS; i++) {
 }
 
 // 2. a large file in ranges: peak RSS above the baseline
-const BIG = GIB * (1 << 30)
+const BIG = Math.round(GIB * (1 << 30)) // --gib may be a fraction (a quick run)
 const made = await call('exec.run', { command: `head -c ${BIG} /dev/zero > /tmp/big.bin && sync`, user: 'root', timeout: 600 })
 if (made.exit_code !== 0) throw new Error(`cannot make the big file: ${made.stderr}`)
 // The same ranges through files.read (each range's base64 content, as the
