@@ -67,21 +67,59 @@ private_apt_sources() {
   fi
 }
 
+# The private configuration's package lists, read (apt-get update) when they do not
+# name source package $1 (at version $2, when given).
+private_apt_lists() {
+  private_apt apt-cache showsrc "$1" 2>/dev/null | grep -q "^Version: ${2:-.*}\$" && return 0
+  private_apt_sources
+  private_apt apt-get update >/dev/null || die "apt-get update (private configuration in $APT_DIR) failed"
+}
+
 # cJSON: Debian ships no .c in libcjson-dev, so take the source package (with Debian's
 # security patches applied) through the private apt configuration above.
 fetch_cjson() {
   local dest=$BUILD/third_party/cjson
   [ -f "$dest/cJSON.c" ] && [ -f "$dest/VERSION" ] && [ "$(cat "$dest/VERSION")" = "$CJSON_VERSION" ] && return 0
   say "fetching cJSON $CJSON_VERSION source (apt-get source, apt configuration in $APT_DIR)"
-  if ! private_apt apt-cache showsrc cjson 2>/dev/null | grep -q "^Version: $CJSON_VERSION\$"; then
-    private_apt_sources
-    private_apt apt-get update >/dev/null || die "apt-get update (private configuration in $APT_DIR) failed"
-  fi
+  private_apt_lists cjson "$CJSON_VERSION"
   local work=$BUILD/third_party/src
   rm -rf "$work" && mkdir -p "$work" "$dest"
   (cd "$work" && private_apt apt-get source "cjson=$CJSON_VERSION" >/dev/null 2>&1) || die "apt-get source cjson=$CJSON_VERSION failed"
   cp "$work"/cjson-1.7.15/cJSON.c "$work"/cjson-1.7.15/cJSON.h "$work"/cjson-1.7.15/LICENSE "$dest"/
   echo "$CJSON_VERSION" > "$dest/VERSION"
+}
+
+# busybox for the image tests' Alpine-like image (tests/sdk/e2b-sdk-image-provision.test.mjs).
+# Debian's busybox packages leave out adduser and addgroup (Debian has its own), and those
+# are what the provisioning's busybox branch runs; so it is built from Debian's busybox
+# source with them and the few applets that image needs: static, with busybox's own
+# passwd/group code (no NSS), Alpine's id ranges. Rebuilt only when this list changes.
+BUSYBOX_CONFIG="STATIC=y BUSYBOX=y FEATURE_INSTALLER=y LONG_OPTS=y USE_BB_PWD_GRP=y USE_BB_SHADOW=y
+  FEATURE_SHADOWPASSWDS=y ADDUSER=y ADDGROUP=y FEATURE_ADDUSER_TO_GROUP=y FIRST_SYSTEM_ID=100
+  LAST_SYSTEM_ID=999 LAST_ID=60000 ASH=y SH_IS_ASH=y ASH_ECHO=y ASH_PRINTF=y ASH_TEST=y
+  ASH_CMDCMD=y FEATURE_SH_MATH=y CAT=y CP=y CHMOD=y CHOWN=y MKDIR=y TAIL=y FEATURE_FANCY_TAIL=y
+  ID=y WHOAMI=y LS=y STAT=y FEATURE_STAT_FORMAT=y GREP=y ECHO=y TEST=y TEST1=y TRUE=y FALSE=y"
+build_busybox() {
+  local dest=$BUILD/busybox work=$BUILD/third_party/busybox-src src option
+  [ -x "$dest/busybox" ] && [ "$(cat "$dest/CONFIG" 2>/dev/null)" = "$BUSYBOX_CONFIG" ] && return 0
+  say "building busybox with adduser (apt-get source busybox, apt configuration in $APT_DIR)"
+  private_apt_lists busybox
+  rm -rf "$work" "$dest" && mkdir -p "$work" "$dest"
+  (cd "$work" && private_apt apt-get source busybox >/dev/null 2>&1) || die "apt-get source busybox failed"
+  src=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'busybox-*' | head -n 1)
+  make -s -C "$src" allnoconfig >/dev/null
+  for option in $BUSYBOX_CONFIG; do
+    sed -i -e "/^# CONFIG_${option%%=*} is not set\$/d" -e "/^CONFIG_${option%%=*}=/d" "$src/.config"
+    echo "CONFIG_$option" >> "$src/.config"
+  done
+  (yes "" || :) | make -s -C "$src" oldconfig >/dev/null # (yes ends on SIGPIPE: not a failure)
+  for option in $BUSYBOX_CONFIG; do
+    grep -qx "CONFIG_$option" "$src/.config" || die "busybox's configuration has no CONFIG_$option"
+  done
+  make -s -C "$src" -j"$(nproc)" busybox >/dev/null 2>&1 || die "building busybox failed (in $src)"
+  cp "$src/busybox" "$src/LICENSE" "$dest/"
+  echo "$BUSYBOX_CONFIG" > "$dest/CONFIG"
+  rm -rf "$work"
 }
 
 npm_deps() {
@@ -136,6 +174,7 @@ build_all() {
   say "make"
   make -s -j"$(nproc)" all BUILD="$BUILD" >&2
   build_templates
+  build_busybox
 }
 
 check_wasm() {

@@ -81,7 +81,7 @@ char *templates_accounts_script(const char *name)
 	char *q = templates_steps_quote(name);
 	char *script = q ? text_printf("set -e\nname=%s; home=\"/home/$name\"\n" ACCOUNT_FUNCTIONS
 		"if command -v useradd >/dev/null 2>&1; then useradd --create-home \"$name\"\n"
-		"elif command -v adduser >/dev/null 2>&1; then adduser -D \"$name\"\n"
+		"elif command -v adduser >/dev/null 2>&1 && command -v addgroup >/dev/null 2>&1; then adduser -D \"$name\"\n"
 		"else\n" ACCOUNT_IDS ACCOUNT_BY_HAND "fi\n", q) : NULL;
 	free(q);
 	return script;
@@ -108,8 +108,8 @@ cJSON *templates_accounts_provision_step(void)
 const char *templates_accounts_unprovisionable(const struct sandbox *sb)
 {
 	struct sandbox_user root;
-	if (runtime_path_is_dir(sb, TEMPLATES_PROVISION_SHELL) != 0)
-		return "the image has no " TEMPLATES_PROVISION_SHELL " to run it";
+	if (runtime_path_is_dir(sb, TEMPLATES_ACCOUNTS_SHELL) != 0)
+		return "the image has no " TEMPLATES_ACCOUNTS_SHELL " to run it";
 	if (runtime_user_resolve(sb, "root", &root) != 0)
 		return "the image's /etc/passwd has no root to run it as";
 	return NULL;

@@ -20,8 +20,9 @@ struct sandbox;
 #define TEMPLATES_ACCOUNT_USER "user" /* E2B's account */
 /* What the build log says of the provisioning step (E2B's wording). */
 #define TEMPLATES_PROVISION_SHOWN "useradd --create-home " TEMPLATES_ACCOUNT_USER
-/* Its shell: busybox images have no bash. */
-#define TEMPLATES_PROVISION_SHELL "/bin/sh"
+/* The shell both scripts run with (not E2B's bash -l -c): busybox images
+ * have no bash. */
+#define TEMPLATES_ACCOUNTS_SHELL "/bin/sh"
 
 /* A USER step of name in the build sandbox sb: 0 its account exists, 1 it
  * must be made first, -1 no account can have that name (why: E2B's

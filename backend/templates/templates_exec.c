@@ -208,12 +208,13 @@ static void on_ended(void *ctx, int wait_status)
 
 static const struct process_observer observer = {.output = on_output, .ended = on_ended};
 
-static int run(struct exec *e, const char *user, const char *command, const char *shown)
+/* command as user with shell -c, or (shell NULL) E2B's bash -l -c. */
+static int run(struct exec *e, const char *user, const char *shell, const char *command, const char *shown)
 {
 	free(e->what);
 	e->what = strdup(shown);
 	struct process_run_spec spec = {.sb = e->sb, .user = user, .cwd = e->provision ? "/" : e->cfg.workdir,
-		.command = command, .envs = e->cfg.envs, .shell = e->provision ? TEMPLATES_PROVISION_SHELL : NULL};
+		.command = command, .envs = e->cfg.envs, .shell = shell};
 	char why[600];
 	e->proc = process_run(e->env->pm, &spec, &observer, e, why, sizeof why);
 	if (!e->proc) {
@@ -235,7 +236,7 @@ static void step_copy(struct exec *e, const cJSON *step)
 		finish(e, why);
 		return;
 	}
-	run(e, "root", script, shown);
+	run(e, "root", NULL, script, shown);
 	free(script);
 }
 
@@ -251,7 +252,7 @@ static void step_workdir(struct exec *e, const char *path)
 	e->workdir_step = true; /* once it ran, the configuration has the directory */
 	char *saved = e->cfg.workdir;
 	e->cfg.workdir = NULL; /* mkdir from home: the new directory may not exist yet */
-	run(e, "root", cmd, cmd);
+	run(e, "root", NULL, cmd, cmd);
 	e->cfg.workdir = saved;
 	free(cmd);
 }
@@ -320,7 +321,7 @@ static void step_user(struct exec *e, const cJSON *s, const char *type, const ch
 	char *cmd = templates_accounts_script(name);
 	char *shown = text_printf("useradd --create-home %s", name);
 	if (cmd && shown)
-		run(e, "root", cmd, shown); /* then the tick seals its layer */
+		run(e, "root", TEMPLATES_ACCOUNTS_SHELL, cmd, shown); /* then the tick seals its layer */
 	else
 		finish(e, "out of memory");
 	free(cmd);
@@ -372,7 +373,7 @@ static void step(struct exec *e)
 	}
 	if (strcmp(type, "RUN") == 0) {
 		const char *user = arg(s, 1)[0] ? arg(s, 1) : (e->cfg.user ? e->cfg.user : "user");
-		run(e, user, arg(s, 0), arg(s, 0));
+		run(e, user, NULL, arg(s, 0), arg(s, 0));
 	} else if (strcmp(type, "COPY") == 0) {
 		step_copy(e, s);
 	} else if (strcmp(type, "WORKDIR") == 0) {
@@ -415,7 +416,7 @@ static void provision(struct exec *e)
 		schedule(e);
 	} else {
 		build_log(e->b, "info", e->step_name, "Provisioning: %s", TEMPLATES_PROVISION_SHOWN);
-		run(e, "root", templates_accounts_provision_script(), TEMPLATES_PROVISION_SHOWN);
+		run(e, "root", TEMPLATES_ACCOUNTS_SHELL, templates_accounts_provision_script(), TEMPLATES_PROVISION_SHOWN);
 	}
 }
 

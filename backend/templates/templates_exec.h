@@ -4,7 +4,9 @@
  * the resulting configuration. RUN runs `/bin/bash -l -c` as the step's or
  * the current user; COPY unpacks the step's uploaded tar inside the sandbox
  * as root and hands the files to the user; ENV, WORKDIR and USER change
- * the configuration later steps and the template's sandboxes get.
+ * the configuration later steps and the template's sandboxes get (a USER
+ * of a missing account, and the provisioning of `user`, run their account
+ * scripts with /bin/sh: busybox images have no bash).
  * Calls the catalog, the build records, the uploaded files, registry/,
  * net/, envd/process/ (process_run.h) and runtime/. */
 #ifndef E2B_BACKEND_TEMPLATES_EXEC_H

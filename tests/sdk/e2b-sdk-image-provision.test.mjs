@@ -9,10 +9,16 @@
 //   - no-tools: no useradd, no adduser, no sudo, and uid and gid 1000 taken
 //     by another account: the account files are written directly, uid 1001,
 //     no sudoers drop-in;
-//   - with-user: base's files as they are: no provisioning step, no layer.
+//   - with-user: base's files as they are: no provisioning step, no layer;
+//   - busybox: Alpine-like, a static busybox with adduser and addgroup (built
+//     by build.sh from Debian's source: Debian's own busybox has neither) and
+//     its applet links, root and nobody, no bash, no sudo: the account is
+//     made with adduser -D; commands (bash -l -c, as E2B's envd runs them)
+//     fail plainly, so the sandbox is looked at through the files API.
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync, copyFileSync, symlinkSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -21,10 +27,12 @@ import { loadProvider } from '../../host/reference/host.mjs'
 import { ociLayout, push, startRegistry, tarOf } from '../lib/registry.mjs'
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name]
-const { Sandbox, Template } = await import('e2b')
+const { Sandbox, Template, CommandExitError } = await import('e2b')
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
-const rootfs = path.join(process.env.E2BW_BUILD || path.join(repo, 'build'), 'templates', 'base', 'rootfs')
+const buildDir = process.env.E2BW_BUILD || path.join(repo, 'build')
+const rootfs = path.join(buildDir, 'templates', 'base', 'rootfs')
+const busybox = path.join(buildDir, 'busybox', 'busybox')
 const T = { timeout: 300_000 }
 const PROVISIONING = 'Provisioning: useradd --create-home user'
 
@@ -46,6 +54,24 @@ function whiteouts(tree, paths) {
   }
 }
 
+// An Alpine-like tree: busybox, a link per applet where busybox puts it
+// (--list-full), root's and nobody's accounts, /tmp; no bash, no sudo.
+const BUSYBOX_ACCOUNTS = {
+  passwd: ['root:x:0:0:root:/root:/bin/sh', 'nobody:x:65534:65534:nobody:/:/sbin/nologin'],
+  group: ['root:x:0:root', 'nogroup:x:65534:'],
+  shadow: ['root:*::0:::::', 'nobody:!::0:::::'],
+}
+function busyboxTree(tree) {
+  for (const dir of ['bin', 'sbin', 'usr/bin', 'usr/sbin', 'etc', 'root', 'home', 'tmp', 'dev', 'proc', 'sys']) mkdirSync(path.join(tree, dir), { recursive: true })
+  chmodSync(path.join(tree, 'tmp'), 0o1777)
+  chmodSync(path.join(tree, 'root'), 0o700)
+  copyFileSync(busybox, path.join(tree, 'bin', 'busybox'))
+  chmodSync(path.join(tree, 'bin', 'busybox'), 0o755)
+  for (const link of execFileSync(busybox, ['--list-full'], { encoding: 'utf8' }).split('\n').filter(Boolean)) symlinkSync('/bin/busybox', path.join(tree, link))
+  for (const [file, lines] of Object.entries(BUSYBOX_ACCOUNTS)) writeFileSync(path.join(tree, 'etc', file), `${lines.join('\n')}\n`)
+  chmodSync(path.join(tree, 'etc', 'shadow'), 0o640)
+}
+
 describe('official e2b SDK and the plugin: images without E2B\'s user get it', () => {
   let backend, opts, stateDir, work, registry
   const uniq = `${process.pid}-${Date.now().toString(36)}`
@@ -55,25 +81,36 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
     const built = await Template.build(template, name, { ...opts, onBuildLogs: (e) => logs.push(e.message) })
     return { built, logs }
   }
-  const inSandbox = async (name, command, asRoot = '') => {
+  // A template of the image whose log shows the provisioning and what it made.
+  const provisioned = async (img, name, made) => {
+    const r = await build(Template().fromImage(image(img)), name)
+    assert.ok(r.logs.includes(PROVISIONING), r.logs.join('\n'))
+    assert.ok(r.logs.includes(`Provisioned user: ${made}`), r.logs.join('\n'))
+    return r
+  }
+  const withSandbox = async (name, fn) => {
     const sandbox = await Sandbox.create(name, { ...opts, timeoutMs: 120_000 })
     try {
-      const out = (await sandbox.commands.run(command)).stdout
-      return asRoot ? out + (await sandbox.commands.run(asRoot, { user: 'root' })).stdout : out
+      return await fn(sandbox)
     } finally {
       await sandbox.kill()
     }
   }
+  const inSandbox = (name, command, asRoot = '') => withSandbox(name, async (sandbox) => {
+    const out = (await sandbox.commands.run(command)).stdout
+    return asRoot ? out + (await sandbox.commands.run(asRoot, { user: 'root' })).stdout : out
+  })
   const image = (name) => `${registry.host}/e2bw/${name}:v1`
 
   before(async () => {
+    if (!existsSync(busybox)) throw new Error(`${busybox} is missing: ./build.sh builds it (busybox with adduser, from Debian's source)`)
     work = mkdtempSync(path.join(tmpdir(), 'e2bw-provision-'))
     stateDir = mkdtempSync(path.join(tmpdir(), 'e2bw-provision-state-'))
     registry = await startRegistry()
     const base = tarOf(rootfs, path.join(work, 'base.tar'))
-    const layout = async (name, top) => {
-      const layers = [{ tar: path.join(work, `${name}-base.tar`) }]
-      writeFileSync(layers[0].tar, readFileSync(base))
+    const layout = async (name, top, { alone = false } = {}) => {
+      const layers = alone ? [] : [{ tar: path.join(work, `${name}-base.tar`) }]
+      if (!alone) writeFileSync(layers[0].tar, readFileSync(base))
       if (top) layers.push({ tar: tarOf(top, path.join(work, `${name}-top.tar`), { ownerRoot: true }), compress: 'gzip' })
       const oci = await ociLayout(path.join(work, `oci-${name}`), { layers, env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'] })
       push(`oci:${oci.dir}:latest`, registry, `e2bw/${name}:v1`)
@@ -90,6 +127,9 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
       'etc/sudoers', 'etc/sudoers.d', 'usr/bin/sudo'])
     await layout('no-tools', noTools)
     await layout('with-user', null)
+    const bb = path.join(work, 'tree-busybox')
+    busyboxTree(bb)
+    await layout('busybox', bb, { alone: true })
     backend = await startBackend({ stateDir })
     opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl, debug: false, requestTimeoutMs: 60_000 }
   }, T)
@@ -127,9 +167,7 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
   test('no useradd, no adduser, no sudo, uid 1000 taken: the account files are written, the other account stays; setUser of another account too', T, async (t) => {
     if (backend.isolation !== 'full') { t.skip('images need full isolation'); return }
     const name = `prov-b-${uniq}`
-    const { logs } = await build(Template().fromImage(image('no-tools')), name)
-    assert.ok(logs.includes(PROVISIONING), logs.join('\n'))
-    assert.ok(logs.includes('Provisioned user: uid 1001, gid 1001, home /home/user, shell /bin/bash (/etc/passwd and /etc/group written)'), logs.join('\n'))
+    await provisioned('no-tools', name, 'uid 1001, gid 1001, home /home/user, shell /bin/bash (/etc/passwd and /etc/group written)')
     const out = await inSandbox(name, 'whoami; echo "$HOME"; id -u; id -gn; echo hi > ~/note && cat ~/note; ' +
       'stat -c "%U:%G" /home/user; test -e /etc/sudoers.d/user || echo no-sudoers; grep -c "^other:" /etc/passwd /etc/group',
     'grep "^user:" /etc/shadow /etc/gshadow | cut -d: -f1-3')
@@ -139,6 +177,50 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
     const guest = await build(Template().fromImage(image('no-tools')).setUser('guest'), `prov-b-guest-${uniq}`)
     assert.ok(guest.logs.includes(`CACHED ${PROVISIONING}`), guest.logs.join('\n'))
     assert.equal(await inSandbox(`prov-b-guest-${uniq}`, 'whoami; id -u; echo "$HOME"; stat -c %U ~'), 'guest\n1002\n/home/guest\nguest\n')
+  })
+
+  test('busybox, no bash, no sudo: user made with adduser -D, a command a plain exit 127, setUser of another account with adduser -D too', T, async (t) => {
+    if (backend.isolation !== 'full') { t.skip('images need full isolation'); return }
+    const name = `prov-d-${uniq}`
+    await provisioned('busybox', name, 'uid 1000, gid 1000, home /home/user, shell /bin/sh (adduser -D)')
+    await withSandbox(name, async (sandbox) => {
+      // busybox's lines: its GECOS, the user a member of its own group
+      // (adduser -G runs addgroup USER GROUP), a locked password.
+      assert.equal(await sandbox.files.read('/etc/passwd'), `${BUSYBOX_ACCOUNTS.passwd.join('\n')}\nuser:x:1000:1000:Linux User,,,:/home/user:/bin/sh\n`)
+      assert.equal(await sandbox.files.read('/etc/group'), `${BUSYBOX_ACCOUNTS.group.join('\n')}\nuser:x:1000:user\n`)
+      const shadow = (await sandbox.files.read('/etc/shadow', { user: 'root' })).split('\n')
+      assert.deepEqual(shadow.slice(0, 2), BUSYBOX_ACCOUNTS.shadow)
+      assert.match(shadow[2], /^user:!:\d+:0:99999:7:::$/)
+      assert.equal(await sandbox.files.exists('/etc/sudoers.d'), false, 'no sudo, no drop-in')
+      const home = await sandbox.files.getInfo('/home/user')
+      // busybox makes it 2755 (envd's mode is the permission bits; its string is Go's, g for setgid)
+      assert.deepEqual([home.type, home.owner, home.group, home.mode, home.permissions], ['dir', 'user', 'user', 0o755, 'dgrwxr-xr-x'])
+      // the sandbox's user (the template's) writes in its home
+      await sandbox.files.write('note', 'hi')
+      const note = await sandbox.files.getInfo('/home/user/note')
+      assert.deepEqual([note.owner, note.group], ['user', 'user'])
+
+      // A command: E2B's envd and the SDK run it as /bin/bash -l -c, which
+      // this image lacks: it starts, says so on stderr and exits 127.
+      const err = await sandbox.commands.run('echo never').then(() => null, (e) => e)
+      assert.ok(err instanceof CommandExitError, String(err))
+      assert.equal(err.exitCode, 127)
+      assert.equal(err.stdout, '')
+      assert.equal(err.stderr, 'exec: /bin/bash: No such file or directory\n')
+    })
+
+    // setUser of a missing account: busybox's adduser -D with its defaults
+    // (the next free uid, a group of its own made by addgroup, root's shell).
+    const guest = await build(Template().fromImage(image('busybox')).setUser('guest'), `prov-d-guest-${uniq}`)
+    assert.ok(guest.logs.includes(`CACHED ${PROVISIONING}`), guest.logs.join('\n'))
+    await withSandbox(`prov-d-guest-${uniq}`, async (other) => {
+      assert.match(await other.files.read('/etc/passwd'), /\nguest:x:1001:1001:Linux User,,,:\/home\/guest:\/bin\/sh\n$/)
+      assert.match(await other.files.read('/etc/group'), /\nuser:x:1000:user\nguest:x:1001:\n$/)
+      const home = await other.files.getInfo('/home/guest')
+      assert.deepEqual([home.owner, home.group], ['guest', 'guest'])
+      await other.files.write('note', 'as guest')
+      assert.equal((await other.files.getInfo('/home/guest/note')).owner, 'guest', 'the sandbox runs as guest')
+    })
   })
 
   test('an image that has user gets no provisioning step and no layer', T, async (t) => {
