@@ -174,7 +174,6 @@ build_all() {
   say "make"
   make -s -j"$(nproc)" all BUILD="$BUILD" >&2
   build_templates
-  build_busybox
 }
 
 check_wasm() {
@@ -241,7 +240,7 @@ run_tests() {
 case "${1:-build}" in
   build)       build_all; check_wasm ;;
   update-wasm) build_all; cp "$BUILD/wasm/core.wasm" wasm/core.wasm; say "wasm/core.wasm updated; commit it" ;;
-  test)        build_all; check_wasm; run_tests ;;
+  test)        build_all; build_busybox; check_wasm; run_tests ;; # busybox: a test fixture only
   demo)        build_all; check_wasm; E2BW_BUILD="$BUILD" node demo/lifecycle.mjs
                E2BW_BUILD="$BUILD" node playground/serve.mjs --backend ;;
   *) die "usage: ./build.sh [build|test|demo|update-wasm]" ;;

@@ -103,7 +103,7 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
   const image = (name) => `${registry.host}/e2bw/${name}:v1`
 
   before(async () => {
-    if (!existsSync(busybox)) throw new Error(`${busybox} is missing: ./build.sh builds it (busybox with adduser, from Debian's source)`)
+    if (!existsSync(busybox)) throw new Error(`${busybox} is missing: ./build.sh test builds it (busybox with adduser, from Debian's source)`)
     work = mkdtempSync(path.join(tmpdir(), 'e2bw-provision-'))
     stateDir = mkdtempSync(path.join(tmpdir(), 'e2bw-provision-state-'))
     registry = await startRegistry()
