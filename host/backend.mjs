@@ -40,7 +40,9 @@
 // The backend's stderr (its request log) is kept in memory: read it with
 // backend.stderr(), e.g. in an assertion message. It is printed only when
 // the backend dies on its own, which always means a bug worth seeing.
-// Every backend still running when the test process exits is killed.
+// Every backend still running when the test process exits is killed, and a
+// running backend does not keep the process alive (only stop() and exited
+// wait for it): a test that fails before stopping one ends, never hangs.
 
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -159,6 +161,15 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     });
   });
 
+  // A running backend does not keep this process alive: a test that fails
+  // before its stop() ends (the exit handler above kills what is left)
+  // instead of hanging on the child. Waiting for its exit holds it again.
+  const hold = (on) => {
+    for (const handle of [child, child.stdout, child.stderr]) handle?.[on ? 'ref' : 'unref']?.();
+    return exited;
+  };
+  hold(false);
+
   return {
     apiUrl: ready.api_url,
     sandboxUrl: ready.sandbox_url,
@@ -171,7 +182,7 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     domain: ready.domain,       // the sandboxes' domain: <port>-<id>.<domain> (--domain; default localhost:<envd port>)
     apiKey,
     stderr: () => stderr,
-    exited,
+    get exited() { return hold(true); },
     // The host pid of a process a sandbox reports as nsPid (envd's pids are
     // the sandbox's own), found through the sandbox's cgroup while it lives;
     // null when no such process runs. Without isolation the pids are the same;
@@ -200,7 +211,7 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     async stop(signal = 'SIGTERM') {
       if (!stopping && child.exitCode === null && child.signalCode === null) child.kill(signal);
       stopping = true;
-      return exited;
+      return hold(true);
     },
   };
 }

@@ -203,6 +203,7 @@ describe('no loop device or image outlives its backend', () => {
 
   test('SIGKILL, then the next start', T, async (t) => {
     const stateDir = mkdtempSync(path.join(os.tmpdir(), 'e2b-disk-state-'));
+    let second;
     try {
       // It counts its sandboxes' images: no warm pool adding its own.
       const first = await startBackend({ stateDir, extraArgs: ['--warm-pool', '0'] });
@@ -215,17 +216,23 @@ describe('no loop device or image outlives its backend', () => {
       // Autoclear: the devices go with the dead backend's mount namespace.
       await until(() => loopsUnder(stateDir).length === 0, 'the loop devices are detached');
       assert.ok(existsSync(imageOf(first, a.id)) && existsSync(imageOf(first, b.id)), 'the images are still there');
-      const second = await startBackend({ stateDir, extraArgs: ['--warm-pool', '0'] });
+      second = await startBackend({ stateDir, extraArgs: ['--warm-pool', '0'] });
       // A --state-dir of its own keeps its sandboxes (issue 16): back paused,
       // on their images, which no loop device holds until one is resumed.
       assert.ok(existsSync(imageOf(first, a.id)) && existsSync(imageOf(first, b.id)), 'the next start kept them');
       assert.deepEqual(loopsUnder(stateDir).filter(([, file]) => file.includes('/sandboxes/')), []);
       for (const id of [a.id, b.id]) assert.equal((await api(second, 'DELETE', `/sandboxes/${id}`)).status, 204);
       await until(() => imagesUnder(path.join(stateDir, 'sandboxes')).length === 0, 'killed: their images deleted');
-      assert.equal((await second.stop()).code, 0, second.stderr());
+      const stopping = second;
+      second = undefined;
+      assert.equal((await stopping.stop()).code, 0, stopping.stderr());
       assert.deepEqual(loopsUnder(stateDir), []);
       assert.deepEqual(imagesUnder(stateDir), [], 'nor the pool\'s images');
     } finally {
+      // A failed assertion must not leave the second backend running: it
+      // would write into the state directory as it goes, and keep the test
+      // process alive.
+      if (second) await second.stop('SIGKILL');
       rmSync(stateDir, { recursive: true, force: true });
     }
   });
