@@ -193,8 +193,12 @@ fuzz_target() {
     -artifact_prefix="$BUILD/fuzz/$name-" "$corpus" "tests/fuzz/corpus/$name"
 }
 
+# A node layer that has not ended after NODE_LAYER_MINUTES (default 40; each
+# takes a few minutes) is stopped, so a hung test fails its layer with its
+# output instead of using up CI's time with none.
 node_tests() {
-  E2BW_BUILD="$BUILD" node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+  E2BW_BUILD="$BUILD" timeout --kill-after=30 "$((${NODE_LAYER_MINUTES:-40} * 60))" \
+    node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
     --test-reporter=tap --test-reporter-destination="$LAYER_TAP" "$@"
 }
 
