@@ -33,7 +33,7 @@ CJSON_C     := $(CJSON_DIR)/cJSON.c
 SMALL_SRC   := wasm/printf_small.c wasm/strstr_small.c wasm/strings_small.c wasm/numbers_small.c wasm/bignum_small.c
 SMALL_HDR   := wasm/libc_small.h wasm/bignum_small.h
 
-.PHONY: all native asan wasm backend backend-unit backend-asan fuzz replay clean
+.PHONY: all native asan wasm backend backend-unit backend-asan backend-tsan fuzz replay clean
 all: native asan wasm backend backend-unit
 
 # --- native core + unit tests -------------------------------------------
@@ -167,44 +167,46 @@ $(BUILD)/bin/e2b-local-backend: $(BACKEND_SRC) $(BACKEND_HDR) $(CJSON_C)
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
 	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o $(BACKEND_LIBS) -o $@
 
-# --- the backend program under ASan+UBSan -----------------------------------
-# Not part of `all`: for the integration tests against a sanitizer copy
-# (docs/local-backend.md, "A sanitizer copy of the backend"). It is a build
+# --- the backend program under sanitizers ----------------------------------
+# Not part of `all`: for the integration tests against a sanitized copy
+# (docs/local-backend.md, the end of "Tests"). Each is a build
 # directory of its own for E2BW_BUILD: the backend and the two check programs
 # that link its sources are sanitized (object by object, so a change rebuilds
 # one file); the other programs and the templates are the normal build's,
 # linked. The sandbox's init stays unsanitized: it is static and runs in the
 # sandbox's root.
-ASAN_BACKEND     := $(BUILD)/asan-backend
-ASAN_BACKEND_OBJ := $(patsubst %.c,$(ASAN_BACKEND)/obj/%.o,$(BACKEND_LIB_SRC)) $(ASAN_BACKEND)/obj/cJSON.o
-ASAN_BACKEND_CC   = $(CC) $(CSTD) -D_DEFAULT_SOURCE -O1 -g $(SAN) -Ibackend -I$(CJSON_DIR)
-ASAN_BACKEND_LINKED := e2b-sandbox-init seccomp-probe seccomp-apply idmap-mount keys-probe spawn-floor
-backend-asan: $(ASAN_BACKEND)/bin/e2b-local-backend $(ASAN_BACKEND)/bin/runtime-api-check \
-	$(ASAN_BACKEND)/bin/layers-check $(ASAN_BACKEND_LINKED:%=$(ASAN_BACKEND)/bin/%) $(ASAN_BACKEND)/templates
+#   backend-asan: ASan+UBSan in $(BUILD)/asan-backend/
+#   backend-tsan: ThreadSanitizer in $(BUILD)/tsan-backend/
+SANITIZED_LINKED := e2b-sandbox-init seccomp-probe seccomp-apply idmap-mount keys-probe spawn-floor
 
-$(ASAN_BACKEND)/obj/%.o: %.c $(BACKEND_HDR)
-	@mkdir -p $(@D)
-	$(ASAN_BACKEND_CC) $(WARN) -c $< -o $@
-$(ASAN_BACKEND)/obj/tests/backend/%.o: tests/backend/check_program.h
-$(ASAN_BACKEND)/obj/cJSON.o: $(CJSON_C)
-	@mkdir -p $(@D)
-	$(ASAN_BACKEND_CC) -c $< -o $@
-$(ASAN_BACKEND)/bin/e2b-local-backend: $(ASAN_BACKEND)/obj/backend/main.o $(ASAN_BACKEND_OBJ)
-	@mkdir -p $(@D)
-	$(ASAN_BACKEND_CC) $^ $(BACKEND_LIBS) -o $@
-$(ASAN_BACKEND)/bin/runtime-api-check: $(ASAN_BACKEND)/obj/tests/backend/runtime_api_check.o $(ASAN_BACKEND_OBJ)
-	@mkdir -p $(@D)
-	$(ASAN_BACKEND_CC) $^ $(BACKEND_LIBS) -o $@
-$(ASAN_BACKEND)/bin/layers-check: $(ASAN_BACKEND)/obj/tests/backend/layers_check.o $(ASAN_BACKEND_OBJ)
-	@mkdir -p $(@D)
-	$(ASAN_BACKEND_CC) $^ $(BACKEND_LIBS) -o $@
-$(ASAN_BACKEND_LINKED:%=$(ASAN_BACKEND)/bin/%): $(ASAN_BACKEND)/bin/%: $(BUILD)/bin/%
-	@mkdir -p $(@D)
-	ln -sfn $(abspath $<) $@
-$(ASAN_BACKEND)/templates:
-	@test -d $(BUILD)/templates || { echo "no $(BUILD)/templates: run ./build.sh first" >&2; exit 1; }
-	@mkdir -p $(@D)
-	ln -sfn $(abspath $(BUILD)/templates) $@
+# $(1): the directory, $(2): the sanitizer's flags, $(3): the target that builds it.
+define SANITIZED_BACKEND
+$(1)/obj/%.o: %.c $$(BACKEND_HDR)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CSTD) -D_DEFAULT_SOURCE -O1 -g $(2) $$(WARN) -Ibackend -I$$(CJSON_DIR) -c $$< -o $$@
+$(1)/obj/tests/backend/%.o: tests/backend/check_program.h
+$(1)/obj/cJSON.o: $$(CJSON_C)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CSTD) -O1 -g $(2) -I$$(CJSON_DIR) -c $$< -o $$@
+$(1)/bin/e2b-local-backend: $(1)/obj/backend/main.o
+$(1)/bin/runtime-api-check: $(1)/obj/tests/backend/runtime_api_check.o
+$(1)/bin/layers-check: $(1)/obj/tests/backend/layers_check.o
+$(1)/bin/e2b-local-backend $(1)/bin/runtime-api-check $(1)/bin/layers-check: \
+	  $$(patsubst %.c,$(1)/obj/%.o,$$(BACKEND_LIB_SRC)) $(1)/obj/cJSON.o
+	@mkdir -p $$(@D)
+	$$(CC) -g $(2) $$^ $$(BACKEND_LIBS) -o $$@
+$$(SANITIZED_LINKED:%=$(1)/bin/%): $(1)/bin/%: $$(BUILD)/bin/%
+	@mkdir -p $$(@D)
+	ln -sfn $$(abspath $$<) $$@
+$(1)/templates:
+	@test -d $$(BUILD)/templates || { echo "no $$(BUILD)/templates: run ./build.sh first" >&2; exit 1; }
+	@mkdir -p $$(@D)
+	ln -sfn $$(abspath $$(BUILD)/templates) $$@
+$(3): $(1)/bin/e2b-local-backend $(1)/bin/runtime-api-check $(1)/bin/layers-check \
+	  $$(SANITIZED_LINKED:%=$(1)/bin/%) $(1)/templates
+endef
+$(eval $(call SANITIZED_BACKEND,$(BUILD)/asan-backend,$(SAN),backend-asan))
+$(eval $(call SANITIZED_BACKEND,$(BUILD)/tsan-backend,-fsanitize=thread,backend-tsan))
 
 # --- libFuzzer targets (clang) ------------------------------------------
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
@@ -239,4 +241,4 @@ $(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(wildcard tests/fuzz
 	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) -Iwasm -Ibackend $< tests/fuzz/replay_main.c $(FUZZ_BACKEND_$*) $(CORE_SRC) $(CJSON_C) $(SMALL_SRC) $(FUZZ_LIBS_$*) -lm -o $@
 
 clean:
-	rm -rf $(BUILD)/native $(BUILD)/asan $(BUILD)/asan-backend $(BUILD)/replay $(BUILD)/wasm $(BUILD)/bin $(BUILD)/fuzz $(BUILD)/backend
+	rm -rf $(BUILD)/native $(BUILD)/asan $(BUILD)/asan-backend $(BUILD)/tsan-backend $(BUILD)/replay $(BUILD)/wasm $(BUILD)/bin $(BUILD)/fuzz $(BUILD)/backend

@@ -386,12 +386,32 @@ static pid_t forkpty_blocked(int *pty_master, const struct winsize *ws)
 	return pid;
 }
 
+#define CHILD_STACK (256 * 1024)
+
+#ifdef __SANITIZE_THREAD__
+/* ThreadSanitizer keeps the handlers it wraps and the thread's state in
+ * memory a CLONE_VM child would share: the child's resets would become the
+ * backend's (SIGCHLD and SIGTERM lost). Under TSan the child is a copy, made
+ * by fork, which TSan knows. */
+static pid_t start_child(struct child_args *c, char *stack)
+{
+	(void)stack;
+	pid_t pid = fork();
+	if (pid == 0)
+		child_exec(c);
+	return pid;
+}
+#else
 static int child_main(void *arg)
 {
 	child_exec(arg);
 }
 
-#define CHILD_STACK (256 * 1024)
+static pid_t start_child(struct child_args *c, char *stack)
+{
+	return clone(child_main, stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+}
+#endif
 
 /* A child that shares the backend's memory until it executes (vfork's
  * semantics, as posix_spawn makes them): no copy of the backend's page
@@ -408,7 +428,7 @@ static pid_t clone_vfork(struct child_args *c)
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid_t pid = clone(child_main, stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+	pid_t pid = start_child(c, stack);
 	int e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	/* Under ASan the child's frames, which never return, leave their
