@@ -179,7 +179,8 @@ $(BUILD)/bin/e2b-local-backend: $(BACKEND_SRC) $(BACKEND_HDR) $(CJSON_C)
 #   backend-tsan: ThreadSanitizer in $(BUILD)/tsan-backend/
 SANITIZED_LINKED := e2b-sandbox-init seccomp-probe seccomp-apply idmap-mount keys-probe spawn-floor
 
-# $(1): the directory, $(2): the sanitizer's flags, $(3): the target that builds it.
+# $(1): the directory, $(2): the sanitizer's flags, $(3): the target that builds it,
+# $(4): more objects and flags the backend links.
 define SANITIZED_BACKEND
 $(1)/obj/%.o: %.c $$(BACKEND_HDR)
 	@mkdir -p $$(@D)
@@ -188,13 +189,13 @@ $(1)/obj/tests/backend/%.o: tests/backend/check_program.h
 $(1)/obj/cJSON.o: $$(CJSON_C)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CSTD) -O1 -g $(2) -I$$(CJSON_DIR) -c $$< -o $$@
-$(1)/bin/e2b-local-backend: $(1)/obj/backend/main.o
+$(1)/bin/e2b-local-backend: $(1)/obj/backend/main.o $(filter %.o,$(4))
 $(1)/bin/runtime-api-check: $(1)/obj/tests/backend/runtime_api_check.o
 $(1)/bin/layers-check: $(1)/obj/tests/backend/layers_check.o
 $(1)/bin/e2b-local-backend $(1)/bin/runtime-api-check $(1)/bin/layers-check: \
 	  $$(patsubst %.c,$(1)/obj/%.o,$$(BACKEND_LIB_SRC)) $(1)/obj/cJSON.o
 	@mkdir -p $$(@D)
-	$$(CC) -g $(2) $$^ $$(BACKEND_LIBS) -o $$@
+	$$(CC) -g $(2) $$^ $$(BACKEND_LIBS) $$(if $$(filter %/e2b-local-backend,$$@),$(filter-out %.o,$(4))) -o $$@
 $$(SANITIZED_LINKED:%=$(1)/bin/%): $(1)/bin/%: $$(BUILD)/bin/%
 	@mkdir -p $$(@D)
 	ln -sfn $$(abspath $$<) $$@
@@ -206,7 +207,9 @@ $(3): $(1)/bin/e2b-local-backend $(1)/bin/runtime-api-check $(1)/bin/layers-chec
 	  $$(SANITIZED_LINKED:%=$(1)/bin/%) $(1)/templates
 endef
 $(eval $(call SANITIZED_BACKEND,$(BUILD)/asan-backend,$(SAN),backend-asan))
-$(eval $(call SANITIZED_BACKEND,$(BUILD)/tsan-backend,-fsanitize=thread,backend-tsan))
+# Under TSan the forked children end by the system call (tests/backend/tsan_exit.c).
+$(eval $(call SANITIZED_BACKEND,$(BUILD)/tsan-backend,-fsanitize=thread,backend-tsan,\
+	$(BUILD)/tsan-backend/obj/tests/backend/tsan_exit.o -Xlinker --wrap=_exit))
 
 # --- libFuzzer targets (clang) ------------------------------------------
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
