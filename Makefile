@@ -23,6 +23,8 @@ UNIT_HDR    := $(wildcard tests/unit/*.h)
 BACKEND_SRC := $(sort $(shell find backend -name '*.c' -not -path 'backend/runtime/init/*')) core/sha256.c
 BACKEND_HDR := $(shell find backend -name '*.h')
 BACKEND_LIB_SRC := $(filter-out backend/main.c,$(BACKEND_SRC))
+# What every program built from the backend's sources links.
+BACKEND_LIBS := -levent -lutil -lz -lseccomp -lmnl -lnftables -larchive -lcrypto
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 CJSON_C     := $(CJSON_DIR)/cJSON.c
 # core.wasm's own printf, strstr, strlen, memchr, strtod and sscanf (wasm/libc_small.h);
@@ -31,7 +33,7 @@ CJSON_C     := $(CJSON_DIR)/cJSON.c
 SMALL_SRC   := wasm/printf_small.c wasm/strstr_small.c wasm/strings_small.c wasm/numbers_small.c wasm/bignum_small.c
 SMALL_HDR   := wasm/libc_small.h wasm/bignum_small.h
 
-.PHONY: all native asan wasm backend backend-unit fuzz replay clean
+.PHONY: all native asan wasm backend backend-unit backend-asan backend-tsan fuzz replay clean
 all: native asan wasm backend backend-unit
 
 # --- native core + unit tests -------------------------------------------
@@ -101,14 +103,14 @@ $(BUILD)/backend/cJSON-check.o: $(CJSON_C)
 $(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c tests/backend/check_program.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(BUILD)/backend/cJSON-check.o
 	@mkdir -p $(BUILD)/bin
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -lseccomp -lmnl -lnftables -larchive -lcrypto -o $@
+	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o $(BACKEND_LIBS) -o $@
 
 # The layer store with the runtime's stacks of layers (tests/node/backend-store.test.mjs).
 backend: $(BUILD)/bin/layers-check
 $(BUILD)/bin/layers-check: tests/backend/layers_check.c tests/backend/check_program.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(BUILD)/backend/cJSON-check.o
 	@mkdir -p $(BUILD)/bin
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o -levent -lutil -lz -lseccomp -lmnl -lnftables -larchive -lcrypto -o $@
+	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o $(BACKEND_LIBS) -o $@
 
 # The syscall policy against each call it refuses (tests/node/backend-seccomp.test.mjs):
 # the probe is static, so it also runs inside a sandbox.
@@ -145,7 +147,7 @@ $(BUILD)/bin/spawn-floor: bench/spawn_floor.c
 BACKEND_UNIT_SRC := $(sort $(wildcard tests/backend/unit/*.c))
 BACKEND_UNIT_DEP := $(BACKEND_UNIT_SRC) $(wildcard tests/backend/unit/*.h) tests/unit/check.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(CJSON_C)
 BACKEND_UNIT_CC  = $(CC) $(CSTD) -D_DEFAULT_SOURCE -g $(WARN) -Ibackend -Itests/unit -I$(CJSON_DIR) \
-	  $(BACKEND_UNIT_SRC) $(BACKEND_LIB_SRC) $(CJSON_C) -levent -lutil -lz -lseccomp -lmnl -lnftables -larchive -lcrypto -lm
+	  $(BACKEND_UNIT_SRC) $(BACKEND_LIB_SRC) $(CJSON_C) $(BACKEND_LIBS) -lm
 backend-unit: $(BUILD)/native/backend_unit_tests $(BUILD)/asan/backend_unit_tests
 $(BUILD)/native/backend_unit_tests: $(BACKEND_UNIT_DEP)
 	@mkdir -p $(BUILD)/native
@@ -163,7 +165,51 @@ $(BUILD)/bin/e2b-local-backend: $(BACKEND_SRC) $(BACKEND_HDR) $(CJSON_C)
 	@mkdir -p $(BUILD)/bin $(BUILD)/backend
 	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON.o
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o -levent -lutil -lz -lseccomp -lmnl -lnftables -larchive -lcrypto -o $@
+	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o $(BACKEND_LIBS) -o $@
+
+# --- the backend program under sanitizers ----------------------------------
+# Not part of `all`: for the integration tests against a sanitized copy
+# (docs/local-backend.md, the end of "Tests"). Each is a build
+# directory of its own for E2BW_BUILD: the backend and the two check programs
+# that link its sources are sanitized (object by object, so a change rebuilds
+# one file); the other programs and the templates are the normal build's,
+# linked. The sandbox's init stays unsanitized: it is static and runs in the
+# sandbox's root.
+#   backend-asan: ASan+UBSan in $(BUILD)/asan-backend/
+#   backend-tsan: ThreadSanitizer in $(BUILD)/tsan-backend/
+SANITIZED_LINKED := e2b-sandbox-init seccomp-probe seccomp-apply idmap-mount keys-probe spawn-floor
+
+# $(1): the directory, $(2): the sanitizer's flags, $(3): the target that builds it,
+# $(4): more objects and flags the backend links.
+define SANITIZED_BACKEND
+$(1)/obj/%.o: %.c $$(BACKEND_HDR)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CSTD) -D_DEFAULT_SOURCE -O1 -g $(2) $$(WARN) -Ibackend -I$$(CJSON_DIR) -c $$< -o $$@
+$(1)/obj/tests/backend/%.o: tests/backend/check_program.h
+$(1)/obj/cJSON.o: $$(CJSON_C)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CSTD) -O1 -g $(2) -I$$(CJSON_DIR) -c $$< -o $$@
+$(1)/bin/e2b-local-backend: $(1)/obj/backend/main.o $(filter %.o,$(4))
+$(1)/bin/runtime-api-check: $(1)/obj/tests/backend/runtime_api_check.o
+$(1)/bin/layers-check: $(1)/obj/tests/backend/layers_check.o
+$(1)/bin/e2b-local-backend $(1)/bin/runtime-api-check $(1)/bin/layers-check: \
+	  $$(patsubst %.c,$(1)/obj/%.o,$$(BACKEND_LIB_SRC)) $(1)/obj/cJSON.o
+	@mkdir -p $$(@D)
+	$$(CC) -g $(2) $$^ $$(BACKEND_LIBS) $$(if $$(filter %/e2b-local-backend,$$@),$(filter-out %.o,$(4))) -o $$@
+$$(SANITIZED_LINKED:%=$(1)/bin/%): $(1)/bin/%: $$(BUILD)/bin/%
+	@mkdir -p $$(@D)
+	ln -sfn $$(abspath $$<) $$@
+$(1)/templates:
+	@test -d $$(BUILD)/templates || { echo "no $$(BUILD)/templates: run ./build.sh first" >&2; exit 1; }
+	@mkdir -p $$(@D)
+	ln -sfn $$(abspath $$(BUILD)/templates) $$@
+$(3): $(1)/bin/e2b-local-backend $(1)/bin/runtime-api-check $(1)/bin/layers-check \
+	  $$(SANITIZED_LINKED:%=$(1)/bin/%) $(1)/templates
+endef
+$(eval $(call SANITIZED_BACKEND,$(BUILD)/asan-backend,$(SAN),backend-asan))
+# Under TSan the forked children end by the system call (tests/backend/tsan_exit.c).
+$(eval $(call SANITIZED_BACKEND,$(BUILD)/tsan-backend,-fsanitize=thread,backend-tsan,\
+	$(BUILD)/tsan-backend/obj/tests/backend/tsan_exit.o -Xlinker --wrap=_exit))
 
 # --- libFuzzer targets (clang) ------------------------------------------
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
@@ -198,4 +244,4 @@ $(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(wildcard tests/fuzz
 	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) -Iwasm -Ibackend $< tests/fuzz/replay_main.c $(FUZZ_BACKEND_$*) $(CORE_SRC) $(CJSON_C) $(SMALL_SRC) $(FUZZ_LIBS_$*) -lm -o $@
 
 clean:
-	rm -rf $(BUILD)/native $(BUILD)/asan $(BUILD)/replay $(BUILD)/wasm $(BUILD)/bin $(BUILD)/fuzz $(BUILD)/backend
+	rm -rf $(BUILD)/native $(BUILD)/asan $(BUILD)/asan-backend $(BUILD)/tsan-backend $(BUILD)/replay $(BUILD)/wasm $(BUILD)/bin $(BUILD)/fuzz $(BUILD)/backend

@@ -8,6 +8,7 @@
 #include "api/api_routes.h"
 #include "envd/envd_listener.h"
 #include "envd/envd_port_proxy.h"
+#include "envd/fs/fs_list.h"
 #include "envd/fs/fs_watch.h"
 #include "envd/process/process_manager.h"
 #include "envd/process/process_stream.h"
@@ -269,6 +270,7 @@ out:
 	if (api)
 		http_server_free(conns, api);
 	port_proxy_shutdown();    /* before the listener frees the connections it took over */
+	fs_list_shutdown();       /* listings in progress, before their connections go */
 	if (envd)
 		http_server_free(conns, envd); /* open process streams are detached here */
 	envd_listeners_close_all(own_ports); /* likewise, each sandbox's own port */

@@ -36,7 +36,7 @@
 // the variable from its environment as soon as it has read it.
 //
 // The binary comes from $E2BW_BUILD/bin (default <repo>/build/bin), so a
-// sanitizer build can be tested with E2BW_BUILD=/tmp/asan-build.
+// sanitizer build can be tested with E2BW_BUILD=build/asan-backend (make backend-asan).
 // The backend's stderr (its request log) is kept in memory: read it with
 // backend.stderr(), e.g. in an assertion message. It is printed only when
 // the backend dies on its own, which always means a bug worth seeing.

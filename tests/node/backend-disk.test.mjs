@@ -239,6 +239,7 @@ describe('no loop device or image outlives its backend', () => {
 
   test('a dead pool helper: creates go on (images made on demand), shutdown leaves nothing', T, async (t) => {
     const backend = await startBackend();
+    t.after(() => backend.stop()); // when an assertion fails first: else this file never ends
     if (backend.isolation !== 'full') { await backend.stop(); return t.skip('isolation none'); }
     const helper = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).find((p) => {
       try {

@@ -98,8 +98,9 @@ describe('the refill off the loop', { skip }, () => {
     }
   });
 
-  test('a backend stopped while its refill is under way exits cleanly', T, async () => {
+  test('a backend stopped while its refill is under way exits cleanly', T, async (t) => {
     const b = await startBackend({ extraArgs: ['--warm-pool', '4'] });
+    t.after(() => b.stop()); // when an assertion fails first: else this file never ends
     await until(async () => (await health(b)).ready >= 1, 'a first pooled sandbox', 60_000);
     assert.equal((await b.stop()).code, 0, b.stderr());
     assert.doesNotMatch(b.stderr(), /cannot start a warm sandbox/);

@@ -112,10 +112,12 @@ describe('official e2b SDK: image layers unpacked while skopeo downloads them', 
     proxy.closeAllConnections()
     proxy.close()
     const { code } = await backend.stop()
-    assert.equal(code, 0, backend.stderr())
     await registry.stop()
     rmSync(work, { recursive: true, force: true })
     rmSync(stateDir, { recursive: true, force: true })
+    // Last: a failed assertion must not leave the registry running, which
+    // would keep this file from ever ending.
+    assert.equal(code, 0, backend.stderr())
   })
 
   test('a cut download fails the build; no layer, scratch directory or follower is left', T, async (t) => {

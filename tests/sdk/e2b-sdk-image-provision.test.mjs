@@ -136,10 +136,12 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
 
   after(async () => {
     const { code } = await backend.stop()
-    assert.equal(code, 0, backend.stderr())
     await registry.stop()
     rmSync(work, { recursive: true, force: true })
     rmSync(stateDir, { recursive: true, force: true })
+    // Last: a failed assertion must not leave the registry running, which
+    // would keep this file from ever ending.
+    assert.equal(code, 0, backend.stderr())
   })
 
   test('useradd and sudo in the image: user, uid 1000, its home, sudo; a rebuild takes it from the cache; setUser(root) wins', T, async (t) => {

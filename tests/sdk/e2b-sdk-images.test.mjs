@@ -99,12 +99,14 @@ describe('official e2b SDK and the plugin: templates from registry images', () =
 
   after(async () => {
     const { code } = await backend.stop()
-    assert.equal(code, 0, backend.stderr())
-    for (const secret of [CREDS.password, `wrong-${CREDS.password}`]) assert.ok(!backend.stderr().includes(secret), 'a registry password in the log')
     await registry.stop()
     await privateRegistry.stop()
     rmSync(work, { recursive: true, force: true })
     rmSync(stateDir, { recursive: true, force: true })
+    // Last: a failed assertion must not leave the registry running, which
+    // would keep this file from ever ending.
+    assert.equal(code, 0, backend.stderr())
+    for (const secret of [CREDS.password, `wrong-${CREDS.password}`]) assert.ok(!backend.stderr().includes(secret), 'a registry password in the log')
   })
 
   test('fromImage: the layers (gzip and zstd), whiteout and opaque directory, Env and WorkingDir, steps on top', T, async (t) => {

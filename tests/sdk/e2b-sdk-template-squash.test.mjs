@@ -257,10 +257,12 @@ describe('official e2b SDK: an image with more layers than a stack may hold is s
 
   after(async () => {
     const { code } = await backend.stop();
-    assert.equal(code, 0, backend.stderr());
     await registry.stop();
     rmSync(work, { recursive: true, force: true });
     rmSync(stateDir, { recursive: true, force: true });
+    // Last: a failed assertion must not leave the registry running, which
+    // would keep this file from ever ending.
+    assert.equal(code, 0, backend.stderr());
   });
 
   test('its stack is the bottom layer and one merged layer; its sandboxes see every layer; a second template finds the merged layer', async (t) => {

@@ -36,6 +36,7 @@ struct level {
 };
 
 struct list_job {
+	struct list_job *prev, *next; /* listings in progress, for fs_list_shutdown */
 	struct envd_ctx *ctx;
 	char sandbox_id[SANDBOX_ID_LEN + 1];
 	struct evhttp_request *req; /* NULL once the client has gone */
@@ -51,6 +52,11 @@ struct list_job {
 	struct connect_error err;
 	bool failed;
 };
+
+/* Every listing in progress (the backend has one loop and one envd
+ * listener): a pending slice is only a timer, which the loop's end would
+ * not free. */
+static struct list_job *live;
 
 static int name_cmp(const void *a, const void *b)
 {
@@ -167,6 +173,12 @@ static int visit(struct list_job *j, const struct sandbox *sb)
 
 static void job_free(struct list_job *j)
 {
+	if (j->prev)
+		j->prev->next = j->next;
+	else if (live == j)
+		live = j->next;
+	if (j->next)
+		j->next->prev = j->prev;
 	while (j->depth > 0)
 		level_free(j, &j->stack[--j->depth]);
 	free(j->stack);
@@ -286,6 +298,21 @@ int fs_list_start(struct envd_ctx *ctx, struct evhttp_request *req, const struct
 		return -1;
 	}
 	http_conn_set_closecb(j->evcon, on_client_gone, j);
+	j->next = live;
+	if (live)
+		live->prev = j;
+	live = j;
 	schedule(j);
 	return 0;
+}
+
+void fs_list_shutdown(void)
+{
+	while (live) {
+		struct list_job *j = live;
+		/* Unanswered: evhttp frees the request with its connection. */
+		if (j->req)
+			http_conn_set_closecb(j->evcon, NULL, NULL);
+		job_free(j);
+	}
 }

@@ -21,5 +21,8 @@ struct sandbox;
  * E2B's proxy cuts it. */
 int fs_list_start(struct envd_ctx *ctx, struct evhttp_request *req, const struct sandbox *sb,
 	int root_fd, const char *path, uint32_t depth);
+/* Ends every listing in progress, unanswered; called before the envd
+ * listener is freed. */
+void fs_list_shutdown(void);
 
 #endif

@@ -56,6 +56,14 @@ static int by_id(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* An empty table has no array at all, and qsort's is declared non-null
+ * (undefined behaviour even for no elements): nothing to sort then. */
+static void table_sort(struct owner_table *t)
+{
+	if (t->n)
+		qsort(t->v, t->n, sizeof *t->v, by_id);
+}
+
 static void table_free(struct owner_table *t)
 {
 	for (size_t i = 0; i < t->n; i++)
@@ -74,8 +82,8 @@ struct fs_owners *fs_owners_load(const struct sandbox *sb)
 		fs_owners_free(o);
 		return NULL;
 	}
-	qsort(o->users.v, o->users.n, sizeof *o->users.v, by_id);
-	qsort(o->groups.v, o->groups.n, sizeof *o->groups.v, by_id);
+	table_sort(&o->users);
+	table_sort(&o->groups);
 	return o;
 }
 

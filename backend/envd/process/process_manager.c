@@ -5,6 +5,7 @@
 
 #include "envd/process/process_input.h"
 #include "envd/process/process_spawn.h"
+#include "envd/process/process_status.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"

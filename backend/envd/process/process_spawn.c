@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pty.h>
+#include <sanitizer/asan_interface.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,12 +386,32 @@ static pid_t forkpty_blocked(int *pty_master, const struct winsize *ws)
 	return pid;
 }
 
+#define CHILD_STACK (256 * 1024)
+
+#ifdef __SANITIZE_THREAD__
+/* ThreadSanitizer keeps the handlers it wraps and the thread's state in
+ * memory a CLONE_VM child would share: the child's resets would become the
+ * backend's (SIGCHLD and SIGTERM lost). Under TSan the child is a copy, made
+ * by fork, which TSan knows. */
+static pid_t start_child(struct child_args *c, char *stack)
+{
+	(void)stack;
+	pid_t pid = fork();
+	if (pid == 0)
+		child_exec(c);
+	return pid;
+}
+#else
 static int child_main(void *arg)
 {
 	child_exec(arg);
 }
 
-#define CHILD_STACK (256 * 1024)
+static pid_t start_child(struct child_args *c, char *stack)
+{
+	return clone(child_main, stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+}
+#endif
 
 /* A child that shares the backend's memory until it executes (vfork's
  * semantics, as posix_spawn makes them): no copy of the backend's page
@@ -407,9 +428,13 @@ static pid_t clone_vfork(struct child_args *c)
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid_t pid = clone(child_main, stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+	pid_t pid = start_child(c, stack);
 	int e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* Under ASan the child's frames, which never return, leave their
+	 * redzones poisoned in the shadow, which munmap keeps: the next child
+	 * on a stack mapped there would trip over them. (Nothing otherwise.) */
+	ASAN_UNPOISON_MEMORY_REGION(stack, CHILD_STACK);
 	munmap(stack, CHILD_STACK);
 	errno = e;
 	return pid;
@@ -561,38 +586,4 @@ int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out,
 	free_vector(c.envp);
 	free_vector(c.paths);
 	return rc;
-}
-
-/* --- exit status text --------------------------------------------------------- */
-
-/* Go's syscall.Signal.String() on Linux. */
-static const char *const signal_names[] = {
-	[1] = "hangup", [2] = "interrupt", [3] = "quit", [4] = "illegal instruction",
-	[5] = "trace/breakpoint trap", [6] = "aborted", [7] = "bus error",
-	[8] = "floating point exception", [9] = "killed", [10] = "user defined signal 1",
-	[11] = "segmentation fault", [12] = "user defined signal 2", [13] = "broken pipe",
-	[14] = "alarm clock", [15] = "terminated", [16] = "stack fault", [17] = "child exited",
-	[18] = "continued", [19] = "stopped (signal)", [20] = "stopped",
-	[21] = "stopped (tty input)", [22] = "stopped (tty output)", [23] = "urgent I/O condition",
-	[24] = "CPU time limit exceeded", [25] = "file size limit exceeded",
-	[26] = "virtual timer expired", [27] = "profiling timer expired", [28] = "window changed",
-	[29] = "I/O possible", [30] = "power failure", [31] = "bad system call",
-};
-
-void process_status_text(int status, char *out, size_t cap)
-{
-	if (WIFEXITED(status)) {
-		snprintf(out, cap, "exit status %d", WEXITSTATUS(status));
-		return;
-	}
-	if (!WIFSIGNALED(status)) {
-		snprintf(out, cap, "unknown status %d", status);
-		return;
-	}
-	int sig = WTERMSIG(status);
-	const char *core = WCOREDUMP(status) ? " (core dumped)" : "";
-	if (sig > 0 && (size_t)sig < sizeof signal_names / sizeof signal_names[0] && signal_names[sig])
-		snprintf(out, cap, "signal: %s%s", signal_names[sig], core);
-	else
-		snprintf(out, cap, "signal: signal %d%s", sig, core);
 }

@@ -40,7 +40,5 @@ struct proc_spawned {
  * absolute paths literally; NULL with err set (invalid_argument). */
 char *process_resolve_cwd(const char *cwd, const char *home, const char *user, struct connect_error *err);
 int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out, struct connect_error *err);
-/* Go's os.ProcessState text for a wait status: "exit status 3", "signal: killed". */
-void process_status_text(int wait_status, char *out, size_t cap);
 
 #endif

@@ -23,6 +23,7 @@ static const check_suite suites[] = {
 	{"images follow", suite_images_follow},
 	{"squash", suite_store_squash},
 	{"worker", suite_worker},
+	{"fs owners", suite_fs_owners},
 };
 
 int main(void)

@@ -16,5 +16,6 @@ void suite_images(void);
 void suite_images_follow(void);
 void suite_store_squash(void);
 void suite_worker(void);
+void suite_fs_owners(void);
 
 #endif
