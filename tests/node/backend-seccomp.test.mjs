@@ -21,6 +21,7 @@ import { envdClient, dataOf } from '../lib/connect.mjs';
 const T = { timeout: 120_000 };
 const bin = (name) => path.join(path.dirname(backendBinary()), name);
 const SIGSYS = 31;
+const SIGSEGV = 11;
 const EPERM = 1;
 const ENOSYS = 38;
 
@@ -33,9 +34,25 @@ const outcome = (r) => (r.signal !== undefined ? `signal ${r.signal}`
 const refused = (r) => ({ EPERM: r.errno === EPERM, ENOSYS: r.errno === ENOSYS, SIGSYS: r.signal === SIGSYS,
   allowed: r.signal === undefined && r.errno !== EPERM })[r.want];
 
+// A kernel without the i386 entry (ia32_emulation off, or a guest that has
+// none, like some CI VMs) kills a 64-bit process's `int 0x80` with SIGSEGV
+// before any filter sees it: that ABI is out of reach either way. Whether
+// this kernel has it is read from the probe run without the policy.
+const I386 = 'int 0x80 (i386 getpid)';
+let i386Missing;
+function kernelHasNoI386() {
+  if (i386Missing === undefined) {
+    const plain = spawnSync(bin('seccomp-probe'), { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(plain.status, 0, plain.stderr);
+    i386Missing = parseProbe(plain.stdout).find((r) => r.call === I386)?.signal === SIGSEGV;
+  }
+  return i386Missing;
+}
+const holds = (r) => refused(r) || (r.call === I386 && r.signal === SIGSEGV && kernelHasNoI386());
+
 function assertPolicyHolds(lines, who) {
   assert.ok(lines.length >= 60, `${who}: the probe ran every call (${lines.length} lines)`);
-  const wrong = lines.filter((r) => !refused(r)).map((r) => `${r.call}: wanted ${r.want}, got ${outcome(r)}`);
+  const wrong = lines.filter((r) => !holds(r)).map((r) => `${r.call}: wanted ${r.want}, got ${outcome(r)}`);
   assert.deepEqual(wrong, [], `${who}: calls the policy did not handle as it must`);
 }
 
