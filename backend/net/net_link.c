@@ -1,7 +1,17 @@
 /* The veth pair of a sandbox (net_link.h). Three batches: the pair is made
  * from inside the sandbox's namespace (its peer is placed in the backend's
- * at once), the backend's end gets its address and goes up, then eth0 gets
- * its address, goes up and gets the default route. */
+ * at once), the backend's end goes up with its routes and neighbour, then
+ * eth0 gets its address, neighbour and default route.
+ *
+ * The backend's end has no interface address: the gateway address is a
+ * local route on it and the sandbox's a /32 route. An address added or
+ * removed in the backend's namespace is a "network change" to every
+ * browser on the host (Chromium's address tracker listens for them and
+ * fails the connections it is opening with ERR_NETWORK_CHANGED), so a
+ * sandbox's create or delete must not be one; routes and neighbours are
+ * not watched. With no address to answer ARP for, both ends know each
+ * other's MAC from permanent neighbour entries (the MACs are set here, so
+ * udev's MAC policy leaves them alone). */
 #define _GNU_SOURCE
 #include "net/net_link.h"
 
@@ -12,9 +22,11 @@
 #include <libmnl/libmnl.h>
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
+#include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
 #include <net/if.h>
+#include <stdbool.h>
 #include <string.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
@@ -29,6 +41,55 @@ static void add_address(struct net_rtnl_batch *b, unsigned index, uint32_t ip, i
 	uint32_t be = htonl(ip);
 	mnl_attr_put_u32(nlh, IFA_LOCAL, be);
 	mnl_attr_put_u32(nlh, IFA_ADDRESS, be);
+	net_rtnl_end(b, nlh);
+}
+
+static void put_mac(struct nlmsghdr *nlh, uint16_t type, uint32_t ip)
+{
+	unsigned char mac[6];
+	net_link_mac(ip, mac);
+	mnl_attr_put(nlh, type, sizeof mac, mac);
+}
+
+void net_link_mac(uint32_t ip, unsigned char mac[6])
+{
+	mac[0] = 0x02; /* locally administered, unicast */
+	mac[1] = 0xe2;
+	for (int i = 0; i < 4; i++)
+		mac[2 + i] = (unsigned char)(ip >> (24 - 8 * i));
+}
+
+/* ip's neighbour entry on index: permanent, with net_link_mac(ip). */
+static void add_neighbour(struct net_rtnl_batch *b, unsigned index, uint32_t ip)
+{
+	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_REPLACE);
+	struct ndmsg *nd = mnl_nlmsg_put_extra_header(nlh, sizeof *nd);
+	nd->ndm_family = AF_INET;
+	nd->ndm_ifindex = (int)index;
+	nd->ndm_state = NUD_PERMANENT;
+	nd->ndm_type = RTN_UNICAST;
+	mnl_attr_put_u32(nlh, NDA_DST, htonl(ip));
+	put_mac(nlh, NDA_LLADDR, ip);
+	net_rtnl_end(b, nlh);
+}
+
+/* A /32 route to ip through index: type local in the local table (the
+ * gateway address, an address of the namespace without being an interface
+ * address), or unicast in main with the gateway as its source. */
+static void add_host_route(struct net_rtnl_batch *b, unsigned index, uint32_t ip, bool local, uint32_t src)
+{
+	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL);
+	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof *rtm);
+	rtm->rtm_family = AF_INET;
+	rtm->rtm_dst_len = 32;
+	rtm->rtm_table = local ? RT_TABLE_LOCAL : RT_TABLE_MAIN;
+	rtm->rtm_protocol = RTPROT_STATIC;
+	rtm->rtm_scope = local ? RT_SCOPE_HOST : RT_SCOPE_LINK;
+	rtm->rtm_type = local ? RTN_LOCAL : RTN_UNICAST;
+	mnl_attr_put_u32(nlh, RTA_DST, htonl(ip));
+	mnl_attr_put_u32(nlh, RTA_OIF, index);
+	if (!local)
+		mnl_attr_put_u32(nlh, RTA_PREFSRC, htonl(src));
 	net_rtnl_end(b, nlh);
 }
 
@@ -74,17 +135,20 @@ static void add_default_route(struct net_rtnl_batch *b, unsigned index, uint32_t
 }
 
 /* The pair, made in the namespace of the socket it is sent on. */
-static void add_pair(struct net_rtnl_batch *b, const char *host_ifname, int host_ns_fd)
+static void add_pair(struct net_rtnl_batch *b, const char *host_ifname, int host_ns_fd,
+	uint32_t host_ip, uint32_t sandbox_ip)
 {
 	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
 	mnl_nlmsg_put_extra_header(nlh, sizeof(struct ifinfomsg));
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, NET_LINK_SANDBOX_NAME);
+	put_mac(nlh, IFLA_ADDRESS, sandbox_ip);
 	struct nlattr *info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
 	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
 	struct nlattr *data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
 	struct nlattr *peer = mnl_attr_nest_start(nlh, VETH_INFO_PEER);
 	mnl_nlmsg_put_extra_header(nlh, sizeof(struct ifinfomsg)); /* the peer's own header */
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, host_ifname);
+	put_mac(nlh, IFLA_ADDRESS, host_ip);
 	mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)host_ns_fd);
 	mnl_attr_nest_end(nlh, peer);
 	mnl_attr_nest_end(nlh, data);
@@ -107,7 +171,7 @@ int net_link_attach(int sandbox_fd, int host_fd, int host_ns_fd, const char *hos
 {
 	struct net_rtnl_batch b = {0};
 	*step = "create the veth pair";
-	add_pair(&b, host_ifname, host_ns_fd);
+	add_pair(&b, host_ifname, host_ns_fd, host_ip, sandbox_ip);
 	int rc = net_rtnl_send(sandbox_fd, &b);
 	if (rc)
 		return rc;
@@ -116,15 +180,18 @@ int net_link_attach(int sandbox_fd, int host_fd, int host_ns_fd, const char *hos
 	if (!host_index || !eth0)
 		return -ENODEV;
 	*step = "configure the backend's end";
-	add_address(&b, host_index, host_ip, prefix);
 	no_ipv6(&b, host_index);
-	set_up(&b, host_index);
+	set_up(&b, host_index); /* before its routes: a route needs its link up */
+	add_host_route(&b, host_index, host_ip, true, 0);
+	add_host_route(&b, host_index, sandbox_ip, false, host_ip);
+	add_neighbour(&b, host_index, sandbox_ip);
 	if ((rc = net_rtnl_send(host_fd, &b)))
 		return rc;
 	*step = "configure eth0";
 	add_address(&b, eth0, sandbox_ip, prefix);
 	no_ipv6(&b, eth0);
 	set_up(&b, eth0);
+	add_neighbour(&b, eth0, host_ip);
 	add_default_route(&b, eth0, host_ip);
 	return net_rtnl_send(sandbox_fd, &b);
 }

@@ -1,8 +1,10 @@
 /* A sandbox's network interface: one veth pair made with rtnetlink. The
  * sandbox's end is "eth0" in its network namespace with the sandbox's
  * address and a default route through the other end, which lives in the
- * backend's namespace under a name of the backend's (net_pool.h) with the
- * gateway address. Both ends vanish with the sandbox's namespace. */
+ * backend's namespace under a name of the backend's (net_pool.h) with no
+ * interface address (net_link.c says why): routes to the sandbox's address
+ * and to the gateway's (a local one). Both ends vanish with the sandbox's
+ * namespace, and their routes with them. */
 #ifndef E2B_BACKEND_NET_LINK_H
 #define E2B_BACKEND_NET_LINK_H
 
@@ -14,6 +16,9 @@
  * host_fd: one in the backend's, whose namespace file host_ns_fd is.
  * Addresses in host byte order, on a /prefix of their own. 0, or -errno
  * with *step naming what failed. */
+/* The MAC of the end holding ip: 02:e2 and the address's four bytes. */
+void net_link_mac(uint32_t ip, unsigned char mac[6]);
+
 int net_link_attach(int sandbox_fd, int host_fd, int host_ns_fd, const char *host_ifname,
 	uint32_t host_ip, uint32_t sandbox_ip, int prefix, const char **step);
 
