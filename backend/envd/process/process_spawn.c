@@ -418,13 +418,22 @@ static pid_t start_child(struct child_args *c, char *stack)
  * tables, and the child runs at once on this CPU while the loop waits the
  * ~0.3 ms until its exec; a fork cost 0.3-0.5 ms more per command, and as
  * much again to wake the child on the other, idle CPU. Every signal is
- * blocked around it, as for forkpty_blocked. */
+ * blocked around it, as for forkpty_blocked.
+ *
+ * The child's stack is the calling thread's own, mapped once and kept: the
+ * parent waits while the child uses it, so it is free again when clone
+ * returns. A stack mapped and unmapped per command cost its page faults
+ * and, the backend having threads, a TLB shootdown on every CPU it ran on. */
 static pid_t clone_vfork(struct child_args *c)
 {
-	char *stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-		-1, 0);
-	if (stack == MAP_FAILED)
-		return -1;
+	static __thread char *stack;
+	if (!stack) {
+		char *mapped = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (mapped == MAP_FAILED)
+			return -1;
+		stack = mapped; /* a thread's, until the process ends */
+	}
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
@@ -432,10 +441,9 @@ static pid_t clone_vfork(struct child_args *c)
 	int e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	/* Under ASan the child's frames, which never return, leave their
-	 * redzones poisoned in the shadow, which munmap keeps: the next child
-	 * on a stack mapped there would trip over them. (Nothing otherwise.) */
+	 * redzones poisoned in the shadow: the next child on this stack would
+	 * trip over them. (Nothing otherwise.) */
 	ASAN_UNPOISON_MEMORY_REGION(stack, CHILD_STACK);
-	munmap(stack, CHILD_STACK);
 	errno = e;
 	return pid;
 }
