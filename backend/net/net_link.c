@@ -44,22 +44,16 @@ static void add_address(struct net_rtnl_batch *b, unsigned index, uint32_t ip, i
 	net_rtnl_end(b, nlh);
 }
 
+/* The MAC of the end holding ip: 02:e2 (locally administered, unicast) and
+ * the address's four bytes, distinct for every end of this backend's block. */
 static void put_mac(struct nlmsghdr *nlh, uint16_t type, uint32_t ip)
 {
-	unsigned char mac[6];
-	net_link_mac(ip, mac);
+	unsigned char mac[6] = {0x02, 0xe2, (unsigned char)(ip >> 24), (unsigned char)(ip >> 16),
+		(unsigned char)(ip >> 8), (unsigned char)ip};
 	mnl_attr_put(nlh, type, sizeof mac, mac);
 }
 
-void net_link_mac(uint32_t ip, unsigned char mac[6])
-{
-	mac[0] = 0x02; /* locally administered, unicast */
-	mac[1] = 0xe2;
-	for (int i = 0; i < 4; i++)
-		mac[2 + i] = (unsigned char)(ip >> (24 - 8 * i));
-}
-
-/* ip's neighbour entry on index: permanent, with net_link_mac(ip). */
+/* ip's neighbour entry on index: permanent, with put_mac's MAC for ip. */
 static void add_neighbour(struct net_rtnl_batch *b, unsigned index, uint32_t ip)
 {
 	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_REPLACE);

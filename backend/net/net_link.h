@@ -16,9 +16,6 @@
  * host_fd: one in the backend's, whose namespace file host_ns_fd is.
  * Addresses in host byte order, on a /prefix of their own. 0, or -errno
  * with *step naming what failed. */
-/* The MAC of the end holding ip: 02:e2 and the address's four bytes. */
-void net_link_mac(uint32_t ip, unsigned char mac[6]);
-
 int net_link_attach(int sandbox_fd, int host_fd, int host_ns_fd, const char *host_ifname,
 	uint32_t host_ip, uint32_t sandbox_ip, int prefix, const char **step);
 

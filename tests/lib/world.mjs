@@ -22,6 +22,8 @@
 //                               resolv.conf, keeping the machine's /sys (cgroups): `ip netns
 //                               exec` would remount /sys and hide /sys/fs/cgroup
 //   world.seen()                the servers' log so far: [{kind, local, remote, path, name, ...}]
+//   world.runTests(file)        runs a node:test file in the host namespace: { code, out }
+//                               (E2BW_WORLD_LOG names the servers' log there)
 //   world.remove()
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -106,14 +108,27 @@ export async function makeWorld() {
     remove()
     throw err
   }
+  const inHost = (cmd, args = []) => ['nsenter', [`--net=/run/netns/${host}`, 'unshare', '-m', '--propagation', 'private', 'sh', '-c',
+    `mount --bind /etc/netns/${host}/resolv.conf /etc/resolv.conf && exec "$0" "$@"`, cmd, ...args]]
   return {
     host,
     world,
     logPath,
     exec: (ns, cmd, args = []) => execFileSync('ip', ['netns', 'exec', ns, cmd, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }).toString(),
-    inHost: (cmd, args = []) => ['nsenter', [`--net=/run/netns/${host}`, 'unshare', '-m', '--propagation', 'private', 'sh', '-c',
-      `mount --bind /etc/netns/${host}/resolv.conf /etc/resolv.conf && exec "$0" "$@"`, cmd, ...args]],
+    inHost,
     seen: () => readFileSync(logPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)),
+    runTests: (file) => runTestsIn(inHost, logPath, file),
     remove,
   }
+}
+
+function runTestsIn(inHost, logPath, file) {
+  const [cmd, args] = inHost(process.execPath, ['--test', '--test-reporter=tap', file])
+  const env = { ...process.env, E2BW_WORLD_LOG: logPath }
+  delete env.NODE_TEST_CONTEXT // else the inner runner sees a parent and runs nothing
+  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', (d) => { out += d })
+  child.stderr.on('data', (d) => { out += d })
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })))
 }

@@ -4,7 +4,6 @@
 // root): without it this test fails, it does not skip. Both namespaces and
 // everything in them are removed whether the cases pass or not.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -16,14 +15,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 test('sandbox networking in a world namespace (egress rules, DNS, what is never reachable, cleanup)', { timeout: 600000 }, async () => {
   const world = await makeWorld()
   try {
-    const [cmd, args] = world.inHost(process.execPath, ['--test', '--test-reporter=tap', path.join(here, 'world-cases.mjs')])
-    const env = { ...process.env, E2BW_WORLD_LOG: world.logPath }
-    delete env.NODE_TEST_CONTEXT // else the inner runner sees a parent and runs nothing
-    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    child.stdout.on('data', (d) => { out += d })
-    child.stderr.on('data', (d) => { out += d })
-    const code = await new Promise((resolve) => child.on('exit', resolve))
+    const { code, out } = await world.runTests(path.join(here, 'world-cases.mjs'))
     process.stdout.write(out.replace(/^/gm, '  '))
     assert.equal(code, 0, 'world cases failed (their output is above)')
     assert.match(out, /^# fail 0$/m)
