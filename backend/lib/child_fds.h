@@ -1,4 +1,4 @@
-/* The descriptors of a forked helper (a sandbox's cleaner, the disk pool's
+/* The descriptors of a forked helper (the disk pool's
  * helper, the store's helpers). */
 #ifndef E2B_BACKEND_CHILD_FDS_H
 #define E2B_BACKEND_CHILD_FDS_H

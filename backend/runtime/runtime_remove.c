@@ -1,14 +1,23 @@
 /* Removing a sandbox: its init is killed at once (the kernel then kills its
- * whole pid namespace); a forked cleaner waits for its cgroups to empty (or,
- * rootless, for the init to be dead), unmounts its overlay, template and disk
- * (the loop device then detaches) and deletes its directory with the disk's
- * image, off the event loop, so a tree of 200,000 files never stalls other
- * clients. Its id range is free again once the cleaner has finished. */
+ * whole pid namespace); a cleaner thread (lib/worker.h) waits for its
+ * cgroups to empty (or, rootless, for the init to be dead), unmounts its
+ * overlay, template and disk (the loop device then detaches) and deletes its
+ * directory with the disk's image, off the event loop, so a tree of 200,000
+ * files never stalls other clients. Its id range is free again once the
+ * cleaner has finished with it.
+ *
+ * A thread, not a forked process: a fork copies the backend's page tables
+ * and, while the copy lives, turns every page the backend writes into a
+ * copy-on-write fault with a TLB shootdown on each CPU its threads ran on;
+ * under a paging-based hypervisor that cost more CPU than the cleaning
+ * itself (docs/PERFORMANCE.md, "Sandbox inits and removals without a copy
+ * of the backend"). Removals run one at a time, in the order they were
+ * asked for. */
 #define _GNU_SOURCE
 #include "runtime/runtime_remove.h"
 
-#include "lib/child_fds.h"
 #include "lib/tree_remove.h"
+#include "lib/worker.h"
 #include "registry/registry.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_disk.h"
@@ -24,66 +33,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* A removal in progress: a forked cleaner holding the write end of a pipe. */
-struct cleaner {
-	struct cleaner *next;
-	pid_t pid;
-	int fd;
-	int id_slot; /* given back when the cleaner is done */
-	struct event *ev;
+/* The cleaner's thread yields to the loop's (nice, per thread on Linux). */
+#define CLEANER_NICE 10
+
+/* A removal asked for: the sandbox's runtime state without its
+ * descriptors (closed at once, so nothing of the backend keeps its mounts
+ * busy) and its directory. */
+struct removal {
+	struct removal *next;
+	char *dir;
+	struct sandbox_rt *rt; /* NULL: a sandbox without a runtime (isolation none) */
+	int id_slot;           /* given back when the cleaner is done */
 };
-static struct cleaner *cleaners;
-static void on_cleaner_done(evutil_socket_t fd, short what, void *arg);
 
-static void cleaner_wait(struct cleaner *c)
-{
-	char buf[16];
-	while (read(c->fd, buf, sizeof buf) > 0 || errno == EINTR)
-		;
-}
-
-static void cleaner_free(struct cleaner *c)
-{
-	for (struct cleaner **pp = &cleaners; *pp; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
-	if (c->ev)
-		event_free(c->ev);
-	close(c->fd);
-	runtime_ids_release(c->id_slot);
-	free(c);
-}
-
-
-void runtime_wait_cleaners(void)
-{
-	/* Blocking is right here: nothing of a sandbox may outlive the backend. */
-	while (cleaners) {
-		int flags = fcntl(cleaners->fd, F_GETFL);
-		fcntl(cleaners->fd, F_SETFL, flags & ~O_NONBLOCK);
-		cleaner_wait(cleaners);
-		cleaner_free(cleaners);
-	}
-}
-
-
-static void on_cleaner_done(evutil_socket_t fd, short what, void *arg)
-{
-	(void)what;
-	struct cleaner *c = arg;
-	char buf[16];
-	ssize_t n = read(fd, buf, sizeof buf);
-	if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
-		return;
-	cleaner_free(c);
-}
+static struct {
+	struct worker *worker;
+	struct removal *head, *tail; /* waiting, oldest first */
+	struct removal *running;
+} cl;
 
 /* Without cgroups (rootless): the init, once dead (a zombie or reaped),
  * has taken every process of its pid namespace with it. */
@@ -122,15 +92,71 @@ static void unmount_all(struct sandbox_rt *rt, const char *dir)
 	}
 }
 
-/* In the forked cleaner: unmounts and deletes. Never returns. */
-__attribute__((noreturn)) static void clean(const char *dir, struct sandbox_rt *rt)
+static void clean(struct removal *r)
 {
-	if (rt)
-		unmount_all(rt, dir);
-	int rc = dir ? tree_remove(dir) : 0;
-	if (rc != 0)
-		dprintf(2, "sandbox directory %s: could not delete it completely\n", dir);
-	_exit(rc == 0 ? 0 : 1);
+	if (r->rt)
+		unmount_all(r->rt, r->dir);
+	if (r->dir && tree_remove(r->dir) != 0)
+		fprintf(stderr, "sandbox directory %s: could not delete it completely\n", r->dir);
+}
+
+static void removal_free(struct removal *r)
+{
+	runtime_ids_release(r->id_slot);
+	runtime_state_free(r->rt);
+	free(r->dir);
+	free(r);
+}
+
+static void clean_work(void *arg)
+{
+	clean(arg);
+}
+
+static void next_removal(void);
+
+static void clean_done(void *arg)
+{
+	cl.running = NULL;
+	removal_free(arg);
+	next_removal();
+}
+
+static void next_removal(void)
+{
+	struct removal *r = cl.head;
+	if (cl.running || !r)
+		return;
+	cl.head = r->next;
+	if (!cl.head)
+		cl.tail = NULL;
+	cl.running = r;
+	if (worker_run(cl.worker, clean_work, clean_done, r) != 0) {
+		clean(r); /* cannot happen (nothing else runs on it); never leave anything */
+		clean_done(r);
+	}
+}
+
+void runtime_wait_cleaners(void)
+{
+	/* Blocking is right here: nothing of a sandbox may outlive the backend. */
+	while (cl.running)
+		worker_drain(cl.worker); /* each done starts the next */
+}
+
+/* The sandbox's descriptors, closed now: the cleaner needs paths only. */
+static void close_descriptors(struct sandbox_rt *rt)
+{
+	for (int i = 0; i < RT_NCTRL; i++) {
+		if (rt->procs_fd[i] >= 0)
+			close(rt->procs_fd[i]);
+		rt->procs_fd[i] = -1;
+	}
+	if (rt->root_fd >= 0)
+		close(rt->root_fd);
+	if (rt->report_fd >= 0)
+		close(rt->report_fd);
+	rt->root_fd = rt->report_fd = -1;
 }
 
 void runtime_sandbox_remove(struct sandbox *sb)
@@ -143,48 +169,40 @@ void runtime_sandbox_remove(struct sandbox *sb)
 			runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", "THAWED");
 		if (rt->init_pid > 0)
 			kill(rt->init_pid, SIGKILL);
+		close_descriptors(rt);
 	}
-	struct cleaner *c = calloc(1, sizeof *c);
-	int p[2] = {-1, -1};
-	pid_t pid = -1;
-	if (c && pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0)
-		pid = fork();
-	if (pid == 0) {
-		if (child_fds(p[1]) != 0)
-			_exit(1);
-		prctl(PR_SET_NAME, "e2b-sbx-clean");
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		clean(sb->dir, rt);
-	}
-	if (pid < 0) {
-		/* No cleaner: do it here, blocking, rather than leave anything. */
-		if (p[0] >= 0) {
-			close(p[0]);
-			close(p[1]);
-		}
-		free(c);
-		if (rt) {
-			unmount_all(rt, sb->dir);
-			if (sb->dir)
-				tree_remove(sb->dir);
-			runtime_ids_release(rt->ids.slot);
-		} else if (sb->dir) {
-			tree_remove(sb->dir);
-		}
-	} else {
-		close(p[1]);
-		c->pid = pid;
-		c->id_slot = rt ? rt->ids.slot : -1;
-		c->fd = p[0];
-		c->ev = event_new(rt_g.base, p[0], EV_READ | EV_PERSIST, on_cleaner_done, c);
-		if (c->ev)
-			event_add(c->ev, NULL);
-		c->next = cleaners;
-		cleaners = c;
-	}
-	runtime_state_free(rt);
 	sb->rt = NULL;
+	if (!cl.worker) {
+		/* A finished removal is the loop's last concern: the base's lowest
+		 * priority. */
+		int priorities = event_base_get_npriorities(rt_g.base);
+		cl.worker = worker_new(rt_g.base, priorities > 1 ? priorities - 1 : 0, CLEANER_NICE);
+	}
+	struct removal *r = calloc(1, sizeof *r);
+	if (r && (!sb->dir || (r->dir = strdup(sb->dir)))) {
+		r->rt = rt;
+		r->id_slot = rt ? rt->ids.slot : -1;
+		if (cl.worker) {
+			if (cl.tail)
+				cl.tail->next = r;
+			else
+				cl.head = r;
+			cl.tail = r;
+			next_removal();
+			return;
+		}
+	}
+	/* No cleaner: do it here, blocking, rather than leave anything. */
+	if (r)
+		free(r->dir);
+	free(r);
+	if (rt) {
+		unmount_all(rt, sb->dir);
+		runtime_ids_release(rt->ids.slot);
+	}
+	if (sb->dir)
+		tree_remove(sb->dir);
+	runtime_state_free(rt);
 }
 
 void runtime_sandbox_stop(struct sandbox *sb)

@@ -1,4 +1,4 @@
-/* Removing a sandbox: its processes are killed and a forked cleaner
+/* Removing a sandbox: its processes are killed and a cleaner thread
  * unmounts and deletes its overlay, disk, directory and cgroups off the
  * event loop. Calls runtime_cgroup.c, runtime_disk.c, runtime_overlay.c and
  * lib/. */
@@ -10,7 +10,7 @@ struct sandbox;
 struct sandbox_rt;
 
 /* Kills every process of the sandbox and removes its directory, cgroups and
- * mount off the event loop (a forked cleaner). sb->dir is gone afterwards,
+ * mount off the event loop (the cleaner thread). sb->dir is gone afterwards,
  * as far as the caller is concerned. */
 void runtime_sandbox_remove(struct sandbox *sb);
 /* Stops the sandbox but keeps it (persistence: the backend stops, or an

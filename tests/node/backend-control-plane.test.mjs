@@ -453,7 +453,7 @@ describe('control plane', () => {
     const dir = path.join(backend.stateDir, 'sandboxes', sb.sandboxID);
     assert.ok(existsSync(dir));
     await until(async () => (await api('GET', `/sandboxes/${sb.sandboxID}`)).status === 404, 'sandbox expiry', 30000, 100);
-    // The API forgets the sandbox at once; its directory goes later, in the cleaner process
+    // The API forgets the sandbox at once; its directory goes later, in the cleaner thread
     // (off the event loop), so wait for that with a deadline rather than racing it.
     await until(() => !existsSync(dir), 'expired sandbox dir removed', 30000, 20);
     assert.equal((await api.envd('GET', '/health', sb.sandboxID)).status, 502);
