@@ -9,23 +9,58 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/futex.h>
 #include <linux/keyctl.h>
 #include <poll.h>
+#include <sanitizer/asan_interface.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* The cloned init before exec is a copy of the backend made by a raw
- * clone(), not glibc's fork(): a lock another thread of the backend held at
- * that moment (a worker's, lib/worker.h) stays held in the copy for good. So
- * it calls nothing of glibc that takes one: raw system calls for its ids
- * (glibc's setresuid would take the thread list's lock to reach every
- * thread), and strerrordesc_np, not strerror's translations. */
+/* The cloned init, until it executes e2b-sandbox-init, shares the backend's
+ * memory (CLONE_VM, as a vfork child does) on a stack of its own. A copy of
+ * the backend, as fork makes, cost the copy of its page tables and then a
+ * copy-on-write fault, with a TLB shootdown on every CPU, for each page the
+ * backend wrote while the copy lived and after; under a paging-based
+ * hypervisor that was a large part of a create's CPU (docs/PERFORMANCE.md,
+ * "Sandbox inits and removals without a copy of the backend"). The child
+ * runs while its parent goes on (writing its maps, then other work), so:
+ * - it writes no memory of the backend's but its own stack; glibc's errno
+ *   is the one thing it shares (the thread's), written only when a call
+ *   fails, after which it reports and exits;
+ * - it calls nothing of glibc that takes a lock (a lock another thread held
+ *   stays held for it): raw system calls for its ids (glibc's setresuid
+ *   would take the thread list's lock to reach every thread), and
+ *   strerrordesc_np, not strerror's translations;
+ * - the mm's dumpable flag is the backend's as well: the id change that
+ *   clears it is undone at once (PR_SET_DUMPABLE), as the parent does for
+ *   its own.
+ * Rootless clones a copy (fork's semantics): there a backend that is not
+ * dumpable for a moment could not write the maps of another sandbox's init
+ * being made meanwhile (its /proc files would belong to the machine's root).
+ * So does a ThreadSanitizer build, which cannot follow a CLONE_VM child. */
+
+/* What the cloned init reads before it executes: the calling thread's, kept
+ * for its next init once this one has executed or ended. */
+struct init_launch {
+	char *stack;
+	int running;            /* 1 until the child executes or ends: the kernel clears it (CLONE_CHILD_CLEARTID) */
+	int go_fd, go_write_fd; /* the pipe the parent says "go" on: the child reads, and closes its copy of the write end */
+	int report_fd;          /* the report pipe's write end */
+	int init_fd, filter_fd;
+	pid_t parent;
+	bool single_id;
+};
+static __thread struct init_launch launch;
+
+#define INIT_STACK (128 * 1024)
 
 /* In the cloned init before exec: says what failed on the report pipe. */
 __attribute__((noreturn)) static void init_fail(int report_fd, const char *what)
@@ -40,24 +75,97 @@ __attribute__((noreturn)) static void init_fail(int report_fd, const char *what)
 
 /* In the cloned init, once the parent has written its id maps and put it
  * into the cgroups: becomes root of its user namespace. */
-static void init_become_root(int go_fd, int report_fd, pid_t parent)
+static void init_become_root(const struct init_launch *l)
 {
 	char c = 0;
-	while (read(go_fd, &c, 1) < 0 && errno == EINTR)
+	while (read(l->go_fd, &c, 1) < 0 && errno == EINTR)
 		;
 	if (c != 'g')
 		_exit(1); /* the parent gave up */
 	if (syscall(SYS_setresgid, 0, 0, 0) != 0 || syscall(SYS_setresuid, 0, 0, 0) != 0)
-		init_fail(report_fd, "become root in the sandbox's user namespace");
-	if (!rt_g.single_id && syscall(SYS_setgroups, 0, NULL) != 0)
-		init_fail(report_fd, "setgroups");
+		init_fail(l->report_fd, "become root in the sandbox's user namespace");
+	if (!l->single_id && syscall(SYS_setgroups, 0, NULL) != 0)
+		init_fail(l->report_fd, "setgroups");
+	/* The ids changed: the mm, the backend's when shared, is dumpable again. */
+	prctl(PR_SET_DUMPABLE, 1);
 	/* After the id change, which clears it; the parent is outside the new
 	 * pid namespace, so getppid() is 0 while it lives. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != 0 && getppid() != parent)
+	if (getppid() != 0 && getppid() != l->parent)
 		_exit(1);
 	/* A session keyring of its own (not the backend's session's). */
 	syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL);
+}
+
+/* The cloned init: only async-signal-safe calls until exec. */
+static int init_main(void *arg)
+{
+	const struct init_launch *l = arg;
+	close(l->go_write_fd);
+	init_become_root(l);
+	/* Keep only the report pipe (as fd 3), the syscall policy the init
+	 * installs after its mounts (fd 4) and the init binary. */
+	int init_fd = fcntl(l->init_fd, F_DUPFD_CLOEXEC, 64);
+	int filter_fd = fcntl(l->filter_fd, F_DUPFD_CLOEXEC, 64);
+	if (init_fd < 0 || filter_fd < 0 || dup2(l->report_fd, 3) != 3 || dup2(filter_fd, 4) != 4)
+		init_fail(l->report_fd, "set up descriptors");
+	syscall(SYS_close_range, 5U, (unsigned)init_fd - 1, 0U);
+	syscall(SYS_close_range, (unsigned)init_fd + 1, ~0U, 0U);
+	char hostname[] = "e2b", here[] = ".";
+	char *argv[] = {"e2b-sandbox-init", here, hostname, NULL};
+	char *envp[] = {NULL};
+	/* Born with every signal blocked (clone_init_child): unblocked only
+	 * now, so no handler of the backend's ever runs here. */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	syscall(SYS_execveat, init_fd, "", argv, envp, AT_EMPTY_PATH);
+	init_fail(3, "exec e2b-sandbox-init");
+}
+
+/* The thread's launch block, free: its last init has executed or ended (at
+ * once, unless that one is still on its way out). NULL: no stack. */
+static struct init_launch *launch_block(void)
+{
+	int v;
+	while ((v = __atomic_load_n(&launch.running, __ATOMIC_ACQUIRE)) != 0)
+		syscall(SYS_futex, &launch.running, FUTEX_WAIT, v, NULL, NULL, 0);
+	if (!launch.stack) {
+		char *mapped = mmap(NULL, INIT_STACK, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (mapped == MAP_FAILED)
+			return NULL;
+		launch.stack = mapped; /* the thread's, until the process ends */
+	}
+	/* Under ASan the frames of the last child, which never returned, left
+	 * their redzones poisoned in the shadow. */
+	ASAN_UNPOISON_MEMORY_REGION(launch.stack, INIT_STACK);
+	return &launch;
+}
+
+/* Clones the init with every signal blocked (init_main unblocks them). */
+static pid_t clone_init_child(struct init_launch *l, int ns_flags)
+{
+#ifdef __SANITIZE_THREAD__
+	bool shared = false;
+#else
+	bool shared = rt_g.mode == ISOLATION_FULL;
+#endif
+	int flags = ns_flags | SIGCHLD;
+	if (shared) {
+		flags |= CLONE_VM | CLONE_CHILD_CLEARTID;
+		__atomic_store_n(&l->running, 1, __ATOMIC_RELEASE);
+	}
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid_t pid = clone(init_main, l->stack + INIT_STACK, flags, l, NULL, NULL, &l->running);
+	int e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0)
+		__atomic_store_n(&l->running, 0, __ATOMIC_RELEASE);
+	errno = e;
+	return pid;
 }
 
 int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
@@ -70,7 +178,16 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		close(p[1]);
 		return -1;
 	}
-	pid_t parent = getpid();
+	struct init_launch *l = launch_block();
+	if (l) {
+		l->go_fd = go[0];
+		l->go_write_fd = go[1];
+		l->report_fd = p[1];
+		l->init_fd = rt_g.init_fd;
+		l->filter_fd = runtime_seccomp_fd();
+		l->parent = getpid();
+		l->single_id = rt_g.single_id;
+	}
 	/* Cloned in the sandbox's root, with the range's base id as effective
 	 * uid:
 	 * - the kernel charges a user namespace's per-uid counts (inotify
@@ -86,21 +203,19 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 	 * setresuid changes every thread's): on a worker (lib/worker.h) the loop
 	 * goes on as root meanwhile. The working directory is the thread's
 	 * own there, and the process's when the loop calls. */
-	long pid = -1;
-	if (fchdir(rt->root_fd) == 0) {
+	pid_t pid = -1;
+	if (l && fchdir(rt->root_fd) == 0) {
 		if (syscall(SYS_setresuid, (uid_t)-1, rt->ids.base, (uid_t)-1) == 0) {
 			prctl(PR_SET_DUMPABLE, 1);
-			pid = syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
-				CLONE_NEWIPC | CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, NULL);
+			pid = clone_init_child(l, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
+				CLONE_NEWIPC | CLONE_NEWNET);
 		}
 		int e = errno;
-		if (pid != 0 && (syscall(SYS_setresuid, (uid_t)-1, 0, (uid_t)-1) != 0 ||
-				    fchdir(rt_g.cwd_fd) != 0)) {
+		if (syscall(SYS_setresuid, (uid_t)-1, 0, (uid_t)-1) != 0 || fchdir(rt_g.cwd_fd) != 0) {
 			fprintf(stderr, "e2b-local-backend: cannot become root again in its own directory\n");
 			abort();
 		}
-		if (pid != 0)
-			prctl(PR_SET_DUMPABLE, 1);
+		prctl(PR_SET_DUMPABLE, 1);
 		errno = e;
 	}
 	if (pid < 0) {
@@ -110,30 +225,9 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		close(go[1]);
 		return -1;
 	}
-	if (pid == 0) {
-		/* The child: only async-signal-safe calls until exec. */
-		close(go[1]);
-		init_become_root(go[0], p[1], parent);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		/* Keep only the report pipe (as fd 3), the syscall policy the
-		 * init installs after its mounts (fd 4) and the init binary. */
-		int init_fd = fcntl(rt_g.init_fd, F_DUPFD_CLOEXEC, 64);
-		int filter_fd = fcntl(runtime_seccomp_fd(), F_DUPFD_CLOEXEC, 64);
-		if (init_fd < 0 || filter_fd < 0 || dup2(p[1], 3) != 3 || dup2(filter_fd, 4) != 4)
-			init_fail(p[1], "set up descriptors");
-		syscall(SYS_close_range, 5U, (unsigned)init_fd - 1, 0U);
-		syscall(SYS_close_range, (unsigned)init_fd + 1, ~0U, 0U);
-		char hostname[] = "e2b", here[] = ".";
-		char *argv[] = {"e2b-sandbox-init", here, hostname, NULL};
-		char *envp[] = {NULL};
-		syscall(SYS_execveat, init_fd, "", argv, envp, AT_EMPTY_PATH);
-		init_fail(3, "exec e2b-sandbox-init");
-	}
 	close(p[1]);
 	close(go[0]);
-	rt->init_pid = (pid_t)pid;
+	rt->init_pid = pid;
 	/* Its maps and cgroups before it runs anything (a child with another
 	 * effective uid may not move itself into a cgroup). */
 	int rc = runtime_userns_write_maps(rt->init_pid, rt->ids.base, rt->ids.base, rt->ids.count);
