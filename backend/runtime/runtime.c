@@ -523,7 +523,7 @@ static int signal_all(struct sandbox *sb, int sig)
 	pid_t pid = fork();
 	if (pid == 0)
 		_exit(kill(-1, sig) == 0 || errno == ESRCH ? 0 : 1);
-	runtime_fork_leave(sb, 0);
+	runtime_fork_leave(sb, 0, false);
 	int st = 0;
 	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;

@@ -143,13 +143,15 @@ int runtime_fork_enter(const struct sandbox *sb)
 	return rc;
 }
 
-int runtime_fork_leave(const struct sandbox *sb, pid_t child)
+int runtime_fork_leave(const struct sandbox *sb, pid_t child, bool joined)
 {
 	if (!sb->rt)
 		return 0;
-	/* The child joins its cgroups itself before exec; doing it here too
-	 * means it is in them before anyone hears of it (the start event). */
-	if (child > 0) {
+	/* The child joins its cgroups itself before exec; a forked one may not
+	 * have yet, and doing it here too means it is in them before anyone
+	 * hears of it (the start event). Each write takes the kernel's cgroup
+	 * migration lock. */
+	if (child > 0 && !joined) {
 		char text[24];
 		int n = snprintf(text, sizeof text, "%d", (int)child);
 		for (int i = 0; i < RT_NCTRL; i++)

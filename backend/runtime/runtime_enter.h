@@ -32,11 +32,13 @@ int runtime_path_is_dir(const struct sandbox *sb, const char *path);
  * namespace. enter returns -1 with errno, EAGAIN when the sandbox already
  * holds SANDBOX_PIDS_MAX processes (cgroup v1 does not check pids.max when
  * a process is moved in). leave always restores the backend's and puts child
- * (if > 0) into the sandbox's cgroups; -1 with EAGAIN when that took the
+ * (if > 0) into the sandbox's cgroups, unless it has joined them itself
+ * already (joined: a vfork child, which has executed or ended when its
+ * parent resumes); -1 with EAGAIN when that took the
  * sandbox past SANDBOX_PIDS_MAX: child has then been sent SIGKILL, and the
  * caller reaps it and fails the start as for enter's EAGAIN. */
 int runtime_fork_enter(const struct sandbox *sb);
-int runtime_fork_leave(const struct sandbox *sb, pid_t child);
+int runtime_fork_leave(const struct sandbox *sb, pid_t child, bool joined);
 /* In the forked child, before exec: joins the cgroups and namespaces,
  * installs the syscall policy (runtime_seccomp.h), drops privileges the
  * sandbox must not have, becomes user u. -1 with errno. Only system calls

@@ -49,7 +49,7 @@ static int run_in(struct sandbox *sb, const char *user, const char *script, char
 		return -1;
 	pid_t pid = fork();
 	if (pid != 0)
-		runtime_fork_leave(sb, pid);
+		runtime_fork_leave(sb, pid, false);
 	if (pid == 0) {
 		dup2(p[1], 1);
 		if (runtime_child_enter(sb, &u) != 0 || chdir("/") != 0)

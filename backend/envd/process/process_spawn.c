@@ -480,7 +480,7 @@ static int spawn_pty(const struct proc_spawn *spec, struct child_args *c, struct
 		return -1;
 	}
 	pid_t pid = forkpty_blocked(&master, &ws);
-	if (pid != 0 && runtime_fork_leave(spec->sb, pid) != 0) {
+	if (pid != 0 && runtime_fork_leave(spec->sb, pid, false) != 0) {
 		reap(pid);
 		close(master);
 		entering_failed(err);
@@ -535,14 +535,15 @@ static int spawn_pipes(const struct proc_spawn *spec, struct child_args *c, stru
 	c->out_fd = o[1];
 	c->err_fd = e[1];
 	pid_t pid = clone_vfork(c);
-	if (pid > 0 && runtime_fork_leave(spec->sb, pid) != 0) {
+	/* A vfork child: it has joined its cgroups, and executed, or ended. */
+	if (pid > 0 && runtime_fork_leave(spec->sb, pid, true) != 0) {
 		reap(pid);
 		entering_failed(err);
 		goto fail;
 	}
 	if (pid < 0) {
 		int errno_clone = errno;
-		if (runtime_fork_leave(spec->sb, -1) != 0)
+		if (runtime_fork_leave(spec->sb, -1, true) != 0)
 			errno = errno_clone;
 		connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
 			strerror(errno_clone));
