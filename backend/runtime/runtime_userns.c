@@ -6,10 +6,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sanitizer/asan_interface.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -26,42 +28,73 @@ int runtime_userns_write_maps(pid_t pid, uid_t uid_base, gid_t gid_base, unsigne
 	return 0;
 }
 
+/* The child of runtime_userns_new: exists until its pipe's write end closes. */
+static int userns_child(void *arg)
+{
+	int fd = *(const int *)arg;
+	/* Only its own pipe's read end: a copy of another thread's write end
+	 * (two of these made at once, on the loop and on the warm pool's
+	 * worker) would keep that child from its EOF, and the two children, and
+	 * their waitpids, would wait for each other for ever. */
+	if (fd > 0)
+		close_range(0, (unsigned int)fd - 1, 0);
+	close_range((unsigned int)fd + 1, ~0U, 0);
+	char c;
+	while (read(fd, &c, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+#define USERNS_CHILD_STACK (64 * 1024)
+
 int runtime_userns_new(uid_t uid_base, gid_t gid_base, unsigned long count)
 {
 	/* The child only has to exist while its map is written and its
-	 * namespace opened: the descriptor then keeps the namespace alive. */
+	 * namespace opened: the descriptor then keeps the namespace alive. It
+	 * shares the backend's memory (CLONE_VM) on a stack of the thread's
+	 * own, free again once it has been reaped below: a copy of the backend
+	 * would cost its page tables and a copy-on-write fault for every page
+	 * the backend wrote afterwards (docs/PERFORMANCE.md, "Sandbox inits and
+	 * removals without a copy of the backend"). It writes nothing but that
+	 * stack; errno is the one thing it shares, and it ends either way. */
+	static __thread char *stack;
+	if (!stack) {
+		char *mapped = mmap(NULL, USERNS_CHILD_STACK, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (mapped == MAP_FAILED)
+			return -1;
+		stack = mapped; /* the thread's, until the process ends */
+	}
+	ASAN_UNPOISON_MEMORY_REGION(stack, USERNS_CHILD_STACK);
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0)
 		return -1;
 	/* No exit signal: a "clone" child, which the event loop's
 	 * waitpid(-1, WNOHANG) never reaps, so this one may be made on the
-	 * warm pool's worker thread (runtime_sandbox_build) and reaped here. */
-	long pid = syscall(SYS_clone, CLONE_NEWUSER, NULL, NULL, NULL, NULL);
-	if (pid == 0) {
-		/* Only its own pipe's read end: a copy of another thread's write
-		 * end (two of these made at once, on the loop and on the warm pool's
-		 * worker) would keep that child from its EOF, and the two children,
-		 * and their waitpids, would wait for each other for ever. */
-		char c;
-		if (p[0] > 0)
-			close_range(0, (unsigned int)p[0] - 1, 0);
-		close_range((unsigned int)p[0] + 1, ~0U, 0);
-		while (read(p[0], &c, 1) < 0 && errno == EINTR)
-			;
-		_exit(0);
-	}
+	 * warm pool's worker thread (runtime_sandbox_build) and reaped here.
+	 * Every signal blocked: no handler of the backend's runs in it. */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+#ifdef __SANITIZE_THREAD__
+	int flags = CLONE_NEWUSER; /* TSan cannot follow a CLONE_VM child */
+#else
+	int flags = CLONE_NEWUSER | CLONE_VM;
+#endif
+	pid_t pid = clone(userns_child, stack + USERNS_CHILD_STACK, flags, &p[0]);
 	int e = errno, fd = -1;
-	close(p[0]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid > 0) {
 		char path[64];
-		snprintf(path, sizeof path, "/proc/%ld/ns/user", pid);
-		if (runtime_userns_write_maps((pid_t)pid, uid_base, gid_base, count) == 0)
+		snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+		if (runtime_userns_write_maps(pid, uid_base, gid_base, count) == 0)
 			fd = open(path, O_RDONLY | O_CLOEXEC);
 		e = errno;
 	}
+	close(p[0]);
 	close(p[1]); /* the child reads EOF and exits */
 	if (pid > 0)
-		while (waitpid((pid_t)pid, NULL, __WCLONE) < 0 && errno == EINTR)
+		while (waitpid(pid, NULL, __WCLONE) < 0 && errno == EINTR)
 			;
 	errno = e;
 	return fd;
