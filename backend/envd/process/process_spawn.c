@@ -3,8 +3,8 @@
  * group can be signalled), pipes or a PTY; with isolation inside the
  * sandbox's namespaces, cgroups and root, as the requested user. The child is
  * the backend's own (born in the sandbox's pid namespace), so the backend's
- * SIGCHLD reaping sees it like any other child: with pipes it shares the
- * backend's memory until it executes (clone_vfork), with a pty it is forked. */
+ * SIGCHLD reaping sees it like any other child, and it shares the backend's
+ * memory until it executes (clone_vfork), with pipes or a pty. */
 #define _GNU_SOURCE
 #include "envd/process/process_spawn.h"
 
@@ -271,7 +271,8 @@ struct child_args {
 	pid_t parent;              /* what getppid() must say (0 inside a sandbox's pid namespace) */
 	char **argv, **envp;
 	char **paths;              /* where to look for argv[0], in order */
-	int in_fd, out_fd, err_fd; /* to become 0, 1, 2 (-1: pty, set up already) */
+	int in_fd, out_fd, err_fd; /* to become 0, 1, 2 (-1: a pty's) */
+	int pty_slave;             /* a pty's terminal end: its controlling terminal and 0, 1, 2; else -1 */
 };
 
 /* write(2) of a message and an errno's text, without stdio or locks. */
@@ -300,7 +301,14 @@ __attribute__((noreturn)) static void child_exec(const struct child_args *c)
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (c->out_fd >= 0) {
+	if (c->pty_slave >= 0) {
+		/* login_tty(3)'s steps: a session whose controlling terminal is
+		 * the pty. */
+		setsid();
+		if (ioctl(c->pty_slave, TIOCSCTTY, 0) != 0 || dup2(c->pty_slave, 0) < 0 ||
+		    dup2(c->pty_slave, 1) < 0 || dup2(c->pty_slave, 2) < 0)
+			_exit(125);
+	} else if (c->out_fd >= 0) {
 		setsid();
 		if (dup2(c->in_fd, 0) < 0 || dup2(c->out_fd, 1) < 0 || dup2(c->err_fd, 2) < 0)
 			_exit(125);
@@ -371,21 +379,6 @@ static char **exec_paths(const char *cmd, const char *path)
 	return v;
 }
 
-/* forkpty with every signal blocked: the child starts with the backend's
- * handlers, and child_exec resets them before it unblocks. */
-static pid_t forkpty_blocked(int *pty_master, const struct winsize *ws)
-{
-	sigset_t all, old;
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	pid_t pid = forkpty(pty_master, NULL, NULL, ws);
-	int e = errno;
-	if (pid != 0)
-		sigprocmask(SIG_SETMASK, &old, NULL);
-	errno = e;
-	return pid;
-}
-
 #define CHILD_STACK (256 * 1024)
 
 #ifdef __SANITIZE_THREAD__
@@ -417,8 +410,10 @@ static pid_t start_child(struct child_args *c, char *stack)
  * semantics, as posix_spawn makes them): no copy of the backend's page
  * tables, and the child runs at once on this CPU while the loop waits the
  * ~0.3 ms until its exec; a fork cost 0.3-0.5 ms more per command, and as
- * much again to wake the child on the other, idle CPU. Every signal is
- * blocked around it, as for forkpty_blocked.
+ * much again to wake the child on the other, idle CPU, and left the
+ * backend's pages copy-on-write. Every signal is blocked around it: the
+ * child starts with the backend's handlers, and child_exec resets them
+ * before it unblocks.
  *
  * The child's stack is the calling thread's own, mapped once and kept: the
  * parent waits while the child uses it, so it is free again when clone
@@ -474,44 +469,54 @@ static int spawn_pty(const struct proc_spawn *spec, struct child_args *c, struct
 	struct connect_error *err)
 {
 	struct winsize ws = {.ws_row = spec->rows, .ws_col = spec->cols};
-	int master = -1;
-	if (runtime_fork_enter(spec->sb) != 0) {
-		entering_failed(err);
-		return -1;
-	}
-	pid_t pid = forkpty_blocked(&master, &ws);
-	if (pid != 0 && runtime_fork_leave(spec->sb, pid, false) != 0) {
-		reap(pid);
-		close(master);
-		entering_failed(err);
-		return -1;
-	}
-	if (pid < 0) {
+	int master = -1, slave = -1, input = -1;
+	if (openpty(&master, &slave, NULL, NULL, &ws) != 0) {
 		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
 			"error starting pty with command '%s' in dir '%s' with '%u' cols and '%u' rows: %s",
 			spec->cmd, spec->cwd, spec->cols, spec->rows, strerror(errno));
 		return -1;
 	}
-	if (pid == 0)
-		child_exec(c); /* forkpty made the session and the standard descriptors */
 	master = private_fd(master);
-	int input = master >= 0 ? fcntl(master, F_DUPFD_CLOEXEC, 3) : -1;
-	if (master < 0 || input < 0 || set_nonblocking(master) != 0) {
-		if (master >= 0)
-			close(master);
-		if (input >= 0)
-			close(input);
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	slave = private_fd(slave);
+	input = master >= 0 ? fcntl(master, F_DUPFD_CLOEXEC, 3) : -1;
+	if (master < 0 || slave < 0 || input < 0 || set_nonblocking(master) != 0) {
 		connect_error_set(err, CONNECT_INTERNAL, "error setting up the pty: %s", strerror(errno));
-		return -1;
+		goto fail;
 	}
+	if (runtime_fork_enter(spec->sb) != 0) {
+		entering_failed(err);
+		goto fail;
+	}
+	c->pty_slave = slave;
+	pid_t pid = clone_vfork(c);
+	/* A vfork child: it has joined its cgroups, and executed, or ended. */
+	if (pid > 0 && runtime_fork_leave(spec->sb, pid, true) != 0) {
+		reap(pid);
+		entering_failed(err);
+		goto fail;
+	}
+	if (pid < 0) {
+		int errno_clone = errno;
+		if (runtime_fork_leave(spec->sb, -1, true) != 0)
+			errno = errno_clone;
+		connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
+			strerror(errno_clone));
+		goto fail;
+	}
+	close(slave);
 	out->pid = pid;
 	out->out_fd = master;
 	out->err_fd = -1;
 	out->in_fd = input; /* shares the master's O_NONBLOCK */
 	return 0;
+fail:
+	if (master >= 0)
+		close(master);
+	if (slave >= 0)
+		close(slave);
+	if (input >= 0)
+		close(input);
+	return -1;
 }
 
 static int spawn_pipes(const struct proc_spawn *spec, struct child_args *c, struct proc_spawned *out,
@@ -585,7 +590,8 @@ int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out,
 	}
 	struct child_args c = {.spec = spec, .parent = spec->sb && runtime_isolated() ? 0 : getpid(),
 		.argv = build_argv(spec->cmd, spec->args), .envp = build_env(spec),
-		.paths = exec_paths(spec->cmd, spec->path_env), .in_fd = -1, .out_fd = -1, .err_fd = -1};
+		.paths = exec_paths(spec->cmd, spec->path_env), .in_fd = -1, .out_fd = -1, .err_fd = -1,
+		.pty_slave = -1};
 	int rc = -1;
 	if (!c.argv || !c.envp || !c.paths)
 		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
