@@ -263,9 +263,9 @@ static void close_from_3(void)
 		close(fd);
 }
 
-/* What the child needs, all made by the parent: the child of the pipes
- * path shares the backend's memory (spawn_pipes), so it allocates nothing
- * and calls nothing of glibc that takes a lock. */
+/* What the child needs, all made by the parent: the child shares the
+ * backend's memory (clone_vfork), so it allocates nothing and calls nothing
+ * of glibc that takes a lock. */
 struct child_args {
 	const struct proc_spawn *spec;
 	pid_t parent;              /* what getppid() must say (0 inside a sandbox's pid namespace) */
