@@ -2,6 +2,7 @@
  * calls into the process manager. */
 #include "envd/process/process_rpc.h"
 
+#include "envd/process/process_cwd.h"
 #include "envd/process/process_input.h"
 #include "envd/process/process_manager.h"
 #include "envd/process/process_spawn.h"

@@ -1,6 +1,7 @@
 /* Commands the backend runs in a sandbox for itself (process_run.h). */
 #include "envd/process/process_run.h"
 
+#include "envd/process/process_cwd.h"
 #include "envd/process/process_manager.h"
 #include "envd/process/process_spawn.h"
 #include "http/http_connect.h"

@@ -1,6 +1,5 @@
 /* Starting a process the way envd does: fork into the sandbox (runtime/),
- * switch to the account, chdir, exec; a PTY when asked. Also the working
- * directory envd would use and Go's text for a wait status. Calls runtime/,
+ * switch to the account, chdir, exec; a PTY when asked. Calls runtime/,
  * http/ (Connect errors) and lib/. */
 #ifndef E2B_BACKEND_PROCESS_SPAWN_H
 #define E2B_BACKEND_PROCESS_SPAWN_H
@@ -36,9 +35,6 @@ struct proc_spawned {
 	int err_fd;  /* stderr pipe, or -1 */
 	int in_fd;   /* stdin pipe, a dup of the PTY master, or -1 */
 };
-/* The working directory envd would use: ~ and relative paths against home,
- * absolute paths literally; NULL with err set (invalid_argument). */
-char *process_resolve_cwd(const char *cwd, const char *home, const char *user, struct connect_error *err);
 int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out, struct connect_error *err);
 
 #endif
