@@ -124,7 +124,7 @@ $(BUILD)/bin/seccomp-apply: tests/backend/seccomp_apply.c backend/runtime/runtim
 
 # An idmapped bind mount of a template, for the rootless tests (tests/lib/rootless.mjs).
 backend: $(BUILD)/bin/idmap-mount
-IDMAP_MOUNT_SRC := backend/runtime/runtime_userns.c backend/runtime/runtime_cgroup.c
+IDMAP_MOUNT_SRC := backend/runtime/runtime_userns.c backend/runtime/runtime_cgroup.c backend/lib/child_stack.c
 $(BUILD)/bin/idmap-mount: tests/backend/idmap_mount.c $(IDMAP_MOUNT_SRC) $(BACKEND_HDR)
 	@mkdir -p $(BUILD)/bin
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend $< $(IDMAP_MOUNT_SRC) -o $@

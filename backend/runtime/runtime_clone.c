@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_clone.h"
 
+#include "lib/child_stack.h"
 #include "runtime/runtime_seccomp.h"
 #include "runtime/runtime_state.h"
 #include "runtime/runtime_userns.h"
@@ -12,14 +13,12 @@
 #include <linux/futex.h>
 #include <linux/keyctl.h>
 #include <poll.h>
-#include <sanitizer/asan_interface.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -50,13 +49,11 @@
 /* What the cloned init reads before it executes: the calling thread's, kept
  * for its next init once this one has executed or ended. */
 struct init_launch {
-	char *stack;
+	char *stack, *stack_top; /* lib/child_stack.h */
 	int running;            /* 1 until the child executes or ends: the kernel clears it (CLONE_CHILD_CLEARTID) */
 	int go_fd, go_write_fd; /* the pipe the parent says "go" on: the child reads, and closes its copy of the write end */
 	int report_fd;          /* the report pipe's write end */
-	int init_fd, filter_fd;
 	pid_t parent;
-	bool single_id;
 };
 static __thread struct init_launch launch;
 
@@ -84,7 +81,7 @@ static void init_become_root(const struct init_launch *l)
 		_exit(1); /* the parent gave up */
 	if (syscall(SYS_setresgid, 0, 0, 0) != 0 || syscall(SYS_setresuid, 0, 0, 0) != 0)
 		init_fail(l->report_fd, "become root in the sandbox's user namespace");
-	if (!l->single_id && syscall(SYS_setgroups, 0, NULL) != 0)
+	if (!rt_g.single_id && syscall(SYS_setgroups, 0, NULL) != 0)
 		init_fail(l->report_fd, "setgroups");
 	/* The ids changed: the mm, the backend's when shared, is dumpable again. */
 	prctl(PR_SET_DUMPABLE, 1);
@@ -105,8 +102,8 @@ static int init_main(void *arg)
 	init_become_root(l);
 	/* Keep only the report pipe (as fd 3), the syscall policy the init
 	 * installs after its mounts (fd 4) and the init binary. */
-	int init_fd = fcntl(l->init_fd, F_DUPFD_CLOEXEC, 64);
-	int filter_fd = fcntl(l->filter_fd, F_DUPFD_CLOEXEC, 64);
+	int init_fd = fcntl(rt_g.init_fd, F_DUPFD_CLOEXEC, 64);
+	int filter_fd = fcntl(runtime_seccomp_fd(), F_DUPFD_CLOEXEC, 64);
 	if (init_fd < 0 || filter_fd < 0 || dup2(l->report_fd, 3) != 3 || dup2(filter_fd, 4) != 4)
 		init_fail(l->report_fd, "set up descriptors");
 	syscall(SYS_close_range, 5U, (unsigned)init_fd - 1, 0U);
@@ -130,17 +127,8 @@ static struct init_launch *launch_block(void)
 	int v;
 	while ((v = __atomic_load_n(&launch.running, __ATOMIC_ACQUIRE)) != 0)
 		syscall(SYS_futex, &launch.running, FUTEX_WAIT, v, NULL, NULL, 0);
-	if (!launch.stack) {
-		char *mapped = mmap(NULL, INIT_STACK, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-		if (mapped == MAP_FAILED)
-			return NULL;
-		launch.stack = mapped; /* the thread's, until the process ends */
-	}
-	/* Under ASan the frames of the last child, which never returned, left
-	 * their redzones poisoned in the shadow. */
-	ASAN_UNPOISON_MEMORY_REGION(launch.stack, INIT_STACK);
-	return &launch;
+	launch.stack_top = child_stack_top(&launch.stack, INIT_STACK);
+	return launch.stack_top ? &launch : NULL;
 }
 
 /* Clones the init with every signal blocked (init_main unblocks them). */
@@ -159,7 +147,7 @@ static pid_t clone_init_child(struct init_launch *l, int ns_flags)
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid_t pid = clone(init_main, l->stack + INIT_STACK, flags, l, NULL, NULL, &l->running);
+	pid_t pid = clone(init_main, l->stack_top, flags, l, NULL, NULL, &l->running);
 	int e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0)
@@ -183,10 +171,7 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		l->go_fd = go[0];
 		l->go_write_fd = go[1];
 		l->report_fd = p[1];
-		l->init_fd = rt_g.init_fd;
-		l->filter_fd = runtime_seccomp_fd();
 		l->parent = getpid();
-		l->single_id = rt_g.single_id;
 	}
 	/* Cloned in the sandbox's root, with the range's base id as effective
 	 * uid:

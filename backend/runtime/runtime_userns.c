@@ -2,16 +2,15 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_userns.h"
 
+#include "lib/child_stack.h"
 #include "runtime/runtime_cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sanitizer/asan_interface.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -58,14 +57,9 @@ int runtime_userns_new(uid_t uid_base, gid_t gid_base, unsigned long count)
 	 * removals without a copy of the backend"). It writes nothing but that
 	 * stack; errno is the one thing it shares, and it ends either way. */
 	static __thread char *stack;
-	if (!stack) {
-		char *mapped = mmap(NULL, USERNS_CHILD_STACK, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-		if (mapped == MAP_FAILED)
-			return -1;
-		stack = mapped; /* the thread's, until the process ends */
-	}
-	ASAN_UNPOISON_MEMORY_REGION(stack, USERNS_CHILD_STACK);
+	char *top = child_stack_top(&stack, USERNS_CHILD_STACK);
+	if (!top)
+		return -1;
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0)
 		return -1;
@@ -81,7 +75,7 @@ int runtime_userns_new(uid_t uid_base, gid_t gid_base, unsigned long count)
 #else
 	int flags = CLONE_NEWUSER | CLONE_VM;
 #endif
-	pid_t pid = clone(userns_child, stack + USERNS_CHILD_STACK, flags, &p[0]);
+	pid_t pid = clone(userns_child, top, flags, &p[0]);
 	int e = errno, fd = -1;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid > 0) {

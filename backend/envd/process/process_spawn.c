@@ -9,6 +9,7 @@
 #include "envd/process/process_spawn.h"
 
 #include "http/http_connect.h"
+#include "lib/child_stack.h"
 #include "lib/text.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
@@ -18,13 +19,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pty.h>
-#include <sanitizer/asan_interface.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -325,9 +324,9 @@ static char **exec_paths(const char *cmd, const char *path)
  * memory a CLONE_VM child would share: the child's resets would become the
  * backend's (SIGCHLD and SIGTERM lost). Under TSan the child is a copy, made
  * by fork, which TSan knows. */
-static pid_t start_child(struct child_args *c, char *stack)
+static pid_t start_child(struct child_args *c, char *stack_top)
 {
-	(void)stack;
+	(void)stack_top;
 	pid_t pid = fork();
 	if (pid == 0)
 		child_exec(c);
@@ -339,9 +338,9 @@ static int child_main(void *arg)
 	child_exec(arg);
 }
 
-static pid_t start_child(struct child_args *c, char *stack)
+static pid_t start_child(struct child_args *c, char *stack_top)
 {
-	return clone(child_main, stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+	return clone(child_main, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 }
 #endif
 
@@ -354,30 +353,21 @@ static pid_t start_child(struct child_args *c, char *stack)
  * child starts with the backend's handlers, and child_exec resets them
  * before it unblocks.
  *
- * The child's stack is the calling thread's own, mapped once and kept: the
+ * The child's stack is the calling thread's own (lib/child_stack.h): the
  * parent waits while the child uses it, so it is free again when clone
- * returns. A stack mapped and unmapped per command cost its page faults
- * and, the backend having threads, a TLB shootdown on every CPU it ran on. */
+ * returns. */
 static pid_t clone_vfork(struct child_args *c)
 {
 	static __thread char *stack;
-	if (!stack) {
-		char *mapped = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-		if (mapped == MAP_FAILED)
-			return -1;
-		stack = mapped; /* a thread's, until the process ends */
-	}
+	char *top = child_stack_top(&stack, CHILD_STACK);
+	if (!top)
+		return -1;
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid_t pid = start_child(c, stack);
+	pid_t pid = start_child(c, top);
 	int e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	/* Under ASan the child's frames, which never return, leave their
-	 * redzones poisoned in the shadow: the next child on this stack would
-	 * trip over them. (Nothing otherwise.) */
-	ASAN_UNPOISON_MEMORY_REGION(stack, CHILD_STACK);
 	errno = e;
 	return pid;
 }
@@ -404,6 +394,33 @@ static void reap(pid_t pid)
 	errno = e;
 }
 
+/* Starts c's child, born in the sandbox's pid namespace; -1 with err set
+ * (the caller closes the descriptors it made for it). */
+static pid_t start_in_sandbox(const struct proc_spawn *spec, struct child_args *c,
+	struct connect_error *err)
+{
+	if (runtime_fork_enter(spec->sb) != 0) {
+		entering_failed(err);
+		return -1;
+	}
+	pid_t pid = clone_vfork(c);
+	/* A vfork child: it has joined its cgroups, and executed, or ended. */
+	if (pid > 0 && runtime_fork_leave(spec->sb, pid, true) != 0) {
+		reap(pid);
+		entering_failed(err);
+		return -1;
+	}
+	if (pid < 0) {
+		int errno_clone = errno;
+		if (runtime_fork_leave(spec->sb, -1, true) != 0)
+			errno = errno_clone;
+		connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
+			strerror(errno_clone));
+		return -1;
+	}
+	return pid;
+}
+
 static int spawn_pty(const struct proc_spawn *spec, struct child_args *c, struct proc_spawned *out,
 	struct connect_error *err)
 {
@@ -422,26 +439,10 @@ static int spawn_pty(const struct proc_spawn *spec, struct child_args *c, struct
 		connect_error_set(err, CONNECT_INTERNAL, "error setting up the pty: %s", strerror(errno));
 		goto fail;
 	}
-	if (runtime_fork_enter(spec->sb) != 0) {
-		entering_failed(err);
-		goto fail;
-	}
 	c->pty_slave = slave;
-	pid_t pid = clone_vfork(c);
-	/* A vfork child: it has joined its cgroups, and executed, or ended. */
-	if (pid > 0 && runtime_fork_leave(spec->sb, pid, true) != 0) {
-		reap(pid);
-		entering_failed(err);
+	pid_t pid = start_in_sandbox(spec, c, err);
+	if (pid < 0)
 		goto fail;
-	}
-	if (pid < 0) {
-		int errno_clone = errno;
-		if (runtime_fork_leave(spec->sb, -1, true) != 0)
-			errno = errno_clone;
-		connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
-			strerror(errno_clone));
-		goto fail;
-	}
 	close(slave);
 	out->pid = pid;
 	out->out_fd = master;
@@ -471,28 +472,12 @@ static int spawn_pipes(const struct proc_spawn *spec, struct child_args *c, stru
 			spec->cmd, strerror(errno));
 		goto fail;
 	}
-	if (runtime_fork_enter(spec->sb) != 0) {
-		entering_failed(err);
-		goto fail;
-	}
 	c->in_fd = spec->stdin_pipe ? in[0] : null_fd;
 	c->out_fd = o[1];
 	c->err_fd = e[1];
-	pid_t pid = clone_vfork(c);
-	/* A vfork child: it has joined its cgroups, and executed, or ended. */
-	if (pid > 0 && runtime_fork_leave(spec->sb, pid, true) != 0) {
-		reap(pid);
-		entering_failed(err);
+	pid_t pid = start_in_sandbox(spec, c, err);
+	if (pid < 0)
 		goto fail;
-	}
-	if (pid < 0) {
-		int errno_clone = errno;
-		if (runtime_fork_leave(spec->sb, -1, true) != 0)
-			errno = errno_clone;
-		connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
-			strerror(errno_clone));
-		goto fail;
-	}
 	close(o[1]);
 	close(e[1]);
 	if (in[0] >= 0)
