@@ -355,7 +355,10 @@ static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
 		if (rt->procs_fd[i] < 0)
 			return -1;
 	}
-	return 0;
+	char path[512];
+	snprintf(path, sizeof path, "%s/pids.current", rt->cg[RT_PIDS]);
+	rt->pids_fd = open(path, O_RDONLY | O_CLOEXEC);
+	return rt->pids_fd < 0 ? -1 : 0;
 }
 
 /* A fresh runtime state: nothing taken, nothing mounted. */
@@ -364,12 +367,9 @@ static struct sandbox_rt *rt_new(void)
 	struct sandbox_rt *rt = calloc(1, sizeof *rt);
 	if (!rt)
 		return NULL;
-	rt->root_fd = -1;
-	rt->report_fd = -1;
 	rt->disk.loop = -1;
 	rt->ids.slot = -1;
-	for (int i = 0; i < RT_NCTRL; i++)
-		rt->procs_fd[i] = -1;
+	runtime_state_no_fds(rt);
 	return rt;
 }
 

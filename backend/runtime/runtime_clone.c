@@ -120,6 +120,27 @@ static int init_main(void *arg)
 	init_fail(3, "exec e2b-sandbox-init");
 }
 
+/* The new init (a pidfd) and its namespaces (rt->ns_fd), opened while it
+ * waits for "go": its pid cannot name another process yet. Commands and
+ * sockets join them through these descriptors ever after (runtime_enter.c),
+ * never by a pid that, once the init had died and been reaped, could be
+ * another sandbox's init. */
+static int open_namespaces(struct sandbox_rt *rt)
+{
+	static const char *const names[RT_NNS] = {"user", "uts", "ipc", "net", "mnt", "pid"};
+	rt->init_pidfd = (int)syscall(SYS_pidfd_open, rt->init_pid, 0);
+	if (rt->init_pidfd < 0)
+		return -1;
+	for (int i = 0; i < RT_NNS; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)rt->init_pid, names[i]);
+		rt->ns_fd[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (rt->ns_fd[i] < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The thread's launch block, free: its last init has executed or ended (at
  * once, unless that one is still on its way out). NULL: no stack. */
 static struct init_launch *launch_block(void)
@@ -215,7 +236,9 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 	rt->init_pid = pid;
 	/* Its maps and cgroups before it runs anything (a child with another
 	 * effective uid may not move itself into a cgroup). */
-	int rc = runtime_userns_write_maps(rt->init_pid, rt->ids.base, rt->ids.base, rt->ids.count);
+	int rc = open_namespaces(rt);
+	if (rc == 0)
+		rc = runtime_userns_write_maps(rt->init_pid, rt->ids.base, rt->ids.base, rt->ids.count);
 	char text[24];
 	int len = snprintf(text, sizeof text, "%d", (int)pid);
 	for (int i = 0; rc == 0 && i < RT_NCTRL; i++)

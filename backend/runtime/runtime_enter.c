@@ -17,6 +17,7 @@
 #include <linux/keyctl.h>
 #include <linux/openat2.h>
 #include <pthread.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -58,11 +59,15 @@ int runtime_path_is_dir(const struct sandbox *sb, const char *path)
 	return rc;
 }
 
-static int open_ns(pid_t pid, const char *ns)
+/* The init's namespace `which` (RT_NS_*), opened when it was cloned
+ * (runtime_clone.c): joined through that descriptor, never by the init's
+ * pid, which names another process once the init has died and been reaped.
+ * -1 with ESRCH when the sandbox has none (it is not running). */
+static int sandbox_ns(const struct sandbox_rt *rt, int which)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)pid, ns);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	if (rt->ns_fd[which] < 0)
+		errno = ESRCH;
+	return rt->ns_fd[which];
 }
 
 struct socket_request {
@@ -87,7 +92,7 @@ int runtime_socket(const struct sandbox *sb, int domain, int type, int protocol)
 {
 	if (!sb->rt)
 		return socket(domain, type | SOCK_CLOEXEC, protocol);
-	struct socket_request r = {.ns_fd = open_ns(sb->rt->init_pid, "net"), .domain = domain,
+	struct socket_request r = {.ns_fd = sandbox_ns(sb->rt, RT_NS_NET), .domain = domain,
 		.type = type, .protocol = protocol, .fd = -1};
 	if (r.ns_fd < 0)
 		return -1;
@@ -98,7 +103,6 @@ int runtime_socket(const struct sandbox *sb, int domain, int type, int protocol)
 		pthread_join(t, NULL);
 	else
 		r.err = rc;
-	close(r.ns_fd);
 	errno = r.err;
 	return r.fd;
 }
@@ -107,15 +111,10 @@ int runtime_socket(const struct sandbox *sb, int domain, int type, int protocol)
  * (or the sandbox has none: rootless). */
 static long pids_current(const struct sandbox_rt *rt)
 {
-	if (!rt->cg[RT_PIDS])
+	if (rt->pids_fd < 0)
 		return -1;
-	char path[512], text[32];
-	snprintf(path, sizeof path, "%s/pids.current", rt->cg[RT_PIDS]);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, text, sizeof text - 1);
-	close(fd);
+	char text[32];
+	ssize_t n = pread(rt->pids_fd, text, sizeof text - 1, 0);
 	if (n <= 0)
 		return -1;
 	text[n] = '\0';
@@ -133,14 +132,17 @@ int runtime_fork_enter(const struct sandbox *sb)
 		errno = EAGAIN;
 		return -1;
 	}
-	int ns = open_ns(sb->rt->init_pid, "pid");
-	if (ns < 0)
+	for (int i = 0; i < RT_NNS; i++)
+		if (sandbox_ns(sb->rt, i) < 0)
+			return -1; /* the child joins the others */
+	/* An init that has ended (its pid namespace with it) takes no child:
+	 * say so, rather than the ENOMEM clone() would give. */
+	struct pollfd ended = {.fd = sb->rt->init_pidfd, .events = POLLIN};
+	if (ended.fd >= 0 && poll(&ended, 1, 0) > 0) {
+		errno = ESRCH;
 		return -1;
-	int rc = setns(ns, CLONE_NEWPID);
-	int e = errno;
-	close(ns);
-	errno = e;
-	return rc;
+	}
+	return setns(sb->rt->ns_fd[RT_NS_PID], CLONE_NEWPID);
 }
 
 int runtime_fork_leave(const struct sandbox *sb, pid_t child, bool joined)
@@ -200,23 +202,15 @@ int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u)
 	 * (a login links its user's keyring there) is none of the sandbox's. */
 	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
 		return -1;
-	/* Open them all first: once in the sandbox's mount namespace, /proc is
-	 * its own. The user namespace comes first: it owns the others, and
-	 * joining it gives the capabilities the other setns() calls need there. */
-	static const char *const names[] = {"user", "uts", "ipc", "net", "mnt"};
-	static const int types[] = {CLONE_NEWUSER, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS};
-	enum { NS_COUNT = sizeof types / sizeof types[0] };
-	int fds[NS_COUNT];
-	for (int i = 0; i < NS_COUNT; i++) {
-		fds[i] = open_ns(rt->init_pid, names[i]);
-		if (fds[i] < 0)
+	/* Through the sandbox's descriptors (this child's copies are closed
+	 * before exec; runtime_fork_enter checked they are open). The user
+	 * namespace comes first: it owns the others, and joining it gives the
+	 * capabilities the other setns() calls need there. The pid namespace is
+	 * the parent's to join. */
+	static const int types[RT_NS_PID] = {CLONE_NEWUSER, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS};
+	for (int i = 0; i < RT_NS_PID; i++)
+		if (setns(rt->ns_fd[i], types[i]) != 0)
 			return -1;
-	}
-	for (int i = 0; i < NS_COUNT; i++) {
-		if (setns(fds[i], types[i]) != 0)
-			return -1;
-		close(fds[i]);
-	}
 	if (chdir("/") != 0)
 		return -1;
 	/* While it still has CAP_SYS_ADMIN: then no NO_NEW_PRIVS is needed,

@@ -31,7 +31,8 @@ int runtime_path_is_dir(const struct sandbox *sb, const char *path);
 /* In the parent, around fork(): the next child is born in the sandbox's pid
  * namespace. enter returns -1 with errno, EAGAIN when the sandbox already
  * holds SANDBOX_PIDS_MAX processes (cgroup v1 does not check pids.max when
- * a process is moved in). leave always restores the backend's and puts child
+ * a process is moved in), ESRCH when its init has ended (killed from
+ * outside, or by the out-of-memory killer: the sandbox can run nothing). leave always restores the backend's and puts child
  * (if > 0) into the sandbox's cgroups, unless it has joined them itself
  * already (joined: a vfork child, which has executed or ended when its
  * parent resumes); -1 with EAGAIN when that took the

@@ -144,21 +144,6 @@ void runtime_wait_cleaners(void)
 		worker_drain(cl.worker); /* each done starts the next */
 }
 
-/* The sandbox's descriptors, closed now: the cleaner needs paths only. */
-static void close_descriptors(struct sandbox_rt *rt)
-{
-	for (int i = 0; i < RT_NCTRL; i++) {
-		if (rt->procs_fd[i] >= 0)
-			close(rt->procs_fd[i]);
-		rt->procs_fd[i] = -1;
-	}
-	if (rt->root_fd >= 0)
-		close(rt->root_fd);
-	if (rt->report_fd >= 0)
-		close(rt->report_fd);
-	rt->root_fd = rt->report_fd = -1;
-}
-
 void runtime_sandbox_remove(struct sandbox *sb)
 {
 	struct sandbox_rt *rt = sb->rt;
@@ -169,7 +154,7 @@ void runtime_sandbox_remove(struct sandbox *sb)
 			runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", "THAWED");
 		if (rt->init_pid > 0)
 			kill(rt->init_pid, SIGKILL);
-		close_descriptors(rt);
+		runtime_state_close_fds(rt); /* the cleaner needs paths only */
 	}
 	sb->rt = NULL;
 	if (!cl.worker) {
@@ -243,30 +228,49 @@ void runtime_sandbox_stop(struct sandbox *sb)
 		runtime_ids_release(ids.slot);
 		return;
 	}
-	cold->root_fd = -1;
-	cold->report_fd = -1;
+	runtime_state_no_fds(cold);
 	cold->disk.loop = -1;
-	for (int i = 0; i < RT_NCTRL; i++)
-		cold->procs_fd[i] = -1;
 	cold->ids = ids;
 	cold->kept = true;
 	cold->rebase = rebase;
 	sb->rt = cold;
 }
 
+void runtime_state_no_fds(struct sandbox_rt *rt)
+{
+	for (int i = 0; i < RT_NCTRL; i++)
+		rt->procs_fd[i] = -1;
+	for (int i = 0; i < RT_NNS; i++)
+		rt->ns_fd[i] = -1;
+	rt->pids_fd = rt->init_pidfd = rt->root_fd = rt->report_fd = -1;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void runtime_state_close_fds(struct sandbox_rt *rt)
+{
+	for (int i = 0; i < RT_NCTRL; i++)
+		close_fd(&rt->procs_fd[i]);
+	for (int i = 0; i < RT_NNS; i++)
+		close_fd(&rt->ns_fd[i]);
+	close_fd(&rt->pids_fd);
+	close_fd(&rt->init_pidfd);
+	close_fd(&rt->root_fd);
+	close_fd(&rt->report_fd);
+}
+
 void runtime_state_free(struct sandbox_rt *rt)
 {
 	if (!rt)
 		return;
-	for (int i = 0; i < RT_NCTRL; i++) {
-		if (rt->procs_fd[i] >= 0)
-			close(rt->procs_fd[i]);
+	runtime_state_close_fds(rt);
+	for (int i = 0; i < RT_NCTRL; i++)
 		free(rt->cg[i]);
-	}
-	if (rt->root_fd >= 0)
-		close(rt->root_fd);
-	if (rt->report_fd >= 0)
-		close(rt->report_fd);
 	free(rt->rootfs);
 	free(rt);
 }

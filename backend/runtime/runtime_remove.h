@@ -23,5 +23,10 @@ void runtime_sandbox_stop(struct sandbox *sb);
 void runtime_wait_cleaners(void);
 /* Frees a sandbox's runtime state (descriptors, cgroup paths). */
 void runtime_state_free(struct sandbox_rt *rt);
+/* A new state's descriptors, all -1 (none open yet); and closing every one
+ * open (each then -1): the sandbox's processes are being killed, and
+ * nothing of the backend may keep its mounts or namespaces alive. */
+void runtime_state_no_fds(struct sandbox_rt *rt);
+void runtime_state_close_fds(struct sandbox_rt *rt);
 
 #endif

@@ -19,6 +19,11 @@
 enum { RT_MEMORY, RT_PIDS, RT_CPU, RT_FREEZER, RT_DEVICES, RT_CPUACCT, RT_NCTRL };
 extern const char *const rt_controllers[RT_NCTRL];
 
+/* The init's namespaces a command joins, in the order it joins them (the
+ * user namespace first: it owns the others); pid last, joined by the
+ * backend itself for its next child (runtime_fork_enter). */
+enum { RT_NS_USER, RT_NS_UTS, RT_NS_IPC, RT_NS_NET, RT_NS_MNT, RT_NS_PID, RT_NNS };
+
 /* A sandbox's writable layer: an ext4 image (<dir>/disk.img) on a loop
  * device, mounted at <dir>/disk (runtime_disk.h). */
 struct runtime_disk {
@@ -36,6 +41,9 @@ struct sandbox_rt {
 	bool mounted;
 	int root_fd;             /* O_PATH of rootfs: paths are resolved beneath it */
 	int procs_fd[RT_NCTRL];  /* cgroup.procs of each controller: a child writes "0"; -1 rootless */
+	int pids_fd;             /* pids.current of its pids cgroup, read with pread; -1 rootless */
+	int ns_fd[RT_NNS];       /* the init's namespaces, opened at its clone (runtime_clone.c); else -1 */
+	int init_pidfd;          /* the init itself (pidfd_open), readable once it has ended; -1 none */
 	char *cg[RT_NCTRL];      /* the sandbox's cgroup directories; NULL rootless */
 	struct runtime_disk disk; /* where upper/ and work/ live: its size is the limit; loop -1 rootless */
 	bool kept;               /* adopted from an earlier run: disk and upper exist (runtime_sandbox_adopt) */

@@ -397,3 +397,38 @@ describe('nothing remains', () => {
     }
   });
 });
+
+describe('a sandbox whose init has ended', () => {
+  // Commands used to join a sandbox's namespaces through /proc/<its init's
+  // pid>/ns: once that init had ended and been reaped, the pid could be
+  // another sandbox's init, and a command for the first ran in the second.
+  // The pid is made to come round again with ns_last_pid (root only).
+  test('runs nothing more, says why, and never runs a command in the sandbox that took its init\'s pid', T, async (t) => {
+    const b = await startBackend({ extraArgs: ['--warm-pool', '0'] });
+    try {
+      if (b.isolation !== 'full') { t.skip('isolation none'); return; }
+      const initOf = (id) => b.hostPids(id).find((p) => readFileSync(`/proc/${p}/comm`, 'utf8').startsWith('e2b-sandbox-ini'));
+      const first = await sandbox(b);
+      const firstInit = initOf(first.id);
+      assert.ok(firstInit > 1, 'its init');
+      process.kill(firstInit, 'SIGKILL');
+      await until(() => !existsSync(`/proc/${firstInit}`), 'the init ended and was reaped');
+      let second;
+      for (let tries = 0; tries < 100 && !second; tries++) {
+        writeFileSync('/proc/sys/kernel/ns_last_pid', String(firstInit - 1));
+        const s = await sandbox(b);
+        if (initOf(s.id) === firstInit) second = s;
+        else assert.equal((await api(b, 'DELETE', `/sandboxes/${s.id}`)).status, 204);
+      }
+      assert.ok(second, `a new sandbox's init took pid ${firstInit} again`);
+      await second.run('echo second > /tmp/whose');
+      const r = await first.run('cat /tmp/whose; hostname');
+      assert.equal(r.out, '', 'nothing ran, in particular not in the other sandbox');
+      assert.equal(r.endStream?.error?.code, 'unavailable', JSON.stringify(r.endStream));
+      assert.match(r.endStream.error.message, /init process has ended/);
+      assert.equal((await second.run('cat /tmp/whose')).out, 'second\n', 'the other sandbox is untouched');
+    } finally {
+      await b.stop();
+    }
+  });
+});

@@ -279,15 +279,17 @@ static int setup_output(struct proc *p, int i, enum proc_output_kind kind, int f
 	return o->ev ? 0 : -1;
 }
 
-struct proc *process_register(struct proc_manager *pm, struct sandbox *sb, pid_t pid, bool is_pty,
-	int out_fd, int err_fd, int in_fd, cJSON *config, char *tag, int64_t lifetime_ms)
+struct proc *process_register(struct proc_manager *pm, struct sandbox *sb, const struct proc_spawned *sp,
+	bool is_pty, cJSON *config, char *tag, int64_t lifetime_ms)
 {
+	pid_t pid = sp->pid;
+	int out_fd = sp->out_fd, err_fd = sp->err_fd, in_fd = sp->in_fd;
 	struct proc *p = calloc(1, sizeof *p);
 	if (p) {
 		p->pm = pm;
 		p->sb = sb;
 		p->pid = pid;
-		p->ns_pid = runtime_ns_pid(sb, pid);
+		p->ns_pid = sp->ns_pid > 0 ? sp->ns_pid : runtime_ns_pid(sb, pid);
 		p->is_pty = is_pty;
 		p->config = config;
 		p->tag = tag;

@@ -15,6 +15,7 @@
 #include "envd/process/process_table.h"
 
 struct event_base;
+struct proc_spawned;
 struct registry_hooks;
 
 /* Installs the SIGCHLD handler on base; streams are the ops of
@@ -39,7 +40,7 @@ void process_update_reading(struct proc *p);
 void process_kill_group(struct proc *p, int sig);
 /* Registers a freshly spawned process; takes config and tag. NULL when out of memory
  * (the process is then killed and reaped). */
-struct proc *process_register(struct proc_manager *pm, struct sandbox *sb, pid_t pid, bool is_pty,
-	int out_fd, int err_fd, int in_fd, struct cJSON *config, char *tag, int64_t lifetime_ms);
+struct proc *process_register(struct proc_manager *pm, struct sandbox *sb, const struct proc_spawned *sp,
+	bool is_pty, struct cJSON *config, char *tag, int64_t lifetime_ms);
 
 #endif

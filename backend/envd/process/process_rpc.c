@@ -286,8 +286,7 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 		free(tag);
 		return -1;
 	}
-	struct proc *p = process_register(pm, sb, sp.pid, r.pty, sp.out_fd, sp.err_fd, sp.in_fd, config,
-		tag, timeout);
+	struct proc *p = process_register(pm, sb, &sp, r.pty, config, tag, timeout);
 	if (!p) {
 		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
 		return -1;

@@ -66,8 +66,7 @@ struct proc *process_run(struct proc_manager *pm, const struct process_run_spec 
 	} else {
 		cJSON_Delete(args);
 	}
-	struct proc *p = process_register(pm, spec->sb, sp.pid, false, sp.out_fd, sp.err_fd, sp.in_fd,
-		config, NULL, 0);
+	struct proc *p = process_register(pm, spec->sb, &sp, false, config, NULL, 0);
 	if (!p) {
 		snprintf(why, why_len, "out of memory");
 		return NULL;

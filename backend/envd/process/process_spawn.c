@@ -211,6 +211,7 @@ struct child_args {
 	char **paths;              /* where to look for argv[0], in order */
 	int in_fd, out_fd, err_fd; /* to become 0, 1, 2 (-1: a pty's) */
 	int pty_slave;             /* a pty's terminal end: its controlling terminal and 0, 1, 2; else -1 */
+	pid_t ns_pid;              /* set by a child that shares our memory: its pid in the sandbox */
 };
 
 /* write(2) of a message and an errno's text, without stdio or locks. */
@@ -224,7 +225,7 @@ static void child_say(const char *a, const char *b, int e)
 }
 
 /* Runs in the child: never returns. */
-__attribute__((noreturn)) static void child_exec(const struct child_args *c)
+__attribute__((noreturn)) static void child_exec(struct child_args *c)
 {
 	/* Born with every signal blocked (spawn_*): make every disposition
 	 * the default before unblocking, so a signal meant for this process (a
@@ -255,6 +256,9 @@ __attribute__((noreturn)) static void child_exec(const struct child_args *c)
 		child_say("cannot enter the sandbox", "", errno);
 		_exit(125);
 	}
+	/* Born in the sandbox's pid namespace: the pid its /proc shows, told
+	 * to the parent through the memory they share (no /proc read there). */
+	c->ns_pid = getpid();
 	/* If the backend dies without cleaning up, its direct children die too. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != c->parent)
@@ -375,12 +379,17 @@ static pid_t clone_vfork(struct child_args *c)
 /* --- starting -------------------------------------------------------------- */
 
 /* runtime_fork_enter or runtime_fork_leave failed: a full sandbox (EAGAIN)
- * is the client's to resolve, anything else is ours. */
+ * is the client's to resolve, one whose init has ended (ESRCH) can start
+ * nothing more, anything else is ours. */
 static void entering_failed(struct connect_error *err)
 {
 	if (errno == EAGAIN)
 		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED, "the sandbox has reached its limit "
 			"of %d processes (pids.max): end some before starting more", SANDBOX_PIDS_MAX);
+	else if (errno == ESRCH)
+		connect_error_set(err, CONNECT_UNAVAILABLE, "the sandbox's init process has ended (killed "
+			"from outside, or out of memory), and with it every process of the sandbox: it "
+			"can start nothing more; kill it and create another");
 	else
 		connect_error_set(err, CONNECT_INTERNAL, "error entering the sandbox: %s", strerror(errno));
 }
@@ -445,6 +454,7 @@ static int spawn_pty(const struct proc_spawn *spec, struct child_args *c, struct
 		goto fail;
 	close(slave);
 	out->pid = pid;
+	out->ns_pid = c->ns_pid;
 	out->out_fd = master;
 	out->err_fd = -1;
 	out->in_fd = input; /* shares the master's O_NONBLOCK */
@@ -485,6 +495,7 @@ static int spawn_pipes(const struct proc_spawn *spec, struct child_args *c, stru
 	if (null_fd >= 0)
 		close(null_fd);
 	out->pid = pid;
+	out->ns_pid = c->ns_pid;
 	out->out_fd = o[0];
 	out->err_fd = e[0];
 	out->in_fd = in[1];

@@ -31,6 +31,7 @@ struct proc_spawn {
 };
 struct proc_spawned {
 	pid_t pid;
+	pid_t ns_pid; /* the pid the sandbox sees; 0 when unknown (the child was a copy) */
 	int out_fd;  /* stdout pipe, or the PTY master */
 	int err_fd;  /* stderr pipe, or -1 */
 	int in_fd;   /* stdin pipe, a dup of the PTY master, or -1 */
