@@ -16,6 +16,7 @@
 #include "http/http_server.h"
 #include "metrics/metrics.h"
 #include "lib/crashpoint.h"
+#include "lib/fd_limit.h"
 #include "net/net.h"
 #include "options.h"
 #include "registry/registry.h"
@@ -105,6 +106,7 @@ int main(int argc, char **argv)
 	case OPTIONS_EXIT_OK: return 0;
 	case OPTIONS_EXIT_USAGE: return 2;
 	}
+	fd_limit_raise(); /* before anything counts descriptors (--max-connections) */
 	char why[256];
 	if (runtime_ids_configure(opt.id_range, why, sizeof why) != 0) {
 		fprintf(stderr, "e2b-local-backend: %s\n", why);

@@ -20,7 +20,7 @@
 //   keyFile    true: pass the key in a file (--api-key-file, mode 0600)
 //              instead of the environment
 //   nofile     a descriptor limit (RLIMIT_NOFILE) to start the backend with,
-//              set through prlimit(1)
+//              set through prlimit(1): N (soft and hard) or 'SOFT:HARD'
 //   readyTimeoutMs  how long to wait for the ready line (default 15000)
 //   runAs      { uid, gid }: start the backend as that user (setpriv(1), from
 //              root), e.g. to run it rootless; the binary must be reachable
@@ -106,7 +106,7 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
   }
   // prlimit and setpriv exec the backend, so the pid in the ready line is the backend's.
   let [command, argv] = [binary, args];
-  if (nofile) [command, argv] = ['prlimit', [`--nofile=${nofile}:${nofile}`, '--', command, ...argv]];
+  if (nofile) [command, argv] = ['prlimit', [`--nofile=${String(nofile).includes(':') ? nofile : `${nofile}:${nofile}`}`, '--', command, ...argv]];
   if (runAs) [command, argv] = ['setpriv', [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--', command, ...argv]];
 
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { startBackend } from '../../host/backend.mjs';
 import { envdClient, dataOf } from '../lib/connect.mjs';
 import { until, sleep } from '../lib/wait.mjs';
@@ -117,6 +118,28 @@ describe('connections', () => {
       assert.match(backend.stderr(), /at most 192 connections/, 'the default cap is the descriptor limit minus 64');
     } finally {
       destroyAll(sockets);
+      assert.equal((await backend.stop()).code, 0, backend.stderr());
+    }
+  });
+
+  test('a soft descriptor limit of 1024 holds 60 sandboxes (about 20 descriptors each): raised to the hard one, and commands keep 1024', { timeout: 120_000 }, async (t) => {
+    const hard = Math.min(8192, Number(execFileSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim()) || 0);
+    if (hard < 2048) { t.skip(`this process's hard descriptor limit is ${hard}`); return; }
+    const backend = await startBackend({ nofile: `1024:${hard}`, extraArgs: ['--warm-pool', '0'] });
+    try {
+      const limits = readFileSync(`/proc/${backend.pid}/limits`, 'utf8');
+      assert.match(limits, new RegExp(`Max open files\\s+${hard}\\s+${hard}`), limits);
+      let last;
+      for (let i = 0; i < 60; i++) {
+        const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, {
+          method: 'POST', headers: { 'X-API-Key': backend.apiKey }, body: JSON.stringify({ templateID: 'base' }) });
+        assert.equal(res.status, 201, `sandbox ${i + 1}: ${await res.clone().text()}`);
+        last = await res.json();
+      }
+      const envd = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: last.sandboxID, token: last.envdAccessToken });
+      const r = await envd.stream('process.Process/Start', { process: { cmd: '/bin/sh', args: ['-c', 'ulimit -Sn; ulimit -Hn'] } });
+      assert.equal(dataOf(r.messages).stdout.toString(), `1024\n${hard}\n`, 'a command gets the limit the backend was started with');
+    } finally {
       assert.equal((await backend.stop()).code, 0, backend.stderr());
     }
   });

@@ -10,6 +10,7 @@
 
 #include "http/http_connect.h"
 #include "lib/child_stack.h"
+#include "lib/fd_limit.h"
 #include "lib/text.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
@@ -252,6 +253,11 @@ __attribute__((noreturn)) static void child_exec(struct child_args *c)
 		if (dup2(c->in_fd, 0) < 0 || dup2(c->out_fd, 1) < 0 || dup2(c->err_fd, 2) < 0)
 			_exit(125);
 	}
+	/* The descriptor limit the backend was started with, not the one it
+	 * raised for itself (lib/fd_limit.h). */
+	const struct rlimit *nofile = fd_limit_started();
+	if (nofile)
+		setrlimit(RLIMIT_NOFILE, nofile);
 	if (runtime_child_enter(c->spec->sb, c->spec->account) != 0) {
 		child_say("cannot enter the sandbox", "", errno);
 		_exit(125);
