@@ -28,11 +28,13 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,10 +57,33 @@ static struct {
 	struct removal *running;
 } cl;
 
-/* Without cgroups (rootless): the init, once dead (a zombie or reaped),
- * has taken every process of its pid namespace with it. */
-static void wait_init_dead(pid_t pid)
+/* Signals the init through its pidfd: its pid names another process once
+ * it has ended and been reaped (the loop's SIGCHLD handler reaps every
+ * child), possibly another sandbox's init (runtime_clone.c). Without a
+ * pidfd (a start that failed right after the clone) the pid is still its
+ * own: it waited for its go. */
+static void signal_init(const struct sandbox_rt *rt, int sig)
 {
+	if (rt->init_pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, rt->init_pidfd, sig, NULL, 0);
+	else if (rt->init_pid > 0)
+		kill(rt->init_pid, sig);
+}
+
+/* Without cgroups (rootless): the init, once dead (a zombie or reaped),
+ * has taken every process of its pid namespace with it. Its pidfd turns
+ * readable then. */
+static void wait_init_dead(const struct sandbox_rt *rt)
+{
+	if (rt->init_pidfd >= 0) {
+		struct pollfd dead = {.fd = rt->init_pidfd, .events = POLLIN};
+		while (poll(&dead, 1, 10000) < 0 && errno == EINTR)
+			;
+		return;
+	}
+	if (rt->init_pid <= 0)
+		return;
+	pid_t pid = rt->init_pid;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	for (int tries = 0; tries < 2000; tries++) {
@@ -84,8 +109,8 @@ static void unmount_all(struct sandbox_rt *rt, const char *dir)
 		dirs[i] = rt->cg[i];
 	if (rt->cg[0])
 		runtime_drain_cgroup(dirs); /* normally empty already: init's death killed them all */
-	else if (rt->init_pid > 0)
-		wait_init_dead(rt->init_pid);
+	else
+		wait_init_dead(rt);
 	if (dir) {
 		runtime_overlay_unmount(rt, dir);
 		runtime_disk_release(dir, &rt->disk);
@@ -152,9 +177,13 @@ void runtime_sandbox_remove(struct sandbox *sb)
 		 * kill every process of its pid namespace. */
 		if (rt->cg[RT_FREEZER])
 			runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", "THAWED");
-		if (rt->init_pid > 0)
-			kill(rt->init_pid, SIGKILL);
-		runtime_state_close_fds(rt); /* the cleaner needs paths only */
+		signal_init(rt, SIGKILL);
+		/* The cleaner needs paths only, and the pidfd (which holds nothing
+		 * busy) to know when the init is dead. */
+		int pidfd = rt->init_pidfd;
+		rt->init_pidfd = -1;
+		runtime_state_close_fds(rt);
+		rt->init_pidfd = pidfd;
 	}
 	sb->rt = NULL;
 	if (!cl.worker) {
@@ -197,16 +226,21 @@ void runtime_sandbox_stop(struct sandbox *sb)
 		return; /* cold already */
 	if (rt->cg[RT_FREEZER])
 		runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", "THAWED");
-	if (rt->init_pid > 0)
-		kill(rt->init_pid, SIGKILL);
+	signal_init(rt, SIGKILL);
 	const char *dirs[RT_NCTRL];
 	for (int i = 0; i < RT_NCTRL; i++)
 		dirs[i] = rt->cg[i];
 	if (rt->cg[0])
 		runtime_drain_cgroup(dirs);
+	else
+		wait_init_dead(rt);
+	/* Reaped by its pidfd: this init, or nothing if the loop has already
+	 * (ECHILD), never a process that took its pid since. */
+	siginfo_t info;
+	if (rt->init_pidfd >= 0)
+		while (waitid(P_PIDFD, (id_t)rt->init_pidfd, &info, WEXITED) < 0 && errno == EINTR)
+			;
 	else if (rt->init_pid > 0)
-		wait_init_dead(rt->init_pid);
-	if (rt->init_pid > 0)
 		while (waitpid(rt->init_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	runtime_overlay_unmount(rt, sb->dir);

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBackend, backendBinary, backendEnv, api } from '../../host/backend.mjs';
 import { loadProvider } from '../../host/reference/host.mjs';
-import { until } from '../lib/wait.mjs';
+import { until, sleep } from '../lib/wait.mjs';
 import { envdClient, dataOf } from '../lib/connect.mjs';
 
 const T = { timeout: 120_000 };
@@ -403,7 +403,7 @@ describe('a sandbox whose init has ended', () => {
   // pid>/ns: once that init had ended and been reaped, the pid could be
   // another sandbox's init, and a command for the first ran in the second.
   // The pid is made to come round again with ns_last_pid (root only).
-  test('runs nothing more, says why, and never runs a command in the sandbox that took its init\'s pid', T, async (t) => {
+  test('runs nothing more, says why, and neither runs a command in nor kills the sandbox that took its init\'s pid', T, async (t) => {
     const b = await startBackend({ extraArgs: ['--warm-pool', '0'] });
     try {
       if (b.isolation !== 'full') { t.skip('isolation none'); return; }
@@ -427,6 +427,11 @@ describe('a sandbox whose init has ended', () => {
       assert.equal(r.endStream?.error?.code, 'unavailable', JSON.stringify(r.endStream));
       assert.match(r.endStream.error.message, /init process has ended/);
       assert.equal((await second.run('cat /tmp/whose')).out, 'second\n', 'the other sandbox is untouched');
+      // Killing the first signals its init by pidfd, not by the pid the second's init holds now.
+      assert.equal((await api(b, 'DELETE', `/sandboxes/${first.id}`)).status, 204);
+      await sleep(300);
+      assert.ok(alive(firstInit), 'the second sandbox\'s init lives on');
+      assert.equal((await second.run('echo alive')).out, 'alive\n');
     } finally {
       await b.stop();
     }
