@@ -3,7 +3,10 @@
 // run against one backend:
 //   create   — POST /v2/sandboxes, then envd Start `echo hi` until its first
 //              output arrives: median and p99 over N sandboxes (each killed
-//              after, off the clock)
+//              after, off the clock); and per create-and-kill cycle the wall
+//              time, the CPU time of the whole machine (/proc/stat) and of
+//              this client, and how busy the CPUs were: back to back on a
+//              small machine the cycle is bound by CPU, not by waiting
 //   exec.run — `true` through the e2b-wasm plugin (reference host,
 //              in-process), round trip of exec.run; and the same command as a
 //              raw envd Start stream for comparison (and `bash -l -c true`,
@@ -34,6 +37,7 @@
 import path from 'node:path'
 import { readFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
+import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { loadProvider } from '../host/reference/host.mjs'
 import { startBackend, backendBinary } from '../host/backend.mjs'
@@ -73,10 +77,20 @@ const kill = (id) => fetch(`${backend.apiUrl}/sandboxes/${id}`, { method: 'DELET
 const client = (sb) => envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: sb.sandboxID, token: sb.envdAccessToken })
 
 // --- create -> first output -------------------------------------------------
+// What the whole machine spent: busy time of every CPU from /proc/stat (all
+// but idle, iowait and steal), in ms.
+const machineBusyMs = () => {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+  const [user, nice, system, , , irq, softirq] = f
+  return (user + nice + system + irq + softirq) * 10 // USER_HZ is 100 on Linux
+}
 const measureCreates = async (n, gapMs) => {
   const firstOutput = []
   const fromPool = [] // whether /health said a pooled sandbox was ready before each create
   const takenBefore = (await (await fetch(`${backend.apiUrl}/health`)).json()).warm?.taken ?? 0
+  const busy0 = machineBusyMs()
+  const clientCpu0 = process.cpuUsage()
+  const wall0 = performance.now()
   for (let i = 0; i < n; i++) {
     if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs))
     const health = await (await fetch(`${backend.apiUrl}/health`)).json()
@@ -93,6 +107,13 @@ const measureCreates = async (n, gapMs) => {
     s.cancel()
     await kill(sb.sandboxID)
   }
+  // Where the machine's time went: a loop whose CPU time nears ncpu x its
+  // wall time was bound by CPU (the creates, their refills and removals and
+  // this client all shared the CPUs), not by waiting.
+  const wallMs = performance.now() - wall0
+  const busyMs = machineBusyMs() - busy0
+  const clientCpu = process.cpuUsage(clientCpu0)
+  const cpus = availableParallelism()
   // What the pool says it did: creates served by a pooled sandbox.
   const { warm: poolAfter } = await (await fetch(`${backend.apiUrl}/health`)).json()
   return { median: round(quantile(firstOutput, 0.5)), p99: round(quantile(firstOutput, 0.99)), n,
@@ -100,7 +121,12 @@ const measureCreates = async (n, gapMs) => {
     pool_taken: poolAfter ? poolAfter.taken - takenBefore : null,
     // the same split by whether a pooled sandbox was ready (null: none of that kind)
     from_pool_median: medianOf(firstOutput.filter((_, i) => fromPool[i])),
-    not_from_pool_median: medianOf(firstOutput.filter((_, i) => !fromPool[i])) }
+    not_from_pool_median: medianOf(firstOutput.filter((_, i) => !fromPool[i])),
+    // per create, kill and (with a gap) pause included: wall time, CPU time of
+    // the whole machine and of this client, and how busy the CPUs were
+    cycle_wall_ms: round((wallMs - gapMs * n) / n), cycle_cpu_ms: round(busyMs / n),
+    cycle_client_cpu_ms: round((clientCpu.user + clientCpu.system) / 1000 / n),
+    machine_busy: round(busyMs / (wallMs * cpus)), cpus }
 }
 const creates = await measureCreates(N, GAP_MS)
 const createsPaced = PACED > 0 ? await measureCreates(PACED, PACED_GAP_MS) : null
