@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBackend, backendBinary, backendEnv, api } from '../../host/backend.mjs';
@@ -433,6 +433,47 @@ describe('a sandbox whose init has ended', () => {
       assert.ok(alive(firstInit), 'the second sandbox\'s init lives on');
       assert.equal((await second.run('echo alive')).out, 'alive\n');
     } finally {
+      await b.stop();
+    }
+  });
+});
+
+describe('signals to a command', () => {
+  // A command's group was signalled by number (kill(-pid)). The kernel keeps
+  // that number while any process is in the group, but a child that left the
+  // group (setsid) can hold the output open after the leader and the rest
+  // have gone: the command has not ended, the number is free, and here a
+  // host process takes it (made to come round with ns_last_pid). The backend
+  // runs as root, so the kill reached the host's group.
+  test('never reach a group that took the number of the command\'s emptied group', T, async (t) => {
+    const b = await startBackend({ extraArgs: ['--warm-pool', '0'] });
+    let host;
+    try {
+      if (b.isolation !== 'full') { t.skip('isolation none'); return; }
+      const s = await sandbox(b);
+      const stream = await s.envd.open('process.Process/Start',
+        { process: { cmd: '/bin/bash', args: ['-c', 'setsid sleep 300 & read x; echo leader done'] }, stdin: true });
+      const pid = (await stream.next()).message.event.start.pid;
+      let leader;
+      await until(() => (leader = b.hostPids(s.id).find((p) => readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'bash')), 'the leader, bash');
+      const input = await s.envd.call('process.Process/SendInput', { process: { pid }, input: { stdin: Buffer.from('x\n').toString('base64') } });
+      assert.equal(input.status, 200, input.text);
+      await until(() => !existsSync(`/proc/${leader}`), 'the leader exited and was reaped; the setsid sleep holds the output');
+      for (let tries = 0; tries < 100 && !host; tries++) {
+        writeFileSync('/proc/sys/kernel/ns_last_pid', String(leader - 1));
+        const c = spawn('setsid', ['sleep', '300'], { stdio: 'ignore' });
+        await new Promise((resolve) => c.once('spawn', resolve));
+        if (c.pid === leader) host = c;
+        else c.kill('SIGKILL');
+      }
+      assert.ok(host, `a host process took pid ${leader} again`);
+      await until(() => readFileSync(`/proc/${host.pid}/comm`, 'utf8').trim() === 'sleep', 'it leads a group of that number, running sleep');
+      assert.equal((await s.envd.call('process.Process/SendSignal', { process: { pid }, signal: 'SIGNAL_SIGKILL' })).status, 200);
+      await sleep(300);
+      assert.ok(alive(host.pid), 'the host\'s group of that number is untouched');
+      stream.cancel();
+    } finally {
+      if (host) host.kill('SIGKILL');
       await b.stop();
     }
   });

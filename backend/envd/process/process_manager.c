@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,6 +88,8 @@ static void proc_free(struct proc *p)
 	cJSON_Delete(p->config);
 	free(p->tag);
 	free(p->end_json);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
 	free(p);
 }
 
@@ -108,13 +111,27 @@ void process_update_reading(struct proc *p)
 	}
 }
 
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1U << 2) /* Linux 6.9 (linux/pidfd.h) */
+#endif
+
 void process_kill_group(struct proc *p, int sig)
 {
 	if (p->ended)
 		return;
 	/* The group outlives its leader while a member holds it; the leader
-	 * cannot leave it (it leads its own session). */
-	if (kill(-p->pid, sig) != 0 && !p->reaped)
+	 * cannot leave it (it leads its own session). Once the leader has been
+	 * reaped its number is free, and a process of another sandbox, or of
+	 * the host, may lead a group of that number: the group is signalled
+	 * through the leader's pidfd, which names this group whatever the
+	 * number means now. A kernel without that (before 6.9) gets the
+	 * number only while the unreaped leader still holds it. */
+	if (p->pidfd >= 0 &&
+	    syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, PIDFD_SIGNAL_PROCESS_GROUP) == 0)
+		return;
+	if (p->reaped)
+		return;
+	if (kill(-p->pid, sig) != 0)
 		kill(p->pid, sig);
 }
 
@@ -182,6 +199,10 @@ static void proc_finish(struct proc *p)
 {
 	p->end_json = end_event_json(p->wait_status);
 	p->ended = true;
+	/* Nothing is signalled after the end; retention keeps no descriptor. */
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	p->pidfd = -1;
 	/* List shows running processes only: the Start config (its args may
 	 * be near 1 MiB) has no use after the end. */
 	cJSON_Delete(p->config);
@@ -290,6 +311,8 @@ struct proc *process_register(struct proc_manager *pm, struct sandbox *sb, const
 		p->sb = sb;
 		p->pid = pid;
 		p->ns_pid = sp->ns_pid > 0 ? sp->ns_pid : runtime_ns_pid(sb, pid);
+		/* Not reaped yet: the loop reaps, and it is here. */
+		p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 		p->is_pty = is_pty;
 		p->config = config;
 		p->tag = tag;

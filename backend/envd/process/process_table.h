@@ -101,6 +101,7 @@ struct proc {
 	struct sandbox *sb;        /* NULL once the sandbox is gone */
 	pid_t pid;                 /* host pid; also the process group and session id */
 	pid_t ns_pid;              /* the pid inside the sandbox: what clients see */
+	int pidfd;                 /* the process itself (and so its group): signalled through it; -1 none */
 	bool ended;                /* the end event was sent; kept for retention only */
 	bool reaped;
 	int wait_status;
