@@ -203,7 +203,7 @@ static int copy_data(struct archive *in, struct archive *out)
 
 /* One entry of the tar. */
 static int entry(struct archive *in, struct archive *disk, int root, struct archive_entry *e,
-	struct images_unpack_stats *st, char *why, size_t len)
+	uint64_t max_tar_bytes, struct images_unpack_stats *st, char *why, size_t len)
 {
 	const char *path = clean(archive_entry_pathname(e));
 	const char *link = archive_entry_hardlink(e) ? clean(archive_entry_hardlink(e)) : "";
@@ -218,6 +218,14 @@ static int entry(struct archive *in, struct archive *disk, int root, struct arch
 	if (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFSOCK) {
 		st->dropped++;
 		return 0;
+	}
+	/* No file can be larger than the tar that holds it. A size libarchive
+	 * could not read comes back as INT64_MAX, and its disk writer, failing
+	 * to extend a file that far, keeps the file's descriptor open. */
+	if (type == AE_IFREG && (archive_entry_size(e) < 0 || (uint64_t)archive_entry_size(e) > max_tar_bytes)) {
+		snprintf(why, len, "the layer has a file larger than the limit (%llu MiB unpacked): %.300s",
+			(unsigned long long)(max_tar_bytes >> 20), path);
+		return -1;
 	}
 	if (*link && !inside(root, link)) {
 		snprintf(why, len, "the layer has a hard link to what is not one of its files: %.300s -> %.300s",
@@ -312,7 +320,7 @@ int images_unpack_stream(const struct images_unpack_source *src, const char *roo
 	struct archive_entry *e;
 	int r;
 	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN)
-		if (entry(in, disk, rootfd, e, st, why, why_len) != 0)
+		if (entry(in, disk, rootfd, e, max_tar_bytes, st, why, why_len) != 0)
 			goto out;
 	if (r != ARCHIVE_EOF) {
 		snprintf(why, why_len, "the layer is not a valid tar: %s", archive_error_string(in));
