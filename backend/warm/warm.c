@@ -433,12 +433,20 @@ struct sandbox *warm_take(struct warm *w, const struct sandbox_spec *spec)
 		return NULL;
 	}
 	p->used_ms = clock_now_ms();
-	if (p->nready == 0)
-		return NULL;
-	struct sandbox *sb = p->ready[--p->nready];
-	w->taken++;
-	refill_after_take(w, p);
-	return sb;
+	while (p->nready > 0) {
+		struct sandbox *sb = p->ready[--p->nready];
+		if (runtime_sandbox_alive(sb)) {
+			w->taken++;
+			refill_after_take(w, p);
+			return sb;
+		}
+		/* Its init was killed from outside while it waited: it could run
+		 * nothing. Never handed out. */
+		fprintf(stderr, "warm pool: a ready sandbox's init has ended; it is dropped\n");
+		registry_discard(w->reg, sb);
+		refill_after_take(w, p);
+	}
+	return NULL;
 }
 
 void warm_counts(const struct warm *w, struct warm_counts *out)

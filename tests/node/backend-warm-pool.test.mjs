@@ -107,6 +107,29 @@ describe('the refill off the loop', { skip }, () => {
   });
 });
 
+describe('a pooled sandbox whose init has ended', { skip }, () => {
+  test('is dropped at the claim, never handed out: the create gets one that runs commands', T, async () => {
+    const b = await startBackend({ extraArgs: ['--warm-pool', '1'] });
+    try {
+      await filled(b);
+      const groups = `/sys/fs/cgroup/pids/e2b-local/b${b.pid}`;
+      const [pooled] = readdirSync(groups, { withFileTypes: true }).filter((d) => d.isDirectory());
+      assert.ok(pooled, 'the pooled sandbox\'s cgroup');
+      const [init] = readFileSync(path.join(groups, pooled.name, 'cgroup.procs'), 'utf8').trim().split('\n').map(Number);
+      assert.match(readFileSync(`/proc/${init}/comm`, 'utf8'), /^e2b-sandbox-ini/);
+      process.kill(init, 'SIGKILL'); // from outside, as an administrator or the OOM killer would
+      await until(() => !existsSync(`/proc/${init}`), 'the init ended and was reaped');
+      const s = await create({}, b);
+      assert.equal(await s.run('echo alive'), 'alive\n', 'the create got a sandbox that runs commands');
+      assert.equal((await health(b)).taken, 0, 'it was started afresh, not claimed');
+      await until(() => /warm pool: a ready sandbox's init has ended; it is dropped/.test(b.stderr()), 'the backend says it dropped it');
+      assert.equal((await s.kill()).status, 204);
+    } finally {
+      assert.equal((await b.stop()).code, 0, b.stderr());
+    }
+  });
+});
+
 describe('what the pool leaves', { skip }, () => {
   test('nothing: after the backend exits no directory, mount or cgroup of a pooled sandbox is left, and none comes back at the next start', T, async () => {
     const stateDir = mkdtempSync(path.join(tmpdir(), 'e2bw-warm-'));
