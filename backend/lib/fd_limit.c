@@ -6,20 +6,17 @@
 #include <stddef.h>
 
 static struct rlimit started;
-static bool known;
+static bool raised_it;
 
 void fd_limit_raise(void)
 {
-	if (getrlimit(RLIMIT_NOFILE, &started) != 0)
-		return;
-	known = true;
-	if (started.rlim_cur >= started.rlim_max)
+	if (getrlimit(RLIMIT_NOFILE, &started) != 0 || started.rlim_cur >= started.rlim_max)
 		return;
 	struct rlimit raised = {.rlim_cur = started.rlim_max, .rlim_max = started.rlim_max};
-	setrlimit(RLIMIT_NOFILE, &raised);
+	raised_it = setrlimit(RLIMIT_NOFILE, &raised) == 0;
 }
 
 const struct rlimit *fd_limit_started(void)
 {
-	return known ? &started : NULL;
+	return raised_it ? &started : NULL;
 }

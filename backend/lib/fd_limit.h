@@ -14,7 +14,8 @@
  * limit to the hard one (nothing when they are equal or it cannot). */
 void fd_limit_raise(void);
 /* The limit the process was started with, which a command it starts gets
- * back with setrlimit; NULL before fd_limit_raise (nothing was raised).
+ * back with setrlimit; NULL when fd_limit_raise raised nothing (it was
+ * already the hard limit, or has not run): nothing to give back.
  * Reads only: safe in a child that shares the backend's memory. */
 const struct rlimit *fd_limit_started(void);
 

@@ -33,7 +33,6 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -402,13 +401,6 @@ int runtime_sandbox_adopt(struct sandbox *sb, uid_t id_base, char *why, size_t w
 bool runtime_sandbox_cold(const struct sandbox *sb)
 {
 	return sb->rt && sb->rt->kept && sb->rt->init_pid <= 0;
-}
-
-bool runtime_sandbox_alive(const struct sandbox *sb)
-{
-	/* The init's pidfd turns readable when it ends. */
-	struct pollfd ended = {.fd = sb->rt ? sb->rt->init_pidfd : -1, .events = POLLIN};
-	return ended.fd < 0 || poll(&ended, 1, 0) <= 0;
 }
 
 uid_t runtime_sandbox_id_base(const struct sandbox *sb)

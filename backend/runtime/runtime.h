@@ -114,10 +114,6 @@ int runtime_sandbox_await(struct sandbox *sb, struct runtime_error *err);
 int runtime_sandbox_adopt(struct sandbox *sb, uid_t id_base, char *why, size_t why_len);
 /* Whether the sandbox was adopted and has not been started since. */
 bool runtime_sandbox_cold(const struct sandbox *sb);
-/* False once a started sandbox's init has ended (killed from outside, or
- * for memory), taking every process of the sandbox with it: it can run
- * nothing more. True without isolation and for one never started. */
-bool runtime_sandbox_alive(const struct sandbox *sb);
 /* The host id of the sandbox's root (its range's first id); 0 without isolation. */
 uid_t runtime_sandbox_id_base(const struct sandbox *sb);
 /* Freezes / thaws every process of the sandbox (cgroup freezer; rootless,

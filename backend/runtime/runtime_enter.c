@@ -121,6 +121,13 @@ static long pids_current(const struct sandbox_rt *rt)
 	return strtol(text, NULL, 10);
 }
 
+bool runtime_sandbox_alive(const struct sandbox *sb)
+{
+	/* The init's pidfd turns readable when it ends. */
+	struct pollfd ended = {.fd = sb->rt ? sb->rt->init_pidfd : -1, .events = POLLIN};
+	return ended.fd < 0 || poll(&ended, 1, 0) <= 0;
+}
+
 int runtime_fork_enter(const struct sandbox *sb)
 {
 	if (!sb->rt)
@@ -137,8 +144,7 @@ int runtime_fork_enter(const struct sandbox *sb)
 			return -1; /* the child joins the others */
 	/* An init that has ended (its pid namespace with it) takes no child:
 	 * say so, rather than the ENOMEM clone() would give. */
-	struct pollfd ended = {.fd = sb->rt->init_pidfd, .events = POLLIN};
-	if (ended.fd >= 0 && poll(&ended, 1, 0) > 0) {
+	if (!runtime_sandbox_alive(sb)) {
 		errno = ESRCH;
 		return -1;
 	}

@@ -39,6 +39,10 @@ int runtime_path_is_dir(const struct sandbox *sb, const char *path);
  * sandbox past SANDBOX_PIDS_MAX: child has then been sent SIGKILL, and the
  * caller reaps it and fails the start as for enter's EAGAIN. */
 int runtime_fork_enter(const struct sandbox *sb);
+/* False once a started sandbox's init has ended (killed from outside, or
+ * for memory), taking every process of the sandbox with it: it can run
+ * nothing more. True without isolation and for one never started. */
+bool runtime_sandbox_alive(const struct sandbox *sb);
 int runtime_fork_leave(const struct sandbox *sb, pid_t child, bool joined);
 /* In the forked child, before exec: joins the cgroups and namespaces,
  * installs the syscall policy (runtime_seccomp.h), drops privileges the

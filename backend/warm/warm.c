@@ -7,6 +7,7 @@
 #include "net/net_policy.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
+#include "runtime/runtime_enter.h"
 #include "runtime/runtime_ids.h"
 #include "store/store_layers.h"
 #include "warm/warm_pool.h"
