@@ -35,10 +35,18 @@ function loopsUnder(dir) {
   return found;
 }
 
-// Every *.img file below dir.
-function imagesUnder(dir) {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true }).filter((f) => f.endsWith('.img'));
+// Every *.img file below dir (relative paths). A directory the backend's
+// cleaner deletes while this walks it counts as empty, not as an error.
+function imagesUnder(dir, prefix = '') {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (err) {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return [];
+    throw err;
+  }
+  return entries.flatMap((e) => e.isDirectory() ? imagesUnder(path.join(dir, e.name), `${prefix}${e.name}/`)
+    : e.name.endsWith('.img') ? [`${prefix}${e.name}`] : []);
 }
 
 async function sandbox(backend, body = {}) {
