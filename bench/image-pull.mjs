@@ -21,8 +21,8 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { api, startBackend } from '../host/backend.mjs'
-import { ociLayout, push, startRegistry, tarOf } from '../tests/lib/registry.mjs'
-import { sleep } from '../tests/lib/wait.mjs'
+import { ociLayout, push, startRegistry, tarOf } from '../host/registry.mjs'
+import { sleep } from '../host/wait.mjs'
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`)

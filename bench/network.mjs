@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Sandbox networking (issue 14), measured in a test-made world
-// (tests/lib/world.mjs: two network namespaces, nothing leaves the machine;
+// (host/world.mjs: two network namespaces, nothing leaves the machine;
 // root needed). The script makes the world, then runs itself inside the
 // world's "host" namespace, where it starts its backends:
 //   create   — POST /v2/sandboxes, then envd Start `echo hi` until its first
@@ -29,7 +29,7 @@ const arg = (name, def) => {
 }
 
 if (!process.env.E2BW_BENCH_INSIDE) {
-  const { makeWorld } = await import('../tests/lib/world.mjs')
+  const { makeWorld } = await import('../host/world.mjs')
   const world = await makeWorld()
   const iperf = spawn('ip', ['netns', 'exec', world.world, 'iperf3', '-s', '-B', '203.0.113.11'], { stdio: 'ignore' })
   try {

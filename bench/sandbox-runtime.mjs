@@ -41,7 +41,7 @@ import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { loadProvider } from '../host/reference/host.mjs'
 import { startBackend, backendBinary } from '../host/backend.mjs'
-import { envdClient } from '../tests/lib/connect.mjs'
+import { envdClient } from '../host/connect.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const arg = (name, def) => {

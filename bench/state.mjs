@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { startBackend } from '../host/backend.mjs'
-import { envdClient } from '../tests/lib/connect.mjs'
+import { envdClient } from '../host/connect.mjs'
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`)

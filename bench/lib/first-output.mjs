@@ -3,7 +3,7 @@
 // its first output; the sandbox is killed after, off the clock.
 //
 //   const ms = await createFirstOutput(backend, { templateID: 'base', timeout: 60 })
-import { envdClient } from '../../tests/lib/connect.mjs'
+import { envdClient } from '../../host/connect.mjs'
 
 export async function createFirstOutput(backend, body) {
   const headers = { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' }

@@ -15,7 +15,7 @@ import { startBackend } from '../../host/backend.mjs'
 import { validateTraffic } from '../lib/epp-schema.mjs'
 import { launchChromium } from './chromium.mjs'
 import { PAGE_PATH, startStaticServer } from './server.mjs'
-import { until } from '../lib/wait.mjs'
+import { until } from '../../host/wait.mjs'
 
 // A loopback port nothing listens on (bound, then released).
 async function closedPort() {

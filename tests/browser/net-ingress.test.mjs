@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 
 import { startBackend } from '../../host/backend.mjs'
-import { until } from '../lib/wait.mjs'
+import { until } from '../../host/wait.mjs'
 import { launchChromium } from './chromium.mjs'
 
 const { Sandbox } = await import('e2b')

@@ -1,5 +1,5 @@
 // The case behind network-change.test.mjs, run inside the "host" namespace
-// of a test world (tests/lib/world.mjs): the backend, its sandboxes,
+// of a test world (host/world.mjs): the backend, its sandboxes,
 // Chromium and the control link all live there, where the only route leads
 // to the world, and no address of the machine's own namespace changes.
 //

@@ -9,7 +9,7 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
-import { makeWorld } from '../lib/world.mjs'
+import { makeWorld } from '../../host/world.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 

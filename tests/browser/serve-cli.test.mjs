@@ -9,7 +9,7 @@ import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
 import { describe, test } from 'node:test'
-import { until } from '../lib/wait.mjs'
+import { until } from '../../host/wait.mjs'
 import { launchChromium } from './chromium.mjs'
 import { repoRoot } from './server.mjs'
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { loadProvider, startStdioProvider } from '../../host/reference/host.mjs'
 import { startBackend } from '../../host/backend.mjs'
 import { validateTraffic } from '../lib/epp-schema.mjs'
-import { envdClient } from '../lib/connect.mjs'
+import { envdClient } from '../../host/connect.mjs'
 
 const pluginDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const MODES = {

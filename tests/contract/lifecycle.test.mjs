@@ -11,7 +11,7 @@ import { loadProvider, startStdioProvider } from '../../host/reference/host.mjs'
 import { api, startBackend } from '../../host/backend.mjs'
 import { validateTraffic } from '../lib/epp-schema.mjs'
 import { rejects } from '../lib/host-assert.mjs'
-import { until } from '../lib/wait.mjs'
+import { until } from '../../host/wait.mjs'
 
 const pluginDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const MODES = {

@@ -16,7 +16,7 @@ import { startBackend } from '../../host/backend.mjs'
 import { validateTraffic } from '../lib/epp-schema.mjs'
 import { checkTraffic } from '../lib/epp-traffic.mjs'
 import { compileSchema } from '../lib/json-schema-lite.mjs'
-import { until } from '../lib/wait.mjs'
+import { until } from '../../host/wait.mjs'
 import { CASES, runCases } from './cases.mjs'
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')

@@ -6,11 +6,11 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 
-export function walk(dir, keep = () => true) {
+export function walk(dir, keep = () => true, files = /\.[ch]$/) {
   const out = []
   for (const name of readdirSync(dir).sort()) {
     const p = path.join(dir, name)
-    if (statSync(p).isDirectory()) { if (keep(p)) out.push(...walk(p, keep)) } else if (/\.[ch]$/.test(name)) out.push(p)
+    if (statSync(p).isDirectory()) { if (keep(p) && name !== 'node_modules') out.push(...walk(p, keep, files)) } else if (files.test(name)) out.push(p)
   }
   return out
 }

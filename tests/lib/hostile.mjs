@@ -7,8 +7,8 @@ import http from 'node:http'
 import net from 'node:net'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { dataOf } from './connect.mjs'
-import { sleep } from './wait.mjs'
+import { dataOf } from '../../host/connect.mjs'
+import { sleep } from '../../host/wait.mjs'
 
 export const MiB = 1024 * 1024
 

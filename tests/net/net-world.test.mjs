@@ -1,4 +1,4 @@
-// Sandbox networking against a test-made world (tests/lib/world.mjs): the
+// Sandbox networking against a test-made world (host/world.mjs): the
 // cases in world-cases.mjs run inside the world's "host" namespace, where
 // the backend they start can reach nothing but the world. Needs root (CI is
 // root): without it this test fails, it does not skip. Both namespaces and
@@ -8,7 +8,7 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
-import { makeWorld } from '../lib/world.mjs'
+import { makeWorld } from '../../host/world.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 

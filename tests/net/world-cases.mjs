@@ -1,5 +1,5 @@
 // The networking cases, run by tests/net/net-world.test.mjs inside the
-// "host" namespace of a test world (tests/lib/world.mjs): the backend started
+// "host" namespace of a test world (host/world.mjs): the backend started
 // here has no route but the one to the world, so nothing a sandbox sends can
 // leave this machine. Every sandbox is driven by the official e2b SDK
 // (Sandbox.create({ allowInternetAccess, network }), sandbox.updateNetwork),
@@ -16,8 +16,8 @@ import { after, before, describe, test } from 'node:test'
 import { Sandbox } from 'e2b'
 
 import { api, startBackend } from '../../host/backend.mjs'
-import { WORLD } from '../lib/world.mjs'
-import { until } from '../lib/wait.mjs'
+import { WORLD } from '../../host/world.mjs'
+import { until } from '../../host/wait.mjs'
 
 const CONN_LIMIT = 16
 const seen = () => readFileSync(process.env.E2BW_WORLD_LOG, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))

@@ -10,8 +10,8 @@ import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { startBackend } from '../../host/backend.mjs';
-import { envdClient, dataOf } from '../lib/connect.mjs';
-import { until, sleep } from '../lib/wait.mjs';
+import { envdClient, dataOf } from '../../host/connect.mjs';
+import { until, sleep } from '../../host/wait.mjs';
 
 const CLK_TCK = 100; // Linux USER_HZ
 

@@ -13,8 +13,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBackend, api } from '../../host/backend.mjs';
 import { loadProvider } from '../../host/reference/host.mjs';
-import { until } from '../lib/wait.mjs';
-import { envdClient, dataOf } from '../lib/connect.mjs';
+import { until } from '../../host/wait.mjs';
+import { envdClient, dataOf } from '../../host/connect.mjs';
 
 const T = { timeout: 120_000 };
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -6,7 +6,7 @@ import { test, describe, before, after } from 'node:test';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { startBackend, api } from '../../host/backend.mjs';
-import { envdClient } from '../lib/connect.mjs';
+import { envdClient } from '../../host/connect.mjs';
 
 const T = { timeout: 60_000 };
 

@@ -1,5 +1,5 @@
 // envd's process.Process service on the local backend, over the Connect
-// protocol with our own tiny client (tests/lib/connect.mjs), following
+// protocol with our own tiny client (host/connect.mjs), following
 // docs/e2b-protocol-notes.md ("Reaching envd" to "Process service"). Assertions are about behaviour and memory,
 // never about how long something took: waits are "until X happens" loops.
 import { test, describe, before, after } from 'node:test';
@@ -11,8 +11,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { startBackend, api } from '../../host/backend.mjs';
-import { sleep, until } from '../lib/wait.mjs';
-import { envdClient, dataOf, encodeEnvelope } from '../lib/connect.mjs';
+import { sleep, until } from '../../host/wait.mjs';
+import { envdClient, dataOf, encodeEnvelope } from '../../host/connect.mjs';
 
 const MiB = 1024 * 1024;
 const T = { timeout: 60_000 }; // a hang is a failure, not a stuck run

@@ -17,8 +17,8 @@ import { gzipSync, gunzipSync } from 'node:zlib';
 import { existsSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { startBackend, api } from '../../host/backend.mjs';
-import { until } from '../lib/wait.mjs';
-import { envdClient } from '../lib/connect.mjs';
+import { until } from '../../host/wait.mjs';
+import { envdClient } from '../../host/connect.mjs';
 
 const T = { timeout: 60_000 };
 

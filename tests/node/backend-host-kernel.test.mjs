@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { startBackend, api } from '../../host/backend.mjs';
-import { until } from '../lib/wait.mjs';
-import { envdClient, dataOf } from '../lib/connect.mjs';
+import { until } from '../../host/wait.mjs';
+import { envdClient, dataOf } from '../../host/connect.mjs';
 
 const T = { timeout: 180_000 };
 const PIDS_MAX = 1024; // SANDBOX_PIDS_MAX

@@ -11,8 +11,8 @@ import http from 'node:http'
 import { createGzip, gunzipSync } from 'node:zlib'
 import { Sandbox } from 'e2b'
 import { startBackend, api } from '../../host/backend.mjs'
-import { envdClient, encodeEnvelope } from '../lib/connect.mjs'
-import { until, sleep } from '../lib/wait.mjs'
+import { envdClient, encodeEnvelope } from '../../host/connect.mjs'
+import { until, sleep } from '../../host/wait.mjs'
 import { MiB, rssKiB, sign, watchBackend, pushBody, sh, readPort } from '../lib/hostile.mjs'
 
 const T = { timeout: 120_000 }

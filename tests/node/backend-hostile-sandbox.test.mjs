@@ -7,8 +7,8 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { startBackend, api } from '../../host/backend.mjs'
-import { envdClient } from '../lib/connect.mjs'
-import { until, sleep } from '../lib/wait.mjs'
+import { envdClient } from '../../host/connect.mjs'
+import { until, sleep } from '../../host/wait.mjs'
 import { MiB, rssKiB, sh, readPort, watchBackend } from '../lib/hostile.mjs'
 
 const T = { timeout: 120_000 }

@@ -1,7 +1,7 @@
 // The local backend as a sandbox runtime (issue 6): each sandbox has its own
 // root filesystem, users, namespaces and cgroup limits; pause freezes; kill
 // and shutdown leave nothing behind. Real backend, real commands inside real
-// sandboxes, driven over envd's process service (tests/lib/connect.mjs).
+// sandboxes, driven over envd's process service (host/connect.mjs).
 // Skipped where the backend cannot isolate (it then says isolation "none").
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,8 +13,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBackend, backendBinary, backendEnv, api } from '../../host/backend.mjs';
 import { loadProvider } from '../../host/reference/host.mjs';
-import { until, sleep } from '../lib/wait.mjs';
-import { envdClient, dataOf } from '../lib/connect.mjs';
+import { until, sleep } from '../../host/wait.mjs';
+import { envdClient, dataOf } from '../../host/connect.mjs';
 
 const T = { timeout: 120_000 };
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -6,8 +6,8 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startBackend, api } from '../../host/backend.mjs';
-import { envdClient } from '../lib/connect.mjs';
-import { until } from '../lib/wait.mjs';
+import { envdClient } from '../../host/connect.mjs';
+import { until } from '../../host/wait.mjs';
 import { readFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';

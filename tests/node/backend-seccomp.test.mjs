@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { startBackend, backendBinary, api } from '../../host/backend.mjs';
-import { envdClient, dataOf } from '../lib/connect.mjs';
+import { envdClient, dataOf } from '../../host/connect.mjs';
 
 const T = { timeout: 120_000 };
 const bin = (name) => path.join(path.dirname(backendBinary()), name);

@@ -18,9 +18,9 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBackend, backendBinary, backendEnv, api } from '../../host/backend.mjs';
-import { envdClient, dataOf } from '../lib/connect.mjs';
+import { envdClient, dataOf } from '../../host/connect.mjs';
 import { testUser } from '../lib/rootless.mjs';
-import { until } from '../lib/wait.mjs';
+import { until } from '../../host/wait.mjs';
 
 const T = { timeout: 120_000 };
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -10,8 +10,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, existsSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startBackend, api } from '../../host/backend.mjs';
-import { envdClient, dataOf } from '../lib/connect.mjs';
-import { until, sleep } from '../lib/wait.mjs';
+import { envdClient, dataOf } from '../../host/connect.mjs';
+import { until, sleep } from '../../host/wait.mjs';
 
 const T = { timeout: 120_000 };
 const backend = await startBackend();

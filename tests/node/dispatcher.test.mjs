@@ -6,7 +6,7 @@ import net from 'node:net'
 import { after, before, test } from 'node:test'
 import { createDispatcher } from '../../js-shim/dispatcher.mjs'
 import { startBackend } from '../../host/backend.mjs'
-import { until } from '../lib/wait.mjs'
+import { until } from '../../host/wait.mjs'
 
 let backend
 before(async () => { backend = await startBackend() })

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import create from '../../provider.mjs'
 import { startBackend } from '../../host/backend.mjs'
-import { until } from '../lib/wait.mjs'
+import { until } from '../../host/wait.mjs'
 
 let backend
 before(async () => { backend = await startBackend() })

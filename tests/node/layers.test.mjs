@@ -160,3 +160,20 @@ test('the scanner sees references, so the checks above can fail', () => {
   assert.ok(!src.includes('not_a_call'))
   assert.deepEqual(cycles(new Map([['a', new Map([['b', 1]])], ['b', new Map([['a', 1]])], ['c', new Map()]])), [['a', 'b']])
 })
+
+// The JS side (issue 13, "Components out of tests/"): what the demo, the
+// benchmarks, the playground and host/ run is a component, never a test
+// file, so nothing outside tests/ imports from tests/.
+test('no module outside tests/ imports from tests/', () => {
+  const offenders = []
+  for (const dir of ['bench', 'demo', 'host', 'playground', 'js-shim', 'wasm']) {
+    for (const file of walk(path.join(repo, dir), () => true, /\.(mjs|js)$/)) {
+      const text = readFileSync(file, 'utf8')
+      for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"](\.[^'"]+)['"]/g)) {
+        const target = path.relative(repo, path.resolve(path.dirname(file), m[1]))
+        if (target.startsWith('tests/')) offenders.push(`${path.relative(repo, file)} -> ${target}`)
+      }
+    }
+  }
+  assert.deepEqual(offenders, [])
+})

@@ -16,9 +16,9 @@ import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startBackend, backendEnv, api } from '../../host/backend.mjs';
-import { envdClient, dataOf } from '../lib/connect.mjs';
+import { envdClient, dataOf } from '../../host/connect.mjs';
 import { mountsUnder, pidsOfUids, rootlessRoot, testUser } from '../lib/rootless.mjs';
-import { until } from '../lib/wait.mjs';
+import { until } from '../../host/wait.mjs';
 
 const T = { timeout: 120_000 };
 // The official SDK (templates case) reads E2B_* variables: none may steer it.

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { startBackend } from '../../host/backend.mjs';
-import { sleep, until } from '../lib/wait.mjs';
+import { sleep, until } from '../../host/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
 const { Sandbox, CommandExitError, TimeoutError, InvalidArgumentError, AuthenticationError } = await import('e2b');

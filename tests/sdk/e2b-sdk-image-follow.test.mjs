@@ -15,8 +15,8 @@ import http from 'node:http'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { startBackend } from '../../host/backend.mjs'
-import { ociLayout, push, startRegistry, tarOf } from '../lib/registry.mjs'
-import { until } from '../lib/wait.mjs'
+import { ociLayout, push, startRegistry, tarOf } from '../../host/registry.mjs'
+import { until } from '../../host/wait.mjs'
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name]
 const { Template, BuildError } = await import('e2b')

@@ -24,7 +24,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startBackend } from '../../host/backend.mjs'
 import { loadProvider } from '../../host/reference/host.mjs'
-import { ociLayout, push, startRegistry, tarOf } from '../lib/registry.mjs'
+import { ociLayout, push, startRegistry, tarOf } from '../../host/registry.mjs'
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name]
 const { Sandbox, Template, CommandExitError } = await import('e2b')

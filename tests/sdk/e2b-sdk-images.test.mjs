@@ -16,8 +16,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startBackend, api } from '../../host/backend.mjs'
 import { loadProvider } from '../../host/reference/host.mjs'
-import { blobFile, layerDigests, ociLayout, push, startRegistry, tarOf } from '../lib/registry.mjs'
-import { until } from '../lib/wait.mjs'
+import { blobFile, layerDigests, ociLayout, push, startRegistry, tarOf } from '../../host/registry.mjs'
+import { until } from '../../host/wait.mjs'
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name]
 const { Sandbox, Template, BuildError } = await import('e2b')

@@ -12,7 +12,7 @@ import net from 'node:net'
 import { after, before, describe, test } from 'node:test'
 
 import { startBackend } from '../../host/backend.mjs'
-import { until } from '../lib/wait.mjs'
+import { until } from '../../host/wait.mjs'
 
 const { Sandbox } = await import('e2b')
 const T = { timeout: 60_000 }

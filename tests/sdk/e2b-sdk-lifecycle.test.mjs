@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { startBackend } from '../../host/backend.mjs';
-import { until } from '../lib/wait.mjs';
+import { until } from '../../host/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
 const { Sandbox, SandboxNotFoundError, AuthenticationError } = await import('e2b');

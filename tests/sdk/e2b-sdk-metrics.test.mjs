@@ -9,7 +9,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startBackend } from '../../host/backend.mjs';
-import { until } from '../lib/wait.mjs';
+import { until } from '../../host/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
 const { Sandbox, SandboxNotFoundError } = await import('e2b');

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBackend } from '../../host/backend.mjs';
 import { loadProvider } from '../../host/reference/host.mjs';
-import { until } from '../lib/wait.mjs';
+import { until } from '../../host/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
 const { Sandbox, Template } = await import('e2b');

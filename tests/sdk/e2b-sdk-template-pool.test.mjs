@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startBackend } from '../../host/backend.mjs';
-import { until, sleep } from '../lib/wait.mjs';
+import { until, sleep } from '../../host/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
 const { Sandbox, Template } = await import('e2b');

@@ -17,8 +17,8 @@ import { mkdtempSync, mkdirSync, writeFileSync, rmSync, readFileSync, existsSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { api, startBackend } from '../../host/backend.mjs';
-import { ociLayout, push, startRegistry, tarOf } from '../lib/registry.mjs';
-import { until } from '../lib/wait.mjs';
+import { ociLayout, push, startRegistry, tarOf } from '../../host/registry.mjs';
+import { until } from '../../host/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
 const { Sandbox, Template } = await import('e2b');

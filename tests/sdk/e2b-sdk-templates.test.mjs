@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync, symlinkSync, rmSync, readFileSync, existsSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startBackend } from '../../host/backend.mjs';
-import { until } from '../lib/wait.mjs';
+import { until } from '../../host/wait.mjs';
 
 for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete process.env[name];
 const { Sandbox, Template, waitForPort, BuildError } = await import('e2b');

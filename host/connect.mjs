@@ -1,7 +1,7 @@
 // A tiny Connect-protocol client (JSON codec) over fetch, for testing envd's
 // RPC services on the local backend (docs/e2b-protocol-notes.md, "Connect protocol").
 //
-//   import { envdClient, encodeEnvelope, EnvelopeDecoder } from '../lib/connect.mjs';
+//   import { envdClient, encodeEnvelope, EnvelopeDecoder } from '<repo>/host/connect.mjs';
 //   const envd = envdClient({ sandboxUrl, sandboxId, token });
 //
 //   // unary: POST application/json, answer { status, headers, json, text }

@@ -32,7 +32,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const SERVERS = path.join(here, '..', 'net', 'world-servers.mjs')
+const SERVERS = path.join(here, 'world-servers.mjs')
 
 export const WORLD = {
   hostAddress: '203.0.113.1',
