@@ -8,6 +8,7 @@
 #include "registry/registry_records.h"
 #include "store/store_records.h"
 #include "runtime/runtime.h"
+#include "runtime/runtime_enter.h"
 #include "runtime/runtime_remove.h"
 
 #include <cJSON.h>
@@ -85,8 +86,18 @@ static int save(struct registry *reg, const struct sandbox *sb)
 	return rc;
 }
 
+/* Forgets the init's pidfd before the runtime closes it (a closed
+ * descriptor's number can be the next one opened). */
+static void unwatch_init(struct sandbox *sb)
+{
+	if (sb->init_watch)
+		event_free(sb->init_watch);
+	sb->init_watch = NULL;
+}
+
 static void sandbox_free(struct sandbox *sb)
 {
+	unwatch_init(sb);
 	if (sb->expiry)
 		event_free(sb->expiry);
 	cJSON_Delete(sb->metadata);
@@ -127,6 +138,7 @@ void registry_free(struct registry *reg)
 		}
 		save(reg, sb);
 		fire(reg, HOOK_REMOVING, sb);
+		unwatch_init(sb);
 		runtime_sandbox_stop(sb);
 		runtime_state_free(sb->rt); /* the id range goes with this process */
 		sb->rt = NULL;
@@ -166,6 +178,35 @@ static void arm_expiry(struct sandbox *sb)
 		delay = 0;
 	struct timeval tv = {.tv_sec = (time_t)(delay / 1000), .tv_usec = (suseconds_t)(delay % 1000) * 1000};
 	evtimer_add(sb->expiry, &tv);
+}
+
+/* Its init ended on its own: killed from the host, by the out-of-memory
+ * killer, or it crashed. Every process of the sandbox went with it, so the
+ * sandbox is gone, as one whose VM died is on E2B: removed at once rather
+ * than answering each command 'unavailable' until it expires. */
+static void on_init_ended(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct sandbox *sb = arg;
+	fprintf(stderr, "sandbox %s: its init ended on its own; the sandbox is removed\n", sb->id);
+	registry_kill(sb->owner, sb);
+}
+
+/* Watches the init a running sandbox has now (a pooled one's, or the one
+ * a cold resume started). */
+static void watch_init(struct sandbox *sb)
+{
+	unwatch_init(sb);
+	int fd = runtime_sandbox_init_fd(sb);
+	if (fd < 0)
+		return;
+	sb->init_watch = event_new(sb->owner->base, fd, EV_READ, on_init_ended, sb);
+	if (!sb->init_watch || event_add(sb->init_watch, NULL) != 0) {
+		fprintf(stderr, "sandbox %s: cannot watch its init; an init that ends is noticed "
+			"only by its commands\n", sb->id);
+		unwatch_init(sb);
+	}
 }
 
 /* A sandbox dup of a caller's object, or an empty object. */
@@ -327,6 +368,7 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	}
 	reg->items[reg->count++] = sb;
 	arm_expiry(sb);
+	watch_init(sb);
 	fire(reg, HOOK_CREATED, sb);
 	return 0;
 }
@@ -334,6 +376,7 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 void registry_discard(struct registry *reg, struct sandbox *sb)
 {
 	fire(reg, HOOK_REMOVING, sb);
+	unwatch_init(sb);
 	runtime_sandbox_remove(sb);
 	sandbox_free(sb);
 }
@@ -379,6 +422,7 @@ void registry_kill(struct registry *reg, struct sandbox *sb)
 		break;
 	}
 	fire(reg, HOOK_REMOVING, sb);
+	unwatch_init(sb);
 	runtime_sandbox_remove(sb); /* kills it now; deletes its directory off the loop */
 	sandbox_free(sb);
 }
@@ -401,9 +445,12 @@ void registry_pause(struct registry *reg, struct sandbox *sb)
 int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s,
 	struct runtime_error *err)
 {
-	if (runtime_sandbox_cold(sb) && runtime_sandbox_start(sb, err) != 0) {
-		runtime_sandbox_stop(sb); /* cold again, its disk kept */
-		return -1;
+	if (runtime_sandbox_cold(sb)) {
+		if (runtime_sandbox_start(sb, err) != 0) {
+			runtime_sandbox_stop(sb); /* cold again, its disk kept */
+			return -1;
+		}
+		watch_init(sb);
 	}
 	int64_t now = clock_now_ms();
 	sb->state = SANDBOX_RUNNING;

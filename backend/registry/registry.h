@@ -87,6 +87,7 @@ struct sandbox {
 
 	/* private to registry.c */
 	struct event *expiry;
+	struct event *init_watch; /* on its init's pidfd while it has one */
 	struct registry *owner;
 };
 

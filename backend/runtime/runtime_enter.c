@@ -121,6 +121,11 @@ static long pids_current(const struct sandbox_rt *rt)
 	return strtol(text, NULL, 10);
 }
 
+int runtime_sandbox_init_fd(const struct sandbox *sb)
+{
+	return sb->rt ? sb->rt->init_pidfd : -1;
+}
+
 bool runtime_sandbox_alive(const struct sandbox *sb)
 {
 	/* The init's pidfd turns readable when it ends. */

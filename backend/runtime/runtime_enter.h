@@ -43,6 +43,10 @@ int runtime_fork_enter(const struct sandbox *sb);
  * for memory), taking every process of the sandbox with it: it can run
  * nothing more. True without isolation and for one never started. */
 bool runtime_sandbox_alive(const struct sandbox *sb);
+/* The started init's pidfd, readable once the init has ended (the caller
+ * polls it, never closes it: the runtime closes it when it stops or removes
+ * the sandbox); -1 without isolation and while the sandbox is cold. */
+int runtime_sandbox_init_fd(const struct sandbox *sb);
 int runtime_fork_leave(const struct sandbox *sb, pid_t child, bool joined);
 /* In the forked child, before exec: joins the cgroups and namespaces,
  * installs the syscall policy (runtime_seccomp.h), drops privileges the
