@@ -24,6 +24,7 @@
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_rootless.h"
 #include "runtime/runtime_seccomp.h"
+#include "secrets/secrets.h"
 #include "snapshots/snapshots.h"
 #include "state_dir.h"
 #include "images/images.h"
@@ -168,10 +169,12 @@ int main(int argc, char **argv)
 		registry_persist(reg, sd.root);
 	struct volumes *volumes = reg ? volumes_open(sd.root, reg, opt.api_key,
 		runtime_limits(), !sd.owns_root) : NULL;
-	struct proc_manager *pm = volumes ? process_manager_new(base, process_stream_ops()) : NULL;
+	/* Secrets last as long as the sandboxes' records do. */
+	struct secrets *secrets = volumes ? secrets_open(sd.owns_root ? NULL : sd.root) : NULL;
+	struct proc_manager *pm = secrets ? process_manager_new(base, process_stream_ops()) : NULL;
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_may_shorten = opt.connect_may_shorten,
-		.max_sandboxes = (size_t)opt.max_sandboxes, .volumes = volumes};
+		.max_sandboxes = (size_t)opt.max_sandboxes, .volumes = volumes, .secrets = secrets};
 	struct templates catalog = {0};
 	struct templates_env templates_env = {.base = base, .reg = reg, .pm = pm, .catalog = &catalog,
 		.state_root = sd.root};
@@ -285,6 +288,7 @@ out:
 	warm_free(api_ctx.warm);  /* nobody's sandboxes, before the registry */
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
 	volumes_close(volumes);   /* after the sandboxes that mounted them */
+	secrets_close(secrets);
 	snapshots_free(api_ctx.snapshots); /* after the registry's removing hooks */
 	fs_watchers_free(watchers); /* after the registry's removing hooks */
 	envd_listeners_free(own_ports); /* after the registry's removing hooks */

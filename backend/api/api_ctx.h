@@ -11,6 +11,7 @@
 struct evhttp_request;
 struct registry;
 struct templates_env;
+struct secrets;
 struct snapshots;
 struct volumes;
 
@@ -27,6 +28,7 @@ struct api_ctx {
 	struct templates_env *templates; /* the template catalog and its builds */
 	struct volumes *volumes; /* volumes/ (api_volumes.h) */
 	struct snapshots *snapshots; /* snapshots/ (api_snapshots.h) */
+	struct secrets *secrets;     /* secrets/ (api_secrets.h) */
 	struct warm *warm;           /* warm/: sandboxes started ahead, or NULL */
 };
 

@@ -14,9 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LIST_LIMIT_DEFAULT 100
-#define LIST_LIMIT_MAX 100
-
 struct list_request {
 	bool want_running, want_paused;
 	struct query metadata; /* every pair must match */
@@ -104,18 +101,6 @@ static int parse_states(const struct query *q, struct list_request *lr)
 	return 0;
 }
 
-static int parse_limit(const char *text, long *out)
-{
-	if (!text)
-		return 0;
-	char *end = NULL;
-	long v = strtol(text, &end, 10);
-	if (!*text || *end || v < 1 || v > LIST_LIMIT_MAX)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* Reads every v2 query parameter; on error answers 400 and returns its status. */
 static int parse_list_request(struct evhttp_request *req, struct query *q, struct list_request *lr)
 {
@@ -127,7 +112,7 @@ static int parse_list_request(struct evhttp_request *req, struct query *q, struc
 		return reply_error(req, 400, "Invalid query string: malformed percent-encoding");
 	if (parse_states(q, lr) != 0)
 		return reply_error(req, 400, "Invalid state: use running and/or paused");
-	if (parse_limit(query_get(q, "limit"), &lr->limit) != 0)
+	if (list_cursor_limit(query_get(q, "limit"), &lr->limit) != 0)
 		return reply_error(req, 400, "limit must be an integer between 1 and 100");
 
 	const char *order = query_get(q, "order");

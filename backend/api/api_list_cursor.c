@@ -93,11 +93,27 @@ int list_cursor_decode(const char *token, struct list_cursor *c)
 		*dir = '\0';
 		c->ascending = true;
 	}
+	/* IDs are lower-case alphanumerics; a secret's has one inner '_'
+	 * ("sec_..."). A trailing '_' would run into the "__asc" above. */
 	size_t idlen = strlen(id);
-	if (idlen == 0 || idlen > LIST_CURSOR_ID_MAX || strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789") != idlen)
+	if (idlen == 0 || idlen > LIST_CURSOR_ID_MAX || strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789_") != idlen ||
+	    id[0] == '_' || id[idlen - 1] == '_')
 		return -1;
 	if (clock_parse_rfc3339(text, &c->started_at_ms) != 0)
 		return -1;
 	memcpy(c->id, id, idlen + 1);
+	return 0;
+}
+
+int list_cursor_limit(const char *text, long *out)
+{
+	if (!text)
+		return 0;
+	/* Digits only: strtol alone would take " 5" and "+5". */
+	char *end = NULL;
+	long v = strtol(text, &end, 10);
+	if (!(*text >= '0' && *text <= '9') || *end || v < 1 || v > LIST_LIMIT_MAX)
+		return -1;
+	*out = v;
 	return 0;
 }

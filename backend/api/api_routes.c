@@ -8,6 +8,7 @@
 #include "api/api_sandboxes.h"
 #include "api/api_template_builds.h"
 #include "api/api_templates.h"
+#include "api/api_secrets.h"
 #include "api/api_snapshots.h"
 #include "api/api_volume_content.h"
 #include "api/api_volumes.h"
@@ -115,6 +116,12 @@ static const struct api_route routes[] = {
 	{"/volumes", EVHTTP_REQ_GET, "GET", true, api_volume_list},
 	{"/volumes/{}", EVHTTP_REQ_GET, "GET", true, api_volume_get},
 	{"/volumes/{}", EVHTTP_REQ_DELETE, "DELETE", true, api_volume_delete},
+	/* Secrets: {} is a secret's ID or its name. */
+	{"/secrets", EVHTTP_REQ_POST, "POST", true, api_secret_create},
+	{"/secrets", EVHTTP_REQ_GET, "GET", true, api_secret_list},
+	{"/secrets/{}", EVHTTP_REQ_GET, "GET", true, api_secret_get},
+	{"/secrets/{}", EVHTTP_REQ_POST, "POST", true, api_secret_update},
+	{"/secrets/{}", EVHTTP_REQ_DELETE, "DELETE", true, api_secret_delete},
 	/* The volume content API: the volume's token, checked by the handler. */
 	{"/volumecontent/{}/dir", EVHTTP_REQ_GET, "GET", false, api_volume_content_list},
 	{"/volumecontent/{}/dir", EVHTTP_REQ_POST, "POST", false, api_volume_content_mkdir},

@@ -46,7 +46,7 @@ const components = {
 const LEVELS = [
   { '': { prefix: '' } }, // main.c, options.c, state_dir.c: the program
   { api: { prefix: 'api_', main: 'api_routes.h' }, envd: { prefix: 'envd_', main: 'envd_routes.h' } },
-  { templates: { prefix: 'templates_' }, snapshots: { prefix: 'snapshots_', main: 'snapshots.h' }, volumes: { prefix: 'volumes_', main: 'volumes.h' }, warm: { prefix: 'warm_', main: 'warm.h' } },
+  { templates: { prefix: 'templates_' }, snapshots: { prefix: 'snapshots_', main: 'snapshots.h' }, volumes: { prefix: 'volumes_', main: 'volumes.h' }, secrets: { prefix: 'secrets_', main: 'secrets.h' }, warm: { prefix: 'warm_', main: 'warm.h' } },
   {
     'envd/process': { prefix: 'process_', main: 'process_rpc.h' },
     'envd/fs': { prefix: 'fs_', main: 'fs_rpc.h' },

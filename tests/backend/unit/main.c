@@ -19,6 +19,7 @@ static const check_suite suites[] = {
 	{"net dns", suite_net_dns},
 	{"records", suite_store_records},
 	{"snapshot_names", suite_snapshot_names},
+	{"secrets_names", suite_secrets_names},
 	{"images", suite_images},
 	{"images follow", suite_images_follow},
 	{"squash", suite_store_squash},

@@ -12,6 +12,7 @@ void suite_net_policy(void);
 void suite_net_dns(void);
 void suite_store_records(void);
 void suite_snapshot_names(void);
+void suite_secrets_names(void);
 void suite_images(void);
 void suite_images_follow(void);
 void suite_store_squash(void);

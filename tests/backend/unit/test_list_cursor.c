@@ -1,6 +1,7 @@
 /* api/api_list_cursor.c: GET /v2/sandboxes' nextToken, URL-safe base64 of
  * "<startedAt>__<id>[__asc]" as E2B makes it. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/api_list_cursor.h"
 #include "check.h"
@@ -42,6 +43,32 @@ void suite_list_cursor(void)
 	token = list_cursor_encode(&odd);
 	CHECK(decode(token, &back) == 0 && back.started_at_ms == 0);
 	free(token);
+
+	/* A secret's ID (one inner '_'), in ascending order as GET /secrets pages. */
+	struct list_cursor sec = {.started_at_ms = 1767323045678LL, .id = "sec_0a1b2c3d4e5f6g7h8i9j",
+		.ascending = true};
+	token = list_cursor_encode(&sec);
+	CHECK(decode(token, &back) == 0);
+	CHECK_STR(back.id, "sec_0a1b2c3d4e5f6g7h8i9j");
+	CHECK(back.ascending && back.started_at_ms == sec.started_at_ms);
+	free(token);
+	const char *bad_ids[] = {"_lead", "trail_", "a__b"};
+	for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; i++) {
+		struct list_cursor w = {.started_at_ms = 0, .ascending = false};
+		strcpy(w.id, bad_ids[i]);
+		token = list_cursor_encode(&w);
+		CHECK(decode(token, &back) == -1);
+		free(token);
+	}
+
+	/* The limit parameter both lists take. */
+	long limit = 7;
+	CHECK(list_cursor_limit(NULL, &limit) == 0 && limit == 7);
+	CHECK(list_cursor_limit("1", &limit) == 0 && limit == 1);
+	CHECK(list_cursor_limit("100", &limit) == 0 && limit == LIST_LIMIT_MAX);
+	const char *bad_limits[] = {"", "0", "101", "-1", "5x", " 5", "1e2"};
+	for (size_t i = 0; i < sizeof bad_limits / sizeof bad_limits[0]; i++)
+		CHECK(list_cursor_limit(bad_limits[i], &limit) == -1);
 
 	const char *bad[] = {
 		"",
