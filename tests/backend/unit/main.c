@@ -24,6 +24,7 @@ static const check_suite suites[] = {
 	{"squash", suite_store_squash},
 	{"worker", suite_worker},
 	{"fs owners", suite_fs_owners},
+	{"egress sni", suite_egress_sni},
 };
 
 int main(void)
