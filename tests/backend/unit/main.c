@@ -25,6 +25,7 @@ static const check_suite suites[] = {
 	{"worker", suite_worker},
 	{"fs owners", suite_fs_owners},
 	{"egress sni", suite_egress_sni},
+	{"egress http", suite_egress_http},
 };
 
 int main(void)
