@@ -12,6 +12,7 @@
 #ifndef E2B_BACKEND_EGRESS_H
 #define E2B_BACKEND_EGRESS_H
 
+#include "egress/egress_ca.h"
 #include "egress/egress_http.h"
 #include "egress/egress_sni.h"
 

@@ -26,6 +26,7 @@ static const check_suite suites[] = {
 	{"fs owners", suite_fs_owners},
 	{"egress sni", suite_egress_sni},
 	{"egress http", suite_egress_http},
+	{"egress ca", suite_egress_ca},
 };
 
 int main(void)

@@ -19,5 +19,6 @@ void suite_worker(void);
 void suite_fs_owners(void);
 void suite_egress_sni(void);
 void suite_egress_http(void);
+void suite_egress_ca(void);
 
 #endif
