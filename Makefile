@@ -24,7 +24,7 @@ BACKEND_SRC := $(sort $(shell find backend -name '*.c' -not -path 'backend/runti
 BACKEND_HDR := $(shell find backend -name '*.h')
 BACKEND_LIB_SRC := $(filter-out backend/main.c,$(BACKEND_SRC))
 # What every program built from the backend's sources links.
-BACKEND_LIBS := -levent -lutil -lz -lseccomp -lmnl -lnftables -larchive -lcrypto
+BACKEND_LIBS := -levent -lutil -lz -lseccomp -lmnl -lnftables -larchive -lssl -lcrypto
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 CJSON_C     := $(CJSON_DIR)/cJSON.c
 # core.wasm's own printf, strstr, strlen, memchr, strtod and sscanf (wasm/libc_small.h);
@@ -228,6 +228,11 @@ FUZZ_BACKEND_fuzz_protojson := -D_DEFAULT_SOURCE backend/http/http_protojson.c b
 FUZZ_LIBS_fuzz_protojson := -levent
 $(BUILD)/fuzz/fuzz_protojson $(BUILD)/replay/fuzz_protojson: backend/http/http_protojson.c backend/http/http_protojson.h backend/http/http_connect.c backend/lib/base64.c
 $(BUILD)/fuzz/fuzz_http_request $(BUILD)/replay/fuzz_http_request: backend/http/http_head.c backend/http/http_head.h backend/http/http_framing.c backend/http/http_framing.h
+FUZZ_BACKEND_fuzz_egress_sni := backend/egress/egress_sni.c
+$(BUILD)/fuzz/fuzz_egress_sni $(BUILD)/replay/fuzz_egress_sni: backend/egress/egress_sni.c backend/egress/egress_sni.h
+FUZZ_BACKEND_fuzz_egress_http := backend/egress/egress_http.c backend/egress/egress_http_head.c
+$(BUILD)/fuzz/fuzz_egress_http $(BUILD)/replay/fuzz_egress_http: backend/egress/egress_http.c backend/egress/egress_http.h \
+	  backend/egress/egress_http_head.c backend/egress/egress_http_head.h
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C) $(SMALL_SRC) $(SMALL_HDR)

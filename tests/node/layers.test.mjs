@@ -60,6 +60,7 @@ const LEVELS = [
     'runtime/init': { prefix: '' }, // pid 1 of a sandbox: a program of its own
     store: { prefix: 'store_', main: 'store_layers.h' },
     http: { prefix: 'http_', main: 'http_server.h' },
+    egress: { prefix: 'egress_', main: 'egress.h' },
   },
   { lib: { prefix: '' } },
 ]

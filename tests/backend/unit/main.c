@@ -25,6 +25,9 @@ static const check_suite suites[] = {
 	{"squash", suite_store_squash},
 	{"worker", suite_worker},
 	{"fs owners", suite_fs_owners},
+	{"egress sni", suite_egress_sni},
+	{"egress http", suite_egress_http},
+	{"egress ca", suite_egress_ca},
 };
 
 int main(void)

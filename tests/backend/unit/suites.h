@@ -18,5 +18,8 @@ void suite_images_follow(void);
 void suite_store_squash(void);
 void suite_worker(void);
 void suite_fs_owners(void);
+void suite_egress_sni(void);
+void suite_egress_http(void);
+void suite_egress_ca(void);
 
 #endif
