@@ -24,7 +24,7 @@ BACKEND_SRC := $(sort $(shell find backend -name '*.c' -not -path 'backend/runti
 BACKEND_HDR := $(shell find backend -name '*.h')
 BACKEND_LIB_SRC := $(filter-out backend/main.c,$(BACKEND_SRC))
 # What every program built from the backend's sources links.
-BACKEND_LIBS := -levent -lutil -lz -lseccomp -lmnl -lnftables -larchive -lssl -lcrypto
+BACKEND_LIBS := -levent -levent_openssl -lutil -lz -lseccomp -lmnl -lnftables -larchive -lssl -lcrypto
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 CJSON_C     := $(CJSON_DIR)/cJSON.c
 # core.wasm's own printf, strstr, strlen, memchr, strtod and sscanf (wasm/libc_small.h);

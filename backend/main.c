@@ -18,6 +18,7 @@
 #include "lib/crashpoint.h"
 #include "lib/fd_limit.h"
 #include "net/net.h"
+#include "net/net_egress.h"
 #include "options.h"
 #include "registry/registry.h"
 #include "runtime/runtime_dynmods.h"
@@ -82,6 +83,13 @@ static int print_ready_line(const char *api_url, const char *sandbox_url, const 
 }
 
 /* <dir of the binary>/../templates: build/bin/ next to build/templates/. */
+/* The egress proxy's way to a secret a transform rule names. */
+static int secret_value(void *ctx, const char *name, char **value)
+{
+	*value = secrets_value(ctx, name);
+	return *value ? 0 : -1;
+}
+
 static char *default_templates_dir(void)
 {
 	char exe[4096];
@@ -154,7 +162,8 @@ int main(int argc, char **argv)
 	struct net_options net_opt = {.subnet = opt.sandbox_subnet, .max_sandboxes = opt.max_sandboxes +
 		opt.warm_pool * (1 + opt.warm_templates),
 		.conn_limit = opt.sandbox_conn_limit,
-		.off = !opt.sandbox_network || opt.isolation == ISOLATION_ROOTLESS};
+		.off = !opt.sandbox_network || opt.isolation == ISOLATION_ROOTLESS,
+		.egress_ca_dir = sd.owns_root ? NULL : sd.root, .egress_ca_file = opt.egress_ca_file};
 	if (net_init(base, &net_opt) != 0) {
 		store_layers_shutdown();
 		runtime_shutdown();
@@ -171,6 +180,8 @@ int main(int argc, char **argv)
 		runtime_limits(), !sd.owns_root) : NULL;
 	/* Secrets last as long as the sandboxes' records do. */
 	struct secrets *secrets = volumes ? secrets_open(sd.owns_root ? NULL : sd.root) : NULL;
+	if (secrets)
+		net_egress_set_secrets(secret_value, secrets); /* ${e2b.secrets.<name>} in transform rules */
 	struct proc_manager *pm = secrets ? process_manager_new(base, process_stream_ops()) : NULL;
 	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
 		.connect_may_shorten = opt.connect_may_shorten,

@@ -59,6 +59,8 @@ static const char usage[] =
 	"                           claims a free block of it\n"
 	"  --sandbox-conn-limit N   connections tracked per sandbox (default 4096)\n"
 	"  --sandbox-network on|off off: sandboxes have loopback only (default on)\n"
+	"  --egress-ca-file PATH    PEM certificates the egress proxy of transform rules\n"
+	"                           trusts upstream besides the host's (e.g. a company CA)\n"
 	"  --metrics-interval S     seconds between two samples of each running sandbox's\n"
 	"                           CPU, memory and disk (getMetrics; default 5, 1..3600)\n"
 	"  --registry-mirror URL    where Docker Hub images are pulled from first: http://HOST[:PORT]\n"
@@ -339,6 +341,8 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 		} else if ((v = option_value(argc, argv, &i, "--metrics-interval"))) {
 			if (parse_count(v, 1, 3600, &opt->metrics_interval_s) != 0)
 				return usage_error("--metrics-interval must be 1..3600 seconds, got ", v);
+		} else if ((v = option_value(argc, argv, &i, "--egress-ca-file"))) {
+			opt->egress_ca_file = v;
 		} else if ((v = option_value(argc, argv, &i, "--sandbox-conn-limit"))) {
 			if (parse_count(v, 1, 1000000, &opt->sandbox_conn_limit) != 0)
 				return usage_error("--sandbox-conn-limit must be 1..1000000, got ", v);

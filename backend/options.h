@@ -44,6 +44,7 @@ struct backend_options {
 	const char *sandbox_subnet; /* NULL: net/'s default */
 	long sandbox_conn_limit;
 	bool sandbox_network;       /* --sandbox-network on (default) | off */
+	const char *egress_ca_file; /* --egress-ca-file: more CAs the egress proxy trusts upstream */
 	long metrics_interval_s;    /* --metrics-interval: seconds between samples */
 	struct images_options images; /* --registry-mirror (repeatable), --no-docker-hub, --max-image-mb */
 	long warm_pool;             /* --warm-pool: sandboxes started ahead (warm/) */

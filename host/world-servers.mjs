@@ -4,7 +4,11 @@
 //
 //   world  an HTTP server on port 80 (answers {"server":"world","local","remote",
 //          "host","path"}) and a TCP echo on port 7007, on every address of the
-//          world namespace;
+//          world namespace; HTTPS on port 443 (the certificates of the TLS
+//          directory, the third argument): on WORLD.web for the names of
+//          world.test, on WORLD.echo with a certificate for another name;
+//          it answers like port 80 with "server":"world-tls", and logs the
+//          request's headers (the answer carries none of them);
 //   dns    a DNS server on 127.0.0.53:53 (UDP and TCP) answering A records of
 //          NAMES below, NXDOMAIN for anything else: the host's resolver on its
 //          own loopback, as systemd-resolved's is.
@@ -15,15 +19,21 @@
 import dgram from 'node:dgram'
 import { appendFileSync } from 'node:fs'
 import http from 'node:http'
+import https from 'node:https'
 import net from 'node:net'
+import path from 'node:path'
+import { readFileSync } from 'node:fs'
 
 export const NAMES = {
   'world.test': '203.0.113.10',
   'echo.world.test': '203.0.113.11',
   'lan.world.test': '10.99.0.1',
+  'api.world.test': '203.0.113.10',
+  'other.world.test': '203.0.113.10',
+  'bad.world.test': '203.0.113.11',
 }
 
-const [mode, logPath] = process.argv.slice(2)
+const [mode, logPath, tlsDir] = process.argv.slice(2)
 const log = (o) => appendFileSync(logPath, JSON.stringify({ ...o, mode }) + '\n')
 
 function listen(server, port, host) {
@@ -72,6 +82,16 @@ if (mode === 'world') {
   })
   await listen(web, 80, '0.0.0.0')
   await listen(echo, 7007, '0.0.0.0')
+  const tlsFiles = (name) => ({ key: readFileSync(path.join(tlsDir, `${name}.key`)), cert: readFileSync(path.join(tlsDir, `${name}.pem`)) })
+  for (const [name, addr] of [['web', '203.0.113.10'], ['wrong', '203.0.113.11']]) {
+    const server = https.createServer(tlsFiles(name), (req, res) => {
+      const o = { server: 'world-tls', local: `${req.socket.localAddress}:${req.socket.localPort}`, remote: req.socket.remoteAddress, host: req.headers.host, path: req.url }
+      log({ kind: 'https', ...o, headers: req.headers, servername: req.socket.servername })
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify(o))
+    })
+    await listen(server, 443, addr)
+  }
 } else if (mode === 'dns') {
   const udp = dgram.createSocket('udp4')
   udp.on('message', (msg, rinfo) => { try { udp.send(answer(msg), rinfo.port, rinfo.address) } catch { /* not a query */ } })

@@ -21,9 +21,11 @@
 //   world.inHost(cmd, args)     [command, args] that run cmd in the host namespace with its
 //                               resolv.conf, keeping the machine's /sys (cgroups): `ip netns
 //                               exec` would remount /sys and hide /sys/fs/cgroup
+//   world.caFile                the world's CA (PEM), for whoever should trust its TLS
 //   world.seen()                the servers' log so far: [{kind, local, remote, path, name, ...}]
 //   world.runTests(file)        runs a node:test file in the host namespace: { code, out }
-//                               (E2BW_WORLD_LOG names the servers' log there)
+//                               (E2BW_WORLD_LOG names the servers' log there,
+//                               E2BW_WORLD_CA the world's CA)
 //   world.remove()
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -44,10 +46,28 @@ export const WORLD = {
   echoPort: 7007,
 }
 
+// The world's TLS (port 443): a CA of its own (tls/ca.pem) that only whoever
+// is told trusts, a certificate for the names of world.test on WORLD.web,
+// and one for a name nobody asks for on WORLD.echo (a server whose
+// certificate does not match).
+function makeTls(dir) {
+  const tls = path.join(dir, 'tls')
+  mkdirSync(tls)
+  const ssl = (...args) => execFileSync('openssl', args, { cwd: tls, stdio: ['ignore', 'pipe', 'pipe'] })
+  ssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', '/CN=world test CA',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign', '-keyout', 'ca.key', '-out', 'ca.pem')
+  for (const [name, san] of [['web', 'DNS:world.test,DNS:api.world.test,DNS:other.world.test'], ['wrong', 'DNS:wrong.invalid']]) {
+    ssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`)
+    writeFileSync(path.join(tls, `${name}.ext`), `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n`)
+    ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.pem`)
+  }
+  return tls
+}
+
 const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString()
 
-function startServers(ns, mode, logPath) {
-  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, SERVERS, mode, logPath], { stdio: ['ignore', 'pipe', 'pipe'] })
+function startServers(ns, mode, logPath, tlsDir) {
+  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, SERVERS, mode, logPath, tlsDir ?? ''], { stdio: ['ignore', 'pipe', 'pipe'] })
   let err = ''
   child.stderr.on('data', (d) => { err += d })
   return new Promise((resolve, reject) => {
@@ -79,6 +99,7 @@ export async function makeWorld() {
   const logPath = path.join(dir, 'seen.jsonl')
   writeFileSync(logPath, '')
   const children = []
+  let tlsDir
   let removed = false
   const remove = () => {
     if (removed) return
@@ -102,7 +123,8 @@ export async function makeWorld() {
     for (const a of [WORLD.web, WORLD.echo, WORLD.lan, WORLD.metadata]) ip('-n', world, 'addr', 'add', `${a}/32`, 'dev', 'lo')
     mkdirSync(`/etc/netns/${host}`, { recursive: true })
     writeFileSync(`/etc/netns/${host}/resolv.conf`, 'nameserver 127.0.0.53\n')
-    children.push(await startServers(world, 'world', logPath))
+    tlsDir = makeTls(dir)
+    children.push(await startServers(world, 'world', logPath, tlsDir))
     children.push(await startServers(host, 'dns', logPath))
   } catch (err) {
     remove()
@@ -114,17 +136,18 @@ export async function makeWorld() {
     host,
     world,
     logPath,
+    caFile: path.join(tlsDir, 'ca.pem'), // the world's CA: trust it to reach its port 443
     exec: (ns, cmd, args = []) => execFileSync('ip', ['netns', 'exec', ns, cmd, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }).toString(),
     inHost,
     seen: () => readFileSync(logPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)),
-    runTests: (file) => runTestsIn(inHost, logPath, file),
+    runTests: (file) => runTestsIn(inHost, logPath, path.join(tlsDir, 'ca.pem'), file),
     remove,
   }
 }
 
-function runTestsIn(inHost, logPath, file) {
+function runTestsIn(inHost, logPath, caFile, file) {
   const [cmd, args] = inHost(process.execPath, ['--test', '--test-reporter=tap', file])
-  const env = { ...process.env, E2BW_WORLD_LOG: logPath }
+  const env = { ...process.env, E2BW_WORLD_LOG: logPath, E2BW_WORLD_CA: caFile }
   delete env.NODE_TEST_CONTEXT // else the inner runner sees a parent and runs nothing
   const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''

@@ -4,6 +4,7 @@
 #include "http/http_field.h"
 #include "http/http_reply.h"
 #include "net/net.h"
+#include "net/net_egress.h"
 #include "net/net_policy.h"
 #include "registry/registry.h"
 
@@ -14,7 +15,7 @@
 
 /* Fields of E2B's network settings this backend cannot honour: refused by
  * name rather than ignored. */
-static const char *const unsupported[] = {"egressProxy", "rules", "httpsPorts"};
+static const char *const unsupported[] = {"egressProxy", "httpsPorts"};
 
 static int refuse_unsupported(const cJSON *obj, const char *where, struct body_error *err)
 {
@@ -57,6 +58,19 @@ static int read_policy(const cJSON *lists, int allow_internet_access, struct net
 		net_policy_free(policy);
 		body_error_set(err, "egress rules need isolated sandboxes (this backend runs with "
 			"--isolation none)");
+		return -1;
+	}
+	const cJSON *rules = lists ? cJSON_GetObjectItemCaseSensitive(lists, "rules") : NULL;
+	if (net_rules_parse(rules, &policy->rules, err->message, sizeof err->message) != 0) {
+		net_policy_free(policy);
+		err->status = 400;
+		return -1;
+	}
+	if (policy->rules.n && !net_egress_available()) {
+		net_policy_free(policy);
+		body_error_set(err, "network rules need sandbox networking and the egress proxy, "
+			"which this backend does not run (--isolation none or rootless, or "
+			"--sandbox-network off)");
 		return -1;
 	}
 	return 0;
@@ -112,11 +126,11 @@ static cJSON *asked_after_update(const struct sandbox *sb, const cJSON *update)
 	const cJSON *internet = cJSON_GetObjectItemCaseSensitive(update, "allow_internet_access");
 	if (cJSON_IsBool(internet))
 		cJSON_AddItemToObject(asked, "allow_internet_access", cJSON_Duplicate(internet, 0));
-	const char *const lists[] = {"allowOut", "denyOut"};
+	const char *const lists[] = {"allowOut", "denyOut", "rules"};
 	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
 		cJSON_DeleteItemFromObjectCaseSensitive(network, lists[i]);
 		const cJSON *list = cJSON_GetObjectItemCaseSensitive(update, lists[i]);
-		if (cJSON_IsArray(list))
+		if (cJSON_IsArray(list) || cJSON_IsObject(list))
 			cJSON_AddItemToObject(network, lists[i], cJSON_Duplicate(list, 1));
 	}
 	return asked;

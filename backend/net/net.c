@@ -5,6 +5,7 @@
 #include "net/net.h"
 
 #include "net/net_dns.h"
+#include "net/net_egress.h"
 #include "net/net_link.h"
 #include "net/net_nft.h"
 #include "net/net_policy.h"
@@ -35,6 +36,7 @@ struct sandbox_net {
 	struct net_nft_sandbox nft; /* what exists of its rules in the table */
 	bool refuse_dns; /* nothing may leave: DNS neither */
 	struct net_dns *dns;
+	struct net_egress *egress; /* with transform rules: its proxy */
 };
 
 static struct {
@@ -115,7 +117,8 @@ int net_init(struct event_base *base, const struct net_options *o)
 	cidr_text(net_pool_block(), block, sizeof block);
 	struct net_nft_config nc = {.ifprefix = g.ifprefix, .subnet = sub, .block = block,
 		.conn_limit = (int)o->conn_limit};
-	if (net_nft_init(&nc, why, sizeof why) != 0 || net_dns_init(base) != 0)
+	if (net_nft_init(&nc, why, sizeof why) != 0 || net_dns_init(base) != 0 ||
+	    net_egress_init(base, o->egress_ca_dir, o->egress_ca_file, why, sizeof why) != 0)
 		goto fail;
 	g.on = true;
 	fprintf(stderr, "e2b-local-backend: sandbox network %s (of %s), interfaces %s*, %d DNS "
@@ -129,6 +132,7 @@ fail:
 
 void net_shutdown(void)
 {
+	net_egress_shutdown();
 	net_nft_shutdown();
 	if (g.rtnl >= 0)
 		net_pool_release(g.rtnl);
@@ -310,6 +314,11 @@ int net_sandbox_attach_end(struct net_attach *a, char *why, size_t why_len)
 			snprintf(why, why_len, "cannot start its DNS relay: %s", strerror(errno));
 		else
 			rc = net_nft_apply(n->slot, n->ifname, &n->policy, &n->nft, why, why_len);
+		if (rc == 0 && n->policy.rules.n &&
+		    !(n->egress = net_egress_start(a->sb, &n->policy.rules, why, why_len))) {
+			net_nft_forget(n->slot, n->ifname, &n->nft);
+			rc = -1;
+		}
 	}
 	if (a->udp >= 0)
 		close(a->udp);
@@ -348,6 +357,14 @@ int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, char *why,
 	n->policy = *policy;
 	memset(policy, 0, sizeof *policy);
 	n->refuse_dns = net_policy_blocks_all(&n->policy);
+	if (n->egress)
+		net_egress_set_rules(n->egress, &n->policy.rules); /* the old ones are gone */
+	if (n->policy.rules.n && !n->egress)
+		return (n->egress = net_egress_start(sb, &n->policy.rules, why, why_len)) ? 0 : -1;
+	if (!n->policy.rules.n && n->egress) {
+		net_egress_stop(n->egress, true);
+		n->egress = NULL;
+	}
 	return 0;
 }
 
@@ -363,6 +380,8 @@ static void on_removing(void *ctx, struct sandbox *sb)
 	struct sandbox_net *n = sb->net;
 	if (!n)
 		return;
+	net_egress_stop(n->egress, false); /* its table goes with the namespace */
+	n->egress = NULL;
 	if (n->nft.chain)
 		net_nft_forget(n->slot, n->ifname, &n->nft);
 	/* The veth goes with the sandbox's namespace; until the kernel has

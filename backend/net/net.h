@@ -28,6 +28,8 @@ struct net_options {
 	long max_sandboxes;
 	long conn_limit;     /* --sandbox-conn-limit */
 	bool off;            /* --sandbox-network off: loopback only */
+	const char *egress_ca_dir;  /* where the egress CA is kept (net_egress.h), NULL: memory */
+	const char *egress_ca_file; /* --egress-ca-file, or NULL */
 };
 
 /* With isolation (runtime_isolated()): turns IPv4 forwarding on in the

@@ -128,8 +128,8 @@ static void put_address(FILE *f, uint32_t a)
 int net_nft_apply(int slot, const char *ifname, const struct net_policy *p,
 	struct net_nft_sandbox *has, char *why, size_t why_len)
 {
-	if (!has->chain && net_policy_is_open(p))
-		return 0; /* the shared rules already say it all */
+	if (!has->chain && p->n_allow == 0 && p->n_deny == 0 && p->n_domains == 0)
+		return 0; /* the shared rules already say it all (transform rules are net_egress's) */
 	char *script = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&script, &len);

@@ -1,13 +1,13 @@
 /* Egress rules (net_policy.h). */
 #include "net/net_policy.h"
 
+#include "net/net_name.h"
+
 #include <arpa/inet.h>
 #include <cJSON.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* "a.b.c.d" or "a.b.c.d/n": 1 IPv4, 2 IPv6 syntax, 0 neither. E2B refuses
  * an unspecified address (0.0.0.0, 0.0.0.0/8) except all traffic itself. */
@@ -43,32 +43,6 @@ static int parse_entry(const char *text, struct net_range *r)
 	if (inet_pton(AF_INET6, addr, &v6) == 1 && prefix >= 0 && prefix <= 128)
 		return IN6_IS_ADDR_UNSPECIFIED(&v6) && prefix != 0 ? 0 : 2;
 	return 0;
-}
-
-/* A DNS name (labels of [a-z0-9-], 1..63, not starting or ending with
- * '-'), optionally after "*."; lowercased into out. */
-static bool domain_name(const char *text, char *out, size_t cap)
-{
-	size_t n = strlen(text);
-	if (n == 0 || n > 253 || n >= cap)
-		return false;
-	const char *name = strncmp(text, "*.", 2) == 0 ? text + 2 : text;
-	size_t label = 0;
-	for (const char *c = name;; c++) {
-		if (*c == '.' || *c == '\0') {
-			if (label == 0 || c[-1] == '-')
-				return false;
-			if (*c == '\0')
-				break;
-			label = 0;
-			continue;
-		}
-		if (!(isalnum((unsigned char)*c) || (*c == '-' && label > 0)) || ++label > 63)
-			return false;
-	}
-	for (size_t i = 0; i <= n; i++)
-		out[i] = (char)tolower((unsigned char)text[i]);
-	return true;
 }
 
 static int compare_ranges(const void *a, const void *b)
@@ -132,7 +106,7 @@ static int parse_list(const cJSON *list, bool allow, const struct net_range *ext
 			goto fail;
 		} else if (kind == 0 && allow) {
 			char name[256];
-			if (!domain_name(item->valuestring, name, sizeof name)) {
+			if (!net_name_domain(item->valuestring, name, sizeof name)) {
 				snprintf(err, err_len, "invalid allowed address %.64s", item->valuestring);
 				goto fail;
 			}
@@ -196,28 +170,21 @@ void net_policy_free(struct net_policy *p)
 	free(p->deny);
 	cJSON_Delete(p->allow_out);
 	cJSON_Delete(p->deny_out);
+	net_rules_free(&p->rules);
 	memset(p, 0, sizeof *p);
 	p->allow_internet_access = -1;
 }
 
 bool net_policy_is_open(const struct net_policy *p)
 {
-	return p->n_allow == 0 && p->n_deny == 0 && p->n_domains == 0;
+	return p->n_allow == 0 && p->n_deny == 0 && p->n_domains == 0 && p->rules.n == 0;
 }
 
 bool net_policy_allows_name(const struct net_policy *p, const char *name)
 {
-	size_t n = strlen(name);
-	for (size_t i = 0; i < p->n_domains; i++) {
-		const char *d = p->domains[i];
-		if (strncmp(d, "*.", 2) == 0) {
-			size_t k = strlen(d) - 1; /* ".x.y" */
-			if (n > k && strcasecmp(name + n - k, d + 1) == 0)
-				return true;
-		} else if (strcasecmp(name, d) == 0) {
+	for (size_t i = 0; i < p->n_domains; i++)
+		if (net_name_matches(p->domains[i], name))
 			return true;
-		}
-	}
 	return false;
 }
 
@@ -237,4 +204,6 @@ void net_policy_to_json(const struct net_policy *p, cJSON *network)
 		cJSON_AddItemToObject(network, "allowOut", cJSON_Duplicate(p->allow_out, 1));
 	if (p->deny_out)
 		cJSON_AddItemToObject(network, "denyOut", cJSON_Duplicate(p->deny_out, 1));
+	if (p->rules.given)
+		cJSON_AddItemToObject(network, "rules", cJSON_Duplicate(p->rules.given, 1));
 }

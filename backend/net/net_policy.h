@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/net_rules.h"
+
 struct cJSON;
 
 #define NET_POLICY_MAX_ENTRIES 256
@@ -25,6 +27,7 @@ struct net_policy {
 	char **domains;             /* allowOut's domain names, lowercase ("*.x.y": below x.y) */
 	size_t n_domains;
 	struct cJSON *allow_out, *deny_out; /* the lists as given, or NULL */
+	struct net_rules rules;     /* network.rules (net_rules_parse), none by default */
 };
 
 /* allow_out / deny_out: arrays of strings or NULL. allowOut may name domains
@@ -33,7 +36,8 @@ struct net_policy {
 int net_policy_parse(const struct cJSON *allow_out, const struct cJSON *deny_out,
 	int allow_internet_access, struct net_policy *out, char *err, size_t err_len);
 void net_policy_free(struct net_policy *p);
-/* Nothing restricted: no list and internet access not turned off. */
+/* Nothing restricted or rewritten: no list, no transform rule, and internet
+ * access not turned off. */
 bool net_policy_is_open(const struct net_policy *p);
 /* Nothing may leave at all (every destination denied, none allowed). */
 bool net_policy_blocks_all(const struct net_policy *p);
@@ -43,7 +47,8 @@ bool net_policy_denies_all(const struct net_policy *p);
 /* Whether a name looked up in DNS is one allowOut allows: an exact domain,
  * or a name below a "*." one (not the apex, as on E2B). */
 bool net_policy_allows_name(const struct net_policy *p, const char *name);
-/* Adds "allowOut"/"denyOut" (as given) to a SandboxDetail's network object. */
+/* Adds "allowOut"/"denyOut" and "rules" (as given) to a SandboxDetail's
+ * network object. */
 void net_policy_to_json(const struct net_policy *p, struct cJSON *network);
 
 #endif

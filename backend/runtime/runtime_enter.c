@@ -107,6 +107,43 @@ int runtime_socket(const struct sandbox *sb, int domain, int type, int protocol)
 	return r.fd;
 }
 
+struct netns_call {
+	int ns_fd;
+	int (*fn)(void *arg);
+	void *arg;
+	int rc, err;
+};
+
+static void *call_in_ns(void *arg)
+{
+	struct netns_call *c = arg;
+	c->rc = -1;
+	if (setns(c->ns_fd, CLONE_NEWNET) == 0)
+		c->rc = c->fn(c->arg);
+	c->err = errno;
+	return NULL;
+}
+
+int runtime_in_netns(const struct sandbox *sb, int (*fn)(void *arg), void *arg)
+{
+	if (!sb->rt) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	struct netns_call c = {.ns_fd = sandbox_ns(sb->rt, RT_NS_NET), .fn = fn, .arg = arg};
+	if (c.ns_fd < 0)
+		return -1;
+	pthread_t t;
+	int rc = pthread_create(&t, NULL, call_in_ns, &c);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	pthread_join(t, NULL);
+	errno = c.err;
+	return c.rc;
+}
+
 /* pids.current of the sandbox's pids cgroup; -1 when it cannot be read
  * (or the sandbox has none: rootless). */
 static long pids_current(const struct sandbox_rt *rt)

@@ -21,6 +21,10 @@ const char *runtime_rootfs(const struct sandbox *sb);
  * isolation is none); -1 with errno. Used by the port proxy to connect to
  * 127.0.0.1:<port> as the sandbox sees it. The socket is close-on-exec. */
 int runtime_socket(const struct sandbox *sb, int domain, int type, int protocol);
+/* fn(arg) run on a thread of its own inside the sandbox's network namespace
+ * (an nftables table of the sandbox's own, say), waited for; its result,
+ * with errno. -1 with ENOTSUP without isolation. */
+int runtime_in_netns(const struct sandbox *sb, int (*fn)(void *arg), void *arg);
 /* open(2) of path beneath the sandbox's root (openat2 RESOLVE_IN_ROOT):
  * "..", absolute symbolic links and absolute paths all stay inside it.
  * Isolated sandboxes only. */

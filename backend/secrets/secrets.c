@@ -147,6 +147,12 @@ const struct secret *secrets_find(const struct secrets *ss, const char *ref)
 	return i < ss->count ? &ss->items[i]->pub : NULL;
 }
 
+char *secrets_value(const struct secrets *ss, const char *ref)
+{
+	size_t i = index_of(ss, ref);
+	return i < ss->count ? strdup(ss->items[i]->value) : NULL;
+}
+
 size_t secrets_count(const struct secrets *ss)
 {
 	return ss->count;

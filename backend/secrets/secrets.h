@@ -5,9 +5,10 @@
  * how many a backend holds), and their records (records/secrets/<id>.json,
  * mode 0600, written atomically and synced) when the state directory
  * outlives the backend. A value is never handed out: nothing here returns
- * it, and it is wiped from memory when it is replaced or deleted. Nothing
- * resolves a value into a sandbox yet (the backend refuses the network
- * transform rules that would carry Secret.fill's placeholders).
+ * it but secrets_value, for the egress proxy of transform rules, which
+ * puts a value into a request leaving a sandbox (Secret.fill's
+ * placeholders, net/net_egress.h), never into the sandbox; a value is wiped
+ * from memory when it is replaced or deleted.
  * May call: store/ (records), lib/. */
 #ifndef E2B_BACKEND_SECRETS_H
 #define E2B_BACKEND_SECRETS_H
@@ -57,6 +58,10 @@ void secrets_close(struct secrets *ss);
 
 /* The secret an identifier or a name (any case) refers to, or NULL. */
 const struct secret *secrets_find(const struct secrets *ss, const char *ref);
+/* A malloc'd copy of the current value of the secret ref (an identifier or
+ * a name) names, which the caller wipes (explicit_bzero) and frees; NULL
+ * when there is none. Only for the egress proxy: no route answers it. */
+char *secrets_value(const struct secrets *ss, const char *ref);
 /* In creation order (ties by id), which the list's cursor relies on. */
 size_t secrets_count(const struct secrets *ss);
 const struct secret *secrets_at(const struct secrets *ss, size_t i);

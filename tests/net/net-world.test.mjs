@@ -12,15 +12,22 @@ import { makeWorld } from '../../host/world.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
-test('sandbox networking in a world namespace (egress rules, DNS, what is never reachable, cleanup)', { timeout: 600000 }, async () => {
+// Runs a file of cases in the host namespace of a world of its own.
+async function inWorld(file, minPassed) {
   const world = await makeWorld()
   try {
-    const { code, out } = await world.runTests(path.join(here, 'world-cases.mjs'))
+    const { code, out } = await world.runTests(path.join(here, file))
     process.stdout.write(out.replace(/^/gm, '  '))
-    assert.equal(code, 0, 'world cases failed (their output is above)')
+    assert.equal(code, 0, `${file} failed (its output is above)`)
     assert.match(out, /^# fail 0$/m)
-    assert.ok(Number(/^# pass (\d+)$/m.exec(out)?.[1]) >= 14, 'every world case ran')
+    assert.ok(Number(/^# pass (\d+)$/m.exec(out)?.[1]) >= minPassed, `every case of ${file} ran`)
   } finally {
     world.remove()
   }
-})
+}
+
+test('sandbox networking in a world namespace (egress rules, DNS, what is never reachable, cleanup)', { timeout: 600000 },
+  () => inWorld('world-cases.mjs', 14))
+
+test('transform rules and the egress proxy in a world namespace (HTTPS with a CA of its own)', { timeout: 600000 },
+  () => inWorld('egress-cases.mjs', 5))

@@ -16,33 +16,17 @@ import { after, before, describe, test } from 'node:test'
 import { Sandbox } from 'e2b'
 
 import { api, startBackend } from '../../host/backend.mjs'
+import { run, sandboxMaker, seen, tag } from './world-sandboxes.mjs'
 import { WORLD } from '../../host/world.mjs'
 import { until } from '../../host/wait.mjs'
 
 const CONN_LIMIT = 16
-const seen = () => readFileSync(process.env.E2BW_WORLD_LOG, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
-const tag = (what) => `/${what}-${randomBytes(4).toString('hex')}`
 const reachedWorld = (path) => seen().some((e) => e.kind === 'http' && e.path === path)
 
 let backend
 let opts
-const sandboxes = []
-
-async function sandbox(extra = {}) {
-  const s = await Sandbox.create('base', { ...opts, ...extra })
-  sandboxes.push(s)
-  return s
-}
-
-// A command's result whatever its exit code.
-async function run(s, cmd) {
-  try {
-    return await s.commands.run(cmd, { timeoutMs: 30000 })
-  } catch (err) {
-    if (err.exitCode === undefined) throw err
-    return { exitCode: err.exitCode, stdout: err.stdout, stderr: err.stderr }
-  }
-}
+const sandboxes = sandboxMaker()
+const sandbox = (extra) => sandboxes.create(extra)
 
 // GET http://<addr><path> from inside s: the world's JSON, or null when the
 // connection failed (curl: at most 3 s; a refused one fails at once).
@@ -69,10 +53,11 @@ before(async () => {
   backend = await startBackend({ extraArgs: ['--listen', '0.0.0.0:0', '--allow-remote', '--sandbox-conn-limit', String(CONN_LIMIT)] })
   assert.equal(backend.isolation, 'full', 'the networking cases need an isolating backend')
   opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl }
+  sandboxes.opts = opts
 })
 
 after(async () => {
-  for (const s of sandboxes) await s.kill().catch(() => {})
+  await sandboxes.killAll()
   if (backend) assert.deepEqual(await backend.stop(), { code: 0, signal: null })
 })
 

@@ -240,14 +240,24 @@ describe('official e2b SDK secrets', () => {
     assert.deepEqual(await Secret.list(opts).nextItems(), []);
   });
 
-  test('Secret.fill is a placeholder this backend does not resolve: transform rules are refused', async () => {
-    await Secret.create('openai-key', newValue('fill'), opts);
+  test('Secret.fill is a placeholder: a sandbox\'s transform rules carry it, never the value', async () => {
+    const value = newValue('fill');
+    await Secret.create('openai-key', value, opts);
     const placeholder = Secret.fill('openai-key');
     assert.equal(placeholder, '${e2b.secrets.openai-key}');
-    await assert.rejects(Sandbox.create('base', { ...opts, sandboxUrl: backend.sandboxUrl, network: {
-      allowOut: ['api.example.com'],
-      rules: { 'api.example.com': [{ transform: { headers: { Authorization: `Bearer ${placeholder}` } } }] },
-    } }), /400.*"network\.rules" is not supported/);
+    // Resolved by the egress proxy as a request leaves (tests/net/egress-cases.mjs, in a world
+    // namespace); here: the rules are taken and shown as given, and the sandbox holds no value.
+    const rules = { 'api.example.com': [{ transform: { headers: { Authorization: `Bearer ${placeholder}` } } }] };
+    const sbx = await Sandbox.create('base', { ...opts, sandboxUrl: backend.sandboxUrl, network: { rules } });
+    try {
+      const info = await sbx.getInfo();
+      assert.deepEqual(info.network.rules, rules);
+      assert.ok(!JSON.stringify(info).includes(value), 'getInfo never shows the value');
+      const found = await sbx.commands.run(`grep -rsl '${value}' /etc /home /tmp /root /proc/self/environ; true`);
+      assert.equal(found.stdout, '', 'no file in the sandbox holds the value');
+    } finally {
+      await sbx.kill();
+    }
     await Secret.destroy('openai-key', opts);
   });
 });

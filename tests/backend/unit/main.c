@@ -17,6 +17,7 @@ static const check_suite suites[] = {
 	{"text", suite_text},
 	{"net policy", suite_net_policy},
 	{"net dns", suite_net_dns},
+	{"net rules", suite_net_rules},
 	{"records", suite_store_records},
 	{"snapshot_names", suite_snapshot_names},
 	{"secrets_names", suite_secrets_names},

@@ -10,6 +10,7 @@ void suite_connect(void);
 void suite_text(void);
 void suite_net_policy(void);
 void suite_net_dns(void);
+void suite_net_rules(void);
 void suite_store_records(void);
 void suite_snapshot_names(void);
 void suite_secrets_names(void);

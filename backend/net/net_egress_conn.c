@@ -1,0 +1,540 @@
+/* Connections of a sandbox's egress proxy (net_egress_conn.h).
+ *
+ * A connection is peeked until its ClientHello is whole (SO_RCVLOWAT keeps
+ * the socket quiet until more bytes than were peeked have come), then its
+ * upstream socket is made in the sandbox's namespace and connected to the
+ * address the sandbox asked for (SO_ORIGINAL_DST). Passed on: two plain
+ * bufferevents copy bytes both ways. Intercepted: the sandbox's side is a
+ * TLS server with a leaf for its server name, the destination's a TLS
+ * client verifying that name; requests go through egress_http, which sets
+ * the rule's headers, and answers come back unchanged. */
+#define _GNU_SOURCE
+#include "net/net_egress_conn.h"
+
+#include "egress/egress_ca.h"
+#include "egress/egress_http.h"
+#include "egress/egress_sni.h"
+#include "net/net_rules.h"
+#include "runtime/runtime_enter.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <linux/netfilter_ipv4.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define PEEK_SECONDS 10     /* for the ClientHello */
+#define CONNECT_SECONDS 10  /* for the destination, TLS included */
+#define IDLE_SECONDS 300    /* with nothing read either way */
+#define FLUSH_SECONDS 5     /* for what is left to write once one side ended */
+#define MAX_QUEUED (1 << 20) /* bytes queued towards one side before the other is paused */
+
+struct net_egress_conn {
+	struct net_egress_env *env;
+	struct net_egress_conn *prev, *next;
+	int cfd, ufd;                 /* until a bufferevent owns them */
+	struct event *ev;             /* the peek, the connect, the last flush */
+	struct bufferevent *client, *upstream;
+	struct sockaddr_in dst;
+	char sni[256];
+	bool intercept, upstream_ready, finishing;
+	char *failure;                /* why the destination cannot be had: answered to the next request */
+	struct egress_http *http;
+	struct egress_header *headers; /* this request's, resolved */
+	char **values;                 /* theirs, owned: they may hold a secret */
+	size_t n_headers;
+};
+
+static void clear_headers(struct net_egress_conn *c)
+{
+	for (size_t i = 0; i < c->n_headers; i++) {
+		explicit_bzero(c->values[i], strlen(c->values[i]));
+		free(c->values[i]);
+	}
+	c->n_headers = 0;
+}
+
+static void conn_free(struct net_egress_conn *c)
+{
+	struct net_egress_env *env = c->env;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		env->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	env->n_conns--;
+	if (c->ev)
+		event_free(c->ev);
+	if (c->client)
+		bufferevent_free(c->client);
+	else if (c->cfd >= 0)
+		close(c->cfd);
+	if (c->upstream)
+		bufferevent_free(c->upstream);
+	else if (c->ufd >= 0)
+		close(c->ufd);
+	egress_http_free(c->http);
+	free(c->failure);
+	clear_headers(c);
+	free(c->headers);
+	free(c->values);
+	free(c);
+}
+
+static bool flushed(const struct net_egress_conn *c)
+{
+	return (!c->client || evbuffer_get_length(bufferevent_get_output(c->client)) == 0) &&
+		(!c->upstream || evbuffer_get_length(bufferevent_get_output(c->upstream)) == 0);
+}
+
+static void on_flush_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	conn_free(arg);
+}
+
+/* One side ended: what is queued for the other still goes, then both
+ * close. The sandbox's side is still read (and what comes dropped), so
+ * that a request it is still sending does not turn the close into a reset
+ * that would lose the answer. */
+static void finish(struct net_egress_conn *c)
+{
+	if (c->upstream)
+		bufferevent_disable(c->upstream, EV_READ);
+	if (flushed(c)) {
+		conn_free(c);
+		return;
+	}
+	if (c->finishing)
+		return;
+	c->finishing = true;
+	if (c->ev)
+		event_free(c->ev);
+	struct timeval tv = {FLUSH_SECONDS, 0};
+	c->ev = evtimer_new(c->env->base, on_flush_timeout, c);
+	if (!c->ev || evtimer_add(c->ev, &tv) != 0)
+		conn_free(c);
+}
+
+/* An answer of the proxy's own to the sandbox (intercepted only), then the end. */
+static void answer(struct net_egress_conn *c, int status, const char *reason, const char *text)
+{
+	fprintf(stderr, "egress proxy: %s (%s): %d %s\n", c->sni, reason, status, text);
+	evbuffer_add_printf(bufferevent_get_output(c->client),
+		"HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
+		"Content-Length: %zu\r\n\r\ne2b-local-backend egress proxy: %s\n",
+		status, reason, strlen(text) + strlen("e2b-local-backend egress proxy: \n"), text);
+	finish(c);
+}
+
+/* Passed through: the sandbox's connection ends as the destination's did.
+ * Intercepted: its next request (or the one already waiting) is answered
+ * 502 with why. */
+static void fail_upstream(struct net_egress_conn *c, const char *why)
+{
+	if (!c->intercept || !c->client || c->failure) {
+		conn_free(c);
+		return;
+	}
+	if (asprintf(&c->failure, "cannot reach %s: %s", c->sni, why) < 0) {
+		c->failure = NULL;
+		conn_free(c);
+		return;
+	}
+	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
+		answer(c, 502, "Bad Gateway", c->failure);
+}
+
+/* --- the rule's headers, per request ---------------------------------------- */
+
+/* value with every ${e2b.secrets.<name>} replaced; NULL with why. */
+static char *resolve(struct net_egress_conn *c, const char *value, char *why, size_t why_len)
+{
+	size_t cap = strlen(value) + 1, len = 0;
+	char *out = malloc(cap);
+	const char *open = NET_RULES_SECRET_OPEN;
+	while (out) {
+		const char *at = strstr(value, open);
+		const char *end = at ? strchr(at + strlen(open), '}') : NULL;
+		size_t plain = at && end ? (size_t)(at - value) : strlen(value);
+		char *secret = NULL;
+		size_t slen = 0;
+		if (at && end) {
+			char name[256];
+			size_t nlen = (size_t)(end - at) - strlen(open);
+			if (nlen == 0 || nlen >= sizeof name) {
+				snprintf(why, why_len, "a secret placeholder names no secret");
+				break;
+			}
+			memcpy(name, at + strlen(open), nlen);
+			name[nlen] = '\0';
+			if (!c->env->secret || c->env->secret(c->env->secret_ctx, name, &secret) != 0) {
+				snprintf(why, why_len, "secret '%s' is not defined", name);
+				break;
+			}
+			slen = strlen(secret);
+		}
+		if (len + plain + slen + 1 > cap) {
+			size_t ncap = (len + plain + slen + 1) * 2;
+			char *grown = malloc(ncap);
+			if (grown)
+				memcpy(grown, out, len);
+			explicit_bzero(out, cap);
+			free(out);
+			out = grown;
+			cap = ncap;
+		}
+		if (out) {
+			memcpy(out + len, value, plain);
+			len += plain;
+			if (secret)
+				memcpy(out + len, secret, slen);
+			len += slen;
+		}
+		if (secret) {
+			explicit_bzero(secret, slen);
+			free(secret);
+		}
+		if (!out) {
+			snprintf(why, why_len, "out of memory");
+			return NULL;
+		}
+		if (!(at && end)) {
+			out[len] = '\0';
+			return out;
+		}
+		value = end + 1;
+	}
+	if (out) {
+		explicit_bzero(out, cap);
+		free(out);
+	}
+	return NULL;
+}
+
+static int request_headers(void *ctx, const char *host, const struct egress_header **headers, size_t *n,
+	const char **why)
+{
+	(void)host; /* the rule is the server name's: the name the sandbox's TLS was made for */
+	struct net_egress_conn *c = ctx;
+	static char refusal[320];
+	clear_headers(c);
+	*headers = NULL;
+	*n = 0;
+	const struct net_rule_set *set = net_rules_match(c->env->rules, c->sni);
+	if (!set || set->n_headers == 0)
+		return 0;
+	struct egress_header *h = realloc(c->headers, set->n_headers * sizeof *h);
+	if (h)
+		c->headers = h;
+	char **values = h ? realloc(c->values, set->n_headers * sizeof *values) : NULL;
+	if (!values) {
+		*why = "out of memory";
+		return -1;
+	}
+	c->values = values;
+	for (size_t i = 0; i < set->n_headers; i++) {
+		char *value = resolve(c, set->headers[i].value, refusal, sizeof refusal);
+		if (!value) {
+			*why = refusal;
+			return -1;
+		}
+		h[i] = (struct egress_header){set->headers[i].name, value};
+		values[c->n_headers++] = value;
+	}
+	*headers = h;
+	*n = c->n_headers;
+	return 0;
+}
+
+static void emit_upstream(void *ctx, const void *bytes, size_t len)
+{
+	struct net_egress_conn *c = ctx;
+	bufferevent_write(c->upstream, bytes, len);
+}
+
+/* --- moving bytes ---------------------------------------------------------------- */
+
+/* Pauses from while its partner's output is full; the partner's write
+ * callback (at half) resumes it. */
+static void throttle(struct bufferevent *from, struct bufferevent *to)
+{
+	if (evbuffer_get_length(bufferevent_get_output(to)) >= MAX_QUEUED) {
+		bufferevent_setwatermark(to, EV_WRITE, MAX_QUEUED / 2, 0);
+		bufferevent_disable(from, EV_READ);
+	}
+}
+
+static void on_write(struct bufferevent *bev, void *arg)
+{
+	struct net_egress_conn *c = arg;
+	if (c->finishing) {
+		if (flushed(c))
+			conn_free(c);
+		return;
+	}
+	struct bufferevent *other = bev == c->client ? c->upstream : c->client;
+	if (other && evbuffer_get_length(bufferevent_get_output(bev)) <= MAX_QUEUED / 2) {
+		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+		bufferevent_enable(other, EV_READ);
+	}
+}
+
+static void on_upstream_read(struct bufferevent *bev, void *arg)
+{
+	struct net_egress_conn *c = arg;
+	bufferevent_write_buffer(c->client, bufferevent_get_input(bev));
+	throttle(bev, c->client);
+}
+
+static void on_client_read(struct bufferevent *bev, void *arg)
+{
+	struct net_egress_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	if (c->finishing) {
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
+	if (c->failure) {
+		answer(c, 502, "Bad Gateway", c->failure);
+		return;
+	}
+	if (!c->upstream_ready)
+		return; /* kept in its input until the destination answers */
+	if (!c->intercept) {
+		bufferevent_write_buffer(c->upstream, in);
+		throttle(bev, c->upstream);
+		return;
+	}
+	while (evbuffer_get_length(in) > 0) {
+		struct evbuffer_iovec v;
+		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+			break;
+		const char *why = NULL;
+		enum egress_http_status st = egress_http_feed(c->http, v.iov_base, v.iov_len, &why);
+		evbuffer_drain(in, v.iov_len);
+		if (st == EGRESS_HTTP_BAD) {
+			answer(c, 400, "Bad Request", why ? why : "a request that cannot be forwarded");
+			return;
+		}
+		if (st == EGRESS_HTTP_REFUSED) {
+			answer(c, 502, "Bad Gateway", why ? why : "a rule's headers cannot be set");
+			return;
+		}
+	}
+	throttle(bev, c->upstream);
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct net_egress_conn *c = arg;
+	if (bev == c->upstream && (what & BEV_EVENT_CONNECTED)) {
+		c->upstream_ready = true;
+		bufferevent_set_timeouts(c->upstream, &(struct timeval){IDLE_SECONDS, 0}, NULL);
+		if (c->client)
+			on_client_read(c->client, c);
+		return;
+	}
+	if (what & BEV_EVENT_CONNECTED)
+		return; /* the sandbox's handshake */
+	if (bev == c->upstream && !c->upstream_ready) {
+		char why[256] = "the connection failed";
+		SSL *ssl = bufferevent_openssl_get_ssl(bev);
+		long verify = ssl ? SSL_get_verify_result(ssl) : X509_V_OK;
+		unsigned long e = bufferevent_get_openssl_error(bev);
+		if (what & BEV_EVENT_TIMEOUT)
+			snprintf(why, sizeof why, "no TLS handshake within %d s", CONNECT_SECONDS);
+		else if (verify != X509_V_OK)
+			snprintf(why, sizeof why, "its certificate does not verify: %s",
+				X509_verify_cert_error_string(verify));
+		else if (e)
+			snprintf(why, sizeof why, "TLS: %s", ERR_reason_error_string(e));
+		fail_upstream(c, why);
+		return;
+	}
+	finish(c); /* an end, an error or a timeout, either way */
+}
+
+/* --- connecting -------------------------------------------------------------------- */
+
+static struct bufferevent *tls_side(struct net_egress_conn *c, int fd, bool server)
+{
+	SSL *ssl = SSL_new(server ? c->env->server_ctx : c->env->client_ctx);
+	if (!ssl)
+		return NULL;
+	if (server) {
+		X509 *cert;
+		EVP_PKEY *key;
+		if (egress_ca_leaf(c->env->ca, c->sni, &cert, &key) != 0 || SSL_use_certificate(ssl, cert) != 1 ||
+		    SSL_use_PrivateKey(ssl, key) != 1) {
+			SSL_free(ssl);
+			return NULL;
+		}
+	} else if (SSL_set_tlsext_host_name(ssl, c->sni) != 1 || SSL_set1_host(ssl, c->sni) != 1 ||
+		   SSL_set_alpn_protos(ssl, (const unsigned char *)"\x08http/1.1", 9) != 0) {
+		SSL_free(ssl);
+		return NULL;
+	}
+	struct bufferevent *bev = bufferevent_openssl_socket_new(c->env->base, fd, ssl,
+		server ? BUFFEREVENT_SSL_ACCEPTING : BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev) {
+		SSL_free(ssl);
+		return NULL;
+	}
+	/* Many servers end without close_notify: an end all the same. */
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	return bev;
+}
+
+static void on_connected(evutil_socket_t fd, short what, void *arg)
+{
+	struct net_egress_conn *c = arg;
+	int err = 0;
+	socklen_t len = sizeof err;
+	if (what & EV_TIMEOUT)
+		err = ETIMEDOUT;
+	else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+		err = errno;
+	event_free(c->ev);
+	c->ev = NULL;
+	if (err) {
+		/* The sandbox's own rules refuse many: that is their answer. */
+		fail_upstream(c, strerror(err));
+		return;
+	}
+	int ufd = c->ufd;
+	c->ufd = -1;
+	c->upstream = c->intercept ? tls_side(c, ufd, false)
+		: bufferevent_socket_new(c->env->base, ufd, BEV_OPT_CLOSE_ON_FREE);
+	if (!c->upstream) {
+		close(ufd);
+		fail_upstream(c, "out of memory");
+		return;
+	}
+	bufferevent_setcb(c->upstream, on_upstream_read, on_write, on_event, c);
+	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
+	if (c->intercept) {
+		/* The handshake's time counts against the connect. */
+		bufferevent_set_timeouts(c->upstream, &(struct timeval){CONNECT_SECONDS, 0}, NULL);
+		return;
+	}
+	c->client = bufferevent_socket_new(c->env->base, c->cfd, BEV_OPT_CLOSE_ON_FREE);
+	if (!c->client) {
+		conn_free(c);
+		return;
+	}
+	c->cfd = -1;
+	c->upstream_ready = true;
+	bufferevent_setcb(c->client, on_client_read, on_write, on_event, c);
+	bufferevent_set_timeouts(c->client, &(struct timeval){IDLE_SECONDS, 0}, NULL);
+	bufferevent_set_timeouts(c->upstream, &(struct timeval){IDLE_SECONDS, 0}, NULL);
+	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+}
+
+static void connect_upstream(struct net_egress_conn *c)
+{
+	c->ufd = runtime_socket(c->env->sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	unsigned mark = NET_EGRESS_MARK;
+	if (c->ufd < 0 || setsockopt(c->ufd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) != 0) {
+		fail_upstream(c, strerror(errno));
+		return;
+	}
+	if (connect(c->ufd, (struct sockaddr *)&c->dst, sizeof c->dst) != 0 && errno != EINPROGRESS) {
+		fail_upstream(c, strerror(errno));
+		return;
+	}
+	struct timeval tv = {CONNECT_SECONDS, 0};
+	c->ev = event_new(c->env->base, c->ufd, EV_WRITE, on_connected, c);
+	if (!c->ev || event_add(c->ev, &tv) != 0)
+		fail_upstream(c, "out of memory");
+}
+
+/* The ClientHello is whole (or this is no TLS): pass on or intercept. */
+static void decide(struct net_egress_conn *c, enum egress_sni_result r)
+{
+	int one = 1;
+	setsockopt(c->cfd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
+	event_free(c->ev);
+	c->ev = NULL;
+	c->intercept = r == EGRESS_SNI_FOUND && net_rules_match(c->env->rules, c->sni) != NULL;
+	if (c->intercept) {
+		c->http = egress_http_new(request_headers, emit_upstream, c);
+		c->client = c->http ? tls_side(c, c->cfd, true) : NULL;
+		if (!c->client) {
+			conn_free(c);
+			return;
+		}
+		c->cfd = -1;
+		bufferevent_setcb(c->client, on_client_read, on_write, on_event, c);
+		bufferevent_setwatermark(c->client, EV_READ, 0, MAX_QUEUED);
+		bufferevent_set_timeouts(c->client, &(struct timeval){IDLE_SECONDS, 0}, NULL);
+		bufferevent_enable(c->client, EV_READ | EV_WRITE);
+	}
+	connect_upstream(c);
+}
+
+static void on_peek(evutil_socket_t fd, short what, void *arg)
+{
+	struct net_egress_conn *c = arg;
+	if (what & EV_TIMEOUT) {
+		conn_free(c);
+		return;
+	}
+	static unsigned char hello[EGRESS_SNI_MAX_BYTES];
+	ssize_t n = recv(fd, hello, sizeof hello, MSG_PEEK);
+	if (n <= 0) {
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			conn_free(c);
+		return;
+	}
+	enum egress_sni_result r = egress_sni_parse(hello, (size_t)n, c->sni, sizeof c->sni);
+	if (r == EGRESS_SNI_MORE && (size_t)n < sizeof hello) {
+		/* Quiet until more than this has come. */
+		int more = (int)n + 1;
+		setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &more, sizeof more);
+		return;
+	}
+	decide(c, r == EGRESS_SNI_MORE ? EGRESS_SNI_NOT_TLS : r);
+}
+
+void net_egress_conn_accept(struct net_egress_env *env, int fd)
+{
+	struct net_egress_conn *c = env->n_conns < NET_EGRESS_MAX_CONNS ? calloc(1, sizeof *c) : NULL;
+	socklen_t len = sizeof(struct sockaddr_in);
+	if (!c) {
+		close(fd);
+		return;
+	}
+	*c = (struct net_egress_conn){.env = env, .cfd = fd, .ufd = -1, .next = env->conns};
+	if (env->conns)
+		env->conns->prev = c;
+	env->conns = c;
+	env->n_conns++;
+	/* Where the sandbox was going before its table sent it here. */
+	if (getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &c->dst, &len) != 0 || c->dst.sin_family != AF_INET) {
+		conn_free(c);
+		return;
+	}
+	struct timeval tv = {PEEK_SECONDS, 0};
+	c->ev = event_new(env->base, fd, EV_READ | EV_PERSIST, on_peek, c);
+	if (!c->ev || event_add(c->ev, &tv) != 0)
+		conn_free(c);
+}
+
+void net_egress_conn_close_all(struct net_egress_env *env)
+{
+	while (env->conns)
+		conn_free(env->conns);
+}

@@ -1,0 +1,137 @@
+// Transform rules (E2B's network.rules) and the egress proxy, run by
+// tests/net/net-world.test.mjs inside the "host" namespace of a test world
+// (host/world.mjs): the world serves HTTPS on port 443 with a CA of its own
+// (E2BW_WORLD_CA), which the backend is told to trust upstream
+// (--egress-ca-file) and the sandboxes are not. Driven by the official e2b
+// SDK: Secret.create / Secret.fill, Sandbox.create({ network: { rules } }),
+// sandbox.updateNetwork. What reached the world, headers included, is in
+// the world servers' log (E2BW_WORLD_LOG); the test secret's value is never
+// printed, not even by a failing assertion.
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { after, before, describe, test } from 'node:test'
+
+import { Secret } from 'e2b'
+
+import { api, startBackend } from '../../host/backend.mjs'
+import { run, sandboxMaker, seen, tag } from './world-sandboxes.mjs'
+
+const atWorld = (path) => seen().find((e) => e.kind === 'https' && e.path === path)
+const SECRET_VALUE = `test-secret-${randomBytes(12).toString('hex')}`
+
+let backend
+let opts
+const sandboxes = sandboxMaker()
+const sandbox = (extra) => sandboxes.create(extra)
+
+// curl inside s: { code, body } (code: curl's exit status; body: what it printed).
+async function curl(s, args) {
+  const r = await run(s, `curl -sS -m 15 ${args}`)
+  return { code: r.exitCode, body: r.stdout, err: r.stderr }
+}
+
+const rules = (headers, host = 'api.world.test') => ({ [host]: [{ transform: { headers } }] })
+
+before(async () => {
+  backend = await startBackend({ extraArgs: ['--egress-ca-file', process.env.E2BW_WORLD_CA] })
+  assert.equal(backend.isolation, 'full', 'the egress cases need an isolating backend')
+  opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl }
+  sandboxes.opts = opts
+  await Secret.create('world-token', SECRET_VALUE, opts)
+})
+
+after(async () => {
+  await sandboxes.killAll()
+  if (backend) {
+    assert.ok(!backend.stderr().includes(SECRET_VALUE), 'the secret\'s value is never logged')
+    assert.deepEqual(await backend.stop(), { code: 0, signal: null })
+  }
+})
+
+describe('transform rules', () => {
+  test('set a rule\'s headers on every request, the secret resolved outside the sandbox, over TLS the sandbox trusts', async () => {
+    const s = await sandbox({ network: { rules: rules({ Authorization: `Bearer ${Secret.fill('world-token')}`, 'X-Fixed': 'yes' }) } })
+    const [a, b] = [tag('first'), tag('second')]
+    // Two requests on one connection (curl reuses it), the sandbox's own Authorization replaced.
+    const r = await curl(s, `-H 'Authorization: Bearer from-the-sandbox' https://api.world.test${a} https://api.world.test${b}`)
+    assert.equal(r.code, 0, r.err)
+    assert.ok(!r.body.includes(SECRET_VALUE), 'the answer carries no secret')
+    for (const p of [a, b]) {
+      const got = atWorld(p)
+      assert.ok(got, `${p} reached the world`)
+      assert.ok(got.headers.authorization === `Bearer ${SECRET_VALUE}`, 'the secret replaced the sandbox\'s Authorization')
+      assert.equal(got.headers['x-fixed'], 'yes')
+      assert.equal(got.servername, 'api.world.test', 'the proxy asked the world for the same name')
+    }
+    assert.equal(new Set([a, b].map((p) => atWorld(p).remote + atWorld(p).local)).size, 1)
+    // The sandbox has no copy of the value anywhere it can read.
+    const grep = await run(s, `grep -rsl '${SECRET_VALUE}' /etc /home /tmp /root /proc/self/environ; true`)
+    assert.equal(grep.stdout, '', 'no file in the sandbox holds the secret')
+    assert.deepEqual((await s.getInfo()).network.rules, rules({ Authorization: `Bearer ${Secret.fill('world-token')}`, 'X-Fixed': 'yes' }),
+      'getInfo shows the rules as given, placeholders unresolved')
+  })
+
+  test('leave other names alone: the TLS of a name without a rule is passed through untouched', async () => {
+    const s = await sandbox({ network: { rules: rules({ 'X-Fixed': 'yes' }) } })
+    await s.files.write('/tmp/world-ca.pem', readFileSync(process.env.E2BW_WORLD_CA, 'utf8'))
+    const p = tag('other')
+    // Trusting only the world's CA: a certificate the proxy made would fail.
+    const r = await curl(s, `--cacert /tmp/world-ca.pem https://other.world.test${p}`)
+    assert.equal(r.code, 0, r.err)
+    assert.equal(atWorld(p).headers['x-fixed'], undefined)
+    // The rule's name is intercepted: with only the world's CA trusted, curl refuses the proxy's certificate.
+    const mitm = await curl(s, `--cacert /tmp/world-ca.pem https://api.world.test${tag('strict')}`)
+    assert.notEqual(mitm.code, 0, 'intercepted: the certificate is the backend\'s egress CA\'s')
+  })
+
+  test('a sandbox without rules is not intercepted; updateNetwork adds rules and clearing them stops it', async () => {
+    const s = await sandbox()
+    await s.files.write('/tmp/world-ca.pem', readFileSync(process.env.E2BW_WORLD_CA, 'utf8'))
+    const plain = tag('plain')
+    assert.equal((await curl(s, `--cacert /tmp/world-ca.pem https://api.world.test${plain}`)).code, 0)
+    assert.equal(atWorld(plain).headers['x-later'], undefined)
+    await s.updateNetwork({ rules: rules({ 'X-Later': 'on' }) })
+    const later = tag('later')
+    const r = await curl(s, `https://api.world.test${later}`)
+    assert.equal(r.code, 0, r.err)
+    assert.equal(atWorld(later).headers['x-later'], 'on')
+    await s.updateNetwork({})
+    const cleared = tag('cleared')
+    assert.equal((await curl(s, `--cacert /tmp/world-ca.pem https://api.world.test${cleared}`)).code, 0)
+    assert.equal(atWorld(cleared).headers['x-later'], undefined)
+  })
+
+  test('answer 502 with why: an unknown secret, a destination whose certificate does not verify, one the rules refuse', async () => {
+    const s = await sandbox({ network: { rules: { ...rules({ 'X-Key': Secret.fill('no-such-secret') }), ...rules({ 'X-A': 'b' }, 'bad.world.test') } } })
+    const unknown = await curl(s, `-w '%{http_code}' https://api.world.test${tag('unknown')}`)
+    assert.match(unknown.body, /secret 'no-such-secret' is not defined/)
+    assert.match(unknown.body, /502$/)
+    const bad = await curl(s, `-w '%{http_code}' https://bad.world.test${tag('bad')}`)
+    assert.match(bad.body, /cannot reach bad\.world\.test: its certificate does not verify/)
+    assert.match(bad.body, /502$/)
+    // Rules grant no access: with everything denied but another name (on another
+    // address), the rule's name stays out of reach.
+    const closed = await sandbox({ network: { denyOut: ['0.0.0.0/0'], allowOut: ['echo.world.test'], rules: rules({ 'X-A': 'b' }) } })
+    await run(closed, 'getent hosts api.world.test echo.world.test')
+    const p = tag('closed')
+    const refused = await curl(closed, `-w '%{http_code}' https://api.world.test${p}`)
+    assert.match(refused.body, /cannot reach api\.world\.test/)
+    assert.equal(atWorld(p), undefined, 'nothing reached the world')
+  })
+
+  test('refuse what cannot be honoured, with E2B\'s 400', async () => {
+    const create = (network) => api(backend, 'POST', '/v2/sandboxes', { templateID: 'base', network })
+    for (const [network, why] of [
+      [{ rules: { '*': [{}] } }, /is not a domain name/],
+      [{ rules: { 'api.world.test': {} } }, /must be a list of rules/],
+      [{ rules: { 'api.world.test': [{ transform: { headers: { 'Bad Name': 'x' } } }] } }, /is not a header name/],
+      [{ rules: { 'api.world.test': [{ transform: { headers: { A: 'line\nbreak' } } }] } }, /must be a string of at most/],
+      [{ rules: { 'api.world.test': [{ transform: { headers: { A: '${e2b.identity.tokens.aws}' } } }] } }, /workload identity tokens/],
+    ]) {
+      const r = await create(network)
+      assert.equal(r.status, 400, JSON.stringify(network))
+      assert.match(r.json.message, why)
+    }
+  })
+})
