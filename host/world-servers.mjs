@@ -8,7 +8,8 @@
 //          directory, the third argument): on WORLD.web for the names of
 //          world.test, on WORLD.echo with a certificate for another name;
 //          it answers like port 80 with "server":"world-tls", and logs the
-//          request's headers (the answer carries none of them);
+//          request's headers (the answer carries none of them); /bytes/N
+//          answers N zero bytes;
 //   dns    a DNS server on 127.0.0.53:53 (UDP and TCP) answering A records of
 //          NAMES below, NXDOMAIN for anything else: the host's resolver on its
 //          own loopback, as systemd-resolved's is.
@@ -85,6 +86,21 @@ if (mode === 'world') {
   const tlsFiles = (name) => ({ key: readFileSync(path.join(tlsDir, `${name}.key`)), cert: readFileSync(path.join(tlsDir, `${name}.pem`)) })
   for (const [name, addr] of [['web', '203.0.113.10'], ['wrong', '203.0.113.11']]) {
     const server = https.createServer(tlsFiles(name), (req, res) => {
+      const bytes = /^\/bytes\/(\d+)$/.exec(req.url)
+      if (bytes) { // a body of that many zero bytes, for throughput (bench/egress.mjs); not logged
+        res.setHeader('content-length', bytes[1])
+        const chunk = Buffer.alloc(1 << 16)
+        let left = Number(bytes[1])
+        const more = () => {
+          while (left > 0) {
+            const n = Math.min(left, chunk.length)
+            left -= n
+            if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return res.once('drain', more)
+          }
+          res.end()
+        }
+        return more()
+      }
       const o = { server: 'world-tls', local: `${req.socket.localAddress}:${req.socket.localPort}`, remote: req.socket.remoteAddress, host: req.headers.host, path: req.url }
       log({ kind: 'https', ...o, headers: req.headers, servername: req.socket.servername })
       res.setHeader('content-type', 'application/json')

@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <event2/event.h>
 #include <event2/listener.h>
 #include <fcntl.h>
 #include <nftables/libnftables.h>
@@ -29,6 +30,7 @@
 struct net_egress {
 	struct net_egress_env env;
 	struct evconnlistener *listener;
+	struct event *resume; /* the listener's, after accept failed (out of descriptors) */
 };
 
 static struct {
@@ -173,6 +175,26 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	net_egress_conn_accept(&e->env, fd);
 }
 
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct net_egress *e = arg;
+	evconnlistener_enable(e->listener);
+}
+
+/* accept failed (no descriptor left, most likely): the connection waits
+ * in the backlog a second rather than the loop spinning on it. */
+static void on_accept_error(struct evconnlistener *l, void *arg)
+{
+	struct net_egress *e = arg;
+	fprintf(stderr, "egress proxy: accept: %s; pausing a second\n", strerror(errno));
+	evconnlistener_disable(l);
+	struct timeval second = {1, 0};
+	if (e->resume)
+		evtimer_add(e->resume, &second);
+}
+
 static int listen_in_sandbox(struct sandbox *sb)
 {
 	struct sockaddr_in at = {.sin_family = AF_INET, .sin_port = htons(NET_EGRESS_PORT)};
@@ -212,9 +234,13 @@ struct net_egress *net_egress_start(struct sandbox *sb, const struct net_rules *
 		return NULL;
 	}
 	e->listener = evconnlistener_new(g.base, on_accept, e, LEV_OPT_CLOSE_ON_FREE, -1, fd);
-	bool on = true;
-	if (!e->listener) {
+	e->resume = evtimer_new(g.base, on_resume, e);
+	if (e->listener)
+		evconnlistener_set_error_cb(e->listener, on_accept_error);
+	else
 		close(fd);
+	bool on = true;
+	if (!e->listener || !e->resume) {
 		snprintf(why, why_len, "out of memory");
 	} else if (trust_ca(sb) != 0) {
 		snprintf(why, why_len, "cannot add the egress CA to %s: %s", BUNDLE, strerror(errno));
@@ -243,6 +269,8 @@ void net_egress_stop(struct net_egress *e, bool remove_redirect)
 				"removed: its HTTPS now fails\n");
 	}
 	net_egress_conn_close_all(&e->env);
+	if (e->resume)
+		event_free(e->resume);
 	if (e->listener)
 		evconnlistener_free(e->listener);
 	free(e);

@@ -24,6 +24,7 @@
 #include <event2/event.h>
 #include <linux/netfilter_ipv4.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -38,6 +39,7 @@
 #define IDLE_SECONDS 300    /* with nothing read either way */
 #define FLUSH_SECONDS 5     /* for what is left to write once one side ended */
 #define MAX_QUEUED (1 << 20) /* bytes queued towards one side before the other is paused */
+#define MAX_STEP (256 << 10)  /* per read or write: libevent's 16 KiB default costs a syscall per 16 KiB */
 
 struct net_egress_conn {
 	struct net_egress_env *env;
@@ -267,6 +269,12 @@ static void emit_upstream(void *ctx, const void *bytes, size_t len)
 
 /* --- moving bytes ---------------------------------------------------------------- */
 
+static void widen(struct bufferevent *bev)
+{
+	bufferevent_set_max_single_read(bev, MAX_STEP);
+	bufferevent_set_max_single_write(bev, MAX_STEP);
+}
+
 /* Pauses from while its partner's output is full; the partner's write
  * callback (at half) resumes it. */
 static void throttle(struct bufferevent *from, struct bufferevent *to)
@@ -423,6 +431,7 @@ static void on_connected(evutil_socket_t fd, short what, void *arg)
 		fail_upstream(c, "out of memory");
 		return;
 	}
+	widen(c->upstream);
 	bufferevent_setcb(c->upstream, on_upstream_read, on_write, on_event, c);
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
 	if (c->intercept) {
@@ -437,6 +446,7 @@ static void on_connected(evutil_socket_t fd, short what, void *arg)
 	}
 	c->cfd = -1;
 	c->upstream_ready = true;
+	widen(c->client);
 	bufferevent_setcb(c->client, on_client_read, on_write, on_event, c);
 	bufferevent_set_timeouts(c->client, &(struct timeval){IDLE_SECONDS, 0}, NULL);
 	bufferevent_set_timeouts(c->upstream, &(struct timeval){IDLE_SECONDS, 0}, NULL);
@@ -447,7 +457,9 @@ static void connect_upstream(struct net_egress_conn *c)
 {
 	c->ufd = runtime_socket(c->env->sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	unsigned mark = NET_EGRESS_MARK;
-	if (c->ufd < 0 || setsockopt(c->ufd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) != 0) {
+	int one = 1;
+	if (c->ufd < 0 || setsockopt(c->ufd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) != 0 ||
+	    setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
 		fail_upstream(c, strerror(errno));
 		return;
 	}
@@ -477,6 +489,7 @@ static void decide(struct net_egress_conn *c, enum egress_sni_result r)
 			return;
 		}
 		c->cfd = -1;
+		widen(c->client);
 		bufferevent_setcb(c->client, on_client_read, on_write, on_event, c);
 		bufferevent_setwatermark(c->client, EV_READ, 0, MAX_QUEUED);
 		bufferevent_set_timeouts(c->client, &(struct timeval){IDLE_SECONDS, 0}, NULL);
@@ -522,6 +535,9 @@ void net_egress_conn_accept(struct net_egress_env *env, int fd)
 		env->conns->prev = c;
 	env->conns = c;
 	env->n_conns++;
+	/* Small TLS records both ways: no waiting for an ACK to send them. */
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	/* Where the sandbox was going before its table sent it here. */
 	if (getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &c->dst, &len) != 0 || c->dst.sin_family != AF_INET) {
 		conn_free(c);
