@@ -230,6 +230,8 @@ $(BUILD)/fuzz/fuzz_protojson $(BUILD)/replay/fuzz_protojson: backend/http/http_p
 $(BUILD)/fuzz/fuzz_http_request $(BUILD)/replay/fuzz_http_request: backend/http/http_head.c backend/http/http_head.h backend/http/http_framing.c backend/http/http_framing.h
 FUZZ_BACKEND_fuzz_egress_sni := backend/egress/egress_sni.c
 $(BUILD)/fuzz/fuzz_egress_sni $(BUILD)/replay/fuzz_egress_sni: backend/egress/egress_sni.c backend/egress/egress_sni.h
+FUZZ_BACKEND_fuzz_egress_host := backend/egress/egress_host.c
+$(BUILD)/fuzz/fuzz_egress_host $(BUILD)/replay/fuzz_egress_host: backend/egress/egress_host.c backend/egress/egress_host.h
 FUZZ_BACKEND_fuzz_egress_http := backend/egress/egress_http.c backend/egress/egress_http_head.c
 $(BUILD)/fuzz/fuzz_egress_http $(BUILD)/replay/fuzz_egress_http: backend/egress/egress_http.c backend/egress/egress_http.h \
 	  backend/egress/egress_http_head.c backend/egress/egress_http_head.h

@@ -1,6 +1,6 @@
 /* Sandbox networking: start, each sandbox's attach, update and detach
- * (net.h). allowOut's domain names: the relay's answers for them put their
- * addresses in the sandbox's set (on_resolved) before the sandbox sees them. */
+ * (net.h). Transform rules and allowOut's domain names take the sandbox's
+ * egress proxy (net_egress.h). */
 #define _GNU_SOURCE
 #include "net/net.h"
 
@@ -36,7 +36,7 @@ struct sandbox_net {
 	struct net_nft_sandbox nft; /* what exists of its rules in the table */
 	bool refuse_dns; /* nothing may leave: DNS neither */
 	struct net_dns *dns;
-	struct net_egress *egress; /* with transform rules: its proxy */
+	struct net_egress *egress; /* with transform rules or allowOut domains: its proxy */
 };
 
 static struct {
@@ -160,15 +160,6 @@ static bool slot_usable(int slot, void *arg)
 	char name[IFNAMSIZ];
 	slot_name(slot, name);
 	return if_nametoindex(name) == 0;
-}
-
-/* An answer of the sandbox's relay: the addresses of a name allowOut allows
- * become allowed, before the sandbox learns them. */
-static void on_resolved(void *ctx, const char *name, const uint32_t *addrs, size_t count)
-{
-	struct sandbox_net *n = ctx;
-	if (count && n->policy.n_domains && net_policy_allows_name(&n->policy, name))
-		net_nft_allow_resolved(n->slot, addrs, count);
 }
 
 /* The relay's sockets, bound inside the sandbox. */
@@ -308,14 +299,14 @@ int net_sandbox_attach_end(struct net_attach *a, char *why, size_t why_len)
 	if (a->err != 0) {
 		snprintf(why, why_len, "cannot %s: %s", a->step, strerror(a->err));
 	} else {
-		n->dns = net_dns_open(a->udp, a->tcp, &n->refuse_dns, on_resolved, n);
+		n->dns = net_dns_open(a->udp, a->tcp, &n->refuse_dns);
 		a->udp = a->tcp = -1; /* the relay's now, or closed */
 		if (!n->dns)
 			snprintf(why, why_len, "cannot start its DNS relay: %s", strerror(errno));
 		else
 			rc = net_nft_apply(n->slot, n->ifname, &n->policy, &n->nft, why, why_len);
-		if (rc == 0 && n->policy.rules.n &&
-		    !(n->egress = net_egress_start(a->sb, &n->policy.rules, why, why_len))) {
+		if (rc == 0 && net_egress_wanted(&n->policy) &&
+		    !(n->egress = net_egress_start(a->sb, n->slot, &n->policy, why, why_len))) {
 			net_nft_forget(n->slot, n->ifname, &n->nft);
 			rc = -1;
 		}
@@ -357,15 +348,15 @@ int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, char *why,
 	n->policy = *policy;
 	memset(policy, 0, sizeof *policy);
 	n->refuse_dns = net_policy_blocks_all(&n->policy);
-	if (n->egress)
-		net_egress_set_rules(n->egress, &n->policy.rules); /* the old ones are gone */
-	if (n->policy.rules.n && !n->egress)
-		return (n->egress = net_egress_start(sb, &n->policy.rules, why, why_len)) ? 0 : -1;
-	if (!n->policy.rules.n && n->egress) {
+	bool wanted = net_egress_wanted(&n->policy);
+	if (wanted && !n->egress)
+		return (n->egress = net_egress_start(sb, n->slot, &n->policy, why, why_len)) ? 0 : -1;
+	if (!wanted && n->egress) {
 		net_egress_stop(n->egress, true);
 		n->egress = NULL;
 	}
-	return 0;
+	/* The old policy is gone: the proxy reads the new one. */
+	return n->egress ? net_egress_set_policy(n->egress, &n->policy, why, why_len) : 0;
 }
 
 void net_sandbox_to_json(const struct sandbox *sb, struct cJSON *network)

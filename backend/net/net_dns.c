@@ -51,8 +51,6 @@ struct net_dns {
 	int udp_fd, tcp_fd;
 	struct event *udp_ev, *tcp_ev;
 	const bool *refuse;
-	net_dns_answered answered;
-	void *ctx;
 	struct query *queries;
 	struct pipe_conn *pipes;
 	int n_queries, n_pipes;
@@ -97,68 +95,6 @@ int net_dns_init(struct event_base *base)
 int net_dns_upstreams(void)
 {
 	return g.n_up;
-}
-
-/* A name at off (labels, or a pointer to earlier ones) into out as
- * "a.b.c"; the offset after it in the message, or 0 when it is malformed. */
-static size_t read_name(const unsigned char *m, size_t len, size_t off, char *out, size_t cap)
-{
-	size_t n = 0, after = 0;
-	for (int hops = 0; off < len && hops < 32;) {
-		unsigned c = m[off];
-		if (c == 0) {
-			out[n] = '\0';
-			return after ? after : off + 1;
-		}
-		if ((c & 0xc0) == 0xc0) {
-			if (off + 1 >= len)
-				return 0;
-			if (!after)
-				after = off + 2;
-			off = ((c & 0x3f) << 8) | m[off + 1];
-			hops++;
-			continue;
-		}
-		if ((c & 0xc0) || off + 1 + c > len || n + c + 2 > cap)
-			return 0;
-		if (n)
-			out[n++] = '.';
-		memcpy(out + n, m + off + 1, c);
-		n += c;
-		off += 1 + c;
-	}
-	return 0;
-}
-
-int net_dns_parse_answer(const unsigned char *m, size_t len, char *name, size_t name_cap,
-	uint32_t *addrs, size_t max, size_t *found)
-{
-	*found = 0;
-	if (len < 12 || (m[3] & 0x0f) != 0 || ((m[4] << 8) | m[5]) != 1)
-		return -1; /* an error, or not exactly one question */
-	size_t off = read_name(m, len, 12, name, name_cap);
-	if (!off || off + 4 > len)
-		return -1;
-	off += 4;
-	unsigned answers = (unsigned)((m[6] << 8) | m[7]);
-	char owner[256];
-	for (unsigned i = 0; i < answers; i++) {
-		off = read_name(m, len, off, owner, sizeof owner);
-		if (!off || off + 10 > len)
-			return -1;
-		unsigned type = (unsigned)((m[off] << 8) | m[off + 1]);
-		unsigned klass = (unsigned)((m[off + 2] << 8) | m[off + 3]);
-		size_t rdlen = (size_t)((m[off + 8] << 8) | m[off + 9]);
-		off += 10;
-		if (off + rdlen > len)
-			return -1;
-		/* Every A record of the answer: those of the CNAMEs the name led to too. */
-		if (type == 1 && klass == 1 && rdlen == 4 && *found < max)
-			addrs[(*found)++] = (uint32_t)m[off] << 24 | (uint32_t)m[off + 1] << 16 |
-					    (uint32_t)m[off + 2] << 8 | m[off + 3];
-		off += rdlen;
-	}
-	return 0;
 }
 
 static void query_free(struct query *q)
@@ -213,12 +149,6 @@ static void on_answer(evutil_socket_t fd, short what, void *arg)
 		return;
 	/* Only an answer to this query (same id, QR set) goes back. */
 	if (n >= 12 && buf[0] == q->msg[0] && buf[1] == q->msg[1] && (buf[2] & 0x80)) {
-		char name[256];
-		uint32_t addrs[32];
-		size_t found = 0;
-		if (q->relay->answered &&
-		    net_dns_parse_answer(buf, (size_t)n, name, sizeof name, addrs, 32, &found) == 0)
-			q->relay->answered(q->relay->ctx, name, addrs, found);
 		sendto(q->relay->udp_fd, buf, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&q->client,
 			q->client_len);
 	} else if (n >= 0) {
@@ -349,16 +279,13 @@ static void on_tcp(evutil_socket_t fd, short what, void *arg)
 		pipe_free(c);
 }
 
-struct net_dns *net_dns_open(int udp_fd, int tcp_fd, const bool *refuse_flag,
-	net_dns_answered answered, void *ctx)
+struct net_dns *net_dns_open(int udp_fd, int tcp_fd, const bool *refuse_flag)
 {
 	struct net_dns *d = calloc(1, sizeof *d);
 	if (d) {
 		d->udp_fd = udp_fd;
 		d->tcp_fd = tcp_fd;
 		d->refuse = refuse_flag;
-		d->answered = answered;
-		d->ctx = ctx;
 		d->udp_ev = event_new(g.base, udp_fd, EV_READ | EV_PERSIST, on_udp, d);
 		d->tcp_ev = event_new(g.base, tcp_fd, EV_READ | EV_PERSIST, on_tcp, d);
 	}

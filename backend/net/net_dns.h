@@ -3,9 +3,7 @@
  * nothing of the host is exposed to it; queries are passed on from the
  * backend's namespace to the resolvers of the backend's /etc/resolv.conf
  * (read at start), which is why a resolver on the host's own loopback
- * (systemd-resolved's 127.0.0.53) works. Messages are relayed unchanged;
- * a UDP answer's A records are shown to the relay's owner before the sandbox
- * gets it (how allowOut's domain names become addresses, net.h).
+ * (systemd-resolved's 127.0.0.53) works. Messages are relayed unchanged.
  * A sandbox that may send nothing anywhere gets REFUSED (UDP) or a closed
  * connection (TCP): DNS is egress too. */
 #ifndef E2B_BACKEND_NET_DNS_H
@@ -28,19 +26,9 @@ struct net_dns;
 
 /* Reads the upstream resolvers; 0, or -1 when none can be used. */
 int net_dns_init(struct event_base *base);
-/* Called with each UDP answer before the sandbox gets it: the name asked
- * and the IPv4 addresses of its A records (host byte order). */
-typedef void (*net_dns_answered)(void *ctx, const char *name, const uint32_t *addrs, size_t n);
-
 /* A relay on two bound sockets (UDP, TCP listening) it takes over. *refuse
- * is read at each query; answered (may be NULL) sees every UDP answer. NULL
- * on failure (the sockets are closed). */
-struct net_dns *net_dns_open(int udp_fd, int tcp_fd, const bool *refuse, net_dns_answered answered,
-	void *ctx);
-/* The question's name and up to max A records of a DNS answer; -1 when it
- * is not one this parser can read. */
-int net_dns_parse_answer(const unsigned char *msg, size_t len, char *name, size_t name_cap,
-	uint32_t *addrs, size_t max, size_t *n);
+ * is read at each query. NULL on failure (the sockets are closed). */
+struct net_dns *net_dns_open(int udp_fd, int tcp_fd, const bool *refuse);
 void net_dns_close(struct net_dns *d);
 /* How many upstream resolvers there are. */
 int net_dns_upstreams(void);

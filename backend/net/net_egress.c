@@ -1,11 +1,13 @@
-/* The egress proxy of transform rules: its TLS settings, and each
- * sandbox's listener, redirect and trust (net_egress.h). */
+/* The egress proxy of transform rules and allowOut's domain names: its TLS
+ * settings and resolver, and each sandbox's listener, redirect and trust
+ * (net_egress.h). */
 #define _GNU_SOURCE
 #include "net/net_egress.h"
 
 #include "egress/egress_ca.h"
+#include "net/net_egress_admit.h"
 #include "net/net_egress_conn.h"
-#include "net/net_rules.h"
+#include "net/net_policy.h"
 #include "runtime/runtime_enter.h"
 
 #include <arpa/inet.h>
@@ -31,6 +33,7 @@ struct net_egress {
 	struct net_egress_env env;
 	struct evconnlistener *listener;
 	struct event *resume; /* the listener's, after accept failed (out of descriptors) */
+	bool http;            /* port 80 is redirected too (allowOut has domain names) */
 };
 
 static struct {
@@ -94,11 +97,16 @@ int net_egress_init(struct event_base *base, const char *ca_dir, const char *ups
 	}
 	SSL_CTX_set_verify(g.client_ctx, SSL_VERIFY_PEER, NULL);
 	SSL_CTX_set_alpn_select_cb(g.server_ctx, select_alpn, NULL);
+	/* Without a resolver, names in allowOut allow nothing (said at start). */
+	if (net_egress_admit_init(base) != 0)
+		fprintf(stderr, "e2b-local-backend: the egress proxy has no nameserver in /etc/resolv.conf: "
+			"domain names in allowOut will allow nothing\n");
 	return 0;
 }
 
 void net_egress_shutdown(void)
 {
+	net_egress_admit_shutdown();
 	SSL_CTX_free(g.server_ctx);
 	SSL_CTX_free(g.client_ctx);
 	egress_ca_free(g.ca);
@@ -108,18 +116,21 @@ void net_egress_shutdown(void)
 
 /* --- one sandbox ---------------------------------------------------------------------- */
 
-/* In the sandbox's namespace: its port-443 traffic to the listener, but for
- * the proxy's own (marked) and what goes to its loopback. */
+/* What the sandbox's own table says: off, port 443, or ports 443 and 80. */
+enum redirect { REDIRECT_OFF, REDIRECT_HTTPS, REDIRECT_BOTH };
+
+/* In the sandbox's namespace: its port-443 (and 80) traffic to the
+ * listener, but for the proxy's own (marked) and what goes to its loopback. */
 static int set_redirect(void *arg)
 {
-	bool on = *(bool *)arg;
+	enum redirect how = *(enum redirect *)arg;
 	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (!nft)
 		return -1;
 	nft_ctx_buffer_output(nft);
 	nft_ctx_buffer_error(nft);
 	char script[640];
-	if (on)
+	if (how != REDIRECT_OFF)
 		snprintf(script, sizeof script,
 			"add table ip " TABLE "\ndelete table ip " TABLE "\n"
 			"table ip " TABLE " {\n"
@@ -127,9 +138,9 @@ static int set_redirect(void *arg)
 			"    type nat hook output priority -100; policy accept;\n"
 			"    meta mark 0x%08x return\n"
 			"    ip daddr 127.0.0.0/8 return\n"
-			"    tcp dport 443 dnat to " NET_EGRESS_ADDRESS ":%d\n"
+			"    tcp dport %s dnat to " NET_EGRESS_ADDRESS ":%d\n"
 			"  }\n"
-			"}\n", NET_EGRESS_MARK, NET_EGRESS_PORT);
+			"}\n", NET_EGRESS_MARK, how == REDIRECT_BOTH ? "{ 80, 443 }" : "443", NET_EGRESS_PORT);
 	else
 		snprintf(script, sizeof script, "add table ip " TABLE "\ndelete table ip " TABLE "\n");
 	int rc = nft_run_cmd_from_buffer(nft, script);
@@ -212,8 +223,13 @@ static int listen_in_sandbox(struct sandbox *sb)
 	return fd;
 }
 
-struct net_egress *net_egress_start(struct sandbox *sb, const struct net_rules *rules, char *why,
-	size_t why_len)
+bool net_egress_wanted(const struct net_policy *policy)
+{
+	return policy->rules.n > 0 || policy->n_domains > 0;
+}
+
+struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy,
+	char *why, size_t why_len)
 {
 	if (!g.ca) {
 		snprintf(why, why_len, "the egress proxy is not running");
@@ -224,7 +240,7 @@ struct net_egress *net_egress_start(struct sandbox *sb, const struct net_rules *
 		snprintf(why, why_len, "out of memory");
 		return NULL;
 	}
-	e->env = (struct net_egress_env){.base = g.base, .sb = sb, .rules = rules, .ca = g.ca,
+	e->env = (struct net_egress_env){.base = g.base, .sb = sb, .slot = slot, .policy = policy, .ca = g.ca,
 		.server_ctx = g.server_ctx, .client_ctx = g.client_ctx, .secret = g.secret,
 		.secret_ctx = g.secret_ctx};
 	int fd = listen_in_sandbox(sb);
@@ -239,12 +255,13 @@ struct net_egress *net_egress_start(struct sandbox *sb, const struct net_rules *
 		evconnlistener_set_error_cb(e->listener, on_accept_error);
 	else
 		close(fd);
-	bool on = true;
+	e->http = policy->n_domains > 0;
+	enum redirect how = e->http ? REDIRECT_BOTH : REDIRECT_HTTPS;
 	if (!e->listener || !e->resume) {
 		snprintf(why, why_len, "out of memory");
 	} else if (trust_ca(sb) != 0) {
 		snprintf(why, why_len, "cannot add the egress CA to %s: %s", BUNDLE, strerror(errno));
-	} else if (runtime_in_netns(sb, set_redirect, &on) != 0) {
+	} else if (runtime_in_netns(sb, set_redirect, &how) != 0) {
 		snprintf(why, why_len, "cannot redirect the sandbox's HTTPS to its egress proxy");
 	} else {
 		return e;
@@ -253,9 +270,19 @@ struct net_egress *net_egress_start(struct sandbox *sb, const struct net_rules *
 	return NULL;
 }
 
-void net_egress_set_rules(struct net_egress *e, const struct net_rules *rules)
+int net_egress_set_policy(struct net_egress *e, const struct net_policy *policy, char *why, size_t why_len)
 {
-	e->env.rules = rules;
+	e->env.policy = policy;
+	bool http = policy->n_domains > 0;
+	if (http == e->http)
+		return 0;
+	enum redirect how = http ? REDIRECT_BOTH : REDIRECT_HTTPS;
+	if (runtime_in_netns(e->env.sb, set_redirect, &how) != 0) {
+		snprintf(why, why_len, "cannot redirect the sandbox's port 80 to its egress proxy");
+		return -1;
+	}
+	e->http = http;
+	return 0;
 }
 
 void net_egress_stop(struct net_egress *e, bool remove_redirect)
@@ -263,7 +290,7 @@ void net_egress_stop(struct net_egress *e, bool remove_redirect)
 	if (!e)
 		return;
 	if (remove_redirect) {
-		bool off = false;
+		enum redirect off = REDIRECT_OFF;
 		if (runtime_in_netns(e->env.sb, set_redirect, &off) != 0)
 			fprintf(stderr, "egress proxy: a sandbox's redirect to its proxy could not be "
 				"removed: its HTTPS now fails\n");

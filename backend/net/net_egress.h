@@ -1,8 +1,9 @@
-/* The egress proxy of E2B's transform rules (net_rules.h). A sandbox with
- * rules gets, inside its network namespace, a listener on
- * NET_EGRESS_ADDRESS:NET_EGRESS_PORT and an nftables table of its own that
- * sends its outbound TCP port 443 there; the backend's egress CA is added
- * to its trust store (/etc/ssl/certs/ca-certificates.crt).
+/* The egress proxy of E2B's transform rules (net_rules.h) and of allowOut's
+ * domain names (net_egress_admit.h). A sandbox with either gets, inside its
+ * network namespace, a listener on NET_EGRESS_ADDRESS:NET_EGRESS_PORT and an
+ * nftables table of its own that sends its outbound TCP port 443 there (and
+ * port 80, with domain names); the backend's egress CA is added to its trust
+ * store (/etc/ssl/certs/ca-certificates.crt).
  *
  * Each connection's TLS ClientHello is read without consuming it. When its
  * server name matches a rule, the proxy completes the handshake itself with
@@ -22,7 +23,7 @@
 #include <stddef.h>
 
 struct event_base;
-struct net_rules;
+struct net_policy;
 struct sandbox;
 
 #define NET_EGRESS_ADDRESS "127.0.0.53"  /* the DNS relay's, inside each sandbox */
@@ -45,13 +46,18 @@ void net_egress_set_secrets(net_egress_secret_fn fn, void *ctx);
 
 struct net_egress;
 
-/* Starts a sandbox's proxy for rules (borrowed: the caller keeps them alive
- * until net_egress_set_rules or net_egress_stop). NULL with why. */
-struct net_egress *net_egress_start(struct sandbox *sb, const struct net_rules *rules, char *why,
-	size_t why_len);
-/* New rules (updateNetwork): connections already open keep their server
- * name; each request reads the rules anew. */
-void net_egress_set_rules(struct net_egress *e, const struct net_rules *rules);
+/* Whether a sandbox with this policy needs its proxy: transform rules, or
+ * domain names in allowOut. */
+bool net_egress_wanted(const struct net_policy *policy);
+/* Starts the proxy of the sandbox whose networking has slot, for policy
+ * (borrowed: the caller keeps it alive until net_egress_set_policy or
+ * net_egress_stop). NULL with why. */
+struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy,
+	char *why, size_t why_len);
+/* A new policy (updateNetwork): connections already open keep going;
+ * each request reads the rules anew. -1 with why when port 80's redirect
+ * could not follow it. */
+int net_egress_set_policy(struct net_egress *e, const struct net_policy *policy, char *why, size_t why_len);
 /* Closes the listener and every connection; remove_redirect: also drops
  * the sandbox's table (its rules were cleared; the sandbox goes on). */
 void net_egress_stop(struct net_egress *e, bool remove_redirect);

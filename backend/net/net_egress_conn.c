@@ -1,9 +1,11 @@
 /* Connections of a sandbox's egress proxy (net_egress_conn.h).
  *
- * A connection is peeked until its ClientHello is whole (SO_RCVLOWAT keeps
- * the socket quiet until more bytes than were peeked have come), then its
- * upstream socket is made in the sandbox's namespace and connected to the
- * address the sandbox asked for (SO_ORIGINAL_DST). Passed on: two plain
+ * A connection is peeked until its ClientHello (port 80: its request head)
+ * is whole (SO_RCVLOWAT keeps the socket quiet until more bytes than were
+ * peeked have come), admitted (net_egress_admit.h), then its upstream
+ * socket is made in the sandbox's namespace and connected to the address
+ * the sandbox asked for (SO_ORIGINAL_DST) or the one its name was resolved
+ * to. Port 80 is always passed on. Passed on: two plain
  * bufferevents copy bytes both ways. Intercepted: the sandbox's side is a
  * TLS server with a leaf for its server name, the destination's a TLS
  * client verifying that name; requests go through egress_http, which sets
@@ -12,8 +14,12 @@
 #include "net/net_egress_conn.h"
 
 #include "egress/egress_ca.h"
+#include "egress/egress_host.h"
 #include "egress/egress_http.h"
 #include "egress/egress_sni.h"
+#include "net/net_egress_admit.h"
+#include "net/net_egress_fill.h"
+#include "net/net_policy.h"
 #include "net/net_rules.h"
 #include "runtime/runtime_enter.h"
 
@@ -48,8 +54,10 @@ struct net_egress_conn {
 	struct event *ev;             /* the peek, the connect, the last flush */
 	struct bufferevent *client, *upstream;
 	struct sockaddr_in dst;
-	char sni[256];
+	char sni[256];                /* the server name (port 80: the Host's) */
+	bool plain;                   /* port 80: HTTP, never intercepted */
 	bool intercept, upstream_ready, finishing;
+	struct net_egress_lookup *lookup; /* while its name is being resolved */
 	char *failure;                /* why the destination cannot be had: answered to the next request */
 	struct egress_http *http;
 	struct egress_header *headers; /* this request's, resolved */
@@ -76,6 +84,7 @@ static void conn_free(struct net_egress_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	env->n_conns--;
+	net_egress_lookup_cancel(c->lookup);
 	if (c->ev)
 		event_free(c->ev);
 	if (c->client)
@@ -161,71 +170,6 @@ static void fail_upstream(struct net_egress_conn *c, const char *why)
 
 /* --- the rule's headers, per request ---------------------------------------- */
 
-/* value with every ${e2b.secrets.<name>} replaced; NULL with why. */
-static char *resolve(struct net_egress_conn *c, const char *value, char *why, size_t why_len)
-{
-	size_t cap = strlen(value) + 1, len = 0;
-	char *out = malloc(cap);
-	const char *open = NET_RULES_SECRET_OPEN;
-	while (out) {
-		const char *at = strstr(value, open);
-		const char *end = at ? strchr(at + strlen(open), '}') : NULL;
-		size_t plain = at && end ? (size_t)(at - value) : strlen(value);
-		char *secret = NULL;
-		size_t slen = 0;
-		if (at && end) {
-			char name[256];
-			size_t nlen = (size_t)(end - at) - strlen(open);
-			if (nlen == 0 || nlen >= sizeof name) {
-				snprintf(why, why_len, "a secret placeholder names no secret");
-				break;
-			}
-			memcpy(name, at + strlen(open), nlen);
-			name[nlen] = '\0';
-			if (!c->env->secret || c->env->secret(c->env->secret_ctx, name, &secret) != 0) {
-				snprintf(why, why_len, "secret '%s' is not defined", name);
-				break;
-			}
-			slen = strlen(secret);
-		}
-		if (len + plain + slen + 1 > cap) {
-			size_t ncap = (len + plain + slen + 1) * 2;
-			char *grown = malloc(ncap);
-			if (grown)
-				memcpy(grown, out, len);
-			explicit_bzero(out, cap);
-			free(out);
-			out = grown;
-			cap = ncap;
-		}
-		if (out) {
-			memcpy(out + len, value, plain);
-			len += plain;
-			if (secret)
-				memcpy(out + len, secret, slen);
-			len += slen;
-		}
-		if (secret) {
-			explicit_bzero(secret, slen);
-			free(secret);
-		}
-		if (!out) {
-			snprintf(why, why_len, "out of memory");
-			return NULL;
-		}
-		if (!(at && end)) {
-			out[len] = '\0';
-			return out;
-		}
-		value = end + 1;
-	}
-	if (out) {
-		explicit_bzero(out, cap);
-		free(out);
-	}
-	return NULL;
-}
-
 static int request_headers(void *ctx, const char *host, const struct egress_header **headers, size_t *n,
 	const char **why)
 {
@@ -235,7 +179,7 @@ static int request_headers(void *ctx, const char *host, const struct egress_head
 	clear_headers(c);
 	*headers = NULL;
 	*n = 0;
-	const struct net_rule_set *set = net_rules_match(c->env->rules, c->sni);
+	const struct net_rule_set *set = net_rules_match(&c->env->policy->rules, c->sni);
 	if (!set || set->n_headers == 0)
 		return 0;
 	struct egress_header *h = realloc(c->headers, set->n_headers * sizeof *h);
@@ -248,7 +192,7 @@ static int request_headers(void *ctx, const char *host, const struct egress_head
 	}
 	c->values = values;
 	for (size_t i = 0; i < set->n_headers; i++) {
-		char *value = resolve(c, set->headers[i].value, refusal, sizeof refusal);
+		char *value = net_egress_fill(c->env, set->headers[i].value, refusal, sizeof refusal);
 		if (!value) {
 			*why = refusal;
 			return -1;
@@ -473,14 +417,10 @@ static void connect_upstream(struct net_egress_conn *c)
 		fail_upstream(c, "out of memory");
 }
 
-/* The ClientHello is whole (or this is no TLS): pass on or intercept. */
-static void decide(struct net_egress_conn *c, enum egress_sni_result r)
+/* Admitted, to where it goes: pass on or intercept. */
+static void go(struct net_egress_conn *c)
 {
-	int one = 1;
-	setsockopt(c->cfd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
-	event_free(c->ev);
-	c->ev = NULL;
-	c->intercept = r == EGRESS_SNI_FOUND && net_rules_match(c->env->rules, c->sni) != NULL;
+	c->intercept = !c->plain && c->sni[0] && net_rules_match(&c->env->policy->rules, c->sni) != NULL;
 	if (c->intercept) {
 		c->http = egress_http_new(request_headers, emit_upstream, c);
 		c->client = c->http ? tls_side(c, c->cfd, true) : NULL;
@@ -498,6 +438,50 @@ static void decide(struct net_egress_conn *c, enum egress_sni_result r)
 	connect_upstream(c);
 }
 
+/* Refused: the sandbox's connection is reset, as a firewall's would be. */
+static void refuse(struct net_egress_conn *c, const char *why)
+{
+	fprintf(stderr, "egress proxy: refused %s\n", why);
+	struct linger reset = {1, 0};
+	setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+	conn_free(c);
+}
+
+static void on_admitted(void *ctx, const struct sockaddr_in *to, const char *why)
+{
+	struct net_egress_conn *c = ctx;
+	c->lookup = NULL;
+	if (!to) {
+		refuse(c, why);
+		return;
+	}
+	c->dst = *to;
+	go(c);
+}
+
+/* The name is read (or none can be): admit, then go. */
+static void decide(struct net_egress_conn *c, bool named)
+{
+	int one = 1;
+	setsockopt(c->cfd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
+	event_free(c->ev);
+	c->ev = NULL;
+	if (!named)
+		c->sni[0] = '\0';
+	char why[400];
+	switch (net_egress_admit(c->env, &c->dst, named ? c->sni : NULL, on_admitted, c, &c->lookup, why,
+		sizeof why)) {
+	case NET_EGRESS_GO:
+		go(c);
+		break;
+	case NET_EGRESS_REFUSED:
+		refuse(c, why);
+		break;
+	case NET_EGRESS_LOOKING:
+		break;
+	}
+}
+
 static void on_peek(evutil_socket_t fd, short what, void *arg)
 {
 	struct net_egress_conn *c = arg;
@@ -506,20 +490,29 @@ static void on_peek(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	static unsigned char hello[EGRESS_SNI_MAX_BYTES];
-	ssize_t n = recv(fd, hello, sizeof hello, MSG_PEEK);
+	ssize_t n = recv(fd, hello, c->plain ? EGRESS_HOST_MAX_BYTES : sizeof hello, MSG_PEEK);
 	if (n <= 0) {
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
 			conn_free(c);
 		return;
 	}
-	enum egress_sni_result r = egress_sni_parse(hello, (size_t)n, c->sni, sizeof c->sni);
-	if (r == EGRESS_SNI_MORE && (size_t)n < sizeof hello) {
+	bool more, named;
+	if (c->plain) {
+		enum egress_host_result r = egress_host_parse(hello, (size_t)n, c->sni, sizeof c->sni);
+		more = r == EGRESS_HOST_MORE && (size_t)n < EGRESS_HOST_MAX_BYTES;
+		named = r == EGRESS_HOST_FOUND;
+	} else {
+		enum egress_sni_result r = egress_sni_parse(hello, (size_t)n, c->sni, sizeof c->sni);
+		more = r == EGRESS_SNI_MORE && (size_t)n < sizeof hello;
+		named = r == EGRESS_SNI_FOUND;
+	}
+	if (more) {
 		/* Quiet until more than this has come. */
-		int more = (int)n + 1;
-		setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &more, sizeof more);
+		int more_bytes = (int)n + 1;
+		setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &more_bytes, sizeof more_bytes);
 		return;
 	}
-	decide(c, r == EGRESS_SNI_MORE ? EGRESS_SNI_NOT_TLS : r);
+	decide(c, named);
 }
 
 void net_egress_conn_accept(struct net_egress_env *env, int fd)
@@ -543,6 +536,7 @@ void net_egress_conn_accept(struct net_egress_env *env, int fd)
 		conn_free(c);
 		return;
 	}
+	c->plain = ntohs(c->dst.sin_port) == 80;
 	struct timeval tv = {PEEK_SECONDS, 0};
 	c->ev = event_new(env->base, fd, EV_READ | EV_PERSIST, on_peek, c);
 	if (!c->ev || event_add(c->ev, &tv) != 0)

@@ -1,5 +1,7 @@
 /* One connection through a sandbox's egress proxy (net_egress.h): its
- * ClientHello peeked, then passed on unchanged or intercepted. */
+ * ClientHello (port 443) or request head (port 80) peeked, admitted under
+ * allowOut's domains (net_egress_admit.h), then passed on unchanged or
+ * intercepted. */
 #ifndef E2B_BACKEND_NET_EGRESS_CONN_H
 #define E2B_BACKEND_NET_EGRESS_CONN_H
 
@@ -17,7 +19,8 @@ struct net_egress_conn;
 struct net_egress_env {
 	struct event_base *base;
 	struct sandbox *sb;
-	const struct net_rules *rules; /* the current ones: read at each request */
+	int slot;                      /* its networking's (net_nft) */
+	const struct net_policy *policy; /* the current one: its rules read at each request */
 	struct egress_ca *ca;
 	SSL_CTX *server_ctx;           /* towards the sandbox */
 	SSL_CTX *client_ctx;           /* towards the destination, verifying */

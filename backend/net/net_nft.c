@@ -117,14 +117,6 @@ static void put_ranges(FILE *f, const struct net_range *r, size_t n)
 	}
 }
 
-static void put_address(FILE *f, uint32_t a)
-{
-	char text[INET_ADDRSTRLEN];
-	struct in_addr in = {.s_addr = htonl(a)};
-	inet_ntop(AF_INET, &in, text, sizeof text);
-	fputs(text, f);
-}
-
 int net_nft_apply(int slot, const char *ifname, const struct net_policy *p,
 	struct net_nft_sandbox *has, char *why, size_t why_len)
 {
@@ -144,8 +136,9 @@ int net_nft_apply(int slot, const char *ifname, const struct net_policy *p,
 		fprintf(f, "add element inet %s sandboxes { \"%s\" : jump s%d }\n", table, ifname, slot);
 	}
 	if (p->n_domains) {
-		fprintf(f, "add set inet %s d%d { type ipv4_addr; size 65535; }\n", table, slot);
-		fprintf(f, "flush set inet %s d%d\n", table, slot);
+		fprintf(f, "add set inet %s p%d { type ipv4_addr . inet_service; size 65535; flags timeout; }\n",
+			table, slot);
+		fprintf(f, "flush set inet %s p%d\n", table, slot);
 	}
 	/* allowOut before denyOut: an address both match is allowed, as on E2B. */
 	if (p->n_allow) {
@@ -153,8 +146,10 @@ int net_nft_apply(int slot, const char *ifname, const struct net_policy *p,
 		put_ranges(f, p->allow, p->n_allow);
 		fprintf(f, " } accept\n");
 	}
+	/* What the egress proxy connects to for an allowed name: past denyOut,
+	 * but not past the LAN ranges (return, not accept). */
 	if (p->n_domains)
-		fprintf(f, "add rule inet %s s%d ip daddr @d%d accept\n", table, slot, slot);
+		fprintf(f, "add rule inet %s s%d ip daddr . tcp dport @p%d return\n", table, slot, slot);
 	if (p->n_deny) {
 		fprintf(f, "add rule inet %s s%d ip daddr { ", table, slot);
 		put_ranges(f, p->deny, p->n_deny);
@@ -169,25 +164,16 @@ int net_nft_apply(int slot, const char *ifname, const struct net_policy *p,
 	return rc;
 }
 
-int net_nft_allow_resolved(int slot, const uint32_t *addrs, size_t n)
+int net_nft_allow_upstream(int slot, uint32_t addr, uint16_t port, int seconds)
 {
-	char *script = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&script, &len);
-	if (!f)
-		return -1;
-	fprintf(f, "add element inet %s d%d { ", table, slot);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			fputs(", ", f);
-		put_address(f, addrs[i]);
-	}
-	fputs(" }\n", f);
-	char why[256] = "out of memory";
-	int rc = fclose(f) == 0 ? run(script, why, sizeof why) : -1;
+	char a[INET_ADDRSTRLEN], script[256], why[256];
+	struct in_addr in = {.s_addr = htonl(addr)};
+	inet_ntop(AF_INET, &in, a, sizeof a);
+	snprintf(script, sizeof script, "add element inet %s p%d { %s . %u timeout %ds }\n", table, slot, a,
+		(unsigned)port, seconds);
+	int rc = run(script, why, sizeof why);
 	if (rc != 0)
 		fprintf(stderr, "e2b-local-backend: %s\n", why);
-	free(script);
 	return rc;
 }
 
@@ -199,7 +185,7 @@ void net_nft_forget(int slot, const char *ifname, const struct net_nft_sandbox *
 		table, slot);
 	if (has->set) {
 		size_t n = strlen(script);
-		snprintf(script + n, sizeof script - n, "delete set inet %s d%d\n", table, slot);
+		snprintf(script + n, sizeof script - n, "delete set inet %s p%d\n", table, slot);
 	}
 	char why[256];
 	if (run(script, why, sizeof why) != 0)

@@ -5,8 +5,9 @@
  * default, the connection cap, no input to the host, NAT out) and one chain
  * per sandbox that has allowOut/denyOut rules, jumped to through a verdict
  * map keyed by the name of the sandbox's veth end, with a set of the
- * addresses its allowOut domains resolved to through its DNS relay. The ruleset is printed
- * in docs/local-backend.md ("Networking"). */
+ * address-and-port pairs the egress proxy connects to for the names its
+ * allowOut domains allow. The ruleset is printed in docs/local-backend.md
+ * ("Networking"). */
 #ifndef E2B_BACKEND_NET_NFT_H
 #define E2B_BACKEND_NET_NFT_H
 
@@ -28,15 +29,17 @@ int net_nft_init(const struct net_nft_config *c, char *why, size_t why_len);
 /* What exists of one sandbox's rules in the table. */
 struct net_nft_sandbox {
 	bool chain; /* s<slot>, and its element in the sandboxes map */
-	bool set;   /* d<slot>: addresses its allowOut domains resolved to */
+	bool set;   /* p<slot>: where the egress proxy goes for allowOut's domains */
 };
 
 /* Replaces the sandbox's rules (slot numbers its chain and set); the set of
- * resolved addresses starts empty. 0, or -1 with why. */
+ * the proxy's destinations starts empty. 0, or -1 with why. */
 int net_nft_apply(int slot, const char *ifname, const struct net_policy *p,
 	struct net_nft_sandbox *has, char *why, size_t why_len);
-/* Allows n addresses (host byte order) a domain of allowOut resolved to. */
-int net_nft_allow_resolved(int slot, const uint32_t *addrs, size_t n);
+/* Lets the sandbox's new connections to addr:port (host byte order) pass
+ * its denyOut for the next seconds: the egress proxy's, to an address it
+ * resolved for a name allowOut allows. */
+int net_nft_allow_upstream(int slot, uint32_t addr, uint16_t port, int seconds);
 /* Drops the sandbox's chain and set (those it has). */
 void net_nft_forget(int slot, const char *ifname, const struct net_nft_sandbox *has);
 /* Deletes the table. */

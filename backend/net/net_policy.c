@@ -188,6 +188,19 @@ bool net_policy_allows_name(const struct net_policy *p, const char *name)
 	return false;
 }
 
+static bool in_ranges(const struct net_range *r, size_t n, uint32_t addr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addr >= r[i].first && addr <= r[i].last)
+			return true;
+	return false;
+}
+
+bool net_policy_allows_address(const struct net_policy *p, uint32_t addr)
+{
+	return in_ranges(p->allow, p->n_allow, addr) || !in_ranges(p->deny, p->n_deny, addr);
+}
+
 bool net_policy_denies_all(const struct net_policy *p)
 {
 	return p->n_deny == 1 && p->deny[0].first == 0 && p->deny[0].last == 0xffffffffu;

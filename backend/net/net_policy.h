@@ -44,9 +44,13 @@ bool net_policy_blocks_all(const struct net_policy *p);
 /* Whether deny covers every IPv4 address (denyOut 0.0.0.0/0 or
  * allow_internet_access false). */
 bool net_policy_denies_all(const struct net_policy *p);
-/* Whether a name looked up in DNS is one allowOut allows: an exact domain,
- * or a name below a "*." one (not the apex, as on E2B). */
+/* Whether a server name (TLS SNI, HTTP Host) is one allowOut allows: an
+ * exact domain, or a name below a "*." one (not the apex, as on E2B). */
 bool net_policy_allows_name(const struct net_policy *p, const char *name);
+/* Whether allowOut/denyOut let an IPv4 address (host byte order) through:
+ * allowOut's addresses first, then denyOut's (what is never reachable and
+ * the LAN are the shared rules' concern). */
+bool net_policy_allows_address(const struct net_policy *p, uint32_t addr);
 /* Adds "allowOut"/"denyOut" and "rules" (as given) to a SandboxDetail's
  * network object. */
 void net_policy_to_json(const struct net_policy *p, struct cJSON *network);

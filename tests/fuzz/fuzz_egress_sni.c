@@ -14,20 +14,10 @@
 
 #include "egress/egress_sni.h"
 
+#include "fuzz_host_name.h"
 #include "fuzz_require.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void readable(const char *name, size_t cap) {
-  size_t n = strnlen(name, cap);
-  REQUIRE(n > 0 && n < cap, "a name of %zu bytes in %zu", n, cap);
-  REQUIRE(name[0] != '.' && name[n - 1] != '.' && !strstr(name, ".."), "an empty label in %s", name);
-  for (size_t i = 0; i < n; i++) {
-    char c = name[i];
-    REQUIRE((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.', "byte %02x in a name",
-            (unsigned char)c);
-  }
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
@@ -37,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   char whole[256], part[256], small[256];
   enum egress_sni_result r = egress_sni_parse(data, size, whole, sizeof whole);
-  if (r == EGRESS_SNI_FOUND) readable(whole, sizeof whole);
+  if (r == EGRESS_SNI_FOUND) require_host_name(whole, sizeof whole);
 
   size_t prefix = size ? (pick * 7919) % (size + 1) : 0;
   enum egress_sni_result p = egress_sni_parse(data, prefix, part, sizeof part);

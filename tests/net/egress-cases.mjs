@@ -116,8 +116,33 @@ describe('transform rules', () => {
     await run(closed, 'getent hosts api.world.test echo.world.test')
     const p = tag('closed')
     const refused = await curl(closed, `-w '%{http_code}' https://api.world.test${p}`)
-    assert.match(refused.body, /cannot reach api\.world\.test/)
+    assert.notEqual(refused.code, 0, 'the connection is refused: api.world.test is not in allowOut')
     assert.equal(atWorld(p), undefined, 'nothing reached the world')
+  })
+
+  test('domain names in allowOut match the TLS server name on port 443, as on E2B', async () => {
+    const s = await sandbox({ network: { allowOut: ['api.world.test'], denyOut: ['0.0.0.0/0'] } })
+    await s.files.write('/tmp/world-ca.pem', readFileSync(process.env.E2BW_WORLD_CA, 'utf8'))
+    const p = tag('sni-allowed')
+    const ok = await curl(s, `--cacert /tmp/world-ca.pem https://api.world.test${p}`)
+    assert.equal(ok.code, 0, ok.err)
+    assert.equal(atWorld(p)?.servername, 'api.world.test', 'passed through: the world saw the sandbox\'s own TLS')
+    // other.world.test is served from the same address: refused by its name.
+    const q = tag('sni-other')
+    const other = await curl(s, `--cacert /tmp/world-ca.pem https://other.world.test${q}`)
+    assert.notEqual(other.code, 0)
+    assert.equal(atWorld(q), undefined, 'nothing reached the world')
+    // No server name at all (an address): refused.
+    const r = tag('sni-none')
+    const none = await curl(s, `-k https://203.0.113.10${r}`)
+    assert.notEqual(none.code, 0)
+    assert.equal(atWorld(r), undefined)
+    // A rule's name needs allowOut too, then both apply: allowed and rewritten.
+    await s.updateNetwork({ allowOut: ['api.world.test'], denyOut: ['0.0.0.0/0'], rules: rules({ 'X-Both': 'yes' }) })
+    const b = tag('sni-rule')
+    const both = await curl(s, `https://api.world.test${b}`)
+    assert.equal(both.code, 0, both.err)
+    assert.equal(atWorld(b)?.headers['x-both'], 'yes')
   })
 
   test('refuse what cannot be honoured, with E2B\'s 400', async () => {

@@ -115,16 +115,30 @@ EOF`)
     await assertBlocked(s, WORLD.echo, 'only-these')
   })
 
-  test('domain names in allowOut allow what they resolve to through the relay, and nothing else', async () => {
+  test('domain names in allowOut match the HTTP Host on port 80, as on E2B: not the address, not another name on it, not other ports', async () => {
     const s = await sandbox({ network: { allowOut: ['world.test'], denyOut: ['0.0.0.0/0'] } })
-    await assertBlocked(s, WORLD.web, 'not-looked-up-yet')
+    await assertBlocked(s, WORLD.web, 'by-address')
     await assertReaches(s, 'world.test', 'by-name')
+    // other.world.test has world.test's address (one server, many names, as at a CDN).
+    await assertBlocked(s, 'other.world.test', 'same-address-other-name')
     await assertBlocked(s, 'echo.world.test', 'other-name')
+    // An allowed name cannot be taken to another address: the proxy goes to the name's own.
+    const fronted = await run(s, `curl -sS -m 3 --resolve world.test:80:${WORLD.echo} http://world.test${tag('fronted')}`)
+    assert.equal(fronted.exitCode, 0, fronted.stderr)
+    assert.equal(JSON.parse(fronted.stdout).local, `${WORLD.web}:80`)
+    // Other ports go by address only, whatever the name.
+    const echo = await run(s, `timeout 3 bash -c 'exec 3<>/dev/tcp/world.test/${WORLD.echoPort}; echo hi >&3; head -c 3 <&3'`)
+    assert.notEqual(echo.exitCode, 0, 'port 7007 of an allowed name stays closed')
+    // Addresses beside names keep their meaning, on every port.
+    const m = await sandbox({ network: { allowOut: ['world.test', WORLD.echo], denyOut: ['0.0.0.0/0'] } })
+    await assertReaches(m, WORLD.echo, 'address-beside-names')
     const w = await sandbox({ network: { allowOut: ['*.world.test'], denyOut: ['0.0.0.0/0'] } })
     await assertReaches(w, 'echo.world.test', 'below-wildcard')
     await assertBlocked(w, 'world.test', 'wildcard-apex')
     await s.updateNetwork({ denyOut: ['0.0.0.0/0'] })
     await assertBlocked(s, 'world.test', 'domain-dropped')
+    await s.updateNetwork({ allowOut: ['other.world.test'], denyOut: ['0.0.0.0/0'] })
+    await assertReaches(s, 'other.world.test', 'domain-added')
   })
 
   test('updateNetwork replaces the rules for the next connection; fields left out are cleared', async () => {

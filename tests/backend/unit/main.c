@@ -16,7 +16,6 @@ static const check_suite suites[] = {
 	{"connect", suite_connect},
 	{"text", suite_text},
 	{"net policy", suite_net_policy},
-	{"net dns", suite_net_dns},
 	{"net rules", suite_net_rules},
 	{"records", suite_store_records},
 	{"snapshot_names", suite_snapshot_names},
@@ -27,6 +26,7 @@ static const check_suite suites[] = {
 	{"worker", suite_worker},
 	{"fs owners", suite_fs_owners},
 	{"egress sni", suite_egress_sni},
+	{"egress host", suite_egress_host},
 	{"egress http", suite_egress_http},
 	{"egress ca", suite_egress_ca},
 };

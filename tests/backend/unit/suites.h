@@ -9,7 +9,6 @@ void suite_protojson(void);
 void suite_connect(void);
 void suite_text(void);
 void suite_net_policy(void);
-void suite_net_dns(void);
 void suite_net_rules(void);
 void suite_store_records(void);
 void suite_snapshot_names(void);
@@ -20,6 +19,7 @@ void suite_store_squash(void);
 void suite_worker(void);
 void suite_fs_owners(void);
 void suite_egress_sni(void);
+void suite_egress_host(void);
 void suite_egress_http(void);
 void suite_egress_ca(void);
 

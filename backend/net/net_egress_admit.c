@@ -1,0 +1,175 @@
+/* allowOut's domain names at the egress proxy (net_egress_admit.h). */
+#define _GNU_SOURCE
+#include "net/net_egress_admit.h"
+
+#include "net/net_egress_conn.h"
+#include "net/net_nft.h"
+#include "net/net_policy.h"
+
+#include <arpa/inet.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/util.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct net_egress_lookup {
+	struct net_egress_env *env;
+	struct evdns_getaddrinfo_request *req; /* while the resolver has it */
+	struct event *ev;                      /* the timeout, and the way back to the loop */
+	struct sockaddr_in asked;
+	char name[256];
+	int result;                            /* the resolver's, once it answered */
+	bool answered, found;
+	struct sockaddr_in to;
+	net_egress_admitted done;
+	void *ctx;
+};
+
+static struct evdns_base *dns;
+
+int net_egress_admit_init(struct event_base *base)
+{
+	/* The backend's nameservers, as its DNS relay uses them; not its hosts
+	 * file, which the sandbox's own lookups never see either. */
+	dns = evdns_base_new(base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+	if (!dns)
+		return -1;
+	if (evdns_base_resolv_conf_parse(dns, DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC |
+		DNS_OPTION_NAMESERVERS_NO_DEFAULT, "/etc/resolv.conf") != 0 ||
+	    evdns_base_count_nameservers(dns) == 0) {
+		net_egress_admit_shutdown();
+		return -1;
+	}
+	return 0;
+}
+
+void net_egress_admit_shutdown(void)
+{
+	if (dns)
+		evdns_base_free(dns, 1);
+	dns = NULL;
+}
+
+static void lookup_free(struct net_egress_lookup *l)
+{
+	if (l->ev)
+		event_free(l->ev);
+	free(l);
+}
+
+/* The answer's address to use: the one asked for when it is among them,
+ * else the first. */
+static bool pick(struct net_egress_lookup *l, const struct evutil_addrinfo *ai)
+{
+	const struct sockaddr_in *first = NULL;
+	for (; ai; ai = ai->ai_next) {
+		if (ai->ai_family != AF_INET || ai->ai_addrlen < sizeof(struct sockaddr_in))
+			continue;
+		const struct sockaddr_in *a = (const struct sockaddr_in *)ai->ai_addr;
+		if (!first)
+			first = a;
+		if (a->sin_addr.s_addr == l->asked.sin_addr.s_addr) {
+			first = a;
+			break;
+		}
+	}
+	if (!first)
+		return false;
+	l->to = (struct sockaddr_in){.sin_family = AF_INET, .sin_addr = first->sin_addr,
+		.sin_port = l->asked.sin_port};
+	return true;
+}
+
+static void on_answer(int result, struct evutil_addrinfo *ai, void *arg)
+{
+	if (result == EVUTIL_EAI_CANCEL) { /* net_egress_lookup_cancel: arg is gone */
+		if (ai)
+			evutil_freeaddrinfo(ai);
+		return;
+	}
+	struct net_egress_lookup *l = arg;
+	l->req = NULL;
+	l->answered = true;
+	l->result = result;
+	l->found = result == 0 && pick(l, ai);
+	if (ai)
+		evutil_freeaddrinfo(ai);
+	event_active(l->ev, EV_TIMEOUT, 0); /* done runs from the loop, never from in here */
+}
+
+static void on_lookup_event(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct net_egress_lookup *l = arg;
+	char why[320];
+	const struct sockaddr_in *to = NULL;
+	if (!l->answered) {
+		if (l->req)
+			evdns_getaddrinfo_cancel(l->req);
+		snprintf(why, sizeof why, "no answer for %s within %d s", l->name, NET_EGRESS_LOOKUP_SECONDS);
+	} else if (!l->found) {
+		snprintf(why, sizeof why, "%s has no IPv4 address: %s", l->name,
+			l->result ? evutil_gai_strerror(l->result) : "none in the answer");
+	} else if (net_nft_allow_upstream(l->env->slot, ntohl(l->to.sin_addr.s_addr), ntohs(l->to.sin_port),
+			   NET_EGRESS_PASS_SECONDS) != 0) {
+		snprintf(why, sizeof why, "cannot open the sandbox's rules to %s", l->name);
+	} else {
+		to = &l->to;
+	}
+	struct sockaddr_in where = l->to;
+	net_egress_admitted done = l->done;
+	void *ctx = l->ctx;
+	lookup_free(l);
+	done(ctx, to ? &where : NULL, why);
+}
+
+enum net_egress_verdict net_egress_admit(struct net_egress_env *env, const struct sockaddr_in *dst,
+	const char *name, net_egress_admitted done, void *ctx, struct net_egress_lookup **lookup, char *why,
+	size_t why_len)
+{
+	const struct net_policy *p = env->policy;
+	if (p->n_domains == 0 || net_policy_allows_address(p, ntohl(dst->sin_addr.s_addr)))
+		return NET_EGRESS_GO;
+	char addr[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &dst->sin_addr, addr, sizeof addr);
+	if (!name || !net_policy_allows_name(p, name)) {
+		snprintf(why, why_len, "%s:%u%s%s is not allowed by allowOut", addr, (unsigned)ntohs(dst->sin_port),
+			name ? " as " : " (no server name)", name ? name : "");
+		return NET_EGRESS_REFUSED;
+	}
+	struct net_egress_lookup *l = calloc(1, sizeof *l);
+	if (!l || !dns) {
+		free(l);
+		snprintf(why, why_len, "%s: %s", name, dns ? "out of memory" : "the backend has no resolver");
+		return NET_EGRESS_REFUSED;
+	}
+	*l = (struct net_egress_lookup){.env = env, .asked = *dst, .done = done, .ctx = ctx};
+	snprintf(l->name, sizeof l->name, "%s", name);
+	struct timeval tv = {NET_EGRESS_LOOKUP_SECONDS, 0};
+	l->ev = evtimer_new(env->base, on_lookup_event, l);
+	if (!l->ev || evtimer_add(l->ev, &tv) != 0) {
+		lookup_free(l);
+		snprintf(why, why_len, "out of memory");
+		return NET_EGRESS_REFUSED;
+	}
+	struct evutil_addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM,
+		.ai_protocol = IPPROTO_TCP};
+	struct evdns_getaddrinfo_request *req = evdns_getaddrinfo(dns, l->name, NULL, &hints, on_answer, l);
+	if (!l->answered)
+		l->req = req;
+	*lookup = l;
+	return NET_EGRESS_LOOKING;
+}
+
+void net_egress_lookup_cancel(struct net_egress_lookup *l)
+{
+	if (!l)
+		return;
+	if (l->req)
+		evdns_getaddrinfo_cancel(l->req);
+	lookup_free(l);
+}

@@ -1,0 +1,45 @@
+/* Whether a connection through a sandbox's egress proxy may go, and where,
+ * under allowOut's domain names: E2B matches them by the TLS server name on
+ * port 443 and the HTTP Host on port 80, and so does this. A destination
+ * allowOut/denyOut let through goes as the sandbox asked. A name allowOut
+ * allows is resolved here, from the backend's resolvers, and the connection
+ * goes to an address of that name (the one asked for when it is among
+ * them, so a sandbox cannot take an allowed name to another address), which
+ * the sandbox's chain lets past denyOut for that port for a minute
+ * (net_nft_allow_upstream). Anything else is refused. */
+#ifndef E2B_BACKEND_NET_EGRESS_ADMIT_H
+#define E2B_BACKEND_NET_EGRESS_ADMIT_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+
+struct event_base;
+struct net_egress_env;
+struct net_egress_lookup;
+
+#define NET_EGRESS_LOOKUP_SECONDS 10
+#define NET_EGRESS_PASS_SECONDS 60  /* how long an address-and-port pair stays open for the SYN */
+
+enum net_egress_verdict {
+	NET_EGRESS_GO,       /* to dst as asked */
+	NET_EGRESS_REFUSED,  /* why says what */
+	NET_EGRESS_LOOKING,  /* done will say, later (never from within the call) */
+};
+
+/* to: where to connect, or NULL when the name cannot be had (why). */
+typedef void (*net_egress_admitted)(void *ctx, const struct sockaddr_in *to, const char *why);
+
+/* Makes the resolver (from /etc/resolv.conf); -1 when it has no nameserver. */
+int net_egress_admit_init(struct event_base *base);
+void net_egress_admit_shutdown(void);
+
+/* For a connection of env's sandbox to dst whose server name is name (NULL:
+ * none could be read). With LOOKING, *lookup is the lookup under way, for
+ * net_egress_lookup_cancel until done is called. */
+enum net_egress_verdict net_egress_admit(struct net_egress_env *env, const struct sockaddr_in *dst,
+	const char *name, net_egress_admitted done, void *ctx, struct net_egress_lookup **lookup, char *why,
+	size_t why_len);
+/* done will not be called. */
+void net_egress_lookup_cancel(struct net_egress_lookup *l);
+
+#endif
