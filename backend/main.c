@@ -6,6 +6,7 @@
  * and reaped before the backend exits. */
 #include "api/api_ctx.h"
 #include "api/api_routes.h"
+#include "api/api_sandboxes.h"
 #include "envd/envd_listener.h"
 #include "envd/envd_port_proxy.h"
 #include "envd/fs/fs_list.h"
@@ -202,7 +203,7 @@ int main(int argc, char **argv)
 	struct fs_watchers *watchers = pm && files_ok ? fs_watchers_new(base, reg, (size_t)opt.max_watches) : NULL;
 	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base,
 		.watchers = watchers, .max_upload_bytes = (uint64_t)opt.max_upload_mb << 20,
-		.proxy_idle_timeout_s = opt.proxy_idle_timeout_s};
+		.proxy_idle_timeout_s = opt.proxy_idle_timeout_s, .wake = api_sandboxes_wake, .wake_ctx = &api_ctx};
 	struct http_conns_limits limits = {.max_connections = (size_t)opt.max_connections,
 		.request_timeout_s = opt.request_timeout_s,
 		.per_sandbox = (size_t)opt.max_sandbox_requests};

@@ -42,6 +42,26 @@ static const struct map_limits metadata_limits = {
 static const struct map_limits env_vars_limits = {
 	.max_keys = 256, .max_key_bytes = 256, .max_value_bytes = 16384, .max_total_bytes = 65536};
 
+/* lifecycle.autoResume as the SDK sends it: {"enabled": bool}, which needs
+ * autoPause (a sandbox that is killed on expiry has nothing to resume). */
+static int read_auto_resume(const cJSON *body, struct sandbox_spec *spec, struct body_error *err)
+{
+	const cJSON *ar = cJSON_GetObjectItemCaseSensitive(body, "autoResume");
+	if (!ar || cJSON_IsNull(ar))
+		return 0;
+	if (!cJSON_IsObject(ar)) {
+		body_error_set(err, "field \"autoResume\" must be an object");
+		return -1;
+	}
+	if (field_bool(ar, "enabled", &spec->auto_resume, err) == FIELD_BAD)
+		return -1;
+	if (spec->auto_resume && !spec->auto_pause) {
+		body_error_set(err, "autoResume can only be enabled when autoPause is true");
+		return -1;
+	}
+	return 0;
+}
+
 /* Fills spec from a NewSandbox (v1) or NewSandboxV2 body; the network
  * settings are api_network.c's, volumeMounts api_volume_mounts.c's. Unknown
  * fields (mcp, ...) are accepted and ignored. */
@@ -70,6 +90,8 @@ static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spe
 	    field_bool(body, "autoPauseMemory", &flag, err) == FIELD_BAD)
 		return -1;
 	if (!v2 && field_bool(body, "secure", &spec->secure, err) == FIELD_BAD)
+		return -1;
+	if (read_auto_resume(body, spec, err) != 0)
 		return -1;
 	/* Not in E2B's create API (its templates fix them): an extension so a
 	 * test can ask for a small sandbox; the cgroup enforces them. */

@@ -121,7 +121,7 @@ cJSON *sandbox_json_detail(const struct sandbox *sb, const char *domain)
 	add_network(o, sb);
 	cJSON *lifecycle = cJSON_AddObjectToObject(o, "lifecycle");
 	if (lifecycle) {
-		cJSON_AddBoolToObject(lifecycle, "autoResume", false);
+		cJSON_AddBoolToObject(lifecycle, "autoResume", sb->auto_resume);
 		cJSON_AddStringToObject(lifecycle, "onTimeout", sb->auto_pause ? "pause" : "kill");
 	}
 	return o;

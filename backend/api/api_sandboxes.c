@@ -30,6 +30,7 @@ static int reply_not_found(struct evhttp_request *req, const char *id)
 /* Default lifetimes in seconds, per route (docs/e2b-protocol-notes.md, "Control plane"). */
 #define TIMEOUT_DEFAULT_RESUME 15
 #define TIMEOUT_DEFAULT_CONNECT 300
+#define AUTO_RESUME_MIN_S 300
 
 static int reply_body_error(struct evhttp_request *req, const struct body_error *err)
 {
@@ -188,19 +189,47 @@ static int attach_network(struct sandbox *sb, const cJSON *asked)
 	return 0;
 }
 
+/* paused -> running; a sandbox kept from an earlier run gets its network
+ * again. -1 with rerr when it stays paused. */
+static int resume(struct registry *reg, struct sandbox *sb, int64_t timeout, struct runtime_error *rerr)
+{
+	bool cold = runtime_sandbox_cold(sb);
+	if (registry_resume(reg, sb, timeout, rerr) != 0)
+		return -1;
+	if (cold && attach_network(sb, sb->asked_network) != 0) {
+		registry_pause(reg, sb);
+		*rerr = (struct runtime_error){.status = 500};
+		snprintf(rerr->message, sizeof rerr->message, "no network");
+		return -1;
+	}
+	return 0;
+}
+
 /* paused -> running (resume, connect): 201 Sandbox. */
 static int resume_sandbox(struct api_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
 	int64_t timeout)
 {
-	bool cold = runtime_sandbox_cold(sb);
 	struct runtime_error rerr;
-	if (registry_resume(ctx->reg, sb, timeout, &rerr) != 0)
+	if (resume(ctx->reg, sb, timeout, &rerr) != 0)
 		return reply_errorf(req, rerr.status, "Failed to resume sandbox: %s", rerr.message);
-	if (cold && attach_network(sb, sb->asked_network) != 0) {
-		registry_pause(ctx->reg, sb);
-		return reply_error(req, 500, "Failed to resume sandbox: no network");
-	}
 	return reply_json(req, 201, sandbox_json_created(sb, ctx->domain));
+}
+
+int api_sandboxes_wake(void *arg, struct sandbox *sb)
+{
+	struct api_ctx *ctx = arg;
+	if (sb->state != SANDBOX_PAUSED || !sb->auto_resume)
+		return -1;
+	/* E2B's: the timeout it was created with, and at least five minutes. */
+	int64_t timeout = sb->timeout_s > AUTO_RESUME_MIN_S ? sb->timeout_s : AUTO_RESUME_MIN_S;
+	struct runtime_error rerr;
+	if (resume(ctx->reg, sb, timeout, &rerr) != 0) {
+		fprintf(stderr, "sandbox %s: cannot auto-resume: %s\n", sb->id, rerr.message);
+		return -1;
+	}
+	fprintf(stderr, "sandbox %s: resumed by a request to it (autoResume), for %lld s\n", sb->id,
+		(long long)timeout);
+	return 0;
 }
 
 int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id)

@@ -11,18 +11,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct sandbox;
+
 int api_get(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_kill(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_set_timeout(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_pause(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
+/* lifecycle.autoResume: resumes a paused sandbox that has it, for the
+ * timeout it was created with (at least 300 s), because a request reached
+ * it (envd_ctx.wake; arg: the struct api_ctx *). 0 when it now runs. */
+int api_sandboxes_wake(void *arg, struct sandbox *sb);
 int api_connect_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_connect_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 
 struct body_error;
 struct cJSON;
 struct runtime_error;
-struct sandbox;
 /* A body's "timeout" in seconds: an int32, not negative, at most 24 hours
  * (E2B's message past that). */
 enum field_result api_sandboxes_read_timeout(const struct cJSON *body, int64_t *out,

@@ -237,6 +237,28 @@ static enum envd_failure find_route(const struct http_head *h, struct envd_targe
 	return ENVD_OK;
 }
 
+/* /files checks its token or signature itself; before the body, too. */
+static bool files_allowed(const struct envd_target *t, const struct http_head *h)
+{
+	struct query q;
+	if (query_parse(http_head_query(h), &q) != 0)
+		return false;
+	char why[128];
+	bool ok = files_auth_check(t->sb, h, &q, h->method == EVHTTP_REQ_POST ? "write" : "read",
+		why, sizeof why) == 0;
+	query_free(&q);
+	return ok;
+}
+
+/* lifecycle.autoResume: a request that may reach the paused sandbox (its
+ * route, token, signature or traffic token all good) wakes it first. */
+static void wake(struct envd_ctx *ctx, const struct http_head *h, struct envd_target *t)
+{
+	bool files = t->route && (t->route->handler == files_post || t->route->handler == files_get);
+	if (t->failure || (files && !files_allowed(t, h)) || ctx->wake(ctx->wake_ctx, t->sb) != 0)
+		t->failure = t->failure ? t->failure : ENVD_NO_SANDBOX;
+}
+
 /* fixed_id: the sandbox of a listener of its own (no routing headers). */
 static void resolve(struct envd_ctx *ctx, const struct http_head *h, const char *fixed_id,
 	struct envd_target *t)
@@ -260,12 +282,16 @@ static void resolve(struct envd_ctx *ctx, const struct http_head *h, const char 
 		/* Proxy first, envd second: an unreachable sandbox is a 502 on any path. */
 		t->sb = registry_find(ctx->reg, t->id);
 	}
-	if (!t->sb || t->sb->state != SANDBOX_RUNNING)
+	/* Activity wakes a sandbox whose lifecycle says so: its envd's or a port's. */
+	bool waking = t->sb && t->sb->state == SANDBOX_PAUSED && t->sb->auto_resume && ctx->wake;
+	if (!t->sb || (t->sb->state != SANDBOX_RUNNING && !waking))
 		t->failure = ENVD_NO_SANDBOX;
 	else if (t->port == ENVD_PORT)
 		t->failure = find_route(h, t);
 	else if (!traffic_token_ok(h, t->sb))
 		t->failure = ENVD_NO_TRAFFIC_TOKEN;
+	if (waking)
+		wake(ctx, h, t);
 }
 
 static int reply_failure(struct evhttp_request *req, const struct envd_target *t)
@@ -286,18 +312,6 @@ static int reply_failure(struct evhttp_request *req, const struct envd_target *t
 	}
 }
 
-/* /files checks its token or signature itself; before the body, too. */
-static bool files_allowed(const struct envd_target *t, const struct http_head *h)
-{
-	struct query q;
-	if (query_parse(http_head_query(h), &q) != 0)
-		return false;
-	char why[128];
-	bool ok = files_auth_check(t->sb, h, &q, h->method == EVHTTP_REQ_POST ? "write" : "read",
-		why, sizeof why) == 0;
-	query_free(&q);
-	return ok;
-}
 
 static void verdict(struct envd_ctx *ctx, const struct http_head *h, struct http_verdict *v,
 	const char *fixed_id)

@@ -40,6 +40,10 @@ struct envd_ctx {
 	void *watchers;        /* struct fs_watchers (fs_watch.h) */
 	uint64_t max_upload_bytes; /* one POST /files body, inflated or not (--max-upload-mb) */
 	long proxy_idle_timeout_s; /* a proxied connection silent both ways (--proxy-idle-timeout) */
+	/* A request reached a paused sandbox: resume it if its lifecycle says
+	 * so (lifecycle.autoResume); 0 when it now runs. NULL: never. */
+	int (*wake)(void *wake_ctx, struct sandbox *sb);
+	void *wake_ctx;
 };
 
 /* A handler answers (or starts streaming) and returns the status it sent,

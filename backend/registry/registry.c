@@ -356,6 +356,8 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	sb->template_alias = alias;
 	sb->secure = spec->secure;
 	sb->auto_pause = spec->auto_pause;
+	sb->auto_resume = spec->auto_resume;
+	sb->timeout_s = spec->timeout_s;
 	sb->internal = spec->internal;
 	sb->allow_internet_access = spec->allow_internet_access;
 	sb->state = SANDBOX_RUNNING;

@@ -64,6 +64,8 @@ struct sandbox {
 	char *default_workdir;
 	bool secure;
 	bool auto_pause;         /* on expiry: pause instead of kill */
+	bool auto_resume;        /* paused: a request to it resumes it (lifecycle.autoResume) */
+	int64_t timeout_s;       /* as created: what an auto-resume runs for (at least 300 s) */
 	bool internal;           /* the backend's own (a template build's): not listed */
 	int allow_internet_access; /* -1 not given, else 0/1 */
 	enum sandbox_state state;
@@ -107,6 +109,7 @@ struct sandbox_spec {
 	const char *default_workdir;  /* NULL = the user's home */
 	bool secure;
 	bool auto_pause;
+	bool auto_resume;
 	bool internal;                /* the backend's own: hidden from the API */
 	int allow_internet_access;    /* -1 not given */
 	bool private_traffic;         /* network.allowPublicTraffic false: issue a traffic token */

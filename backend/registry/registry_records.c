@@ -95,6 +95,8 @@ cJSON *registry_records_of(const struct sandbox *sb, int64_t now_ms)
 		cJSON_AddBoolToObject(o, "privateTraffic", sb->traffic_token[0] != '\0') &&
 		cJSON_AddStringToObject(o, "tokenNonce", sb->token_nonce) &&
 		cJSON_AddBoolToObject(o, "autoPause", sb->auto_pause) &&
+		cJSON_AddBoolToObject(o, "autoResume", sb->auto_resume) &&
+		cJSON_AddNumberToObject(o, "timeoutS", (double)sb->timeout_s) &&
 		cJSON_AddNumberToObject(o, "allowInternetAccess", sb->allow_internet_access) &&
 		cJSON_AddStringToObject(o, "state", sb->state == SANDBOX_RUNNING ? "running" : "paused") &&
 		cJSON_AddNumberToObject(o, "startedAt", (double)sb->started_at_ms) &&
@@ -185,6 +187,11 @@ int registry_records_load(struct sandbox *sb, const cJSON *r, const char *key, u
 		return -1;
 	sb->secure = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "secure"));
 	sb->auto_pause = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "autoPause"));
+	sb->auto_resume = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "autoResume"));
+	/* Records of earlier versions have none: E2B's default. */
+	const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(r, "timeoutS");
+	sb->timeout_s = cJSON_IsNumber(timeout) && timeout->valuedouble >= 0 && timeout->valuedouble < 1e9
+		? (int64_t)timeout->valuedouble : 300;
 	sb->allow_internet_access = (int)internet;
 	bool private_traffic = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "privateTraffic"));
 	if (registry_records_tokens(sb, key, sb->secure, private_traffic) != 0)

@@ -122,6 +122,24 @@ describe('state that lasts (--state-dir)', () => {
     assert.deepEqual(readdirSync(path.join(dir, 'records', 'volumes')), []);
   });
 
+  test('autoResume lasts: a sandbox kept across a restart is resumed cold by a request to it', async () => {
+    const s = await Sandbox.create('base', { ...opts(), timeoutMs: 60_000, lifecycle: { onTimeout: 'pause', autoResume: true } });
+    await s.files.write('/home/user/kept.txt', 'woken cold');
+    await s.pause();
+    assert.equal((await backend.stop()).code, 0, backend.stderr());
+    await start();
+    const info = await Sandbox.getInfo(s.sandboxId, opts());
+    assert.equal(info.state, 'paused');
+    assert.deepEqual(info.lifecycle, { onTimeout: 'pause', autoResume: true });
+    // An SDK handle on the new backend's URL, made as Sandbox.create makes one
+    // (no connect(), which would resume it): its first call wakes it.
+    const again = new Sandbox({ ...opts(), sandboxId: s.sandboxId, envdAccessToken: s.envdAccessToken, envdVersion: info.envdVersion });
+    assert.equal((await again.commands.run('cat /home/user/kept.txt')).stdout, 'woken cold');
+    assert.equal((await Sandbox.getInfo(s.sandboxId, opts())).state, 'running');
+    assert.match(backend.stderr(), new RegExp(`sandbox ${s.sandboxId}: resumed by a request to it \\(autoResume\\), for 300 s`));
+    await Sandbox.kill(s.sandboxId, opts());
+  });
+
   test('a crash before a new sandbox is recorded leaves no half-made sandbox', async () => {
     const keeper = await Sandbox.create('base', { ...opts(), timeoutMs: 600_000 });
     await keeper.files.write('/home/user/k.txt', 'kept');

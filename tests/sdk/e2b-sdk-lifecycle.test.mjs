@@ -129,6 +129,58 @@ describe('official e2b SDK lifecycle', () => {
     }
   });
 
+  test('lifecycle.autoResume: a request to a paused sandbox resumes it, commands and ports alike; without it the sandbox stays paused', async () => {
+    const sandbox = await Sandbox.create('base', { ...opts, timeoutMs: 120_000, lifecycle: { onTimeout: 'pause', autoResume: true } });
+    const plain = await Sandbox.create('base', { ...opts, lifecycle: { onTimeout: 'pause' } });
+    try {
+      assert.deepEqual((await sandbox.getInfo()).lifecycle, { onTimeout: 'pause', autoResume: true });
+      await sandbox.files.write('/home/user/kept.txt', 'before the pause');
+      await sandbox.commands.run('python3 -m http.server 8000 --bind 0.0.0.0 >/dev/null 2>&1', { background: true });
+      const url = `${backend.sandboxUrl}/`;
+      const headers = { 'E2b-Sandbox-Id': sandbox.sandboxId, 'E2b-Sandbox-Port': '8000' };
+      await until(async () => (await fetch(url, { headers })).status === 200, 'the server in the sandbox answers');
+
+      await sandbox.pause();
+      assert.equal((await sandbox.getInfo()).state, 'paused', 'getInfo does not wake it');
+      // An SDK call, without connect(): it runs, and the sandbox is running again,
+      // for the timeout it was created with raised to E2B's five minutes.
+      const r = await sandbox.commands.run('cat /home/user/kept.txt');
+      assert.equal(r.stdout, 'before the pause');
+      const info = await sandbox.getInfo();
+      assert.equal(info.state, 'running');
+      const left = info.endAt.getTime() - Date.now();
+      assert.ok(left > 280_000 && left <= 300_000, `${left} ms left`);
+
+      // A request to a port wakes it too, and reaches the server that was paused.
+      await sandbox.pause();
+      const res = await fetch(url, { headers });
+      assert.equal(res.status, 200);
+      assert.equal((await sandbox.getInfo()).state, 'running');
+
+      // Only a request that may reach it wakes it: one without envd's token does not.
+      await sandbox.pause();
+      const anonymous = await fetch(`${backend.sandboxUrl}/process.Process/List`, { method: 'POST',
+        headers: { 'E2b-Sandbox-Id': sandbox.sandboxId, 'E2b-Sandbox-Port': '49983', 'Content-Type': 'application/json' }, body: '{}' });
+      assert.equal(anonymous.status, 401);
+      assert.equal((await sandbox.getInfo()).state, 'paused');
+
+      // Without autoResume a paused sandbox stays paused, and requests to it fail.
+      await plain.pause();
+      await assert.rejects(plain.commands.run('true'));
+      assert.equal((await plain.getInfo()).state, 'paused');
+
+      // E2B's rule: only with onTimeout 'pause' (the backend says so too, for other clients).
+      const bare = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST',
+        headers: { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ templateID: 'base', autoResume: { enabled: true } }) });
+      assert.equal(bare.status, 400);
+      assert.match((await bare.json()).message, /autoResume can only be enabled when autoPause is true/);
+    } finally {
+      await sandbox.kill();
+      await plain.kill();
+    }
+  });
+
   test('a wrong API key gives AuthenticationError without the key in its message', async () => {
     const wrongKey = `wrong-${backend.apiKey}`;
     const bad = { ...opts, apiKey: wrongKey };
