@@ -72,7 +72,7 @@ function answer(query) {
 if (mode === 'world') {
   const web = http.createServer((req, res) => {
     const o = { server: 'world', local: `${req.socket.localAddress}:${req.socket.localPort}`, remote: req.socket.remoteAddress, host: req.headers.host, path: req.url }
-    log({ kind: 'http', ...o })
+    log({ kind: 'http', ...o, headers: req.headers })
     res.setHeader('content-type', 'application/json')
     res.end(JSON.stringify(o))
   })

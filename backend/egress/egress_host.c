@@ -84,6 +84,11 @@ static bool method_so_far_ok(const unsigned char *p, size_t n)
 	return true;
 }
 
+bool egress_host_name(const char *value, char *name, size_t cap)
+{
+	return copy_name((const unsigned char *)value, strlen(value), name, cap);
+}
+
 enum egress_host_result egress_host_parse(const unsigned char *buf, size_t len, char *name, size_t cap)
 {
 	if (len > EGRESS_HOST_MAX_BYTES)

@@ -6,6 +6,7 @@
 #ifndef E2B_BACKEND_EGRESS_HOST_H
 #define E2B_BACKEND_EGRESS_HOST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum egress_host_result {
@@ -27,5 +28,9 @@ enum egress_host_result {
  * the name (":80") is dropped; an IPv6 literal is BAD. name is written only
  * for FOUND. */
 enum egress_host_result egress_host_parse(const unsigned char *buf, size_t len, char *name, size_t cap);
+/* One Host value (whitespace trimmed) as egress_host_parse reads it: its
+ * name lower-cased into name (cap bytes), without port or final dot; false
+ * when it is not one this reader vouches for. */
+bool egress_host_name(const char *value, char *name, size_t cap);
 
 #endif

@@ -33,7 +33,6 @@ struct net_egress {
 	struct net_egress_env env;
 	struct evconnlistener *listener;
 	struct event *resume; /* the listener's, after accept failed (out of descriptors) */
-	bool http;            /* port 80 is redirected too (allowOut has domain names) */
 };
 
 static struct {
@@ -116,21 +115,18 @@ void net_egress_shutdown(void)
 
 /* --- one sandbox ---------------------------------------------------------------------- */
 
-/* What the sandbox's own table says: off, port 443, or ports 443 and 80. */
-enum redirect { REDIRECT_OFF, REDIRECT_HTTPS, REDIRECT_BOTH };
-
-/* In the sandbox's namespace: its port-443 (and 80) traffic to the
+/* In the sandbox's namespace: its port-443 and port-80 traffic to the
  * listener, but for the proxy's own (marked) and what goes to its loopback. */
 static int set_redirect(void *arg)
 {
-	enum redirect how = *(enum redirect *)arg;
+	bool on = *(bool *)arg;
 	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (!nft)
 		return -1;
 	nft_ctx_buffer_output(nft);
 	nft_ctx_buffer_error(nft);
 	char script[640];
-	if (how != REDIRECT_OFF)
+	if (on)
 		snprintf(script, sizeof script,
 			"add table ip " TABLE "\ndelete table ip " TABLE "\n"
 			"table ip " TABLE " {\n"
@@ -138,9 +134,9 @@ static int set_redirect(void *arg)
 			"    type nat hook output priority -100; policy accept;\n"
 			"    meta mark 0x%08x return\n"
 			"    ip daddr 127.0.0.0/8 return\n"
-			"    tcp dport %s dnat to " NET_EGRESS_ADDRESS ":%d\n"
+			"    tcp dport { 80, 443 } dnat to " NET_EGRESS_ADDRESS ":%d\n"
 			"  }\n"
-			"}\n", NET_EGRESS_MARK, how == REDIRECT_BOTH ? "{ 80, 443 }" : "443", NET_EGRESS_PORT);
+			"}\n", NET_EGRESS_MARK, NET_EGRESS_PORT);
 	else
 		snprintf(script, sizeof script, "add table ip " TABLE "\ndelete table ip " TABLE "\n");
 	int rc = nft_run_cmd_from_buffer(nft, script);
@@ -255,14 +251,13 @@ struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct n
 		evconnlistener_set_error_cb(e->listener, on_accept_error);
 	else
 		close(fd);
-	e->http = policy->n_domains > 0;
-	enum redirect how = e->http ? REDIRECT_BOTH : REDIRECT_HTTPS;
+	bool on = true;
 	if (!e->listener || !e->resume) {
 		snprintf(why, why_len, "out of memory");
 	} else if (trust_ca(sb) != 0) {
 		snprintf(why, why_len, "cannot add the egress CA to %s: %s", BUNDLE, strerror(errno));
-	} else if (runtime_in_netns(sb, set_redirect, &how) != 0) {
-		snprintf(why, why_len, "cannot redirect the sandbox's HTTPS to its egress proxy");
+	} else if (runtime_in_netns(sb, set_redirect, &on) != 0) {
+		snprintf(why, why_len, "cannot redirect the sandbox's HTTP and HTTPS to its egress proxy");
 	} else {
 		return e;
 	}
@@ -270,19 +265,9 @@ struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct n
 	return NULL;
 }
 
-int net_egress_set_policy(struct net_egress *e, const struct net_policy *policy, char *why, size_t why_len)
+void net_egress_set_policy(struct net_egress *e, const struct net_policy *policy)
 {
 	e->env.policy = policy;
-	bool http = policy->n_domains > 0;
-	if (http == e->http)
-		return 0;
-	enum redirect how = http ? REDIRECT_BOTH : REDIRECT_HTTPS;
-	if (runtime_in_netns(e->env.sb, set_redirect, &how) != 0) {
-		snprintf(why, why_len, "cannot redirect the sandbox's port 80 to its egress proxy");
-		return -1;
-	}
-	e->http = http;
-	return 0;
 }
 
 void net_egress_stop(struct net_egress *e, bool remove_redirect)
@@ -290,7 +275,7 @@ void net_egress_stop(struct net_egress *e, bool remove_redirect)
 	if (!e)
 		return;
 	if (remove_redirect) {
-		enum redirect off = REDIRECT_OFF;
+		bool off = false;
 		if (runtime_in_netns(e->env.sb, set_redirect, &off) != 0)
 			fprintf(stderr, "egress proxy: a sandbox's redirect to its proxy could not be "
 				"removed: its HTTPS now fails\n");

@@ -1,15 +1,16 @@
 /* The egress proxy of E2B's transform rules (net_rules.h) and of allowOut's
  * domain names (net_egress_admit.h). A sandbox with either gets, inside its
  * network namespace, a listener on NET_EGRESS_ADDRESS:NET_EGRESS_PORT and an
- * nftables table of its own that sends its outbound TCP port 443 there (and
- * port 80, with domain names); the backend's egress CA is added to its trust
- * store (/etc/ssl/certs/ca-certificates.crt).
+ * nftables table of its own that sends its outbound TCP ports 443 and 80
+ * there; the backend's egress CA is added to its trust store
+ * (/etc/ssl/certs/ca-certificates.crt).
  *
- * Each connection's TLS ClientHello is read without consuming it. When its
- * server name matches a rule, the proxy completes the handshake itself with
+ * Each connection's TLS ClientHello (port 80: its request head) is read
+ * without consuming it. When its server name (the Host) matches a rule, the proxy completes the handshake itself with
  * a certificate the CA makes for that name, connects to the address the
  * sandbox asked for over TLS verified against the host's trust store (and
- * --egress-ca-file), and forwards every HTTP/1.1 request with the rule's
+ * --egress-ca-file; port 80: plain HTTP both ways, each request's Host that
+ * of the first), and forwards every HTTP/1.1 request with the rule's
  * headers set, ${e2b.secrets.<name>} placeholders resolved at that moment:
  * the secret never enters the sandbox. Any other connection is passed on
  * unchanged. Upstream connections are made inside the sandbox's namespace
@@ -55,9 +56,8 @@ bool net_egress_wanted(const struct net_policy *policy);
 struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy,
 	char *why, size_t why_len);
 /* A new policy (updateNetwork): connections already open keep going;
- * each request reads the rules anew. -1 with why when port 80's redirect
- * could not follow it. */
-int net_egress_set_policy(struct net_egress *e, const struct net_policy *policy, char *why, size_t why_len);
+ * each request reads the rules anew. */
+void net_egress_set_policy(struct net_egress *e, const struct net_policy *policy);
 /* Closes the listener and every connection; remove_redirect: also drops
  * the sandbox's table (its rules were cleared; the sandbox goes on). */
 void net_egress_stop(struct net_egress *e, bool remove_redirect);

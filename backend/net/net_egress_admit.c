@@ -23,6 +23,7 @@ struct net_egress_lookup {
 	char name[256];
 	int result;                            /* the resolver's, once it answered */
 	bool answered, found;
+	bool open;                             /* past denyOut: the sandbox's chain must let it through */
 	struct sockaddr_in to;
 	net_egress_admitted done;
 	void *ctx;
@@ -114,8 +115,8 @@ static void on_lookup_event(evutil_socket_t fd, short what, void *arg)
 	} else if (!l->found) {
 		snprintf(why, sizeof why, "%s has no IPv4 address: %s", l->name,
 			l->result ? evutil_gai_strerror(l->result) : "none in the answer");
-	} else if (net_nft_allow_upstream(l->env->slot, ntohl(l->to.sin_addr.s_addr), ntohs(l->to.sin_port),
-			   NET_EGRESS_PASS_SECONDS) != 0) {
+	} else if (l->open && net_nft_allow_upstream(l->env->slot, ntohl(l->to.sin_addr.s_addr),
+			   ntohs(l->to.sin_port), NET_EGRESS_PASS_SECONDS) != 0) {
 		snprintf(why, sizeof why, "cannot open the sandbox's rules to %s", l->name);
 	} else {
 		to = &l->to;
@@ -128,15 +129,16 @@ static void on_lookup_event(evutil_socket_t fd, short what, void *arg)
 }
 
 enum net_egress_verdict net_egress_admit(struct net_egress_env *env, const struct sockaddr_in *dst,
-	const char *name, net_egress_admitted done, void *ctx, struct net_egress_lookup **lookup, char *why,
-	size_t why_len)
+	const char *name, bool pin, net_egress_admitted done, void *ctx, struct net_egress_lookup **lookup,
+	char *why, size_t why_len)
 {
 	const struct net_policy *p = env->policy;
-	if (p->n_domains == 0 || net_policy_allows_address(p, ntohl(dst->sin_addr.s_addr)))
+	bool by_address = p->n_domains == 0 || net_policy_allows_address(p, ntohl(dst->sin_addr.s_addr));
+	if (by_address && !(pin && name))
 		return NET_EGRESS_GO;
 	char addr[INET_ADDRSTRLEN];
 	inet_ntop(AF_INET, &dst->sin_addr, addr, sizeof addr);
-	if (!name || !net_policy_allows_name(p, name)) {
+	if (!by_address && (!name || !net_policy_allows_name(p, name))) {
 		snprintf(why, why_len, "%s:%u%s%s is not allowed by allowOut", addr, (unsigned)ntohs(dst->sin_port),
 			name ? " as " : " (no server name)", name ? name : "");
 		return NET_EGRESS_REFUSED;
@@ -147,7 +149,7 @@ enum net_egress_verdict net_egress_admit(struct net_egress_env *env, const struc
 		snprintf(why, why_len, "%s: %s", name, dns ? "out of memory" : "the backend has no resolver");
 		return NET_EGRESS_REFUSED;
 	}
-	*l = (struct net_egress_lookup){.env = env, .asked = *dst, .done = done, .ctx = ctx};
+	*l = (struct net_egress_lookup){.env = env, .asked = *dst, .done = done, .ctx = ctx, .open = !by_address};
 	snprintf(l->name, sizeof l->name, "%s", name);
 	struct timeval tv = {NET_EGRESS_LOOKUP_SECONDS, 0};
 	l->ev = evtimer_new(env->base, on_lookup_event, l);

@@ -6,11 +6,15 @@
  * goes to an address of that name (the one asked for when it is among
  * them, so a sandbox cannot take an allowed name to another address), which
  * the sandbox's chain lets past denyOut for that port for a minute
- * (net_nft_allow_upstream). Anything else is refused. */
+ * (net_nft_allow_upstream). Anything else is refused.
+ * A connection pinned to its name (plain HTTP that a transform rule will
+ * add headers to: no certificate says who the server is) goes to an address
+ * of that name too, whatever the lists say. */
 #ifndef E2B_BACKEND_NET_EGRESS_ADMIT_H
 #define E2B_BACKEND_NET_EGRESS_ADMIT_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct event_base;
@@ -34,11 +38,11 @@ int net_egress_admit_init(struct event_base *base);
 void net_egress_admit_shutdown(void);
 
 /* For a connection of env's sandbox to dst whose server name is name (NULL:
- * none could be read). With LOOKING, *lookup is the lookup under way, for
- * net_egress_lookup_cancel until done is called. */
+ * none could be read), pinned or not. With LOOKING, *lookup is the lookup
+ * under way, for net_egress_lookup_cancel until done is called. */
 enum net_egress_verdict net_egress_admit(struct net_egress_env *env, const struct sockaddr_in *dst,
-	const char *name, net_egress_admitted done, void *ctx, struct net_egress_lookup **lookup, char *why,
-	size_t why_len);
+	const char *name, bool pin, net_egress_admitted done, void *ctx, struct net_egress_lookup **lookup,
+	char *why, size_t why_len);
 /* done will not be called. */
 void net_egress_lookup_cancel(struct net_egress_lookup *l);
 

@@ -5,11 +5,12 @@
  * peeked have come), admitted (net_egress_admit.h), then its upstream
  * socket is made in the sandbox's namespace and connected to the address
  * the sandbox asked for (SO_ORIGINAL_DST) or the one its name was resolved
- * to. Port 80 is always passed on. Passed on: two plain
+ * to. Passed on: two plain
  * bufferevents copy bytes both ways. Intercepted: the sandbox's side is a
  * TLS server with a leaf for its server name, the destination's a TLS
- * client verifying that name; requests go through egress_http, which sets
- * the rule's headers, and answers come back unchanged. */
+ * client verifying that name (port 80: plain both sides, every request's
+ * Host that of the first); requests go through egress_http, which sets the
+ * rule's headers, and answers come back unchanged. */
 #define _GNU_SOURCE
 #include "net/net_egress_conn.h"
 
@@ -55,7 +56,7 @@ struct net_egress_conn {
 	struct bufferevent *client, *upstream;
 	struct sockaddr_in dst;
 	char sni[256];                /* the server name (port 80: the Host's) */
-	bool plain;                   /* port 80: HTTP, never intercepted */
+	bool plain;                   /* port 80: HTTP, without TLS either side */
 	bool intercept, upstream_ready, finishing;
 	struct net_egress_lookup *lookup; /* while its name is being resolved */
 	char *failure;                /* why the destination cannot be had: answered to the next request */
@@ -173,12 +174,20 @@ static void fail_upstream(struct net_egress_conn *c, const char *why)
 static int request_headers(void *ctx, const char *host, const struct egress_header **headers, size_t *n,
 	const char **why)
 {
-	(void)host; /* the rule is the server name's: the name the sandbox's TLS was made for */
+	/* The rule is the connection's name: the one its TLS was made for, or
+	 * on port 80 the first request's Host, which every later request on the
+	 * connection must name too (its upstream is that name's server). */
 	struct net_egress_conn *c = ctx;
 	static char refusal[320];
 	clear_headers(c);
 	*headers = NULL;
 	*n = 0;
+	char name[256];
+	if (c->plain && (!host || !egress_host_name(host, name, sizeof name) || strcmp(name, c->sni) != 0)) {
+		snprintf(refusal, sizeof refusal, "a request for another host than %s on its connection", c->sni);
+		*why = refusal;
+		return -1;
+	}
 	const struct net_rule_set *set = net_rules_match(&c->env->policy->rules, c->sni);
 	if (!set || set->n_headers == 0)
 		return 0;
@@ -368,7 +377,7 @@ static void on_connected(evutil_socket_t fd, short what, void *arg)
 	}
 	int ufd = c->ufd;
 	c->ufd = -1;
-	c->upstream = c->intercept ? tls_side(c, ufd, false)
+	c->upstream = c->intercept && !c->plain ? tls_side(c, ufd, false)
 		: bufferevent_socket_new(c->env->base, ufd, BEV_OPT_CLOSE_ON_FREE);
 	if (!c->upstream) {
 		close(ufd);
@@ -378,9 +387,15 @@ static void on_connected(evutil_socket_t fd, short what, void *arg)
 	widen(c->upstream);
 	bufferevent_setcb(c->upstream, on_upstream_read, on_write, on_event, c);
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
-	if (c->intercept) {
+	if (c->intercept && !c->plain) {
 		/* The handshake's time counts against the connect. */
 		bufferevent_set_timeouts(c->upstream, &(struct timeval){CONNECT_SECONDS, 0}, NULL);
+		return;
+	}
+	if (c->intercept) { /* plain HTTP: connected is ready */
+		c->upstream_ready = true;
+		bufferevent_set_timeouts(c->upstream, &(struct timeval){IDLE_SECONDS, 0}, NULL);
+		on_client_read(c->client, c);
 		return;
 	}
 	c->client = bufferevent_socket_new(c->env->base, c->cfd, BEV_OPT_CLOSE_ON_FREE);
@@ -420,10 +435,12 @@ static void connect_upstream(struct net_egress_conn *c)
 /* Admitted, to where it goes: pass on or intercept. */
 static void go(struct net_egress_conn *c)
 {
-	c->intercept = !c->plain && c->sni[0] && net_rules_match(&c->env->policy->rules, c->sni) != NULL;
+	c->intercept = c->sni[0] && net_rules_match(&c->env->policy->rules, c->sni) != NULL;
 	if (c->intercept) {
 		c->http = egress_http_new(request_headers, emit_upstream, c);
-		c->client = c->http ? tls_side(c, c->cfd, true) : NULL;
+		c->client = !c->http ? NULL : c->plain
+			? bufferevent_socket_new(c->env->base, c->cfd, BEV_OPT_CLOSE_ON_FREE)
+			: tls_side(c, c->cfd, true);
 		if (!c->client) {
 			conn_free(c);
 			return;
@@ -468,8 +485,11 @@ static void decide(struct net_egress_conn *c, bool named)
 	c->ev = NULL;
 	if (!named)
 		c->sni[0] = '\0';
+	/* Plain HTTP that a rule will add headers to goes to its name's own
+	 * server: nothing else would tell a sandbox's chosen address from it. */
+	bool pin = c->plain && named && net_rules_match(&c->env->policy->rules, c->sni) != NULL;
 	char why[400];
-	switch (net_egress_admit(c->env, &c->dst, named ? c->sni : NULL, on_admitted, c, &c->lookup, why,
+	switch (net_egress_admit(c->env, &c->dst, named ? c->sni : NULL, pin, on_admitted, c, &c->lookup, why,
 		sizeof why)) {
 	case NET_EGRESS_GO:
 		go(c);

@@ -120,6 +120,49 @@ describe('transform rules', () => {
     assert.equal(atWorld(p), undefined, 'nothing reached the world')
   })
 
+  test('set a rule\'s headers on plain HTTP too (port 80), for the connection\'s own host only', async () => {
+    const s = await sandbox({ network: { rules: rules({ 'X-Plain': Secret.fill('world-token') }) } })
+    const p = tag('plain-rule')
+    assert.equal((await curl(s, `http://api.world.test${p}`)).code, 0)
+    const got = seen().find((e) => e.kind === 'http' && e.path === p)
+    assert.ok(got, 'the request reached the world')
+    assert.ok(got.headers['x-plain'] === SECRET_VALUE, 'the secret, filled in outside the sandbox, reached its host over HTTP')
+    // Sent to another address under the rule's name, it still goes to the name's own server:
+    // no certificate would tell an address the sandbox chose from it.
+    const f = tag('plain-fronted')
+    assert.equal((await curl(s, `--resolve api.world.test:80:203.0.113.11 http://api.world.test${f}`)).code, 0)
+    const fronted = seen().find((e) => e.kind === 'http' && e.path === f)
+    assert.equal(fronted.local, '203.0.113.10:80')
+    assert.ok(fronted.headers['x-plain'] === SECRET_VALUE)
+    const q = tag('plain-other')
+    assert.equal((await curl(s, `http://other.world.test${q}`)).code, 0)
+    assert.equal(seen().find((e) => e.kind === 'http' && e.path === q).headers['x-plain'], undefined, 'another host: untouched')
+    // A kept-alive connection made for the rule's host cannot carry a request
+    // for another host to that server: refused with the proxy's 502.
+    const [k1, k2] = [tag('keep-1'), tag('keep-2')]
+    const r = await run(s, `python3 - <<'EOF'
+import socket
+c = socket.create_connection(('api.world.test', 80), timeout=10)
+f = c.makefile('rb')
+def answer():
+    status = f.readline().split()[1].decode()
+    length = 0
+    while True:
+        line = f.readline()
+        if line in (b'\\r\\n', b''): break
+        if line.lower().startswith(b'content-length:'): length = int(line.split(b':')[1])
+    f.read(length)
+    return status
+c.sendall(b'GET ${k1} HTTP/1.1\\r\\nHost: api.world.test\\r\\n\\r\\n')
+print(answer())
+c.sendall(b'GET ${k2} HTTP/1.1\\r\\nHost: other.world.test\\r\\n\\r\\n')
+print(answer())
+EOF`)
+    assert.equal(r.stdout.trim(), '200\n502', r.stderr)
+    assert.ok(seen().some((e) => e.kind === 'http' && e.path === k1))
+    assert.equal(seen().some((e) => e.kind === 'http' && e.path === k2), false, 'the second request never left')
+  })
+
   test('domain names in allowOut match the TLS server name on port 443, as on E2B', async () => {
     const s = await sandbox({ network: { allowOut: ['api.world.test'], denyOut: ['0.0.0.0/0'] } })
     await s.files.write('/tmp/world-ca.pem', readFileSync(process.env.E2BW_WORLD_CA, 'utf8'))

@@ -63,6 +63,12 @@ void suite_egress_host(void)
 	bad("\x16\x03\x01\x02");                                             /* TLS on port 80: at once */
 	bad("get / HTTP/1.1\r\nHost: a.test\r\n\r\n");
 
+	/* One Host value alone, as a rewriter sees each request's. */
+	CHECK(egress_host_name("API.World.Test:80", got, sizeof got) && strcmp(got, "api.world.test") == 0);
+	CHECK(egress_host_name("a.test.", got, sizeof got) && strcmp(got, "a.test") == 0);
+	CHECK(!egress_host_name("[::1]", got, sizeof got) && !egress_host_name("", got, sizeof got) &&
+	      !egress_host_name("a b", got, sizeof got));
+
 	/* A name that does not fit is refused, never cut. */
 	const char *longer = "GET / HTTP/1.1\r\nHost: abcdefgh.test\r\n\r\n";
 	CHECK(egress_host_parse((const unsigned char *)longer, strlen(longer), got, 13) == EGRESS_HOST_BAD);
