@@ -232,6 +232,8 @@ FUZZ_BACKEND_fuzz_egress_sni := backend/egress/egress_sni.c
 $(BUILD)/fuzz/fuzz_egress_sni $(BUILD)/replay/fuzz_egress_sni: backend/egress/egress_sni.c backend/egress/egress_sni.h
 FUZZ_BACKEND_fuzz_egress_host := backend/egress/egress_host.c
 $(BUILD)/fuzz/fuzz_egress_host $(BUILD)/replay/fuzz_egress_host: backend/egress/egress_host.c backend/egress/egress_host.h
+FUZZ_BACKEND_fuzz_egress_socks := backend/egress/egress_socks.c
+$(BUILD)/fuzz/fuzz_egress_socks $(BUILD)/replay/fuzz_egress_socks: backend/egress/egress_socks.c backend/egress/egress_socks.h
 FUZZ_BACKEND_fuzz_egress_http := backend/egress/egress_http.c backend/egress/egress_http_head.c
 $(BUILD)/fuzz/fuzz_egress_http $(BUILD)/replay/fuzz_egress_http: backend/egress/egress_http.c backend/egress/egress_http.h \
 	  backend/egress/egress_http_head.c backend/egress/egress_http_head.h

@@ -9,7 +9,10 @@
 //          world.test, on WORLD.echo with a certificate for another name;
 //          it answers like port 80 with "server":"world-tls", and logs the
 //          request's headers (the answer carries none of them); /bytes/N
-//          answers N zero bytes;
+//          answers N zero bytes; a SOCKS5 proxy on port 1080 (RFC 1928, CONNECT by
+//          address or by a name of NAMES; no authentication) and on port 1081
+//          (world.mjs's SOCKS username and password, RFC 1929), whose
+//          targets are in the world itself;
 //   dns    a DNS server on 127.0.0.53:53 (UDP and TCP) answering A records of
 //          NAMES below, NXDOMAIN for anything else: the host's resolver on its
 //          own loopback, as systemd-resolved's is.
@@ -18,6 +21,7 @@
 // by the second argument as one JSON line, so a test can tell what reached
 // the world; "ready" is printed on stdout once every server listens.
 import dgram from 'node:dgram'
+import { SOCKS } from './world.mjs'
 import { appendFileSync } from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
@@ -69,6 +73,61 @@ function answer(query) {
   return Buffer.concat(parts)
 }
 
+const { user: SOCKS_USER, password: SOCKS_PASSWORD } = SOCKS
+
+// A SOCKS5 server, as small as the tests need: one CONNECT per connection.
+function socks5(authed) {
+  return net.createServer((c) => {
+    c.on('error', () => {})
+    let buf = Buffer.alloc(0)
+    let step = 'greeting'
+    let user = null
+    const take = (n) => { const b = buf.subarray(0, n); buf = buf.subarray(n); return b }
+    c.on('data', function onData(d) {
+      buf = Buffer.concat([buf, d])
+      if (step === 'greeting' && buf.length >= 2 && buf.length >= 2 + buf[1]) {
+        const methods = [...take(2 + buf[1]).subarray(2)]
+        const want = authed ? 2 : 0
+        if (!methods.includes(want)) return c.end(Buffer.from([5, 0xff]))
+        c.write(Buffer.from([5, want]))
+        step = authed ? 'auth' : 'request'
+      }
+      if (step === 'auth' && buf.length >= 2 && buf.length >= 3 + buf[1] && buf.length >= 3 + buf[1] + buf[2 + buf[1]]) {
+        const ulen = buf[1]
+        const u = buf.subarray(2, 2 + ulen).toString()
+        const p = buf.subarray(3 + ulen, 3 + ulen + buf[2 + ulen]).toString()
+        take(3 + ulen + buf[2 + ulen])
+        const ok = u === SOCKS_USER && p === SOCKS_PASSWORD
+        log({ kind: 'socks-auth', user: u, ok })
+        if (!ok) return c.end(Buffer.from([1, 1]))
+        user = u
+        c.write(Buffer.from([1, 0]))
+        step = 'request'
+      }
+      if (step === 'request' && buf.length >= 5) {
+        const atyp = buf[3]
+        const len = atyp === 1 ? 10 : atyp === 3 ? 7 + buf[4] : 0
+        if (!len) return c.end(Buffer.from([5, 8, 0, 1, 0, 0, 0, 0, 0, 0]))
+        if (buf.length < len) return
+        const req = take(len)
+        const target = atyp === 1 ? [...req.subarray(4, 8)].join('.') : req.subarray(5, 5 + req[4]).toString()
+        const port = req.readUInt16BE(len - 2)
+        const addr = atyp === 1 ? target : NAMES[target]
+        log({ kind: 'socks', target, port, user, local: `${c.localAddress}:${c.localPort}` })
+        step = 'open'
+        c.removeListener('data', onData)
+        if (!addr) return c.end(Buffer.from([5, 4, 0, 1, 0, 0, 0, 0, 0, 0]))
+        const up = net.connect(port, addr, () => {
+          c.write(Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]))
+          if (buf.length) up.write(buf)
+          c.pipe(up).pipe(c)
+        })
+        up.on('error', () => c.end(Buffer.from([5, 5, 0, 1, 0, 0, 0, 0, 0, 0])))
+      }
+    })
+  })
+}
+
 if (mode === 'world') {
   const web = http.createServer((req, res) => {
     const o = { server: 'world', local: `${req.socket.localAddress}:${req.socket.localPort}`, remote: req.socket.remoteAddress, host: req.headers.host, path: req.url }
@@ -83,6 +142,8 @@ if (mode === 'world') {
   })
   await listen(web, 80, '0.0.0.0')
   await listen(echo, 7007, '0.0.0.0')
+  await listen(socks5(false), 1080, '0.0.0.0')
+  await listen(socks5(true), 1081, '0.0.0.0')
   const tlsFiles = (name) => ({ key: readFileSync(path.join(tlsDir, `${name}.key`)), cert: readFileSync(path.join(tlsDir, `${name}.pem`)) })
   for (const [name, addr] of [['web', '203.0.113.10'], ['wrong', '203.0.113.11']]) {
     const server = https.createServer(tlsFiles(name), (req, res) => {

@@ -36,6 +36,9 @@ import { fileURLToPath } from 'node:url'
 const here = path.dirname(fileURLToPath(import.meta.url))
 const SERVERS = path.join(here, 'world-servers.mjs')
 
+// The world's SOCKS5 proxy's credentials on port 1081 (world-servers.mjs).
+export const SOCKS = { user: 'proxy-user', password: 'proxy-password' }
+
 export const WORLD = {
   hostAddress: '203.0.113.1',
   gateway: '203.0.113.2',

@@ -15,7 +15,7 @@
 
 /* Fields of E2B's network settings this backend cannot honour: refused by
  * name rather than ignored. */
-static const char *const unsupported[] = {"egressProxy", "httpsPorts"};
+static const char *const unsupported[] = {"httpsPorts"};
 
 static int refuse_unsupported(const cJSON *obj, const char *where, struct body_error *err)
 {
@@ -66,9 +66,15 @@ static int read_policy(const cJSON *lists, int allow_internet_access, struct net
 		err->status = 400;
 		return -1;
 	}
-	if (policy->rules.n && !net_egress_available()) {
+	const cJSON *tunnel = lists ? cJSON_GetObjectItemCaseSensitive(lists, "egressProxy") : NULL;
+	if (net_tunnel_parse(tunnel, &policy->tunnel, err->message, sizeof err->message) != 0) {
 		net_policy_free(policy);
-		body_error_set(err, "network rules need sandbox networking and the egress proxy, "
+		err->status = 400;
+		return -1;
+	}
+	if ((policy->rules.n || policy->tunnel.set) && !net_egress_available()) {
+		net_policy_free(policy);
+		body_error_set(err, "network rules and egressProxy need sandbox networking and the egress proxy, "
 			"which this backend does not run (--isolation none or rootless, or "
 			"--sandbox-network off)");
 		return -1;
@@ -126,7 +132,7 @@ static cJSON *asked_after_update(const struct sandbox *sb, const cJSON *update)
 	const cJSON *internet = cJSON_GetObjectItemCaseSensitive(update, "allow_internet_access");
 	if (cJSON_IsBool(internet))
 		cJSON_AddItemToObject(asked, "allow_internet_access", cJSON_Duplicate(internet, 0));
-	const char *const lists[] = {"allowOut", "denyOut", "rules"};
+	const char *const lists[] = {"allowOut", "denyOut", "rules", "egressProxy"};
 	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
 		cJSON_DeleteItemFromObjectCaseSensitive(network, lists[i]);
 		const cJSON *list = cJSON_GetObjectItemCaseSensitive(update, lists[i]);

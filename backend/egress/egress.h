@@ -1,7 +1,8 @@
 /* egress/ — the pieces of the egress proxy that rewrites a sandbox's
  * outbound HTTPS under its network rules (E2B's `network.rules` transforms):
  * which server a TLS client asks for (egress_sni.h) and which host an HTTP
- * client does (egress_host.h), the backend's egress
+ * client does (egress_host.h), the SOCKS5 handshake of a tunnel through a
+ * proxy the user names (egress_socks.h), the backend's egress
  * CA and the leaf certificates it mints for intercepted hosts
  * (egress_ca.h), and the rewriting of HTTP/1.1 request heads on the
  * decrypted stream (egress_http.h, whole heads in egress_http_head.h).
@@ -17,5 +18,6 @@
 #include "egress/egress_host.h"
 #include "egress/egress_http.h"
 #include "egress/egress_sni.h"
+#include "egress/egress_socks.h"
 
 #endif

@@ -355,9 +355,8 @@ int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, char *why,
 		net_egress_stop(n->egress, true);
 		n->egress = NULL;
 	}
-	if (n->egress)
-		net_egress_set_policy(n->egress, &n->policy); /* the old one is gone */
-	return 0;
+	/* The old one is gone: the proxy reads the new one. */
+	return n->egress ? net_egress_set_policy(n->egress, &n->policy, why, why_len) : 0;
 }
 
 void net_sandbox_to_json(const struct sandbox *sb, struct cJSON *network)

@@ -33,6 +33,7 @@ struct net_egress {
 	struct net_egress_env env;
 	struct evconnlistener *listener;
 	struct event *resume; /* the listener's, after accept failed (out of descriptors) */
+	int redirect;         /* what the sandbox's table sends here (enum redirect) */
 };
 
 static struct {
@@ -115,18 +116,27 @@ void net_egress_shutdown(void)
 
 /* --- one sandbox ---------------------------------------------------------------------- */
 
-/* In the sandbox's namespace: its port-443 and port-80 traffic to the
- * listener, but for the proxy's own (marked) and what goes to its loopback. */
+/* What the sandbox's own table sends to the listener: nothing, its ports 443
+ * and 80, or all its TCP (a tunnel: egressProxy). */
+enum redirect { REDIRECT_OFF, REDIRECT_WEB, REDIRECT_ALL };
+
+static enum redirect redirect_for(const struct net_policy *p)
+{
+	return p->tunnel.set ? REDIRECT_ALL : REDIRECT_WEB;
+}
+
+/* In the sandbox's namespace: its traffic to the listener, but for the
+ * proxy's own (marked) and what goes to one of its own addresses. */
 static int set_redirect(void *arg)
 {
-	bool on = *(bool *)arg;
+	enum redirect how = *(enum redirect *)arg;
 	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (!nft)
 		return -1;
 	nft_ctx_buffer_output(nft);
 	nft_ctx_buffer_error(nft);
 	char script[640];
-	if (on)
+	if (how != REDIRECT_OFF)
 		snprintf(script, sizeof script,
 			"add table ip " TABLE "\ndelete table ip " TABLE "\n"
 			"table ip " TABLE " {\n"
@@ -134,9 +144,11 @@ static int set_redirect(void *arg)
 			"    type nat hook output priority -100; policy accept;\n"
 			"    meta mark 0x%08x return\n"
 			"    ip daddr 127.0.0.0/8 return\n"
-			"    tcp dport { 80, 443 } dnat to " NET_EGRESS_ADDRESS ":%d\n"
+			"    fib daddr type local return\n"
+			"    %s dnat to " NET_EGRESS_ADDRESS ":%d\n"
 			"  }\n"
-			"}\n", NET_EGRESS_MARK, NET_EGRESS_PORT);
+			"}\n", NET_EGRESS_MARK, how == REDIRECT_ALL ? "meta l4proto tcp" : "tcp dport { 80, 443 }",
+			NET_EGRESS_PORT);
 	else
 		snprintf(script, sizeof script, "add table ip " TABLE "\ndelete table ip " TABLE "\n");
 	int rc = nft_run_cmd_from_buffer(nft, script);
@@ -221,7 +233,7 @@ static int listen_in_sandbox(struct sandbox *sb)
 
 bool net_egress_wanted(const struct net_policy *policy)
 {
-	return policy->rules.n > 0 || policy->n_domains > 0;
+	return policy->rules.n > 0 || policy->n_domains > 0 || policy->tunnel.set;
 }
 
 struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy,
@@ -251,12 +263,13 @@ struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct n
 		evconnlistener_set_error_cb(e->listener, on_accept_error);
 	else
 		close(fd);
-	bool on = true;
+	enum redirect how = redirect_for(policy);
+	e->redirect = how;
 	if (!e->listener || !e->resume) {
 		snprintf(why, why_len, "out of memory");
 	} else if (trust_ca(sb) != 0) {
 		snprintf(why, why_len, "cannot add the egress CA to %s: %s", BUNDLE, strerror(errno));
-	} else if (runtime_in_netns(sb, set_redirect, &on) != 0) {
+	} else if (runtime_in_netns(sb, set_redirect, &how) != 0) {
 		snprintf(why, why_len, "cannot redirect the sandbox's HTTP and HTTPS to its egress proxy");
 	} else {
 		return e;
@@ -265,9 +278,18 @@ struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct n
 	return NULL;
 }
 
-void net_egress_set_policy(struct net_egress *e, const struct net_policy *policy)
+int net_egress_set_policy(struct net_egress *e, const struct net_policy *policy, char *why, size_t why_len)
 {
 	e->env.policy = policy;
+	enum redirect how = redirect_for(policy);
+	if ((int)how == e->redirect)
+		return 0;
+	if (runtime_in_netns(e->env.sb, set_redirect, &how) != 0) {
+		snprintf(why, why_len, "cannot change what the sandbox sends to its egress proxy");
+		return -1;
+	}
+	e->redirect = how;
+	return 0;
 }
 
 void net_egress_stop(struct net_egress *e, bool remove_redirect)
@@ -275,7 +297,7 @@ void net_egress_stop(struct net_egress *e, bool remove_redirect)
 	if (!e)
 		return;
 	if (remove_redirect) {
-		bool off = false;
+		enum redirect off = REDIRECT_OFF;
 		if (runtime_in_netns(e->env.sb, set_redirect, &off) != 0)
 			fprintf(stderr, "egress proxy: a sandbox's redirect to its proxy could not be "
 				"removed: its HTTPS now fails\n");

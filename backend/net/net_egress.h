@@ -47,8 +47,8 @@ void net_egress_set_secrets(net_egress_secret_fn fn, void *ctx);
 
 struct net_egress;
 
-/* Whether a sandbox with this policy needs its proxy: transform rules, or
- * domain names in allowOut. */
+/* Whether a sandbox with this policy needs its proxy: transform rules,
+ * domain names in allowOut, or a tunnel (egressProxy). */
 bool net_egress_wanted(const struct net_policy *policy);
 /* Starts the proxy of the sandbox whose networking has slot, for policy
  * (borrowed: the caller keeps it alive until net_egress_set_policy or
@@ -56,8 +56,9 @@ bool net_egress_wanted(const struct net_policy *policy);
 struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy,
 	char *why, size_t why_len);
 /* A new policy (updateNetwork): connections already open keep going;
- * each request reads the rules anew. */
-void net_egress_set_policy(struct net_egress *e, const struct net_policy *policy);
+ * each request reads the rules anew. -1 with why when the sandbox's table
+ * could not follow it (a tunnel turned on or off). */
+int net_egress_set_policy(struct net_egress *e, const struct net_policy *policy, char *why, size_t why_len);
 /* Closes the listener and every connection; remove_redirect: also drops
  * the sandbox's table (its rules were cleared; the sandbox goes on). */
 void net_egress_stop(struct net_egress *e, bool remove_redirect);

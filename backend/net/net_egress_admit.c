@@ -5,6 +5,7 @@
 #include "net/net_egress_conn.h"
 #include "net/net_nft.h"
 #include "net/net_policy.h"
+#include "net/net_pool.h"
 
 #include <arpa/inet.h>
 #include <event2/dns.h>
@@ -19,7 +20,7 @@ struct net_egress_lookup {
 	struct net_egress_env *env;
 	struct evdns_getaddrinfo_request *req; /* while the resolver has it */
 	struct event *ev;                      /* the timeout, and the way back to the loop */
-	struct sockaddr_in asked;
+	struct sockaddr_in asked;             /* its address is preferred; its port is the answer's */
 	char name[256];
 	int result;                            /* the resolver's, once it answered */
 	bool answered, found;
@@ -128,43 +129,85 @@ static void on_lookup_event(evutil_socket_t fd, short what, void *arg)
 	done(ctx, to ? &where : NULL, why);
 }
 
+static bool in(uint32_t a, uint32_t net, int prefix)
+{
+	uint32_t mask = prefix == 0 ? 0 : 0xffffffffu << (32 - prefix);
+	return (a & mask) == (net & mask);
+}
+
+/* Through the tunnel the sandbox's chain sees nothing but the proxy's
+ * side: what it enforces is checked here, the same way (docs: "Never
+ * reachable"; allowOut, then denyOut, then the LAN ranges). The proxy
+ * connects by name to a name allowOut allows. */
+static enum net_egress_verdict tunneled(const struct net_policy *p, const struct sockaddr_in *dst,
+	const char *addr, const char *name, char *why, size_t why_len)
+{
+	uint32_t a = ntohl(dst->sin_addr.s_addr);
+	struct net_cidr sandboxes = net_pool_subnet();
+	if (in(a, 0, 8) || in(a, 0x7f000000u, 8) || in(a, 0xa9fe0000u, 16) || in(a, 0xe0000000u, 3) ||
+	    in(a, sandboxes.addr, sandboxes.prefix)) {
+		snprintf(why, why_len, "%s is never reachable from a sandbox", addr);
+		return NET_EGRESS_REFUSED;
+	}
+	bool listed = false;
+	for (size_t i = 0; i < p->n_allow && !listed; i++)
+		listed = a >= p->allow[i].first && a <= p->allow[i].last;
+	bool lan = in(a, 0x0a000000u, 8) || in(a, 0xac100000u, 12) || in(a, 0xc0a80000u, 16) ||
+		in(a, 0x64400000u, 10);
+	if (listed || (!lan && net_policy_allows_address(p, a)))
+		return NET_EGRESS_GO;
+	if (!lan && name && net_policy_allows_name(p, name))
+		return NET_EGRESS_GO;
+	snprintf(why, why_len, "%s:%u%s%s is not allowed by the sandbox's rules", addr, (unsigned)ntohs(dst->sin_port),
+		name ? " as " : "", name ? name : "");
+	return NET_EGRESS_REFUSED;
+}
+
 enum net_egress_verdict net_egress_admit(struct net_egress_env *env, const struct sockaddr_in *dst,
 	const char *name, bool pin, net_egress_admitted done, void *ctx, struct net_egress_lookup **lookup,
 	char *why, size_t why_len)
 {
 	const struct net_policy *p = env->policy;
+	char addr[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &dst->sin_addr, addr, sizeof addr);
+	if (p->tunnel.set)
+		return tunneled(p, dst, addr, name, why, why_len);
 	bool by_address = p->n_domains == 0 || net_policy_allows_address(p, ntohl(dst->sin_addr.s_addr));
 	if (by_address && !(pin && name))
 		return NET_EGRESS_GO;
-	char addr[INET_ADDRSTRLEN];
-	inet_ntop(AF_INET, &dst->sin_addr, addr, sizeof addr);
 	if (!by_address && (!name || !net_policy_allows_name(p, name))) {
 		snprintf(why, why_len, "%s:%u%s%s is not allowed by allowOut", addr, (unsigned)ntohs(dst->sin_port),
 			name ? " as " : " (no server name)", name ? name : "");
 		return NET_EGRESS_REFUSED;
 	}
+	*lookup = net_egress_lookup(env, name, dst, !by_address, done, ctx, why, why_len);
+	return *lookup ? NET_EGRESS_LOOKING : NET_EGRESS_REFUSED;
+}
+
+struct net_egress_lookup *net_egress_lookup(struct net_egress_env *env, const char *name,
+	const struct sockaddr_in *asked, bool open, net_egress_admitted done, void *ctx, char *why, size_t why_len)
+{
 	struct net_egress_lookup *l = calloc(1, sizeof *l);
 	if (!l || !dns) {
 		free(l);
 		snprintf(why, why_len, "%s: %s", name, dns ? "out of memory" : "the backend has no resolver");
-		return NET_EGRESS_REFUSED;
+		return NULL;
 	}
-	*l = (struct net_egress_lookup){.env = env, .asked = *dst, .done = done, .ctx = ctx, .open = !by_address};
+	*l = (struct net_egress_lookup){.env = env, .asked = *asked, .done = done, .ctx = ctx, .open = open};
 	snprintf(l->name, sizeof l->name, "%s", name);
 	struct timeval tv = {NET_EGRESS_LOOKUP_SECONDS, 0};
 	l->ev = evtimer_new(env->base, on_lookup_event, l);
 	if (!l->ev || evtimer_add(l->ev, &tv) != 0) {
 		lookup_free(l);
 		snprintf(why, why_len, "out of memory");
-		return NET_EGRESS_REFUSED;
+		return NULL;
 	}
 	struct evutil_addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM,
 		.ai_protocol = IPPROTO_TCP};
 	struct evdns_getaddrinfo_request *req = evdns_getaddrinfo(dns, l->name, NULL, &hints, on_answer, l);
 	if (!l->answered)
 		l->req = req;
-	*lookup = l;
-	return NET_EGRESS_LOOKING;
+	return l;
 }
 
 void net_egress_lookup_cancel(struct net_egress_lookup *l)

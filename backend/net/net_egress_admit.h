@@ -7,6 +7,9 @@
  * them, so a sandbox cannot take an allowed name to another address), which
  * the sandbox's chain lets past denyOut for that port for a minute
  * (net_nft_allow_upstream). Anything else is refused.
+ * With network.egressProxy the tunnel takes every TCP connection: the
+ * sandbox's own rules are applied here instead, by address and by name
+ * (which the proxy then resolves).
  * A connection pinned to its name (plain HTTP that a transform rule will
  * add headers to: no certificate says who the server is) goes to an address
  * of that name too, whatever the lists say. */
@@ -43,6 +46,12 @@ void net_egress_admit_shutdown(void);
 enum net_egress_verdict net_egress_admit(struct net_egress_env *env, const struct sockaddr_in *dst,
 	const char *name, bool pin, net_egress_admitted done, void *ctx, struct net_egress_lookup **lookup,
 	char *why, size_t why_len);
+/* Resolves name for a connection that asked for asked (its address is
+ * preferred when the name has it; the answer gets its port); open: let the
+ * answer past denyOut (net_nft_allow_upstream). done is called later, never
+ * from within. NULL with why. */
+struct net_egress_lookup *net_egress_lookup(struct net_egress_env *env, const char *name,
+	const struct sockaddr_in *asked, bool open, net_egress_admitted done, void *ctx, char *why, size_t why_len);
 /* done will not be called. */
 void net_egress_lookup_cancel(struct net_egress_lookup *l);
 

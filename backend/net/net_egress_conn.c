@@ -20,6 +20,8 @@
 #include "egress/egress_sni.h"
 #include "net/net_egress_admit.h"
 #include "net/net_egress_fill.h"
+#include "net/net_egress_tls.h"
+#include "net/net_egress_tunnel.h"
 #include "net/net_policy.h"
 #include "net/net_rules.h"
 #include "runtime/runtime_enter.h"
@@ -59,6 +61,8 @@ struct net_egress_conn {
 	bool plain;                   /* port 80: HTTP, without TLS either side */
 	bool intercept, upstream_ready, finishing;
 	struct net_egress_lookup *lookup; /* while its name is being resolved */
+	struct net_egress_dial *dial;     /* while its tunnel is being opened (egressProxy) */
+	bool by_name;                     /* the tunnel CONNECTs to sni, not to dst */
 	char *failure;                /* why the destination cannot be had: answered to the next request */
 	struct egress_http *http;
 	struct egress_header *headers; /* this request's, resolved */
@@ -86,6 +90,7 @@ static void conn_free(struct net_egress_conn *c)
 		c->next->prev = c->prev;
 	env->n_conns--;
 	net_egress_lookup_cancel(c->lookup);
+	net_egress_tunnel_cancel(c->dial);
 	if (c->ev)
 		event_free(c->ev);
 	if (c->client)
@@ -330,54 +335,17 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 
 /* --- connecting -------------------------------------------------------------------- */
 
-static struct bufferevent *tls_side(struct net_egress_conn *c, int fd, bool server)
+/* The destination's socket is connected (early: its first bytes, already
+ * read, when a tunnel brought them with its reply). */
+static void upstream_open(struct net_egress_conn *c, const unsigned char *early, size_t early_len)
 {
-	SSL *ssl = SSL_new(server ? c->env->server_ctx : c->env->client_ctx);
-	if (!ssl)
-		return NULL;
-	if (server) {
-		X509 *cert;
-		EVP_PKEY *key;
-		if (egress_ca_leaf(c->env->ca, c->sni, &cert, &key) != 0 || SSL_use_certificate(ssl, cert) != 1 ||
-		    SSL_use_PrivateKey(ssl, key) != 1) {
-			SSL_free(ssl);
-			return NULL;
-		}
-	} else if (SSL_set_tlsext_host_name(ssl, c->sni) != 1 || SSL_set1_host(ssl, c->sni) != 1 ||
-		   SSL_set_alpn_protos(ssl, (const unsigned char *)"\x08http/1.1", 9) != 0) {
-		SSL_free(ssl);
-		return NULL;
-	}
-	struct bufferevent *bev = bufferevent_openssl_socket_new(c->env->base, fd, ssl,
-		server ? BUFFEREVENT_SSL_ACCEPTING : BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
-	if (!bev) {
-		SSL_free(ssl);
-		return NULL;
-	}
-	/* Many servers end without close_notify: an end all the same. */
-	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
-	return bev;
-}
-
-static void on_connected(evutil_socket_t fd, short what, void *arg)
-{
-	struct net_egress_conn *c = arg;
-	int err = 0;
-	socklen_t len = sizeof err;
-	if (what & EV_TIMEOUT)
-		err = ETIMEDOUT;
-	else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
-		err = errno;
-	event_free(c->ev);
-	c->ev = NULL;
-	if (err) {
-		/* The sandbox's own rules refuse many: that is their answer. */
-		fail_upstream(c, strerror(err));
+	if (early_len && c->intercept) {
+		fail_upstream(c, "the destination spoke first");
 		return;
 	}
 	int ufd = c->ufd;
 	c->ufd = -1;
-	c->upstream = c->intercept && !c->plain ? tls_side(c, ufd, false)
+	c->upstream = c->intercept && !c->plain ? net_egress_tls_side(c->env, c->sni, ufd, false)
 		: bufferevent_socket_new(c->env->base, ufd, BEV_OPT_CLOSE_ON_FREE);
 	if (!c->upstream) {
 		close(ufd);
@@ -410,10 +378,51 @@ static void on_connected(evutil_socket_t fd, short what, void *arg)
 	bufferevent_set_timeouts(c->client, &(struct timeval){IDLE_SECONDS, 0}, NULL);
 	bufferevent_set_timeouts(c->upstream, &(struct timeval){IDLE_SECONDS, 0}, NULL);
 	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+	if (early_len)
+		bufferevent_write(c->client, early, early_len);
+}
+
+static void on_connected(evutil_socket_t fd, short what, void *arg)
+{
+	struct net_egress_conn *c = arg;
+	int err = 0;
+	socklen_t len = sizeof err;
+	if (what & EV_TIMEOUT)
+		err = ETIMEDOUT;
+	else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+		err = errno;
+	event_free(c->ev);
+	c->ev = NULL;
+	if (err) {
+		/* The sandbox's own rules refuse many: that is their answer. */
+		fail_upstream(c, strerror(err));
+		return;
+	}
+	upstream_open(c, NULL, 0);
+}
+
+static void on_dialed(void *ctx, int fd, const unsigned char *early, size_t early_len, const char *why)
+{
+	struct net_egress_conn *c = ctx;
+	c->dial = NULL;
+	if (fd < 0) {
+		fail_upstream(c, why);
+		return;
+	}
+	c->ufd = fd;
+	upstream_open(c, early, early_len);
 }
 
 static void connect_upstream(struct net_egress_conn *c)
 {
+	if (c->env->policy->tunnel.set) {
+		char why[300];
+		c->dial = net_egress_tunnel_dial(c->env, c->by_name ? c->sni : NULL, &c->dst, on_dialed, c, why,
+			sizeof why);
+		if (!c->dial)
+			fail_upstream(c, why);
+		return;
+	}
 	c->ufd = runtime_socket(c->env->sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	unsigned mark = NET_EGRESS_MARK;
 	int one = 1;
@@ -440,7 +449,7 @@ static void go(struct net_egress_conn *c)
 		c->http = egress_http_new(request_headers, emit_upstream, c);
 		c->client = !c->http ? NULL : c->plain
 			? bufferevent_socket_new(c->env->base, c->cfd, BEV_OPT_CLOSE_ON_FREE)
-			: tls_side(c, c->cfd, true);
+			: net_egress_tls_side(c->env, c->sni, c->cfd, true);
 		if (!c->client) {
 			conn_free(c);
 			return;
@@ -489,9 +498,13 @@ static void decide(struct net_egress_conn *c, bool named)
 	 * server: nothing else would tell a sandbox's chosen address from it. */
 	bool pin = c->plain && named && net_rules_match(&c->env->policy->rules, c->sni) != NULL;
 	char why[400];
+	const struct net_policy *p = c->env->policy;
 	switch (net_egress_admit(c->env, &c->dst, named ? c->sni : NULL, pin, on_admitted, c, &c->lookup, why,
 		sizeof why)) {
 	case NET_EGRESS_GO:
+		/* A tunnel goes by name where a name was what let it through. */
+		c->by_name = p->tunnel.set && named &&
+			(pin || !net_policy_allows_address(p, ntohl(c->dst.sin_addr.s_addr)));
 		go(c);
 		break;
 	case NET_EGRESS_REFUSED:

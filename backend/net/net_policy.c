@@ -171,13 +171,14 @@ void net_policy_free(struct net_policy *p)
 	cJSON_Delete(p->allow_out);
 	cJSON_Delete(p->deny_out);
 	net_rules_free(&p->rules);
+	net_tunnel_free(&p->tunnel);
 	memset(p, 0, sizeof *p);
 	p->allow_internet_access = -1;
 }
 
 bool net_policy_is_open(const struct net_policy *p)
 {
-	return p->n_allow == 0 && p->n_deny == 0 && p->n_domains == 0 && p->rules.n == 0;
+	return p->n_allow == 0 && p->n_deny == 0 && p->n_domains == 0 && p->rules.n == 0 && !p->tunnel.set;
 }
 
 bool net_policy_allows_name(const struct net_policy *p, const char *name)
@@ -219,4 +220,6 @@ void net_policy_to_json(const struct net_policy *p, cJSON *network)
 		cJSON_AddItemToObject(network, "denyOut", cJSON_Duplicate(p->deny_out, 1));
 	if (p->rules.given)
 		cJSON_AddItemToObject(network, "rules", cJSON_Duplicate(p->rules.given, 1));
+	if (p->tunnel.set)
+		cJSON_AddItemToObject(network, "egressProxy", net_tunnel_to_json(&p->tunnel));
 }

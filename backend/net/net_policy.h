@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "net/net_rules.h"
+#include "net/net_tunnel.h"
 
 struct cJSON;
 
@@ -28,6 +29,7 @@ struct net_policy {
 	size_t n_domains;
 	struct cJSON *allow_out, *deny_out; /* the lists as given, or NULL */
 	struct net_rules rules;     /* network.rules (net_rules_parse), none by default */
+	struct net_tunnel tunnel;   /* network.egressProxy (net_tunnel_parse), unset by default */
 };
 
 /* allow_out / deny_out: arrays of strings or NULL. allowOut may name domains
@@ -36,8 +38,8 @@ struct net_policy {
 int net_policy_parse(const struct cJSON *allow_out, const struct cJSON *deny_out,
 	int allow_internet_access, struct net_policy *out, char *err, size_t err_len);
 void net_policy_free(struct net_policy *p);
-/* Nothing restricted or rewritten: no list, no transform rule, and internet
- * access not turned off. */
+/* Nothing restricted, rewritten or tunneled: no list, no transform rule, no
+ * egress proxy, and internet access not turned off. */
 bool net_policy_is_open(const struct net_policy *p);
 /* Nothing may leave at all (every destination denied, none allowed). */
 bool net_policy_blocks_all(const struct net_policy *p);
@@ -51,8 +53,8 @@ bool net_policy_allows_name(const struct net_policy *p, const char *name);
  * allowOut's addresses first, then denyOut's (what is never reachable and
  * the LAN are the shared rules' concern). */
 bool net_policy_allows_address(const struct net_policy *p, uint32_t addr);
-/* Adds "allowOut"/"denyOut" and "rules" (as given) to a SandboxDetail's
- * network object. */
+/* Adds "allowOut"/"denyOut", "rules" (as given) and "egressProxy" (without
+ * its password) to a SandboxDetail's network object. */
 void net_policy_to_json(const struct net_policy *p, struct cJSON *network);
 
 #endif

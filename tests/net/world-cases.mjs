@@ -17,7 +17,7 @@ import { Sandbox } from 'e2b'
 
 import { api, startBackend } from '../../host/backend.mjs'
 import { run, sandboxMaker, seen, tag } from './world-sandboxes.mjs'
-import { WORLD } from '../../host/world.mjs'
+import { SOCKS, WORLD } from '../../host/world.mjs'
 import { until } from '../../host/wait.mjs'
 
 const CONN_LIMIT = 16
@@ -211,6 +211,80 @@ describe('rules that last', () => {
   })
 })
 
+describe('egressProxy: a SOCKS5 tunnel', () => {
+  const proxy = `${WORLD.echo}:1080`
+  // GET through the tunnel: the world's JSON, or null; the world sees the proxy, never the backend.
+  const viaTunnel = async (s, addr, what) => {
+    const path = tag(what)
+    const got = await get(s, addr, path)
+    return { got, path }
+  }
+
+  test('carries every TCP connection, after the sandbox\'s own rules, and fails closed', async () => {
+    const s = await sandbox({ network: { egressProxy: { address: proxy }, denyOut: [`${WORLD.echo}/32`] } })
+    const info = await Sandbox.getInfo(s.sandboxId, opts)
+    assert.deepEqual(info.network?.egressProxy, { address: proxy })
+    const { got, path } = await viaTunnel(s, WORLD.web, 'tunnel-http')
+    assert.ok(got, 'reached through the proxy')
+    assert.notEqual(got.remote, WORLD.hostAddress, 'the world sees its own proxy, not the backend\'s NAT')
+    assert.ok(seen().some((e) => e.kind === 'socks' && e.target === WORLD.web && e.port === 80), 'the proxy was asked for it')
+    assert.ok(reachedWorld(path))
+    // Another port goes through it too.
+    const echo = await run(s, `timeout 5 bash -c 'exec 3<>/dev/tcp/${WORLD.web}/${WORLD.echoPort}; echo tunneled >&3; head -c 8 <&3'`)
+    assert.equal(echo.stdout, 'tunneled')
+    // denyOut first: the proxy is never asked for a denied address; nor for what is never reachable.
+    const before = seen().filter((e) => e.kind === 'socks').length
+    await assertBlocked(s, WORLD.echo, 'tunnel-denied')
+    await assertBlocked(s, WORLD.metadata, 'tunnel-metadata')
+    await assertBlocked(s, WORLD.lan, 'tunnel-lan')
+    assert.equal(seen().filter((e) => e.kind === 'socks').length, before, 'nothing refused reached the proxy')
+    // A proxy that is not there: nothing leaves, not even directly.
+    await s.updateNetwork({ egressProxy: { address: `${WORLD.echo}:1082` } })
+    await assertBlocked(s, WORLD.web, 'tunnel-down')
+    // updateNetwork without it: straight out again, through the backend's NAT.
+    await s.updateNetwork({})
+    await assertReaches(s, WORLD.web, 'tunnel-off')
+    assert.equal((await Sandbox.getInfo(s.sandboxId, opts)).network?.egressProxy, undefined)
+  })
+
+  test('authenticates with a username and password that never show', async () => {
+    const s = await sandbox({ network: { egressProxy: { address: `${WORLD.echo}:1081`, username: SOCKS.user, password: SOCKS.password } } })
+    assert.deepEqual((await Sandbox.getInfo(s.sandboxId, opts)).network?.egressProxy, { address: `${WORLD.echo}:1081`, username: SOCKS.user })
+    const { got } = await viaTunnel(s, WORLD.web, 'tunnel-auth')
+    assert.ok(got)
+    assert.ok(seen().some((e) => e.kind === 'socks' && e.user === SOCKS.user))
+    await s.updateNetwork({ egressProxy: { address: `${WORLD.echo}:1081`, username: SOCKS.user, password: 'wrong' } })
+    await assertBlocked(s, WORLD.web, 'tunnel-bad-password')
+    assert.ok(!backend.stderr().includes(SOCKS.password), 'the password is never logged')
+    const list = await api(backend, 'GET', `/sandboxes/${s.sandboxId}`)
+    assert.ok(!JSON.stringify(list.json).includes('wrong') && !JSON.stringify(list.json).includes(SOCKS.password))
+  })
+
+  test('with domain names in allowOut, asks the proxy for the name', async () => {
+    const s = await sandbox({ network: { egressProxy: { address: proxy }, allowOut: ['world.test'], denyOut: ['0.0.0.0/0'] } })
+    const { got } = await viaTunnel(s, 'world.test', 'tunnel-name')
+    assert.ok(got)
+    assert.ok(seen().some((e) => e.kind === 'socks' && e.target === 'world.test' && e.port === 80), 'CONNECT by name')
+    await assertBlocked(s, 'echo.world.test', 'tunnel-other-name')
+    await assertBlocked(s, 'other.world.test', 'tunnel-same-address-other-name')
+  })
+
+  test('E2B\'s 400s for a bad egressProxy', async () => {
+    for (const [egressProxy, why] of [
+      [{ address: 'no-port' }, /invalid egress proxy address no-port/],
+      [{ address: '[::1]:1080' }, /invalid egress proxy address/],
+      [{ address: 'proxy.test:70000' }, /invalid egress proxy address/],
+      [{ address: proxy, password: 'x' }, /password" needs a username/],
+      [{ address: proxy, username: 'u'.repeat(256) }, /must be a string of 1 to 255 bytes/],
+      ['socks5://x', /must be an object/],
+    ]) {
+      const r = await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base', network: { egressProxy } })
+      assert.equal(r.status, 400, JSON.stringify(egressProxy))
+      assert.match(r.json.message, why)
+    }
+  })
+})
+
 describe('never reachable', () => {
   test('the backend\'s API and envd ports, through the gateway and the host\'s world address, even with allowOut 0.0.0.0/0', async () => {
     const s = await sandbox({ network: { allowOut: ['0.0.0.0/0'] } })
@@ -260,7 +334,7 @@ describe('rules the backend refuses', () => {
       [{ network: { allowOut: ['2001:db8::1'] } }, /IPv6 is not routed/],
       [{ network: { denyOut: ['0.0.0.0'] } }, /invalid denied CIDR 0\.0\.0\.0/],
       [{ network: { maskRequestHost: 'a b' } }, /mask request host is not valid/],
-      [{ network: { egressProxy: { address: 'x:1' } } }, /network\.egressProxy.* not supported/],
+      [{ network: { httpsPorts: [3000] } }, /network\.httpsPorts.* not supported/],
     ]
     for (const [extra, message] of cases) {
       const r = await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base', ...extra })

@@ -27,6 +27,7 @@ static const check_suite suites[] = {
 	{"fs owners", suite_fs_owners},
 	{"egress sni", suite_egress_sni},
 	{"egress host", suite_egress_host},
+	{"egress socks", suite_egress_socks},
 	{"egress http", suite_egress_http},
 	{"egress ca", suite_egress_ca},
 };

@@ -20,6 +20,7 @@ void suite_worker(void);
 void suite_fs_owners(void);
 void suite_egress_sni(void);
 void suite_egress_host(void);
+void suite_egress_socks(void);
 void suite_egress_http(void);
 void suite_egress_ca(void);
 

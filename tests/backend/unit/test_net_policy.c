@@ -1,6 +1,7 @@
 /* net/net_policy.c: allowOut/denyOut parsing with E2B's rules and messages,
  * reduction to sorted disjoint ranges, allow_internet_access false as
- * "deny everything", domain names, whether an address passes the lists;
+ * "deny everything", domain names, whether an address passes the lists,
+ * egressProxy (net/net_tunnel.c);
  * net/net_pool.c's subnet parsing. */
 #include <cJSON.h>
 #include <stdio.h>
@@ -107,6 +108,28 @@ void suite_net_policy(void)
 	CHECK(parse(NULL, "[\"10.0.0.0/8\"]", -1, &p, err) == 0);
 	CHECK(!net_policy_allows_address(&p, 0x0a010203u) && net_policy_allows_address(&p, 0x0b000001u));
 	net_policy_free(&p);
+
+	/* egressProxy: host:port, credentials, what getInfo shows. */
+	struct net_tunnel t;
+	cJSON *j = cJSON_Parse("{\"address\":\"Proxy.Example.com:1080\",\"username\":\"u\",\"password\":\"pw-s3cret\"}");
+	CHECK(net_tunnel_parse(j, &t, err, sizeof err) == 0 && t.set && t.port == 1080);
+	CHECK_STR(t.host, "proxy.example.com");
+	cJSON *shown = net_tunnel_to_json(&t);
+	text = cJSON_PrintUnformatted(shown);
+	CHECK_STR(text, "{\"address\":\"proxy.example.com:1080\",\"username\":\"u\"}");
+	free(text);
+	cJSON_Delete(shown);
+	net_tunnel_free(&t);
+	cJSON_Delete(j);
+	const char *bad_tunnels[] = {"{\"address\":\"x\"}", "{\"address\":\"[::1]:80\"}", "{\"address\":\"1.2.3.4:0\"}",
+		"{\"address\":\"a.b:65536\"}", "{\"address\":\"*.b:80\"}", "{\"address\":\"a.b:80\",\"password\":\"pw-s3cret\"}",
+		"{\"address\":\"a.b:80\",\"username\":\"\"}", "\"a.b:80\"", "{}"};
+	for (size_t i = 0; i < sizeof bad_tunnels / sizeof bad_tunnels[0]; i++) {
+		j = cJSON_Parse(bad_tunnels[i]);
+		CHECK(net_tunnel_parse(j, &t, err, sizeof err) == -1 && !t.set && !strstr(err, "pw-s3cret"));
+		cJSON_Delete(j);
+	}
+	CHECK(net_tunnel_parse(NULL, &t, err, sizeof err) == 0 && !t.set);
 
 	struct net_cidr c;
 	CHECK(net_pool_parse_subnet("100.96.1.2/16", &c) == 0 && c.addr == 0x64600000u && c.prefix == 16);
