@@ -13,19 +13,36 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Fields of E2B's network settings this backend cannot honour: refused by
- * name rather than ignored. */
-static const char *const unsupported[] = {"httpsPorts"};
-
-static int refuse_unsupported(const cJSON *obj, const char *where, struct body_error *err)
+/* network.httpsPorts: ports 1-65535 (repeats kept once). */
+static int read_https_ports(const cJSON *network, struct sandbox_spec *spec, struct body_error *err)
 {
-	for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, unsupported[i]);
-		if (v && !cJSON_IsNull(v)) {
-			body_error_set(err, "field \"%s%s\" is not supported by the local backend", where,
-				unsupported[i]);
+	const cJSON *ports = cJSON_GetObjectItemCaseSensitive(network, "httpsPorts");
+	if (!ports || cJSON_IsNull(ports))
+		return 0;
+	const cJSON *port;
+	bool ok = cJSON_IsArray(ports);
+	cJSON_ArrayForEach(port, ports) {
+		if (!ok || !cJSON_IsNumber(port) || port->valuedouble != (double)(long)port->valuedouble ||
+		    port->valuedouble < 1 || port->valuedouble > 65535) {
+			ok = false;
+			break;
+		}
+		uint16_t p = (uint16_t)port->valuedouble;
+		bool seen = false;
+		for (size_t i = 0; i < spec->n_https_ports; i++)
+			seen = seen || spec->https_ports[i] == p;
+		if (seen)
+			continue;
+		if (spec->n_https_ports == SANDBOX_HTTPS_PORTS_MAX) {
+			body_error_set(err, "field \"network.httpsPorts\" may have at most %d ports",
+				SANDBOX_HTTPS_PORTS_MAX);
 			return -1;
 		}
+		spec->https_ports[spec->n_https_ports++] = p;
+	}
+	if (!ok) {
+		body_error_set(err, "field \"network.httpsPorts\" must be an array of ports (1-65535)");
+		return -1;
 	}
 	return 0;
 }
@@ -104,9 +121,9 @@ int api_network_read_create(const cJSON *body, struct sandbox_spec *spec,
 	}
 	if (network) {
 		bool public_traffic = true;
-		if (refuse_unsupported(network, "network.", err) != 0 ||
-		    field_bool(network, "allowPublicTraffic", &public_traffic, err) == FIELD_BAD ||
-		    field_string(network, "maskRequestHost", &spec->mask_request_host, err) == FIELD_BAD)
+		if (field_bool(network, "allowPublicTraffic", &public_traffic, err) == FIELD_BAD ||
+		    field_string(network, "maskRequestHost", &spec->mask_request_host, err) == FIELD_BAD ||
+		    read_https_ports(network, spec, err) != 0)
 			return -1;
 		spec->private_traffic = !public_traffic;
 		if (spec->mask_request_host && !host_ok(spec->mask_request_host)) {
@@ -150,7 +167,7 @@ int api_update_network(struct api_ctx *ctx, struct evhttp_request *req, const ch
 		return reply_error(req, err.status, err.message);
 	int allow_internet;
 	struct net_policy policy;
-	if (refuse_unsupported(body, "", &err) != 0 || read_allow_internet(body, &allow_internet, &err) != 0 ||
+	if (read_allow_internet(body, &allow_internet, &err) != 0 ||
 	    read_policy(body, allow_internet, &policy, &err) != 0) {
 		cJSON_Delete(body);
 		return reply_error(req, err.status, err.message);

@@ -82,6 +82,9 @@ static void add_network(cJSON *o, const struct sandbox *sb)
 		cJSON_AddBoolToObject(network, "allowPublicTraffic", false);
 	if (sb->mask_request_host)
 		cJSON_AddStringToObject(network, "maskRequestHost", sb->mask_request_host);
+	cJSON *https = sb->n_https_ports ? cJSON_AddArrayToObject(network, "httpsPorts") : NULL;
+	for (size_t i = 0; https && i < sb->n_https_ports; i++)
+		cJSON_AddItemToArray(https, cJSON_CreateNumber(sb->https_ports[i]));
 	if (network->child)
 		cJSON_AddItemToObject(o, "network", network);
 	else

@@ -15,11 +15,13 @@
 #include <cJSON.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,8 @@ struct proxy {
 	struct http_framing body;   /* the request's body, as the client frames it */
 	bool tunnel;                /* an upgrade: bytes flow both ways unchanged */
 	char *mask_host;            /* maskRequestHost with the port in, or NULL */
+	struct event_base *base;
+	bool https;                 /* network.httpsPorts has the port: TLS on top once connected */
 	bool up_eof, client_eof;
 };
 
@@ -290,10 +294,40 @@ static void take_over_client(struct proxy *p)
 	evbuffer_free(early);
 }
 
+/* network.httpsPorts: the port's server speaks TLS; E2B's proxy re-encrypts
+ * the hop and does not verify it (a self-signed certificate is the norm). */
+static struct bufferevent *tls_over(struct proxy *p)
+{
+	static SSL_CTX *ctx;
+	if (!ctx && (ctx = SSL_CTX_new(TLS_client_method())))
+		SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+	SSL *ssl = ctx ? SSL_new(ctx) : NULL;
+	struct bufferevent *tls = ssl ? bufferevent_openssl_filter_new(p->base, p->up, ssl,
+		BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE) : NULL;
+	if (!tls) {
+		SSL_free(ssl);
+		return NULL;
+	}
+	bufferevent_openssl_set_allow_dirty_shutdown(tls, 1);
+	return tls;
+}
+
 static void on_up_event(struct bufferevent *bev, short what, void *arg)
 {
 	(void)bev;
 	struct proxy *p = arg;
+	if ((what & BEV_EVENT_CONNECTED) && p->https) {
+		/* TCP is there: now the handshake, whose end is the CONNECTED that counts. */
+		struct bufferevent *tls = tls_over(p);
+		p->https = false;
+		if (tls) {
+			p->up = tls;
+			bufferevent_setcb(p->up, NULL, NULL, on_up_event, p);
+			bufferevent_enable(p->up, EV_READ | EV_WRITE);
+			return;
+		}
+		what = BEV_EVENT_ERROR;
+	}
 	if (what & BEV_EVENT_CONNECTED) {
 		/* Only the path is logged, as for every request. */
 		fprintf(stderr, "envd %s %s -> port %ld\n", request_method_name(p->req),
@@ -373,6 +407,9 @@ int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sa
 	p->req = req;
 	p->evcon = evhttp_request_get_connection(req);
 	p->port = port;
+	p->base = ctx->base;
+	for (size_t i = 0; i < sb->n_https_ports; i++)
+		p->https = p->https || sb->https_ports[i] == port;
 	p->idle_ms = (int64_t)ctx->proxy_idle_timeout_s * 1000;
 	snprintf(p->sandbox_id, sizeof p->sandbox_id, "%s", sb->id);
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};

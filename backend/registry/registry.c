@@ -346,6 +346,8 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	sb->env_vars = env_vars;
 	sb->asked_network = network;
 	sb->mask_request_host = mask;
+	memcpy(sb->https_ports, spec->https_ports, sizeof sb->https_ports);
+	sb->n_https_ports = spec->n_https_ports;
 	free(sb->default_user);
 	free(sb->default_workdir);
 	sb->default_user = user;

@@ -32,6 +32,8 @@ struct sandbox_net;
 struct sandbox_metrics;
 struct envd_listener;
 
+#define SANDBOX_HTTPS_PORTS_MAX 32 /* network.httpsPorts */
+
 struct sandbox {
 	char id[SANDBOX_ID_LEN + 1];
 	char client_id[SANDBOX_CLIENT_ID_LEN + 1];
@@ -83,6 +85,10 @@ struct sandbox {
 	 * the Host the sandbox's servers see ("${PORT}" replaced), or NULL. */
 	char traffic_token[SANDBOX_TOKEN_LEN + 1];
 	char *mask_request_host;
+	/* network.httpsPorts: ports whose servers speak TLS; ingress to them is
+	 * re-encrypted on the hop into the sandbox (not verified, as on E2B). */
+	uint16_t https_ports[SANDBOX_HTTPS_PORTS_MAX];
+	size_t n_https_ports;
 	struct envd_listener *envd_listener; /* its own envd port (envd_listener.h), or NULL */
 	char envd_url[96];       /* that port's URL, "" without one */
 	void *user_data;         /* free for a process manager */
@@ -114,6 +120,8 @@ struct sandbox_spec {
 	int allow_internet_access;    /* -1 not given */
 	bool private_traffic;         /* network.allowPublicTraffic false: issue a traffic token */
 	const char *mask_request_host; /* network.maskRequestHost, NULL = none */
+	uint16_t https_ports[SANDBOX_HTTPS_PORTS_MAX]; /* network.httpsPorts */
+	size_t n_https_ports;
 	int cpu_count;
 	int memory_mb;
 	int disk_size_mb;

@@ -109,6 +109,9 @@ cJSON *registry_records_of(const struct sandbox *sb, int64_t now_ms)
 		cJSON_AddNumberToObject(o, "idBase", (double)runtime_sandbox_id_base(sb));
 	if (ok && sb->mask_request_host)
 		ok = cJSON_AddStringToObject(o, "maskRequestHost", sb->mask_request_host) != NULL;
+	cJSON *https = ok && sb->n_https_ports ? cJSON_AddArrayToObject(o, "httpsPorts") : NULL;
+	for (size_t i = 0; https && i < sb->n_https_ports; i++)
+		cJSON_AddItemToArray(https, cJSON_CreateNumber(sb->https_ports[i]));
 	if (ok && sb->default_user)
 		ok = cJSON_AddStringToObject(o, "defaultUser", sb->default_user) != NULL;
 	if (ok && sb->default_workdir)
@@ -171,6 +174,12 @@ int registry_records_load(struct sandbox *sb, const cJSON *r, const char *key, u
 	sb->asked_network = cJSON_IsObject(net) ? cJSON_Duplicate(net, 1) : NULL;
 	const char *mask = str(r, "maskRequestHost");
 	sb->mask_request_host = mask ? strdup(mask) : NULL;
+	const cJSON *port;
+	cJSON_ArrayForEach(port, cJSON_GetObjectItemCaseSensitive(r, "httpsPorts")) {
+		if (cJSON_IsNumber(port) && port->valuedouble >= 1 && port->valuedouble <= 65535 &&
+		    sb->n_https_ports < SANDBOX_HTTPS_PORTS_MAX)
+			sb->https_ports[sb->n_https_ports++] = (uint16_t)port->valuedouble;
+	}
 	/* Records of earlier versions have neither: "user" and its home. */
 	const char *user = str(r, "defaultUser"), *workdir = str(r, "defaultWorkdir");
 	sb->default_user = user ? strdup(user) : NULL;

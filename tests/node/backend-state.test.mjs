@@ -122,8 +122,8 @@ describe('state that lasts (--state-dir)', () => {
     assert.deepEqual(readdirSync(path.join(dir, 'records', 'volumes')), []);
   });
 
-  test('autoResume lasts: a sandbox kept across a restart is resumed cold by a request to it', async () => {
-    const s = await Sandbox.create('base', { ...opts(), timeoutMs: 60_000, lifecycle: { onTimeout: 'pause', autoResume: true } });
+  test('autoResume and httpsPorts last: a sandbox kept across a restart is resumed cold by a request to it', async () => {
+    const s = await Sandbox.create('base', { ...opts(), timeoutMs: 60_000, lifecycle: { onTimeout: 'pause', autoResume: true }, network: { httpsPorts: [8443] } });
     await s.files.write('/home/user/kept.txt', 'woken cold');
     await s.pause();
     assert.equal((await backend.stop()).code, 0, backend.stderr());
@@ -131,6 +131,7 @@ describe('state that lasts (--state-dir)', () => {
     const info = await Sandbox.getInfo(s.sandboxId, opts());
     assert.equal(info.state, 'paused');
     assert.deepEqual(info.lifecycle, { onTimeout: 'pause', autoResume: true });
+    assert.deepEqual(info.network?.httpsPorts, [8443], 'httpsPorts last too');
     // An SDK handle on the new backend's URL, made as Sandbox.create makes one
     // (no connect(), which would resume it): its first call wakes it.
     const again = new Sandbox({ ...opts(), sandboxId: s.sandboxId, envdAccessToken: s.envdAccessToken, envdVersion: info.envdVersion });

@@ -116,4 +116,35 @@ describe('ingress by host name', () => {
     assert.equal(info.network?.allowPublicTraffic, false)
     assert.equal(info.network?.maskRequestHost, 'localhost:${PORT}')
   })
+
+  test('httpsPorts: the hop into the sandbox is TLS (a self-signed server), the client still speaks plain HTTP to the edge', T, async () => {
+    const opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl }
+    const sandbox = await Sandbox.create('base', { ...opts, network: { httpsPorts: [8443, 8443] } })
+    sandboxes.push(sandbox)
+    assert.deepEqual((await Sandbox.getInfo(sandbox.sandboxId, opts)).network?.httpsPorts, [8443])
+    await sandbox.commands.run('cd /tmp && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 ' +
+      '-subj /CN=self-signed -keyout key.pem -out cert.pem 2>/dev/null')
+    await sandbox.commands.run(`python3 -u - <<'EOF'
+import http.server, ssl
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b'over tls: ' + self.path.encode()
+        self.send_response(200); self.send_header('Content-Length', str(len(body))); self.end_headers(); self.wfile.write(body)
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(('0.0.0.0', 8443), H)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain('/tmp/cert.pem', '/tmp/key.pem')
+s.socket = c.wrap_socket(s.socket, server_side=True)
+s.serve_forever()
+EOF`, { background: true })
+    const host = sandbox.getHost(8443)
+    const r = await until(async () => { const x = await request(host); return status(x) === 200 && x }, 'the TLS server in the sandbox')
+    assert.equal(body(r), 'over tls: /x')
+    // Ports not listed stay plain: the cases above serve plain HTTP on 8000.
+    for (const [httpsPorts, why] of [[[0], /must be an array of ports/], [['443'], /must be an array of ports/], [443, /must be an array of ports/]]) {
+      const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST', headers: { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ templateID: 'base', network: { httpsPorts } }) })
+      assert.equal(res.status, 400)
+      assert.match((await res.json()).message, why)
+    }
+  })
 })
