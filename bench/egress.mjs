@@ -10,6 +10,10 @@
 //                  the bytes on
 //   intercepted  — a sandbox with a rule for this name: TLS ends at the
 //                  proxy, which sets the rule's header on every request
+//   named        — a sandbox whose allowOut names it (denyOut everything):
+//                  the proxy reads the server name, resolves it from the
+//                  backend and opens the sandbox's chain to that address
+//                  (one nftables element) before passing the bytes on
 // For each: a new connection per request (TLS handshake included: curl's
 // time_total), R requests per round; requests on one kept-alive connection;
 // and the download rate of one M MiB body. Medians over all rounds, and
@@ -53,6 +57,7 @@ if (!process.env.E2BW_BENCH_INSIDE) {
     direct: await Sandbox.create('base', opts),
     passed: await Sandbox.create('base', { ...opts, network: { rules: rule('other.world.test') } }),
     intercepted: await Sandbox.create('base', { ...opts, network: { rules: rule('api.world.test') } }),
+    named: await Sandbox.create('base', { ...opts, network: { allowOut: ['api.world.test'], denyOut: ['0.0.0.0/0'] } }),
   }
   // Every sandbox trusts the world's CA through the system bundle, as the
   // intercepted one trusts the egress CA there: each curl reads the same file.
@@ -83,7 +88,7 @@ if (!process.env.E2BW_BENCH_INSIDE) {
   for (const [way, r] of Object.entries(results)) {
     out[way] = { fresh_ms_median: median(r.fresh_ms), kept_ms_median: median(r.kept_ms), mib_per_s_median: median(r.mib_per_s), requests: r.fresh_ms.length }
   }
-  for (const way of ['passed', 'intercepted']) {
+  for (const way of ['passed', 'intercepted', 'named']) {
     out[way].fresh_vs_direct = round(out[way].fresh_ms_median / out.direct.fresh_ms_median)
     out[way].kept_vs_direct = round(out[way].kept_ms_median / out.direct.kept_ms_median)
     out[way].rate_vs_direct = round(out[way].mib_per_s_median / out.direct.mib_per_s_median)
