@@ -20,7 +20,6 @@
 // ratios against direct.
 //
 //   node bench/egress.mjs [--rounds 5] [--requests 40] [--mib 64] [--json]
-import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
@@ -34,9 +33,7 @@ if (!process.env.E2BW_BENCH_INSIDE) {
   const { makeWorld } = await import('../host/world.mjs')
   const world = await makeWorld()
   try {
-    const [cmd, args] = world.inHost(process.execPath, [self, ...process.argv.slice(2)])
-    const r = spawnSync(cmd, args, { stdio: 'inherit', env: { ...process.env, E2BW_BENCH_INSIDE: '1', E2BW_WORLD_CA: world.caFile } })
-    process.exitCode = r.status ?? 1
+    process.exitCode = world.runNode(self, process.argv.slice(2), { E2BW_BENCH_INSIDE: '1' })
   } finally {
     world.remove()
   }

@@ -33,9 +33,7 @@ if (!process.env.E2BW_BENCH_INSIDE) {
   const world = await makeWorld()
   const iperf = spawn('ip', ['netns', 'exec', world.world, 'iperf3', '-s', '-B', '203.0.113.11'], { stdio: 'ignore' })
   try {
-    const [cmd, args] = world.inHost(process.execPath, [self, ...process.argv.slice(2)])
-    const r = spawnSync(cmd, args, { stdio: 'inherit', env: { ...process.env, E2BW_BENCH_INSIDE: '1' } })
-    process.exitCode = r.status ?? 1
+    process.exitCode = world.runNode(self, process.argv.slice(2), { E2BW_BENCH_INSIDE: '1' })
   } finally {
     iperf.kill('SIGKILL')
     world.remove()

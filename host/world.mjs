@@ -26,8 +26,10 @@
 //   world.runTests(file)        runs a node:test file in the host namespace: { code, out }
 //                               (E2BW_WORLD_LOG names the servers' log there,
 //                               E2BW_WORLD_CA the world's CA)
+//   world.runNode(file, argv, env)  runs a node script there, its output inherited, with the
+//                               same two variables and env added; its exit status
 //   world.remove()
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -144,6 +146,12 @@ export async function makeWorld() {
     inHost,
     seen: () => readFileSync(logPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)),
     runTests: (file) => runTestsIn(inHost, logPath, path.join(tlsDir, 'ca.pem'), file),
+    runNode: (file, argv = [], env = {}) => {
+      const [cmd, args] = inHost(process.execPath, [file, ...argv])
+      const r = spawnSync(cmd, args, { stdio: 'inherit',
+        env: { ...process.env, E2BW_WORLD_LOG: logPath, E2BW_WORLD_CA: path.join(tlsDir, 'ca.pem'), ...env } })
+      return r.status ?? 1
+    },
     remove,
   }
 }

@@ -129,32 +129,22 @@ static void on_lookup_event(evutil_socket_t fd, short what, void *arg)
 	done(ctx, to ? &where : NULL, why);
 }
 
-static bool in(uint32_t a, uint32_t net, int prefix)
-{
-	uint32_t mask = prefix == 0 ? 0 : 0xffffffffu << (32 - prefix);
-	return (a & mask) == (net & mask);
-}
-
 /* Through the tunnel the sandbox's chain sees nothing but the proxy's
- * side: what it enforces is checked here, the same way (docs: "Never
- * reachable"; allowOut, then denyOut, then the LAN ranges). The proxy
+ * side: what it enforces is checked here, with the same ranges (docs:
+ * "Never reachable"; allowOut, then denyOut, then the LAN). The proxy
  * connects by name to a name allowOut allows. */
 static enum net_egress_verdict tunneled(const struct net_policy *p, const struct sockaddr_in *dst,
 	const char *addr, const char *name, char *why, size_t why_len)
 {
 	uint32_t a = ntohl(dst->sin_addr.s_addr);
-	struct net_cidr sandboxes = net_pool_subnet();
-	if (in(a, 0, 8) || in(a, 0x7f000000u, 8) || in(a, 0xa9fe0000u, 16) || in(a, 0xe0000000u, 3) ||
-	    in(a, sandboxes.addr, sandboxes.prefix)) {
+	struct net_cidr sub = net_pool_subnet();
+	uint32_t mask = sub.prefix == 0 ? 0 : 0xffffffffu << (32 - sub.prefix);
+	if (net_policy_in_ranges(net_policy_never, NET_POLICY_NEVER_RANGES, a) || (a & mask) == (sub.addr & mask)) {
 		snprintf(why, why_len, "%s is never reachable from a sandbox", addr);
 		return NET_EGRESS_REFUSED;
 	}
-	bool listed = false;
-	for (size_t i = 0; i < p->n_allow && !listed; i++)
-		listed = a >= p->allow[i].first && a <= p->allow[i].last;
-	bool lan = in(a, 0x0a000000u, 8) || in(a, 0xac100000u, 12) || in(a, 0xc0a80000u, 16) ||
-		in(a, 0x64400000u, 10);
-	if (listed || (!lan && net_policy_allows_address(p, a)))
+	bool lan = net_policy_in_ranges(net_policy_lan, NET_POLICY_LAN_RANGES, a);
+	if (net_policy_in_ranges(p->allow, p->n_allow, a) || (!lan && net_policy_allows_address(p, a)))
 		return NET_EGRESS_GO;
 	if (!lan && name && net_policy_allows_name(p, name))
 		return NET_EGRESS_GO;

@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include "net/net_egress_conn.h"
 
-#include "egress/egress_ca.h"
 #include "egress/egress_host.h"
 #include "egress/egress_http.h"
 #include "egress/egress_sni.h"

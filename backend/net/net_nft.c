@@ -49,6 +49,20 @@ static void clean_stale_tables(void)
 	free(text);
 }
 
+static void put_ranges(FILE *f, const struct net_range *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+		struct in_addr x = {.s_addr = htonl(r[i].first)}, y = {.s_addr = htonl(r[i].last)};
+		inet_ntop(AF_INET, &x, a, sizeof a);
+		inet_ntop(AF_INET, &y, b, sizeof b);
+		if (r[i].first == r[i].last)
+			fprintf(f, "%s%s", i ? ", " : "", a);
+		else
+			fprintf(f, "%s%s-%s", i ? ", " : "", a, b);
+	}
+}
+
 int net_nft_init(const struct net_nft_config *c, char *why, size_t why_len)
 {
 	nft = nft_ctx_new(NFT_CTX_DEFAULT);
@@ -58,16 +72,25 @@ int net_nft_init(const struct net_nft_config *c, char *why, size_t why_len)
 	}
 	clean_stale_tables();
 	snprintf(table, sizeof table, TABLE_PREFIX "%d", (int)getpid());
-	char *script = NULL;
-	int n = asprintf(&script,
+	/* net_policy's ranges: the LAN, and what is never reachable (every sandbox too). */
+	char *lan = NULL, *never = NULL, *script = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&lan, &len);
+	if (f) {
+		put_ranges(f, net_policy_lan, NET_POLICY_LAN_RANGES);
+		fclose(f);
+	}
+	f = open_memstream(&never, &len);
+	if (f) {
+		put_ranges(f, net_policy_never, NET_POLICY_NEVER_RANGES);
+		fclose(f);
+	}
+	int n = !lan || !never ? -1 : asprintf(&script,
 		"table inet %1$s {\n"
-		/* The user's LAN: reachable only through an explicit allowOut. */
 		"  set lan4 { type ipv4_addr; flags interval; auto-merge;\n"
-		"    elements = { 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10 } }\n"
-		/* Never: this host's loopback, link-local (cloud metadata), "this"
-		 * network, multicast and broadcast, and every sandbox. */
+		"    elements = { %6$s } }\n"
 		"  set never4 { type ipv4_addr; flags interval; auto-merge;\n"
-		"    elements = { 0.0.0.0/8, 127.0.0.0/8, 169.254.0.0/16, 224.0.0.0/3, %3$s } }\n"
+		"    elements = { %7$s, %3$s } }\n"
 		"  set conns { type ifname; size 65535; flags dynamic; }\n"
 		"  map sandboxes { type ifname : verdict; }\n"
 		"  chain forward {\n"
@@ -95,26 +118,14 @@ int net_nft_init(const struct net_nft_config *c, char *why, size_t why_len)
 		"    ip saddr %4$s oifname != \"%2$s*\" masquerade\n"
 		"  }\n"
 		"}\n",
-		table, c->ifprefix, c->subnet, c->block, c->conn_limit);
+		table, c->ifprefix, c->subnet, c->block, c->conn_limit, lan, never);
 	int rc = n < 0 ? -1 : run(script, why, why_len);
 	free(script);
+	free(lan);
+	free(never);
 	if (n < 0)
 		snprintf(why, why_len, "out of memory");
 	return rc;
-}
-
-static void put_ranges(FILE *f, const struct net_range *r, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
-		struct in_addr x = {.s_addr = htonl(r[i].first)}, y = {.s_addr = htonl(r[i].last)};
-		inet_ntop(AF_INET, &x, a, sizeof a);
-		inet_ntop(AF_INET, &y, b, sizeof b);
-		if (r[i].first == r[i].last)
-			fprintf(f, "%s%s", i ? ", " : "", a);
-		else
-			fprintf(f, "%s%s-%s", i ? ", " : "", a, b);
-	}
 }
 
 int net_nft_apply(int slot, const char *ifname, const struct net_policy *p,

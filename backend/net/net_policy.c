@@ -189,7 +189,14 @@ bool net_policy_allows_name(const struct net_policy *p, const char *name)
 	return false;
 }
 
-static bool in_ranges(const struct net_range *r, size_t n, uint32_t addr)
+const struct net_range net_policy_lan[NET_POLICY_LAN_RANGES] = {
+	{0x0a000000u, 0x0affffffu}, {0xac100000u, 0xac1fffffu}, {0xc0a80000u, 0xc0a8ffffu},
+	{0x64400000u, 0x647fffffu}};
+const struct net_range net_policy_never[NET_POLICY_NEVER_RANGES] = {
+	{0x00000000u, 0x00ffffffu}, {0x7f000000u, 0x7fffffffu}, {0xa9fe0000u, 0xa9feffffu},
+	{0xe0000000u, 0xffffffffu}};
+
+bool net_policy_in_ranges(const struct net_range *r, size_t n, uint32_t addr)
 {
 	for (size_t i = 0; i < n; i++)
 		if (addr >= r[i].first && addr <= r[i].last)
@@ -199,7 +206,7 @@ static bool in_ranges(const struct net_range *r, size_t n, uint32_t addr)
 
 bool net_policy_allows_address(const struct net_policy *p, uint32_t addr)
 {
-	return in_ranges(p->allow, p->n_allow, addr) || !in_ranges(p->deny, p->n_deny, addr);
+	return net_policy_in_ranges(p->allow, p->n_allow, addr) || !net_policy_in_ranges(p->deny, p->n_deny, addr);
 }
 
 bool net_policy_denies_all(const struct net_policy *p)

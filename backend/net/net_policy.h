@@ -32,6 +32,17 @@ struct net_policy {
 	struct net_tunnel tunnel;   /* network.egressProxy (net_tunnel_parse), unset by default */
 };
 
+/* The shared rules' ranges, one table for the nftables sets every sandbox
+ * passes (net_nft.c) and the tunnel's checks in user space
+ * (net_egress_admit.c): the user's LAN, reachable only through allowOut;
+ * never reachable: "this" network, loopback, link-local (cloud metadata),
+ * multicast and broadcast (and, on top, every sandbox's subnet). */
+#define NET_POLICY_LAN_RANGES 4
+#define NET_POLICY_NEVER_RANGES 4
+extern const struct net_range net_policy_lan[NET_POLICY_LAN_RANGES];
+extern const struct net_range net_policy_never[NET_POLICY_NEVER_RANGES];
+bool net_policy_in_ranges(const struct net_range *r, size_t n, uint32_t addr);
+
 /* allow_out / deny_out: arrays of strings or NULL. allowOut may name domains
  * (a DNS name, or "*." and one), which need denyOut to block everything, as
  * on E2B. On failure -1 with the 400 message in err and nothing to free. */

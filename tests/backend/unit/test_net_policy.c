@@ -109,6 +109,16 @@ void suite_net_policy(void)
 	CHECK(!net_policy_allows_address(&p, 0x0a010203u) && net_policy_allows_address(&p, 0x0b000001u));
 	net_policy_free(&p);
 
+	/* The shared ranges: metadata, loopback, multicast never; the LAN ranges; a public address in neither. */
+	CHECK(net_policy_in_ranges(net_policy_never, NET_POLICY_NEVER_RANGES, 0xa9fea9feu));
+	CHECK(net_policy_in_ranges(net_policy_never, NET_POLICY_NEVER_RANGES, 0x7f000001u));
+	CHECK(net_policy_in_ranges(net_policy_never, NET_POLICY_NEVER_RANGES, 0xffffffffu));
+	CHECK(net_policy_in_ranges(net_policy_lan, NET_POLICY_LAN_RANGES, 0xac1f0001u));
+	CHECK(net_policy_in_ranges(net_policy_lan, NET_POLICY_LAN_RANGES, 0x647fffffu));
+	CHECK(!net_policy_in_ranges(net_policy_lan, NET_POLICY_LAN_RANGES, 0xac200000u));
+	CHECK(!net_policy_in_ranges(net_policy_never, NET_POLICY_NEVER_RANGES, 0xcb00710au) &&
+	      !net_policy_in_ranges(net_policy_lan, NET_POLICY_LAN_RANGES, 0xcb00710au));
+
 	/* egressProxy: host:port, credentials, what getInfo shows. */
 	struct net_tunnel t;
 	cJSON *j = cJSON_Parse("{\"address\":\"Proxy.Example.com:1080\",\"username\":\"u\",\"password\":\"pw-s3cret\"}");
