@@ -234,6 +234,9 @@ FUZZ_BACKEND_fuzz_egress_host := backend/egress/egress_host.c
 $(BUILD)/fuzz/fuzz_egress_host $(BUILD)/replay/fuzz_egress_host: backend/egress/egress_host.c backend/egress/egress_host.h
 FUZZ_BACKEND_fuzz_egress_socks := backend/egress/egress_socks.c
 $(BUILD)/fuzz/fuzz_egress_socks $(BUILD)/replay/fuzz_egress_socks: backend/egress/egress_socks.c backend/egress/egress_socks.h
+NET_POLICY_SRC := backend/net/net_policy.c backend/net/net_rules.c backend/net/net_tunnel.c backend/net/net_name.c
+FUZZ_BACKEND_fuzz_net_policy := -D_DEFAULT_SOURCE $(NET_POLICY_SRC)
+$(BUILD)/fuzz/fuzz_net_policy $(BUILD)/replay/fuzz_net_policy: $(NET_POLICY_SRC) $(NET_POLICY_SRC:.c=.h)
 FUZZ_BACKEND_fuzz_egress_http := backend/egress/egress_http.c backend/egress/egress_http_head.c
 $(BUILD)/fuzz/fuzz_egress_http $(BUILD)/replay/fuzz_egress_http: backend/egress/egress_http.c backend/egress/egress_http.h \
 	  backend/egress/egress_http_head.c backend/egress/egress_http_head.h

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <cJSON.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@ static int parse_entry(const char *text, struct net_range *r)
 	if (slash) {
 		char *end = NULL;
 		prefix = strtol(slash + 1, &end, 10);
-		if (!slash[1] || *end || slash[1] == '+' || slash[1] == '-')
+		if (!isdigit((unsigned char)slash[1]) || *end) /* strtol would take " 8" or "+8" */
 			return 0;
 	}
 	struct in_addr v4;

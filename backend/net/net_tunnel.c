@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <cJSON.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ static bool parse_address(const char *text, struct net_tunnel *t)
 		return false;
 	char *end = NULL;
 	long port = strtol(colon + 1, &end, 10);
-	if (!colon[1] || *end || colon[1] == '+' || colon[1] == '-' || port < 1 || port > 65535)
+	if (!isdigit((unsigned char)colon[1]) || *end || port < 1 || port > 65535) /* not " 80", "+80" */
 		return false;
 	char host[256];
 	memcpy(host, text, (size_t)(colon - text));

@@ -77,6 +77,8 @@ void suite_net_policy(void)
 	refused(NULL, "[\"10.0.0.0/33\"]", "invalid denied CIDR");
 	refused(NULL, "[\"10.0.0.0/\"]", "invalid denied CIDR");
 	refused(NULL, "[\"10.0.0.0/-1\"]", "invalid denied CIDR");
+	refused(NULL, "[\"10.0.0.0/ 8\"]", "invalid denied CIDR");
+	refused(NULL, "[\"10.0.0.0/+8\"]", "invalid denied CIDR");
 	/* domain names: with denyOut blocking everything, as on E2B; exact or below "*." */
 	CHECK(parse("[\"World.Test\", \"*.api.example\", \"10.0.0.1\"]", "[\"0.0.0.0/0\"]", -1, &p, err) == 0);
 	CHECK_NUM(p.n_domains, 2);
@@ -133,7 +135,8 @@ void suite_net_policy(void)
 	cJSON_Delete(j);
 	const char *bad_tunnels[] = {"{\"address\":\"x\"}", "{\"address\":\"[::1]:80\"}", "{\"address\":\"1.2.3.4:0\"}",
 		"{\"address\":\"a.b:65536\"}", "{\"address\":\"*.b:80\"}", "{\"address\":\"a.b:80\",\"password\":\"pw-s3cret\"}",
-		"{\"address\":\"a.b:80\",\"username\":\"\"}", "\"a.b:80\"", "{}"};
+		"{\"address\":\"a.b:80\",\"username\":\"\"}", "\"a.b:80\"", "{}", "{\"address\":\"a.b: 80\"}",
+		"{\"address\":\"a.b:+80\"}", "{\"address\":\"a.b:80 \"}"};
 	for (size_t i = 0; i < sizeof bad_tunnels / sizeof bad_tunnels[0]; i++) {
 		j = cJSON_Parse(bad_tunnels[i]);
 		CHECK(net_tunnel_parse(j, &t, err, sizeof err) == -1 && !t.set && !strstr(err, "pw-s3cret"));
