@@ -7,6 +7,7 @@
 #include "metrics/metrics.h"
 #include "registry/registry.h"
 
+#include <limits.h>
 #include <cJSON.h>
 #include <errno.h>
 #include <event2/http.h>
@@ -34,21 +35,6 @@ static cJSON *sample_json(const struct sandbox *sb, const struct metrics_sample 
 	return o;
 }
 
-/* A query value of Unix seconds: absent is fine (*out unchanged), else digits only. */
-static int read_seconds(const struct query *q, const char *key, int64_t *out)
-{
-	const char *v = query_get(q, key);
-	if (!v)
-		return 0;
-	char *end;
-	errno = 0;
-	long long n = strtoll(v, &end, 10);
-	if (!*v || *end || errno || n < 0)
-		return -1;
-	*out = n;
-	return 0;
-}
-
 static int parse_query(struct evhttp_request *req, struct query *q)
 {
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
@@ -60,8 +46,9 @@ int api_sandbox_metrics(struct api_ctx *ctx, struct evhttp_request *req, const c
 	struct query q;
 	if (parse_query(req, &q) != 0)
 		return reply_error(req, 400, "Invalid query string: malformed percent-encoding");
-	int64_t start = 0, end = INT64_MAX;
-	int bad = read_seconds(&q, "start", &start) != 0 || read_seconds(&q, "end", &end) != 0;
+	/* Unix seconds: absent is fine, else digits only */
+	long long start = 0, end = LLONG_MAX;
+	int bad = query_number(&q, "start", 0, LLONG_MAX, &start) < 0 || query_number(&q, "end", 0, LLONG_MAX, &end) < 0;
 	query_free(&q);
 	if (bad)
 		return reply_error(req, 400, "Invalid start or end: Unix seconds expected");

@@ -16,6 +16,7 @@
 #include "snapshots/snapshots_capture.h"
 #include "templates/templates_stack.h"
 
+#include <limits.h>
 #include <cJSON.h>
 #include <event2/http.h>
 #include <stdio.h>
@@ -152,20 +153,11 @@ int api_snapshot_list(struct api_ctx *ctx, struct evhttp_request *req, const cha
 	if (query_parse(uri ? evhttp_uri_get_query(uri) : NULL, &q) != 0)
 		return reply_error(req, 400, "malformed query string");
 	const char *name = query_get(&q, "name"), *sandbox = query_get(&q, "sandboxID");
-	const char *limit_text = query_get(&q, "limit"), *token = query_get(&q, "nextToken");
 	struct snapshot_ref ref;
 	const char *why;
-	char *end = NULL;
-	long limit = LIST_LIMIT_DEFAULT, from = 0;
-	bool bad_limit = false, bad_token = false;
-	if (limit_text) {
-		limit = strtol(limit_text, &end, 10);
-		bad_limit = !limit_text[0] || *end || limit < 1 || limit > 100;
-	}
-	if (token) {
-		from = strtol(token, &end, 10);
-		bad_token = !token[0] || *end || from < 0;
-	}
+	long long limit = LIST_LIMIT_DEFAULT, from = 0;
+	bool bad_limit = query_number(&q, "limit", 1, 100, &limit) < 0;
+	bool bad_token = query_number(&q, "nextToken", 0, LLONG_MAX, &from) < 0;
 	int st = 0;
 	if (name && snapshots_ref_parse(name, &ref, &why) != 0)
 		st = reply_errorf(req, 400, "invalid name filter: %s", why);
@@ -197,7 +189,7 @@ int api_snapshot_list(struct api_ctx *ctx, struct evhttp_request *req, const cha
 	query_free(&q);
 	if (more) {
 		char next[24];
-		snprintf(next, sizeof next, "%ld", from + added);
+		snprintf(next, sizeof next, "%lld", from + added);
 		evhttp_add_header(evhttp_request_get_output_headers(req), "X-Next-Token", next);
 	}
 	return reply_json(req, 200, list);

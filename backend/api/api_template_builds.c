@@ -13,6 +13,7 @@
 #include "templates/templates_stack.h"
 #include "warm/warm.h"
 
+#include <limits.h>
 #include <cJSON.h>
 #include <errno.h>
 #include <event2/http.h>
@@ -92,18 +93,9 @@ int api_templates_build_status(struct api_ctx *ctx, struct evhttp_request *req, 
 	const char *qs = strchr(uri, '?');
 	if (query_parse(qs ? qs + 1 : "", &q) != 0)
 		return reply_error(req, 400, "malformed query");
-	long offset = 0, limit = STATUS_LIMIT_DEFAULT;
-	const char *o = query_get(&q, "logsOffset"), *l = query_get(&q, "limit");
-	char *end = NULL;
-	bool bad = false;
-	if (o && o[0]) {
-		offset = strtol(o, &end, 10);
-		bad |= *end != '\0' || offset < 0;
-	}
-	if (l && l[0]) {
-		limit = strtol(l, &end, 10);
-		bad |= *end != '\0' || limit < 0 || limit > STATUS_LIMIT_MAX;
-	}
+	long long offset = 0, limit = STATUS_LIMIT_DEFAULT;
+	bool bad = query_number(&q, "logsOffset", 0, LLONG_MAX, &offset) < 0 ||
+		query_number(&q, "limit", 0, STATUS_LIMIT_MAX, &limit) < 0;
 	query_free(&q);
 	if (bad)
 		return reply_errorf(req, 400, "logsOffset must be a number from 0, limit from 0 to %d",

@@ -130,29 +130,18 @@ static int reply_entry(struct evhttp_request *req, struct vreq *r, int status)
 	return rc;
 }
 
-/* An unsigned query parameter (uid, gid, mode): 1 present, 0 absent, -1 bad. */
-static int query_uint(const struct query *q, const char *name, unsigned long max, unsigned long *out)
-{
-	const char *s = query_get(q, name);
-	if (!s)
-		return 0;
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (!s[0] || *end || errno || v > max || s[0] == '-')
-		return -1;
-	*out = v;
-	return 1;
-}
-
 /* uid, gid and mode of a new entry from the query; -1 when one is bad. */
 static int new_entry_attrs(const struct query *q, unsigned long *uid, unsigned long *gid,
 	unsigned long *mode, unsigned long default_mode)
 {
-	*uid = *gid = DEFAULT_OWNER;
-	*mode = default_mode;
-	return query_uint(q, "uid", 0xfffffffe, uid) < 0 || query_uint(q, "gid", 0xfffffffe, gid) < 0 ||
-		query_uint(q, "mode", 07777, mode) < 0 ? -1 : 0;
+	long long u = DEFAULT_OWNER, g = DEFAULT_OWNER, m = (long long)default_mode;
+	if (query_number(q, "uid", 0, 0xfffffffe, &u) < 0 || query_number(q, "gid", 0, 0xfffffffe, &g) < 0 ||
+	    query_number(q, "mode", 0, 07777, &m) < 0)
+		return -1;
+	*uid = (unsigned long)u;
+	*gid = (unsigned long)g;
+	*mode = (unsigned long)m;
+	return 0;
 }
 
 static bool query_true(const struct query *q, const char *name)
@@ -202,8 +191,8 @@ int api_volume_content_list(struct api_ctx *ctx, struct evhttp_request *req, con
 		vreq_free(&r);
 		return st;
 	}
-	unsigned long depth = 1;
-	if (query_uint(&r.q, "depth", MAX_DEPTH, &depth) < 0 || depth == 0) {
+	long long depth = 1;
+	if (query_number(&r.q, "depth", 1, MAX_DEPTH, &depth) < 0) {
 		vreq_free(&r);
 		return reply_errorf(req, 400, "depth must be between 1 and %d", MAX_DEPTH);
 	}

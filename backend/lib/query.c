@@ -99,3 +99,18 @@ const char *query_get(const struct query *q, const char *key)
 			return q->pairs[i].value;
 	return NULL;
 }
+
+int query_number(const struct query *q, const char *key, long long min, long long max, long long *out)
+{
+	const char *v = query_get(q, key);
+	if (!v)
+		return 0;
+	size_t digits = strspn(v, "0123456789");
+	if (digits == 0 || digits > 18 || v[digits]) /* 18 digits fit a long long */
+		return -1;
+	long long n = strtoll(v, NULL, 10);
+	if (n < min || n > max)
+		return -1;
+	*out = n;
+	return 1;
+}

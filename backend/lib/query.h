@@ -30,4 +30,10 @@ void query_free(struct query *q);
 /* The first value for key, or NULL. */
 const char *query_get(const struct query *q, const char *key);
 
+/* The first value for key as a decimal number from min to max (min >= 0):
+ * 1 read into *out, 0 absent (*out unchanged), -1 anything else: empty, a
+ * sign, a space, other characters, out of range. (strtol alone would take
+ * " 5" and "+5".) */
+int query_number(const struct query *q, const char *key, long long min, long long max, long long *out);
+
 #endif

@@ -99,8 +99,11 @@ describe('official e2b SDK metrics', { skip }, () => {
     const upTo = await Sandbox.getMetrics(idle.sandboxId, { ...opts, end: second });
     assert.ok(upTo.length >= 1 && upTo.every((m) => m.timestamp.getTime() < second.getTime() + 1000));
     assert.deepEqual(upTo.map((m) => m.timestamp.getTime()), all.filter((m) => m.timestamp.getTime() < second.getTime() + 1000).map((m) => m.timestamp.getTime()));
-    const bad = await fetch(`${backend.apiUrl}/sandboxes/${idle.sandboxId}/metrics?start=yesterday`, { headers: { 'X-API-Key': backend.apiKey } });
-    assert.equal(bad.status, 400);
+    // Unix seconds as digits only (strtoll alone would take " 5" and "+5")
+    for (const start of ['yesterday', '%205', '%2B5', '-5', '']) {
+      const bad = await fetch(`${backend.apiUrl}/sandboxes/${idle.sandboxId}/metrics?start=${start}`, { headers: { 'X-API-Key': backend.apiKey } });
+      assert.equal(bad.status, 400, start);
+    }
   });
 
   test('GET /sandboxes/metrics: the latest sample of each listed running sandbox', T, async () => {

@@ -1,5 +1,6 @@
 /* lib/query.c: strict query strings, as Go's url.ParseQuery and
  * QueryUnescape read them (a bad escape is an error, not passed through). */
+#include <limits.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -56,4 +57,22 @@ void suite_query(void)
 	/* a malformed escape anywhere fails the whole query */
 	CHECK(query_parse("a=1&b=%zz", &q) == -1);
 	CHECK(query_parse("%zz=1", &q) == -1);
+
+	/* numbers: digits only, within their range; absent leaves the default */
+	CHECK(query_parse("n=42&zero=0&big=123456789012345678&huge=1234567890123456789&e=&sp=%205&plus=%2B5"
+		"&neg=-1&hex=0x10&tail=5x&lead=05", &q) == 0);
+	long long v = 7;
+	CHECK(query_number(&q, "missing", 0, 100, &v) == 0 && v == 7);
+	CHECK(query_number(&q, "n", 0, 100, &v) == 1 && v == 42);
+	CHECK(query_number(&q, "zero", 0, 100, &v) == 1 && v == 0);
+	CHECK(query_number(&q, "zero", 1, 100, &v) == -1);
+	CHECK(query_number(&q, "n", 0, 41, &v) == -1);
+	CHECK(query_number(&q, "big", 0, LLONG_MAX, &v) == 1 && v == 123456789012345678LL);
+	CHECK(query_number(&q, "lead", 0, 100, &v) == 1 && v == 5);
+	const char *bad[] = {"huge", "e", "sp", "plus", "neg", "hex", "tail"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		v = 7;
+		CHECK(query_number(&q, bad[i], 0, LLONG_MAX, &v) == -1 && v == 7);
+	}
+	query_free(&q);
 }
