@@ -11,7 +11,8 @@
 //          request's headers (the answer carries none of them); /bytes/N
 //          answers N zero bytes; a SOCKS5 proxy on port 1080 (RFC 1928, CONNECT by
 //          address or by a name of NAMES; no authentication) and on port 1081
-//          (world.mjs's SOCKS username and password, RFC 1929), whose
+//          (world.mjs's SOCKS username and password, RFC 1929), and on port
+//          1083 one whose CONNECT answer takes 18 s, a byte every 2 s; whose
 //          targets are in the world itself;
 //   dns    a DNS server on 127.0.0.53:53 (UDP and TCP) answering A records of
 //          NAMES below, NXDOMAIN for anything else: the host's resolver on its
@@ -76,7 +77,9 @@ function answer(query) {
 const { user: SOCKS_USER, password: SOCKS_PASSWORD } = SOCKS
 
 // A SOCKS5 server, as small as the tests need: one CONNECT per connection.
-function socks5(authed) {
+// slowMs: its CONNECT answer goes a byte at a time, slowMs apart (a proxy
+// that keeps a dial waiting without ever falling silent for long).
+function socks5(authed, slowMs = 0) {
   return net.createServer((c) => {
     c.on('error', () => {})
     let buf = Buffer.alloc(0)
@@ -117,8 +120,14 @@ function socks5(authed) {
         step = 'open'
         c.removeListener('data', onData)
         if (!addr) return c.end(Buffer.from([5, 4, 0, 1, 0, 0, 0, 0, 0, 0]))
-        const up = net.connect(port, addr, () => {
-          c.write(Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]))
+        const up = net.connect(port, addr, async () => {
+          const ok = Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0])
+          for (let i = 0; slowMs && i < ok.length - 1 && !c.destroyed; i++) {
+            c.write(ok.subarray(i, i + 1))
+            await new Promise((resolve) => setTimeout(resolve, slowMs))
+          }
+          if (c.destroyed) return up.destroy()
+          c.write(slowMs ? ok.subarray(ok.length - 1) : ok)
           if (buf.length) up.write(buf)
           c.pipe(up).pipe(c)
         })
@@ -144,6 +153,7 @@ if (mode === 'world') {
   await listen(echo, 7007, '0.0.0.0')
   await listen(socks5(false), 1080, '0.0.0.0')
   await listen(socks5(true), 1081, '0.0.0.0')
+  await listen(socks5(false, 2000), 1083, '0.0.0.0')
   const tlsFiles = (name) => ({ key: readFileSync(path.join(tlsDir, `${name}.key`)), cert: readFileSync(path.join(tlsDir, `${name}.pem`)) })
   for (const [name, addr] of [['web', '203.0.113.10'], ['wrong', '203.0.113.11']]) {
     const server = https.createServer(tlsFiles(name), (req, res) => {

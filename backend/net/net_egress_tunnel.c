@@ -11,10 +11,12 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <netinet/tcp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ANSWER_MAX 512 /* read at once: the handshake's answers, and maybe the destination's first bytes */
@@ -26,7 +28,8 @@ struct net_egress_dial {
 	int fd;
 	int connect_err;                  /* a connect that failed at once */
 	struct egress_socks socks;
-	struct timeval deadline;
+	int64_t until_ms;                 /* the whole dial's end (monotonic): a proxy
+	                                   * answering a byte at a time does not extend it */
 	net_egress_dialed done;
 	void *ctx;
 };
@@ -60,6 +63,24 @@ static void finish(struct net_egress_dial *d, const unsigned char *early, size_t
 	done(ctx, fd, rest, n, why ? reason : NULL);
 }
 
+static int64_t monotonic_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Waits for d->ev (the connect, then each answer) within the dial's time;
+ * with none left, its callback runs at once as timed out. */
+static int wait_in_time(struct net_egress_dial *d)
+{
+	int64_t left = d->until_ms - monotonic_ms();
+	if (left > 0)
+		return event_add(d->ev, &(struct timeval){left / 1000, (left % 1000) * 1000});
+	event_active(d->ev, EV_TIMEOUT, 0);
+	return 0;
+}
+
 static int send_all(int fd, const unsigned char *b, size_t n)
 {
 	/* Small messages on a fresh socket: the send buffer takes them whole. */
@@ -75,8 +96,10 @@ static void on_answer(evutil_socket_t fd, short what, void *arg)
 	}
 	unsigned char buf[ANSWER_MAX];
 	ssize_t n = recv(fd, buf, sizeof buf, 0);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		wait_in_time(d);
 		return;
+	}
 	if (n <= 0) {
 		finish(d, NULL, 0, n == 0 ? "the proxy closed the connection" : strerror(errno));
 		return;
@@ -101,6 +124,7 @@ static void on_answer(evutil_socket_t fd, short what, void *arg)
 		if (st == EGRESS_SOCKS_MORE)
 			break;
 	}
+	wait_in_time(d);
 }
 
 static void on_connected(evutil_socket_t fd, short what, void *arg)
@@ -119,8 +143,8 @@ static void on_connected(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	event_free(d->ev);
-	d->ev = event_new(d->env->base, fd, EV_READ | EV_PERSIST, on_answer, d);
-	if (!d->ev || event_add(d->ev, &d->deadline) != 0 || send_all(fd, d->socks.out, d->socks.out_len) != 0)
+	d->ev = event_new(d->env->base, fd, EV_READ, on_answer, d);
+	if (!d->ev || wait_in_time(d) != 0 || send_all(fd, d->socks.out, d->socks.out_len) != 0)
 		finish(d, NULL, 0, d->ev ? strerror(errno) : "out of memory");
 }
 
@@ -139,7 +163,7 @@ static void connect_to(struct net_egress_dial *d, const struct sockaddr_in *prox
 	}
 	d->ev = event_new(d->env->base, d->fd, EV_WRITE, on_connected, d);
 	if (d->ev)
-		event_add(d->ev, &d->deadline);
+		wait_in_time(d);
 }
 
 static void on_proxy_resolved(void *ctx, const struct sockaddr_in *to, const char *why)
@@ -168,7 +192,7 @@ struct net_egress_dial *net_egress_tunnel_dial(struct net_egress_env *env, const
 	d->fd = -1;
 	d->done = done;
 	d->ctx = ctx;
-	d->deadline = (struct timeval){NET_EGRESS_TUNNEL_SECONDS, 0};
+	d->until_ms = monotonic_ms() + NET_EGRESS_TUNNEL_SECONDS * 1000;
 	if (egress_socks_start(&d->socks, t->user, t->pass, name, ntohl(dst->sin_addr.s_addr),
 		    ntohs(dst->sin_port)) != EGRESS_SOCKS_SEND) {
 		snprintf(why, why_len, "through the egress proxy: %s", d->socks.why);

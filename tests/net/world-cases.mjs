@@ -260,6 +260,17 @@ describe('egressProxy: a SOCKS5 tunnel', () => {
     assert.ok(!JSON.stringify(list.json).includes('wrong') && !JSON.stringify(list.json).includes(SOCKS.password))
   })
 
+  test('gives a proxy 10 s for the whole dial, however slowly it answers', async () => {
+    // Port 1083 answers CONNECT a byte every 2 s: whole after 18 s, never
+    // silent for 10. The dial's time is one budget, not renewed by each byte.
+    const s = await sandbox({ network: { egressProxy: { address: `${WORLD.echo}:1083` } } })
+    const path = tag('tunnel-slow')
+    const r = await run(s, `curl -sS -m 25 http://${WORLD.web}${path}`)
+    assert.notEqual(r.exitCode, 0, `the tunnel gave up before the proxy's answer was whole: ${r.stdout}`)
+    assert.ok(seen().some((e) => e.kind === 'socks' && e.target === WORLD.web && e.port === 80), 'the proxy was asked')
+    assert.equal(reachedWorld(path), false, 'nothing reached the world')
+  })
+
   test('with domain names in allowOut, asks the proxy for the name', async () => {
     const s = await sandbox({ network: { egressProxy: { address: proxy }, allowOut: ['world.test'], denyOut: ['0.0.0.0/0'] } })
     const { got } = await viaTunnel(s, 'world.test', 'tunnel-name')
