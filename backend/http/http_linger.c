@@ -40,7 +40,7 @@ static void finish(struct lingering *s)
 static void on_event(evutil_socket_t fd, short what, void *arg)
 {
 	struct lingering *s = arg;
-	if ((what & EV_TIMEOUT) || clock_now_ms() >= s->until_ms) {
+	if ((what & EV_TIMEOUT) || clock_monotonic_ms() >= s->until_ms) {
 		finish(s);
 		return;
 	}
@@ -98,7 +98,7 @@ bool http_linger_take(struct http_linger *l, evutil_socket_t fd)
 		event_priority_set(s->ev, priorities - 1);
 	s->owner = l;
 	s->fd = fd;
-	s->until_ms = clock_now_ms() + HTTP_LINGER_MS;
+	s->until_ms = clock_monotonic_ms() + HTTP_LINGER_MS;
 	/* With EV_PERSIST the timeout restarts on every read: it bounds
 	 * silence; until_ms bounds a client that trickles. */
 	struct timeval idle = {HTTP_LINGER_MS / 1000, (HTTP_LINGER_MS % 1000) * 1000};

@@ -12,6 +12,13 @@ int64_t clock_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t clock_monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 void clock_format_rfc3339(int64_t ms, char out[CLOCK_RFC3339_LEN])
 {
 	/* Floor division so times before 1970 would still format sanely. */

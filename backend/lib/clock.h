@@ -9,6 +9,10 @@
 
 int64_t clock_now_ms(void);
 
+/* Milliseconds of a clock no one can set: for deadlines, which a change of
+ * the wall clock must not stretch or cut. */
+int64_t clock_monotonic_ms(void);
+
 /* UTC, millisecond precision, trailing Z. out must hold CLOCK_RFC3339_LEN. */
 void clock_format_rfc3339(int64_t ms, char out[CLOCK_RFC3339_LEN]);
 

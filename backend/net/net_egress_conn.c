@@ -17,6 +17,7 @@
 #include "egress/egress_host.h"
 #include "egress/egress_http.h"
 #include "egress/egress_sni.h"
+#include "lib/clock.h"
 #include "net/net_egress_admit.h"
 #include "net/net_egress_fill.h"
 #include "net/net_egress_tls.h"
@@ -58,6 +59,9 @@ struct net_egress_conn {
 	struct sockaddr_in dst;
 	char sni[256];                /* the server name (port 80: the Host's) */
 	bool plain;                   /* port 80: HTTP, without TLS either side */
+	int64_t peek_until_ms;        /* the end of the wait for a whole ClientHello or head
+	                               * (monotonic): a sandbox sending a byte at a time
+	                               * does not extend it */
 	bool intercept, upstream_ready, finishing;
 	struct net_egress_lookup *lookup; /* while its name is being resolved */
 	struct net_egress_dial *dial;     /* while its tunnel is being opened (egressProxy) */
@@ -539,9 +543,13 @@ static void on_peek(evutil_socket_t fd, short what, void *arg)
 		named = r == EGRESS_SNI_FOUND;
 	}
 	if (more) {
-		/* Quiet until more than this has come. */
+		/* Quiet until more than this has come, within what is left of the wait
+		 * (the persistent event's timeout would start again at each read). */
 		int more_bytes = (int)n + 1;
 		setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &more_bytes, sizeof more_bytes);
+		int64_t left = c->peek_until_ms - clock_monotonic_ms();
+		if (left <= 0 || event_add(c->ev, &(struct timeval){left / 1000, (left % 1000) * 1000}) != 0)
+			conn_free(c);
 		return;
 	}
 	decide(c, named);
@@ -570,6 +578,7 @@ void net_egress_conn_accept(struct net_egress_env *env, int fd)
 	}
 	c->plain = ntohs(c->dst.sin_port) == 80;
 	struct timeval tv = {PEEK_SECONDS, 0};
+	c->peek_until_ms = clock_monotonic_ms() + PEEK_SECONDS * 1000;
 	c->ev = event_new(env->base, fd, EV_READ | EV_PERSIST, on_peek, c);
 	if (!c->ev || event_add(c->ev, &tv) != 0)
 		conn_free(c);

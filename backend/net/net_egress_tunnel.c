@@ -3,6 +3,7 @@
 #include "net/net_egress_tunnel.h"
 
 #include "egress/egress_socks.h"
+#include "lib/clock.h"
 #include "net/net_egress_admit.h"
 #include "net/net_egress_conn.h"
 #include "net/net_policy.h"
@@ -16,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define ANSWER_MAX 512 /* read at once: the handshake's answers, and maybe the destination's first bytes */
@@ -63,18 +63,11 @@ static void finish(struct net_egress_dial *d, const unsigned char *early, size_t
 	done(ctx, fd, rest, n, why ? reason : NULL);
 }
 
-static int64_t monotonic_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* Waits for d->ev (the connect, then each answer) within the dial's time;
  * with none left, its callback runs at once as timed out. */
 static int wait_in_time(struct net_egress_dial *d)
 {
-	int64_t left = d->until_ms - monotonic_ms();
+	int64_t left = d->until_ms - clock_monotonic_ms();
 	if (left > 0)
 		return event_add(d->ev, &(struct timeval){left / 1000, (left % 1000) * 1000});
 	event_active(d->ev, EV_TIMEOUT, 0);
@@ -192,7 +185,7 @@ struct net_egress_dial *net_egress_tunnel_dial(struct net_egress_env *env, const
 	d->fd = -1;
 	d->done = done;
 	d->ctx = ctx;
-	d->until_ms = monotonic_ms() + NET_EGRESS_TUNNEL_SECONDS * 1000;
+	d->until_ms = clock_monotonic_ms() + NET_EGRESS_TUNNEL_SECONDS * 1000;
 	if (egress_socks_start(&d->socks, t->user, t->pass, name, ntohl(dst->sin_addr.s_addr),
 		    ntohs(dst->sin_port)) != EGRESS_SOCKS_SEND) {
 		snprintf(why, why_len, "through the egress proxy: %s", d->socks.why);

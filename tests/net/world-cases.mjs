@@ -141,6 +141,28 @@ EOF`)
     await assertReaches(s, 'other.world.test', 'domain-added')
   })
 
+  test('a request head sent a byte at a time gets 10 s in all, not 10 s a byte', async () => {
+    // The proxy waits for a whole head to read its Host; each byte must not
+    // start that wait again. A byte every 2 s for 24 s: closed on the way.
+    const s = await sandbox({ network: { allowOut: ['world.test'], denyOut: ['0.0.0.0/0'] } })
+    const script = [
+      'import socket, time',
+      "c = socket.create_connection(('world.test', 80), timeout=5)",
+      "head = b'GET /slow HTTP/1.1\\r\\nHost: world.test\\r\\n'",
+      'for i in range(12):',
+      '    try:',
+      '        c.send(head[i:i + 1])',
+      '        time.sleep(2)',
+      '        c.setblocking(False)',
+      "        if c.recv(1) == b'': print('closed after', i + 1); break",
+      '    except BlockingIOError: c.setblocking(True)',
+      "    except OSError: print('closed after', i + 1); break",
+      "else: print('open')",
+    ].join('\n')
+    const r = await run(s, `python3 -c "${script}"`)
+    assert.match(r.stdout, /^closed after ([1-9]|1[01])\b/, `the proxy kept waiting: ${r.stdout} ${r.stderr}`)
+  })
+
   test('updateNetwork replaces the rules for the next connection; fields left out are cleared', async () => {
     const s = await sandbox()
     await assertReaches(s, WORLD.web, 'before')
