@@ -137,9 +137,7 @@ static enum net_egress_verdict tunneled(const struct net_policy *p, const struct
 	const char *addr, const char *name, char *why, size_t why_len)
 {
 	uint32_t a = ntohl(dst->sin_addr.s_addr);
-	struct net_cidr sub = net_pool_subnet();
-	uint32_t mask = sub.prefix == 0 ? 0 : 0xffffffffu << (32 - sub.prefix);
-	if (net_policy_in_ranges(net_policy_never, NET_POLICY_NEVER_RANGES, a) || (a & mask) == (sub.addr & mask)) {
+	if (net_policy_in_ranges(net_policy_never, NET_POLICY_NEVER_RANGES, a) || net_cidr_contains(net_pool_subnet(), a)) {
 		snprintf(why, why_len, "%s is never reachable from a sandbox", addr);
 		return NET_EGRESS_REFUSED;
 	}

@@ -48,6 +48,11 @@ int net_pool_parse_subnet(const char *text, struct net_cidr *out)
 	return 0;
 }
 
+bool net_cidr_contains(struct net_cidr c, uint32_t addr)
+{
+	return ((c.addr ^ addr) & mask_of(c.prefix)) == 0;
+}
+
 static bool overlaps(struct net_cidr a, struct net_cidr b)
 {
 	int p = a.prefix < b.prefix ? a.prefix : b.prefix;

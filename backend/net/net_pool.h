@@ -23,6 +23,8 @@ struct net_cidr {
 
 /* "a.b.c.d/n" (n 8..30 for a pool); -1 if not. */
 int net_pool_parse_subnet(const char *text, struct net_cidr *out);
+/* Whether addr (host byte order) is in c. */
+bool net_cidr_contains(struct net_cidr c, uint32_t addr);
 /* Claims a block for max_sandboxes sandboxes on rtnetlink socket fd (under a
  * lock file shared by the backends of this machine). -1 with why filled. */
 int net_pool_claim(int fd, struct net_cidr subnet, int max_sandboxes, char *why, size_t why_len);
