@@ -22,8 +22,9 @@ static int read_https_ports(const cJSON *network, struct sandbox_spec *spec, str
 	const cJSON *port;
 	bool ok = cJSON_IsArray(ports);
 	cJSON_ArrayForEach(port, ports) {
-		if (!ok || !cJSON_IsNumber(port) || port->valuedouble != (double)(long)port->valuedouble ||
-		    port->valuedouble < 1 || port->valuedouble > 65535) {
+		/* the range first: casting a double beyond long's is undefined */
+		if (!ok || !cJSON_IsNumber(port) || !(port->valuedouble >= 1 && port->valuedouble <= 65535) ||
+		    port->valuedouble != (double)(long)port->valuedouble) {
 			ok = false;
 			break;
 		}

@@ -140,7 +140,7 @@ EOF`, { background: true })
     const r = await until(async () => { const x = await request(host); return status(x) === 200 && x }, 'the TLS server in the sandbox')
     assert.equal(body(r), 'over tls: /x')
     // Ports not listed stay plain: the cases above serve plain HTTP on 8000.
-    for (const [httpsPorts, why] of [[[0], /must be an array of ports/], [['443'], /must be an array of ports/], [443, /must be an array of ports/]]) {
+    for (const [httpsPorts, why] of [[[0], /must be an array of ports/], [['443'], /must be an array of ports/], [443, /must be an array of ports/], [[1e300], /must be an array of ports/], [[80.5], /must be an array of ports/]]) {
       const res = await fetch(`${backend.apiUrl}/v2/sandboxes`, { method: 'POST', headers: { 'X-API-Key': backend.apiKey, 'Content-Type': 'application/json' },
         body: JSON.stringify({ templateID: 'base', network: { httpsPorts } }) })
       assert.equal(res.status, 400)
