@@ -298,6 +298,11 @@ out:
 	 * report to still exist (their clients are gone with the listener). */
 	store_helper_wait_all();
 	warm_free(api_ctx.warm);  /* nobody's sandboxes, before the registry */
+	/* A sandbox's init ends only once the processes the backend forked into
+	 * it are reaped, and the loop reaps no more: all killed (paused ones
+	 * too) and reaped first, then each sandbox is stopped or removed. */
+	registry_halt_all(reg);
+	process_manager_reap(pm);
 	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
 	volumes_close(volumes);   /* after the sandboxes that mounted them */
 	secrets_close(secrets);

@@ -9,6 +9,7 @@
 #include "store/store_records.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
+#include "runtime/runtime_halt.h"
 #include "runtime/runtime_remove.h"
 
 #include <cJSON.h>
@@ -115,6 +116,12 @@ static void sandbox_free(struct sandbox *sb)
 	free(sb->mask_request_host);
 	free(sb->dir);
 	free(sb);
+}
+
+void registry_halt_all(struct registry *reg)
+{
+	for (size_t i = 0; reg && i < reg->count; i++)
+		runtime_sandbox_halt(reg->items[i]);
 }
 
 void registry_free(struct registry *reg)

@@ -139,6 +139,10 @@ struct registry_hooks {
 /* token_key: what the sandboxes' tokens are derived from (the API key). */
 struct registry *registry_new(struct event_base *base, const char *sandboxes_dir,
 	const char *token_key);
+/* Shutdown, before registry_free: every sandbox's processes are killed at
+ * once, a paused one's too (runtime_halt.h), with no hook fired and nothing
+ * waited for. Their records and disks are untouched. */
+void registry_halt_all(struct registry *reg);
 /* Removes every sandbox (hooks fire, directories are deleted); with
  * persistence (registry_persist.h) every sandbox is kept instead: recorded
  * paused, its processes stopped, its disk kept. */

@@ -24,7 +24,8 @@
  * This header is runtime.c's: the isolation mode and the sandbox lifecycle.
  * runtime_enter.h (a sandbox's root, sockets in it, forking into it) and
  * runtime_users.h (its accounts) are what the rest of the backend uses to
- * reach into a sandbox; runtime_remove.h is removal, runtime_disk.h a
+ * reach into a sandbox; runtime_remove.h is removal, runtime_halt.h the
+ * shutdown's kill of every process of a sandbox, runtime_disk.h a
  * sandbox's disk, runtime_overlay.h its root over a stack of layers (and
  * where its writable layer is, for sealing it into a layer of the store); runtime_seccomp.h is the syscall policy (main.c and api/
  * report whether it is on).

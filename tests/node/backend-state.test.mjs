@@ -1,7 +1,9 @@
 // State that lasts (issue 16) through the official e2b SDK: with
 // --state-dir, paused sandboxes survive a restart, running ones survive a
 // SIGKILL of the backend (they come back paused, files intact, resumable),
-// volumes survive both, and a sandbox killed is gone for good.
+// volumes survive both, and a sandbox killed is gone for good. SIGTERM and
+// SIGINT end the backend promptly even while its sandboxes, paused or not,
+// run processes.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, rmSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -121,6 +123,39 @@ describe('state that lasts (--state-dir)', () => {
     assert.equal(await Volume.destroy(vol.volumeId, opts()), true);
     assert.deepEqual(readdirSync(path.join(dir, 'records', 'volumes')), []);
   });
+
+  // A sandbox's init ends only once the processes the backend forked into
+  // it are reaped: the stop must reap them before it waits for the inits.
+  for (const signal of ['SIGTERM', 'SIGINT']) {
+    test(`${signal} ends a backend whose sandboxes run processes, paused or not, and keeps them`, async () => {
+      const paused = await Sandbox.create('base', { ...opts(), timeoutMs: 600_000 });
+      await paused.files.write('/home/user/kept.txt', 'paused data');
+      await paused.commands.run('sleep 1000', { background: true });
+      await paused.pause();
+      const running = await Sandbox.create('base', { ...opts(), timeoutMs: 600_000 });
+      await running.files.write('/home/user/kept.txt', 'running data');
+      await running.commands.run('sleep 1000', { background: true });
+      const stopping = backend;
+      const stopped = await Promise.race([stopping.stop(signal),
+        new Promise((resolve) => setTimeout(() => resolve('still running 60 s after the signal'), 60000))]);
+      if (typeof stopped === 'string') {
+        process.kill(stopping.pid, 'SIGKILL'); // the next backend needs the state directory's lock
+        await stopping.exited;
+      }
+      assert.deepEqual(stopped, { code: 0, signal: null }, stopping.stderr());
+      assert.match(stopping.stderr(), new RegExp(`signal ${signal === 'SIGTERM' ? 15 : 2}, shutting down`));
+      await start();
+      assert.match(backend.stderr(), /2 sandboxes of an earlier run brought back paused/);
+      const listed = await Sandbox.list({ ...opts(), query: { state: ['running', 'paused'] } }).nextItems();
+      assert.deepEqual(listed.map((s) => [s.sandboxId, s.state]).sort(), [[paused.sandboxId, 'paused'], [running.sandboxId, 'paused']].sort());
+      for (const [s, data] of [[paused, 'paused data'], [running, 'running data']]) {
+        const again = await Sandbox.connect(s.sandboxId, opts());
+        assert.equal(await again.files.read('/home/user/kept.txt'), data);
+        assert.equal((await again.commands.run('pgrep -x sleep || echo none')).stdout, 'none\n', 'processes start fresh');
+        await again.kill();
+      }
+    });
+  }
 
   test('autoResume and httpsPorts last: a sandbox kept across a restart is resumed cold by a request to it', async () => {
     const s = await Sandbox.create('base', { ...opts(), timeoutMs: 60_000, lifecycle: { onTimeout: 'pause', autoResume: true }, network: { httpsPorts: [8443] } });

@@ -459,7 +459,7 @@ struct proc_manager *process_manager_new(struct event_base *base,
 	return pm;
 }
 
-void process_manager_free(struct proc_manager *pm)
+void process_manager_reap(struct proc_manager *pm)
 {
 	if (!pm)
 		return;
@@ -473,6 +473,13 @@ void process_manager_free(struct proc_manager *pm)
 			;
 		p->reaped = true;
 	}
+}
+
+void process_manager_free(struct proc_manager *pm)
+{
+	if (!pm)
+		return;
+	process_manager_reap(pm);
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	while (pm->head)

@@ -26,8 +26,12 @@ struct proc_manager *process_manager_new(struct event_base *base,
 /* The paused/resumed/removing hooks for registry_add_hooks (ctx = pm). */
 void process_manager_registry_hooks(struct proc_manager *pm, struct registry_hooks *hooks);
 
-/* SIGKILLs every process group still running, reaps every child (blocking)
- * and frees everything. Call after the HTTP servers are freed (their open
+/* Shutdown: SIGKILLs every process group still running and reaps each
+ * (blocking), once the sandboxes they run in are halted (registry_halt_all):
+ * a sandbox's init ends only after its processes the backend forked into
+ * it are reaped. Their ends reach no stream. */
+void process_manager_reap(struct proc_manager *pm);
+/* process_manager_reap, then frees everything. Call after the HTTP servers are freed (their open
  * streams are detached by then) and after registry_free. */
 void process_manager_free(struct proc_manager *pm);
 
