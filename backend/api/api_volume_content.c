@@ -74,6 +74,11 @@ static int reply_errno(struct evhttp_request *req, const char *path, int err)
 		return reply_errorf(req, 409, "Path %s already exists", path);
 	if (err == ENOTDIR || err == EISDIR || err == ENOTEMPTY || err == EINVAL)
 		return reply_errorf(req, 400, "Path %s: %s", path, strerror(err));
+	/* A link that loops, or a link where a write, which never follows one,
+	 * would go: the client's path, not the server, is at fault. */
+	if (err == ELOOP)
+		return reply_errorf(req, 400, "Path %s: a symbolic link on it loops, or is its last part "
+			"where the call does not follow one", path);
 	if (err == ENOSPC || err == EDQUOT)
 		return reply_errorf(req, 507, "The volume is full");
 	return reply_errorf(req, 500, "Path %s: %s", path, strerror(err));

@@ -174,6 +174,28 @@ static void fail(struct secrets_error *err, int status, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A value goes into the headers of requests (transform rules): a byte a
+ * header cannot carry (a control byte but tab, or DEL) is refused now, not
+ * when a rule first uses it. The refusal names the byte, never the value. */
+static bool value_sendable(const char *value, struct secrets_error *err)
+{
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+		if (*p == '\t' || (*p >= 0x20 && *p != 0x7f))
+			continue;
+		if (*p == '\r')
+			fail(err, 400, "value must not contain a carriage return (CR, \\r): it goes into HTTP "
+				"headers, which cannot carry one");
+		else if (*p == '\n')
+			fail(err, 400, "value must not contain a line feed (LF, \\n): it goes into HTTP headers, "
+				"which cannot carry one");
+		else
+			fail(err, 400, "value must not contain the control character 0x%02X: it goes into HTTP "
+				"headers, which cannot carry one", *p);
+		return false;
+	}
+	return true;
+}
+
 static bool value_ok(const char *value, struct secrets_error *err)
 {
 	size_t n = strlen(value);
@@ -181,7 +203,7 @@ static bool value_ok(const char *value, struct secrets_error *err)
 		fail(err, 400, "value must not be empty");
 	else if (n > SECRETS_VALUE_MAX)
 		fail(err, 400, "value may be at most %d bytes", SECRETS_VALUE_MAX);
-	return n > 0 && n <= SECRETS_VALUE_MAX;
+	return n > 0 && n <= SECRETS_VALUE_MAX && value_sendable(value, err);
 }
 
 /* The record of s with value, when secrets are kept on disk. */

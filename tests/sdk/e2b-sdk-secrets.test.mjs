@@ -154,6 +154,15 @@ describe('official e2b SDK secrets', () => {
     await bad({ name: 'x', value: '' }, /must not be empty/);
     const big = 'z'.repeat(64 * 1024 + 1);
     await bad({ name: 'x', value: big }, /at most 65536 bytes/);
+    // A value goes into HTTP headers (transform rules): a byte a header
+    // cannot carry is refused now, named, the value never quoted.
+    for (const [bytes, named] of [['\r', /carriage return \(CR, \\r\)/], ['\n', /line feed \(LF, \\n\)/],
+      ['\r\n', /carriage return/], ['\x01', /control character 0x01/], ['\x7f', /control character 0x7F/]]) {
+      const value = `${v()}${bytes}X-Injected: 1`;
+      await bad({ name: 'x', value }, named);
+      const r = await raw(backend, 'POST', '/secrets', { name: 'x', value });
+      assert.ok(!r.text.includes(value.slice(0, 12)), 'the refusal never quotes the value');
+    }
     await bad({ name: 'x', value: v(), metadata: 'a=b' }, /"metadata" must be an object of strings/);
     await bad({ name: 'x', value: v(), metadata: { a: 1 } }, /"metadata" must be an object of strings/);
     const many = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, 'v']));
@@ -172,11 +181,12 @@ describe('official e2b SDK secrets', () => {
     assert.equal(full.name, 'n'.repeat(128));
     assert.deepEqual(full.metadata, atLimits);
     const wide = Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`k${i}`, 'v']));
-    const w = await Secret.create('a.b_c-9', v(), { ...opts, metadata: wide });
+    const w = await Secret.create('a.b_c-9', `${v()}\tnaïve`, { ...opts, metadata: wide }); // tab and UTF-8 pass
     assert.equal(Object.keys(w.metadata).length, 32);
 
     // A refused update leaves the secret as it was.
     await bad({ value: '' }, /must not be empty/, `/secrets/${w.secretId}`);
+    await bad({ value: `${v()}\nX-Injected: 1` }, /line feed \(LF, \\n\)/, `/secrets/${w.secretId}`);
     await bad({ metadata: {} }, /"value" is required/, `/secrets/${w.secretId}`);
     await bad({ value: v(), metadata: many }, /at most 32 keys/, `/secrets/${w.secretId}`);
     assert.deepEqual(await Secret.getInfo(w.secretId, opts), w);

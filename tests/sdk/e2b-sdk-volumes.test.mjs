@@ -69,6 +69,18 @@ describe('official e2b SDK volumes', () => {
       // A symbolic link planted in the volume stays inside it.
       await a.commands.run('ln -s / /mnt/shared/escape');
       await assert.rejects(vol.readFile('/escape/etc/hostname', vopts), VolumePathNotFoundError);
+      // A link to a file in it is followed; one that loops, or one a write
+      // would go through, is a 400 that says so (never a 500).
+      await a.commands.run('ln -s a.txt /mnt/shared/to-a && ln -s loop /mnt/shared/loop');
+      assert.equal(await vol.readFile('/to-a', vopts), 'written-by-a\n');
+      const linkRefusal = /^400: Path \/(loop|to-a): a symbolic link/;
+      await assert.rejects(vol.readFile('/loop', vopts), (e) => !(e instanceof VolumePathNotFoundError) && linkRefusal.test(e.message));
+      await assert.rejects(vol.list('/loop', vopts), (e) => linkRefusal.test(e.message));
+      await assert.rejects(vol.writeFile('/to-a', 'through the link', vopts), (e) => linkRefusal.test(e.message));
+      assert.equal(await vol.readFile('/a.txt', vopts), 'written-by-a\n', 'nothing was written through it');
+      const raw = await fetch(`${backend.apiUrl}/volumecontent/${vol.volumeId}/file?path=/loop`, { headers: { Authorization: `Bearer ${vol.token}` } });
+      assert.equal(raw.status, 400);
+      assert.deepEqual(await raw.json(), { code: 400, message: 'Path /loop: a symbolic link on it loops, or is its last part where the call does not follow one' });
 
       await assert.rejects(Volume.destroy(vol.volumeId, opts), /mounted by sandbox/);
       await a.pause();
