@@ -80,16 +80,18 @@ static void on_created(void *ctx, struct sandbox *sb)
 	open_one(ctx, sb);
 }
 
-/* Every stream of a killed sandbox is cut, as E2B's proxy cuts them: its
- * own port with its connections, then what came in through the shared
- * listener (downloads, uploads, proxied exchanges; process and watch
- * streams end themselves in their own hooks). */
+/* Every stream of a killed sandbox is cut, as E2B's proxy cuts them: each
+ * download, upload and proxied exchange in progress for it, through the
+ * shared listener or its own port, with a reset (freeing a server only
+ * ends its connections, their queued bytes still going out); then its own
+ * port with what is left on it. Process and watch streams end themselves
+ * in their own hooks. */
 static void on_removing(void *ctx, struct sandbox *sb)
 {
 	struct envd_listeners *l = ctx;
-	close_one(l, sb);
 	if (l->conns) /* NULL at shutdown: the tracker is freed before the registry */
 		http_conns_close_sandbox(l->conns, sb->id);
+	close_one(l, sb);
 }
 
 struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns,

@@ -530,6 +530,13 @@ void http_conns_close_sandbox(struct http_conns *c, const char *id)
 		next = e->next;
 		if (!e->counted || e->ends_itself || strcmp(e->sandbox, id) != 0)
 			continue;
+		/* Cut, not ended: with SO_LINGER 0 the close is a reset, and what
+		 * the kernel still held to send (up to tcp_wmem's maximum, 4 MiB
+		 * by default) is dropped instead of reaching the client. */
+		evutil_socket_t fd = bufferevent_getfd(e->bev);
+		struct linger now = {.l_onoff = 1, .l_linger = 0};
+		if (fd >= 0)
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &now, sizeof now);
 		/* Freeing may free other connections (a proxy's), so start over. */
 		evhttp_connection_free(e->evcon);
 		next = c->oldest;

@@ -7,6 +7,7 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
+import { execFileSync } from 'node:child_process'
 import http from 'node:http'
 import { createGzip, gunzipSync } from 'node:zlib'
 import { Sandbox } from 'e2b'
@@ -331,6 +332,48 @@ describe('a hostile client: streams, connections and kill', { skip }, () => {
       assert.equal((await backend.stop()).code, 0, backend.stderr())
     }
   })
+
+  // A close after a kill must not be a FIN queued behind what the kernel
+  // still holds to send (up to tcp_wmem's maximum): it is a reset, and
+  // only what the client's own socket had already received is left to read.
+  // Through sandbox_url and through the sandbox's own envd port.
+  for (const way of ['sandbox_url', 'envdUrl']) {
+    test(`killing a sandbox resets its download through ${way}: nothing the backend still held to send reaches the client`, T, async () => {
+      const backend = await startBackend()
+      try {
+        const sb = (await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base' })).json
+        const envd = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: sb.sandboxID, token: sb.envdAccessToken })
+        await sh(envd, 'truncate -s 1G /home/user/big')
+        assert.ok(sb.envdUrl, 'the sandbox has a port of its own')
+        const { hostname, port } = new URL(way === 'envdUrl' ? sb.envdUrl : backend.sandboxUrl)
+        const sock = net.connect(Number(port), hostname)
+        let received = 0
+        sock.on('data', (d) => { received += d.length })
+        sock.on('error', () => {}) // the reset (or its end: Node may read it as either)
+        const closed = new Promise((resolve) => sock.on('close', resolve))
+        sock.write(`GET /files?path=/home/user/big HTTP/1.1\r\nHost: 127.0.0.1\r\nE2b-Sandbox-Id: ${sb.sandboxID}\r\n` +
+          `X-Access-Token: ${sb.envdAccessToken}\r\nAccept-Encoding: identity\r\n\r\n`)
+        await until(() => received >= 16 * MiB, 'the download is under way')
+        // The client stops reading: its socket's receive queue and the
+        // backend's send queue fill, and then nothing moves.
+        sock.pause()
+        await sleep(1000)
+        const queued = Number(execFileSync('ss', ['-Htn', `sport = :${sock.localPort}`], { encoding: 'utf8' }).trim().split(/\s+/)[1])
+        assert.ok(Number.isInteger(queued), 'the client socket\'s receive queue')
+        const atKill = received
+        await Sandbox.kill(sb.sandboxID, { apiKey: backend.apiKey, apiUrl: backend.apiUrl })
+        sock.resume()
+        await closed
+        const after = received - atKill
+        // What the client's socket held, and no more (the backend's send
+        // queue was dropped): the old close let it all through, MiBs of it.
+        assert.ok(after <= queued + 64 * 1024, `${after} bytes reached the client after the kill, its socket held ${queued}`)
+        assert.ok(received < 1024 * MiB, 'the download was cut')
+      } finally {
+        assert.equal((await backend.stop()).code, 0, backend.stderr())
+      }
+    })
+  }
 
   test('item 6: held proxied connections and streams are capped per sandbox, time out when idle, and never lock out the control plane', T, async () => {
     const backend = await startBackend({ extraArgs: ['--max-connections', '160', '--max-sandbox-requests', '48', '--proxy-idle-timeout', '3'] })
