@@ -18,6 +18,7 @@
 #include "metrics/metrics.h"
 #include "lib/crashpoint.h"
 #include "lib/fd_limit.h"
+#include "lib/mem_trim.h"
 #include "net/net.h"
 #include "net/net_egress.h"
 #include "options.h"
@@ -280,6 +281,7 @@ int main(int argc, char **argv)
 	if (print_ready_line(api_url, sandbox_url, sd.root, domain) != 0)
 		goto out;
 
+	mem_trim_init(base); /* out of memory: nothing is trimmed, nothing else changes */
 	event_base_dispatch(base);
 	rc = 0;
 
@@ -322,6 +324,7 @@ out:
 		event_free(sigterm);
 	if (sigint)
 		event_free(sigint);
+	mem_trim_shutdown();
 	if (base)
 		event_base_free(base);
 	libevent_global_shutdown(); /* lets leak checkers see a clean exit */

@@ -5,8 +5,10 @@
 #include "http/http_linger.h"
 
 #include "lib/clock.h"
+#include "lib/mem_trim.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -23,6 +25,7 @@
 #define ACCEPT_PAUSE_MS 250
 #define ACCEPT_LOG_INTERVAL_MS 10000
 #define API_RESERVE_MAX 64
+#define LARGE_BODY (64 * 1024) /* a body whose freeing is worth a trim (lib/mem_trim.h) */
 
 /* One server the tracker makes connections for. */
 struct server {
@@ -44,6 +47,7 @@ struct conn {
 	struct event *deadline; /* armed while no request is in progress */
 	bool busy;
 	bool counted;           /* a request for sandbox[] is in progress */
+	uint64_t body_bytes;    /* ...whose body (READ) is being received: at most this much */
 	bool ends_itself;
 	char sandbox[64];
 	void (*user_cb)(struct evhttp_connection *, void *);
@@ -201,33 +205,59 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 		evhttp_connection_free(e->evcon);
 }
 
-static size_t sandbox_requests(struct http_conns *c, const char *id)
+/* Requests in progress for sandbox id, and the body bytes being received. */
+static size_t sandbox_requests(struct http_conns *c, const char *id, uint64_t *body_bytes)
 {
 	size_t n = 0;
+	*body_bytes = 0;
 	for (struct conn *e = c->oldest; e; e = e->next)
-		n += e->counted && strcmp(e->sandbox, id) == 0;
+		if (e->counted && strcmp(e->sandbox, id) == 0) {
+			n++;
+			*body_bytes += e->body_bytes;
+		}
 	return n;
 }
 
-/* The gate's verdict hook: the server's router, then the per-sandbox cap. */
+/* What a READ body may hold in memory until its request is dispatched: its
+ * length (the gate checked it: digits), or the cap when it comes in chunks. */
+static uint64_t read_body_bytes(const struct http_head *head, const struct http_verdict *v)
+{
+	if (v->kind != HTTP_VERDICT_READ)
+		return 0;
+	const char *length = http_head_find(head, "Content-Length");
+	if (!length)
+		return http_head_find(head, "Transfer-Encoding") ? v->max_body : 0;
+	uint64_t n = strtoull(length, NULL, 10);
+	return n < v->max_body ? n : v->max_body;
+}
+
+/* The gate's verdict hook: the server's router, then the per-sandbox caps. */
 static void conn_verdict(const struct http_head *head, struct http_verdict *v, void *arg)
 {
 	struct conn *e = arg;
 	if (e->server->verdict)
 		e->server->verdict(head, v, e->server->verdict_arg);
 	e->counted = false;
+	e->body_bytes = 0;
 	if (!v->sandbox[0] || v->kind == HTTP_VERDICT_REFUSE)
 		return;
-	if (sandbox_requests(e->tracker, v->sandbox) >= e->tracker->per_sandbox) {
-		v->kind = HTTP_VERDICT_REFUSE;
+	uint64_t receiving, body = read_body_bytes(head, v);
+	size_t n = sandbox_requests(e->tracker, v->sandbox, &receiving);
+	if (n >= e->tracker->per_sandbox || receiving + body > HTTP_CONNS_BODY_BYTES_PER_SANDBOX) {
+		v->kind = HTTP_VERDICT_REFUSE; /* a body is then read and dropped, never kept */
 		v->status = 429;
-		snprintf(v->message, sizeof v->message,
-			"too many requests in progress for sandbox %.64s (at most %zu)", v->sandbox,
-			e->tracker->per_sandbox);
+		if (n >= e->tracker->per_sandbox)
+			snprintf(v->message, sizeof v->message, "too many requests in progress for sandbox "
+				"%.64s (at most %zu)", v->sandbox, e->tracker->per_sandbox);
+		else
+			snprintf(v->message, sizeof v->message, "too many request bodies being received for "
+				"sandbox %.64s (%" PRIu64 " bytes; at most %d MiB)", v->sandbox, receiving,
+				HTTP_CONNS_BODY_BYTES_PER_SANDBOX >> 20);
 		return;
 	}
 	snprintf(e->sandbox, sizeof e->sandbox, "%s", v->sandbox);
 	e->counted = true;
+	e->body_bytes = body;
 }
 
 static void conn_close(void *arg)
@@ -483,6 +513,7 @@ static void on_request_done(struct evhttp_request *req, void *arg)
 	struct conn *e = arg;
 	e->busy = false;
 	e->counted = false;
+	e->body_bytes = 0;
 	e->ends_itself = false;
 	http_gate_request_done(e->gate);
 	arm_deadline(e); /* for the next request on this connection */
@@ -504,6 +535,9 @@ const struct http_verdict *http_conns_request_begins(struct evhttp_request *req)
 	if (!e)
 		return NULL;
 	e->busy = true;
+	e->body_bytes = 0; /* received: its handler takes it now, and frees it once answered */
+	if (evbuffer_get_length(evhttp_request_get_input_buffer(req)) >= LARGE_BODY)
+		mem_trim_soon();
 	evtimer_del(e->deadline);
 	evhttp_request_set_on_complete_cb(req, on_request_done, e);
 	const struct http_verdict *v = http_gate_verdict(e->gate);
@@ -530,9 +564,8 @@ void http_conns_close_sandbox(struct http_conns *c, const char *id)
 		next = e->next;
 		if (!e->counted || e->ends_itself || strcmp(e->sandbox, id) != 0)
 			continue;
-		/* Cut, not ended: with SO_LINGER 0 the close is a reset, and what
-		 * the kernel still held to send (up to tcp_wmem's maximum, 4 MiB
-		 * by default) is dropped instead of reaching the client. */
+		/* Cut, not ended: SO_LINGER 0 makes the close a reset that drops what
+		 * the kernel still held to send (up to tcp_wmem's maximum, 4 MiB). */
 		evutil_socket_t fd = bufferevent_getfd(e->bev);
 		struct linger now = {.l_onoff = 1, .l_linger = 0};
 		if (fd >= 0)

@@ -9,7 +9,10 @@
  *     sandbox's) may hold at most the cap minus that reserve, so no number
  *     of streams or proxied connections can lock the API out;
  *   - requests in progress per sandbox (streams, proxied connections,
- *     uploads, downloads) are capped: one more is a 429 on its head;
+ *     uploads, downloads) are capped: one more is a 429 on its head; so are
+ *     the bodies being read into memory for a sandbox (RPCs, SendInput's
+ *     input): one that would take them past HTTP_CONNS_BODY_BYTES_PER_SANDBOX
+ *     is a 429 on its head, and its body is dropped as it comes;
  *   - a deadline for a whole request (headers and body, idle time before it
  *     included): evhttp's own timeout restarts on every byte, so a client
  *     sending one byte a second would never be dropped;
@@ -38,6 +41,7 @@ struct evconnlistener;
 #define HTTP_CONNS_DEFAULT_MAX 1024
 #define HTTP_CONNS_FD_RESERVE 64 /* descriptors kept for pipes, files, the state dir, lingering closes */
 #define HTTP_CONNS_DEFAULT_PER_SANDBOX 256
+#define HTTP_CONNS_BODY_BYTES_PER_SANDBOX (16 * 1024 * 1024)
 
 /* Which share of the cap a listener's connections use. */
 enum http_pool { HTTP_POOL_API, HTTP_POOL_ENVD };

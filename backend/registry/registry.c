@@ -3,6 +3,7 @@
 
 #include "lib/clock.h"
 #include "lib/crashpoint.h"
+#include "lib/mem_trim.h"
 #include "lib/random.h"
 #include "lib/text.h"
 #include "registry/registry_records.h"
@@ -436,6 +437,7 @@ void registry_kill(struct registry *reg, struct sandbox *sb)
 	unwatch_init(sb);
 	runtime_sandbox_remove(sb); /* kills it now; deletes its directory off the loop */
 	sandbox_free(sb);
+	mem_trim_soon(); /* its queues, buffers and streams are freed */
 }
 
 void registry_pause(struct registry *reg, struct sandbox *sb)

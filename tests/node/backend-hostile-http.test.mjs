@@ -456,3 +456,77 @@ describe('a hostile client: streams, connections and kill', { skip }, () => {
   })
 })
 
+
+// Memory a burst took comes back once the burst is over: glibc keeps what
+// the backend frees, scattered between blocks still in use, unless it is
+// trimmed (lib/mem_trim.h). The margins are generous: the backend's RSS
+// outside a burst is about 15 MiB, and the bounds are far from what the
+// backend kept before (155 MiB after the SendInputs, 45 MiB after the
+// watchers) and from what it keeps now (1 or 2 MiB).
+describe('a hostile client: memory that comes back', { skip }, () => {
+  test('300 concurrent 700 KiB SendInputs: each a 200 or a 429, bodies bounded per sandbox, the memory given back', T, async () => {
+    const backend = await startBackend({ extraArgs: ['--warm-pool', '0'] })
+    try {
+      const sb = (await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base' })).json
+      const envd = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: sb.sandboxID, token: sb.envdAccessToken })
+      // Reads nothing for 4 s, so that input queues up to its bound, then all.
+      const reader = await envd.open('process.Process/Start', { process: { cmd: '/bin/sh', args: ['-c', 'sleep 4; cat > /dev/null'] }, stdin: true })
+      const pid = (await reader.next()).message.event.start.pid
+      const body = JSON.stringify({ process: { pid }, input: { stdin: Buffer.alloc(700 * 1024, 0x61).toString('base64') } })
+      const { hostname, port } = new URL(backend.sandboxUrl)
+      const agent = new http.Agent({ keepAlive: false, maxSockets: 1000 })
+      const send = () => new Promise((resolve) => {
+        const req = http.request({ agent, host: hostname, port, method: 'POST', path: '/process.Process/SendInput',
+          headers: { 'Content-Type': 'application/json', 'E2b-Sandbox-Id': sb.sandboxID, 'X-Access-Token': sb.envdAccessToken,
+            'Content-Length': Buffer.byteLength(body) } }, (res) => {
+          let text = ''
+          res.on('data', (c) => { text += c })
+          res.on('end', () => resolve({ status: res.statusCode, text }))
+        })
+        req.on('error', (e) => resolve({ status: e.code, text: '' }))
+        req.end(body)
+      })
+      const before = rssKiB(backend.pid)
+      const stop = watchBackend(backend.apiUrl, backend.pid)
+      const answers = await Promise.all(Array.from({ length: 300 }, send))
+      const seen = await stop()
+      const count = (s) => answers.filter((a) => a.status === s).length
+      assert.equal(count(200) + count(429), 300, `each a 200 or a 429: ${[...new Set(answers.map((a) => `${a.status} ${a.text.slice(0, 90)}`))].join(' | ')}`)
+      assert.ok(count(200) >= 20, `${count(200)} written (16 MiB of queue and of bodies, at least)`)
+      assert.ok(seen.peakRss - before < 96 * 1024, `the RSS rose by ${((seen.peakRss - before) / 1024).toFixed(0)} MiB (at most 16 MiB of bodies and 16 MiB of queue)`)
+      await sleep(1500) // the trim comes within a second
+      const after = rssKiB(backend.pid)
+      assert.ok(after - before < 24 * 1024, `${((after - before) / 1024).toFixed(0)} MiB stayed after every answer`)
+      // Refused on their heads: too many bodies being received at once, or
+      // too much input queued for the sandbox's processes.
+      for (const a of answers.filter((x) => x.status === 429)) assert.match(a.text, /too many request bodies being received|too much input waiting/)
+      reader.cancel()
+    } finally {
+      assert.equal((await backend.stop()).code, 0, backend.stderr())
+    }
+  })
+
+  test('40 watchers\' full queues: their memory comes back once the sandbox is killed', T, async () => {
+    const backend = await startBackend({ extraArgs: ['--warm-pool', '0'] })
+    try {
+      const sb = (await api(backend, 'POST', '/v2/sandboxes', { templateID: 'base' })).json
+      const envd = envdClient({ sandboxUrl: backend.sandboxUrl, sandboxId: sb.sandboxID, token: sb.envdAccessToken })
+      await sh(envd, 'mkdir -p /home/user/w')
+      const before = rssKiB(backend.pid)
+      for (let i = 0; i < 40; i++) {
+        const r = await envd.call('filesystem.Filesystem/CreateWatcher', { path: '/home/user/w', includeEntry: true })
+        assert.equal(r.status, 200, r.text)
+      }
+      // Events with entries and names of 200 bytes, until the sandbox's
+      // watchers hold their bound of 20,000 between them.
+      await sh(envd, 'cd /home/user/w && for i in $(seq 600); do echo x > "$(printf \'f%0200d\' $i)"; done')
+      await until(() => rssKiB(backend.pid) - before > 16 * 1024, 'the queues filled', 30000)
+      assert.equal((await api(backend, 'DELETE', `/sandboxes/${sb.sandboxID}`)).status, 204)
+      await sleep(1500) // the trim comes within a second
+      const after = rssKiB(backend.pid)
+      assert.ok(after - before < 8 * 1024, `${((after - before) / 1024).toFixed(0)} MiB stayed after the kill`)
+    } finally {
+      assert.equal((await backend.stop()).code, 0, backend.stderr())
+    }
+  })
+})

@@ -6,6 +6,7 @@
 
 #include "http/http_connect.h"
 #include "http/http_conns.h"
+#include "lib/mem_trim.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -163,8 +164,10 @@ static void on_input_writable(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	p->in_written += (uint64_t)n;
-	if (evbuffer_get_length(p->in_queue) == 0)
+	if (evbuffer_get_length(p->in_queue) == 0) {
 		event_del(p->in_ev);
+		mem_trim_soon(); /* the queue's blocks are free (up to PROC_INPUT_PENDING_MAX) */
+	}
 	answer_written(p);
 }
 
