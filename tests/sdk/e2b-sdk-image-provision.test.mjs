@@ -14,7 +14,9 @@
 //     by build.sh from Debian's source: Debian's own busybox has neither) and
 //     its applet links, root and nobody, no bash, no sudo: the account is
 //     made with adduser -D; commands (bash -l -c, as E2B's envd runs them)
-//     fail plainly, so the sandbox is looked at through the files API.
+//     run with /bin/sh instead;
+//   - scratch: the same tree without /proc, /sys and /dev, as FROM scratch
+//     images are: the sandboxes make their mount points in their own layer.
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync, copyFileSync, symlinkSync } from 'node:fs'
@@ -55,14 +57,15 @@ function whiteouts(tree, paths) {
 }
 
 // An Alpine-like tree: busybox, a link per applet where busybox puts it
-// (--list-full), root's and nobody's accounts, /tmp; no bash, no sudo.
+// (--list-full), root's and nobody's accounts, /tmp; no bash, no sudo;
+// /dev, /proc and /sys unless mountPoints is false.
 const BUSYBOX_ACCOUNTS = {
   passwd: ['root:x:0:0:root:/root:/bin/sh', 'nobody:x:65534:65534:nobody:/:/sbin/nologin'],
   group: ['root:x:0:root', 'nogroup:x:65534:'],
   shadow: ['root:*::0:::::', 'nobody:!::0:::::'],
 }
-function busyboxTree(tree) {
-  for (const dir of ['bin', 'sbin', 'usr/bin', 'usr/sbin', 'etc', 'root', 'home', 'tmp', 'dev', 'proc', 'sys']) mkdirSync(path.join(tree, dir), { recursive: true })
+function busyboxTree(tree, { mountPoints = true } = {}) {
+  for (const dir of ['bin', 'sbin', 'usr/bin', 'usr/sbin', 'etc', 'root', 'home', 'tmp', ...(mountPoints ? ['dev', 'proc', 'sys'] : [])]) mkdirSync(path.join(tree, dir), { recursive: true })
   chmodSync(path.join(tree, 'tmp'), 0o1777)
   chmodSync(path.join(tree, 'root'), 0o700)
   copyFileSync(busybox, path.join(tree, 'bin', 'busybox'))
@@ -97,7 +100,7 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
     }
   }
   const inSandbox = (name, command, asRoot = '') => withSandbox(name, async (sandbox) => {
-    const out = (await sandbox.commands.run(command)).stdout
+    const out = (await sandbox.commands.run(command).catch((e) => assert.fail(`${command}: ${e.message}\n${e.stdout}${e.stderr}`))).stdout
     return asRoot ? out + (await sandbox.commands.run(asRoot, { user: 'root' })).stdout : out
   })
   const image = (name) => `${registry.host}/e2bw/${name}:v1`
@@ -130,6 +133,9 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
     const bb = path.join(work, 'tree-busybox')
     busyboxTree(bb)
     await layout('busybox', bb, { alone: true })
+    const scratch = path.join(work, 'tree-scratch')
+    busyboxTree(scratch, { mountPoints: false })
+    await layout('scratch', scratch, { alone: true })
     backend = await startBackend({ stateDir })
     opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl, debug: false, requestTimeoutMs: 60_000 }
   }, T)
@@ -181,7 +187,7 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
     assert.equal(await inSandbox(`prov-b-guest-${uniq}`, 'whoami; id -u; echo "$HOME"; stat -c %U ~'), 'guest\n1002\n/home/guest\nguest\n')
   })
 
-  test('busybox, no bash, no sudo: user made with adduser -D, a command a plain exit 127, setUser of another account with adduser -D too', T, async (t) => {
+  test('busybox, no bash, no sudo: user made with adduser -D, commands run with /bin/sh, setUser of another account with adduser -D too', T, async (t) => {
     if (backend.isolation !== 'full') { t.skip('images need full isolation'); return }
     const name = `prov-d-${uniq}`
     await provisioned('busybox', name, 'uid 1000, gid 1000, home /home/user, shell /bin/sh (adduser -D)')
@@ -202,13 +208,12 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
       const note = await sandbox.files.getInfo('/home/user/note')
       assert.deepEqual([note.owner, note.group], ['user', 'user'])
 
-      // A command: E2B's envd and the SDK run it as /bin/bash -l -c, which
-      // this image lacks: it starts, says so on stderr and exits 127.
-      const err = await sandbox.commands.run('echo never').then(() => null, (e) => e)
+      // A command: the SDK runs it as /bin/bash -l -c, which this image
+      // lacks: /bin/sh runs it, with the same arguments.
+      assert.equal((await sandbox.commands.run('echo "$0 as $(whoami)"')).stdout, '/bin/sh as user\n')
+      const err = await sandbox.commands.run('exit 3').then(() => null, (e) => e)
       assert.ok(err instanceof CommandExitError, String(err))
-      assert.equal(err.exitCode, 127)
-      assert.equal(err.stdout, '')
-      assert.equal(err.stderr, 'exec: /bin/bash: No such file or directory\n')
+      assert.equal(err.exitCode, 3, 'exit codes are the command\'s own')
     })
 
     // setUser of a missing account: busybox's adduser -D with its defaults
@@ -223,6 +228,26 @@ describe('official e2b SDK and the plugin: images without E2B\'s user get it', (
       await other.files.write('note', 'as guest')
       assert.equal((await other.files.getInfo('/home/guest/note')).owner, 'guest', 'the sandbox runs as guest')
     })
+  })
+
+  test('an image without /proc, /sys, /dev or bash (FROM scratch): its sandboxes make their mount points in their own layer, steps and commands run with /bin/sh', T, async (t) => {
+    if (backend.isolation !== 'full') { t.skip('images need full isolation'); return }
+    const name = `prov-s-${uniq}`
+    const { built, logs } = await build(Template().fromImage(image('scratch')).runCmd('echo "step in $0" > ~/step.txt; test -c /dev/null && ls -d /proc/self/fd'), name)
+    assert.ok(logs.includes('Provisioned user: uid 1000, gid 1000, home /home/user, shell /bin/sh (adduser -D)'), logs.join('\n'))
+    const stack = stackOf(built.templateId)
+    assert.equal(stack.length, 3, 'the image\'s layer, the provisioning\'s, the step\'s')
+    const imageLayer = path.join(stateDir, 'layers', stack[0], 'root')
+    assert.ok(existsSync(path.join(imageLayer, 'bin', 'busybox')))
+    for (const dir of ['proc', 'sys', 'dev']) assert.equal(existsSync(path.join(imageLayer, dir)), false, `/${dir} is never made in the image's layer`)
+    // The step's layer holds the mount points its build sandbox made (/dev/null
+    // an empty file there): a sandbox still gets devices, its own /proc.
+    const out = await inSandbox(name, 'echo "$0"; cat /proc/self/comm; stat -c %F /dev/null /dev/zero /dev/urandom; ' +
+      'echo x > /dev/null; cat /dev/null; cat ~/step.txt; ls -d /sys /proc/1')
+    assert.equal(out, `/bin/sh\ncat\n${'character special file\n'.repeat(3)}step in /bin/sh\n/proc/1\n/sys\n`)
+    // The image alone (no step): the same in the sandbox's own layer.
+    await build(Template().fromImage(image('scratch')).setUser('root'), `prov-s-bare-${uniq}`)
+    assert.equal(await inSandbox(`prov-s-bare-${uniq}`, 'whoami; test -c /dev/zero && test -d /proc/self && echo mounted'), 'root\nmounted\n')
   })
 
   test('an image that has user gets no provisioning step and no layer', T, async (t) => {

@@ -210,6 +210,7 @@ struct child_args {
 	pid_t parent;              /* what getppid() must say (0 inside a sandbox's pid namespace) */
 	char **argv, **envp;
 	char **paths;              /* where to look for argv[0], in order */
+	char **sh_argv;            /* argv with /bin/sh for /bin/bash, for an image without bash; else NULL */
 	int in_fd, out_fd, err_fd; /* to become 0, 1, 2 (-1: a pty's) */
 	int pty_slave;             /* a pty's terminal end: its controlling terminal and 0, 1, 2; else -1 */
 	pid_t ns_pid;              /* set by a child that shares our memory: its pid in the sandbox */
@@ -287,8 +288,32 @@ __attribute__((noreturn)) static void child_exec(struct child_args *c)
 			break;
 		}
 	}
+	if (e == ENOENT && c->sh_argv)
+		execve(c->sh_argv[0], c->sh_argv, c->envp);
 	child_say("exec: ", c->argv[0], e);
 	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+/* The SDK runs every command with /bin/bash (-l -c; -i -l for a
+ * terminal), which every image E2B builds has. An image without bash
+ * (Alpine, busybox, distroless with a shell) runs them with /bin/sh and the
+ * same arguments instead of failing them all (docs/templates.md). Only the
+ * pointers are copied: freed with free(). */
+static char **sh_fallback(char **argv)
+{
+	static char sh[] = "/bin/sh";
+	if (strcmp(argv[0], "/bin/bash") != 0)
+		return NULL;
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	char **v = calloc(n + 1, sizeof *v);
+	if (!v)
+		return NULL; /* then no fallback: the exec's own error stands */
+	v[0] = sh;
+	for (size_t i = 1; i < n; i++)
+		v[i] = argv[i];
+	return v;
 }
 
 /* Where execvp would look for cmd, with path as PATH (glibc's default
@@ -533,6 +558,7 @@ int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out,
 		.argv = build_argv(spec->cmd, spec->args), .envp = build_env(spec),
 		.paths = exec_paths(spec->cmd, spec->path_env), .in_fd = -1, .out_fd = -1, .err_fd = -1,
 		.pty_slave = -1};
+	c.sh_argv = c.argv ? sh_fallback(c.argv) : NULL;
 	int rc = -1;
 	if (!c.argv || !c.envp || !c.paths)
 		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
@@ -541,5 +567,6 @@ int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out,
 	free_vector(c.argv);
 	free_vector(c.envp);
 	free_vector(c.paths);
+	free(c.sh_argv);
 	return rc;
 }

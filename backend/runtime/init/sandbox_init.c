@@ -2,7 +2,8 @@
  * user, pid, mount, uts, ipc and network namespaces (already in the
  * sandbox's cgroups, root of its user namespace) with the sandbox's overlay
  * mounted at argv[1]. It makes that directory the root of its mount
- * namespace (with its own /proc, /dev/pts, /dev/shm), sets the hostname,
+ * namespace (with its own /proc, /dev/pts, /dev/shm, on mount points it
+ * makes where the image has none), sets the hostname,
  * brings loopback up, installs the sandbox's syscall policy (a BPF program
  * on fd 4), reports "ok" (or an error text) on fd 3, and then only reaps
  * orphans. The backend runs every command by entering these namespaces;
@@ -16,6 +17,7 @@
 #include <linux/seccomp.h>
 #include <net/if.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -74,11 +76,15 @@ static void read_only(const char *path)
  * are bound over them (before pivot_root, "/dev" is still the host's). */
 static void device_nodes(void)
 {
-	int fd = open("dev/null", O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
+	/* A device, not the empty file an earlier sandbox made as a mount
+	 * point and a build step sealed into a layer (below). */
+	struct stat st;
+	int fd = open("dev/null", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool own = fd >= 0 && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode);
+	if (fd >= 0)
 		close(fd);
+	if (own)
 		return; /* the template's own serve */
-	}
 	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
 	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
 		char mine[32], host[32];
@@ -139,6 +145,21 @@ static void install_syscall_policy(int fd)
 	close(fd);
 }
 
+/* What /proc, /sys and /dev are mounted on (or hold). An image may lack
+ * them (FROM scratch and many minimal images do): they are made as Docker
+ * makes them, here in the sandbox's own writable layer (the overlay's
+ * upper), never in the image's layers, which other sandboxes share. */
+static void mount_points(void)
+{
+	static const struct {
+		const char *path;
+		mode_t mode;
+	} dirs[] = {{"proc", 0555}, {"sys", 0555}, {"dev", 0755}};
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		if (mkdir(dirs[i].path, dirs[i].mode) != 0 && errno != EEXIST)
+			fail(dirs[i].path);
+}
+
 static void on_sigchld(int sig)
 {
 	(void)sig;
@@ -167,6 +188,7 @@ int main(int argc, char **argv)
 	if (fchdir(tree) != 0)
 		fail("enter the root");
 	close(tree);
+	mount_points();
 	if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
 		fail("mount /proc");
 	read_only("proc/sys");
