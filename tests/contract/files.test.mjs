@@ -265,17 +265,21 @@ for (const [mode, start] of Object.entries(MODES)) {
       }
       for (const [id, text] of [[sid, 'first'], [other, 'second']]) {
         const where = await infra.call('ports.url', { sandbox_id: id, port: 8123 })
-        // The local backend names its domain (localhost:<envd port>): the
-        // host name routes, as on E2B.
-        assert.equal(new URL(where.url).hostname, `8123-${id}.localhost`)
-        assert.deepEqual(where.headers, {})
+        // The local backend's domain is localhost:<envd port>, whose names
+        // Node does not resolve: sandbox_url with E2B's routing headers,
+        // which plain fetch reaches; the host name beside it (browsers, curl).
+        assert.equal(where.url, backend.sandboxUrl)
+        assert.deepEqual(where.headers, { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': '8123' })
+        assert.equal(new URL(where.host_url).host, `8123-${id}.${backend.domain}`)
         const body = await until(async () => {
           try {
-            const res = await getLocalhostUrl(`${where.url}/index.html`, where.headers)
-            return res.status === 200 ? res.body : null
+            const res = await fetch(`${where.url}/index.html`, { headers: where.headers })
+            return res.status === 200 ? await res.text() : null
           } catch { return null }
         }, `the server in ${id} answers`)
         assert.equal(body, `${text}\n`)
+        const byHost = await getLocalhostUrl(`${where.host_url}/index.html`)
+        assert.deepEqual([byHost.status, byHost.body], [200, `${text}\n`])
       }
       await infra.sandbox_protocol.kill(other)
     })
