@@ -88,6 +88,16 @@ describe('official e2b SDK: templates', () => {
     });
   });
 
+  // Before, such a step waited on its full pipe for ever: the build never ended.
+  test('a step that prints more than a pipe holds is read as it runs: the build ends with every line in its log', { timeout: 120_000 }, async () => {
+    const logs = [];
+    // 3,000 lines of 150 bytes: 450 KiB, seven times a pipe's 64 KiB
+    const loud = Template().fromTemplate('base').runCmd('yes "$(printf "%0150d" 0)" | head -n 3000; echo done-printing');
+    await Template.build(loud, `tpl-loud-${uniq}`, { ...opts, onBuildLogs: (e) => logs.push(e.message) });
+    assert.equal(logs.filter((l) => /^0{150}$/.test(l)).length, 3000);
+    assert.ok(logs.includes('done-printing'));
+  });
+
   test('setUser of an account that does not exist makes it, as E2B\'s builder does (useradd --create-home); a rebuild takes it from the cache', async () => {
     const template = () => Template().fromTemplate('base')
       .setUser('newbie')

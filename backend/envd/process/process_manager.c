@@ -97,8 +97,9 @@ void process_update_reading(struct proc *p)
 {
 	/* Output nobody takes is not read (the process waits on a full pipe),
 	 * so a sandbox writing without end costs the backend nothing; once the
-	 * process has ended the rest is read and dropped, to see the end. */
-	bool want = !p->paused && p->blocked == 0 && (p->streams || p->reaped);
+	 * process has ended the rest is read and dropped, to see the end. An
+	 * observer in the backend (process_run.h) takes it as a stream does. */
+	bool want = !p->paused && p->blocked == 0 && (p->streams || p->observer || p->reaped);
 	for (int i = 0; i < 2; i++) {
 		struct proc_output *o = &p->out[i];
 		if (o->fd < 0 || !o->ev || o->reading == want)

@@ -85,4 +85,5 @@ void process_run_detach(struct proc *p)
 {
 	p->observer = NULL;
 	p->observer_ctx = NULL;
+	process_update_reading(p); /* nobody may take its output now */
 }
