@@ -5,6 +5,7 @@
 #include "lib/crashpoint.h"
 #include "lib/random.h"
 #include "lib/text.h"
+#include "registry/registry_log.h"
 #include "registry/registry_records.h"
 #include "store/store_records.h"
 #include "runtime/runtime.h"
@@ -114,6 +115,7 @@ static void sandbox_free(struct sandbox *sb)
 	free(sb->layers);
 	free(sb->mask_request_host);
 	free(sb->dir);
+	registry_log_free(sb);
 	free(sb);
 }
 

@@ -2,6 +2,7 @@
 #include "envd/process/process_run.h"
 
 #include "envd/process/process_cwd.h"
+#include "envd/process/process_log.h"
 #include "envd/process/process_manager.h"
 #include "envd/process/process_spawn.h"
 #include "http/http_connect.h"
@@ -77,6 +78,8 @@ struct proc *process_run(struct proc_manager *pm, const struct process_run_spec 
 	}
 	p->observer = obs;
 	p->observer_ctx = ctx;
+	if (spec->log && process_log_output_on(p) == 0)
+		process_log_start(p);
 	process_update_reading(p);
 	return p;
 }

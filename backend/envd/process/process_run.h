@@ -9,6 +9,8 @@
 
 #include "envd/process/process_table.h"
 
+#include <stdbool.h>
+
 struct cJSON;
 
 struct process_run_spec {
@@ -18,6 +20,7 @@ struct process_run_spec {
 	const char *command;       /* run as /bin/bash -l -c <command>, as E2B runs them */
 	const char *shell;         /* NULL, or a shell to run it with instead: <shell> -c <command> */
 	const struct cJSON *envs;  /* object of strings or NULL, after the sandbox's envVars */
+	bool log;                  /* its start, output and end go to the sandbox's log (process_log.h) */
 };
 
 /* Starts it; obs is told of its output and its end (never from inside this
