@@ -6,7 +6,7 @@
 // traffic is validated against docs/epp-methods.json.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -205,6 +205,20 @@ for (const [mode, start] of Object.entries(MODES)) {
       assert.equal(written.mode, 0o600)
       assert.equal(await sh('stat -c "%a %U %G" /tmp/secret.txt'), '600 agent agent\n')
       await rejects(raw('files.chmod', { path: '/tmp/secret.txt', owner: 'no-such-account' }), (err) => assert.equal(err.rpc.data.field, 'owner'))
+    })
+
+    // envd does file work as root, as E2B's does: `user` decides whose a new
+    // file is, not whether the call may touch the path (docs/files.md says so).
+    test('user names the owner, not a permission: files.write /root/y as user succeeds and is user\'s', async () => {
+      assert.equal(await sh('stat -c "%a %U" /root', 'root'), '700 root\n')
+      await call('files.write', { path: '/root/y', content: 'written as user', user: 'user' })
+      assert.equal(await sh('cat /root/y; stat -c " %U:%G" /root/y'), 'written as user user:user\n')
+      assert.equal((await call('files.read', { path: '/root/y', user: 'user' })).content, 'written as user')
+      const r = await call('exec.run', { command: 'cat /root/y', user: 'user' })
+      assert.match(r.stderr, /Permission denied/, 'while a command as user is refused')
+      const doc = readFileSync(path.join(pluginDir, 'docs', 'files.md'), 'utf8')
+      assert.doesNotMatch(doc, /its permissions apply/)
+      assert.match(doc, /`files\.write\('\/root\/y'\)` as `user` succeeds/)
     })
 
     test('a symlink to / or ../../.. does not reach a host canary', async () => {
