@@ -241,11 +241,23 @@ run_tests() {
 # Sourced (tests/node/build-script.test.mjs): the functions only.
 [ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
+usage() {
+  cat <<'EOF'
+usage: ./build.sh [build|test|demo|update-wasm]
+  build        (the default) install what is missing, build everything, check wasm/core.wasm
+  test         build, then run every test layer: one line each, logs in build/test-logs/
+  demo         build, walk a sandbox through its life on the local backend, then serve the playground
+  update-wasm  build and copy the fresh module over wasm/core.wasm (then commit it)
+  -h, --help   this text
+EOF
+}
+
 case "${1:-build}" in
   build)       build_all; check_wasm ;;
   update-wasm) build_all; cp "$BUILD/wasm/core.wasm" wasm/core.wasm; say "wasm/core.wasm updated; commit it" ;;
   test)        build_all; build_busybox; check_wasm; run_tests ;; # busybox: a test fixture only
   demo)        build_all; check_wasm; E2BW_BUILD="$BUILD" node demo/lifecycle.mjs
                E2BW_BUILD="$BUILD" node playground/serve.mjs --backend ;;
-  *) die "usage: ./build.sh [build|test|demo|update-wasm]" ;;
+  -h|--help|help) usage ;;
+  *) printf "build.sh: unknown command '%s'\n" "$1" >&2; usage >&2; exit 2 ;;
 esac

@@ -87,13 +87,13 @@ const machineBusyMs = () => {
 const measureCreates = async (n, gapMs) => {
   const firstOutput = []
   const fromPool = [] // whether /health said a pooled sandbox was ready before each create
-  const takenBefore = (await (await fetch(`${backend.apiUrl}/health`)).json()).warm?.taken ?? 0
+  const takenBefore = (await (await fetch(`${backend.apiUrl}/health/details`)).json()).warm?.taken ?? 0
   const busy0 = machineBusyMs()
   const clientCpu0 = process.cpuUsage()
   const wall0 = performance.now()
   for (let i = 0; i < n; i++) {
     if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs))
-    const health = await (await fetch(`${backend.apiUrl}/health`)).json()
+    const health = await (await fetch(`${backend.apiUrl}/health/details`)).json()
     fromPool.push(health.warm?.ready > 0)
     const t0 = performance.now()
     const sb = await create()
@@ -115,7 +115,7 @@ const measureCreates = async (n, gapMs) => {
   const clientCpu = process.cpuUsage(clientCpu0)
   const cpus = availableParallelism()
   // What the pool says it did: creates served by a pooled sandbox.
-  const { warm: poolAfter } = await (await fetch(`${backend.apiUrl}/health`)).json()
+  const { warm: poolAfter } = await (await fetch(`${backend.apiUrl}/health/details`)).json()
   return { median: round(quantile(firstOutput, 0.5)), p99: round(quantile(firstOutput, 0.99)), n,
     gap_ms: gapMs, pool_ready: fromPool.filter(Boolean).length,
     pool_taken: poolAfter ? poolAfter.taken - takenBefore : null,

@@ -70,7 +70,7 @@ try {
       create[key].push(ms() - t0)
       await sb.kill()
       // The same without the SDK: POST /v2/sandboxes, then envd's Start until its first output.
-      const { warm } = await (await fetch(`${backend.apiUrl}/health`)).json()
+      const { warm } = await (await fetch(`${backend.apiUrl}/health/details`)).json()
       pooled[key].push((key === 'base' ? warm?.ready : warm?.templates_ready) > 0)
       raw[key].push(await createFirstOutput(tpl))
     }

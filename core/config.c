@@ -55,22 +55,32 @@ static const char *const config_fields[] = {"api_key",         "domain",        
                                             "request_timeout", "keepalive_interval", "envd_passthrough"};
 #define CONFIG_FIELD_COUNT (sizeof config_fields / sizeof config_fields[0])
 
-/* A field that is none of them but close to one (names.h) is refused: the
- * SDK's apiUrl would otherwise leave api_url at its default. Others are
- * ignored, as a host's extensions. */
-static cJSON *near_miss(const cJSON *config) {
+/* A host passes only the fields the manifest declares (the seed's
+ * "options only contain the fields you declared"), so any other key is a
+ * mistake whose value would be lost without a word (timout, apiUrl): it is
+ * refused, naming the declared field nearest to it (names.h). */
+static cJSON *unknown_field(const cJSON *config) {
   const cJSON *item;
   cJSON_ArrayForEach(item, config) {
     int known = 0;
-    e2bw_name_match best = E2BW_NAME_MATCH_INIT;
+    e2bw_name_match near = E2BW_NAME_MATCH_INIT, nearest = E2BW_NAME_MATCH_INIT;
     for (size_t i = 0; i < CONFIG_FIELD_COUNT && item->string; i++) {
       known |= strcmp(item->string, config_fields[i]) == 0;
-      e2bw_name_consider(&best, item->string, config_fields[i]);
+      e2bw_name_consider(&near, item->string, config_fields[i]);
+      e2bw_name_consider_nearest(&nearest, item->string, config_fields[i]);
     }
-    if (known || !best.meant) continue;
-    char what[96];
-    snprintf(what, sizeof what, "is not a config field: did you mean '%s'?", best.meant);
-    return e2bw_error_set_str(field_error(item->string, what), "did_you_mean", best.meant);
+    if (known || !item->string) continue;
+    const char *meant = near.meant ? near.meant : nearest.meant;
+    char what[256];
+    if (near.meant || nearest.distance <= 2)
+      snprintf(what, sizeof what, "is not a config field: did you mean '%s'?", meant);
+    else {
+      size_t n = (size_t)snprintf(what, sizeof what, "is not a config field (");
+      for (size_t i = 0; i < CONFIG_FIELD_COUNT && n < sizeof what; i++)
+        n += (size_t)snprintf(what + n, sizeof what - n, "%s%s", i ? ", " : "", config_fields[i]);
+      if (n < sizeof what) snprintf(what + n, sizeof what - n, "): the nearest is '%s'", meant);
+    }
+    return e2bw_error_set_str(field_error(item->string, what), "did_you_mean", meant);
   }
   return NULL;
 }
@@ -125,7 +135,7 @@ cJSON *e2bw_config_parse(e2bw_config *cfg, const cJSON *config, const char *key_
   if (!cJSON_IsObject(config)) return key_missing(key_hint);
 
   const char *api_key, *domain, *api_url, *sandbox_url;
-  cJSON *err = near_miss(config);
+  cJSON *err = unknown_field(config);
   if (err) return err;
   if ((err = get_string(config, "api_key", &api_key))) return err;
   if (!api_key) return key_missing(key_hint);

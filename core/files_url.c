@@ -2,9 +2,10 @@
  * (ours): a download (GET) or upload (POST) link to envd's /files carrying
  * envd's `v1_` signature and an expiry (docs/e2b-protocol-notes.md, "Files"),
  * as the SDK's downloadUrl/uploadUrl; ports.url: where a port inside the
- * sandbox is reached (by host name, <port>-<id>.<domain>, whenever the
- * control plane names the sandbox's domain), and the headers each request
- * must carry ("Reaching envd"; the traffic token of a sandbox created with
+ * sandbox is reached (by host name, <port>-<id>.<domain>, when the control
+ * plane names a domain that resolves; else the configured sandbox_url with
+ * E2B's routing headers), and the headers each request must carry
+ * ("Reaching envd"; the traffic token of a sandbox created with
  * network.allowPublicTraffic false). */
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "errors.h"
 #include "files.h"
 #include "files_url.h"
+#include "names.h"
 #include "sha256.h"
 #include "url.h"
 
@@ -118,38 +120,56 @@ static int host_name_url(e2bw_buf *url, const e2bw_config *cfg, const char *id, 
          e2bw_buf_append_str(url, id) || e2bw_buf_append_char(url, '.') || e2bw_buf_append_str(url, domain);
 }
 
+/* A domain whose host names end in .localhost (the local backend's
+ * localhost:<port>): browsers and curl resolve them to loopback, Node and
+ * glibc without systemd's resolver do not (RFC 6761 leaves it to them). */
+static int localhost_domain(const char *domain) {
+  static const char suffix[] = ".localhost";
+  char host[256];
+  size_t n = strcspn(domain, ":"), k = sizeof suffix - 1;
+  if (n >= sizeof host) return 0;
+  memcpy(host, domain, n);
+  host[n] = '\0';
+  return e2bw_name_equal_nocase(host, "localhost") || (n > k && e2bw_name_equal_nocase(host + n - k, suffix));
+}
+
 static void port_go(e2bw_core *core, e2bw_call *call) {
   const char *id = e2bw_files_param_str(call, "sandbox_id");
   const cJSON *port = cJSON_GetObjectItemCaseSensitive(call->params, "port");
   const e2bw_sandbox_info *info = e2bw_sandbox_lookup(core, id);
+  const e2bw_config *cfg = &core->config;
   char port_text[16];
   snprintf(port_text, sizeof port_text, "%d", (int)port->valuedouble);
-  e2bw_buf url = {0};
+  e2bw_buf url = {0}, by_host = {0};
   cJSON *r = cJSON_CreateObject();
   cJSON *headers = cJSON_AddObjectToObject(r, "headers");
+  const char *domain = info && info->domain ? info->domain : NULL;
   int rc;
-  if (info && info->domain) {
-    /* the control plane names the sandbox's domain: route by host name */
-    rc = host_name_url(&url, &core->config, id, port_text, info->domain);
-  } else if (core->config.sandbox_url) {
-    /* one proxy serves every sandbox: it routes by these headers */
+  if (cfg->sandbox_url && (!domain || localhost_domain(domain))) {
+    /* One proxy serves every sandbox and routes by these headers: a URL any
+     * client resolves. A *.localhost name is kept beside it for browsers. */
     rc = e2bw_envd_base_url(core, id, &url);
     cJSON_AddStringToObject(headers, "E2b-Sandbox-Id", id);
     cJSON_AddStringToObject(headers, "E2b-Sandbox-Port", port_text);
+    if (domain) rc |= host_name_url(&by_host, cfg, id, port_text, domain);
   } else {
-    rc = host_name_url(&url, &core->config, id, port_text, core->config.domain);
+    /* the sandbox's domain (E2B's, or one whose wildcard name resolves) */
+    rc = host_name_url(&url, cfg, id, port_text, domain ? domain : cfg->domain);
   }
   /* network.allowPublicTraffic false: every request needs the token */
   if (info && info->traffic_token) cJSON_AddStringToObject(headers, "e2b-traffic-access-token", info->traffic_token);
   if (rc || !headers) {
     e2bw_buf_free(&url);
+    e2bw_buf_free(&by_host);
     cJSON_Delete(r);
     e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
     return;
   }
   cJSON_AddStringToObject(r, "url", url.data);
+  if (by_host.data) cJSON_AddStringToObject(r, "host_url", by_host.data);
   cJSON_AddNumberToObject(r, "port", port->valuedouble);
   e2bw_buf_free(&url);
+  e2bw_buf_free(&by_host);
   e2bw_call_succeed(core, call, r);
 }
 

@@ -66,3 +66,36 @@ void e2bw_name_consider(e2bw_name_match *m, const char *given, const char *known
     m->distance = d;
   }
 }
+
+/* The least distance of folded given to a run of known's words, each run
+ * folded as given is. */
+static unsigned word_run_distance(const char *fg, size_t gn, const char *known) {
+  size_t m = strlen(known);
+  unsigned best = (unsigned)gn + NAME_MAX_LEN;
+  for (size_t start = 0; start < m; start++) {
+    if (start > 0 && known[start - 1] != '_') continue; /* runs start at a word */
+    for (size_t end = start + 1; end <= m; end++) {
+      if (end < m && known[end] != '_') continue; /* and end at one */
+      char run[NAME_MAX_LEN + 1], fr[NAME_MAX_LEN + 1];
+      if (end - start > NAME_MAX_LEN) break;
+      memcpy(run, known + start, end - start);
+      run[end - start] = '\0';
+      size_t rn = folded(run, fr);
+      if (!rn) continue;
+      unsigned d = edit_distance(fg, gn, fr, rn);
+      if (d < best) best = d;
+    }
+  }
+  return best;
+}
+
+void e2bw_name_consider_nearest(e2bw_name_match *m, const char *given, const char *known) {
+  char fg[NAME_MAX_LEN + 1];
+  size_t gn = strlen(given) <= NAME_MAX_LEN ? folded(given, fg) : 0;
+  /* a name too long to measure is as far as can be: the first known name wins */
+  int d = gn ? (int)word_run_distance(fg, gn, known) : 2 * NAME_MAX_LEN;
+  if (m->distance < 0 || d < m->distance) {
+    m->meant = known;
+    m->distance = d;
+  }
+}

@@ -25,5 +25,10 @@ typedef struct e2bw_name_match {
 #define E2BW_NAME_MATCH_INIT {NULL, -1}
 /* Keeps known in *m when it is near given and closer than what *m holds. */
 void e2bw_name_consider(e2bw_name_match *m, const char *given, const char *known);
+/* Keeps known in *m when it is closer to given than what *m holds, however
+ * far, for naming the nearest of a closed set: the distance is given's
+ * (case, '_' and '-' ignored) to known or to a run of its '_'-separated
+ * words, whichever is least, so "timout" is 1 from request_timeout. */
+void e2bw_name_consider_nearest(e2bw_name_match *m, const char *given, const char *known);
 
 #endif

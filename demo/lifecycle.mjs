@@ -3,11 +3,15 @@
 // load e2b-wasm the way abx does (reference host, node/1, kit.epp.infra),
 // and walk a sandbox through its life: create, show, list, pause, resume,
 // kill, with a command run and one streamed on the way. Run it with
-// ./build.sh demo (which builds first).
+// ./build.sh demo (which builds first). The sizes it shows say whether this
+// backend enforces them (a rootless one enforces none: demo/limits.mjs).
+// Ctrl-C stops the backend, which removes every sandbox it has, and says so.
+import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { loadProvider } from '../host/reference/host.mjs'
 import { startBackend } from '../host/backend.mjs'
+import { describeLimits, limitsLine } from './limits.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s)
@@ -16,14 +20,30 @@ const show = (rec) => {
   const rows = [['sandbox_id', rec.sandbox_id], ['template', rec.template], ['status', rec.status],
     ['metadata', JSON.stringify(rec.metadata ?? {})], ['created_at', rec.created_at], ['expires_at', rec.expires_at],
     ['paused_at', rec.paused_at], ['lifetime_left', rec.lifetime_left !== undefined ? `${rec.lifetime_left} s (kept while paused)` : undefined],
-    ['cpu / memory / disk', rec.cpu !== undefined ? `${rec.cpu} vCPU / ${rec.memory} MiB / ${rec.disk} MiB` : undefined],
+    ['cpu / memory / disk', rec.cpu !== undefined ? describeLimits(rec, backend.limits) : undefined],
     ['envd_version', rec.envd_version]]
   for (const [k, v] of rows) if (v !== undefined) console.log(`  ${k.padEnd(20)} ${v}`)
 }
 
 const backend = await startBackend()
-console.log(`local E2B backend: api ${backend.apiUrl}, envd ${backend.sandboxUrl}, isolation ${backend.isolation}${backend.limits ? '' : ' (no cpu, memory or pids limits)'}`)
+console.log(`local E2B backend: api ${backend.apiUrl}, envd ${backend.sandboxUrl}, isolation ${backend.isolation} (${limitsLine(backend.limits)})`)
 let infra
+const made = [] // the sandboxes this demo created
+
+// Ctrl-C (from a terminal the backend gets it too): stop the backend, which
+// removes every sandbox it has and its state directory, then say what went.
+let interrupted = false
+process.on('SIGINT', async () => {
+  if (interrupted) return
+  interrupted = true
+  const { code, signal } = await backend.stop()
+  const gone = !existsSync(backend.stateDir)
+  const what = made.length ? `sandbox ${made.map((id) => `e2b-wasm:${id}`).join(', ')} and ` : ''
+  console.log(`\ninterrupted: stopped the local backend (${signal ? `signal ${signal}` : `exit ${code}`}), which removed ${what}` +
+    (gone ? `its state directory ${backend.stateDir}: nothing of the demo is left` : `its sandboxes; its state directory ${backend.stateDir} is still there`))
+  process.exit(130)
+})
+
 try {
   infra = await loadProvider(root, {
     env: { ABX_E2B_WASM_API_KEY: backend.apiKey, E2B_API_URL: backend.apiUrl, E2B_SANDBOX_URL: backend.sandboxUrl },
@@ -33,6 +53,7 @@ try {
 
   step('create --template base --timeout 600 --metadata owner=demo')
   const created = await sp.create({ template: 'base', timeout: 600, metadata: { owner: 'demo' }, envs: { GREETING: 'hello' } })
+  made.push(created.sandbox_id)
   console.log(`  created e2b-wasm:${created.sandbox_id}`)
 
   step('get')
@@ -76,6 +97,7 @@ try {
 
   step('kill')
   console.log(`  killed: ${(await sp.kill(created.sandbox_id)).killed}`)
+  made.length = 0
   console.log(`  killed again: ${(await sp.kill(created.sandbox_id)).killed} (already gone; not an error)`)
   try {
     await sp.get(created.sandbox_id)
@@ -83,7 +105,12 @@ try {
     console.log(`  get afterwards: ${err.code} ${err.message}`)
   }
   console.log('\ndone.')
+} catch (err) {
+  if (!interrupted) throw err
+  await new Promise(() => {}) // the SIGINT handler ends the process
 } finally {
-  if (infra) await infra.close()
-  await backend.stop()
+  if (!interrupted) {
+    if (infra) await infra.close()
+    await backend.stop()
+  }
 }

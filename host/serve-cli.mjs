@@ -9,6 +9,7 @@
 // status 2. The key is never printed: the page fetches it from the same server
 // (LOCAL_BACKEND_FILE beside the page, answered only to loopback Host names;
 // see static-server.mjs) when it is opened with ?local.
+import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { startStaticServer } from './static-server.mjs'
@@ -49,7 +50,7 @@ function listenProblem(err, port) {
  *   pagePath      the page whose URL is printed, e.g. '/playground/index.html'
  *   pageName      how the printed URL is introduced, e.g. 'playground'
  *   usage         the --help text
- *   startBackend  () => Promise<{ apiUrl, sandboxUrl, apiKey, stop() }>, for --backend
+ *   startBackend  () => Promise<{ apiUrl, sandboxUrl, apiKey, stateDir, stop() }>, for --backend
  */
 export async function serveFromCommandLine({ program, pagePath, pageName, usage, startBackend, argv = process.argv.slice(2) }) {
   const fail = (message, status) => {
@@ -92,12 +93,22 @@ export async function serveFromCommandLine({ program, pagePath, pageName, usage,
   if (backend) console.log('(it connects to the local backend by itself: the page fetches the URLs and the key from this server; the key is not printed)')
   console.log(process.stdin.isTTY ? '(open it in a browser; Ctrl-C stops the server)' : '(serving until standard input ends)')
 
+  // Ctrl-C or the end of standard input: the server and the backend stop,
+  // and it says what went (a backend without --state-dir removes every
+  // sandbox it has and its state directory as it stops).
   let stopping = false
   async function stop() {
     if (stopping) return
     stopping = true
     await server.close()
-    if (backend) await backend.stop()
+    let said = `stopped the ${pageName} server`
+    if (backend) {
+      const { code, signal } = await backend.stop()
+      const gone = !existsSync(backend.stateDir)
+      said += ` and the local backend (${signal ? `signal ${signal}` : `exit ${code}`})` +
+        (code === 0 && gone ? ', which removed every sandbox it had and its state directory' : `; its state directory ${backend.stateDir} ${gone ? 'is gone' : 'is left'}`)
+    }
+    console.log(`\n${said}`)
     process.exit(0)
   }
   process.on('SIGINT', stop)

@@ -2,6 +2,7 @@
 #include "api/api_routes.h"
 
 #include "api/api_list.h"
+#include "api/api_logs.h"
 #include "api/api_metrics.h"
 #include "api/api_network.h"
 #include "api/api_create.h"
@@ -35,7 +36,16 @@
 #include <stdio.h>
 #include <string.h>
 
+/* E2B's health check: 204, no body (its spec/openapi.yml). */
 static int api_health(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	(void)ctx, (void)id;
+	return reply_empty(req, 204);
+}
+
+/* The backend's own facts, at a path of its own: how sandboxes are
+ * isolated (the ready line's fields) and its warm pools. */
+static int api_health_details(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
 	(void)id;
 	cJSON *o = cJSON_CreateObject();
@@ -79,9 +89,11 @@ static int api_template_or_snapshot_delete(struct api_ctx *ctx, struct evhttp_re
 
 static const struct api_route routes[] = {
 	{"/health", EVHTTP_REQ_GET, "GET", false, api_health},
+	{"/health/details", EVHTTP_REQ_GET, "GET", false, api_health_details},
 	{"/v2/sandboxes", EVHTTP_REQ_POST, "POST", true, api_create_v2},
 	{"/v2/sandboxes", EVHTTP_REQ_GET, "GET", true, api_list_v2},
 	{"/v2/sandboxes/{}/connect", EVHTTP_REQ_POST, "POST", true, api_connect_v2},
+	{"/v2/sandboxes/{}/logs", EVHTTP_REQ_GET, "GET", true, api_logs_v2},
 	{"/sandboxes", EVHTTP_REQ_POST, "POST", true, api_create_v1},
 	{"/sandboxes", EVHTTP_REQ_GET, "GET", true, api_list_v1},
 	/* before /sandboxes/{}, which would take "metrics" for an ID */
@@ -89,6 +101,8 @@ static const struct api_route routes[] = {
 	{"/sandboxes/{}", EVHTTP_REQ_GET, "GET", true, api_get},
 	{"/sandboxes/{}", EVHTTP_REQ_DELETE, "DELETE", true, api_kill},
 	{"/sandboxes/{}/timeout", EVHTTP_REQ_POST, "POST", true, api_set_timeout},
+	{"/sandboxes/{}/refreshes", EVHTTP_REQ_POST, "POST", true, api_refresh},
+	{"/sandboxes/{}/logs", EVHTTP_REQ_GET, "GET", true, api_logs_v1},
 	{"/sandboxes/{}/pause", EVHTTP_REQ_POST, "POST", true, api_pause},
 	{"/sandboxes/{}/resume", EVHTTP_REQ_POST, "POST", true, api_resume},
 	{"/sandboxes/{}/connect", EVHTTP_REQ_POST, "POST", true, api_connect_v1},

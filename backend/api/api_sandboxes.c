@@ -1,5 +1,5 @@
-/* Control-plane handlers for one sandbox: create, get, kill, timeout, pause,
- * resume and connect. */
+/* Control-plane handlers for one sandbox: get, kill, timeout, refresh,
+ * pause, resume and connect. */
 #include "api/api_sandboxes.h"
 
 #include "api/api_network.h"
@@ -31,6 +31,8 @@ static int reply_not_found(struct evhttp_request *req, const char *id)
 #define TIMEOUT_DEFAULT_RESUME 15
 #define TIMEOUT_DEFAULT_CONNECT 300
 #define AUTO_RESUME_MIN_S 300
+#define REFRESH_MIN_S 15     /* and the default: E2B's SandboxTimeoutDefault */
+#define REFRESH_MAX_S 3600   /* SandboxRefreshRequest.duration's maximum */
 
 static int reply_body_error(struct evhttp_request *req, const struct body_error *err)
 {
@@ -142,6 +144,32 @@ int api_set_timeout(struct api_ctx *ctx, struct evhttp_request *req, const char 
 	if (sb->state != SANDBOX_RUNNING)
 		return reply_errorf(req, 404, "Sandbox \"%s\" is not running", id);
 	registry_set_timeout(ctx->reg, sb, timeout);
+	return reply_empty(req, 204);
+}
+
+/* POST /sandboxes/{id}/refreshes {duration?}: keeps a running sandbox
+ * alive for duration seconds (0..3600; at least 15, the default), never
+ * shortening it (e2b-dev/infra's KeepAliveFor(allowShorter=false)). */
+int api_refresh(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
+{
+	struct body_error err;
+	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
+	if (!body)
+		return reply_body_error(req, &err);
+	int64_t duration = REFRESH_MIN_S;
+	enum field_result r = field_int(body, "duration", 0, REFRESH_MAX_S, &duration, &err);
+	cJSON_Delete(body);
+	if (r == FIELD_BAD)
+		return reply_body_error(req, &err);
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb)
+		return reply_not_found(req, id);
+	if (sb->state != SANDBOX_RUNNING)
+		return reply_errorf(req, 409, "Sandbox \"%s\" is in paused state", id);
+	if (duration < REFRESH_MIN_S)
+		duration = REFRESH_MIN_S;
+	if (clock_now_ms() + duration * 1000 > sb->end_at_ms)
+		registry_set_timeout(ctx->reg, sb, duration);
 	return reply_empty(req, 204);
 }
 

@@ -1,5 +1,5 @@
 /* The control plane's sandbox routes (docs/e2b-protocol-notes.md, "Control
- * plane"): get, kill, timeout, pause, resume and connect, v1 and v2, and
+ * plane"): get, kill, timeout, refreshes, pause, resume and connect, v1 and v2, and
  * forks (create is api_create.h). Calls registry/, runtime/, net/, the
  * sandbox JSON shapes and http/. */
 #ifndef E2B_BACKEND_API_SANDBOXES_H
@@ -16,6 +16,7 @@ struct sandbox;
 int api_get(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_kill(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_set_timeout(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
+int api_refresh(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_pause(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 /* lifecycle.autoResume: resumes a paused sandbox that has it, for the

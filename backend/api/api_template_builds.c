@@ -8,6 +8,7 @@
 #include "http/http_request.h"
 #include "lib/query.h"
 #include "templates/templates.h"
+#include "templates/templates_builtin.h"
 #include "templates/templates_exec.h"
 #include "templates/templates_records.h"
 #include "templates/templates_stack.h"
@@ -103,29 +104,35 @@ int api_templates_build_status(struct api_ctx *ctx, struct evhttp_request *req, 
 	return reply_json(req, 200, build_info_json(b, (size_t)offset, (size_t)limit));
 }
 
-/* GET /templates/aliases/{alias} */
+/* GET /templates/aliases/{alias}: a built template's name, or a built-in's */
 int api_templates_alias(struct api_ctx *ctx, struct evhttp_request *req, const char *unused)
 {
 	(void)unused;
 	char alias[256];
 	request_path_segment(req, 2, alias, sizeof alias);
 	struct template *tpl = find(ctx, alias);
+	struct templates_builtin builtin;
+	if ((!tpl || strcmp(tpl->name, alias) != 0) && templates_builtin_find(alias, &builtin))
+		tpl = &builtin.tpl;
 	if (!tpl || strcmp(tpl->name, alias) != 0)
 		return reply_errorf(req, 404, "template with alias '%.128s' not found", alias);
 	cJSON *o = cJSON_CreateObject();
 	if (o) {
 		cJSON_AddStringToObject(o, "templateID", tpl->id);
-		cJSON_AddBoolToObject(o, "public", false);
+		cJSON_AddBoolToObject(o, "public", tpl->builtin);
 	}
 	return reply_json(req, 200, o);
 }
 
-/* GET /templates/{templateID} */
+/* GET /templates/{templateID}: a built template, or a built-in one */
 int api_templates_get(struct api_ctx *ctx, struct evhttp_request *req, const char *unused)
 {
 	(void)unused;
 	char id[256];
 	struct template *tpl = find_at(ctx, req, 1, id, sizeof id);
+	struct templates_builtin builtin;
+	if (!tpl && templates_builtin_find(id, &builtin))
+		tpl = &builtin.tpl;
 	if (!tpl)
 		return reply_template_not_found(req, id);
 	return reply_json(req, 200, templates_with_builds_json(tpl));

@@ -6,6 +6,7 @@
 #include "lib/mem_trim.h"
 #include "lib/random.h"
 #include "lib/text.h"
+#include "registry/registry_log.h"
 #include "registry/registry_records.h"
 #include "store/store_records.h"
 #include "runtime/runtime.h"
@@ -116,6 +117,7 @@ static void sandbox_free(struct sandbox *sb)
 	free(sb->layers);
 	free(sb->mask_request_host);
 	free(sb->dir);
+	registry_log_free(sb);
 	free(sb);
 }
 

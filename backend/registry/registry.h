@@ -31,6 +31,7 @@ struct sandbox_rt;
 struct sandbox_net;
 struct sandbox_metrics;
 struct envd_listener;
+struct registry_log_entry;
 
 #define SANDBOX_HTTPS_PORTS_MAX 32 /* network.httpsPorts */
 
@@ -92,6 +93,9 @@ struct sandbox {
 	struct envd_listener *envd_listener; /* its own envd port (envd_listener.h), or NULL */
 	char envd_url[96];       /* that port's URL, "" without one */
 	void *user_data;         /* free for a process manager */
+	/* Its log (registry_log.h): oldest first, within REGISTRY_LOG_BYTES. */
+	struct registry_log_entry *log_head, *log_tail;
+	size_t log_bytes;
 
 	/* private to registry.c */
 	struct event *expiry;

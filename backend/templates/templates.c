@@ -191,7 +191,7 @@ static void add_names(cJSON *o, const struct template *tpl)
 	cJSON_AddItemToObject(o, "aliases", cJSON_CreateStringArray(names, 1));
 	cJSON_AddItemToObject(o, "names", cJSON_CreateStringArray(names, 1));
 	cJSON_AddStringToObject(o, "templateID", tpl->id);
-	cJSON_AddBoolToObject(o, "public", false);
+	cJSON_AddBoolToObject(o, "public", tpl->builtin);
 	add_time(o, "createdAt", tpl->created_ms);
 	add_time(o, "updatedAt", tpl->updated_ms);
 	if (tpl->last_spawned_ms)

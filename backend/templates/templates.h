@@ -32,6 +32,7 @@ struct template {
 	struct template_build *builds; /* newest first */
 	int64_t created_ms, updated_ms, last_spawned_ms;
 	int64_t spawn_count;
+	bool builtin;                  /* a built-in one (templates_builtin.h): public */
 };
 
 struct templates {

@@ -219,7 +219,8 @@ static int run(struct exec *e, const char *user, const char *shell, const char *
 	e->proc = process_run(e->env->pm, &spec, &observer, e, why, sizeof why);
 	if (!e->proc) {
 		char reason[1400];
-		snprintf(reason, sizeof reason, "failed to run command '%.700s': %s", shown, why);
+		/* E2B's builder: Start's error as its command stream ends with it */
+		snprintf(reason, sizeof reason, "failed to run command '%.700s': command failed: %s", shown, why);
 		finish(e, reason);
 		return -1;
 	}

@@ -87,11 +87,13 @@ static void on_ready_ended(void *ctx, int status)
 static const struct process_observer start_obs = {.output = ignore_output, .ended = on_start_ended};
 static const struct process_observer ready_obs = {.output = ignore_output, .ended = on_ready_ended};
 
+/* The start command's output goes to the sandbox's log, as on E2B; the
+ * ready checks', every TEMPLATES_READY_INTERVAL_MS, does not. */
 static struct proc *run(struct templates_start *s, const char *command,
 	const struct process_observer *obs, char *why, size_t len)
 {
 	struct process_run_spec spec = {.sb = s->sb, .user = s->cfg.user ? s->cfg.user : "user",
-		.cwd = s->cfg.workdir, .command = command, .envs = s->cfg.envs};
+		.cwd = s->cfg.workdir, .command = command, .envs = s->cfg.envs, .log = obs == &start_obs};
 	return process_run(s->env->pm, &spec, obs, s, why, len);
 }
 

@@ -129,5 +129,25 @@ describe('tests/browser/server.mjs --backend', () => {
       child.stdin.end()
     }
     assert.deepEqual(await exited, { code: 0, signal: null })
+    assert.match(stdout, /\nstopped the demo page server and the local backend \(exit 0\), which removed every sandbox it had and its state directory\n$/)
+  })
+})
+
+describe('playground/serve.mjs --backend', () => {
+  test('Ctrl-C stops the server and the backend, saying what was cleaned up', async () => {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'playground/serve.mjs'), '--backend'], { stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (d) => { stdout += d })
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
+    const api = await until(() => stdout.match(/^local backend: api (http:\/\/\S+),/m)?.[1], 'the backend\'s URL')
+    const url = await until(() => stdout.match(/^playground: (http:\/\/\S+)$/m)?.[1], 'the playground\'s URL')
+    const { api_key: key } = await (await fetch(new URL('local-backend.json', url))).json()
+    const created = await fetch(`${api}/v2/sandboxes`, { method: 'POST', headers: { 'X-API-Key': key }, body: JSON.stringify({ templateID: 'base' }) })
+    assert.equal(created.status, 201)
+    child.kill('SIGINT')
+    assert.deepEqual(await exited, { code: 0, signal: null })
+    assert.match(stdout, /\nstopped the playground server and the local backend \(exit 0\), which removed every sandbox it had and its state directory\n$/)
+    await assert.rejects(fetch(`${api}/health`), 'the backend is gone')
   })
 })

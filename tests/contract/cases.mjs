@@ -366,6 +366,35 @@ export const CASES = [
       if (r.headers['E2b-Sandbox-Id'] !== undefined) expect.equal(r.headers['E2b-Sandbox-Id'], sid, 'E2b-Sandbox-Id header')
       const token = r.headers['e2b-traffic-access-token']
       expect.ok(typeof token === 'string' && token.length >= 16, 'the e2b-traffic-access-token header of a sandbox created with allowPublicTraffic: false')
+      // Any host must be able to use it: a *.localhost name resolves in
+      // browsers and curl but not in Node or glibc (and asking the system's
+      // resolver would send the name off the machine), so it may only be
+      // offered beside, as host_url.
+      expect.ok(!/(^|\.)localhost$/i.test(url.hostname), `a URL any host resolves, not a *.localhost name: ${r.url}`)
+      if (r.host_url !== undefined) expect.ok(new URL(r.host_url).hostname.startsWith(`8080-${sid}.`), `host_url names the port and sandbox: ${r.host_url}`)
+      // And it reaches the port: a server started in the sandbox answers
+      // through it. A page's fetch cannot send these headers to a server
+      // that allows no CORS, so this part runs outside browsers.
+      if (t.has('exec.run') && typeof document === 'undefined') {
+        const tag = randomTag()
+        const started = await t.call('exec.run', {
+          sandbox_id: sid,
+          command: `mkdir -p /tmp/abx-ports && echo ${tag} > /tmp/abx-ports/index.html && cd /tmp/abx-ports && (python3 -m http.server 8080 >/dev/null 2>&1 &)`,
+        })
+        expect.equal(started.exit_code, 0, `starting python3 -m http.server 8080: ${show(started)}`)
+        let last = null
+        for (const end = Date.now() + 30000; ;) {
+          try {
+            const res = await fetch(`${r.url}/index.html`, { headers: r.headers })
+            last = `${res.status} ${await res.text()}`
+            if (res.status === 200 && last.endsWith(`${tag}\n`)) break
+          } catch (err) {
+            last = String(err && (err.cause || err))
+          }
+          if (Date.now() > end) throw new CaseFailure(`the server on port 8080 did not answer through ports.url: ${last}`)
+          await sleep(100)
+        }
+      }
       await expect.rejects(t.call('ports.url', { sandbox_id: sid, port: 70000 }), 'ports.url of port 70000', (err) => {
         expect.equal(err.rpc && err.rpc.code, -32602, 'error code')
       })

@@ -6,7 +6,7 @@
 // traffic is validated against docs/epp-methods.json.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -207,6 +207,20 @@ for (const [mode, start] of Object.entries(MODES)) {
       await rejects(raw('files.chmod', { path: '/tmp/secret.txt', owner: 'no-such-account' }), (err) => assert.equal(err.rpc.data.field, 'owner'))
     })
 
+    // envd does file work as root, as E2B's does: `user` decides whose a new
+    // file is, not whether the call may touch the path (docs/files.md says so).
+    test('user names the owner, not a permission: files.write /root/y as user succeeds and is user\'s', async () => {
+      assert.equal(await sh('stat -c "%a %U" /root', 'root'), '700 root\n')
+      await call('files.write', { path: '/root/y', content: 'written as user', user: 'user' })
+      assert.equal(await sh('cat /root/y; stat -c " %U:%G" /root/y'), 'written as user user:user\n')
+      assert.equal((await call('files.read', { path: '/root/y', user: 'user' })).content, 'written as user')
+      const r = await call('exec.run', { command: 'cat /root/y', user: 'user' })
+      assert.match(r.stderr, /Permission denied/, 'while a command as user is refused')
+      const doc = readFileSync(path.join(pluginDir, 'docs', 'files.md'), 'utf8')
+      assert.doesNotMatch(doc, /its permissions apply/)
+      assert.match(doc, /`files\.write\('\/root\/y'\)` as `user` succeeds/)
+    })
+
     test('a symlink to / or ../../.. does not reach a host canary', async () => {
       const canary = path.join(canaryDir, 'canary.txt')
       writeFileSync(canary, 'HOST-CANARY-SECRET')
@@ -265,17 +279,21 @@ for (const [mode, start] of Object.entries(MODES)) {
       }
       for (const [id, text] of [[sid, 'first'], [other, 'second']]) {
         const where = await infra.call('ports.url', { sandbox_id: id, port: 8123 })
-        // The local backend names its domain (localhost:<envd port>): the
-        // host name routes, as on E2B.
-        assert.equal(new URL(where.url).hostname, `8123-${id}.localhost`)
-        assert.deepEqual(where.headers, {})
+        // The local backend's domain is localhost:<envd port>, whose names
+        // Node does not resolve: sandbox_url with E2B's routing headers,
+        // which plain fetch reaches; the host name beside it (browsers, curl).
+        assert.equal(where.url, backend.sandboxUrl)
+        assert.deepEqual(where.headers, { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': '8123' })
+        assert.equal(new URL(where.host_url).host, `8123-${id}.${backend.domain}`)
         const body = await until(async () => {
           try {
-            const res = await getLocalhostUrl(`${where.url}/index.html`, where.headers)
-            return res.status === 200 ? res.body : null
+            const res = await fetch(`${where.url}/index.html`, { headers: where.headers })
+            return res.status === 200 ? await res.text() : null
           } catch { return null }
         }, `the server in ${id} answers`)
         assert.equal(body, `${text}\n`)
+        const byHost = await getLocalhostUrl(`${where.host_url}/index.html`)
+        assert.deepEqual([byHost.status, byHost.body], [200, `${text}\n`])
       }
       await infra.sandbox_protocol.kill(other)
     })

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// suite.mjs — the contract suite as a tool: the 18 cases of `abx provider test`
-// and ours of templates.build and sandbox.metrics (tests/contract/cases.mjs) against this plugin, on one transport, against the
-// local backend or any E2B-protocol backend.
+// suite.mjs — the contract suite as a tool: 20 cases, the 18 of `abx provider
+// test` and ours of templates.build and sandbox.metrics (tests/contract/cases.mjs),
+// against this plugin, on one transport, against the local backend or any
+// E2B-protocol backend.
 //
 //   node tests/contract/suite.mjs --transport inprocess|stdio|browser
 //        [--api-url URL] [--sandbox-url URL] [--domain DOMAIN] [--api-key-env NAME]
@@ -15,8 +16,10 @@
 // runs against that backend; the API key is ABX_E2B_WASM_API_KEY, else
 // E2B_API_KEY, or the variable named by --api-key-env, and is never printed.
 // It creates only sandboxes it kills again, also when interrupted: Ctrl-C
-// kills what it created, then exits 130. A --case that names no case is a usage
-// error that lists them.
+// kills what it created, then exits 130. --case NAME picks a case by its whole
+// name, else by the one name it begins, else by the one name holding it (case
+// ignored: --case lifecycle, --case 'exec: timeout'); a --case that names no case,
+// or several, is a usage error that lists them.
 //
 // Transports: inprocess — provider.mjs loaded by the reference host
 // (host/reference/host.mjs, node/1 + kit.epp.infra); stdio — node js-shim/epp-stdio.mjs
@@ -61,9 +64,23 @@ function parseArgs(argv) {
   return opts
 }
 
+/** The case a --case value names: its whole name, else the one name it
+ *  begins, else the one name holding it, case ignored. A usage error when it
+ *  names none or several. */
+function findCase(given) {
+  const names = CASES.map((c) => c.name)
+  if (names.includes(given)) return given
+  const low = given.toLowerCase()
+  for (const [how, hit] of [['begin with', (n) => n.toLowerCase().startsWith(low)], ['contain', (n) => n.toLowerCase().includes(low)]]) {
+    const found = names.filter(hit)
+    if (found.length === 1) return found[0]
+    if (found.length > 1) usage(`--case '${given}' is ambiguous: ${found.length} cases ${how} it:\n  ${found.join('\n  ')}\ngive more of the name`)
+  }
+  return usage(`no case named '${given}'; the cases are:\n  ${names.join('\n  ')}`)
+}
+
 const opts = parseArgs(process.argv.slice(2))
-const unknownCases = opts.only.filter((name) => !CASES.some((c) => c.name === name))
-if (unknownCases.length) usage(`no case named ${unknownCases.map((n) => `'${n}'`).join(', ')}; the cases are:\n  ${CASES.map((c) => c.name).join('\n  ')}`)
+opts.only = [...new Set(opts.only.map(findCase))]
 
 // ---- options, as abx resolves them ----------------------------------------
 const manifest = await loadManifest(repo)
@@ -78,7 +95,7 @@ const target = { apiUrl: resolved('api_url', opts.apiUrl), sandboxUrl: resolved(
 const remote = Boolean(target.apiUrl || target.sandboxUrl || target.domain)
 
 // ---- the table ------------------------------------------------------------
-const COL = 44
+const COL = Math.max(...CASES.map((c) => c.name.length)) // every row's result in one column
 function printRow(row) {
   const status = { passed: 'pass', failed: 'FAIL', skipped: 'skip' }[row.status]
   const ms = row.status === 'skipped' ? '' : `${row.ms} ms`

@@ -52,6 +52,11 @@ for (const transport of ['inprocess', 'stdio']) {
       assert.equal(lines.at(-1), `${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped`, 'the last line is the count')
       assert.equal(r.rows.length, CASES.length) // the 18 of abx provider test, templates.build's and sandbox.metrics'
       for (const row of r.rows) assert.ok(lines.some((l) => l.startsWith(row.case)), `a table row for ${row.case}`)
+      // aligned: the header's and every row's result start in one column, after the longest name
+      const col = Math.max(...CASES.map((c) => c.name.length)) + 1
+      const table = lines.filter((l) => l.startsWith('case ') || CASES.some((c) => l.startsWith(`${c.name} `)))
+      assert.equal(table.length, CASES.length + 1, stdout)
+      for (const l of table) assert.match(l.slice(col), /^(result|pass |FAIL |skip )/, `the result column of: ${l}`)
       assert.deepEqual(r.rows.filter((x) => x.status === 'failed'), [], stdout + stderr)
       assert.deepEqual(r.problems, [])
       assert.equal(r.failed, 0)
@@ -94,6 +99,26 @@ test('--case with a name that matches no case fails and lists the case names', a
   assert.match(stderr, /no case named 'no such case'; the cases are:/)
   for (const c of CASES) assert.ok(stderr.includes(`\n  ${c.name}\n`), `lists '${c.name}'`)
   assert.doesNotMatch(stdout, /passed/, 'nothing ran')
+})
+
+test('--case picks a case by the one name it begins or holds; one that names several fails listing them', async () => {
+  const ambiguous = await runTool(['--transport', 'inprocess', '--case', 'exec'])
+  assert.equal(ambiguous.code, 2, ambiguous.stdout + ambiguous.stderr)
+  const execCases = CASES.filter((c) => c.name.startsWith('exec')).map((c) => c.name)
+  assert.match(ambiguous.stderr, new RegExp(`--case 'exec' is ambiguous: ${execCases.length} cases begin with it:`))
+  for (const name of execCases) assert.ok(ambiguous.stderr.includes(`\n  ${name}\n`), `lists '${name}'`)
+  assert.doesNotMatch(ambiguous.stdout, /passed/, 'nothing ran')
+  const within = await runTool(['--transport', 'inprocess', '--case', ' and '])
+  const holding = CASES.filter((c) => c.name.includes(' and ')).map((c) => c.name)
+  assert.ok(holding.length > 1)
+  assert.equal(within.code, 2, within.stdout + within.stderr)
+  assert.match(within.stderr, new RegExp(`--case ' and ' is ambiguous: ${holding.length} cases contain it:`))
+
+  const { code, stdout, stderr } = await runTool(['--transport', 'inprocess', '--case', 'lifecycle', '--case', 'IDEMPOTENT'])
+  assert.equal(code, 0, stdout + stderr)
+  const rows = stdout.split('\n').filter((l) => / (pass|FAIL|skip) /.test(l))
+  assert.deepEqual(rows.map((l) => l.split(/\s{2,}/)[0]), ['lifecycle: create, get, list, connect, kill', 'kill is idempotent'])
+  assert.match(stdout, /\n2 passed, 0 failed, 0 skipped\n$/)
 })
 
 test('E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY alone point the suite at a backend, as abx resolves them', async () => {
@@ -150,6 +175,9 @@ test('against a given backend: Ctrl-C kills the sandboxes the run created, the k
 test('CASES: the 18 of abx provider test, templates.build\'s and sandbox.metrics\', named, each with its features', () => {
   assert.equal(CASES.length, 20)
   assert.equal(new Set(CASES.map((c) => c.name)).size, 20)
+  // the README counts them as they are
+  const readme = readFileSync(path.join(repo, 'README.md'), 'utf8')
+  assert.match(readme, /The 20 cases: the 18 `abx provider test` runs/)
   assert.deepEqual(CASES.filter((c) => c.features.includes('templates.build')).map((c) => c.name), ['templates: Dockerfile build, use, delete'])
   for (const c of CASES) assert.ok(Array.isArray(c.features) && typeof c.run === 'function', c.name)
 })

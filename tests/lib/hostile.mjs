@@ -29,7 +29,7 @@ export function healthMs(url, timeoutMs = 10000) {
     const t0 = process.hrtime.bigint()
     const req = http.get(`${url}/health`, { agent: false, timeout: timeoutMs }, (res) => {
       res.resume()
-      res.on('end', () => resolve(res.statusCode === 200 ? Number(process.hrtime.bigint() - t0) / 1e6 : Infinity))
+      res.on('end', () => resolve(res.statusCode === 204 ? Number(process.hrtime.bigint() - t0) / 1e6 : Infinity))
     })
     req.on('timeout', () => req.destroy())
     req.on('error', () => resolve(Infinity))

@@ -86,7 +86,7 @@ EOF`)
 
   test('allowInternetAccess: false sends nothing anywhere, DNS included; loopback and ingress still work', async () => {
     // From the warm pool (attached with open rules): the request's replace them.
-    await until(async () => (await (await fetch(`${backend.apiUrl}/health`)).json()).warm.ready > 0, 'a warm sandbox is ready')
+    await until(async () => (await (await fetch(`${backend.apiUrl}/health/details`)).json()).warm.ready > 0, 'a warm sandbox is ready')
     const s = await sandbox({ allowInternetAccess: false })
     await assertBlocked(s, WORLD.web, 'off')
     const name = `off-${randomBytes(3).toString('hex')}.world.test`
@@ -331,7 +331,7 @@ describe('never reachable', () => {
         assert.notEqual(r.exitCode, 0, `${host}:${port} must not answer`)
       }
     // ... while the same ports answer from the backend's own namespace.
-    assert.equal((await fetch(`http://${WORLD.hostAddress}:${apiPort}/health`)).status, 200)
+    assert.equal((await fetch(`http://${WORLD.hostAddress}:${apiPort}/health`)).status, 204)
   })
 
   test('another sandbox', async () => {

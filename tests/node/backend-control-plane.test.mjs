@@ -99,8 +99,10 @@ describe('control plane', () => {
     assert.ok(Number.isInteger(backend.pid) && backend.pid > 0);
   });
 
-  test('GET /health answers 200 without a key, saying how sandboxes are isolated and how many are started ahead', async () => {
-    const res = await api('GET', '/health', { key: null });
+  test('GET /health answers 204 without a key, as E2B\'s; /health/details says how sandboxes are isolated and how many are started ahead', async () => {
+    const health = await api('GET', '/health', { key: null });
+    assert.deepEqual([health.status, health.text], [204, '']);
+    const res = await api('GET', '/health/details', { key: null });
     assert.equal(res.status, 200);
     const { warm, ...rest } = JSON.parse(res.text);
     assert.deepEqual(rest, { isolation: backend.isolation, limits: backend.isolation === 'full', seccomp: backend.seccomp,

@@ -120,7 +120,7 @@ except OSError as e:
     const up = await other.files('POST', { path: '/home/user/up.txt' }, 'uploaded', { 'Content-Type': 'application/octet-stream' });
     assert.equal(up.status, 200);
     assert.equal(await (await other.files('GET', { path: '/home/user/up.txt' })).text(), 'uploaded');
-    assert.equal((await fetch(`${backend.apiUrl}/health`)).status, 200);
+    assert.equal((await fetch(`${backend.apiUrl}/health`)).status, 204);
     // The full sandbox itself: reads work, an upload gets envd's 507.
     assert.equal((await small.files('GET', { path: '/home/user/.bashrc' })).status, 200);
     const full = await small.files('POST', { path: '/home/user/upload.bin' }, Buffer.alloc(4 * MiB), { 'Content-Type': 'application/octet-stream' });

@@ -150,7 +150,7 @@ describe('envd process.Process', () => {
       while ((frame = await s.next()) && !frame.end) end = frame.message.event.end || end;
       assert.equal(end?.status, 'signal: terminated', `round ${i}`);
     }
-    assert.equal((await fetch(`${backend.apiUrl}/health`)).status, 200, 'the backend is still serving');
+    assert.equal((await fetch(`${backend.apiUrl}/health`)).status, 204, 'the backend is still serving');
   });
 
   test('environment: PATH, HOME, USER, LOGNAME, then sandbox envVars, then request envs', T, async (t) => {

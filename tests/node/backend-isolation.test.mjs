@@ -72,10 +72,10 @@ describe('sandbox isolation', () => {
     return false;
   };
 
-  test('the ready line and /health say isolation full, with limits', T, async (t) => {
+  test('the ready line and /health/details say isolation full, with limits', T, async (t) => {
     if (skipUnlessFull(t)) return;
     assert.equal(backend.limits, true);
-    const res = await fetch(`${backend.apiUrl}/health`);
+    const res = await fetch(`${backend.apiUrl}/health/details`);
     assert.equal(res.status, 200);
     const { warm, ...health } = await res.json();
     assert.deepEqual(health, { isolation: 'full', limits: true, seccomp: true, cgroup_favor_dynmods: true });
@@ -96,7 +96,7 @@ describe('sandbox isolation', () => {
     const off = await startBackend({ extraArgs: ['--cgroup-favor-dynmods', 'off', '--warm-pool', '0'] })
     try {
       assert.equal(off.cgroupFavorDynmods, false)
-      assert.equal((await (await fetch(`${off.apiUrl}/health`)).json()).cgroup_favor_dynmods, false)
+      assert.equal((await (await fetch(`${off.apiUrl}/health/details`)).json()).cgroup_favor_dynmods, false)
       assert.deepEqual(cgroupMounts(off.pid), [])
     } finally {
       assert.equal((await off.stop()).code, 0)
@@ -173,7 +173,7 @@ describe('sandbox isolation', () => {
     await until(() => backend.hostPids(bomb.id).length >= 1000, 'the bomb fills its pids limit', 30000);
     assert.ok(backend.hostPids(bomb.id).length <= 1024);
     assert.equal((await a.run('echo still here')).out, 'still here\n');
-    assert.equal((await fetch(`${backend.apiUrl}/health`)).status, 200);
+    assert.equal((await fetch(`${backend.apiUrl}/health`)).status, 204);
     s.cancel();
     assert.equal((await api(backend, 'DELETE', `/sandboxes/${bomb.id}`)).status, 204);
     await until(() => backend.hostPids(bomb.id).length === 0, 'the bomb is gone');
@@ -298,7 +298,7 @@ describe('--isolation', () => {
     const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
     assert.equal(none.isolation, 'none');
     assert.equal(none.limits, false);
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false, cgroup_favor_dynmods: false, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 } });
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health/details`)).json(), { isolation: 'none', limits: false, seccomp: false, cgroup_favor_dynmods: false, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 } });
     assert.equal((await none.stop()).code, 0);
 
     // auto never quietly becomes none: without a piece it fails, as full does.

@@ -122,10 +122,10 @@ describe('the syscall policy inside a sandbox', () => {
     return skip;
   };
 
-  test('the ready line and GET /health say seccomp true', T, async (t) => {
+  test('the ready line and GET /health/details say seccomp true', T, async (t) => {
     if (skipUnlessFull(t)) return;
     assert.equal(backend.seccomp, true);
-    const { warm, ...health } = await (await fetch(`${backend.apiUrl}/health`)).json();
+    const { warm, ...health } = await (await fetch(`${backend.apiUrl}/health/details`)).json();
     assert.deepEqual(health, { isolation: 'full', limits: true, seccomp: true, cgroup_favor_dynmods: true });
     assert.equal(warm.size, 3, 'the default warm pool');
   });
@@ -198,11 +198,11 @@ w.on("message", (m) => { console.log(m, execFileSync("echo", ["spawned"]).toStri
   });
 });
 
-test('isolation none: no policy, and the ready line and /health say so', T, async () => {
+test('isolation none: no policy, and the ready line and /health/details say so', T, async () => {
   const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
   try {
     assert.equal(none.seccomp, false);
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health`)).json(), { isolation: 'none', limits: false, seccomp: false, cgroup_favor_dynmods: false, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 } });
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health/details`)).json(), { isolation: 'none', limits: false, seccomp: false, cgroup_favor_dynmods: false, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 } });
   } finally {
     assert.equal((await none.stop()).code, 0);
   }

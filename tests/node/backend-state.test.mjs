@@ -27,6 +27,9 @@ describe('state that lasts (--state-dir)', () => {
       // These cases read the state directory's sandbox directories: no warm
       // pool adds its own (backend-warm-pool.test.mjs covers what it leaves).
       backend = await startBackend({ apiKey, stateDir: dir, extraArgs: ['--warm-pool', '0'] });
+      // Volume's file calls read only this (README, "The official e2b SDK
+      // against the local backend"), else they go to https://api.e2b.app.
+      process.env.E2B_VOLUME_API_URL = backend.apiUrl;
     } finally {
       delete process.env.E2B_LOCAL_CRASH_AT;
     }
@@ -73,7 +76,7 @@ describe('state that lasts (--state-dir)', () => {
     const running = await Sandbox.create('base', { ...opts(), timeoutMs: 600_000, metadata: { role: 'running' } });
     await running.commands.run('echo running data > /home/user/kept.txt');
     const vol = await Volume.create('kept-volume', opts());
-    await vol.writeFile('/v.txt', 'volume data', { apiUrl: backend.apiUrl });
+    await vol.writeFile('/v.txt', 'volume data');
     const gone = await Sandbox.create('base', opts());
     await gone.kill();
 
@@ -101,7 +104,7 @@ describe('state that lasts (--state-dir)', () => {
     assert.equal((await r2.commands.run('cat /home/user/kept.txt')).stdout, 'running data\n');
     const v2 = await Volume.connect(vol.volumeId, opts());
     assert.equal(v2.token, vol.token, 'a volume token stays valid across a restart');
-    assert.equal(await v2.readFile('/v.txt', { apiUrl: backend.apiUrl }), 'volume data');
+    assert.equal(await v2.readFile('/v.txt'), 'volume data');
 
     // A crash: both are running now; they come back paused with their files.
     await r2.commands.run('echo after restart > /home/user/second.txt && sync');
@@ -114,7 +117,7 @@ describe('state that lasts (--state-dir)', () => {
     assert.ok(left > 0 && left <= 600, `lifetime left after the crash: ${left}`);
     const r3 = await Sandbox.connect(running.sandboxId, opts());
     assert.equal((await r3.commands.run('cat /home/user/kept.txt /home/user/second.txt')).stdout, 'running data\nafter restart\n');
-    assert.equal(await (await Volume.connect(vol.volumeId, opts())).readFile('/v.txt', { apiUrl: backend.apiUrl }), 'volume data');
+    assert.equal(await (await Volume.connect(vol.volumeId, opts())).readFile('/v.txt'), 'volume data');
 
     // Killed is gone: no record, no directory.
     await r3.kill();

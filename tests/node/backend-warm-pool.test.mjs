@@ -23,7 +23,7 @@ after(async () => {
   assert.equal(code, 0, backend.stderr());
 });
 
-const health = async (b = backend) => (await (await fetch(`${b.apiUrl}/health`)).json()).warm;
+const health = async (b = backend) => (await (await fetch(`${b.apiUrl}/health/details`)).json()).warm;
 const filled = (b = backend) => until(async () => { const w = await health(b); return w.size > 0 && w.ready === w.size; }, 'the pool is full', 60_000);
 
 async function create(body, b = backend) {
@@ -44,7 +44,7 @@ async function initAge(s) {
 }
 
 describe('the warm pool', { skip }, () => {
-  test('fills to its size behind the loop; /health says how many are ready; pooled sandboxes are in no list', T, async () => {
+  test('fills to its size behind the loop; /health/details says how many are ready; pooled sandboxes are in no list', T, async () => {
     assert.equal((await health()).size, 3, 'the default --warm-pool');
     await filled();
     assert.deepEqual((await api(backend, 'GET', '/v2/sandboxes')).json, []);

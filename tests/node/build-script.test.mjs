@@ -106,3 +106,17 @@ test('apt for cJSON\'s source: a private configuration under the build directory
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('--help, -h and help print the usage and exit 0, building nothing; an unknown command is exit 2 with the usage', () => {
+  for (const arg of ['--help', '-h', 'help']) {
+    const r = spawnSync('bash', ['build.sh', arg], { cwd: root, encoding: 'utf8' })
+    assert.equal(r.status, 0, `${arg}: ${r.stderr}`)
+    assert.match(r.stdout, /^usage: \.\/build\.sh \[build\|test\|demo\|update-wasm\]\n/)
+    for (const cmd of ['build', 'test', 'demo', 'update-wasm']) assert.match(r.stdout, new RegExp(`^  ${cmd} `, 'm'))
+    assert.equal(r.stderr, '', `${arg}: nothing is built or installed`)
+  }
+  const bad = spawnSync('bash', ['build.sh', 'tset'], { cwd: root, encoding: 'utf8' })
+  assert.equal(bad.status, 2)
+  assert.match(bad.stderr, /^build\.sh: unknown command 'tset'\nusage: \.\/build\.sh /)
+  assert.equal(bad.stdout, '')
+})

@@ -91,12 +91,12 @@ describe('rootless, over the user\'s subordinate ids', () => {
   const sub = user.sub.start;
   let s;
 
-  test('auto is rootless; the ready line and /health say so, and that there are no limits', T, async () => {
+  test('auto is rootless; the ready line and /health/details say so, and that there are no limits', T, async () => {
     const { backend } = ctx;
     assert.equal(backend.isolation, 'rootless');
     assert.equal(backend.limits, false);
     assert.equal(backend.seccomp, true);
-    const { warm, ...health } = await (await fetch(`${backend.apiUrl}/health`)).json();
+    const { warm, ...health } = await (await fetch(`${backend.apiUrl}/health/details`)).json();
     assert.deepEqual(health, { isolation: 'rootless', limits: false, seccomp: true, cgroup_favor_dynmods: false });
     assert.equal(warm.size, 0, '--warm-pool 0');
     // (stderr is another pipe than the ready line's: it may come a little later)

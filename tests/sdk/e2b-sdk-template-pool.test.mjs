@@ -4,7 +4,7 @@
 // claim one, with everything the template gives its sandboxes (files,
 // environment, user, workdir). The official e2b SDK against a real backend;
 // that a sandbox came from the pool is read from inside it (its init is
-// older than the create request) and from /health's counts.
+// older than the create request) and from /health/details' counts.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ const T = { timeout: 180_000 };
 const uniq = `${process.pid}-${Date.now().toString(36)}`;
 let backend;
 let opts;
-const health = async () => (await (await fetch(`${backend.apiUrl}/health`)).json()).warm;
+const health = async () => (await (await fetch(`${backend.apiUrl}/health/details`)).json()).warm;
 const del = (id) => fetch(`${backend.apiUrl}/templates/${id}`, { method: 'DELETE', headers: { 'X-API-Key': backend.apiKey } });
 
 // Seconds since the sandbox's init started, from inside it.
@@ -91,7 +91,7 @@ describe('official e2b SDK: built templates in the warm pool', () => {
     const b = await startBackend({ extraArgs: ['--warm-template-idle', '1'] });
     try {
       const o = { ...opts, apiKey: b.apiKey, apiUrl: b.apiUrl, sandboxUrl: b.sandboxUrl };
-      const warm = async () => (await (await fetch(`${b.apiUrl}/health`)).json()).warm;
+      const warm = async () => (await (await fetch(`${b.apiUrl}/health/details`)).json()).warm;
       await Template.build(Template().fromTemplate('base').setEnvs({ IDLE: '1' }), `tpl-idle-${uniq}`, o);
       const s = await Sandbox.create(`tpl-idle-${uniq}`, { ...o, timeoutMs: 60_000 });
       await until(async () => (await warm()).templates === 1, 'the template has a pool');

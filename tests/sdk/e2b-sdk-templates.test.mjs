@@ -78,9 +78,24 @@ describe('official e2b SDK: templates', () => {
     assert.match(text, /^before-the-failure$/m);
     assert.match(text, /^oops$/m);
     assert.doesNotMatch(text, /^never$/m);
-    // A user that does not exist fails the same way.
-    const nobody = Template().fromTemplate('base').runCmd('true', { user: 'nosuchuser' });
-    await assert.rejects(Template.build(nobody, `tpl-nouser-${uniq}`, opts), /failed to run command 'true': invalid username: 'nosuchuser'/);
+    // A user that does not exist fails with E2B's message: envd's Connect
+    // error as the builder's command stream ends with it.
+    const nobody = Template().fromTemplate('base').runCmd('whoami', { user: 'root123' });
+    await assert.rejects(Template.build(nobody, `tpl-nouser-${uniq}`, opts), (err) => {
+      assert.ok(err instanceof BuildError, String(err));
+      assert.equal(err.message, "failed to run command 'whoami': command failed: unauthenticated: invalid username: 'root123'");
+      return true;
+    });
+  });
+
+  // Before, such a step waited on its full pipe for ever: the build never ended.
+  test('a step that prints more than a pipe holds is read as it runs: the build ends with every line in its log', { timeout: 120_000 }, async () => {
+    const logs = [];
+    // 3,000 lines of 150 bytes: 450 KiB, seven times a pipe's 64 KiB
+    const loud = Template().fromTemplate('base').runCmd('yes "$(printf "%0150d" 0)" | head -n 3000; echo done-printing');
+    await Template.build(loud, `tpl-loud-${uniq}`, { ...opts, onBuildLogs: (e) => logs.push(e.message) });
+    assert.equal(logs.filter((l) => /^0{150}$/.test(l)).length, 3000);
+    assert.ok(logs.includes('done-printing'));
   });
 
   test('setUser of an account that does not exist makes it, as E2B\'s builder does (useradd --create-home); a rebuild takes it from the cache', async () => {
@@ -168,6 +183,35 @@ describe('official e2b SDK: templates', () => {
     const dying = Template().fromTemplate('base').setStartCmd('exit 4', waitForPort(8001));
     await Template.build(dying, `tpl-dies-${uniq}`, opts);
     await assert.rejects(Sandbox.create(`tpl-dies-${uniq}`, opts), /start command 'exit 4' ended \(exit status 4\) before the sandbox was ready/);
+  });
+
+  test('the built-in templates are visible by name, as to create: exists, their alias and the template', async () => {
+    assert.equal(await Template.exists('base', opts), true);
+    assert.equal(await Template.exists(`no-such-template-${uniq}`, opts), false);
+    const get = async (p) => {
+      const res = await fetch(`${backend.apiUrl}${p}`, { headers: { 'X-API-Key': backend.apiKey } });
+      return { status: res.status, json: await res.json() };
+    };
+    assert.deepEqual(await get('/templates/aliases/base'), { status: 200, json: { templateID: 'base', public: true } });
+    const { status, json } = await get('/templates/base');
+    assert.equal(status, 200);
+    assert.equal(json.templateID, 'base');
+    assert.deepEqual([json.names, json.aliases, json.public], [['base'], ['base'], true]);
+    assert.equal(json.builds.length, 1);
+    const [build] = json.builds;
+    assert.match(build.buildID, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(build.status, 'ready');
+    assert.deepEqual([build.cpuCount, build.memoryMB, build.diskSizeMB], [2, 512, 1024]);
+    assert.equal((await get('/templates/base')).json.builds[0].buildID, build.buildID, 'the same build id each time');
+    assert.equal((await get(`/templates/aliases/no-such-template-${uniq}`)).status, 404);
+    assert.equal((await get(`/templates/no-such-template-${uniq}`)).status, 404);
+    // and a sandbox of it reports it as it is named here
+    const sbx = await Sandbox.create('base', opts);
+    try {
+      assert.equal((await sbx.getInfo()).templateId, json.templateID);
+    } finally {
+      await sbx.kill();
+    }
   });
 
   test('exists, tags, delete', async () => {

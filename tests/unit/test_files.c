@@ -723,16 +723,21 @@ static void test_urls(void) {
   CHECK_STR(str(res, "url"), "https://49983-sbx1.eu.e2b.test/files?path=%2Fa");
   CHECK(cJSON_IsNull(field(res, "expires_at")));
   h_free(h);
-  /* a local backend (one sandbox_url) that names the domain: the host name
-   * with sandbox_url's scheme; network.allowPublicTraffic false: the token
-   * header, which a SandboxDetail learned later does not drop */
+  /* a local backend (one sandbox_url) that names a *.localhost domain,
+   * which Node and glibc do not resolve: sandbox_url with the routing
+   * headers, and the host name (sandbox_url's scheme) beside it for
+   * browsers; network.allowPublicTraffic false: the token header, which a
+   * SandboxDetail learned later does not drop */
   h = ready_with(CONFIG, "{\"sandboxID\":\"sbx1\",\"state\":\"running\",\"domain\":\"localhost:3001\","
                          "\"trafficAccessToken\":\"5eed0123456789abcdef7\"}");
   call(h, 1, "ports.url", "{\"sandbox_id\":\"sbx1\",\"port\":8080}");
   res = h_result(h_send(h));
-  CHECK_STR(str(res, "url"), "http://8080-sbx1.localhost:3001");
+  CHECK_STR(str(res, "url"), "http://envd.test");
+  CHECK_STR(str(res, "host_url"), "http://8080-sbx1.localhost:3001");
+  CHECK_STR(str(field(res, "headers"), "E2b-Sandbox-Id"), "sbx1");
+  CHECK_STR(str(field(res, "headers"), "E2b-Sandbox-Port"), "8080");
   CHECK_STR(str(field(res, "headers"), "e2b-traffic-access-token"), "5eed0123456789abcdef7");
-  CHECK_NUM(cJSON_GetArraySize(field(res, "headers")), 1);
+  CHECK_NUM(cJSON_GetArraySize(field(res, "headers")), 3);
   call(h, 2, "sandbox.get", "{\"sandbox_id\":\"sbx1\"}");
   h_http *req = h_http_next(h);
   h_respond(h, req->op, 200, NULL, "{\"sandboxID\":\"sbx1\",\"state\":\"running\",\"domain\":\"localhost:3001\"}");
@@ -741,6 +746,27 @@ static void test_urls(void) {
   res = h_result(h_send(h));
   CHECK_STR(str(field(res, "headers"), "e2b-traffic-access-token"), "5eed0123456789abcdef7");
   h_free(h);
+  /* the same backend with a --domain whose wildcard name resolves, and one
+   * in another case of .localhost */
+  static const struct {
+    const char *domain, *url, *host_url;
+  } domains[] = {
+      {"sbx.example.org:3001", "http://8080-sbx1.sbx.example.org:3001", NULL},
+      {"dev.LOCALHOST", "http://envd.test", "http://8080-sbx1.dev.LOCALHOST"},
+      {"notlocalhost:3001", "http://8080-sbx1.notlocalhost:3001", NULL},
+  };
+  for (size_t i = 0; i < sizeof domains / sizeof domains[0]; i++) {
+    char detail[256];
+    snprintf(detail, sizeof detail, "{\"sandboxID\":\"sbx1\",\"state\":\"running\",\"domain\":\"%s\"}", domains[i].domain);
+    h = ready_with(CONFIG, detail);
+    call(h, 1, "ports.url", "{\"sandbox_id\":\"sbx1\",\"port\":8080}");
+    res = h_result(h_send(h));
+    CHECK_STR(str(res, "url"), domains[i].url);
+    if (domains[i].host_url) CHECK_STR(str(res, "host_url"), domains[i].host_url);
+    else CHECK(field(res, "host_url") == NULL);
+    CHECK_NUM(cJSON_GetArraySize(field(res, "headers")), domains[i].host_url ? 2 : 0);
+    h_free(h);
+  }
 }
 
 /* Long base64 content is checked in 64 KiB pieces (methods.c): what is

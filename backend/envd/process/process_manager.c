@@ -4,6 +4,7 @@
 #include "envd/process/process_manager.h"
 
 #include "envd/process/process_input.h"
+#include "envd/process/process_log.h"
 #include "envd/process/process_spawn.h"
 #include "envd/process/process_status.h"
 #include "registry/registry.h"
@@ -88,6 +89,7 @@ static void proc_free(struct proc *p)
 	cJSON_Delete(p->config);
 	free(p->tag);
 	free(p->end_json);
+	process_log_free(p);
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	free(p);
@@ -97,8 +99,10 @@ void process_update_reading(struct proc *p)
 {
 	/* Output nobody takes is not read (the process waits on a full pipe),
 	 * so a sandbox writing without end costs the backend nothing; once the
-	 * process has ended the rest is read and dropped, to see the end. */
-	bool want = !p->paused && p->blocked == 0 && (p->streams || p->reaped);
+	 * process has ended the rest is read and dropped, to see the end. An
+	 * observer in the backend (process_run.h) and the sandbox's log
+	 * (process_log.h) take it as a stream does. */
+	bool want = !p->paused && p->blocked == 0 && (p->streams || p->observer || p->log_lines || p->reaped);
 	for (int i = 0; i < 2; i++) {
 		struct proc_output *o = &p->out[i];
 		if (o->fd < 0 || !o->ev || o->reading == want)
@@ -199,6 +203,7 @@ static void proc_finish(struct proc *p)
 {
 	p->end_json = end_event_json(p->wait_status);
 	p->ended = true;
+	process_log_end(p);
 	/* Nothing is signalled after the end; retention keeps no descriptor. */
 	if (p->pidfd >= 0)
 		close(p->pidfd);
@@ -246,6 +251,7 @@ static void on_output(evutil_socket_t fd, short what, void *arg)
 		p->pm->streams->data(p, o->kind, p->pm->read_buf, (size_t)n);
 		if (p->observer)
 			p->observer->output(p->observer_ctx, o->kind, p->pm->read_buf, (size_t)n);
+		process_log_output(p, o->kind, p->pm->read_buf, (size_t)n);
 		return;
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))

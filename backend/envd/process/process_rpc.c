@@ -4,6 +4,7 @@
 
 #include "envd/process/process_cwd.h"
 #include "envd/process/process_input.h"
+#include "envd/process/process_log.h"
 #include "envd/process/process_manager.h"
 #include "envd/process/process_spawn.h"
 #include "envd/process/process_stream.h"
@@ -291,6 +292,7 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
 		return -1;
 	}
+	process_log_start(p);
 	return process_stream_open(p, req, keepalive_of(req), timeout, true);
 }
 

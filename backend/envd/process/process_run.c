@@ -2,6 +2,7 @@
 #include "envd/process/process_run.h"
 
 #include "envd/process/process_cwd.h"
+#include "envd/process/process_log.h"
 #include "envd/process/process_manager.h"
 #include "envd/process/process_spawn.h"
 #include "http/http_connect.h"
@@ -19,7 +20,8 @@ struct proc *process_run(struct proc_manager *pm, const struct process_run_spec 
 {
 	struct sandbox_user account;
 	if (strlen(spec->user) >= 64 || runtime_user_resolve(spec->sb, spec->user, &account) != 0) {
-		snprintf(why, why_len, "invalid username: '%.64s'", spec->user);
+		snprintf(why, why_len, "%s: invalid username: '%.64s'", connect_code_name(CONNECT_UNAUTHENTICATED),
+			spec->user);
 		return NULL;
 	}
 	const char *user_name = runtime_isolated() ? account.name : pm->user_name;
@@ -27,7 +29,10 @@ struct proc *process_run(struct proc_manager *pm, const struct process_run_spec 
 	char *cwd = process_resolve_cwd(spec->cwd, account.home, user_name, &err);
 	cJSON *args = cJSON_CreateArray();
 	if (!cwd || !args) {
-		snprintf(why, why_len, "%s", cwd ? "out of memory" : err.message);
+		if (cwd)
+			snprintf(why, why_len, "out of memory");
+		else
+			snprintf(why, why_len, "%s: %s", connect_code_name(err.code), err.message);
 		free(cwd);
 		cJSON_Delete(args);
 		return NULL;
@@ -55,7 +60,7 @@ struct proc *process_run(struct proc_manager *pm, const struct process_run_spec 
 	free(cwd);
 	if (rc != 0) {
 		cJSON_Delete(args);
-		snprintf(why, why_len, "%s", err.message);
+		snprintf(why, why_len, "%s: %s", connect_code_name(err.code), err.message);
 		return NULL;
 	}
 	/* List shows it like any process: {cmd, args}. */
@@ -73,6 +78,8 @@ struct proc *process_run(struct proc_manager *pm, const struct process_run_spec 
 	}
 	p->observer = obs;
 	p->observer_ctx = ctx;
+	if (spec->log && process_log_output_on(p) == 0)
+		process_log_start(p);
 	process_update_reading(p);
 	return p;
 }
@@ -81,4 +88,5 @@ void process_run_detach(struct proc *p)
 {
 	p->observer = NULL;
 	p->observer_ctx = NULL;
+	process_update_reading(p); /* nobody may take its output now */
 }

@@ -9,6 +9,8 @@
 
 #include "envd/process/process_table.h"
 
+#include <stdbool.h>
+
 struct cJSON;
 
 struct process_run_spec {
@@ -18,10 +20,13 @@ struct process_run_spec {
 	const char *command;       /* run as /bin/bash -l -c <command>, as E2B runs them */
 	const char *shell;         /* NULL, or a shell to run it with instead: <shell> -c <command> */
 	const struct cJSON *envs;  /* object of strings or NULL, after the sandbox's envVars */
+	bool log;                  /* its start, output and end go to the sandbox's log (process_log.h) */
 };
 
 /* Starts it; obs is told of its output and its end (never from inside this
- * call). NULL with why filled (an unknown user: "invalid username: 'x'"). */
+ * call). NULL with why filled as a Connect error reads in Go, "<code>:
+ * <message>" (an unknown user: "unauthenticated: invalid username: 'x'"),
+ * what a Start through envd would have failed with. */
 struct proc *process_run(struct proc_manager *pm, const struct process_run_spec *spec,
 	const struct process_observer *obs, void *ctx, char *why, size_t why_len);
 /* The observer goes away first: nothing more is reported. */

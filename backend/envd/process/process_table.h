@@ -14,6 +14,7 @@
 
 struct cJSON;
 struct connect_error;
+struct process_log_lines;
 struct event;
 struct event_base;
 struct evbuffer;
@@ -123,6 +124,8 @@ struct proc {
 	const struct process_observer *observer;
 	void *observer_ctx;
 	int blocked;               /* streams over the high-water mark */
+	bool logged;               /* its start is in the sandbox's log (process_log.h) */
+	struct process_log_lines *log_lines; /* its output goes to that log too, or NULL */
 	struct process_timer lifetime;    /* Connect-Timeout-Ms of Start: SIGKILL when it fires */
 	char *end_json;            /* the EndEvent object, once ended */
 	struct event *retention;

@@ -30,6 +30,7 @@ static const check_suite suites[] = {
 	{"egress socks", suite_egress_socks},
 	{"egress http", suite_egress_http},
 	{"egress ca", suite_egress_ca},
+	{"registry log", suite_registry_log},
 };
 
 int main(void)
