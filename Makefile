@@ -1,5 +1,17 @@
 # Builds everything into $(BUILD). build.sh installs the toolchain and fetches
 # cJSON's source first; call this Makefile directly only after that has run.
+#
+# Each C file is compiled on its own into an object at its source's path
+# under the object directory of its build flavour, with a dependency file
+# (-MMD -MP) naming the headers it read: `make -j` compiles in parallel, and
+# a second `make` recompiles only the objects a change reaches. The flavours:
+#   native/obj  asan/obj         the core and the unit tests (ASan+UBSan)
+#   backend/obj asan-backend/obj tsan-backend/obj   the backend's programs
+#   fuzz/obj    replay/obj       the fuzz targets (libFuzzer; gcc + ASan+UBSan)
+#   wasm/obj    wasm/obj-wasi    core.wasm's bitcode (emcc -flto); core-wasi.wasm's
+# The core with cJSON (libe2bw.a) and the backend without main.c
+# (libbackend.a) are archives: a program takes only the members it needs.
+# New .c files are found by wildcard; nothing here lists them.
 
 BUILD     ?= build
 CJSON_DIR ?= $(BUILD)/third_party/cjson
@@ -12,16 +24,14 @@ WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototype
           -Wpointer-arith -Wcast-qual -Wvla -Wformat=2
 CSTD   := -std=c11 -D_POSIX_C_SOURCE=200809L
 INC    := -Icore/include -Icore -I$(CJSON_DIR) -DCJSON_NESTING_LIMIT=256
+DEPS   := -MMD -MP
 
 CORE_SRC    := $(sort $(wildcard core/*.c))
-CORE_HDR    := $(wildcard core/*.h core/include/*.h)
 UNIT_SRC    := $(sort $(wildcard tests/unit/*.c))
-UNIT_HDR    := $(wildcard tests/unit/*.h)
 # The backend's folders (docs/local-backend.md, "Folders"); runtime/init/ is
 # a program of its own. core/sha256.c is shared: the backend checks the same
 # v1_ signatures the core makes.
 BACKEND_SRC := $(sort $(shell find backend -name '*.c' -not -path 'backend/runtime/init/*')) core/sha256.c
-BACKEND_HDR := $(shell find backend -name '*.h')
 BACKEND_LIB_SRC := $(filter-out backend/main.c,$(BACKEND_SRC))
 # What every program built from the backend's sources links.
 BACKEND_LIBS := -levent -levent_openssl -lutil -lz -lseccomp -lmnl -lnftables -larchive -lssl -lcrypto
@@ -31,7 +41,21 @@ CJSON_C     := $(CJSON_DIR)/cJSON.c
 # natively they are small_snprintf etc., which the unit tests and fuzz_printf
 # compare with glibc's.
 SMALL_SRC   := wasm/printf_small.c wasm/strstr_small.c wasm/strings_small.c wasm/numbers_small.c wasm/bignum_small.c
-SMALL_HDR   := wasm/libc_small.h wasm/bignum_small.h
+
+# The objects of sources $(2) in object directory $(1), in their order (the
+# link's); cJSON's is $(1)/cjson/cJSON.o.
+objects = $(foreach c,$(2),$(if $(filter $(CJSON_C),$(c)),$(1)/cjson/cJSON.o,$(patsubst %.c,$(1)/%.o,$(c))))
+# An archive of its prerequisites' objects (q: two members may share a name).
+define ARCHIVE
+	@mkdir -p $(@D)
+	rm -f $@
+	ar qcs $@ $(filter %.o,$^)
+endef
+LINKED = $(filter %.o %.a,$^)
+# No built-in rules (none is used; make would try them on every .d file), and
+# no half-written object after a failed compile.
+MAKEFLAGS += --no-builtin-rules
+.DELETE_ON_ERROR:
 
 .PHONY: all native asan wasm backend backend-unit backend-asan backend-tsan fuzz replay clean
 all: native asan wasm backend backend-unit
@@ -43,26 +67,27 @@ asan:   $(BUILD)/asan/unit_tests
 # The unit tests' builds of the core and cJSON allocate through counting
 # wrappers (tests/unit/alloc_hook.h) so test_oom.c can fail any allocation.
 HOOK := -include tests/unit/alloc_hook.h
+SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-$(BUILD)/native/libe2bw.a: $(CORE_SRC) $(CORE_HDR) $(CJSON_C) tests/unit/alloc_hook.h
-	@mkdir -p $(BUILD)/native/obj
-	rm -f $@
-	for f in $(CORE_SRC); do \
-	  $(CC) $(CSTD) -O2 -g $(WARN) $(INC) $(HOOK) -c $$f -o $(BUILD)/native/obj/$$(basename $$f .c).o || exit 1; done
-	$(CC) $(CSTD) -O2 -g $(INC) $(HOOK) -c $(CJSON_C) -o $(BUILD)/native/obj/cJSON.o
-	ar rcs $@ $(BUILD)/native/obj/*.o
-
-$(BUILD)/native/unit_tests: $(BUILD)/native/libe2bw.a $(UNIT_SRC) $(UNIT_HDR) $(SMALL_SRC) $(SMALL_HDR)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(INC) -Iwasm $(UNIT_SRC) $(SMALL_SRC) $(BUILD)/native/libe2bw.a -lm -o $@
-
-SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-$(BUILD)/asan/unit_tests: $(CORE_SRC) $(CORE_HDR) $(UNIT_SRC) $(UNIT_HDR) $(CJSON_C) $(SMALL_SRC) $(SMALL_HDR)
-	@mkdir -p $(BUILD)/asan
-	@mkdir -p $(BUILD)/asan/obj
-	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) $(HOOK) -c $(CJSON_C) -o $(BUILD)/asan/cJSON.o
-	for f in $(CORE_SRC); do \
-	  $(CC) $(CSTD) -O1 -g $(SAN) $(WARN) $(INC) $(HOOK) -c $$f -o $(BUILD)/asan/obj/$$(basename $$f .c).o || exit 1; done
-	$(CC) $(CSTD) -O1 -g $(SAN) $(WARN) $(INC) -Iwasm $(UNIT_SRC) $(SMALL_SRC) $(BUILD)/asan/obj/*.o $(BUILD)/asan/cJSON.o -lm -o $@
+# $(1): the flavour's directory, $(2): the compiler and flags for the core
+# and cJSON, $(3): for the unit tests and $(SMALL_SRC), $(4): link flags.
+define UNIT_FLAVOUR
+$(1)/obj/core/%.o: core/%.c
+	@mkdir -p $$(@D)
+	$(2) $$(WARN) $$(INC) $$(HOOK) $$(DEPS) -c $$< -o $$@
+$(1)/obj/cjson/cJSON.o: $$(CJSON_C)
+	@mkdir -p $$(@D)
+	$(2) $$(INC) $$(HOOK) $$(DEPS) -c $$< -o $$@
+$(1)/obj/%.o: %.c
+	@mkdir -p $$(@D)
+	$(3) $$(WARN) $$(INC) -Iwasm $$(DEPS) -c $$< -o $$@
+$(1)/libe2bw.a: $$(call objects,$(1)/obj,$$(CORE_SRC) $$(CJSON_C))
+	$$(ARCHIVE)
+$(1)/unit_tests: $$(call objects,$(1)/obj,$$(UNIT_SRC) $$(SMALL_SRC)) $(1)/libe2bw.a
+	$$(CC) $(4) $$(LINKED) -lm -o $$@
+endef
+$(eval $(call UNIT_FLAVOUR,$(BUILD)/native,$$(CC) $$(CSTD) -O2 -g,$$(CC) $$(CSTD) -O1 -g,-g))
+$(eval $(call UNIT_FLAVOUR,$(BUILD)/asan,$$(CC) $$(CSTD) -O1 -g $$(SAN),$$(CC) $$(CSTD) -O1 -g $$(SAN),-g $$(SAN)))
 
 # --- WebAssembly -------------------------------------------------------
 # core.wasm: Emscripten, no imports (wasm/abi.c defines the one hook the
@@ -75,42 +100,76 @@ $(BUILD)/asan/unit_tests: $(CORE_SRC) $(CORE_HDR) $(UNIT_SRC) $(UNIT_HDR) $(CJSO
 # They are exact, and tests/unit/test_printf.c and test_strtod.c compare them
 # with glibc's. core-wasi.wasm keeps the plain scalar code and libc's
 # allocator, printf and strtod, and tests/node/wasm-modules.test.mjs checks
-# both behave alike.
+# both behave alike. core.wasm's objects are LLVM bitcode, optimised whole
+# at the link (-flto), in the order of the sources: its bytes are those of
+# one emcc call over all of them.
 WASM_SRC := $(CORE_SRC) wasm/abi.c $(CJSON_C)
 wasm: $(BUILD)/wasm/core.wasm $(BUILD)/wasm/core-wasi.wasm
 
-$(BUILD)/wasm/core.wasm: $(WASM_SRC) $(SMALL_SRC) $(SMALL_HDR) $(CORE_HDR)
-	@mkdir -p $(BUILD)/wasm
-	NODE_PATH=/usr/share/nodejs $(EMCC) $(CSTD) -Oz -flto -msimd128 -mbulk-memory -sMALLOC=emmalloc $(INC) -DE2BW_WASM \
+EMCC_CC := NODE_PATH=/usr/share/nodejs $(EMCC) $(CSTD) -Oz -flto -msimd128 -mbulk-memory
+WASI_CC := $(CLANG) --target=wasm32-wasi --sysroot=/usr $(CSTD) -Oz
+$(BUILD)/wasm/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(EMCC_CC) $(INC) -DE2BW_WASM $(DEPS) -c $< -o $@
+$(BUILD)/wasm/obj/cjson/cJSON.o: $(CJSON_C)
+	@mkdir -p $(@D)
+	$(EMCC_CC) $(INC) -DE2BW_WASM $(DEPS) -c $< -o $@
+$(BUILD)/wasm/obj-wasi/%.o: %.c
+	@mkdir -p $(@D)
+	$(WASI_CC) $(INC) -DE2BW_WASM $(DEPS) -c $< -o $@
+$(BUILD)/wasm/obj-wasi/cjson/cJSON.o: $(CJSON_C)
+	@mkdir -p $(@D)
+	$(WASI_CC) $(INC) -DE2BW_WASM $(DEPS) -c $< -o $@
+
+$(BUILD)/wasm/core.wasm: $(call objects,$(BUILD)/wasm/obj,$(WASM_SRC) $(SMALL_SRC))
+	$(EMCC_CC) -sMALLOC=emmalloc \
 	  -sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB \
 	  -sTOTAL_STACK=262144 -sERROR_ON_UNDEFINED_SYMBOLS=1 \
-	  $(WASM_SRC) $(SMALL_SRC) -o $@
+	  $^ -o $@
 
-$(BUILD)/wasm/core-wasi.wasm: $(WASM_SRC) wasm/wasi_noio.c $(CORE_HDR)
-	@mkdir -p $(BUILD)/wasm
-	$(CLANG) --target=wasm32-wasi --sysroot=/usr $(CSTD) -Oz $(INC) -DE2BW_WASM \
-	  -nostartfiles -Wl,--no-entry -Wl,-z,stack-size=262144 \
-	  $(WASM_SRC) wasm/wasi_noio.c -o $@
+$(BUILD)/wasm/core-wasi.wasm: $(call objects,$(BUILD)/wasm/obj-wasi,$(WASM_SRC) wasm/wasi_noio.c)
+	$(WASI_CC) -nostartfiles -Wl,--no-entry -Wl,-z,stack-size=262144 $^ -o $@
 
 # --- local E2B-compatible backend -----------------------------------------
-backend: $(BUILD)/bin/e2b-local-backend $(BUILD)/bin/e2b-sandbox-init
+# The check programs, tests/backend/<name>_check.c -> bin/<name>-check, link
+# the backend as the program does (runtime-api-check: the sandbox runtime's
+# interface against real sandboxes, tests/node/backend-runtime-api.test.mjs;
+# layers-check: the layer store with the runtime's stacks of layers,
+# tests/node/backend-store.test.mjs).
+CHECK_SRC := $(sort $(wildcard tests/backend/*_check.c))
+CHECKS    := $(subst _,-,$(patsubst tests/backend/%.c,%,$(CHECK_SRC)))
+backend: $(BUILD)/bin/e2b-local-backend $(BUILD)/bin/e2b-sandbox-init $(CHECKS:%=$(BUILD)/bin/%)
 
-# The sandbox runtime's interface against real sandboxes (tests/node/backend-runtime-api.test.mjs).
-backend: $(BUILD)/bin/runtime-api-check
-$(BUILD)/backend/cJSON-check.o: $(CJSON_C)
-	@mkdir -p $(BUILD)/backend
-	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $@
-$(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c tests/backend/check_program.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(BUILD)/backend/cJSON-check.o
-	@mkdir -p $(BUILD)/bin
-	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o $(BACKEND_LIBS) -o $@
-
-# The layer store with the runtime's stacks of layers (tests/node/backend-store.test.mjs).
-backend: $(BUILD)/bin/layers-check
-$(BUILD)/bin/layers-check: tests/backend/layers_check.c tests/backend/check_program.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(BUILD)/backend/cJSON-check.o
-	@mkdir -p $(BUILD)/bin
-	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o $(BACKEND_LIBS) -o $@
+# $(1): the objects' directory, $(2): the programs' directory, $(3): the
+# optimisation and sanitizer flags, $(4): more objects and flags the backend
+# program links.
+define BACKEND_FLAVOUR
+$(1)/obj/%.o: %.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(CSTD) -D_DEFAULT_SOURCE $(3) -g $$(WARN) -Ibackend -I$$(CJSON_DIR) $$(DEPS) -c $$< -o $$@
+# The unit tests at -O1 whatever the flavour's level (at -O2 GCC sees paths
+# it cannot prove initialised).
+$(1)/obj/tests/backend/unit/%.o: tests/backend/unit/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(CSTD) -D_DEFAULT_SOURCE $(3) -O1 -g $$(WARN) -Ibackend -Itests/unit -I$$(CJSON_DIR) $$(DEPS) -c $$< -o $$@
+$(1)/obj/cjson/cJSON.o: $$(CJSON_C)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CSTD) $(3) -g -I$$(CJSON_DIR) $$(DEPS) -c $$< -o $$@
+$(1)/libbackend.a: $$(call objects,$(1)/obj,$$(BACKEND_LIB_SRC))
+	$$(ARCHIVE)
+# The program links every object; the others take what they use from the archive.
+$(2)/e2b-local-backend: $$(call objects,$(1)/obj,$$(BACKEND_SRC) $$(CJSON_C)) $(filter %.o,$(4))
+	@mkdir -p $$(@D)
+	$$(CC) -g $(3) $$(LINKED) $$(BACKEND_LIBS) $(filter-out %.o,$(4)) -o $$@
+$$(foreach c,$$(CHECK_SRC),$$(eval $$(call CHECK_PROGRAM,$(1),$(2),$(3),$$(c))))
+endef
+# $(1) to $(3) as above, $(4): the check program's source.
+define CHECK_PROGRAM
+$(2)/$(subst _,-,$(basename $(notdir $(4)))): $(1)/obj/$(4:.c=.o) $(1)/libbackend.a $(1)/obj/cjson/cJSON.o
+	@mkdir -p $$(@D)
+	$$(CC) -g $(3) $$(LINKED) $$(BACKEND_LIBS) -o $$@
+endef
+$(eval $(call BACKEND_FLAVOUR,$(BUILD)/backend,$(BUILD)/bin,-O2))
 
 # The syscall policy against each call it refuses (tests/node/backend-seccomp.test.mjs):
 # the probe is static, so it also runs inside a sandbox.
@@ -118,16 +177,16 @@ backend: $(BUILD)/bin/seccomp-probe $(BUILD)/bin/seccomp-apply
 $(BUILD)/bin/seccomp-probe: tests/backend/seccomp_probe.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 -O2 -static $(WARN) $< -o $@
-$(BUILD)/bin/seccomp-apply: tests/backend/seccomp_apply.c backend/runtime/runtime_seccomp.c backend/runtime/runtime_seccomp.h
-	@mkdir -p $(BUILD)/bin
-	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend $< backend/runtime/runtime_seccomp.c -lseccomp -o $@
+$(BUILD)/bin/seccomp-apply: $(call objects,$(BUILD)/backend/obj,tests/backend/seccomp_apply.c backend/runtime/runtime_seccomp.c)
+	@mkdir -p $(@D)
+	$(CC) -g $^ -lseccomp -o $@
 
 # An idmapped bind mount of a template, for the rootless tests (tests/lib/rootless.mjs).
 backend: $(BUILD)/bin/idmap-mount
 IDMAP_MOUNT_SRC := backend/runtime/runtime_userns.c backend/runtime/runtime_cgroup.c backend/lib/child_stack.c
-$(BUILD)/bin/idmap-mount: tests/backend/idmap_mount.c $(IDMAP_MOUNT_SRC) $(BACKEND_HDR)
-	@mkdir -p $(BUILD)/bin
-	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend $< $(IDMAP_MOUNT_SRC) -o $@
+$(BUILD)/bin/idmap-mount: $(call objects,$(BUILD)/backend/obj,tests/backend/idmap_mount.c $(IDMAP_MOUNT_SRC))
+	@mkdir -p $(@D)
+	$(CC) -g $^ -o $@
 
 # The kernel key calls of the keyring tests, static: it runs inside sandboxes too.
 backend: $(BUILD)/bin/keys-probe
@@ -143,59 +202,37 @@ $(BUILD)/bin/spawn-floor: bench/spawn_floor.c
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 $(WARN) $< -o $@
 
 # The backend's unit tests (tests/backend/unit/, on the core's check.h),
-# natively and under ASan+UBSan.
+# natively and under ASan+UBSan, on the objects of bin/e2b-local-backend and
+# of backend-asan.
 BACKEND_UNIT_SRC := $(sort $(wildcard tests/backend/unit/*.c))
-BACKEND_UNIT_DEP := $(BACKEND_UNIT_SRC) $(wildcard tests/backend/unit/*.h) tests/unit/check.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(CJSON_C)
-BACKEND_UNIT_CC  = $(CC) $(CSTD) -D_DEFAULT_SOURCE -g $(WARN) -Ibackend -Itests/unit -I$(CJSON_DIR) \
-	  $(BACKEND_UNIT_SRC) $(BACKEND_LIB_SRC) $(CJSON_C) $(BACKEND_LIBS) -lm
 backend-unit: $(BUILD)/native/backend_unit_tests $(BUILD)/asan/backend_unit_tests
-$(BUILD)/native/backend_unit_tests: $(BACKEND_UNIT_DEP)
-	@mkdir -p $(BUILD)/native
-	$(BACKEND_UNIT_CC) -O1 -o $@
-$(BUILD)/asan/backend_unit_tests: $(BACKEND_UNIT_DEP)
-	@mkdir -p $(BUILD)/asan
-	$(BACKEND_UNIT_CC) -O1 $(SAN) -o $@
+$(BUILD)/native/backend_unit_tests: $(call objects,$(BUILD)/backend/obj,$(BACKEND_UNIT_SRC)) \
+	  $(BUILD)/backend/libbackend.a $(BUILD)/backend/obj/cjson/cJSON.o
+	@mkdir -p $(@D)
+	$(CC) -g $(LINKED) $(BACKEND_LIBS) -lm -o $@
+$(BUILD)/asan/backend_unit_tests: $(call objects,$(BUILD)/asan-backend/obj,$(BACKEND_UNIT_SRC)) \
+	  $(BUILD)/asan-backend/libbackend.a $(BUILD)/asan-backend/obj/cjson/cJSON.o
+	@mkdir -p $(@D)
+	$(CC) -g $(SAN) $(LINKED) $(BACKEND_LIBS) -lm -o $@
 
 # pid 1 of every sandbox; static so it runs inside any template's root.
 $(BUILD)/bin/e2b-sandbox-init: backend/runtime/init/sandbox_init.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 -O2 -static $(WARN) $< -o $@
 
-$(BUILD)/bin/e2b-local-backend: $(BACKEND_SRC) $(BACKEND_HDR) $(CJSON_C)
-	@mkdir -p $(BUILD)/bin $(BUILD)/backend
-	$(CC) $(CSTD) -O2 -g -I$(CJSON_DIR) -c $(CJSON_C) -o $(BUILD)/backend/cJSON.o
-	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
-	  $(BACKEND_SRC) $(BUILD)/backend/cJSON.o $(BACKEND_LIBS) -o $@
-
 # --- the backend program under sanitizers ----------------------------------
 # Not part of `all`: for the integration tests against a sanitized copy
 # (docs/local-backend.md, the end of "Tests"). Each is a build
-# directory of its own for E2BW_BUILD: the backend and the two check programs
-# that link its sources are sanitized (object by object, so a change rebuilds
-# one file); the other programs and the templates are the normal build's,
-# linked. The sandbox's init stays unsanitized: it is static and runs in the
-# sandbox's root.
+# directory of its own for E2BW_BUILD: the backend and the check programs
+# that link its sources are sanitized; the other programs and the templates
+# are the normal build's, linked. The sandbox's init stays unsanitized: it
+# is static and runs in the sandbox's root.
 #   backend-asan: ASan+UBSan in $(BUILD)/asan-backend/
 #   backend-tsan: ThreadSanitizer in $(BUILD)/tsan-backend/
 SANITIZED_LINKED := e2b-sandbox-init seccomp-probe seccomp-apply idmap-mount keys-probe spawn-floor
 
-# $(1): the directory, $(2): the sanitizer's flags, $(3): the target that builds it,
-# $(4): more objects and flags the backend links.
-define SANITIZED_BACKEND
-$(1)/obj/%.o: %.c $$(BACKEND_HDR)
-	@mkdir -p $$(@D)
-	$$(CC) $$(CSTD) -D_DEFAULT_SOURCE -O1 -g $(2) $$(WARN) -Ibackend -I$$(CJSON_DIR) -c $$< -o $$@
-$(1)/obj/tests/backend/%.o: tests/backend/check_program.h
-$(1)/obj/cJSON.o: $$(CJSON_C)
-	@mkdir -p $$(@D)
-	$$(CC) $$(CSTD) -O1 -g $(2) -I$$(CJSON_DIR) -c $$< -o $$@
-$(1)/bin/e2b-local-backend: $(1)/obj/backend/main.o $(filter %.o,$(4))
-$(1)/bin/runtime-api-check: $(1)/obj/tests/backend/runtime_api_check.o
-$(1)/bin/layers-check: $(1)/obj/tests/backend/layers_check.o
-$(1)/bin/e2b-local-backend $(1)/bin/runtime-api-check $(1)/bin/layers-check: \
-	  $$(patsubst %.c,$(1)/obj/%.o,$$(BACKEND_LIB_SRC)) $(1)/obj/cJSON.o
-	@mkdir -p $$(@D)
-	$$(CC) -g $(2) $$^ $$(BACKEND_LIBS) $$(if $$(filter %/e2b-local-backend,$$@),$(filter-out %.o,$(4))) -o $$@
+# $(1): the directory, $(2): the target that builds it.
+define SANITIZED_LINKS
 $$(SANITIZED_LINKED:%=$(1)/bin/%): $(1)/bin/%: $$(BUILD)/bin/%
 	@mkdir -p $$(@D)
 	ln -sfn $$(abspath $$<) $$@
@@ -203,57 +240,82 @@ $(1)/templates:
 	@test -d $$(BUILD)/templates || { echo "no $$(BUILD)/templates: run ./build.sh first" >&2; exit 1; }
 	@mkdir -p $$(@D)
 	ln -sfn $$(abspath $$(BUILD)/templates) $$@
-$(3): $(1)/bin/e2b-local-backend $(1)/bin/runtime-api-check $(1)/bin/layers-check \
+$(2): $(1)/bin/e2b-local-backend $$(CHECKS:%=$(1)/bin/%) \
 	  $$(SANITIZED_LINKED:%=$(1)/bin/%) $(1)/templates
 endef
-$(eval $(call SANITIZED_BACKEND,$(BUILD)/asan-backend,$(SAN),backend-asan))
+$(eval $(call BACKEND_FLAVOUR,$(BUILD)/asan-backend,$(BUILD)/asan-backend/bin,-O1 $$(SAN)))
+$(eval $(call SANITIZED_LINKS,$(BUILD)/asan-backend,backend-asan))
 # Under TSan the forked children end by the system call (tests/backend/tsan_exit.c).
-$(eval $(call SANITIZED_BACKEND,$(BUILD)/tsan-backend,-fsanitize=thread,backend-tsan,\
+$(eval $(call BACKEND_FLAVOUR,$(BUILD)/tsan-backend,$(BUILD)/tsan-backend/bin,-O1 -fsanitize=thread,\
 	$(BUILD)/tsan-backend/obj/tests/backend/tsan_exit.o -Xlinker --wrap=_exit))
+$(eval $(call SANITIZED_LINKS,$(BUILD)/tsan-backend,backend-tsan))
 
 # --- libFuzzer targets (clang) ------------------------------------------
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 fuzz: $(FUZZ_BIN)
 
-# Targets of the backend's parsers name their sources here (by stem), and
-# what else they link (FUZZ_LIBS_<stem>: libevent for those on evbuffers).
+# Targets of the backend's parsers name their sources here (by stem), with
+# the flags their harness is compiled with, and what else they link
+# (FUZZ_LIBS_<stem>: libevent for those on evbuffers). Every target links
+# the core and cJSON (libe2bw.a) and $(SMALL_SRC) (libsmall.a) as archives:
+# only the members it uses.
 FUZZ_BACKEND_fuzz_image_ref := backend/images/images_ref.c
-$(BUILD)/fuzz/fuzz_image_ref $(BUILD)/replay/fuzz_image_ref: backend/images/images_ref.c backend/images/images_ref.h
 FUZZ_BACKEND_fuzz_layer_unpack := backend/images/images_unpack.c
 FUZZ_LIBS_fuzz_layer_unpack := -larchive -lcrypto
-$(BUILD)/fuzz/fuzz_layer_unpack $(BUILD)/replay/fuzz_layer_unpack: backend/images/images_unpack.c backend/images/images_unpack.h
 FUZZ_BACKEND_fuzz_http_request := -D_DEFAULT_SOURCE backend/http/http_head.c backend/http/http_framing.c
 FUZZ_LIBS_fuzz_http_request := -levent
 FUZZ_BACKEND_fuzz_protojson := -D_DEFAULT_SOURCE backend/http/http_protojson.c backend/http/http_connect.c backend/http/http_reply.c backend/lib/text.c backend/lib/base64.c
 FUZZ_LIBS_fuzz_protojson := -levent
-$(BUILD)/fuzz/fuzz_protojson $(BUILD)/replay/fuzz_protojson: backend/http/http_protojson.c backend/http/http_protojson.h backend/http/http_connect.c backend/lib/base64.c
-$(BUILD)/fuzz/fuzz_http_request $(BUILD)/replay/fuzz_http_request: backend/http/http_head.c backend/http/http_head.h backend/http/http_framing.c backend/http/http_framing.h
 FUZZ_BACKEND_fuzz_egress_sni := backend/egress/egress_sni.c
-$(BUILD)/fuzz/fuzz_egress_sni $(BUILD)/replay/fuzz_egress_sni: backend/egress/egress_sni.c backend/egress/egress_sni.h
 FUZZ_BACKEND_fuzz_egress_host := backend/egress/egress_host.c
-$(BUILD)/fuzz/fuzz_egress_host $(BUILD)/replay/fuzz_egress_host: backend/egress/egress_host.c backend/egress/egress_host.h
 FUZZ_BACKEND_fuzz_egress_socks := backend/egress/egress_socks.c
-$(BUILD)/fuzz/fuzz_egress_socks $(BUILD)/replay/fuzz_egress_socks: backend/egress/egress_socks.c backend/egress/egress_socks.h
 NET_POLICY_SRC := backend/net/net_policy.c backend/net/net_rules.c backend/net/net_tunnel.c backend/net/net_name.c
 FUZZ_BACKEND_fuzz_net_policy := -D_DEFAULT_SOURCE $(NET_POLICY_SRC)
-$(BUILD)/fuzz/fuzz_net_policy $(BUILD)/replay/fuzz_net_policy: $(NET_POLICY_SRC) $(NET_POLICY_SRC:.c=.h)
 FUZZ_BACKEND_fuzz_egress_http := backend/egress/egress_http.c backend/egress/egress_http_head.c
-$(BUILD)/fuzz/fuzz_egress_http $(BUILD)/replay/fuzz_egress_http: backend/egress/egress_http.c backend/egress/egress_http.h \
-	  backend/egress/egress_http_head.c backend/egress/egress_http_head.h
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C) $(SMALL_SRC) $(SMALL_HDR)
-	@mkdir -p $(BUILD)/fuzz
-	$(CLANG) $(CSTD) $(FUZZ_FLAGS) $(INC) -Iwasm -Ibackend $< $(FUZZ_BACKEND_$*) $(CORE_SRC) $(CJSON_C) $(SMALL_SRC) $(FUZZ_LIBS_$*) -lm -o $@
 
+# $(1): the flavour's directory, $(2): the compiler and its flags.
+define FUZZ_FLAVOUR
+$(1)/obj/%.o: %.c
+	@mkdir -p $$(@D)
+	$(2) $$(INC) -Iwasm -Ibackend $$(DEPS) -c $$< -o $$@
+# The backend's sources, as the backend compiles them.
+$(1)/obj/backend/%.o: backend/%.c
+	@mkdir -p $$(@D)
+	$(2) $$(INC) -Iwasm -Ibackend -D_DEFAULT_SOURCE $$(DEPS) -c $$< -o $$@
+$(1)/obj/tests/fuzz/%.o: tests/fuzz/%.c
+	@mkdir -p $$(@D)
+	$(2) $$(INC) -Iwasm -Ibackend $$(filter-out %.c,$$(FUZZ_BACKEND_$$*)) $$(DEPS) -c $$< -o $$@
+$(1)/obj/cjson/cJSON.o: $$(CJSON_C)
+	@mkdir -p $$(@D)
+	$(2) $$(INC) $$(DEPS) -c $$< -o $$@
+$(1)/libe2bw.a: $$(call objects,$(1)/obj,$$(CORE_SRC) $$(CJSON_C))
+	$$(ARCHIVE)
+$(1)/libsmall.a: $$(call objects,$(1)/obj,$$(SMALL_SRC))
+	$$(ARCHIVE)
+endef
+$(eval $(call FUZZ_FLAVOUR,$(BUILD)/fuzz,$$(CLANG) $$(CSTD) $$(FUZZ_FLAGS)))
 # The same targets as plain programs (gcc + ASan/UBSan, no libFuzzer): they
 # replay the committed corpora in every test run.
 REPLAY_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/replay/%,$(FUZZ_SRC))
 replay: $(REPLAY_BIN)
+$(eval $(call FUZZ_FLAVOUR,$(BUILD)/replay,$$(CC) $$(CSTD) -O1 -g $$(SAN)))
 
-$(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C) $(SMALL_SRC) $(SMALL_HDR)
-	@mkdir -p $(BUILD)/replay
-	$(CC) $(CSTD) -O1 -g $(SAN) $(INC) -Iwasm -Ibackend $< tests/fuzz/replay_main.c $(FUZZ_BACKEND_$*) $(CORE_SRC) $(CJSON_C) $(SMALL_SRC) $(FUZZ_LIBS_$*) -lm -o $@
+# $(1): the flavour's directory, $(2): the target's stem, $(3): the linker
+# and its flags, $(4): more objects.
+define FUZZ_TARGET
+$(1)/$(2): $(1)/obj/tests/fuzz/$(2).o $(4) $$(call objects,$(1)/obj,$$(filter %.c,$$(FUZZ_BACKEND_$(2)))) \
+	  $(1)/libe2bw.a $(1)/libsmall.a
+	$(3) $$(LINKED) $$(FUZZ_LIBS_$(2)) -lm -o $$@
+endef
+$(foreach f,$(FUZZ_SRC:tests/fuzz/%.c=%), \
+  $(eval $(call FUZZ_TARGET,$(BUILD)/fuzz,$(f),$$(CLANG) $$(FUZZ_FLAGS))) \
+  $(eval $(call FUZZ_TARGET,$(BUILD)/replay,$(f),$$(CC) -g $$(SAN),$(BUILD)/replay/obj/tests/fuzz/replay_main.o)))
+
+# The headers each object read, from its last compile.
+OBJ_DIRS := $(wildcard $(BUILD)/*/obj $(BUILD)/*/obj-*)
+-include $(if $(OBJ_DIRS),$(shell find $(OBJ_DIRS) -name '*.d'))
 
 clean:
 	rm -rf $(BUILD)/native $(BUILD)/asan $(BUILD)/asan-backend $(BUILD)/tsan-backend $(BUILD)/replay $(BUILD)/wasm $(BUILD)/bin $(BUILD)/fuzz $(BUILD)/backend

@@ -167,12 +167,23 @@ rootless_ready() {
   exit 1
 }
 
+# One make of the Makefile's targets $@ in parallel, after a line naming it.
+make_stage() {
+  local what=$1; shift
+  say "make $*: $what"
+  make -s -j"$(nproc)" "$@" BUILD="$BUILD" >&2
+}
+
 build_all() {
   install_toolchain
   fetch_cjson
   npm_deps
-  say "make"
-  make -s -j"$(nproc)" all BUILD="$BUILD" >&2
+  # the Makefile's `all`, a stage at a time
+  make_stage "the core and its unit tests (native; ASan + UBSan)" native asan
+  make_stage "core.wasm and core-wasi.wasm" wasm
+  make_stage "the backend and its programs" backend
+  make_stage "the backend's unit tests (native; ASan + UBSan)" backend-unit
+  make -s -j"$(nproc)" all BUILD="$BUILD" >&2 # whatever else `all` names (nothing, as it stands)
   build_templates
 }
 
@@ -208,7 +219,8 @@ run_tests() {
   install_browser
   apt_install nftables iperf3 iproute2 uidmap # the networking tests make namespaces (ip) and look at nft's tables; bench/ uses iperf3; tests/rootless maps subordinate ids (newuidmap)
   apt_install skopeo docker-registry apache2-utils zstd # the image tests fill a loopback registry (htpasswd: its bcrypt password file)
-  make -s -j"$(nproc)" replay fuzz BUILD="$BUILD" >&2
+  make_stage "the fuzz targets as plain programs (ASan + UBSan), to replay the corpora" replay
+  make_stage "the fuzz targets (libFuzzer)" fuzz
   # shellcheck source=tests/layers.sh
   . tests/layers.sh
   layers_start "$BUILD/test-logs"

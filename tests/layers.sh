@@ -1,8 +1,9 @@
 # layers.sh — the test layers' runner for `./build.sh test` (sourced, bash 5).
 # Each layer's whole output goes to its own log file; the terminal gets one
-# line per layer (name, counts, time, ok or FAILED), the whole output of a
-# layer only when it fails, and a closing `N passed, N failed` that counts
-# layers. Every layer runs even after one failed; layers_finish then fails.
+# line per layer (name, counts, time, ok or FAILED; the name is printed as
+# the layer starts, the rest when it ends), the whole output of a layer only
+# when it fails, and a closing `N passed, N failed` that counts layers.
+# Every layer runs even after one failed; layers_finish then fails.
 #
 #   layers_start DIR              logs go to DIR/<layer>.log, the layer's name in
 #                                 lower case with dashes (DIR is emptied first)
@@ -57,12 +58,13 @@ layer() {
   local log=$LAYER_LOGS/$slug.log
   LAYER_TAP=$LAYER_LOGS/$slug.tap
   local start=$EPOCHREALTIME status=0
+  printf '  %-34s ' "$name"
   "$@" >"$log" 2>&1 || status=$?
   local secs
   secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
   local verdict=ok
   [ "$status" = 0 ] || verdict="FAILED (exit $status)"
-  printf '  %-34s %-58s %7s s  %s\n' "$name" "$("count_$count" "$log")" "$secs" "$verdict"
+  printf '%-58s %7s s  %s\n' "$("count_$count" "$log")" "$secs" "$verdict"
   if [ "$status" = 0 ]; then
     LAYERS_PASSED=$((LAYERS_PASSED + 1))
     return 0

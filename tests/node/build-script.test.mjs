@@ -1,7 +1,8 @@
 // build.sh itself, sourced for its functions (nothing is built here):
 //   - the test layers' runner (tests/layers.sh) prints one line per layer,
 //     the whole output of a failing layer only, keeps every log, ends with
-//     "N passed, N failed" and fails when a layer failed (issue 17, item 13);
+//     "N passed, N failed" and fails when a layer failed (issue 17, item 13),
+//     and names each layer as it starts;
 //   - cJSON's source comes through an apt configuration of build.sh's own
 //     under the build directory: the system's apt state is never written
 //     (issue 17, item 15). Checked offline: nothing is downloaded.
@@ -58,6 +59,31 @@ test('test layers: one line each, a failing layer\'s whole output, every log kep
     // nothing else: the header, four rows, the failing layer's block, the closing line
     const block = stdout.slice(stdout.indexOf('----- node bad:'), stdout.indexOf('----- end of node bad -----'))
     assert.equal(lines.length - block.split('\n').length, 1 + 4 + 1 + 1)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('test layers: a layer\'s name is on the terminal from the moment it starts', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'e2bw-layers-'))
+  try {
+    const out = path.join(dir, 'out')
+    const seen = path.join(dir, 'seen') // the terminal's text while the second layer runs
+    const { code, stderr } = withBuildSh(`
+      . tests/layers.sh
+      {
+        layers_start ${dir}/logs
+        layer "first" unit sh -c 'echo "1 checks, 0 failed"'
+        layer "second, running" unit sh -c 'cat ${out} > ${seen}; echo "1 checks, 0 failed"'
+        layers_finish
+      } > ${out}`)
+    assert.equal(code, 0, stderr)
+    const running = readFileSync(seen, 'utf8').split('\n')
+    assert.equal(running.length, 3, 'the header, the first layer\'s row, the second\'s name')
+    assert.match(running[1], /^  first +0 suites passed.* s {2}ok$/)
+    assert.match(running[2], /^  second, running +$/, 'the running layer is named, its row not ended')
+    // and its row, once ended, is one line in the usual form
+    assert.match(readFileSync(out, 'utf8'), /\n  second, running +0 suites passed, 0 failed; 1 checks, 0 failed +[\d.]+ s {2}ok\n/)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
