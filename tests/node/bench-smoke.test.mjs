@@ -68,7 +68,7 @@ const BENCHES = [
   ['network.mjs', ['--sandboxes', '2', '--runs', '1', '--seconds', '1', '--updates', '2', '--others', '1'],
     ['create_first_output_ms.network_on.median', 'create_first_output_ms.network_off.median', 'tcp_gbit_s.sandbox.0', 'update_network_ms.median'], true],
   ['egress.mjs', ['--rounds', '1', '--requests', '2', '--mib', '1'],
-    ['direct.fresh_ms_median', 'intercepted.fresh_ms_median', 'intercepted.kept_vs_direct', 'passed.rate_vs_direct'], true],
+    ['direct.fresh_ms_median', 'intercepted.fresh_ms_median', 'intercepted.kept_vs_direct', 'passed.rate_vs_direct', 'passed.up_vs_direct'], true],
 ]
 
 for (const [file, args, figures, needsRoot] of BENCHES) {
