@@ -371,6 +371,10 @@ static void upstream_open(struct net_egress_conn *c, const unsigned char *early,
 	}
 	widen(c->upstream);
 	bufferevent_setcb(c->upstream, on_upstream_read, on_write, on_event, c);
+	/* Without a high-water mark a TLS side reads 4 KiB of a record, then
+	 * the rest: each record the destination sends would reach the sandbox
+	 * as two, a write and a record's work more. */
+	bufferevent_setwatermark(c->upstream, EV_READ, 0, MAX_QUEUED);
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
 	if (!c->plain) {
 		/* The handshake's time counts against the connect. */

@@ -52,13 +52,14 @@ static void finish(struct net_egress_splice *s)
 	s->done(s->ctx);
 }
 
-/* Moves what it can out of the pipe; -1 when to failed. */
-static int drain(struct direction *d)
+/* Moves what it can out of the pipe, adding it to *moved; -1 when to failed. */
+static int drain(struct direction *d, size_t *moved)
 {
 	while (d->queued > 0) {
 		ssize_t n = splice(d->pipe[0], NULL, d->to, NULL, d->queued, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n > 0) {
 			d->queued -= (size_t)n;
+			*moved += (size_t)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -73,14 +74,13 @@ static int drain(struct direction *d)
 static int pump(struct direction *d)
 {
 	size_t moved = 0;
-	if (drain(d) != 0)
+	if (drain(d, &moved) != 0)
 		return -1;
 	while (!d->ended && d->queued == 0 && moved < STEP_BYTES) {
 		ssize_t n = splice(d->from, NULL, d->pipe[1], NULL, d->room, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n > 0) {
 			d->queued = (size_t)n;
-			moved += (size_t)n;
-			if (drain(d) != 0)
+			if (drain(d, &moved) != 0)
 				return -1;
 		} else if (n == 0) {
 			d->ended = true;
