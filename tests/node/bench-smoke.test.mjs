@@ -50,7 +50,7 @@ function assertFigures(result, paths, file) {
 
 // file, smallest args, figures, whether it needs root (cgroups, sandboxes with layers, namespaces)
 const BENCHES = [
-  ['startup.mjs', ['--runs', '2'], ['median_ms.plugin', 'median_ms.sdk', 'median_cpu_ms.plugin', 'core_wasm_bytes'], false],
+  ['startup.mjs', ['--runs', '2'], ['median_ms.plugin', 'median_ms.sdk', 'median_cpu_ms.plugin', 'core_wasm_bytes', 'plugin_minus_emptyplugin_ms', 'ratio_over_emptyplugin'], false],
   ['stream-throughput.mjs', ['--mib', '2', '--runs', '1'], ['median_mib_per_s.plugin', 'median_mib_per_s.sdk', 'median_mib_per_s.fetch', 'ratios.plugin_vs_fetch'], false],
   ['files-throughput.mjs', ['--runs', '1', '--gib', '0.01', '--stats', '10', '--big-runs', '1'],
     ['write_read_median_mib_per_s.plugin', 'ratios.plugin_vs_fetch', 'big_read.mib_per_s', 'big_read.extra_rss_mib'], false],
