@@ -11,11 +11,13 @@ export const MESSAGE = Object.freeze({ ANSWER: 1, NOTIFICATION: 2, LAST: 4 })
 export const DETACHED = Object.freeze({ DATA: 1, CONTENT: 2, ASCII: 256 })
 export const NET = Object.freeze({ REFUSED: 1, DNS: 2, RESET: 3, TLS: 4, OTHER: 5, PROTOCOL: 6 })
 
-const DEFAULT_MODULE = new URL('../wasm/core.wasm', import.meta.url)
+// wasm/core.wasm from this file; the bundle at the repository's root
+// (provider.mjs, made by ./build.sh) is given its own path as E2BW_CORE_WASM.
+const DEFAULT_MODULE = new URL(typeof E2BW_CORE_WASM === 'string' ? E2BW_CORE_WASM : '../wasm/core.wasm', import.meta.url)
 const compiled = new Map() // href → Promise<WebAssembly.Module>
 let provided = null // Promise<WebAssembly.Module> set by useCoreModule
 
-async function readBytes(url) {
+async function load(url) {
   if (url.protocol === 'file:') {
     // The one Node-only part of the load path, taken only for a file: URL
     // (browsers fetch; hosts without a file system use useCoreModule).
@@ -23,13 +25,16 @@ async function readBytes(url) {
     // already loaded: no ES-module wrapper of node:fs/promises to build
     // (≈ 1 ms) and no trip through the thread pool for 96 KB.
     const builtin = globalThis.process && globalThis.process.getBuiltinModule
-    if (typeof builtin === 'function') return builtin('node:fs').readFileSync(url)
+    if (typeof builtin === 'function') return compileBytes(builtin('node:fs').readFileSync(url))
     const { readFile } = await import('node:fs/promises')
-    return readFile(url)
+    return compileBytes(await readFile(url))
   }
   const res = await fetch(url)
   if (!res.ok) throw new Error(`cannot load ${url.href}: HTTP ${res.status}`)
-  return new Uint8Array(await res.arrayBuffer())
+  // Compiled while it downloads, where the server says what it is.
+  const type = (res.headers.get('content-type') || '').split(';')[0].trim().toLowerCase()
+  if (type === 'application/wasm' && typeof WebAssembly.compileStreaming === 'function') return WebAssembly.compileStreaming(res)
+  return compileBytes(new Uint8Array(await res.arrayBuffer()))
 }
 
 // Synchronous compile and instantiation where the engine allows them: no
@@ -73,7 +78,7 @@ export function compileCore(source) {
   if (ArrayBuffer.isView(source) || source instanceof ArrayBuffer) return compileBytes(source)
   const url = source instanceof URL ? source : new URL(String(source), import.meta.url)
   if (!compiled.has(url.href)) {
-    const pending = readBytes(url).then(compileBytes)
+    const pending = load(url)
     pending.catch(() => compiled.delete(url.href)) // a failed load is tried again next time
     compiled.set(url.href, pending)
   }
