@@ -16,10 +16,12 @@
 //                  (one nftables element) before passing the bytes on
 // For each: a new connection per request (TLS handshake included: curl's
 // time_total), R requests per round; requests on one kept-alive connection;
-// and the download rate of one M MiB body. Medians over all rounds, and
-// ratios against direct.
+// the download rate of one M MiB body, and the upload rate of one (a PUT of
+// a file in the sandbox's /tmp). Medians over all rounds, and ratios
+// against direct.
 //
 //   node bench/egress.mjs [--rounds 5] [--requests 40] [--mib 64] [--json]
+//   (--requests 0: the transfer rates only)
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
@@ -62,33 +64,40 @@ if (!process.env.E2BW_BENCH_INSIDE) {
   for (const s of Object.values(ways)) {
     await s.files.write('/tmp/world-ca.pem', ca)
     await s.commands.run('cat /tmp/world-ca.pem >> /etc/ssl/certs/ca-certificates.crt', { user: 'root' })
+    await s.commands.run(`head -c ${MIB << 20} /dev/zero > /tmp/upload.bin`)
   }
   const url = 'https://api.world.test'
   const curl = async (way, args) => {
     const r = await ways[way].commands.run(`curl -sS -o /dev/null ${args}`, { timeoutMs: 300000 })
     return r.stdout.trim().split('\n').map(Number)
   }
-  const results = Object.fromEntries(Object.keys(ways).map((w) => [w, { fresh_ms: [], kept_ms: [], mib_per_s: [] }]))
+  const results = Object.fromEntries(Object.keys(ways).map((w) => [w, { fresh_ms: [], kept_ms: [], mib_per_s: [], up_mib_per_s: [] }]))
   for (let r = 0; r < ROUNDS; r++) {
     for (const way of Object.keys(ways)) {
-      const fresh = await ways[way].commands.run(
-        `for i in $(seq ${REQUESTS}); do curl -sS -o /dev/null -w '%{time_total}\\n' ${url}/fresh; done`, { timeoutMs: 300000 })
-      results[way].fresh_ms.push(...fresh.stdout.trim().split('\n').map((x) => Number(x) * 1000))
-      // one connection: the first transfer carries the handshake, the others only their request
-      const kept = await curl(way, `-w '%{time_total}\\n' ${Array.from({ length: REQUESTS }, (_, i) => `${url}/kept-${i} -o /dev/null`).join(' ')}`)
-      results[way].kept_ms.push(...kept.slice(1).map((t) => t * 1000))
+      if (REQUESTS > 0) { // --requests 0: the transfer rates only
+        const fresh = await ways[way].commands.run(
+          `for i in $(seq ${REQUESTS}); do curl -sS -o /dev/null -w '%{time_total}\\n' ${url}/fresh; done`, { timeoutMs: 300000 })
+        results[way].fresh_ms.push(...fresh.stdout.trim().split('\n').map((x) => Number(x) * 1000))
+        // one connection: the first transfer carries the handshake, the others only their request
+        const kept = await curl(way, `-w '%{time_total}\\n' ${Array.from({ length: REQUESTS }, (_, i) => `${url}/kept-${i} -o /dev/null`).join(' ')}`)
+        results[way].kept_ms.push(...kept.slice(1).map((t) => t * 1000))
+      }
       const [speed] = await curl(way, `-w '%{speed_download}\\n' ${url}/bytes/${MIB << 20}`)
       results[way].mib_per_s.push(speed / (1 << 20))
+      const [up] = await curl(way, `-w '%{speed_upload}\\n' -T /tmp/upload.bin ${url}/sink`)
+      results[way].up_mib_per_s.push(up / (1 << 20))
     }
   }
   const out = {}
   for (const [way, r] of Object.entries(results)) {
-    out[way] = { fresh_ms_median: median(r.fresh_ms), kept_ms_median: median(r.kept_ms), mib_per_s_median: median(r.mib_per_s), requests: r.fresh_ms.length }
+    out[way] = { fresh_ms_median: median(r.fresh_ms), kept_ms_median: median(r.kept_ms), mib_per_s_median: median(r.mib_per_s),
+      up_mib_per_s_median: median(r.up_mib_per_s), requests: r.fresh_ms.length }
   }
   for (const way of ['passed', 'intercepted', 'named']) {
     out[way].fresh_vs_direct = round(out[way].fresh_ms_median / out.direct.fresh_ms_median)
     out[way].kept_vs_direct = round(out[way].kept_ms_median / out.direct.kept_ms_median)
     out[way].rate_vs_direct = round(out[way].mib_per_s_median / out.direct.mib_per_s_median)
+    out[way].up_vs_direct = round(out[way].up_mib_per_s_median / out.direct.up_mib_per_s_median)
   }
   for (const s of Object.values(ways)) await s.kill().catch(() => {})
   await backend.stop()

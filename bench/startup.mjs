@@ -7,13 +7,20 @@
 //   esm    — node --input-type=module -e 0 (the ESM loader's own start-up)
 //   emptyfile — node bench/empty.mjs: an empty ES module file, the ESM file
 //            loader's own cost (resolve, read, compile, link one file)
+//   emptyplugin — the plugin's process with an empty ES module in its place:
+//            the same entry, warm-up import, timing and report, and an
+//            import() of an empty module where the plugin is imported, made
+//            and asked; what the plugin costs "over an empty ES module" is
+//            plugin − emptyplugin, and the SDK's sdk − emptyplugin
 // Reported: medians of wall time from spawn to exit, (plugin − bare) and
-// (sdk − bare), their ratio; core.wasm's size; and the plugin's extra peak
+// (sdk − bare), their ratio, the same over emptyplugin; core.wasm's size; and the plugin's extra peak
 // memory (max RSS after the plugin answered minus max RSS before importing it,
 // in the same process, once Node's ESM file loader is up: bench/empty.mjs is
 // imported first). No backend is needed: initialize sends no request.
 //
-//   node bench/startup.mjs [--runs 30] [--json]
+//   node bench/startup.mjs [--runs 30] [--json] [--provider path/to/provider.mjs]
+//   (--provider: another tree's plugin under the same harness, e.g. a
+//   checkout of main for a before/after; default this tree's provider.mjs)
 import { spawnSync } from 'node:child_process'
 import { statSync } from 'node:fs'
 import path from 'node:path'
@@ -25,11 +32,14 @@ const arg = (name, def) => {
   return i >= 0 ? process.argv[i + 1] : def
 }
 const RUNS = Number(arg('runs', 30))
-const provider = pathToFileURL(path.join(root, 'provider.mjs')).href
+const providerFile = path.resolve(arg('provider', path.join(root, 'provider.mjs')))
+const provider = pathToFileURL(providerFile).href
 
-// The plugin's process: what a host does to get a working provider, and no more.
+// The plugin's process: what a host does to get a working provider, and no
+// more. With plugin false, the same process with an empty ES module (the
+// warm-up file under another URL, so loaded again) where the plugin is.
 const warmup = pathToFileURL(path.join(root, 'bench', 'empty.mjs')).href
-const PLUGIN = `
+const processScript = (plugin) => `
 const atStart = process.resourceUsage().maxRSS
 await import(${JSON.stringify(warmup)})
 const before = process.resourceUsage().maxRSS
@@ -37,7 +47,7 @@ const before = process.resourceUsage().maxRSS
 // which is the plugin's cost to measure, not the harness's.
 const ms = () => Number(process.hrtime.bigint()) / 1e6
 const t0 = ms()
-const { default: create } = await import(${JSON.stringify(provider)})
+${plugin ? `const { default: create } = await import(${JSON.stringify(provider)})
 const t1 = ms()
 let d
 const kit = { epp: { infra: async (ctx, factory) => (d = await factory(ctx)) } }
@@ -49,14 +59,15 @@ const answer = await new Promise((resolve) => {
 })
 const t3 = ms()
 if (!JSON.parse(answer).result) throw new Error(answer)
-d.close()
+d.close()` : `await import(${JSON.stringify(warmup + '?in-place-of-the-plugin')})
+const t1 = ms(), t2 = ms(), t3 = ms()`}
 const peak = process.resourceUsage().maxRSS
 // Written to fd 2 through the fs Node has loaded at boot: process.stderr
 // would build a stream (6–8 ms of CPU) that is the harness's cost, not the plugin's.
 process.getBuiltinModule('node:fs').writeSync(2, JSON.stringify({ extraKiB: peak - before, withLoaderKiB: peak - atStart, phases: [t1 - t0, t2 - t1, t3 - t2] }))
 `
 const WAYS = {
-  plugin: ['--input-type=module', '-e', PLUGIN],
+  plugin: ['--input-type=module', '-e', processScript(true)],
   sdk: ['--input-type=module', '-e', "await import('e2b')"],
   bare: ['-e', '0'],
   // Not a target, for reading the others: what any ES-module host pays before
@@ -65,6 +76,9 @@ const WAYS = {
   // (d): one empty ES module file. The plugin's process imports files, so
   // this is the baseline that isolates what only the plugin adds.
   emptyfile: [path.join(root, 'bench', 'empty.mjs')],
+  // (e): the plugin's process with an empty ES module in its place: the
+  // baseline of "over an empty ES module", harness and all.
+  emptyplugin: ['--input-type=module', '-e', processScript(false)],
 }
 
 // Each process runs under bash so that its CPU time (user + system, all its
@@ -113,6 +127,9 @@ const result = {
   plugin_minus_esm_ms: med.plugin - med.esm,
   plugin_minus_emptyfile_ms: med.plugin - med.emptyfile,
   emptyfile_minus_bare_ms: med.emptyfile - med.bare,
+  plugin_minus_emptyplugin_ms: med.plugin - med.emptyplugin,
+  sdk_minus_emptyplugin_ms: med.sdk - med.emptyplugin,
+  ratio_over_emptyplugin: (med.sdk - med.emptyplugin) / (med.plugin - med.emptyplugin),
   median_cpu_ms: medCpu,
   cpu_plugin_minus_bare_ms: medCpu.plugin - medCpu.bare,
   cpu_sdk_minus_bare_ms: medCpu.sdk - medCpu.bare,
@@ -120,7 +137,10 @@ const result = {
   cpu_plugin_minus_esm_ms: medCpu.plugin - medCpu.esm,
   cpu_plugin_minus_emptyfile_ms: medCpu.plugin - medCpu.emptyfile,
   cpu_emptyfile_minus_bare_ms: medCpu.emptyfile - medCpu.bare,
-  core_wasm_bytes: statSync(path.join(root, 'wasm', 'core.wasm')).size,
+  cpu_plugin_minus_emptyplugin_ms: medCpu.plugin - medCpu.emptyplugin,
+  cpu_sdk_minus_emptyplugin_ms: medCpu.sdk - medCpu.emptyplugin,
+  cpu_ratio_over_emptyplugin: (medCpu.sdk - medCpu.emptyplugin) / (medCpu.plugin - medCpu.emptyplugin),
+  core_wasm_bytes: statSync(path.join(path.dirname(providerFile), 'wasm', 'core.wasm')).size,
   extra_peak_kib_median: median(extra),
   extra_peak_with_esm_loader_kib_median: median(withLoader),
   plugin_phases_median_ms: { import: median(phases[0]), build_infra: median(phases[1]), first_initialize: median(phases[2]) },
@@ -136,6 +156,7 @@ if (process.argv.includes('--json')) {
   for (const k of Object.keys(WAYS)) process.stdout.write(`  ${k.padEnd(9)} ${f(med[k]).padStart(11)} ${f(medCpu[k]).padStart(12)}\n`)
   process.stdout.write(`  wall: plugin − bare ${f(result.plugin_minus_bare_ms)} ms · sdk − bare ${f(result.sdk_minus_bare_ms)} ms · ratio ${f(result.ratio)}× · plugin − esm ${f(result.plugin_minus_esm_ms)} ms · plugin − emptyfile ${f(result.plugin_minus_emptyfile_ms)} ms · emptyfile − bare ${f(result.emptyfile_minus_bare_ms)} ms\n`)
   process.stdout.write(`  CPU:  plugin − bare ${f(result.cpu_plugin_minus_bare_ms)} ms · sdk − bare ${f(result.cpu_sdk_minus_bare_ms)} ms · ratio ${f(result.cpu_ratio)}× · plugin − esm ${f(result.cpu_plugin_minus_esm_ms)} ms · plugin − emptyfile ${f(result.cpu_plugin_minus_emptyfile_ms)} ms · emptyfile − bare ${f(result.cpu_emptyfile_minus_bare_ms)} ms\n`)
+  process.stdout.write(`  over an empty ES module (plugin's process with an empty module in its place): plugin ${f(result.plugin_minus_emptyplugin_ms)} ms · sdk ${f(result.sdk_minus_emptyplugin_ms)} ms · ratio ${f(result.ratio_over_emptyplugin)}× (CPU: ${f(result.cpu_plugin_minus_emptyplugin_ms)} · ${f(result.cpu_sdk_minus_emptyplugin_ms)} ms · ${f(result.cpu_ratio_over_emptyplugin)}×)\n`)
   const ph = result.plugin_phases_median_ms
   process.stdout.write(`  inside the plugin's process: import ${f(ph.import)} ms · buildInfra (read, compile, instantiate) ${f(ph.build_infra)} ms · first initialize ${f(ph.first_initialize)} ms\n`)
   process.stdout.write(`  core.wasm ${result.core_wasm_bytes} bytes (${f(result.core_wasm_bytes / 1024)} KiB)\n`)

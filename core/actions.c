@@ -15,11 +15,11 @@ static int push(e2bw_core *core, e2bw_action *a) {
   return 0;
 }
 
-void e2bw_emit_text(e2bw_core *core, char *text) {
-  if (text) e2bw_emit_text_len(core, text, strlen(text));
+void e2bw_emit_text(e2bw_core *core, int message, char *text) {
+  if (text) e2bw_emit_text_len(core, message, text, strlen(text));
 }
 
-int e2bw_emit_text_len(e2bw_core *core, char *text, size_t len) {
+int e2bw_emit_text_len(e2bw_core *core, int message, char *text, size_t len) {
   if (!text) return -1;
   text = e2bw_redact_json(&core->secrets, text, &len, core->config.envd_passthrough);
   if (!text) return -1;
@@ -29,19 +29,20 @@ int e2bw_emit_text_len(e2bw_core *core, char *text, size_t len) {
     return -1;
   }
   a->kind = E2BW_ACTION_SEND;
+  a->message = message;
   a->text = text;
   a->text_len = len;
   push(core, a);
   return 0;
 }
 
-int e2bw_emit_detached(e2bw_core *core, char *text, size_t len, int member, char *value, size_t value_len) {
+int e2bw_emit_detached(e2bw_core *core, int message, char *text, size_t len, int member, char *value, size_t value_len) {
   value = value ? e2bw_redact_bytes(&core->secrets, value, &value_len) : NULL;
   if (!value) {
     free(text);
     return -1;
   }
-  if (e2bw_emit_text_len(core, text, len) != 0) {
+  if (e2bw_emit_text_len(core, message, text, len) != 0) {
     free(value);
     return -1;
   }
@@ -68,8 +69,9 @@ int e2bw_reserve_answer(e2bw_core *core) {
   return 0;
 }
 
-void e2bw_emit_answer(e2bw_core *core, const cJSON *id, char *text) {
-  if (e2bw_emit_text_len(core, text, text ? strlen(text) : 0) == 0) return;
+void e2bw_emit_answer(e2bw_core *core, const cJSON *id, char *text, int last) {
+  int message = E2BW_MESSAGE_ANSWER | (last ? E2BW_MESSAGE_LAST : 0);
+  if (e2bw_emit_text_len(core, message, text, text ? strlen(text) : 0) == 0) return;
   e2bw_action *a = core->reserve;
   if (!a) return; /* two failures in a row with nothing reserved: nothing left to answer with */
   core->reserve = NULL;
@@ -80,6 +82,7 @@ void e2bw_emit_answer(e2bw_core *core, const cJSON *id, char *text) {
                    "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32603,\"message\":\"Out of memory\",\"data\":{\"kind\":\"internal\"}}}",
                    id_text);
   a->text_len = (size_t)n;
+  a->message = message; /* a stream that follows still ends with its last message */
   push(core, a);
   e2bw_reserve_answer(core); /* for the next one */
 }
@@ -132,6 +135,7 @@ const char *e2bw_action_text(const e2bw_core *core) { return core->current ? cor
 size_t e2bw_action_text_len(const e2bw_core *core) { return core->current ? core->current->text_len : 0; }
 const uint8_t *e2bw_action_body(const e2bw_core *core) { return core->current ? core->current->body : NULL; }
 size_t e2bw_action_body_len(const e2bw_core *core) { return core->current ? core->current->body_len : 0; }
+int e2bw_action_message(const e2bw_core *core) { return core->current ? core->current->message : 0; }
 
 void e2bw_actions_free(e2bw_core *core) {
   action_free(core->reserve);

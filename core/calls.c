@@ -49,22 +49,26 @@ void e2bw_redact(const e2bw_core *core, cJSON *item) {
 
 void e2bw_reply_error(e2bw_core *core, const cJSON *id, cJSON *error) {
   if (!error) error = e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory");
-  e2bw_emit_answer(core, id, e2bw_rpc_error_text(id, error));
+  e2bw_emit_answer(core, id, e2bw_rpc_error_text(id, error), 1);
 }
 
-void e2bw_notify(e2bw_core *core, const char *method, cJSON *params) {
-  e2bw_emit_text(core, e2bw_rpc_notification_text(method, params));
+void e2bw_notify(e2bw_core *core, const char *method, cJSON *params, int last) {
+  e2bw_emit_text(core, E2BW_MESSAGE_NOTIFICATION | (last ? E2BW_MESSAGE_LAST : 0), e2bw_rpc_notification_text(method, params));
 }
 
-void e2bw_call_succeed(e2bw_core *core, e2bw_call *call, cJSON *result) {
+static void succeed(e2bw_core *core, e2bw_call *call, cJSON *result, int last) {
   e2bw_http_cancel_call(core, call);
   if (e2bw_alloc_failures() != core->alloc_mark) { /* maybe partial: never a success */
     cJSON_Delete(result);
     result = NULL;
   }
-  e2bw_emit_answer(core, call->id, e2bw_rpc_result_text(call->id, result));
+  e2bw_emit_answer(core, call->id, e2bw_rpc_result_text(call->id, result), last);
   call_unlink_free(core, call);
 }
+
+void e2bw_call_succeed(e2bw_core *core, e2bw_call *call, cJSON *result) { succeed(core, call, result, 1); }
+
+void e2bw_call_succeed_streaming(e2bw_core *core, e2bw_call *call, cJSON *result) { succeed(core, call, result, 0); }
 
 void e2bw_call_fail(e2bw_core *core, e2bw_call *call, cJSON *error) {
   int (*vet)(e2bw_core *, e2bw_call *, cJSON *) = call->vet_failure;

@@ -38,6 +38,10 @@ typedef void (*e2bw_start_fn)(e2bw_core *core, e2bw_call *call);
 /* Answer the call and free it. Both take ownership of result / error. */
 void e2bw_call_succeed(e2bw_core *core, e2bw_call *call, cJSON *result);
 void e2bw_call_fail(e2bw_core *core, e2bw_call *call, cJSON *error);
+/* The same for a call whose stream goes on after its answer: the stream's
+ * notifications follow, and its end is the call's last message (e2bw.h,
+ * e2bw_message). */
+void e2bw_call_succeed_streaming(e2bw_core *core, e2bw_call *call, cJSON *result);
 /* The handler emitted the call's answer itself (a large result written
  * straight to text): cancel its requests and free it. */
 void e2bw_call_answered(e2bw_core *core, e2bw_call *call);
@@ -56,7 +60,8 @@ e2bw_http_op *e2bw_call_request(e2bw_core *core, e2bw_call *call, const char *me
 /* Scrubs every known credential from every string of a JSON tree: for
  * backend text before it is cut to length (the emit path scrubs the rest). */
 void e2bw_redact(const e2bw_core *core, cJSON *error);
-/* Queues a notification (takes ownership of params). */
-void e2bw_notify(e2bw_core *core, const char *method, cJSON *params);
+/* Queues a notification of the call params.request_id names (takes
+ * ownership of params); last: nothing will follow it for that call. */
+void e2bw_notify(e2bw_core *core, const char *method, cJSON *params, int last);
 
 #endif

@@ -47,6 +47,7 @@ void e2bw_core_free(e2bw_core *core) {
   e2bw_ndjson_free(&core->ndjson);
   e2bw_config_free(&core->config);
   free(core->key_hint);
+  cJSON_Delete(core->host_config);
   free(core);
 }
 
@@ -122,8 +123,10 @@ static void process_message(e2bw_core *core, const char *text, size_t len, const
       error = e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: the provider has shut down");
     } else if (!m) {
       error = e2bw_error_new(E2BW_ERR_METHOD_NOT_FOUND, "Method not found: '%.100s' is not an EPP/1 method", req.method);
-    } else if (!core->initialized && strcmp(m->name, "initialize") != 0) {
+    } else if (!core->initialized && strcmp(m->name, "initialize") != 0 && !core->host_config) {
       error = e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: call initialize before '%s'", m->name);
+    } else if (!core->initialized && strcmp(m->name, "initialize") != 0 && (error = e2bw_handshake_configure(core, core->host_config))) {
+      /* the host's own config cannot initialize the core: the request says why */
     } else if (!e2bw_method_served(core, m)) {
       error = e2bw_error_new(E2BW_ERR_UNSUPPORTED, "Provider '" E2BW_PROVIDER_ID "' does not support '%s'", m->feature);
       e2bw_error_set_str(error, "feature", m->feature);
@@ -171,6 +174,17 @@ void e2bw_core_set_key_hint(e2bw_core *core, const char *text, size_t len) {
   copy[len] = '\0';
   free(core->key_hint);
   core->key_hint = copy;
+}
+
+int e2bw_core_set_host_config(e2bw_core *core, const char *text, size_t len) {
+  cJSON *config = cJSON_ParseWithLength(text, len);
+  if (!cJSON_IsObject(config)) {
+    cJSON_Delete(config);
+    return -1;
+  }
+  cJSON_Delete(core->host_config);
+  core->host_config = config;
+  return 0;
 }
 
 static void on_ndjson_line(void *ctx, const char *line, size_t len) {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cJSON.h"
 #include "config.h"
 #include "e2bw.h"
 #include "ndjson.h"
@@ -41,6 +42,7 @@ struct e2bw_core {
   unsigned long alloc_mark; /* e2bw_alloc_failures() when the current input arrived */
   size_t detach_min;        /* 0, or the size from which long strings leave detached (e2bw.h) */
   char *key_hint;           /* how this transport's user sets api_key, or NULL (e2bw.h) */
+  cJSON *host_config;       /* initialize's config when the host sends none, or NULL (e2bw.h) */
   unsigned previewed;       /* features awaiting their contract case served anyway (methods.c) */
 };
 

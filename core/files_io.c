@@ -292,8 +292,10 @@ static void read_done(e2bw_core *core, e2bw_http_op *op) {
   int detached = st->detached;
   char *content = detached ? e2bw_buf_take(&st->msg, &content_len) : NULL;
   e2bw_http_op_finish(core, op); /* frees st */
-  rc = detached ? e2bw_emit_detached(core, text, len, E2BW_DETACHED_CONTENT, content, content_len) : e2bw_emit_text_len(core, text, len);
-  if (rc) e2bw_emit_answer(core, call->id, NULL); /* out of memory: the reserved answer */
+  int answer = E2BW_MESSAGE_ANSWER | E2BW_MESSAGE_LAST;
+  rc = detached ? e2bw_emit_detached(core, answer, text, len, E2BW_DETACHED_CONTENT, content, content_len)
+                : e2bw_emit_text_len(core, answer, text, len);
+  if (rc) e2bw_emit_answer(core, call->id, NULL, 1); /* out of memory: the reserved answer */
   e2bw_call_answered(core, call);
 }
 

@@ -8,6 +8,16 @@
 #include "redact.h"
 #include "stream.h"
 
+cJSON *e2bw_handshake_configure(e2bw_core *core, const cJSON *config) {
+  cJSON *error = e2bw_config_parse(&core->config, config, core->key_hint);
+  if (error || e2bw_secrets_add(&core->secrets, core->config.api_key, 0) != 0)
+    return error ? error : e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory");
+  core->initialized = 1;
+  cJSON_Delete(core->host_config); /* not needed again */
+  core->host_config = NULL;
+  return NULL;
+}
+
 void e2bw_handshake_initialize(e2bw_core *core, e2bw_call *call, cJSON *(*features)(void)) {
   if (core->initialized) {
     e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INVALID_REQUEST, "Invalid Request: initialize was already called"));
@@ -19,12 +29,11 @@ void e2bw_handshake_initialize(e2bw_core *core, e2bw_call *call, cJSON *(*featur
     e2bw_call_fail(core, call, e2bw_error_set_str(e, "field", "protocol"));
     return;
   }
-  cJSON *error = e2bw_config_parse(&core->config, cJSON_GetObjectItemCaseSensitive(call->params, "config"), core->key_hint);
-  if (error || e2bw_secrets_add(&core->secrets, core->config.api_key, 0) != 0) {
-    e2bw_call_fail(core, call, error ? error : e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
+  cJSON *error = e2bw_handshake_configure(core, cJSON_GetObjectItemCaseSensitive(call->params, "config"));
+  if (error) {
+    e2bw_call_fail(core, call, error);
     return;
   }
-  core->initialized = 1;
 
   cJSON *result = cJSON_CreateObject();
   cJSON *provider = cJSON_AddObjectToObject(result, "provider");

@@ -16,6 +16,9 @@
 /* Answers initialize; features() gives the feature list to declare (a new
  * array, or NULL when out of memory). */
 void e2bw_handshake_initialize(e2bw_core *core, e2bw_call *call, cJSON *(*features)(void));
+/* Initializes the core with config (the host's own, for a host that sends
+ * no initialize): NULL, or the error the request that needed it gets. */
+cJSON *e2bw_handshake_configure(e2bw_core *core, const cJSON *config);
 void e2bw_handshake_shutdown(e2bw_core *core, e2bw_call *call);
 
 #endif

@@ -118,7 +118,7 @@ static void kill_process(e2bw_core *core, const char *sandbox_id, double pid) {
 void e2bw_stream_notify_exit(e2bw_core *core, e2bw_stream *s, cJSON *failure) {
   if (s->kind == STREAM_WATCH) {
     if (failure) e2bw_redact(core, failure);
-    e2bw_notify(core, "files.watch_end", e2bw_watch_end_params(s->request_id, s->sandbox_id, s->pid, failure));
+    e2bw_notify(core, "files.watch_end", e2bw_watch_end_params(s->request_id, s->sandbox_id, s->pid, failure), 1);
     return;
   }
   cJSON *params = cJSON_CreateObject();
@@ -139,7 +139,7 @@ void e2bw_stream_notify_exit(e2bw_core *core, e2bw_stream *s, cJSON *failure) {
     e2bw_redact(core, failure);
     e2bw_add(params, "failure", failure);
   }
-  e2bw_notify(core, "exec.exit", params);
+  e2bw_notify(core, "exec.exit", params, 1);
 }
 
 /* Ends the stream with an error: the waiting call fails with it, or (once

@@ -44,7 +44,7 @@ static int on_start(e2bw_core *core, e2bw_stream *s, const cJSON *start) {
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "sandbox_id", s->sandbox_id);
     cJSON_AddNumberToObject(r, "pid", pid);
-    e2bw_call_succeed(core, call, r);
+    e2bw_call_succeed_streaming(core, call, r);
   }
   return 0;
 }
@@ -87,10 +87,10 @@ static void notify_output(e2bw_core *core, e2bw_stream *s, int which, const uint
   }
   size_t len, value_len;
   char *text = e2bw_buf_take(&m, &len);
-  if (!detach) e2bw_emit_text_len(core, text, len);
+  if (!detach) e2bw_emit_text_len(core, E2BW_MESSAGE_NOTIFICATION, text, len);
   else {
     char *v = e2bw_buf_take(&value, &value_len);
-    e2bw_emit_detached(core, text, len, E2BW_DETACHED_DATA, v, value_len);
+    e2bw_emit_detached(core, E2BW_MESSAGE_NOTIFICATION, text, len, E2BW_DETACHED_DATA, v, value_len);
   }
 }
 
@@ -188,14 +188,14 @@ static int on_watch_event(e2bw_core *core, e2bw_stream *s, const cJSON *event) {
     if (!s->call) return 0; /* a repeated start changes nothing */
     s->deadline = -1;
     e2bw_call *call = e2bw_stream_detach(s);
-    e2bw_call_succeed(core, call, e2bw_watch_started(s->sandbox_id, s->pid, s->watch_dir));
+    e2bw_call_succeed_streaming(core, call, e2bw_watch_started(s->sandbox_id, s->pid, s->watch_dir));
   } else if ((item = cJSON_GetObjectItemCaseSensitive(event, "filesystem"))) {
     if (s->call) {
       e2bw_stream_error(core, s, e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "envd's watch did not begin with a start event"));
       return 1;
     }
     cJSON *params = e2bw_watch_event_params(s->request_id, s->sandbox_id, s->pid, s->watch_dir, item);
-    if (params) e2bw_notify(core, "files.event", params);
+    if (params) e2bw_notify(core, "files.event", params, 0);
   } /* keepalive and unknown events: consumed, never surfaced */
   return 0;
 }

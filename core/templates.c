@@ -46,7 +46,7 @@ static void fail_op(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
  * the entry is dropped rather than sent without its request_id. */
 static void notify_log(e2bw_core *core, e2bw_call *call, cJSON *log) {
   char *id = e2bw_rpc_id_text(call->id);
-  if (log && id && e2bw_add(log, "request_id", cJSON_CreateRaw(id))) e2bw_notify(core, "templates.log", log);
+  if (log && id && e2bw_add(log, "request_id", cJSON_CreateRaw(id))) e2bw_notify(core, "templates.log", log, 0);
   else cJSON_Delete(log);
   free(id);
 }

@@ -9,7 +9,10 @@
 //          world.test, on WORLD.echo with a certificate for another name;
 //          it answers like port 80 with "server":"world-tls", and logs the
 //          request's headers (the answer carries none of them); /bytes/N
-//          answers N zero bytes; a SOCKS5 proxy on port 1080 (RFC 1928, CONNECT by
+//          answers N zero bytes, /sink reads a request's body and answers
+//          {"received":N}; on the gateway's address, port 443, a TCP server
+//          that reads until its client ends its writing (a half close) and
+//          then answers "received N" and closes; a SOCKS5 proxy on port 1080 (RFC 1928, CONNECT by
 //          address or by a name of NAMES; no authentication) and on port 1081
 //          (world.mjs's SOCKS username and password, RFC 1929), and on port
 //          1083 one whose CONNECT answer takes 18 s, a byte every 2 s; whose
@@ -151,6 +154,13 @@ if (mode === 'world') {
   })
   await listen(web, 80, '0.0.0.0')
   await listen(echo, 7007, '0.0.0.0')
+  const counter = net.createServer({ allowHalfOpen: true }, (c) => {
+    let received = 0
+    c.on('error', () => {})
+    c.on('data', (d) => { received += d.length })
+    c.on('end', () => c.end(`received ${received}\n`))
+  })
+  await listen(counter, 443, '203.0.113.2')
   await listen(socks5(false), 1080, '0.0.0.0')
   await listen(socks5(true), 1081, '0.0.0.0')
   await listen(socks5(false, 2000), 1083, '0.0.0.0')
@@ -171,6 +181,12 @@ if (mode === 'world') {
           res.end()
         }
         return more()
+      }
+      if (req.url === '/sink') { // a body read and dropped, for throughput (bench/egress.mjs); not logged
+        let received = 0
+        req.on('data', (d) => { received += d.length })
+        req.on('end', () => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ received })) })
+        return
       }
       const o = { server: 'world-tls', local: `${req.socket.localAddress}:${req.socket.localPort}`, remote: req.socket.remoteAddress, host: req.headers.host, path: req.url }
       log({ kind: 'https', ...o, headers: req.headers, servername: req.socket.servername })

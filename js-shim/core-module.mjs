@@ -4,15 +4,20 @@
 
 // Copies of core/include/e2bw.h's enums; tests/node/e2bw-enums.test.mjs compares them.
 export const ACTION = Object.freeze({ NONE: 0, SEND: 1, HTTP: 2, CANCEL: 3 })
+// What a SEND carries: an answer (its id the call's), a notification of a
+// call (params.request_id the call's id), and whether the call ends with it.
+export const MESSAGE = Object.freeze({ ANSWER: 1, NOTIFICATION: 2, LAST: 4 })
 // Which member a detached string belongs in.
 export const DETACHED = Object.freeze({ DATA: 1, CONTENT: 2, ASCII: 256 })
 export const NET = Object.freeze({ REFUSED: 1, DNS: 2, RESET: 3, TLS: 4, OTHER: 5, PROTOCOL: 6 })
 
-const DEFAULT_MODULE = new URL('../wasm/core.wasm', import.meta.url)
+// wasm/core.wasm from this file; the bundle at the repository's root
+// (provider.mjs, made by ./build.sh) is given its own path as E2BW_CORE_WASM.
+const DEFAULT_MODULE = new URL(typeof E2BW_CORE_WASM === 'string' ? E2BW_CORE_WASM : '../wasm/core.wasm', import.meta.url)
 const compiled = new Map() // href → Promise<WebAssembly.Module>
 let provided = null // Promise<WebAssembly.Module> set by useCoreModule
 
-async function readBytes(url) {
+async function load(url) {
   if (url.protocol === 'file:') {
     // The one Node-only part of the load path, taken only for a file: URL
     // (browsers fetch; hosts without a file system use useCoreModule).
@@ -20,13 +25,16 @@ async function readBytes(url) {
     // already loaded: no ES-module wrapper of node:fs/promises to build
     // (≈ 1 ms) and no trip through the thread pool for 96 KB.
     const builtin = globalThis.process && globalThis.process.getBuiltinModule
-    if (typeof builtin === 'function') return builtin('node:fs').readFileSync(url)
+    if (typeof builtin === 'function') return compileBytes(builtin('node:fs').readFileSync(url))
     const { readFile } = await import('node:fs/promises')
-    return readFile(url)
+    return compileBytes(await readFile(url))
   }
   const res = await fetch(url)
   if (!res.ok) throw new Error(`cannot load ${url.href}: HTTP ${res.status}`)
-  return new Uint8Array(await res.arrayBuffer())
+  // Compiled while it downloads, where the server says what it is.
+  const type = (res.headers.get('content-type') || '').split(';')[0].trim().toLowerCase()
+  if (type === 'application/wasm' && typeof WebAssembly.compileStreaming === 'function') return WebAssembly.compileStreaming(res)
+  return compileBytes(new Uint8Array(await res.arrayBuffer()))
 }
 
 // Synchronous compile and instantiation where the engine allows them: no
@@ -70,7 +78,7 @@ export function compileCore(source) {
   if (ArrayBuffer.isView(source) || source instanceof ArrayBuffer) return compileBytes(source)
   const url = source instanceof URL ? source : new URL(String(source), import.meta.url)
   if (!compiled.has(url.href)) {
-    const pending = readBytes(url).then(compileBytes)
+    const pending = load(url)
     pending.catch(() => compiled.delete(url.href)) // a failed load is tried again next time
     compiled.set(url.href, pending)
   }
@@ -140,6 +148,9 @@ export class Core {
 
   /** Long strings of outgoing messages leave detached from min bytes on (0: never). */
   setDetach(min) { this.x.set_detach(this.h, min) }
+  /** The host's config, used when the host sends no initialize; false when
+   *  text is not a JSON object. */
+  setHostConfig(text) { return this.x.set_host_config(this.h, this.put(text)) === 0 }
   /** How this transport's user sets api_key: quoted when initialize lacks it. */
   setKeyHint(text) { this.x.set_key_hint(this.h, this.put(text)) }
   ndjsonFeed(bytes, now) { this.x.ndjson_feed(this.h, this.put(bytes), now) }
@@ -160,20 +171,22 @@ export class Core {
     return out
   }
 
-  /** Pops the next pending action: {kind, op, text, body, value}, or null.
-   *  text is a string (an EPP message or the HTTP request head as JSON);
-   *  body a Uint8Array copy (HTTP). A SEND with a detached string has it
-   *  as value (a string) and op names its member (DETACHED). */
+  /** Pops the next pending action: {kind, op, text, body, value, message},
+   *  or null. text is a string (an EPP message or the HTTP request head as
+   *  JSON); body a Uint8Array copy (HTTP). A SEND's message says what it
+   *  carries (MESSAGE bits); one with a detached string has it as value (a
+   *  string) and op names its member (DETACHED). */
   next() {
     const kind = this.x.next_action(this.h)
     if (kind === ACTION.NONE) return null
-    const action = { kind, op: this.x.action_op(this.h) >>> 0, text: '', body: null, value: undefined }
+    const action = { kind, op: this.x.action_op(this.h) >>> 0, text: '', body: null, value: undefined, message: 0 }
     const textLen = this.x.action_text_len(this.h)
     if (textLen) {
       const p = this.x.action_text(this.h)
       action.text = decoder.decode(this.bytes().subarray(p, p + textLen))
     }
     if (kind === ACTION.SEND) {
+      action.message = this.x.action_message(this.h)
       if (action.op) action.value = this.text(this.x.action_body(this.h), this.x.action_body_len(this.h), action.op & DETACHED.ASCII)
       return action
     }

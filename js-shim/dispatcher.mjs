@@ -2,7 +2,7 @@
 // asks for. It only moves bytes: EPP messages in and out, HTTP requests
 // performed with the chosen transport and streamed back into the core, one
 // timer for the core's next deadline. All protocol logic is in the core.
-import { ACTION, Core, DETACHED } from './core-module.mjs'
+import { ACTION, Core, DETACHED, MESSAGE } from './core-module.mjs'
 import { classifyFailure, pickTransport } from './transport.mjs'
 
 // Wall-clock milliseconds that never go backwards within a process. In Node,
@@ -10,9 +10,6 @@ import { classifyFailure, pickTransport } from './transport.mjs'
 // `performance` loads perf_hooks and ten internal modules on first touch,
 // ≈ 1.5 ms of the first initialize (bench/startup.mjs). Elsewhere: performance.
 const hrtime = globalThis.process && typeof globalThis.process.hrtime === 'function' ? globalThis.process.hrtime.bind(globalThis.process) : null
-// Requests whose notifications carry their id as request_id, until the
-// stream's last one (exec.exit, files.watch_end): handle() maps it back.
-const STREAMING = ['exec.start', 'pty.open', 'process.attach', 'files.watch']
 // Hosts that take objects get long strings without a trip through JSON text:
 // the core hands them over detached (core/include/e2bw.h) from this size on,
 // and a request's longest string of at least DETACH_IN travels the same way.
@@ -25,6 +22,11 @@ function monotonicFrom(anchorMs, start) {
     const [s, ns] = hrtime(start)
     return anchorMs + s * 1e3 + ns / 1e6
   }
+}
+
+// ctx.options as JSON text; '' (refused by the core) when it has none.
+function hostConfig(config) {
+  try { return JSON.stringify(config) } catch { return '' }
 }
 
 /**
@@ -48,8 +50,8 @@ function monotonicFrom(anchorMs, start) {
  *   handle(message)       request/response form: Promise of the answer
  *                         object; notifications go to onNotification (an
  *                         object) and onMessage (text)
- *   A host that never sends initialize: given ctx, the dispatcher sends it
- *   itself from ctx.options before the first other message.
+ *   A host that never sends initialize: given ctx, the core initializes
+ *   itself from ctx.options at the first request that needs it.
  *   feed(bytes) / end()   EPP as NDJSON bytes, split anywhere (stdio form)
  *   onMessage             settable after creation
  *   idle()                resolves when no request is in flight
@@ -60,6 +62,10 @@ function monotonicFrom(anchorMs, start) {
 export async function createDispatcher(options = {}) {
   const core = await Core.create(options.module)
   if (options.keyHint) core.setKeyHint(options.keyHint)
+  // A host that never sends initialize: the core initializes itself from
+  // ctx.options (the declared fields) at the first request that needs it.
+  if (options.ctx && options.ctx.options && !core.setHostConfig(hostConfig(options.ctx.options)))
+    log('e2b-wasm: ctx.options is not a JSON object: the host must send initialize itself')
   const given = options.fetch
   const log = options.log || (() => {})
   let transport
@@ -78,22 +84,8 @@ export async function createDispatcher(options = {}) {
   // Request/response hosts: handle() answers through a Promise; its request
   // travels under a key of ours so the answer finds its caller, and the key
   // is mapped back in the answer and in notifications' request_id.
-  const handled = new Map() // key → { id, resolve, streams }
+  const handled = new Map() // key → { id, resolve }, until the call's last message
   let handleSeq = 0
-  // A host that never sends initialize: the dispatcher initializes itself
-  // from ctx.options (the declared fields) before the first other message.
-  let initialized = false
-
-  function autoInitialize(message) {
-    if (initialized || !options.ctx || !options.ctx.options) return
-    initialized = true
-    let method
-    try { method = (typeof message === 'string' ? JSON.parse(message) : message).method } catch { return }
-    if (method === 'initialize') return
-    const key = `e2bw-auto-init-${++handleSeq}`
-    handled.set(key, { id: null, resolve: (answer) => { if (answer.error) log(`e2b-wasm: initialize from ctx.options failed: ${answer.error.message}`) } })
-    core.submit(JSON.stringify({ jsonrpc: '2.0', id: key, method: 'initialize', params: { protocol: 'node/1', config: options.ctx.options } }), now())
-  }
 
   const d = {
     onMessage: options.onMessage || null,
@@ -101,7 +93,6 @@ export async function createDispatcher(options = {}) {
     transport: transport.source,
     send(message) {
       if (closed) throw new Error('e2b-wasm dispatcher is closed')
-      autoInitialize(message)
       if (typeof message === 'string') core.submit(message, now())
       else submitObject(message)
       pump()
@@ -112,7 +103,7 @@ export async function createDispatcher(options = {}) {
       const msg = typeof message === 'string' ? JSON.parse(message) : { ...message }
       if (msg.id === undefined || msg.id === null) { d.send(msg); return Promise.resolve(null) } // a notification
       const key = `e2bw-h-${++handleSeq}`
-      const entry = { id: msg.id, resolve: null, streams: STREAMING.includes(msg.method) }
+      const entry = { id: msg.id, resolve: null }
       const answered = new Promise((resolve) => { entry.resolve = resolve })
       handled.set(key, entry)
       d.send({ ...msg, id: key })
@@ -179,7 +170,7 @@ export async function createDispatcher(options = {}) {
       const want = d.onMessage ? 0 : DETACH_OUT
       if (want !== detachFrom) core.setDetach(detachFrom = want)
       for (let action; !closed && (action = core.next());) {
-        if (action.kind === ACTION.SEND) deliver(action.value === undefined ? action.text : attached(action))
+        if (action.kind === ACTION.SEND) deliver(action.value === undefined ? action.text : attached(action), action.message)
         else if (action.kind === ACTION.HTTP) perform(action)
         else if (action.kind === ACTION.CANCEL) cancel(action.op)
       }
@@ -201,31 +192,31 @@ export async function createDispatcher(options = {}) {
   }
 
   // One outgoing message: JSON text, or an object (a detached string's).
-  function deliver(message) {
+  // kind (MESSAGE) is the core's word on what it is: an answer (its id is
+  // the call's), a notification of a call (params.request_id is), and
+  // whether nothing more of that call follows.
+  function deliver(message, kind) {
     let text = typeof message === 'string' ? message : null
     let msg = text === null ? message : null
     if (handled.size) {
       if (!msg) msg = JSON.parse(text)
-      const entry = typeof msg.id === 'string' ? handled.get(msg.id) : undefined
-      if (entry) { // an answer to handle() (or to our own initialize)
-        if (!entry.streams || msg.error) handled.delete(msg.id)
-        msg.id = entry.id
-        try { entry.resolve(msg) } catch (err) { log(`e2b-wasm: handle() caller threw: ${err && err.message}`) }
-        return
-      }
-      const rid = msg.params && typeof msg.params.request_id === 'string' ? msg.params.request_id : undefined
-      const origin = rid !== undefined ? handled.get(rid) : undefined
-      if (origin) {
-        msg.params.request_id = origin.id
-        if (msg.method === 'exec.exit' || msg.method === 'files.watch_end') handled.delete(rid) // a stream's last message
+      const answer = (kind & MESSAGE.ANSWER) !== 0
+      const call = answer ? msg.id : msg.params && msg.params.request_id
+      const entry = typeof call === 'string' ? handled.get(call) : undefined
+      if (entry) { // a call made through handle() (or our own initialize)
+        if (kind & MESSAGE.LAST) handled.delete(call)
+        if (answer) {
+          msg.id = entry.id
+          try { entry.resolve(msg) } catch (err) { log(`e2b-wasm: handle() caller threw: ${err && err.message}`) }
+          return
+        }
+        msg.params.request_id = entry.id
         text = null
       }
     }
     try {
       if (d.onMessage && text === null) text = JSON.stringify(msg)
-      // the core writes notifications as {"jsonrpc":"2.0","method":…, answers with "id" first
-      const notification = msg ? msg.method !== undefined && msg.id === undefined : text.startsWith('{"jsonrpc":"2.0","method"')
-      if (d.onNotification && notification) d.onNotification(msg || JSON.parse(text))
+      if (d.onNotification && (kind & MESSAGE.NOTIFICATION)) d.onNotification(msg || JSON.parse(text))
       if (d.onMessage) d.onMessage(text)
     } catch (err) {
       log(`e2b-wasm: onMessage handler threw: ${err && err.message}`)

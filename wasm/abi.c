@@ -55,6 +55,9 @@ WASM_EXPORT("submit_detached") void abi_submit_detached(abi_instance *h, size_t 
 
 WASM_EXPORT("set_detach") void abi_set_detach(abi_instance *h, size_t min_len) { e2bw_core_set_detach(h->core, min_len); }
 
+/* The scratch buffer holds the config's JSON text. */
+WASM_EXPORT("set_host_config") int abi_set_host_config(abi_instance *h, size_t len) { return e2bw_core_set_host_config(h->core, h->scratch.data, len); }
+
 /* The scratch buffer holds the hint's text. */
 WASM_EXPORT("set_key_hint") void abi_set_key_hint(abi_instance *h, size_t len) { e2bw_core_set_key_hint(h->core, h->scratch.data, len); }
 
@@ -90,6 +93,7 @@ WASM_EXPORT("action_text") const char *abi_action_text(abi_instance *h) { return
 WASM_EXPORT("action_text_len") size_t abi_action_text_len(abi_instance *h) { return e2bw_action_text_len(h->core); }
 WASM_EXPORT("action_body") const uint8_t *abi_action_body(abi_instance *h) { return e2bw_action_body(h->core); }
 WASM_EXPORT("action_body_len") size_t abi_action_body_len(abi_instance *h) { return e2bw_action_body_len(h->core); }
+WASM_EXPORT("action_message") int abi_action_message(abi_instance *h) { return e2bw_action_message(h->core); }
 WASM_EXPORT("is_shut_down") int abi_is_shut_down(abi_instance *h) { return e2bw_core_is_shut_down(h->core); }
 
 /* The method table as JSON (NUL-terminated, owned by the instance). */

@@ -5,8 +5,8 @@
  * peeked have come), admitted (net_egress_admit.h), then its upstream
  * socket is made in the sandbox's namespace and connected to the address
  * the sandbox asked for (SO_ORIGINAL_DST) or the one its name was resolved
- * to. Passed on: two plain
- * bufferevents copy bytes both ways. Intercepted: the sandbox's side is a
+ * to. Passed on: the kernel moves the bytes both ways
+ * (net_egress_splice.h). Intercepted: the sandbox's side is a
  * TLS server with a leaf for its server name, the destination's a TLS
  * client verifying that name (port 80: plain both sides, every request's
  * Host that of the first); requests go through egress_http, which sets the
@@ -20,6 +20,7 @@
 #include "lib/clock.h"
 #include "net/net_egress_admit.h"
 #include "net/net_egress_fill.h"
+#include "net/net_egress_splice.h"
 #include "net/net_egress_tls.h"
 #include "net/net_egress_tunnel.h"
 #include "net/net_policy.h"
@@ -48,14 +49,16 @@
 #define IDLE_SECONDS 300    /* with nothing read either way */
 #define FLUSH_SECONDS 5     /* for what is left to write once one side ended */
 #define MAX_QUEUED (1 << 20) /* bytes queued towards one side before the other is paused */
-#define MAX_STEP (256 << 10)  /* per read or write: libevent's 16 KiB default costs a syscall per 16 KiB */
+#define MAX_STEP (256 << 10)  /* per write, and per read of a TLS side (libevent 2.1 reads a plain
+                               * socket 4 KiB at a time whatever this says) */
 
 struct net_egress_conn {
 	struct net_egress_env *env;
 	struct net_egress_conn *prev, *next;
 	int cfd, ufd;                 /* until a bufferevent owns them */
 	struct event *ev;             /* the peek, the connect, the last flush */
-	struct bufferevent *client, *upstream;
+	struct bufferevent *client, *upstream; /* intercepted */
+	struct net_egress_splice *relay;       /* passed on */
 	struct sockaddr_in dst;
 	char sni[256];                /* the server name (port 80: the Host's) */
 	bool plain;                   /* port 80: HTTP, without TLS either side */
@@ -104,6 +107,7 @@ static void conn_free(struct net_egress_conn *c)
 		bufferevent_free(c->upstream);
 	else if (c->ufd >= 0)
 		close(c->ufd);
+	net_egress_splice_free(c->relay);
 	egress_http_free(c->http);
 	free(c->failure);
 	clear_headers(c);
@@ -282,11 +286,6 @@ static void on_client_read(struct bufferevent *bev, void *arg)
 	}
 	if (!c->upstream_ready)
 		return; /* kept in its input until the destination answers */
-	if (!c->intercept) {
-		bufferevent_write_buffer(c->upstream, in);
-		throttle(bev, c->upstream);
-		return;
-	}
 	while (evbuffer_get_length(in) > 0) {
 		struct evbuffer_iovec v;
 		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
@@ -338,6 +337,11 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 
 /* --- connecting -------------------------------------------------------------------- */
 
+static void on_relay_done(void *arg)
+{
+	conn_free(arg);
+}
+
 /* The destination's socket is connected (early: its first bytes, already
  * read, when a tunnel brought them with its reply). */
 static void upstream_open(struct net_egress_conn *c, const unsigned char *early, size_t early_len)
@@ -346,9 +350,19 @@ static void upstream_open(struct net_egress_conn *c, const unsigned char *early,
 		fail_upstream(c, "the destination spoke first");
 		return;
 	}
+	if (!c->intercept) {
+		c->relay = net_egress_splice_new(c->env->base, c->cfd, c->ufd, early, early_len, IDLE_SECONDS,
+			on_relay_done, c);
+		if (!c->relay) {
+			conn_free(c);
+			return;
+		}
+		c->cfd = c->ufd = -1;
+		return;
+	}
 	int ufd = c->ufd;
 	c->ufd = -1;
-	c->upstream = c->intercept && !c->plain ? net_egress_tls_side(c->env, c->sni, ufd, false)
+	c->upstream = !c->plain ? net_egress_tls_side(c->env, c->sni, ufd, false)
 		: bufferevent_socket_new(c->env->base, ufd, BEV_OPT_CLOSE_ON_FREE);
 	if (!c->upstream) {
 		close(ufd);
@@ -357,32 +371,19 @@ static void upstream_open(struct net_egress_conn *c, const unsigned char *early,
 	}
 	widen(c->upstream);
 	bufferevent_setcb(c->upstream, on_upstream_read, on_write, on_event, c);
+	/* Without a high-water mark a TLS side reads 4 KiB of a record, then
+	 * the rest: each record the destination sends would reach the sandbox
+	 * as two, a write and a record's work more. */
+	bufferevent_setwatermark(c->upstream, EV_READ, 0, MAX_QUEUED);
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
-	if (c->intercept && !c->plain) {
+	if (!c->plain) {
 		/* The handshake's time counts against the connect. */
 		bufferevent_set_timeouts(c->upstream, &(struct timeval){CONNECT_SECONDS, 0}, NULL);
 		return;
 	}
-	if (c->intercept) { /* plain HTTP: connected is ready */
-		c->upstream_ready = true;
-		bufferevent_set_timeouts(c->upstream, &(struct timeval){IDLE_SECONDS, 0}, NULL);
-		on_client_read(c->client, c);
-		return;
-	}
-	c->client = bufferevent_socket_new(c->env->base, c->cfd, BEV_OPT_CLOSE_ON_FREE);
-	if (!c->client) {
-		conn_free(c);
-		return;
-	}
-	c->cfd = -1;
-	c->upstream_ready = true;
-	widen(c->client);
-	bufferevent_setcb(c->client, on_client_read, on_write, on_event, c);
-	bufferevent_set_timeouts(c->client, &(struct timeval){IDLE_SECONDS, 0}, NULL);
+	c->upstream_ready = true; /* plain HTTP: connected is ready */
 	bufferevent_set_timeouts(c->upstream, &(struct timeval){IDLE_SECONDS, 0}, NULL);
-	bufferevent_enable(c->client, EV_READ | EV_WRITE);
-	if (early_len)
-		bufferevent_write(c->client, early, early_len);
+	on_client_read(c->client, c);
 }
 
 static void on_connected(evutil_socket_t fd, short what, void *arg)

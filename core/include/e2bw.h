@@ -61,6 +61,20 @@ typedef enum e2bw_action_kind {
   E2BW_ACTION_CANCEL = 3  /* op = request to abort; report nothing more for it */
 } e2bw_action_kind;
 
+/* What a SEND carries, from e2bw_action_message(), so a loader can route
+ * messages without reading them or knowing any method. Every message the
+ * core sends belongs to one call: an answer names it by its "id", a
+ * notification by params.request_id (the call's id, as the request wrote
+ * it). E2BW_MESSAGE_LAST marks the call's last message: nothing after it
+ * names that id again. An answer without it is followed by the call's
+ * notifications (a stream: exec.start, pty.open, process.attach,
+ * files.watch) up to the one marked last (exec.exit, files.watch_end). */
+typedef enum e2bw_message {
+  E2BW_MESSAGE_ANSWER = 1,        /* the answer to a request */
+  E2BW_MESSAGE_NOTIFICATION = 2,  /* a notification of a call */
+  E2BW_MESSAGE_LAST = 4           /* flag: the call's last message */
+} e2bw_message;
+
 /* Transport failures the caller reports with e2bw_core_http_fail(). */
 typedef enum e2bw_net_failure {
   E2BW_NET_REFUSED = 1,  /* connection refused / no route: nothing listens */
@@ -114,6 +128,15 @@ void e2bw_core_set_detach(e2bw_core *core, size_t min_len);
  * the hint is "give it in initialize's params.config". */
 void e2bw_core_set_key_hint(e2bw_core *core, const char *text, size_t len);
 
+/* The host's config (a JSON object, as initialize's params.config) for a
+ * host that never sends initialize (a node/1 host makes the plugin from its
+ * own config): the first request other than initialize finds the core
+ * initialized with it, or is answered with why it cannot be (a missing
+ * api_key, a bad URL), and the core stays uninitialized. An initialize the
+ * host sends first takes its place. Copied; returns 0, or -1 when text is
+ * not a JSON object or memory ran out (nothing is kept). */
+int e2bw_core_set_host_config(e2bw_core *core, const char *text, size_t len);
+
 /* NDJSON bytes as they arrive on stdin, split anywhere. Lines are framed
  * inside the core; an over-long line is answered with -32600 without being
  * buffered whole. e2bw_core_ndjson_end() processes a final unterminated line. */
@@ -148,6 +171,8 @@ const char *e2bw_action_text(const e2bw_core *core);
 size_t e2bw_action_text_len(const e2bw_core *core);
 const uint8_t *e2bw_action_body(const e2bw_core *core);
 size_t e2bw_action_body_len(const e2bw_core *core);
+/* A SEND's e2bw_message bits (0 for other actions). */
+int e2bw_action_message(const e2bw_core *core);
 
 /* 1 once `shutdown` has been answered: the host may drop the core. */
 int e2bw_core_is_shut_down(const e2bw_core *core);

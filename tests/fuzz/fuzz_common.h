@@ -68,7 +68,9 @@ static void fuzz_detached(e2bw_core *core, const cJSON *msg, uint32_t op, const 
   if ((st->keyed && fuzz_leaks((const char *)value, n, FUZZ_API_KEY)) || (st->tokened && fuzz_leaks((const char *)value, n, FUZZ_ENVD_TOKEN))) abort();
 }
 
-/* Every SEND is one JSON-RPC 2.0 object on one line, and no message of any
+/* Every SEND is one JSON-RPC 2.0 object on one line, marked as what it is
+ * (e2bw_message: an error ends its call, exec.exit and files.watch_end end
+ * theirs, nothing else does but a result), and no message of any
  * kind (answer, error, notification) carries 8 or more characters of the API
  * key or of the envd token — a detached string neither (fuzz_detached);
  * every HTTP head is valid JSON. Anything else is a bug. */
@@ -90,6 +92,11 @@ static void fuzz_drain(e2bw_core *core, fuzz_state *st) {
       cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
       if (cJSON_IsString(method) && strcmp(method->valuestring, "exec.exit") == 0) st->exits++;
       if (cJSON_IsString(method) && strcmp(method->valuestring, "files.watch_end") == 0) st->watch_ends++;
+      int mark = e2bw_action_message(core);
+      int ends = cJSON_IsString(method) && (strcmp(method->valuestring, "exec.exit") == 0 || strcmp(method->valuestring, "files.watch_end") == 0);
+      int want = has_result ? E2BW_MESSAGE_ANSWER | (mark & E2BW_MESSAGE_LAST) : has_error ? E2BW_MESSAGE_ANSWER | E2BW_MESSAGE_LAST
+                 : E2BW_MESSAGE_NOTIFICATION | (ends ? E2BW_MESSAGE_LAST : 0);
+      if (mark != want) abort();
       if ((st->keyed && fuzz_leaks(text, len, FUZZ_API_KEY)) || (st->tokened && fuzz_leaks(text, len, FUZZ_ENVD_TOKEN))) abort();
       uint32_t op = e2bw_action_op(core);
       if (op) fuzz_detached(core, msg, op, st);

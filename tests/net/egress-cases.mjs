@@ -85,6 +85,35 @@ describe('transform rules', () => {
     assert.notEqual(mitm.code, 0, 'intercepted: the certificate is the backend\'s egress CA\'s')
   })
 
+  test('a passed connection carries 32 MiB each way intact, and a half close: the answer after it still comes back', async () => {
+    const s = await sandbox({ network: { rules: rules({ 'X-Fixed': 'yes' }) } })
+    await s.files.write('/tmp/world-ca.pem', readFileSync(process.env.E2BW_WORLD_CA, 'utf8'))
+    await run(s, 'head -c 33554432 /dev/urandom > /tmp/up.bin')
+    // TLS end to end: a byte changed on the way fails the record's check
+    const down = await curl(s, `--cacert /tmp/world-ca.pem -o /dev/null -w '%{size_download}' https://other.world.test/bytes/33554432`)
+    assert.equal(down.code, 0, down.err)
+    assert.equal(down.body, '33554432')
+    const up = await curl(s, `--cacert /tmp/world-ca.pem -T /tmp/up.bin https://other.world.test/sink`)
+    assert.equal(up.code, 0, up.err)
+    assert.deepEqual(JSON.parse(up.body), { received: 33554432 })
+    // Not TLS at all on port 443: passed on unnamed. The sandbox ends its
+    // writing; the world's server answers only then.
+    await s.files.write('/tmp/half.py', [
+      'import socket',
+      "s = socket.create_connection(('203.0.113.2', 443), timeout=10)",
+      "s.sendall(b'x' * 100000)",
+      's.shutdown(socket.SHUT_WR)',
+      "got = b''",
+      'while True:',
+      '    chunk = s.recv(65536)',
+      '    if not chunk: break',
+      '    got += chunk',
+      'print(got.decode().strip())',
+    ].join('\n'))
+    const half = await run(s, 'python3 /tmp/half.py')
+    assert.equal(half.stdout.trim(), 'received 100000', half.stderr)
+  })
+
   test('a sandbox without rules is not intercepted; updateNetwork adds rules and clearing them stops it', async () => {
     const s = await sandbox()
     await s.files.write('/tmp/world-ca.pem', readFileSync(process.env.E2BW_WORLD_CA, 'utf8'))

@@ -50,7 +50,7 @@ function assertFigures(result, paths, file) {
 
 // file, smallest args, figures, whether it needs root (cgroups, sandboxes with layers, namespaces)
 const BENCHES = [
-  ['startup.mjs', ['--runs', '2'], ['median_ms.plugin', 'median_ms.sdk', 'median_cpu_ms.plugin', 'core_wasm_bytes'], false],
+  ['startup.mjs', ['--runs', '2'], ['median_ms.plugin', 'median_ms.sdk', 'median_cpu_ms.plugin', 'core_wasm_bytes', 'plugin_minus_emptyplugin_ms', 'ratio_over_emptyplugin'], false],
   ['stream-throughput.mjs', ['--mib', '2', '--runs', '1'], ['median_mib_per_s.plugin', 'median_mib_per_s.sdk', 'median_mib_per_s.fetch', 'ratios.plugin_vs_fetch'], false],
   ['files-throughput.mjs', ['--runs', '1', '--gib', '0.01', '--stats', '10', '--big-runs', '1'],
     ['write_read_median_mib_per_s.plugin', 'ratios.plugin_vs_fetch', 'big_read.mib_per_s', 'big_read.extra_rss_mib'], false],
@@ -68,7 +68,7 @@ const BENCHES = [
   ['network.mjs', ['--sandboxes', '2', '--runs', '1', '--seconds', '1', '--updates', '2', '--others', '1'],
     ['create_first_output_ms.network_on.median', 'create_first_output_ms.network_off.median', 'tcp_gbit_s.sandbox.0', 'update_network_ms.median'], true],
   ['egress.mjs', ['--rounds', '1', '--requests', '2', '--mib', '1'],
-    ['direct.fresh_ms_median', 'intercepted.fresh_ms_median', 'intercepted.kept_vs_direct', 'passed.rate_vs_direct'], true],
+    ['direct.fresh_ms_median', 'intercepted.fresh_ms_median', 'intercepted.kept_vs_direct', 'passed.rate_vs_direct', 'passed.up_vs_direct'], true],
 ]
 
 for (const [file, args, figures, needsRoot] of BENCHES) {

@@ -2,11 +2,13 @@
 // the EPP caller when the backend misbehaves at the HTTP level (the local
 // backend never does, so small raw-TCP servers play those parts).
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import net from 'node:net'
 import { after, before, test } from 'node:test'
 import { createDispatcher } from '../../js-shim/dispatcher.mjs'
 import { startBackend } from '../../host/backend.mjs'
 import { until } from '../../host/wait.mjs'
+import { methodsDoc } from '../lib/epp-schema.mjs'
 
 let backend
 before(async () => { backend = await startBackend() })
@@ -215,3 +217,56 @@ for (const [name, method, params, reply, kinds] of filesMisbehaviours) {
     await server.close()
   })
 }
+
+// The shim moves bytes: whether a message is an answer or a notification,
+// and whether it ends its call, is the core's word on each message
+// (e2bw.h, e2bw_message), not a list of methods kept here.
+test('js-shim names no EPP method and reads no JSON text to route a message', () => {
+  const names = [...methodsDoc.methods, ...methodsDoc.notifications].map((m) => m.name)
+  for (const file of ['dispatcher.mjs', 'core-module.mjs', 'transport.mjs', 'epp-stdio.mjs']) {
+    const code = readFileSync(new URL(`../../js-shim/${file}`, import.meta.url), 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '').replace(/\s\/\/ .*$/gm, '')
+    for (const name of names) assert.ok(!new RegExp(`['"\`]${name.replace('.', '\\.')}['"\`]`).test(code), `js-shim/${file} names '${name}'`)
+    assert.ok(!/startsWith\(\s*['"`]\{/.test(code), `js-shim/${file} probes JSON text`)
+  }
+})
+
+test('handle() with a stream: its notifications carry the caller\'s id up to the one that ends it', async () => {
+  const wire = Buffer.concat([started, frame(0, { event: { data: { stdout: Buffer.from('hi\n').toString('base64') } } }),
+    frame(0, { event: { end: { exited: true, status: 'exit status 3', exitCode: 3 } } }), frame(2, {})])
+  const server = await rawServer((s, request) => {
+    if (request.startsWith('GET /sandboxes/')) {
+      const body = JSON.stringify({ sandboxID: 'sbx1', state: 'running', envdAccessToken: 'tok-never-SHOWN' })
+      s.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+    } else { s.write(streamHead); s.write(chunk(wire)); s.end('0\r\n\r\n') }
+  })
+  const d = await createDispatcher()
+  const notes = []
+  d.onNotification = (msg) => notes.push(msg)
+  const init = await d.handle({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { config: { api_key: 'sk-never-SHOWN-1234', api_url: server.url, sandbox_url: server.url } } })
+  assert.ok(init.result, JSON.stringify(init))
+  for (const id of [41, 'same-id']) {
+    notes.length = 0
+    const answer = await d.handle({ jsonrpc: '2.0', id, method: 'exec.start', params: { sandbox_id: 'sbx1', command: 'x' } })
+    assert.deepEqual([answer.id, answer.result.pid], [id, 42])
+    await until(() => notes.some((n) => n.method === 'exec.exit'), 'exec.exit')
+    assert.deepEqual(notes.map((n) => [n.method, n.params.request_id]), [['exec.output', id], ['exec.exit', id]])
+    assert.equal(notes[1].params.exit_code, 3)
+  }
+  d.close()
+  await server.close()
+})
+
+test('a host that never sends initialize, with options the core cannot use: the request that needed them says why', async () => {
+  const logged = []
+  const d = await createDispatcher({ ctx: { options: { api_url: backend.apiUrl } }, keyHint: 'set it in the test host', log: (l) => logged.push(l) })
+  const answer = await d.handle({ jsonrpc: '2.0', id: 1, method: 'sandbox.list', params: {} })
+  assert.equal(answer.error?.code, -32602, JSON.stringify(answer))
+  assert.equal(answer.error.data.field, 'config.api_key')
+  assert.match(answer.error.message, /'api_key' is required: set it in the test host/)
+  // the host may still initialize itself, and then works
+  const init = await d.handle({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { config: { api_key: backend.apiKey, api_url: backend.apiUrl } } })
+  assert.ok(init.result, JSON.stringify(init))
+  assert.ok((await d.handle({ jsonrpc: '2.0', id: 3, method: 'sandbox.list', params: {} })).result)
+  d.close()
+})

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { ACTION, Core, DETACHED } from '../../js-shim/core-module.mjs'
+import { ACTION, Core, DETACHED, MESSAGE } from '../../js-shim/core-module.mjs'
 import { methodsDoc } from '../lib/epp-schema.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -18,7 +18,7 @@ const MODULES = {
 }
 const ABI = ['memory', 'core_new', 'core_free', 'input_buffer', 'submit', 'ndjson_feed', 'ndjson_end', 'http_head', 'http_body',
   'http_end', 'http_fail', 'http_hold', 'next_deadline', 'tick', 'next_action', 'action_op', 'action_text', 'action_text_len', 'action_body',
-  'action_body_len', 'is_shut_down', 'describe_methods', 'submit_detached', 'set_detach', 'set_key_hint']
+  'action_body_len', 'action_message', 'is_shut_down', 'describe_methods', 'submit_detached', 'set_detach', 'set_key_hint', 'set_host_config']
 
 test('committed wasm/core.wasm is byte-identical to a fresh build', () => {
   assert.deepEqual(readFileSync(MODULES.committed), readFileSync(MODULES.emscripten),
@@ -69,7 +69,7 @@ const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { config: { 
 // transcript (every action, in order) must be the same for both modules.
 function script(core) {
   const log = []
-  const drain = () => { for (const a of core.drain()) log.push([a.kind, a.op, a.text, a.body ? Buffer.from(a.body).toString() : null]); return log.at(-1) }
+  const drain = () => { for (const a of core.drain()) log.push([a.kind, a.op, a.text, a.body ? Buffer.from(a.body).toString() : null, a.message]); return log.at(-1) }
   const send = (m) => { core.submit(typeof m === 'string' ? m : JSON.stringify(m), T0); return drain() }
   send('garbage')
   send(INIT)
@@ -150,6 +150,14 @@ test('both modules give the same transcript for the same session', async () => {
   assert.equal(byId(8).result.pid, 9)
   const notes = msgs.filter((m) => m.method)
   assert.deepEqual(notes.map((m) => m.method), ['exec.output', 'exec.exit'])
+  // what each message is, as the core marks it: every answer ends its call
+  // but exec.start's, whose stream goes on to exec.exit
+  const sends = results.emscripten.log.filter((a) => a[0] === ACTION.SEND)
+  const marks = Object.fromEntries(sends.map((a) => JSON.parse(a[2])).map((m, i) => ['id' in m ? m.id : m.method, sends[i][4]]))
+  const { ANSWER, NOTIFICATION, LAST } = MESSAGE
+  assert.deepEqual(marks, { null: ANSWER | LAST, 1: ANSWER | LAST, 2: ANSWER | LAST, 3: ANSWER | LAST, 4: ANSWER | LAST, 5: ANSWER | LAST,
+    6: ANSWER | LAST, 7: ANSWER | LAST, 8: ANSWER, 'exec.output': NOTIFICATION, 'exec.exit': NOTIFICATION | LAST })
+  for (const a of results.emscripten.log) if (a[0] !== ACTION.SEND) assert.equal(a[4], 0)
   assert.equal(notes[0].params.data, 'é\n')
   assert.equal(notes[0].params.length, 3)
   assert.equal(notes[1].params.exit_code, 0)

@@ -18,6 +18,7 @@ harness *h_new(void) {
 
 void h_free(harness *h) {
   e2bw_core_free(h->core);
+  for (int i = 0; i < h->ncalls; i++) free(h->calls[i].id);
   for (int i = 0; i < h->nsend; i++) {
     cJSON_Delete(h->sends[i]);
     free(h->send_text[i]);
@@ -55,6 +56,51 @@ static void attach(e2bw_core *core, cJSON *msg) {
   free(copy);
 }
 
+static struct h_call *call_named(harness *h, const char *id) {
+  for (int i = 0; i < h->ncalls; i++)
+    if (strcmp(h->calls[i].id, id) == 0) return &h->calls[i];
+  return NULL;
+}
+
+/* A request submitted through the harness opens a call under its id (ids
+ * may repeat, even while calls are open). */
+static void call_started(harness *h, const char *json) {
+  cJSON *msg = cJSON_Parse(json);
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+  char *text = id && !cJSON_IsNull(id) && cJSON_GetObjectItemCaseSensitive(msg, "method") ? cJSON_PrintUnformatted(id) : NULL;
+  struct h_call *c = text ? call_named(h, text) : NULL;
+  if (c) c->open++;
+  else if (text && h->ncalls < H_MAX) h->calls[h->ncalls++] = (struct h_call){text, 1}, text = NULL;
+  free(text);
+  cJSON_Delete(msg);
+}
+
+/* What the core says a message is (e2bw_message) is what it is: an answer
+ * has the id, a notification a method and the request_id of its call; an
+ * error ends its call; no message names a call after its last one (for the
+ * calls submitted through the harness). */
+static void check_message_kind(harness *h, int kind, const cJSON *msg) {
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+  const cJSON *call = id;
+  if (kind & E2BW_MESSAGE_ANSWER) {
+    CHECK(!(kind & E2BW_MESSAGE_NOTIFICATION) && id != NULL && method == NULL);
+    if (cJSON_GetObjectItemCaseSensitive(msg, "error")) CHECK(kind & E2BW_MESSAGE_LAST);
+  } else {
+    call = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(msg, "params"), "request_id");
+    CHECK((kind & E2BW_MESSAGE_NOTIFICATION) && id == NULL && cJSON_IsString(method) && call != NULL);
+    if (!cJSON_IsString(method) || !call) return;
+    int ends = strcmp(method->valuestring, "exec.exit") == 0 || strcmp(method->valuestring, "files.watch_end") == 0;
+    CHECK(!!(kind & E2BW_MESSAGE_LAST) == ends);
+  }
+  char *text = call ? cJSON_PrintUnformatted(call) : NULL;
+  struct h_call *c = text && strcmp(text, "null") != 0 ? call_named(h, text) : NULL; /* null: no id to name */
+  free(text);
+  if (!c) return;
+  CHECK(c->open > 0); /* a message of a call that had ended */
+  if ((kind & E2BW_MESSAGE_LAST) && c->open > 0) c->open--;
+}
+
 void h_drain(harness *h) {
   int kind;
   while ((kind = e2bw_core_next_action(h->core)) != E2BW_ACTION_NONE) {
@@ -65,6 +111,7 @@ void h_drain(harness *h) {
       CHECK(memchr(text, '\n', len) == NULL); /* NDJSON-safe */
       h->sends[h->nsend] = cJSON_ParseWithLength(text, len);
       CHECK(h->sends[h->nsend] != NULL);
+      check_message_kind(h, e2bw_action_message(h->core), h->sends[h->nsend]);
       if (e2bw_action_op(h->core)) attach(h->core, h->sends[h->nsend]);
       else CHECK(e2bw_action_body_len(h->core) == 0);
       /* as the core wrote it; a detached value follows on a line of its own,
@@ -121,6 +168,7 @@ static int submit_detached(harness *h, const char *json) {
 }
 
 void h_submit(harness *h, const char *json) {
+  call_started(h, json);
   if (!h_detach || !submit_detached(h, json)) e2bw_core_submit(h->core, json, strlen(json), h->now);
   h_drain(h);
 }

@@ -30,6 +30,11 @@ typedef struct harness {
   int nhttp, http_pos;
   uint32_t cancels[H_MAX];
   int ncancel, cancel_pos;
+  struct h_call {      /* calls by id: how many are open (e2bw_message) */
+    char *id;
+    int open;
+  } calls[H_MAX];
+  int ncalls;
 } harness;
 
 /* Detached strings (e2bw.h): when nonzero, every new harness sets this
