@@ -25,6 +25,7 @@ struct templates_start {
 	int64_t waited_ms;
 	char error[700];
 	bool done;
+	bool pooled;  /* a warm pool's sandbox: in no list; the pool abandons it before removing it */
 };
 
 static void s_free(struct templates_start *s)
@@ -108,7 +109,8 @@ static void on_timer(evutil_socket_t fd, short what, void *ctx)
 		cb(cb_ctx, error[0] ? error : NULL);
 		return;
 	}
-	s->sb = registry_find(s->env->reg, s->sb_id);
+	if (!s->pooled)
+		s->sb = registry_find(s->env->reg, s->sb_id);
 	if (!s->sb || s->sb->state != SANDBOX_RUNNING) {
 		conclude(s, "the sandbox was removed or paused before it was ready");
 		return;
@@ -130,12 +132,13 @@ static void on_timer(evutil_socket_t fd, short what, void *ctx)
 	}
 }
 
-struct templates_start *templates_start_begin(struct templates_env *env, struct sandbox *sb,
-	const struct template_config *cfg, templates_ready_cb cb, void *ctx)
+static struct templates_start *begin(struct templates_env *env, struct sandbox *sb,
+	const struct template_config *cfg, templates_ready_cb cb, void *ctx, bool pooled)
 {
 	struct templates_start *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
+	s->pooled = pooled;
 	s->env = env;
 	s->sb = sb;
 	snprintf(s->sb_id, sizeof s->sb_id, "%s", sb->id);
@@ -157,6 +160,18 @@ struct templates_start *templates_start_begin(struct templates_env *env, struct 
 		arm(s, 0);
 	}
 	return s;
+}
+
+struct templates_start *templates_start_begin(struct templates_env *env, struct sandbox *sb,
+	const struct template_config *cfg, templates_ready_cb cb, void *ctx)
+{
+	return begin(env, sb, cfg, cb, ctx, false);
+}
+
+struct templates_start *templates_start_begin_pooled(struct templates_env *env, struct sandbox *sb,
+	const struct template_config *cfg, templates_ready_cb cb, void *ctx)
+{
+	return begin(env, sb, cfg, cb, ctx, true);
 }
 
 void templates_start_abandon(struct templates_start *s)
