@@ -50,7 +50,7 @@ for (const transport of ['inprocess', 'stdio']) {
       const r = JSON.parse(readFileSync(report, 'utf8'))
       const lines = stdout.trimEnd().split('\n')
       assert.equal(lines.at(-1), `${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped`, 'the last line is the count')
-      assert.equal(r.rows.length, CASES.length) // the 18 of abx provider test, templates.build's and sandbox.metrics'
+      assert.equal(r.rows.length, CASES.length) // the 18 of abx provider test, templates.build's, sandbox.metrics' and code.*'s
       for (const row of r.rows) assert.ok(lines.some((l) => l.startsWith(row.case)), `a table row for ${row.case}`)
       assert.deepEqual(r.rows.filter((x) => x.status === 'failed'), [], stdout + stderr)
       assert.deepEqual(r.problems, [])
@@ -147,9 +147,9 @@ test('against a given backend: Ctrl-C kills the sandboxes the run created, the k
   }
 })
 
-test('CASES: the 18 of abx provider test, templates.build\'s and sandbox.metrics\', named, each with its features', () => {
-  assert.equal(CASES.length, 20)
-  assert.equal(new Set(CASES.map((c) => c.name)).size, 20)
+test('CASES: the 18 of abx provider test, templates.build\'s, sandbox.metrics\' and code.*\'s, named, each with its features', () => {
+  assert.equal(CASES.length, 21)
+  assert.equal(new Set(CASES.map((c) => c.name)).size, 21)
   assert.deepEqual(CASES.filter((c) => c.features.includes('templates.build')).map((c) => c.name), ['templates: Dockerfile build, use, delete'])
   for (const c of CASES) assert.ok(Array.isArray(c.features) && typeof c.run === 'function', c.name)
 })
