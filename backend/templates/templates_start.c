@@ -2,6 +2,7 @@
 #include "templates/templates_start.h"
 
 #include "envd/process/process_run.h"
+#include "lib/clock.h"
 #include "registry/registry.h"
 #include "templates/templates_build.h"
 #include "templates/templates_exec.h"
@@ -22,7 +23,7 @@ struct templates_start {
 	void *ctx;
 	struct proc *start, *ready;
 	struct event *timer;
-	int64_t waited_ms;
+	int64_t started_ms;  /* the limit counts the ready command's own runs too */
 	char error[700];
 	bool done;
 	bool pooled;  /* a warm pool's sandbox: in no list; the pool abandons it before removing it */
@@ -115,8 +116,7 @@ static void on_timer(evutil_socket_t fd, short what, void *ctx)
 		conclude(s, "the sandbox was removed or paused before it was ready");
 		return;
 	}
-	s->waited_ms += TEMPLATES_READY_INTERVAL_MS;
-	if (s->waited_ms > TEMPLATES_READY_TIMEOUT_MS) {
+	if (clock_now_ms() - s->started_ms > TEMPLATES_READY_TIMEOUT_MS) {
 		char why[700];
 		snprintf(why, sizeof why, "the template's ready command '%.500s' did not succeed within "
 			"%d s", s->cfg.ready_cmd, TEMPLATES_READY_TIMEOUT_MS / 1000);
@@ -139,6 +139,7 @@ static struct templates_start *begin(struct templates_env *env, struct sandbox *
 	if (!s)
 		return NULL;
 	s->pooled = pooled;
+	s->started_ms = clock_now_ms();
 	s->env = env;
 	s->sb = sb;
 	snprintf(s->sb_id, sizeof s->sb_id, "%s", sb->id);

@@ -49,7 +49,13 @@ bool warm_pool_fits(const struct warm_pool *p, const struct sandbox_spec *spec)
 size_t warm_pool_short(const struct warm_pool *p)
 {
 	size_t have = p->nready + p->nflight + p->nstarting;
-	return p->dropped || have >= p->size ? 0 : p->size - have;
+	if (p->dropped || have >= p->size)
+		return 0;
+	/* A start command (a server, a kernel) takes seconds of CPU: one
+	 * comes up at a time, beside the creates in use. */
+	if (p->start && p->nflight + p->nstarting > 0)
+		return 0;
+	return p->size - have;
 }
 
 void warm_pool_free(struct warm_pool *p, struct registry *reg)

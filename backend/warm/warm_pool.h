@@ -32,7 +32,8 @@ struct warm_pool *warm_pool_new(const struct sandbox_spec *shape, const void *st
 /* Whether a create of spec may claim one of p's: the same template, stack
  * and resources, and no volumes (a claim gives everything else). */
 bool warm_pool_fits(const struct warm_pool *p, const struct sandbox_spec *spec);
-/* How many more it wants started: 0 once dropped. */
+/* How many more it wants started now: 0 once dropped, and while one is
+ * on its way for a pool whose sandboxes run a start command. */
 size_t warm_pool_short(const struct warm_pool *p);
 /* Discards the ready ones and frees p (nothing may be in flight for it). */
 void warm_pool_free(struct warm_pool *p, struct registry *reg);
