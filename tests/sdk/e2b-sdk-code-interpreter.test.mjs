@@ -185,10 +185,27 @@ describe('official @e2b/code-interpreter SDK', () => {
     assert.equal(next.text, 'False', 'the interrupted cell did not run on')
   })
 
+  test('a kernel that dies is started again: its cell ends with ContextRestarting, the next one runs', T, async () => {
+    const ctx = await sandbox.createCodeContext()
+    await sandbox.runCode('lost = 1', { context: ctx })
+    const died = await sandbox.runCode('import os\nos._exit(1)', { context: ctx })
+    assert.equal(died.error && died.error.name, 'ContextRestarting')
+    assert.equal((await sandbox.runCode('"lost" in globals()', { context: ctx })).text, 'False')
+    await sandbox.removeCodeContext(ctx)
+  })
+
   test('reconnect: Sandbox.connect then runCode finds the same kernel', T, async () => {
     await sandbox.runCode('kept = "across connects"')
     const again = await Sandbox.connect(sandbox.sandboxId, opts)
     assert.equal((await again.runCode('kept')).text, 'across connects')
+  })
+
+  test('pause, then connect: the kernel and its state are kept (frozen, not stopped)', T, async () => {
+    const paused = await create()
+    await paused.runCode('kept = 41')
+    assert.equal(await paused.pause(), true)
+    const resumed = await Sandbox.connect(paused.sandboxId, opts)
+    assert.equal((await resumed.runCode('kept + 1')).text, '42')
   })
 
   test('the server\'s own checks: 400 for context_id with language, the envd token of a secure sandbox', T, async () => {
