@@ -12,7 +12,7 @@ for (const name of Object.keys(process.env)) if (name.startsWith('E2B_')) delete
 const { Sandbox } = await import('@e2b/code-interpreter')
 const { NotFoundError, SandboxError, TimeoutError, InvalidArgumentError } = await import('e2b')
 
-const T = { timeout: 120_000 }
+const T = { timeout: 300_000 } // a bound for a busy machine, not a timing
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 
 // One raw request to the interpreter through the backend's proxy, as the SDK
