@@ -15,6 +15,7 @@ import tornado.web
 from tornado.iostream import StreamClosedError
 
 import envd
+import outputs
 from contexts import Context, ContextError, normalize_language
 
 PORT = 49999
@@ -135,7 +136,11 @@ class Execute(Handler):
                 return self.fail(e.status, str(e))
         self.set_header("Content-Type", "application/x-ndjson")
         self.gone = asyncio.get_running_loop().create_future()
-        await ctx.execute(code, envs or {}, self.emit, self.gone)
+        try:
+            await ctx.execute(code, envs or {}, self.emit, self.gone)
+        except Exception as e:  # the kernel's channels broke: the stream still ends well
+            log.exception("context %s: the execution failed", ctx.id)
+            await self.emit(outputs.error("ExecutionFailed", f"{type(e).__name__}: {e}", ""))
         if not self.gone.done():
             self.emit_nowait({"type": "end_of_execution"})
             self.finish()
