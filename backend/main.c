@@ -34,10 +34,12 @@
 #include "store/store_helper.h"
 #include "store/store_layers.h"
 #include "templates/templates.h"
+#include "templates/templates_builtin_cmds.h"
 #include "templates/templates_exec.h"
 #include "templates/templates_files.h"
 #include "templates/templates_records.h"
 #include "templates/templates_stack.h"
+#include "templates/templates_start.h"
 #include "volumes/volumes.h"
 #include "warm/warm.h"
 
@@ -90,6 +92,19 @@ static int secret_value(void *ctx, const char *name, char **value)
 {
 	*value = secrets_value(ctx, name);
 	return *value ? 0 : -1;
+}
+
+/* The warm pool runs a built-in template's start command (warm.h) as a
+ * create does (templates_start.h). */
+static void *warm_start_begin(void *ctx, struct sandbox *sb, const void *start,
+	void (*done)(void *arg, const char *error), void *arg)
+{
+	return templates_start_begin_pooled(ctx, sb, start, done, arg);
+}
+
+static void warm_start_abandon(void *handle)
+{
+	templates_start_abandon(handle);
 }
 
 static char *default_templates_dir(void)
@@ -273,8 +288,12 @@ int main(int argc, char **argv)
 		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB, .timeout_s = 1};
 	api_ctx.warm = warm_new(base, reg, &warm_shape, (size_t)opt.warm_pool, (size_t)opt.warm_templates,
 		opt.warm_template_idle_s);
-	if (api_ctx.warm)
+	if (api_ctx.warm) {
 		templates_stack_add_keeper(warm_keep_layers, api_ctx.warm);
+		struct warm_starter starter = {.ctx = &templates_env, .begin = warm_start_begin,
+			.abandon = warm_start_abandon};
+		warm_set_starter(api_ctx.warm, &starter);
+	}
 	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "
 		"(%zu of them for the API only)\n", api_url, sandbox_url, sd.root,
 		http_conns_max(conns), http_conns_api_reserve(conns));
@@ -319,6 +338,7 @@ out:
 	templates_stack_shutdown();
 	images_shutdown();
 	templates_free_all(&catalog);
+	templates_builtin_shutdown(); /* after the warm pools that point at them */
 	templates_files_shutdown();
 	if (sigterm)
 		event_free(sigterm);

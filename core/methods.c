@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base64.h"
+#include "code.h"
 #include "errors.h"
 #include "files.h"
 #include "files_chmod.h"
@@ -69,6 +70,12 @@ static const e2bw_param attach_params[] = {P_SANDBOX, P_PROCESS, {"encoding", E2
 static const e2bw_param pty_open_params[] = {
     P_SANDBOX, {"cols", E2BW_P_DIM, 1}, {"rows", E2BW_P_DIM, 1}, {"cwd", E2BW_P_STRING, 0}, {"envs", E2BW_P_STRING_MAP, 0},
     {"user", E2BW_P_USER, 0}, {"timeout", E2BW_P_SECONDS, 0}, {"encoding", E2BW_P_ENCODING, 0}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param code_run_params[] = {
+    P_SANDBOX, {"code", E2BW_P_TEXT, 1}, {"language", E2BW_P_STRING, 0}, {"context_id", E2BW_P_STRING, 0},
+    {"envs", E2BW_P_STRING_MAP, 0}, {"timeout", E2BW_P_SECONDS, 0}, P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param code_context_params[] = {P_SANDBOX, {"language", E2BW_P_STRING, 0}, {"cwd", E2BW_P_STRING, 0},
+                                                 P_REQUEST_TIMEOUT, P_END};
+static const e2bw_param code_context_id_params[] = {P_SANDBOX, {"context_id", E2BW_P_STRING, 1}, P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param pty_input_params[] = {P_SANDBOX, P_PROCESS, {"data", E2BW_P_DATA, 1}, {"encoding", E2BW_P_ENCODING, 0},
                                               P_REQUEST_TIMEOUT, P_END};
 static const e2bw_param pty_resize_params[] = {P_SANDBOX, P_PROCESS, {"cols", E2BW_P_DIM, 1}, {"rows", E2BW_P_DIM, 1},
@@ -141,6 +148,12 @@ static const e2bw_method method_table[] = {
     {"pty.input", "exec.stream", e2bw_pty_input, pty_input_params, 1},
     {"pty.resize", "exec.stream", e2bw_pty_resize, pty_resize_params, 1},
     {"pty.close", "exec.stream", e2bw_pty_close, pid_params, 1},
+    /* E2B's code interpreter (docs/code-interpreter.md): optional methods too, gated with exec.run */
+    {"code.run", "exec.run", e2bw_code_run, code_run_params, 1},
+    {"code.context.create", "exec.run", e2bw_code_context, code_context_params, 1},
+    {"code.context.list", "exec.run", e2bw_code_context, list_processes_params, 1},
+    {"code.context.restart", "exec.run", e2bw_code_context, code_context_id_params, 1},
+    {"code.context.remove", "exec.run", e2bw_code_context, code_context_id_params, 1},
     {"files.read", "files.rw", e2bw_files_read, read_params, 0},
     {"files.write", "files.rw", e2bw_files_write, write_params, 0},
     {"files.list", "files.rw", e2bw_files_list, list_dir_params, 0},

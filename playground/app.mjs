@@ -1,7 +1,8 @@
 // app.mjs — the playground page: connect to a backend, list and create
 // sandboxes, act on the selected one (pause, resume, kill) and hand it to the
-// command, files and terminal panels. Every failure is shown in the page.
+// command, code, files and terminal panels. Every failure is shown in the page.
 import { connect } from './client.mjs'
+import { createCodePanel } from './code.mjs'
 import { createCommandPanel } from './command.mjs'
 import { createFilesPanel } from './files.mjs'
 import { createTerminalPanel } from './terminal.mjs'
@@ -20,6 +21,7 @@ const state = {
 
 const panels = {
   command: createCommandPanel($('#tab-command')),
+  code: createCodePanel($('#tab-code')),
   files: createFilesPanel($('#tab-files')),
   terminal: createTerminalPanel($('#tab-terminal')),
 }

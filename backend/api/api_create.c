@@ -17,6 +17,8 @@
 #include "runtime/runtime_overlay.h"
 #include "snapshots/snapshots.h"
 #include "templates/templates.h"
+#include "templates/templates_builtin_cmds.h"
+#include "templates/templates_envd_file.h"
 #include "templates/templates_exec.h"
 #include "templates/templates_stack.h"
 #include "templates/templates_start.h"
@@ -256,7 +258,8 @@ struct create {
 	struct sandbox_spec spec;
 	struct net_policy policy;
 	bool has_policy;
-	const struct template_config *cfg; /* a built template's */
+	const struct template_config *cfg; /* a built template's, or a built-in one's with a start command */
+	bool builtin_start;                /* cfg is a built-in template's (templates_builtin_cmds.h) */
 	const char *base_template; /* a snapshot's template, else spec.template_id */
 };
 
@@ -297,7 +300,15 @@ static int finish(struct create *c, struct evhttp_request *req, struct sandbox *
 		registry_kill(ctx->reg, sb);
 		return reply_error(req, 500, "Failed to create sandbox: no network");
 	}
-	if (c->cfg && c->cfg->start_cmd)
+	/* What its start command's servers may ask envd for on E2B (its
+	 * environment, whether a request's token is its own). */
+	if (c->cfg && c->cfg->start_cmd && sb->rt && templates_envd_file_write(sb, why, sizeof why) != 0) {
+		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
+		registry_kill(ctx->reg, sb);
+		return reply_error(req, 500, "Failed to create sandbox: cannot give it its environment");
+	}
+	/* A pooled sandbox of a built-in template runs its start command already. */
+	if (c->cfg && c->cfg->start_cmd && !(warm && c->builtin_start))
 		return api_template_wait_ready(ctx, req, sb, c->cfg);
 	return reply_json(req, 201, sandbox_json_created(sb, ctx->domain));
 }
@@ -354,11 +365,15 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 		create_free(c);
 		return status;
 	}
+	/* A built-in template with a start command (templates_builtin_cmds.h). */
+	if (!snap && !c->cfg && runtime_isolated() && (c->cfg = templates_builtin_config(spec->template_id)))
+		c->builtin_start = true;
 	c->base_template = snap ? snap->template_id : spec->template_id;
-	/* One started ahead, if one of this shape is ready (a template's
-	 * sandboxes: unless a start command must run first). */
-	bool poolable = !snap && !(c->cfg && c->cfg->start_cmd);
-	status = finish(c, req, poolable ? warm_take(ctx->warm, spec) : NULL);
+	/* One started ahead, if one of this shape is ready (a built template's
+	 * sandboxes: unless a start command must run first, which a built-in
+	 * template's pool has run). */
+	bool poolable = !snap && !(c->cfg && c->cfg->start_cmd && !c->builtin_start);
+	status = finish(c, req, poolable ? warm_take(ctx->warm, spec, c->builtin_start ? c->cfg : NULL) : NULL);
 	create_free(c);
 	return status;
 }

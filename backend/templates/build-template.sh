@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # Builds one sandbox template from backend/templates/<name>.recipe into
 # <out>/<name>/rootfs, unless <out>/<name>/RECIPE_HASH already matches the
-# recipe (and this script, and who builds it). Uses the machine's own apt
-# sources and mmdebstrap. Quiet unless it fails.
+# recipe (and the recipe it extends, the files it ships, this script, and
+# who builds it). Uses the machine's own apt sources and mmdebstrap. Quiet
+# unless it fails.
+#
+# A recipe may also set: extends=<name> (that recipe's packages are
+# installed too and its setup runs first), files=<dir> (a directory beside
+# the recipe, given to setup as $FILES), start_cmd and ready_cmd (written to
+# <out>/<name>/START_CMD and READY_CMD: the backend starts the command in
+# every sandbox of the template and answers the create once the ready
+# command succeeds, as for a built template's setStartCmd).
 #
 # As root the files belong to root and the template's users, as a full-
 # isolation backend wants them. As another user it is built with mmdebstrap
@@ -19,7 +27,16 @@ name=$(basename "$recipe" .recipe)
 dest=$out/$name
 mode=root
 [ "$(id -u)" = 0 ] || mode=unshare
-hash=$( (cat "$recipe" "$0"; echo "$mode") | sha256sum | cut -d' ' -f1)
+dir=$(dirname "$recipe")
+# shellcheck source=/dev/null
+extends=$(. "$recipe"; echo "${extends:-}")
+# shellcheck source=/dev/null
+files=$(. "$recipe"; echo "${files:-}")
+recipes=$recipe
+[ -z "$extends" ] || recipes="$dir/$extends.recipe $recipe"
+files_hash() { [ -z "$files" ] || (cd "$dir/$files" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum); }
+# shellcheck disable=SC2086
+hash=$( (cat $recipes "$0"; files_hash; echo "$mode") | sha256sum | cut -d' ' -f1)
 if [ -f "$dest/RECIPE_HASH" ] && [ "$(cat "$dest/RECIPE_HASH")" = "$hash" ] && [ -d "$dest/rootfs/etc" ]; then
 	exit 0
 fi
@@ -41,14 +58,22 @@ remove_tree "$tmp"
 remove_tree "$dest/rootfs.old"
 log=$dest/build.log
 echo "building template '$name' (mmdebstrap --mode=$mode, log in $log)" >&2
-packages=
+all_packages=
+for r in $recipes; do
+	# shellcheck source=/dev/null
+	all_packages="$all_packages $(packages=; . "$r"; echo "$packages")"
+done
+all_packages=$(echo $all_packages)
+start_cmd=
+ready_cmd=
 # shellcheck source=/dev/null
 . "$recipe"
-# The recipe's setup runs as a customize hook, as root of the build (in
-# unshare mode: root of its user namespace), with the new root as $ROOT.
-if ! E2BW_RECIPE=$recipe mmdebstrap --quiet --mode=$mode --variant=minbase --include="${packages// /,}" \
-	--skip=check/empty \
-	--customize-hook='ROOT="$1" bash -c '"'"'set -e; . "$E2BW_RECIPE"; setup'"'" \
+# Each recipe's setup (the extended one's first) runs as a customize hook,
+# as root of the build (in unshare mode: root of its user namespace), with
+# the new root as $ROOT and the recipe's files as $FILES.
+if ! E2BW_RECIPES=$recipes E2BW_FILES=${files:+$dir/$files} mmdebstrap --quiet --mode=$mode --variant=minbase \
+	--include="${all_packages// /,}" --skip=check/empty \
+	--customize-hook='for r in $E2BW_RECIPES; do ROOT="$1" FILES="$E2BW_FILES" bash -c '"'"'set -e; . "$0"; setup'"'"' "$r" || exit 1; done' \
 	bookworm "$tmp" "$sources" >"$log" 2>&1; then
 	tail -n 30 "$log" >&2
 	echo "template '$name': mmdebstrap (or the recipe's setup) failed" >&2
@@ -59,4 +84,7 @@ fi
 [ -d "$dest/rootfs" ] && mv "$dest/rootfs" "$dest/rootfs.old"
 mv "$tmp" "$dest/rootfs"
 remove_tree "$dest/rootfs.old"
+rm -f "$dest/START_CMD" "$dest/READY_CMD"
+[ -z "$start_cmd" ] || printf '%s\n' "$start_cmd" > "$dest/START_CMD"
+[ -z "$ready_cmd" ] || printf '%s\n' "$ready_cmd" > "$dest/READY_CMD"
 echo "$hash" > "$dest/RECIPE_HASH"

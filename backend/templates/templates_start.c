@@ -2,6 +2,7 @@
 #include "templates/templates_start.h"
 
 #include "envd/process/process_run.h"
+#include "lib/clock.h"
 #include "registry/registry.h"
 #include "templates/templates_build.h"
 #include "templates/templates_exec.h"
@@ -22,9 +23,10 @@ struct templates_start {
 	void *ctx;
 	struct proc *start, *ready;
 	struct event *timer;
-	int64_t waited_ms;
+	int64_t started_ms;  /* the limit counts the ready command's own runs too */
 	char error[700];
 	bool done;
+	bool pooled;  /* a warm pool's sandbox: in no list; the pool abandons it before removing it */
 };
 
 static void s_free(struct templates_start *s)
@@ -110,13 +112,13 @@ static void on_timer(evutil_socket_t fd, short what, void *ctx)
 		cb(cb_ctx, error[0] ? error : NULL);
 		return;
 	}
-	s->sb = registry_find(s->env->reg, s->sb_id);
+	if (!s->pooled)
+		s->sb = registry_find(s->env->reg, s->sb_id);
 	if (!s->sb || s->sb->state != SANDBOX_RUNNING) {
 		conclude(s, "the sandbox was removed or paused before it was ready");
 		return;
 	}
-	s->waited_ms += TEMPLATES_READY_INTERVAL_MS;
-	if (s->waited_ms > TEMPLATES_READY_TIMEOUT_MS) {
+	if (clock_now_ms() - s->started_ms > TEMPLATES_READY_TIMEOUT_MS) {
 		char why[700];
 		snprintf(why, sizeof why, "the template's ready command '%.500s' did not succeed within "
 			"%d s", s->cfg.ready_cmd, TEMPLATES_READY_TIMEOUT_MS / 1000);
@@ -132,12 +134,14 @@ static void on_timer(evutil_socket_t fd, short what, void *ctx)
 	}
 }
 
-struct templates_start *templates_start_begin(struct templates_env *env, struct sandbox *sb,
-	const struct template_config *cfg, templates_ready_cb cb, void *ctx)
+static struct templates_start *begin(struct templates_env *env, struct sandbox *sb,
+	const struct template_config *cfg, templates_ready_cb cb, void *ctx, bool pooled)
 {
 	struct templates_start *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
+	s->pooled = pooled;
+	s->started_ms = clock_now_ms();
 	s->env = env;
 	s->sb = sb;
 	snprintf(s->sb_id, sizeof s->sb_id, "%s", sb->id);
@@ -159,6 +163,18 @@ struct templates_start *templates_start_begin(struct templates_env *env, struct 
 		arm(s, 0);
 	}
 	return s;
+}
+
+struct templates_start *templates_start_begin(struct templates_env *env, struct sandbox *sb,
+	const struct template_config *cfg, templates_ready_cb cb, void *ctx)
+{
+	return begin(env, sb, cfg, cb, ctx, false);
+}
+
+struct templates_start *templates_start_begin_pooled(struct templates_env *env, struct sandbox *sb,
+	const struct template_config *cfg, templates_ready_cb cb, void *ctx)
+{
+	return begin(env, sb, cfg, cb, ctx, true);
 }
 
 void templates_start_abandon(struct templates_start *s)

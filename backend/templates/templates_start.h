@@ -23,6 +23,11 @@ typedef void (*templates_ready_cb)(void *ctx, const char *error);
 
 struct templates_start *templates_start_begin(struct templates_env *env, struct sandbox *sb,
 	const struct template_config *cfg, templates_ready_cb cb, void *ctx);
+/* The same in a sandbox of a warm pool (warm.h), which is in no list: the
+ * pool keeps it until the callback, or abandons the start before it
+ * removes the sandbox. */
+struct templates_start *templates_start_begin_pooled(struct templates_env *env, struct sandbox *sb,
+	const struct template_config *cfg, templates_ready_cb cb, void *ctx);
 /* The caller gives up (its client went away): no callback any more. */
 void templates_start_abandon(struct templates_start *s);
 

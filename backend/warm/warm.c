@@ -52,6 +52,15 @@ struct warming {
 	bool wants_link;          /* its init reported: the worker links it next */
 };
 
+/* A pooled sandbox whose template's start command is not ready yet. */
+struct warm_start_wait {
+	struct warm *w;
+	struct warm_pool *p;
+	struct sandbox *sb;
+	void *handle;             /* the starter's */
+	struct warm_start_wait *next;
+};
+
 struct warm {
 	struct event_base *base;
 	struct registry *reg;
@@ -70,6 +79,8 @@ struct warm {
 	bool worker_busy;
 	bool closing;             /* warm_free: a step that ends only cleans up */
 	unsigned failures;        /* in a row: the back-off, one log line per streak */
+	struct warm_starter starter; /* begin NULL: none */
+	struct warm_start_wait *starting;
 };
 
 static void kick(struct warm *w);
@@ -82,10 +93,10 @@ static void schedule(struct warm *w, long delay_ms)
 	evtimer_add(w->launch, &tv);
 }
 
-/* Frees p once dropped with nothing in flight for it. */
+/* Frees p once dropped with nothing in flight or starting for it. */
 static void settle(struct warm *w, struct warm_pool *p)
 {
-	if (!p->dropped || p->nflight > 0)
+	if (!p->dropped || p->nflight > 0 || p->nstarting > 0)
 		return;
 	for (size_t i = 0; i < w->npools; i++) {
 		if (w->pools[i] == p) {
@@ -111,30 +122,84 @@ static void release(struct warming *f)
 	settle(w, p);
 }
 
-static void failed(struct warming *f, const char *why)
+/* One more failure in a row: the next launch waits longer. */
+static void back_off(struct warm *w, const char *why)
 {
-	struct warm *w = f->w;
-	if (f->sb)
-		registry_discard(w->reg, f->sb);
-	release(f);
 	if (w->failures++ == 0)
 		fprintf(stderr, "e2b-local-backend: cannot start a warm sandbox (retrying): %s\n", why);
 	long delay = WARM_BACKOFF_MIN_MS;
 	for (unsigned i = 1; i < w->failures && delay < WARM_BACKOFF_MAX_MS; i++)
 		delay *= 2;
 	schedule(w, delay < WARM_BACKOFF_MAX_MS ? delay : WARM_BACKOFF_MAX_MS);
+}
+
+static void failed(struct warming *f, const char *why)
+{
+	struct warm *w = f->w;
+	if (f->sb)
+		registry_discard(w->reg, f->sb);
+	release(f);
+	back_off(w, why);
 	kick(w); /* a link another one waits for may go on */
+}
+
+/* The starter's report: the sandbox is ready, or it goes. */
+static void on_started(void *arg, const char *error)
+{
+	struct warm_start_wait *s = arg;
+	struct warm *w = s->w;
+	struct warm_pool *p = s->p;
+	for (struct warm_start_wait **pp = &w->starting; *pp; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	}
+	p->nstarting--;
+	if (error || p->dropped)
+		registry_discard(w->reg, s->sb);
+	else
+		p->ready[p->nready++] = s->sb;
+	free(s);
+	if (error)
+		back_off(w, error);
+	else
+		w->failures = 0;
+	settle(w, p);
+	kick(w);
+}
+
+/* Its template's start command, off the worker's slots: a start (a kernel
+ * or a server coming up) may take seconds. */
+static void start_command(struct warm *w, struct warm_pool *p, struct sandbox *sb)
+{
+	struct warm_start_wait *s = calloc(1, sizeof *s);
+	if (!s) {
+		registry_discard(w->reg, sb);
+		back_off(w, "out of memory");
+		return;
+	}
+	*s = (struct warm_start_wait){.w = w, .p = p, .sb = sb, .next = w->starting};
+	w->starting = s;
+	p->nstarting++;
+	s->handle = w->starter.begin(w->starter.ctx, sb, p->start, on_started, s);
+	if (!s->handle)
+		on_started(s, "cannot run its template's start command");
 }
 
 static void become_ready(struct warming *f)
 {
 	struct warm *w = f->w;
-	if (f->p->dropped)
+	struct warm_pool *p = f->p;
+	if (p->dropped) {
 		registry_discard(w->reg, f->sb);
-	else
-		f->p->ready[f->p->nready++] = f->sb;
+	} else if (p->start) {
+		start_command(w, p, f->sb);
+	} else {
+		p->ready[p->nready++] = f->sb;
+		w->failures = 0;
+	}
 	release(f);
-	w->failures = 0;
 	kick(w);
 }
 
@@ -331,9 +396,9 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 		arm_sweep(w);
 }
 
-/* A pool for spec's stack, the template pool used longest ago dropped
- * when there are as many as allowed. */
-static void add_template_pool(struct warm *w, const struct sandbox_spec *spec)
+/* A pool for spec's stack (and start), the template pool used longest ago
+ * dropped when there are as many as allowed. */
+static void add_template_pool(struct warm *w, const struct sandbox_spec *spec, const void *start)
 {
 	size_t live = 0;
 	struct warm_pool *oldest = NULL;
@@ -351,7 +416,7 @@ static void add_template_pool(struct warm *w, const struct sandbox_spec *spec)
 		drop(w, oldest);
 	if (w->npools >= WARM_MAX_POOLS)
 		return; /* dropped ones still in flight: the next create tries again */
-	struct warm_pool *p = warm_pool_new(spec, w->size, false);
+	struct warm_pool *p = warm_pool_new(spec, start, w->size, false);
 	if (!p)
 		return;
 	w->pools[w->npools++] = p;
@@ -376,7 +441,7 @@ struct warm *warm_new(struct event_base *base, struct registry *reg, const struc
 	w->template_idle_s = template_idle_s > 0 ? template_idle_s : WARM_DEFAULT_TEMPLATE_IDLE_S;
 	struct sandbox_spec standing = {.template_id = shape->template_id, .cpu_count = shape->cpu_count,
 		.memory_mb = shape->memory_mb, .disk_size_mb = shape->disk_size_mb};
-	if ((w->pools[0] = warm_pool_new(&standing, size, true)))
+	if ((w->pools[0] = warm_pool_new(&standing, NULL, size, true)))
 		w->npools = 1;
 	w->launch = evtimer_new(base, on_launch, w);
 	w->sweep = evtimer_new(base, on_sweep, w);
@@ -415,22 +480,28 @@ static void refill_after_take(struct warm *w, const struct warm_pool *p)
 	kick(w);
 }
 
-static struct warm_pool *find(const struct warm *w, const struct sandbox_spec *spec)
+static struct warm_pool *find(const struct warm *w, const struct sandbox_spec *spec, const void *start)
 {
 	for (size_t i = 0; i < w->npools; i++)
-		if (warm_pool_fits(w->pools[i], spec))
+		if (w->pools[i]->start == start && warm_pool_fits(w->pools[i], spec))
 			return w->pools[i];
 	return NULL;
 }
 
-struct sandbox *warm_take(struct warm *w, const struct sandbox_spec *spec)
+void warm_set_starter(struct warm *w, const struct warm_starter *starter)
 {
-	if (!w)
+	if (w)
+		w->starter = *starter;
+}
+
+struct sandbox *warm_take(struct warm *w, const struct sandbox_spec *spec, const void *start)
+{
+	if (!w || (start && !w->starter.begin))
 		return NULL;
-	struct warm_pool *p = find(w, spec);
+	struct warm_pool *p = find(w, spec, start);
 	if (!p) {
-		if (spec->layer_count > 0 && cJSON_GetArraySize(spec->volume_mounts) == 0)
-			add_template_pool(w, spec);
+		if ((spec->layer_count > 0 || start) && cJSON_GetArraySize(spec->volume_mounts) == 0)
+			add_template_pool(w, spec, start);
 		return NULL;
 	}
 	p->used_ms = clock_now_ms();
@@ -498,6 +569,13 @@ void warm_free(struct warm *w)
 			registry_discard(w->reg, w->flight[i].sb);
 		if (w->flight[i].report)
 			event_free(w->flight[i].report);
+	}
+	while (w->starting) {
+		struct warm_start_wait *s = w->starting;
+		w->starting = s->next;
+		w->starter.abandon(s->handle);
+		registry_discard(w->reg, s->sb);
+		free(s);
 	}
 	for (size_t i = 0; i < w->npools; i++)
 		warm_pool_free(w->pools[i], w->reg);

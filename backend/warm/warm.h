@@ -51,13 +51,30 @@ struct warm;
  * need), or out of memory. Starts filling with the loop's first pass. */
 struct warm *warm_new(struct event_base *base, struct registry *reg, const struct sandbox_spec *shape,
 	size_t size, size_t templates, long template_idle_s);
-/* A started sandbox for spec, when a pool of spec's shape has one ready:
- * the caller claims it (registry_claim) or gives it back with
- * registry_discard. NULL otherwise (create it the usual way). A spec with
- * a stack of layers (a built template's, whose sandboxes need nothing done
- * at create: no start command) that no pool fits gets a pool for the next
- * creates; beyond templates of them, the one used longest ago goes. */
-struct sandbox *warm_take(struct warm *w, const struct sandbox_spec *spec);
+/* A template with a start command (a built-in one: templates_builtin_cmds.h)
+ * is pooled with it running: a pooled sandbox is ready once its ready
+ * command succeeded, as on E2B, where the start command runs once at build
+ * and every sandbox starts with it running (so it never sees a create's
+ * envVars). begin starts `start` in sb and calls done(arg, error) later,
+ * never from inside begin (error NULL: ready), returning a handle (NULL:
+ * nothing started); abandon stops waiting (no done any more). main.c gives
+ * templates_start.h's; without a starter such templates get no pool. */
+struct warm_starter {
+	void *ctx;
+	void *(*begin)(void *ctx, struct sandbox *sb, const void *start,
+		void (*done)(void *arg, const char *error), void *arg);
+	void (*abandon)(void *handle);
+};
+void warm_set_starter(struct warm *w, const struct warm_starter *starter);
+/* A started sandbox for spec, when a pool of spec's shape (and start, a
+ * built-in template's start command, or NULL) has one ready: the caller
+ * claims it (registry_claim) or gives it back with registry_discard. NULL
+ * otherwise (create it the usual way). A spec with a stack of layers (a
+ * built template's, whose sandboxes need nothing done at create: no start
+ * command) or a start that no pool fits gets a pool for the next creates;
+ * beyond templates of them, the one used longest ago goes. start must
+ * outlive the warm set. */
+struct sandbox *warm_take(struct warm *w, const struct sandbox_spec *spec, const void *start);
 /* What GET /health says of the pools (all 0 without them). */
 struct warm_counts {
 	size_t ready, size;          /* the default shape's pool: ready, kept */

@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct warm_pool *warm_pool_new(const struct sandbox_spec *shape, size_t size, bool standing)
+struct warm_pool *warm_pool_new(const struct sandbox_spec *shape, const void *start, size_t size,
+	bool standing)
 {
 	struct warm_pool *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
+	p->start = start;
 	p->size = size;
 	p->standing = standing;
 	p->used_ms = clock_now_ms();
@@ -46,8 +48,14 @@ bool warm_pool_fits(const struct warm_pool *p, const struct sandbox_spec *spec)
 
 size_t warm_pool_short(const struct warm_pool *p)
 {
-	size_t have = p->nready + p->nflight;
-	return p->dropped || have >= p->size ? 0 : p->size - have;
+	size_t have = p->nready + p->nflight + p->nstarting;
+	if (p->dropped || have >= p->size)
+		return 0;
+	/* A start command (a server, a kernel) takes seconds of CPU: one
+	 * comes up at a time, beside the creates in use. */
+	if (p->start && p->nflight + p->nstarting > 0)
+		return 0;
+	return p->size - have;
 }
 
 void warm_pool_free(struct warm_pool *p, struct registry *reg)

@@ -29,6 +29,9 @@ export const METHOD_FEATURE = {
   // pty.* are optional methods (docs/plugin-contract.md) an exec plugin may offer, not a feature
   // of their own; their output streams as exec.output, so exec.stream gates them
   'pty.open': 'exec.stream', 'pty.input': 'exec.stream', 'pty.resize': 'exec.stream', 'pty.close': 'exec.stream',
+  // code.* (E2B's code interpreter, docs/code-interpreter.md) are optional methods too, gated by exec.run
+  'code.run': 'exec.run', 'code.context.create': 'exec.run', 'code.context.list': 'exec.run',
+  'code.context.restart': 'exec.run', 'code.context.remove': 'exec.run',
 }
 
 /** What a user sees: an SDK code, a masked message; the raw EPP error kept for tests. */

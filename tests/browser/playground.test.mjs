@@ -433,7 +433,7 @@ describe('the playground in headless Chromium', () => {
     assert.equal(paused.state, 'paused')
     await page.locator('#paused-note').waitFor(WAIT)
     assert.match(await page.locator('#paused-note').textContent(),
-      /^This sandbox is paused: commands, files\s+and the terminal are unavailable until you resume it\.$/)
+      /^This sandbox is paused: commands, code, files\s+and the terminal are unavailable until you resume it\.$/)
     await enabled(false)
     // What it has left, as the backend keeps it (lifetimeLeft), standing still.
     const left = Math.floor(paused.lifetimeLeft)

@@ -1,5 +1,5 @@
 // cases.mjs — the 18 contract cases of `abx provider test` (seed 003 §3), the
-// cases of templates.build and of sandbox.metrics (ours), and their runner, as
+// cases of templates.build, sandbox.metrics and code.* (ours), and their runner, as
 // one environment-neutral ES module: no Node API, so the same file runs from the command line
 // (tests/contract/suite.mjs) and inside a browser page
 // (tests/browser/run-suite.mjs). STABLE API — keep it so:
@@ -19,6 +19,7 @@
 //   })
 //   // report = { rows, passed, failed, skipped, problems }
 //   //   row = { case, features, status: 'passed'|'failed'|'skipped', ms, error }
+//   A case may take longer than caseTimeoutMs when it says so (its timeoutMs).
 //   //   error: null, the failure message, or the reason for a skip
 //   //   problems: schema problems found after the last case (also counted as failures)
 //
@@ -89,7 +90,7 @@ const expect = {
 }
 
 // ---- the cases ------------------------------------------------------------
-// Each: { name, features: [...], run(t) }. t is the case context (makeContext).
+// Each: { name, features: [...], run(t), timeoutMs? }. t is the case context (makeContext).
 
 export const CASES = [
   {
@@ -431,6 +432,71 @@ export const CASES = [
     },
   },
   {
+    // Ours: E2B's code interpreter (code.run, code.context.*: optional
+    // methods, gated by exec.run), on E2B's template code-interpreter-v1;
+    // skipped where there is no such template or it has no interpreter.
+    name: 'code interpreter (ours): code.run and code.context.*',
+    features: ['sandbox.lifecycle', 'exec.run'],
+    // A first create of the template starts a server and a kernel; the
+    // case starts two more kernels (a context, its restart).
+    timeoutMs: 240000,
+    async run(t) {
+      let rec
+      try {
+        rec = await t.createSandbox({ template: 'code-interpreter-v1', timeout: 300 })
+      } catch (err) {
+        if (err.rpc && err.rpc.code === -32002) t.skip('the backend has no template code-interpreter-v1')
+        throw err
+      }
+      const { sandbox_id } = rec
+      const follower = t.follow()
+      const run = (code, more = {}) => t.call('code.run', { sandbox_id, code, ...more })
+      let first
+      try {
+        first = await run('import sys\nprint("out")\nprint("err", file=sys.stderr)\nx = 6 * 7\nx')
+      } catch (err) {
+        if (err.rpc && err.rpc.code === -32015 && err.rpc.data.port === 49999) t.skip('the template has no code interpreter')
+        throw err
+      }
+      expect.deepEqual(first.logs, { stdout: ['out\n'], stderr: ['err\n'] }, 'logs')
+      expect.equal(first.results.length, 1, 'one result')
+      expect.equal(first.results[0].text, '42', 'the main result')
+      expect.equal(first.results[0].is_main_result, true, 'is_main_result')
+      expect.equal(first.error, null, 'no error')
+      expect.ok(Number.isInteger(first.execution_count), `execution_count ${first.execution_count}`)
+      const streamed = follower.code().map((o) => [o.stream, o.text !== undefined ? o.text : o.result.text])
+      expect.deepEqual(streamed, [['stdout', 'out\n'], ['stderr', 'err\n'], ['result', '42']], 'code.output while it ran')
+      expect.equal((await run('x + 1')).results[0].text, '43', 'state kept between runs')
+      const failed = await run('1 / 0')
+      expect.equal(failed.error && failed.error.name, 'ZeroDivisionError', 'the cell\'s error')
+      expect.match(failed.error.traceback, /ZeroDivisionError/, 'its traceback')
+      const envs = await run('import os; os.environ.get("ABX_CODE")', { envs: { ABX_CODE: 'set' } })
+      expect.equal(envs.results[0].text, 'set', 'envs for the run')
+      expect.equal((await run('import os; str(os.environ.get("ABX_CODE"))')).results[0].text, 'None', 'and gone after it')
+      const plot = await run('import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()')
+      const png = plot.results.find((r) => r.png)
+      expect.ok(png && atob(png.png).startsWith('\x89PNG'), `a plot as a PNG: ${show(plot.results.map((r) => Object.keys(r)))}`)
+      const ctx = await t.call('code.context.create', { sandbox_id, cwd: '/tmp' })
+      expect.deepEqual({ language: ctx.language, cwd: ctx.cwd }, { language: 'python', cwd: '/tmp' }, 'code.context.create')
+      expect.equal((await run('import os; os.getcwd()', { context_id: ctx.id })).results[0].text, '/tmp', 'the context\'s cwd')
+      expect.equal((await run('x', { context_id: ctx.id })).error.name, 'NameError', 'a context\'s own state')
+      const listed = await t.call('code.context.list', { sandbox_id })
+      expect.ok(listed.contexts.some((c) => c.id === ctx.id), 'code.context.list has it')
+      expect.deepEqual(await t.call('code.context.restart', { sandbox_id, context_id: ctx.id }), { context_id: ctx.id, restarted: true }, 'code.context.restart')
+      expect.deepEqual(await t.call('code.context.remove', { sandbox_id, context_id: ctx.id }), { context_id: ctx.id, removed: true }, 'code.context.remove')
+      await expect.rejects(run('1', { context_id: ctx.id }), 'code.run in a removed context', (err) => {
+        expect.equal(err.rpc && err.rpc.code, -32002, 'error code')
+      })
+      await expect.rejects(run('1', { context_id: ctx.id, language: 'python' }), 'context_id with language', (err) => {
+        expect.equal(err.rpc && err.rpc.code, -32602, 'error code')
+      })
+      await expect.rejects(run('import time\ntime.sleep(30)\nslept = True', { timeout: 2 }), 'a run past its timeout', (err) => {
+        expect.equal(err.rpc && err.rpc.code, -32013, 'error code')
+      })
+      expect.equal((await run('"slept" in globals()')).results[0].text, 'False', 'the timed-out cell was interrupted')
+    },
+  },
+  {
     name: 'templates: Dockerfile build, use, delete',
     features: ['sandbox.lifecycle', 'exec.run', 'templates.build'],
     async run(t) {
@@ -546,12 +612,14 @@ function makeFollower(timeoutMs) {
     })
   }
   const logs = []
+  const code = []
   return {
     receive(msg) {
       const p = msg.params || {}
       if (msg.method === 'exec.output') { const f = of(p.pid); f.outputs.push({ ...p, data: decode(p) }); f.order.push('output') }
       else if (msg.method === 'exec.exit') { const f = of(p.pid); f.exit = f.exit ? f.exit : p; f.order.push('exit') }
       else if (msg.method === 'templates.log') logs.push(p)
+      else if (msg.method === 'code.output') code.push(p)
       else return
       for (const w of [...waiters]) w.check()
     },
@@ -559,6 +627,7 @@ function makeFollower(timeoutMs) {
     text: (pid, stream) => of(pid).outputs.filter((o) => o.stream === stream).map((o) => o.data).join(''),
     exit: (pid) => until(() => of(pid).exit, `exec.exit of pid ${pid}`),
     logs: () => [...logs],
+    code: () => [...code],
     close() { for (const w of waiters) clearTimeout(w.timer); waiters.clear() },
   }
 }
@@ -633,11 +702,12 @@ export async function runCases(options) {
         },
       }
       const started = performance.now()
+      const limitMs = Math.max(caseTimeoutMs, c.timeoutMs || 0)
       let timer
       try {
         await Promise.race([
           c.run(t),
-          new Promise((_, reject) => { timer = setTimeout(() => reject(new CaseFailure(`case did not finish within ${caseTimeoutMs} ms`)), caseTimeoutMs) }),
+          new Promise((_, reject) => { timer = setTimeout(() => reject(new CaseFailure(`case did not finish within ${limitMs} ms`)), limitMs) }),
         ])
       } catch (err) {
         if (err instanceof CaseSkip) { row.status = 'skipped'; row.error = err.message }

@@ -40,6 +40,9 @@ export const METHOD_FEATURE = Object.freeze({
   'templates.delete': 'templates.build',
   // docs/plugin-contract.md, "Methods and features": pty.* are optional methods of exec plugins, gated as exec.stream (no "pty" feature)
   'pty.open': 'exec.stream', 'pty.input': 'exec.stream', 'pty.resize': 'exec.stream', 'pty.close': 'exec.stream',
+  // docs/code-interpreter.md: code.* are optional methods too, gated as exec.run
+  'code.run': 'exec.run', 'code.context.create': 'exec.run', 'code.context.list': 'exec.run',
+  'code.context.restart': 'exec.run', 'code.context.remove': 'exec.run',
 })
 
 const sdkCodeOf = (e) => (e.data && e.data.sdk_code) || (e.code === -32003 ? 'E8004' : 'E8005')

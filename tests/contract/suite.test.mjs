@@ -50,7 +50,7 @@ for (const transport of ['inprocess', 'stdio']) {
       const r = JSON.parse(readFileSync(report, 'utf8'))
       const lines = stdout.trimEnd().split('\n')
       assert.equal(lines.at(-1), `${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped`, 'the last line is the count')
-      assert.equal(r.rows.length, CASES.length) // the 18 of abx provider test, templates.build's and sandbox.metrics'
+      assert.equal(r.rows.length, CASES.length) // the 18 of abx provider test, templates.build's, sandbox.metrics' and code.*'s
       for (const row of r.rows) assert.ok(lines.some((l) => l.startsWith(row.case)), `a table row for ${row.case}`)
       // aligned: the header's and every row's result start in one column, after the longest name
       const col = Math.max(...CASES.map((c) => c.name.length)) + 1
@@ -172,12 +172,12 @@ test('against a given backend: Ctrl-C kills the sandboxes the run created, the k
   }
 })
 
-test('CASES: the 18 of abx provider test, templates.build\'s and sandbox.metrics\', named, each with its features', () => {
-  assert.equal(CASES.length, 20)
-  assert.equal(new Set(CASES.map((c) => c.name)).size, 20)
+test('CASES: the 18 of abx provider test, templates.build\'s, sandbox.metrics\' and code.*\'s, named, each with its features', () => {
+  assert.equal(CASES.length, 21)
+  assert.equal(new Set(CASES.map((c) => c.name)).size, 21)
   // the README counts them as they are
   const readme = readFileSync(path.join(repo, 'README.md'), 'utf8')
-  assert.match(readme, /The 20 cases: the 18 `abx provider test` runs/)
+  assert.match(readme, /The 21 cases: the 18 `abx provider test` runs/)
   assert.deepEqual(CASES.filter((c) => c.features.includes('templates.build')).map((c) => c.name), ['templates: Dockerfile build, use, delete'])
   for (const c of CASES) assert.ok(Array.isArray(c.features) && typeof c.run === 'function', c.name)
 })

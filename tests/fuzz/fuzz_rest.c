@@ -1,6 +1,6 @@
 /* libFuzzer target: backend answers, control plane and envd. One call is
- * made (the first byte picks which; exec and process calls find their
- * sandbox already known); then the input plays the backend for every request
+ * made (the first byte picks which; exec, process and code calls find
+ * their sandbox already known); then the input plays the backend for every request
  * the core issues: status, header block and body in chunks — envd streams
  * included — or a transport failure. Whatever arrives, once time runs out
  * every call has exactly one answer, and a started process exactly one
@@ -28,6 +28,8 @@ static const char *calls[] = {
     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pty.open\",\"params\":{\"sandbox_id\":\"sbx1\",\"cols\":80,\"rows\":24}}",
     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"process.list\",\"params\":{\"sandbox_id\":\"sbx1\"}}",
     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"process.stdin\",\"params\":{\"sandbox_id\":\"sbx1\",\"pid\":5,\"data\":\"x\",\"close\":true}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"code.run\",\"params\":{\"sandbox_id\":\"sbx1\",\"code\":\"x\",\"envs\":{\"A\":\"b\"},\"timeout\":3}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"code.context.list\",\"params\":{\"sandbox_id\":\"sbx1\"}}",
 };
 #define FIRST_ENVD_CALL 9
 

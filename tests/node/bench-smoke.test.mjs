@@ -67,6 +67,9 @@ const BENCHES = [
   ['image-pull.mjs', ['--mib', '1', '--runs', '1'], ['template_pull_ms', 'skopeo_copy_ms', 'ratio'], true],
   ['network.mjs', ['--sandboxes', '2', '--runs', '1', '--seconds', '1', '--updates', '2', '--others', '1'],
     ['create_first_output_ms.network_on.median', 'create_first_output_ms.network_off.median', 'tcp_gbit_s.sandbox.0', 'update_network_ms.median'], true],
+  ['code-interpreter.mjs', ['--runs', '1', '--creates', '1'],
+    ['round_trip_ms.sdk_run_code', 'round_trip_ms.plugin_code_run', 'round_trip_ms.plugin_exec_run_python', 'round_trip_ms.sdk_commands_run_python',
+      'create_first_result_ms.pooled.median_ms', 'create_first_result_ms.started.median_ms', 'create_first_result_ms.base_exec_run_python'], true],
   ['egress.mjs', ['--rounds', '1', '--requests', '2', '--mib', '1'],
     ['direct.fresh_ms_median', 'intercepted.fresh_ms_median', 'intercepted.kept_vs_direct', 'passed.rate_vs_direct', 'passed.up_vs_direct'], true],
 ]

@@ -15,13 +15,14 @@ static const check_suite suites[] = {
     {"process", suite_process}, {"redact", suite_redact}, {"redirects", suite_redirects}, {"oom", suite_oom},
     {"files", suite_files},      {"printf", suite_printf},      {"strstr", suite_strstr},
     {"strtod", suite_strtod},    {"dockerfile", suite_dockerfile}, {"templates", suite_templates},
+    {"code", suite_code},
 };
 
 /* The suites whose messages carry long strings, again with every long
  * string detached (harness.h), in and out. */
 static const check_suite detached[] = {
     {"files/d", suite_files}, {"process/d", suite_process}, {"dispatch/d", suite_dispatch}, {"redact/d", suite_redact}, {"oom/d", suite_oom},
-    {"templates/d", suite_templates},
+    {"templates/d", suite_templates}, {"code/d", suite_code},
 };
 
 int main(void) {

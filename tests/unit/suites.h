@@ -19,4 +19,5 @@ void suite_strstr(void);
 void suite_strtod(void);
 void suite_dockerfile(void);
 void suite_templates(void);
+void suite_code(void);
 #endif

@@ -205,6 +205,13 @@ void suite_oom(void) {
        {{200, NULL, "{\"status\":\"building\",\"logEntries\":[" TPL_ENTRY "],\"reason\":{\"message\":\"m\",\"step\":\"1\"}}", NULL},
         {200, "x-next-token: n2\n", "[{\"templateID\":\"t\",\"names\":[\"n\"],\"buildID\":\"b\",\"buildStatus\":\"ready\",\"cpuCount\":2,\"public\":true}]", NULL},
         {204, NULL, NULL, NULL}}},
+      {"code.run", {"\"code.run\",\"params\":{\"sandbox_id\":\"sbx1\",\"code\":\"x\",\"envs\":{\"A\":\"b\"},\"timeout\":9}"},
+       {{200, NULL, DETAIL("running"), NULL},
+        {200, NULL, "{\"type\":\"number_of_executions\",\"execution_count\":1}\n{\"type\":\"stdout\",\"text\":\"hi\\n\"}\n"
+                    "{\"type\":\"result\",\"text\":\"1\",\"is_main_result\":true}\n{\"type\":\"error\",\"name\":\"E\",\"value\":\"v\",\"traceback\":\"t\"}\n"
+                    "{\"type\":\"end_of_execution\"}\n", NULL}}},
+      {"code.context.list", {"\"code.context.list\",\"params\":{\"sandbox_id\":\"sbx1\"}"},
+       {{200, NULL, DETAIL("running"), NULL}, {200, NULL, "[{\"id\":\"c\",\"language\":\"python\",\"cwd\":\"/\"}]", NULL}}},
       {"refused", {"\"no.such\"", "\"sandbox.get\",\"params\":{\"sandbox_id\":\"a b\"}", "\"exec.run\",\"params\":{\"x\":\"\\u0000\"}"}, {{0}}},
   };
   for (size_t s = 0; s < sizeof scenarios / sizeof scenarios[0]; s++) {
