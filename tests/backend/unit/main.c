@@ -1,6 +1,7 @@
 /* main.c — the local backend's unit tests: its pure code (clock, query
  * strings, list cursors, protobuf-JSON, Connect framing, text, egress
- * rules, the store's records and squashing, the off-loop worker), on the core's check.h. Built natively and with ASan+UBSan (make backend-unit);
+ * rules, the store's records and squashing, the off-loop worker, cgroup
+ * files and the devices program), on the core's check.h. Built natively and with ASan+UBSan (make backend-unit);
  * exit status 1 when any check failed. */
 #include "check.h"
 #include "suites.h"
@@ -30,6 +31,7 @@ static const check_suite suites[] = {
 	{"egress socks", suite_egress_socks},
 	{"egress http", suite_egress_http},
 	{"egress ca", suite_egress_ca},
+	{"cgroup", suite_cgroup},
 };
 
 int main(void)

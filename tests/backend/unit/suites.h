@@ -23,5 +23,6 @@ void suite_egress_host(void);
 void suite_egress_socks(void);
 void suite_egress_http(void);
 void suite_egress_ca(void);
+void suite_cgroup(void);
 
 #endif
