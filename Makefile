@@ -105,6 +105,14 @@ $(BUILD)/bin/runtime-api-check: tests/backend/runtime_api_check.c tests/backend/
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
 	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o $(BACKEND_LIBS) -o $@
 
+# The runtime's cgroup v2 pieces against the kernel, without controllers
+# (tests/node/backend-cgroup2-parts.test.mjs).
+backend: $(BUILD)/bin/cgroup2-check
+$(BUILD)/bin/cgroup2-check: tests/backend/cgroup2_check.c tests/backend/check_program.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(BUILD)/backend/cJSON-check.o
+	@mkdir -p $(BUILD)/bin
+	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend -I$(CJSON_DIR) \
+	  $< $(BACKEND_LIB_SRC) $(BUILD)/backend/cJSON-check.o $(BACKEND_LIBS) -o $@
+
 # The layer store with the runtime's stacks of layers (tests/node/backend-store.test.mjs).
 backend: $(BUILD)/bin/layers-check
 $(BUILD)/bin/layers-check: tests/backend/layers_check.c tests/backend/check_program.h $(BACKEND_LIB_SRC) $(BACKEND_HDR) $(BUILD)/backend/cJSON-check.o
@@ -124,7 +132,7 @@ $(BUILD)/bin/seccomp-apply: tests/backend/seccomp_apply.c backend/runtime/runtim
 
 # An idmapped bind mount of a template, for the rootless tests (tests/lib/rootless.mjs).
 backend: $(BUILD)/bin/idmap-mount
-IDMAP_MOUNT_SRC := backend/runtime/runtime_userns.c backend/runtime/runtime_cgroup.c backend/lib/child_stack.c
+IDMAP_MOUNT_SRC := backend/runtime/runtime_userns.c backend/runtime/runtime_control.c backend/lib/child_stack.c
 $(BUILD)/bin/idmap-mount: tests/backend/idmap_mount.c $(IDMAP_MOUNT_SRC) $(BACKEND_HDR)
 	@mkdir -p $(BUILD)/bin
 	$(CC) $(CSTD) -D_DEFAULT_SOURCE -O2 -g $(WARN) -Ibackend $< $(IDMAP_MOUNT_SRC) -o $@
@@ -240,6 +248,9 @@ $(BUILD)/fuzz/fuzz_net_policy $(BUILD)/replay/fuzz_net_policy: $(NET_POLICY_SRC)
 FUZZ_BACKEND_fuzz_egress_http := backend/egress/egress_http.c backend/egress/egress_http_head.c
 $(BUILD)/fuzz/fuzz_egress_http $(BUILD)/replay/fuzz_egress_http: backend/egress/egress_http.c backend/egress/egress_http.h \
 	  backend/egress/egress_http_head.c backend/egress/egress_http_head.h
+
+FUZZ_BACKEND_fuzz_cgroup_files := backend/runtime/runtime_cgroup_parse.c
+$(BUILD)/fuzz/fuzz_cgroup_files $(BUILD)/replay/fuzz_cgroup_files: backend/runtime/runtime_cgroup_parse.c backend/runtime/runtime_cgroup_parse.h
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(CORE_SRC) $(CORE_HDR) $(CJSON_C) $(SMALL_SRC) $(SMALL_HDR)
