@@ -16,13 +16,23 @@ const show = (rec) => {
   const rows = [['sandbox_id', rec.sandbox_id], ['template', rec.template], ['status', rec.status],
     ['metadata', JSON.stringify(rec.metadata ?? {})], ['created_at', rec.created_at], ['expires_at', rec.expires_at],
     ['paused_at', rec.paused_at], ['lifetime_left', rec.lifetime_left !== undefined ? `${rec.lifetime_left} s (kept while paused)` : undefined],
-    ['cpu / memory / disk', rec.cpu !== undefined ? `${rec.cpu} vCPU / ${rec.memory} MiB / ${rec.disk} MiB` : undefined],
+    ['cpu / memory / disk', rec.cpu !== undefined ? sizes(rec) : undefined],
     ['envd_version', rec.envd_version]]
   for (const [k, v] of rows) if (v !== undefined) console.log(`  ${k.padEnd(20)} ${v}`)
 }
 
 const backend = await startBackend()
-console.log(`local E2B backend: api ${backend.apiUrl}, envd ${backend.sandboxUrl}, isolation ${backend.isolation}${backend.limits ? '' : ' (no cpu, memory or pids limits)'}`)
+// What the backend enforces (its ready line), not what a create asks for.
+const limits = backend.limits
+const enforced = [limits.memory && 'memory', limits.pids && 'pids (1024)', limits.cpu && 'cpu', limits.disk && 'disk',
+  limits.devices && `devices (${limits.devices})`].filter(Boolean)
+function sizes(rec) {
+  const mark = (ok, text) => (ok ? text : `${text} (not enforced)`)
+  return `${mark(limits.cpu, `${rec.cpu} vCPU`)} / ${mark(limits.memory, `${rec.memory} MiB`)} / ${mark(limits.disk, `${rec.disk} MiB`)}`
+}
+console.log(`local E2B backend: api ${backend.apiUrl}, envd ${backend.sandboxUrl}, isolation ${backend.isolation}` +
+  `${backend.cgroup ? ` (cgroup ${backend.cgroup})` : ''}`)
+console.log(`  limits enforced: ${enforced.length ? enforced.join(', ') : 'none'}`)
 let infra
 try {
   infra = await loadProvider(root, {
