@@ -105,7 +105,7 @@ prepare_templates() {
   say "making $GUEST/templates.ext4 from $BUILD/templates (mke2fs -d)"
   local kib
   kib=$(du -sk "$BUILD/templates" | cut -f1)
-  rm -f "$GUEST/templates.ext4.tmp"
+  rm -f "$GUEST/templates.ext4.tmp" && : > "$GUEST/templates.ext4.tmp" # (else mke2fs says it creates it)
   # Room for ext4's own tables and the inodes: twice the files, at least 256 MiB.
   mke2fs -q -t ext4 -L e2b-templates -m 0 -d "$BUILD/templates" -F "$GUEST/templates.ext4.tmp" "$(( kib * 2 > 262144 ? kib * 2 : 262144 ))k"
   mv "$GUEST/templates.ext4.tmp" "$GUEST/templates.ext4"
