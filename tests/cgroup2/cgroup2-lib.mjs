@@ -30,8 +30,8 @@ export function modes() {
   const user = process.env.E2BW_GUEST_USER;
   const delegated = user && hierarchy() === 'v2';
   return [
-    { name: 'root', isolation: 'full', limits: ['memory', 'pids', 'cpu', 'disk'], skip: process.getuid() !== 0 && 'needs root' },
-    { name: 'user', isolation: 'rootless', limits: ['memory', 'pids', 'cpu'],
+    { name: 'root', isolation: 'full', limits: ['memory', 'pids', 'cpu', 'disk', 'devices'], skip: process.getuid() !== 0 && 'needs root' },
+    { name: 'user', isolation: 'rootless', limits: ['memory', 'pids', 'cpu', 'devices'],
       skip: process.getuid() !== 0 ? 'needs root (it sets the user\'s backend up)'
         : !delegated && 'no unprivileged user with a delegated cgroup v2 subtree here (the cgroup v2 guest has one: tests/guest/)' },
   ];

@@ -33,6 +33,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
 const GUEST_USER = 'e2bw-guest';
 const SCRATCH_SIZE = '32G'; // sparse: the guest's /tmp, /home, state directories
+// no_timer_check: a busy host makes the IO-APIC timer check fail (a panic) under
+// TCG. tsc=reliable: TCG's TSC is the host's clock, the same on every vCPU, and
+// a TSC clocksource keeps clock_gettime in the vDSO (HPET's costs a syscall and
+// an emulated read: node starts a third slower). mitigations=off: each page
+// table switch of PTI costs a TLB flush, dear under TCG; the guest runs only
+// the tests' own code.
+const KERNEL_ARGS = 'console=ttyS0 panic=-1 quiet no_timer_check tsc=reliable mitigations=off';
 
 export const buildDir = () => path.resolve(process.env.E2BW_BUILD || path.join(repoRoot, 'build'));
 
@@ -142,7 +149,7 @@ export async function runInGuest({ command, as = 'root', cwd = repoRoot, env = {
       '-object', `memory-backend-memfd,id=mem,size=${memoryMiB}M,share=on`, '-numa', 'node,memdev=mem',
       '-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot', '-nic', 'none',
       '-kernel', path.join(guest, 'kernel', 'boot', `vmlinuz-${kernelVersion}`), '-initrd', path.join(guest, 'initrd.gz'),
-      '-append', `console=ttyS0 panic=-1 quiet no_timer_check e2bw.init=${path.join(here, 'guest-init.sh')} e2bw.run=${run}${ownShare ? ` e2bw.repo=${repoRoot}` : ''}`,
+      '-append', `${KERNEL_ARGS} e2bw.init=${path.join(here, 'guest-init.sh')} e2bw.run=${run}${ownShare ? ` e2bw.repo=${repoRoot}` : ''}`,
       '-serial', `file:${path.join(run, 'console.log')}`,
       '-device', 'virtio-serial-pci', '-chardev', `file,id=out,path=${outputFile}`, '-device', 'virtserialport,chardev=out,name=e2bw.out',
       '-drive', `file=${path.join(guest, 'templates.ext4')},if=none,id=templates,format=raw,readonly=on`,

@@ -6,7 +6,8 @@
 #                    `dpkg -x` (never installed), with depmod's tables for its modules
 #   busybox/         busybox-static, the same way: the initramfs's only program
 #   initrd.gz        busybox, the modules that reach the host's files and the disks
-#                    (virtio, virtiofs, virtio-blk) and tests/guest/initramfs-init
+#                    (virtio, virtiofs, virtio-blk, overlay for /etc) and
+#                    tests/guest/initramfs-init
 #   templates.ext4   build/templates as an ext4 image (mke2fs -d): idmapped mounts and
 #                    overlay lowers need a disk filesystem, which virtiofs is not
 #
@@ -73,7 +74,7 @@ prepare_busybox() {
 }
 
 # The modules the initramfs loads, in the order modprobe would (dependencies first).
-INITRD_MODULES="virtio_pci virtiofs virtio_blk virtio_console"
+INITRD_MODULES="virtio_pci virtiofs virtio_blk virtio_console overlay"
 prepare_initrd() {
   local version stamp
   version=$(cat "$GUEST/kernel/VERSION")
