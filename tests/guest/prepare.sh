@@ -41,8 +41,13 @@ download() {
 prepare_kernel() {
   [ -f "$GUEST/kernel/VERSION" ] && return 0
   local pkg work=$GUEST/kernel.tmp
-  pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*-cloud-amd64\)$/\1/p' | head -n 1)
-  [ -n "$pkg" ] || die "apt knows no linux-image-cloud-amd64 (is this Debian 12 with its package lists?)"
+  local depends='s/^ *Depends: \(linux-image-[0-9].*-cloud-amd64\)$/\1/p'
+  pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | sed -n "$depends" | head -n 1)
+  if [ -z "$pkg" ]; then # a fresh machine's apt may have no package lists yet
+    apt-get update -q >/dev/null || die "apt-get update failed"
+    pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | sed -n "$depends" | head -n 1)
+  fi
+  [ -n "$pkg" ] || die "apt knows no linux-image-cloud-amd64 (is this Debian 12?)"
   say "downloading $pkg (apt-get download, unpacked under $GUEST/kernel)"
   rm -rf "$work" && mkdir -p "$work"
   download "$work" "$pkg"
@@ -105,7 +110,7 @@ prepare_templates() {
   [ -f "$GUEST/templates.ext4" ] && [ "$(cat "$GUEST/templates.stamp" 2>/dev/null)" = "$stamp" ] && return 0
   say "making $GUEST/templates.ext4 from $BUILD/templates (mke2fs -d)"
   local kib
-  kib=$(du -sk "$BUILD/templates" | cut -f1)
+  kib=$(du -sk "$BUILD/templates/" | cut -f1) # (the slash: through a symbolic link)
   rm -f "$GUEST/templates.ext4.tmp" && : > "$GUEST/templates.ext4.tmp" # (else mke2fs says it creates it)
   # Room for ext4's own tables and the inodes: twice the files, at least 256 MiB.
   mke2fs -q -t ext4 -L e2b-templates -m 0 -d "$BUILD/templates" -F "$GUEST/templates.ext4.tmp" "$(( kib * 2 > 262144 ? kib * 2 : 262144 ))k"
