@@ -165,7 +165,10 @@ export async function runInGuest({ command, as = 'root', cwd = repoRoot, env = {
     let qemuErrors = '';
     qemu.stderr.on('data', (c) => { qemuErrors += c; });
     const timer = setTimeout(() => { result.timedOut = true; qemu.kill('SIGKILL'); }, timeoutMs);
-    const exited = new Promise((resolve) => qemu.on('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise((resolve) => {
+      qemu.on('exit', (code, signal) => resolve({ code, signal }));
+      qemu.on('error', (err) => resolve({ error: err.message })); // e.g. no qemu-system-x86_64
+    });
     const exit = await follow(outputFile, exited, output);
     clearTimeout(timer);
     const ended = Date.now();
@@ -183,8 +186,8 @@ export async function runInGuest({ command, as = 'root', cwd = repoRoot, env = {
     }
     result.times.totalMs = ended - started;
     if (result.status === null) {
-      const console = existsSync(path.join(run, 'console.log')) ? readFileSync(path.join(run, 'console.log'), 'utf8') : '';
-      result.console = console.slice(-8000);
+      const consoleLog = path.join(run, 'console.log');
+      result.console = existsSync(consoleLog) ? readFileSync(consoleLog, 'utf8').slice(-8000) : '';
       result.error = result.timedOut ? `the guest did not finish within ${timeoutMs} ms (QEMU killed)`
         : `the guest ended without the command's status (QEMU ${JSON.stringify(exit)}${qemuErrors ? `: ${qemuErrors.trim()}` : ''})`;
     }
