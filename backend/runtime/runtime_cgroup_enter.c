@@ -104,13 +104,15 @@ static const char *available(const char *top, bool full)
 	runtime_read_at(top, "cgroup.controllers", list, sizeof list);
 	for (size_t i = 0; i < NWANTED; i++) {
 		*limit_flag(i) = runtime_cgroup_lists(list, wanted[i]);
-		if (!*limit_flag(i) && full) {
-			snprintf(why, sizeof why, "cgroup v2: controller %s is not available in "
-				"%s/cgroup.controllers (%s)", wanted[i], top,
-				strcmp(top, CGROUP_ROOT) == 0 ? "bound to a cgroup v1 hierarchy, or not in this kernel"
-				: "the cgroup above does not delegate it");
+		if (*limit_flag(i))
+			continue;
+		snprintf(why, sizeof why, "cgroup v2: controller %s is not available in "
+			"%s/cgroup.controllers (%s)", wanted[i], top,
+			strcmp(top, CGROUP_ROOT) == 0 ? "bound to a cgroup v1 hierarchy, or not in this kernel"
+			: "the cgroup above does not delegate it");
+		if (full)
 			return why;
-		}
+		fprintf(stderr, "e2b-local-backend: %s: sandboxes get no %s limit\n", why, wanted[i]);
 	}
 	return NULL;
 }
