@@ -24,7 +24,7 @@
 //   memoryMiB  the guest's memory (default 3072); cpus: its CPUs (default 2)
 //   keep       keep build/guest/runs/<id> (its console.log) even after a success
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,8 +104,10 @@ export async function runInGuest({ command, as = 'root', cwd = repoRoot, env = {
   if (as !== 'root' && as !== 'user') throw new TypeError(`as: 'root' or 'user', not ${JSON.stringify(as)}`);
   if (process.getuid() !== 0) throw new Error('the guest needs root on the host (virtiofsd, its disks): run as root, as ./build.sh test does');
   prepareGuest();
-  const build = buildDir();
-  const guest = path.join(build, 'guest');
+  // Real paths: the initramfs resolves them under its /newroot, where an
+  // absolute symbolic link would lead astray.
+  const build = realpathSync(buildDir());
+  const guest = realpathSync(path.join(build, 'guest'));
   const kernelVersion = readFileSync(path.join(guest, 'kernel', 'VERSION'), 'utf8').trim();
   const run = path.join(guest, 'runs', `${process.pid}-${randomBytes(4).toString('hex')}`);
   mkdirSync(path.join(run, 'out'), { recursive: true });
@@ -117,7 +119,7 @@ export async function runInGuest({ command, as = 'root', cwd = repoRoot, env = {
   writeFileSync(path.join(run, 'params'), [
     `RUN_AS=${as}`, `GUEST_USER=${GUEST_USER}`,
     `GUEST_MODPROBE=${shellQuote(path.join(guest, 'modprobe'))}`,
-    `GUEST_TEMPLATES=${shellQuote(path.join(build, 'templates'))}`, ''].join('\n'));
+    `GUEST_TEMPLATES=${shellQuote(realpathSync(path.join(build, 'templates')))}`, ''].join('\n'));
   const scratch = path.join(run, 'scratch.img');
   const outputFile = path.join(run, 'output');
   writeFileSync(outputFile, '');
