@@ -183,7 +183,7 @@ $(BUILD)/bin/seccomp-apply: $(call objects,$(BUILD)/backend/obj,tests/backend/se
 
 # An idmapped bind mount of a template, for the rootless tests (tests/lib/rootless.mjs).
 backend: $(BUILD)/bin/idmap-mount
-IDMAP_MOUNT_SRC := backend/runtime/runtime_userns.c backend/runtime/runtime_cgroup.c backend/lib/child_stack.c
+IDMAP_MOUNT_SRC := backend/runtime/runtime_userns.c backend/runtime/runtime_control.c backend/lib/child_stack.c
 $(BUILD)/bin/idmap-mount: $(call objects,$(BUILD)/backend/obj,tests/backend/idmap_mount.c $(IDMAP_MOUNT_SRC))
 	@mkdir -p $(@D)
 	$(CC) -g $^ -o $@
@@ -272,6 +272,9 @@ FUZZ_BACKEND_fuzz_egress_socks := backend/egress/egress_socks.c
 NET_POLICY_SRC := backend/net/net_policy.c backend/net/net_rules.c backend/net/net_tunnel.c backend/net/net_name.c
 FUZZ_BACKEND_fuzz_net_policy := -D_DEFAULT_SOURCE $(NET_POLICY_SRC)
 FUZZ_BACKEND_fuzz_egress_http := backend/egress/egress_http.c backend/egress/egress_http_head.c
+
+FUZZ_BACKEND_fuzz_cgroup_files := backend/runtime/runtime_cgroup_parse.c
+$(BUILD)/fuzz/fuzz_cgroup_files $(BUILD)/replay/fuzz_cgroup_files: backend/runtime/runtime_cgroup_parse.c backend/runtime/runtime_cgroup_parse.h
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
 

@@ -223,12 +223,28 @@ node_tests() {
     --test-reporter=tap --test-reporter-destination="$LAYER_TAP" "$@"
 }
 
+# tests/cgroup2 in the cgroup v2 guest (tests/guest/, docs/testing.md): one boot,
+# the tests run as root there and start backends as root and as a user with a
+# delegated subtree; their TAP comes back through the run's $E2BW_GUEST_OUT.
+# The guest is killed after GUEST_LAYER_MINUTES (default 15).
+guest_tests() {
+  local out=$LAYER_LOGS/cgroup2-guest-out status=0
+  rm -rf "$out"
+  E2BW_BUILD="$BUILD" node tests/guest/run.mjs --times --timeout "$((${GUEST_LAYER_MINUTES:-15} * 60))" --out "$out" -- \
+    bash -c 'exec node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout --test-reporter=tap --test-reporter-destination="$E2BW_GUEST_OUT/tests.tap" tests/cgroup2/' ||
+    status=$?
+  if [ -f "$out/tests.tap" ]; then mv "$out/tests.tap" "$LAYER_TAP"; fi
+  rm -rf "$out"
+  return "$status"
+}
+
 # One line per layer (tests/layers.sh); a failing layer's whole output; every
 # log in build/test-logs/. The closing "N passed, N failed" counts layers.
 run_tests() {
   install_browser
   apt_install nftables iperf3 iproute2 uidmap # the networking tests make namespaces (ip) and look at nft's tables; bench/ uses iperf3; tests/rootless maps subordinate ids (newuidmap)
   apt_install skopeo docker-registry apache2-utils zstd # the image tests fill a loopback registry (htpasswd: its bcrypt password file)
+  apt_install qemu-system-x86 kmod # the cgroup v2 guest (tests/guest/): QEMU and its virtiofsd; modprobe and depmod for the guest kernel's modules
   make_stage "the fuzz targets as plain programs (ASan + UBSan), to replay the corpora" replay
   make_stage "the fuzz targets (libFuzzer)" fuzz
   # shellcheck source=tests/layers.sh
@@ -253,6 +269,7 @@ run_tests() {
   layer "node tests/node" node node_tests tests/node
   # the backend started by a user other than root (rootless); needs root to set that user up
   layer "node tests/rootless" node node_tests tests/rootless
+  layer "cgroup v2 guest (tests/cgroup2)" node guest_tests
   layer "node tests/net (world namespace)" node node_tests tests/net
   layer "node tests/contract" node node_tests tests/contract
   layer "node tests/sdk (e2b SDK)" node node_tests tests/sdk

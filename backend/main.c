@@ -71,10 +71,12 @@ static int print_ready_line(const char *api_url, const char *sandbox_url, const 
 	cJSON_AddStringToObject(o, "sandbox_url", sandbox_url);
 	cJSON_AddStringToObject(o, "state_dir", state_dir);
 	cJSON_AddNumberToObject(o, "pid", (double)runtime_host_pid());
-	cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
-	cJSON_AddBoolToObject(o, "limits", runtime_limits());
-	cJSON_AddBoolToObject(o, "seccomp", runtime_seccomp_active());
-	cJSON_AddBoolToObject(o, "cgroup_favor_dynmods", runtime_dynmods_active());
+	api_isolation_fields(o);
+	/* Where the sandboxes' cgroups are made (for the operator; /health,
+	 * open to anyone who reaches it, names no host path). */
+	const char *cgroups = runtime_cgroup_sandboxes();
+	if (cgroups)
+		cJSON_AddStringToObject(o, "cgroup_parent", cgroups);
 	cJSON_AddStringToObject(o, "domain", domain);
 	char *line = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
@@ -166,7 +168,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	free(templates);
-	if (opt.cgroup_favor_dynmods && runtime_limits())
+	if (opt.cgroup_favor_dynmods && runtime_full() && runtime_migrates())
 		runtime_dynmods_start(sd.root);
 	if (store_layers_init(base, sd.root) != 0) {
 		runtime_shutdown();
@@ -194,7 +196,7 @@ int main(int argc, char **argv)
 	if (reg && !sd.owns_root)
 		registry_persist(reg, sd.root);
 	struct volumes *volumes = reg ? volumes_open(sd.root, reg, opt.api_key,
-		runtime_limits(), !sd.owns_root) : NULL;
+		runtime_full(), !sd.owns_root) : NULL;
 	/* Secrets last as long as the sandboxes' records do. */
 	struct secrets *secrets = volumes ? secrets_open(sd.owns_root ? NULL : sd.root) : NULL;
 	if (secrets)

@@ -74,7 +74,7 @@ async function roundTrips(backend) {
 // backend's pool has a code-interpreter-v1 sandbox ready before each.
 async function creates(backend, pooled) {
   const opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl, requestTimeoutMs: 300_000 }
-  const health = async () => (await api(backend, 'GET', '/health')).json.warm
+  const health = async () => (await api(backend, 'GET', '/health/details')).json.warm
   const times = []
   let claimed = 0
   const first = await Sandbox.create(opts) // makes the template's pool
@@ -97,7 +97,7 @@ async function baseCreates(backend) {
   const infra = await loadProvider(root, { env })
   const times = []
   for (let i = 0; i < CREATES; i++) {
-    while ((await api(backend, 'GET', '/health')).json.warm.ready < 1) await new Promise((r) => setTimeout(r, 100))
+    while ((await api(backend, 'GET', '/health/details')).json.warm.ready < 1) await new Promise((r) => setTimeout(r, 100))
     const t0 = performance.now()
     const { sandbox_id } = await infra.sandbox_protocol.create({ template: 'base', timeout: 600 })
     const r = await infra.call('exec.run', { sandbox_id, command: PYTHON })

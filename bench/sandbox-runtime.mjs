@@ -33,7 +33,13 @@
 //   (default 250) after the last one's kill: someone creating a sandbox now
 //   and then, the pool refilled in between.
 //
-//   node bench/sandbox-runtime.mjs [--sandboxes 100] [--runs 200] [--idle 50] [--idle-starts 30] [--isolation auto|full|none] [--warm-pool N] [--gap-ms G] [--paced P] [--paced-gap-ms G] [--json]
+//   --small: a short run for a slow machine (the cgroup v2 guest, docs/testing.md):
+//   --sandboxes 10 --runs 20 --idle 3 --idle-starts 5 --paced 5, each unless given.
+//   create_over_spawn_floor is the create -> first output median over the bare
+//   spawn floor's (null without root): a ratio, meaningful in one run on any
+//   machine, emulated or not.
+//
+//   node bench/sandbox-runtime.mjs [--small] [--sandboxes 100] [--runs 200] [--idle 50] [--idle-starts 30] [--isolation auto|full|none] [--warm-pool N] [--gap-ms G] [--paced P] [--paced-gap-ms G] [--json]
 import path from 'node:path'
 import { readFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
@@ -48,13 +54,14 @@ const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`)
   return i >= 0 ? process.argv[i + 1] : def
 }
-const N = Number(arg('sandboxes', 100))
-const RUNS = Number(arg('runs', 200))
-const IDLE = Number(arg('idle', 50))
+const small = process.argv.includes('--small')
+const N = Number(arg('sandboxes', small ? 10 : 100))
+const RUNS = Number(arg('runs', small ? 20 : 200))
+const IDLE = Number(arg('idle', small ? 3 : 50))
 const GAP_MS = Number(arg('gap-ms', 0))
-const PACED = Number(arg('paced', 40))
+const PACED = Number(arg('paced', small ? 5 : 40))
 const PACED_GAP_MS = Number(arg('paced-gap-ms', 250))
-const IDLE_STARTS = Number(arg('idle-starts', 30))
+const IDLE_STARTS = Number(arg('idle-starts', small ? 5 : 30))
 
 const quantile = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -201,9 +208,13 @@ for (let i = 0; i < IDLE; i++) {
 }
 const backendGrowth = rssKiB(backend.pid) - before
 let initKiB = 0
+let initsFound = 0 // none where the backend's hostPids cannot find a sandbox's processes
 for (const { sb } of idle) {
   const init = backend.hostPids(sb.sandboxID).find((p) => readFileSync(`/proc/${p}/comm`, 'utf8').startsWith('e2b-sandbox-ini'))
-  if (init) initKiB += rssKiB(init)
+  if (init) {
+    initKiB += rssKiB(init)
+    initsFound++
+  }
 }
 for (const { sb, s } of idle) {
   s.cancel()
@@ -222,8 +233,9 @@ const result = {
   floor_ms: { fetch_rtt_median: medianOf(rtt), fetch_rtt_after_200ms_idle_median: medianOf(rttAfterIdle),
     spawn_true_median: spawnTrue?.median_ms ?? null, spawn_bash_login_median: spawnBash?.median_ms ?? null,
     cpuid_us: spawnTrue?.cpuid_us ?? null },
-  idle_sandbox_kib: { backend_per_sandbox: round(backendGrowth / IDLE), init_per_sandbox: round(initKiB / IDLE),
-    total_per_sandbox: round((backendGrowth + initKiB) / IDLE), sandboxes: IDLE },
+  create_over_spawn_floor: spawnTrue ? round(creates.median / spawnTrue.median_ms) : null,
+  idle_sandbox_kib: { backend_per_sandbox: round(backendGrowth / IDLE), init_per_sandbox: initsFound ? round(initKiB / initsFound) : null,
+    total_per_sandbox: initsFound ? round((backendGrowth + initKiB) / IDLE) : null, sandboxes: IDLE, inits_found: initsFound },
 }
 if (process.argv.includes('--json')) console.log(JSON.stringify(result))
 else console.log(JSON.stringify(result, null, 2))

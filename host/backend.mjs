@@ -5,10 +5,12 @@
 //   import { startBackend } from '<repo>/host/backend.mjs';
 //   const backend = await startBackend();
 //   // backend.apiUrl, backend.sandboxUrl, backend.apiKey, backend.stateDir, backend.pid,
-//   // backend.isolation ('full', 'rootless' or 'none') and backend.limits (cgroup
-//   // limits apply), backend.seccomp (true when sandbox processes run under the
-//   // syscall policy), backend.cgroupFavorDynmods (true when cgroup migrations
-//   // skip the kernel's grace periods) and backend.domain, from the ready line
+//   // backend.isolation ('full', 'rootless' or 'none'), backend.limits (which
+//   // limits sandboxes get: { memory, pids, cpu, disk, devices }),
+//   // backend.cgroup ('v1', 'v2' or null), backend.seccomp (true when sandbox
+//   // processes run under the syscall policy), backend.cgroupFavorDynmods (true
+//   // when cgroup migrations skip the kernel's grace periods) and
+//   // backend.domain, from the ready line
 //   ...
 //   await backend.stop();   // SIGTERM (or stop('SIGINT')), resolves to { code, signal } on exit
 //
@@ -26,6 +28,8 @@
 //              root), e.g. to run it rootless; the binary must be reachable
 //              by that user (binary: a path of its own)
 //   binary     the backend binary (default $E2BW_BUILD/bin/e2b-local-backend)
+//   prefix     argv run before the backend's command, each execing the next (the
+//              pid stays the backend's), e.g. ['unshare', '-m', ...]
 //   dockerHub  true: let the backend pull Docker Hub images from Docker Hub
 //              itself; by default it gets --no-docker-hub, so that no test,
 //              demo or benchmark ever reaches a public registry (Docker Hub
@@ -34,6 +38,10 @@
 // The key reaches the backend in its environment (E2B_LOCAL_API_KEY), never
 // on its command line, where any process could read it; the backend removes
 // the variable from its environment as soon as it has read it.
+//
+// On cgroup v2 the backend is started in a cgroup of its own
+// (host/cgroup.mjs: systemd-run --scope, or a cgroup beside the caller's);
+// E2BW_CGROUP_PLACEMENT=off starts it where the caller is.
 //
 // The binary comes from $E2BW_BUILD/bin (default <repo>/build/bin), so a
 // sanitizer build can be tested with E2BW_BUILD=build/asan-backend (make backend-asan).
@@ -45,6 +53,7 @@
 // wait for it): a test that fails before stopping one ends, never hangs.
 
 import { spawn } from 'node:child_process';
+import { backendPlacement } from './cgroup.mjs';
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -72,9 +81,12 @@ export function backendBinary() {
   return path.join(build, 'bin', 'e2b-local-backend');
 }
 
-function sandboxHostPids(backendPid, sandboxId) {
+// The host pids in a sandbox's cgroup (v1: its pids controller's), under the
+// ready line's cgroup_parent.
+function sandboxHostPids(ready, sandboxId) {
+  if (!ready.cgroup_parent) return [];
   try {
-    const text = readFileSync(`/sys/fs/cgroup/pids/e2b-local/b${backendPid}/${sandboxId}/cgroup.procs`, 'utf8');
+    const text = readFileSync(`${ready.cgroup_parent}/${sandboxId}/cgroup.procs`, 'utf8');
     return text.split('\n').filter(Boolean).map(Number);
   } catch {
     return [];
@@ -91,7 +103,7 @@ export function backendEnv(apiKey) {
   return { ...process.env, E2B_LOCAL_API_KEY: apiKey };
 }
 
-export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile = false, nofile, readyTimeoutMs = 15000, runAs, binary = backendBinary(), dockerHub = false } = {}) {
+export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile = false, nofile, readyTimeoutMs = 15000, runAs, binary = backendBinary(), dockerHub = false, prefix = [] } = {}) {
   apiKey ??= `e2b_local_${randomBytes(16).toString('hex')}`;
   const args = ['--listen', '127.0.0.1:0', ...(dockerHub ? [] : ['--no-docker-hub']), ...extraArgs];
   if (stateDir) args.push('--state-dir', stateDir);
@@ -108,6 +120,9 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
   let [command, argv] = [binary, args];
   if (nofile) [command, argv] = ['prlimit', [`--nofile=${String(nofile).includes(':') ? nofile : `${nofile}:${nofile}`}`, '--', command, ...argv]];
   if (runAs) [command, argv] = ['setpriv', [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--', command, ...argv]];
+  const placement = prefix.length ? null : backendPlacement(runAs ? runAs.uid : process.getuid(), runAs ? runAs.gid : process.getgid());
+  const outer = placement ? placement.prefix : prefix;
+  if (outer.length) [command, argv] = [outer[0], [...outer.slice(1), command, ...argv]];
 
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });
   live.add(child);
@@ -125,6 +140,7 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     child.on('exit', (code, signal) => {
       live.delete(child);
       if (keyDir) rmSync(keyDir, { recursive: true, force: true });
+      placement?.cleanup();
       if (!stopping) process.stderr.write(`[e2b-local-backend exited unexpectedly: code=${code} signal=${signal}]\n${stderr}`);
       resolve({ code, signal });
     });
@@ -175,8 +191,11 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     sandboxUrl: ready.sandbox_url,
     stateDir: ready.state_dir,
     pid: ready.pid,
+    startedPid: child.pid,       // the process started: the backend, or (rootless) its signal forwarder
     isolation: ready.isolation, // 'full' (namespaces, overlay, cgroups, an id range each), 'rootless' or 'none'
-    limits: ready.limits,       // whether cpu, memory and pids limits apply (full only)
+    limits: ready.limits,       // which limits apply: { memory, pids, cpu, disk (booleans), devices ('cgroup', 'bpf', 'userns' or false) }
+    cgroup: ready.cgroup,       // the sandboxes' cgroup hierarchy: 'v1', 'v2' or null (none)
+    cgroupParent: ready.cgroup_parent, // where their cgroups are made (v1: the pids controller's); undefined without
     seccomp: ready.seccomp, // true when every sandbox process runs under the syscall policy
     cgroupFavorDynmods: ready.cgroup_favor_dynmods, // true when cgroup migrations skip the kernel's grace periods
     domain: ready.domain,       // the sandboxes' domain: <port>-<id>.<domain> (--domain; default localhost:<envd port>)
@@ -186,11 +205,10 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
     // The host pid of a process a sandbox reports as nsPid (envd's pids are
     // the sandbox's own), found through the sandbox's cgroup while it lives;
     // null when no such process runs. Without isolation the pids are the same;
-    // rootless sandboxes have no cgroups to find them by (null).
+    // sandboxes without cgroups (rootless, mostly) have none to find them by (null).
     hostPid(sandboxId, nsPid) {
       if (ready.isolation === 'none') return nsPid;
-      if (ready.isolation !== 'full') return null;
-      for (const pid of sandboxHostPids(ready.pid, sandboxId)) {
+      for (const pid of sandboxHostPids(ready, sandboxId)) {
         try {
           const m = /NSpid:\s+([\d\s]+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
           if (m && Number(m[1].trim().split(/\s+/).at(-1)) === nsPid) return pid;
@@ -199,8 +217,15 @@ export async function startBackend({ apiKey, stateDir, extraArgs = [], keyFile =
       return null;
     },
     // Host pids of every process of a sandbox (empty once it is gone; always
-    // empty without cgroups: rootless, none).
-    hostPids: (sandboxId) => (ready.isolation === 'full' ? sandboxHostPids(ready.pid, sandboxId) : []),
+    // empty without cgroups: rootless without delegation, none).
+    hostPids: (sandboxId) => sandboxHostPids(ready, sandboxId),
+    // The directory of a sandbox's cgroup (v2), or of one of its controller's
+    // (v1: 'memory', 'pids', 'cpu', 'freezer', 'devices', 'cpuacct'); null without.
+    cgroupDir(sandboxId, controller = 'pids') {
+      if (!ready.cgroup_parent) return null;
+      const parent = ready.cgroup === 'v1' ? ready.cgroup_parent.replace(/\/pids\/e2b-local\//, `/${controller}/e2b-local/`) : ready.cgroup_parent;
+      return `${parent}/${sandboxId}`;
+    },
     // A host path for path p inside the sandbox: through the backend's own
     // mount namespace (/proc/<pid>/root), where the sandbox's root is mounted.
     sandboxPath(sandboxId, p) {

@@ -36,6 +36,31 @@
 #include <stdio.h>
 #include <string.h>
 
+void api_isolation_fields(cJSON *o)
+{
+	cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
+	struct runtime_limits l;
+	runtime_limits(&l);
+	cJSON *limits = cJSON_AddObjectToObject(o, "limits");
+	if (limits) {
+		cJSON_AddBoolToObject(limits, "memory", l.memory);
+		cJSON_AddBoolToObject(limits, "pids", l.pids);
+		cJSON_AddBoolToObject(limits, "cpu", l.cpu);
+		cJSON_AddBoolToObject(limits, "disk", l.disk);
+		if (l.devices)
+			cJSON_AddStringToObject(limits, "devices", l.devices);
+		else
+			cJSON_AddFalseToObject(limits, "devices");
+	}
+	const char *cgroup = runtime_cgroup_hierarchy();
+	if (cgroup)
+		cJSON_AddStringToObject(o, "cgroup", cgroup);
+	else
+		cJSON_AddNullToObject(o, "cgroup");
+	cJSON_AddBoolToObject(o, "seccomp", runtime_seccomp_active());
+	cJSON_AddBoolToObject(o, "cgroup_favor_dynmods", runtime_dynmods_active());
+}
+
 /* E2B's health check: 204, no body (its spec/openapi.yml). */
 static int api_health(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
@@ -50,10 +75,7 @@ static int api_health_details(struct api_ctx *ctx, struct evhttp_request *req, c
 	(void)id;
 	cJSON *o = cJSON_CreateObject();
 	if (o) {
-		cJSON_AddStringToObject(o, "isolation", runtime_isolation_name());
-		cJSON_AddBoolToObject(o, "limits", runtime_limits());
-		cJSON_AddBoolToObject(o, "seccomp", runtime_seccomp_active());
-		cJSON_AddBoolToObject(o, "cgroup_favor_dynmods", runtime_dynmods_active());
+		api_isolation_fields(o);
 		cJSON *warm = cJSON_AddObjectToObject(o, "warm");
 		if (warm) {
 			struct warm_counts n;

@@ -17,11 +17,17 @@
 #include "http/http_gate.h"
 
 struct evhttp_request;
+struct cJSON;
 
 /* evhttp callback; arg is a struct api_ctx *. */
 void api_dispatch(struct evhttp_request *req, void *arg);
 /* The gate's verdict on a head (arg: struct api_ctx *): a request without
  * the key, or for no route, is answered before its body is read. */
 void api_verdict(const struct http_head *head, struct http_verdict *v, void *arg);
+/* What /health and the ready line say of the sandboxes' isolation:
+ * "isolation" (full, rootless, none), "limits" (which apply: memory, pids,
+ * cpu and disk true or false, devices the mechanism or false), "cgroup" (v1,
+ * v2 or null), "seccomp", "cgroup_favor_dynmods". */
+void api_isolation_fields(struct cJSON *o);
 
 #endif

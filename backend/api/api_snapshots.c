@@ -77,7 +77,7 @@ static int start_capture(struct api_ctx *ctx, struct evhttp_request *req, const 
 	/* A sandbox of a built-in template stands on its root filesystem alone:
 	 * the one layer templates/ imports it as, for builds and snapshots alike. */
 	char template_layer[STORE_NAME_MAX + 1] = "";
-	if (sb->layer_count == 0 && runtime_limits() &&
+	if (sb->layer_count == 0 && runtime_full() &&
 	    templates_stack_builtin(sb->template_id, template_layer, why, sizeof why) != 0) {
 		free(p);
 		return reply_errorf(req, 500, "cannot capture the sandbox: %s", why);

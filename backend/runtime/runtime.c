@@ -46,10 +46,7 @@
 #include <unistd.h>
 
 struct runtime_globals rt_g = {.mode = ISOLATION_NONE, .self_pid_ns = -1, .cwd_fd = -1,
-	.init_fd = -1};
-
-const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer", "devices",
-	"cpuacct"};
+	.init_fd = -1, .cgroups = {.devices_prog = -1}};
 
 bool runtime_isolated(void)
 {
@@ -61,9 +58,38 @@ const char *runtime_isolation_name(void)
 	return rt_g.mode == ISOLATION_FULL ? "full" : rt_g.mode == ISOLATION_ROOTLESS ? "rootless" : "none";
 }
 
-bool runtime_limits(void)
+void runtime_limits(struct runtime_limits *out)
+{
+	const struct runtime_cgroups *cgs = &rt_g.cgroups;
+	bool cgroups = runtime_isolated() && cgs->version != RT_CGROUP_NONE;
+	out->memory = cgroups && cgs->memory;
+	out->pids = cgroups && cgs->pids;
+	out->cpu = cgroups && cgs->cpu;
+	out->disk = rt_g.mode == ISOLATION_FULL;
+	out->devices = cgroups && cgs->devices ? cgs->devices
+		: rt_g.mode == ISOLATION_ROOTLESS ? "userns" : NULL;
+}
+
+const char *runtime_cgroup_hierarchy(void)
+{
+	if (!runtime_isolated())
+		return NULL;
+	return rt_g.cgroups.version == RT_CGROUP_V2 ? "v2" : rt_g.cgroups.version == RT_CGROUP_V1 ? "v1" : NULL;
+}
+
+const char *runtime_cgroup_sandboxes(void)
+{
+	return runtime_isolated() ? rt_g.cgroups.parent[rt_g.cgroups.version == RT_CGROUP_V1 ? RT_PIDS : 0] : NULL;
+}
+
+bool runtime_full(void)
 {
 	return rt_g.mode == ISOLATION_FULL;
+}
+
+bool runtime_migrates(void)
+{
+	return runtime_isolated() && runtime_cgroup_migrates();
 }
 
 pid_t runtime_host_pid(void)
@@ -79,15 +105,6 @@ static const char *missing_piece(const char *templates_dir)
 	static char why[512];
 	if (rt_g.mode == ISOLATION_FULL && geteuid() != 0)
 		return "not running as root";
-	for (int i = 0; rt_g.mode == ISOLATION_FULL && i < RT_NCTRL; i++) {
-		char path[256];
-		snprintf(path, sizeof path, CGROUP_ROOT "/%s/cgroup.procs", rt_controllers[i]);
-		if (access(path, W_OK) != 0) {
-			snprintf(why, sizeof why, "no writable cgroup v1 controller %s (%s)",
-				rt_controllers[i], path);
-			return why;
-		}
-	}
 	static const char *const ns[] = {"user", "pid", "mnt", "uts", "ipc", "net"};
 	for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
 		char path[64];
@@ -131,35 +148,6 @@ static const char *private_mounts(void)
 	return NULL;
 }
 
-static const char *make_cgroup_parents(void)
-{
-	static char why[512];
-	for (int i = 0; i < RT_NCTRL; i++) {
-		char path[256];
-		snprintf(path, sizeof path, CGROUP_ROOT "/%s/" CGROUP_GROUP, rt_controllers[i]);
-		if (mkdir(path, 0755) != 0 && errno != EEXIST)
-			goto fail;
-		snprintf(path, sizeof path, CGROUP_ROOT "/%s/" CGROUP_GROUP "/b%d", rt_controllers[i],
-			(int)getpid());
-		if (mkdir(path, 0755) != 0 && errno != EEXIST)
-			goto fail;
-		rt_g.cg_parent[i] = strdup(path);
-		if (!rt_g.cg_parent[i])
-			goto fail;
-		/* Once here, for every sandbox group made below (they inherit it). */
-		if (i == RT_DEVICES && runtime_restrict_devices(path) != 0) {
-			snprintf(why, sizeof why, "cannot restrict devices in cgroup %s: %s", path,
-				strerror(errno));
-			return why;
-		}
-		continue;
-fail:
-		snprintf(why, sizeof why, "cannot create cgroup %s: %s", path, strerror(errno));
-		return why;
-	}
-	return NULL;
-}
-
 static void locate_init(void)
 {
 	char exe[4096];
@@ -173,6 +161,32 @@ static void locate_init(void)
 	strcpy(slash + 1, "e2b-sandbox-init");
 	rt_g.init_path = strdup(exe);
 	rt_g.init_fd = open(exe, O_PATH | O_CLOEXEC);
+}
+
+/* What a rootless backend's sandboxes get, on stderr. */
+static void say_rootless_limits(void)
+{
+	struct runtime_limits l;
+	runtime_limits(&l);
+	char missing[64] = "";
+	const char *names[] = {"cpu", "memory", "pids"};
+	bool got[] = {l.cpu, l.memory, l.pids};
+	for (int i = 0; i < 3; i++)
+		if (!got[i])
+			snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
+				missing[0] ? ", " : "", names[i]);
+	if (!l.memory && !l.pids && !l.cpu)
+		snprintf(missing, sizeof missing, "cpu, memory or pids");
+	bool freezer = rt_g.cgroups.version != RT_CGROUP_NONE;
+	if (missing[0])
+		fprintf(stderr, "e2b-local-backend: rootless: sandboxes have no %s limits (%s), no "
+			"network but loopback, and pause %s\n", missing,
+			freezer ? "controllers not delegated to this user" : "no cgroup delegation",
+			freezer ? "freezes their cgroup" : "stops their processes with SIGSTOP");
+	else
+		fprintf(stderr, "e2b-local-backend: rootless: sandboxes have cpu, memory and pids "
+			"limits (cgroup v2, delegated to this user), no network but loopback, and pause "
+			"freezes their cgroup\n");
 }
 
 int runtime_init(struct event_base *base, enum isolation requested, const char *templates_dir,
@@ -195,10 +209,8 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		why = runtime_ids_init_pool();
 		if (!why)
 			why = private_mounts();
-		if (!why) {
-			runtime_clean_stale_cgroups();
-			why = make_cgroup_parents();
-		}
+		if (!why)
+			why = runtime_cgroup_init(true, runtime_backend_alive);
 	} else if (!why) {
 		/* Rootless: the backend's namespace holds the sandboxes' ids (its
 		 * subordinate ids from 1, or only 0), one range for all of them. */
@@ -206,6 +218,11 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		rt_g.single_id = rl->single_id;
 		runtime_ids_init_shared(rl->ids_base, rl->ids_count < RUNTIME_IDS_PER_SANDBOX
 			? rl->ids_count : RUNTIME_IDS_PER_SANDBOX);
+		/* Cgroups where the machine delegates them to the user (v2);
+		 * without, sandboxes go without limits. */
+		const char *no_cgroups = runtime_cgroup_init(false, runtime_backend_alive);
+		if (no_cgroups)
+			fprintf(stderr, "e2b-local-backend: rootless without cgroups: %s\n", no_cgroups);
 	}
 	if (!why) {
 		rt_g.self_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
@@ -229,9 +246,7 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		return -1;
 	}
 	if (rt_g.mode == ISOLATION_ROOTLESS)
-		fprintf(stderr, "e2b-local-backend: rootless: sandboxes have no cpu, memory or pids "
-			"limits (no cgroup delegation), no network but loopback, and pause stops their "
-			"processes with SIGSTOP\n");
+		say_rootless_limits();
 	return 0;
 }
 
@@ -240,18 +255,13 @@ void runtime_shutdown(void)
 	runtime_wait_cleaners();
 	runtime_dynmods_stop();
 	runtime_disk_shutdown();
-	if (rt_g.mode == ISOLATION_FULL)
-		for (int i = 0; i < RT_NCTRL; i++)
-			if (rt_g.cg_parent[i])
-				rmdir(rt_g.cg_parent[i]);
+	runtime_cgroup_shutdown();
 	runtime_ids_shutdown();
 	if (rt_g.state_root) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/backend.pid", rt_g.state_root);
 		unlink(path);
 	}
-	for (int i = 0; i < RT_NCTRL; i++)
-		free(rt_g.cg_parent[i]);
 	if (rt_g.self_pid_ns >= 0)
 		close(rt_g.self_pid_ns);
 	if (rt_g.cwd_fd >= 0)
@@ -263,7 +273,7 @@ void runtime_shutdown(void)
 	free(rt_g.templates_dir);
 	free(rt_g.state_root);
 	memset(&rt_g, 0, sizeof rt_g);
-	rt_g.self_pid_ns = rt_g.cwd_fd = rt_g.init_fd = -1;
+	rt_g.self_pid_ns = rt_g.cwd_fd = rt_g.init_fd = rt_g.cgroups.devices_prog = -1;
 	rt_g.mode = ISOLATION_NONE;
 }
 
@@ -315,50 +325,6 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, 
 	}
 	/* Rootless has no disk limit: it cannot attach loop devices. */
 	return rt_g.mode == ISOLATION_FULL ? runtime_disk_check_space(disk_size_mb, err) : 0;
-}
-
-static int make_cgroups(struct sandbox *sb, struct sandbox_rt *rt)
-{
-	char text[64];
-	if (rt_g.mode != ISOLATION_FULL)
-		return 0; /* rootless: no cgroups of its own (runtime_limits) */
-	for (int i = 0; i < RT_NCTRL; i++) {
-		rt->cg[i] = malloc(strlen(rt_g.cg_parent[i]) + SANDBOX_ID_LEN + 2);
-		if (!rt->cg[i])
-			return -1;
-		sprintf(rt->cg[i], "%s/%s", rt_g.cg_parent[i], sb->id);
-		if (mkdir(rt->cg[i], 0755) != 0 && errno != EEXIST)
-			return -1;
-	}
-	snprintf(text, sizeof text, "%lld", (long long)sb->memory_mb * 1024 * 1024);
-	if (runtime_write_at(rt->cg[RT_MEMORY], "memory.limit_in_bytes", text) != 0)
-		return -1;
-	runtime_write_at(rt->cg[RT_MEMORY], "memory.memsw.limit_in_bytes", text); /* only with swap accounting */
-	/* Socket buffers (TCP's and, on the same counter, UDP's receive queues)
-	 * are charged to a cgroup v1 only once this is set: without it a
-	 * sandbox holds gigabytes of them outside its limit. A kernel without
-	 * the file (no kmem accounting) is left as it is. */
-	if (runtime_write_at(rt->cg[RT_MEMORY], "memory.kmem.tcp.limit_in_bytes", text) != 0 &&
-	    errno != ENOENT)
-		return -1;
-	snprintf(text, sizeof text, "%d", SANDBOX_PIDS_MAX);
-	if (runtime_write_at(rt->cg[RT_PIDS], "pids.max", text) != 0)
-		return -1;
-	snprintf(text, sizeof text, "%d", sb->cpu_count * 100000);
-	if (runtime_write_at(rt->cg[RT_CPU], "cpu.cfs_period_us", "100000") != 0 ||
-	    runtime_write_at(rt->cg[RT_CPU], "cpu.cfs_quota_us", text) != 0)
-		return -1;
-	for (int i = 0; i < RT_NCTRL; i++) {
-		char path[512];
-		snprintf(path, sizeof path, "%s/cgroup.procs", rt->cg[i]);
-		rt->procs_fd[i] = open(path, O_WRONLY | O_CLOEXEC);
-		if (rt->procs_fd[i] < 0)
-			return -1;
-	}
-	char path[512];
-	snprintf(path, sizeof path, "%s/pids.current", rt->cg[RT_PIDS]);
-	rt->pids_fd = open(path, O_RDONLY | O_CLOEXEC);
-	return rt->pids_fd < 0 ? -1 : 0;
 }
 
 /* A fresh runtime state: nothing taken, nothing mounted. */
@@ -460,7 +426,7 @@ int runtime_sandbox_build(struct sandbox *sb, struct runtime_error *err)
 	err->status = 500;
 	struct sandbox_rt *rt = sb->rt;
 	char why[256] = "";
-	if (make_cgroups(sb, rt) != 0) {
+	if (runtime_cgroup_make(&rt->cg, sb->id, sb->memory_mb, sb->cpu_count) != 0) {
 		snprintf(err->message, sizeof err->message, "cannot create the sandbox's cgroups: %s",
 			strerror(errno));
 	} else if (runtime_overlay_mount(sb, rt, err) != 0) {
@@ -535,28 +501,6 @@ int runtime_sandbox_freeze(struct sandbox *sb, bool frozen)
 	struct sandbox_rt *rt = sb->rt;
 	if (!rt)
 		return 0;
-	if (!rt->cg[RT_FREEZER])
-		return signal_all(sb, frozen ? SIGSTOP : SIGCONT);
-	const char *want = frozen ? "FROZEN" : "THAWED";
-	if (runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", want) != 0)
-		return -1;
-	/* FREEZING turns into FROZEN once every task has stopped; wait for it,
-	 * so nothing runs after the pause has been answered. */
-	char path[512];
-	snprintf(path, sizeof path, "%s/freezer.state", rt->cg[RT_FREEZER]);
-	for (int tries = 0; tries < 1000; tries++) {
-		char state[32] = "";
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -1;
-		ssize_t n = read(fd, state, sizeof state - 1);
-		close(fd);
-		if (n > 0 && strncmp(state, want, strlen(want)) == 0)
-			return 0;
-		if (frozen && tries % 50 == 49)
-			runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", want);
-		runtime_sleep_ms(1);
-	}
-	return -1;
+	int rc = runtime_cgroup_freeze(&rt->cg, frozen);
+	return rc == 1 ? signal_all(sb, frozen ? SIGSTOP : SIGCONT) : rc;
 }
-

@@ -5,11 +5,13 @@
  * <state-dir>/sandboxes/<id>/ on a disk image of its diskSizeMB), one init
  * process (pid 1 of its own user, pid, mount, uts, ipc and network
  * namespaces; the user namespace maps its ids onto a host id range of its
- * own, runtime_ids.h), and cgroups (memory, pids, cpu, freezer) that hold
- * every process of the sandbox. Commands enter those namespaces and cgroups
- * and run as a user of the sandbox's own /etc/passwd. Rootless (the backend
- * started by another user than root) is the same inside the backend's own
- * user namespace (runtime_rootless.h), without cgroups or disk images. With
+ * own, runtime_ids.h), and cgroups (memory, pids, cpu, freezer; v1 or v2,
+ * runtime_cgroup.h) that hold every process of the sandbox. Commands enter
+ * those namespaces and cgroups and run as a user of the sandbox's own
+ * /etc/passwd. Rootless (the backend started by another user than root) is
+ * the same inside the backend's own user namespace (runtime_rootless.h),
+ * without disk images, and with cgroups only where cgroup v2 delegates a
+ * subtree to the user. With
  * --isolation none, commands run on the host as the backend's user, in the
  * sandbox's directory (the backend before the runtime existed).
  *
@@ -68,8 +70,25 @@ void runtime_shutdown(void);
 bool runtime_isolated(void);
 /* "full", "rootless" or "none": the ready line's and /health's isolation. */
 const char *runtime_isolation_name(void);
-/* Whether cpu, memory and pids limits apply (full isolation's cgroups). */
-bool runtime_limits(void);
+/* Which limits sandboxes get: the ready line's and /health's "limits". */
+struct runtime_limits {
+	bool memory, pids, cpu;  /* their cgroup's */
+	bool disk;               /* a disk image of diskSizeMB (full isolation) */
+	const char *devices;     /* what keeps device nodes out of reach: "cgroup" (v1's
+	                          * devices controller), "bpf" (a cgroup v2 device program),
+	                          * "userns" (rootless: the user namespace); NULL nothing */
+};
+void runtime_limits(struct runtime_limits *out);
+/* "v1" or "v2": the cgroup hierarchy sandboxes' cgroups are in; NULL none. */
+const char *runtime_cgroup_hierarchy(void);
+/* The directory their cgroups are made in (v1: the pids controller's), for
+ * the ready line; NULL none. */
+const char *runtime_cgroup_sandboxes(void);
+/* Whether isolation is full (root: disk images, an id range per sandbox). */
+bool runtime_full(void);
+/* Whether children are moved into their sandbox's cgroups after they
+ * start (cgroup v1), which runtime_dynmods.h speeds up. */
+bool runtime_migrates(void);
 /* This backend's pid as the machine sees it (rootless, it is pid 1 of its
  * own pid namespace). */
 pid_t runtime_host_pid(void);
@@ -117,7 +136,7 @@ int runtime_sandbox_adopt(struct sandbox *sb, uid_t id_base, char *why, size_t w
 bool runtime_sandbox_cold(const struct sandbox *sb);
 /* The host id of the sandbox's root (its range's first id); 0 without isolation. */
 uid_t runtime_sandbox_id_base(const struct sandbox *sb);
-/* Freezes / thaws every process of the sandbox (cgroup freezer; rootless,
- * SIGSTOP and SIGCONT to each of them). */
+/* Freezes / thaws every process of the sandbox (cgroup freezer; without a
+ * cgroup, SIGSTOP and SIGCONT to each of them). */
 int runtime_sandbox_freeze(struct sandbox *sb, bool frozen);
 #endif

@@ -1,104 +1,164 @@
-/* cgroup v1 control files of the sandboxes, and small helpers (runtime_cgroup.h). */
+/* The sandboxes' cgroups over either hierarchy (runtime_cgroup.h): the
+ * choice, and what both share (descriptors, joining, pids.current). */
 #define _GNU_SOURCE
 #include "runtime/runtime_cgroup.h"
 
+#include "runtime/runtime_cgroup_v1.h"
+#include "runtime/runtime_cgroup_v2.h"
+#include "runtime/runtime_state.h"
+
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
-void runtime_sleep_ms(long ms)
+const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer", "devices",
+	"cpuacct"};
+
+static const struct runtime_cgroup_ops *ops(void)
 {
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	switch (rt_g.cgroups.version) {
+	case RT_CGROUP_V1: return &runtime_cgroup_v1_ops;
+	case RT_CGROUP_V2: return &runtime_cgroup_v2_ops;
+	default: return NULL;
+	}
 }
 
-static int write_file(const char *path, const char *text)
+const char *runtime_cgroup_init(bool full, bool (*alive)(pid_t pid))
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t len = strlen(text);
-	/* The memory controller answers EINTR when a signal (SIGCHLD of any
-	 * command) arrives while it applies a limit: the write is simply retried. */
-	ssize_t n;
-	int tries = 0;
-	do
-		n = write(fd, text, len);
-	while (n < 0 && errno == EINTR && ++tries < 100);
-	int err = errno;
-	close(fd);
+	struct statfs fs;
+	enum runtime_cgroup_version v = statfs(CGROUP_ROOT, &fs) == 0
+		? runtime_cgroup_version_of((unsigned long)fs.f_type) : RT_CGROUP_NONE;
+	/* Rootless on v1: no delegation to a user there. */
+	if (v == RT_CGROUP_NONE || (v == RT_CGROUP_V1 && !full)) {
+		rt_g.cgroups.version = RT_CGROUP_NONE;
+		return full ? "no cgroup hierarchy at " CGROUP_ROOT : NULL;
+	}
+	rt_g.cgroups.version = v;
+	const char *why = ops()->init(full, alive);
+	if (why)
+		rt_g.cgroups.version = RT_CGROUP_NONE;
+	return why;
+}
+
+void runtime_cgroup_shutdown(void)
+{
+	if (ops())
+		ops()->shutdown();
+}
+
+bool runtime_cgroup_migrates(void)
+{
+	return rt_g.cgroups.version == RT_CGROUP_V1;
+}
+
+void runtime_cgroup_none(struct runtime_cgroup *cg)
+{
+	for (int i = 0; i < RT_NCTRL; i++) {
+		cg->dir[i] = NULL;
+		cg->procs_fd[i] = -1;
+	}
+	cg->pids_fd = cg->dir_fd = -1;
+}
+
+int runtime_cgroup_make(struct runtime_cgroup *cg, const char *id, int memory_mb, int cpu_count)
+{
+	return ops() ? ops()->make(cg, id, memory_mb, cpu_count) : 0;
+}
+
+int runtime_cgroup_clone_fd(const struct runtime_cgroup *cg)
+{
+	return cg->dir_fd;
+}
+
+int runtime_cgroup_attach(const struct runtime_cgroup *cg, pid_t pid)
+{
+	char text[24];
+	int n = snprintf(text, sizeof text, "%d", (int)pid);
+	int rc = 0, err = 0;
+	for (int i = 0; i < RT_NCTRL; i++) {
+		if (cg->procs_fd[i] < 0 || write(cg->procs_fd[i], text, (size_t)n) == n)
+			continue;
+		if (rc == 0)
+			err = errno;
+		rc = -1;
+		if (errno != ESRCH) /* a child that has ended already */
+			fprintf(stderr, "e2b-local-backend: cgroup %s: %s\n", rt_controllers[i], strerror(errno));
+	}
 	errno = err;
-	return n == (ssize_t)len ? 0 : -1;
+	return rc;
 }
 
-int runtime_write_at(const char *dir, const char *file, const char *text)
+int runtime_cgroup_join(const struct runtime_cgroup *cg)
 {
-	char path[512];
-	snprintf(path, sizeof path, "%s/%s", dir, file);
-	return write_file(path, text);
-}
-
-/* The device nodes a sandbox may open: the harmless ones and its own ptys
- * (Unix98 pty slaves are major 136; a devpts of at most 256 never leaves
- * it). "m" lets overlayfs copy one of them up (chmod, chown), which makes
- * the node as the sandbox's process; making any node needs CAP_MKNOD over
- * the machine as well, which no sandbox has. The kernel exempts overlay's
- * whiteouts (0:0) from this list. Everything else, such as the template's
- * /dev/console (5:1, the host's console), fails with EPERM. */
-static const char *const sandbox_devices[] = {
-	"c 1:3 rwm",  /* null */
-	"c 1:5 rwm",  /* zero */
-	"c 1:7 rwm",  /* full */
-	"c 1:8 rwm",  /* random */
-	"c 1:9 rwm",  /* urandom */
-	"c 5:0 rwm",  /* tty */
-	"c 5:2 rwm",  /* ptmx */
-	"c 136:* rwm", /* pts/N */
-};
-
-int runtime_restrict_devices(const char *dir)
-{
-	if (runtime_write_at(dir, "devices.deny", "a") != 0)
-		return -1;
-	for (size_t i = 0; i < sizeof sandbox_devices / sizeof sandbox_devices[0]; i++)
-		if (runtime_write_at(dir, "devices.allow", sandbox_devices[i]) != 0)
+	for (int i = 0; i < RT_NCTRL; i++)
+		if (cg->procs_fd[i] >= 0 && write(cg->procs_fd[i], "0", 1) != 1)
 			return -1;
 	return 0;
 }
 
-/* Kills everything in one sandbox cgroup (all controllers) and removes it. */
-void runtime_drain_cgroup(const char *const dirs[RT_NCTRL])
+long runtime_cgroup_pids(const struct runtime_cgroup *cg)
 {
-	if (dirs[RT_FREEZER])
-		runtime_write_at(dirs[RT_FREEZER], "freezer.state", "THAWED");
-	for (int tries = 0; tries < 2000; tries++) {
-		bool any = false;
-		for (int i = 0; i < RT_NCTRL; i++) {
-			if (!dirs[i])
-				continue; /* a sandbox whose start failed half-way */
-			char path[512];
-			snprintf(path, sizeof path, "%s/cgroup.procs", dirs[i]);
-			FILE *f = fopen(path, "re");
-			if (!f)
-				continue;
-			int pid;
-			while (fscanf(f, "%d", &pid) == 1) {
-				kill(pid, SIGKILL);
-				any = true;
-			}
-			fclose(f);
-		}
-		if (!any)
-			break;
-		runtime_sleep_ms(5);
-	}
+	if (cg->pids_fd < 0)
+		return -1;
+	char text[32];
+	ssize_t n = pread(cg->pids_fd, text, sizeof text - 1, 0);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	return strtol(text, NULL, 10);
+}
+
+bool runtime_cgroup_checks_pids(const struct runtime_cgroup *cg)
+{
+	return cg->dir_fd >= 0;
+}
+
+int runtime_cgroup_freeze(const struct runtime_cgroup *cg, bool frozen)
+{
+	return ops() && cg->dir[0] ? ops()->freeze(cg, frozen) : 1;
+}
+
+void runtime_cgroup_kill(const struct runtime_cgroup *cg)
+{
+	if (ops() && cg->dir[0])
+		ops()->kill(cg);
+}
+
+void runtime_cgroup_drain(const struct runtime_cgroup *cg)
+{
+	if (ops() && cg->dir[0])
+		ops()->drain(cg);
+}
+
+int runtime_cgroup_usage(const struct runtime_cgroup *cg, struct runtime_cgroup_usage *out)
+{
+	memset(out, 0, sizeof *out);
+	return ops() && cg->dir[0] ? ops()->usage(cg, out) : -1;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void runtime_cgroup_close(struct runtime_cgroup *cg)
+{
 	for (int i = 0; i < RT_NCTRL; i++)
-		if (dirs[i])
-			rmdir(dirs[i]);
+		close_fd(&cg->procs_fd[i]);
+	close_fd(&cg->pids_fd);
+	close_fd(&cg->dir_fd);
+}
+
+void runtime_cgroup_free(struct runtime_cgroup *cg)
+{
+	runtime_cgroup_close(cg);
+	for (int i = 0; i < RT_NCTRL; i++) {
+		free(cg->dir[i]);
+		cg->dir[i] = NULL;
+	}
 }

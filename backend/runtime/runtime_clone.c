@@ -3,6 +3,8 @@
 #include "runtime/runtime_clone.h"
 
 #include "lib/child_stack.h"
+#include "lib/clone3.h"
+#include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_seccomp.h"
 #include "runtime/runtime_state.h"
 #include "runtime/runtime_userns.h"
@@ -12,6 +14,7 @@
 #include <grp.h>
 #include <linux/futex.h>
 #include <linux/keyctl.h>
+#include <linux/securebits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -70,8 +73,8 @@ __attribute__((noreturn)) static void init_fail(int report_fd, const char *what)
 	_exit(1);
 }
 
-/* In the cloned init, once the parent has written its id maps and put it
- * into the cgroups: becomes root of its user namespace. */
+/* In the cloned init, once the parent has written its id maps (and, on
+ * cgroup v1, put it into the cgroups): becomes root of its user namespace. */
 static void init_become_root(const struct init_launch *l)
 {
 	char c = 0;
@@ -152,15 +155,17 @@ static struct init_launch *launch_block(void)
 	return launch.stack_top ? &launch : NULL;
 }
 
-/* Clones the init with every signal blocked (init_main unblocks them). */
-static pid_t clone_init_child(struct init_launch *l, int ns_flags)
+/* Clones the init with every signal blocked (init_main unblocks them): on
+ * cgroup v2 directly into its cgroup (cgroup_fd; clone3), on v1 into the
+ * backend's, to be moved. */
+static pid_t clone_init_child(struct init_launch *l, int ns_flags, int cgroup_fd)
 {
 #ifdef __SANITIZE_THREAD__
 	bool shared = false;
 #else
 	bool shared = rt_g.mode == ISOLATION_FULL;
 #endif
-	int flags = ns_flags | SIGCHLD;
+	int flags = ns_flags;
 	if (shared) {
 		flags |= CLONE_VM | CLONE_CHILD_CLEARTID;
 		__atomic_store_n(&l->running, 1, __ATOMIC_RELEASE);
@@ -168,7 +173,19 @@ static pid_t clone_init_child(struct init_launch *l, int ns_flags)
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid_t pid = clone(init_main, l->stack_top, flags, l, NULL, NULL, &l->running);
+	pid_t pid;
+	if (cgroup_fd >= 0) {
+		struct clone3_args a = {.flags = (uint64_t)flags | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
+			.cgroup = (uint64_t)cgroup_fd};
+		if (shared) {
+			a.stack = (uint64_t)(uintptr_t)l->stack;
+			a.stack_size = INIT_STACK;
+			a.child_tid = (uint64_t)(uintptr_t)&l->running;
+		}
+		pid = clone3_start(&a, init_main, l);
+	} else {
+		pid = clone(init_main, l->stack_top, flags | SIGCHLD, l, NULL, NULL, &l->running);
+	}
 	int e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0)
@@ -208,16 +225,26 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 	 * The raw system call changes the calling thread's ids only (glibc's
 	 * setresuid changes every thread's): on a worker (lib/worker.h) the loop
 	 * goes on as root meanwhile. The working directory is the thread's
-	 * own there, and the process's when the loop calls. */
+	 * own there, and the process's when the loop calls.
+	 *
+	 * Cloned into its cgroup (v2), the clone must also be allowed to write
+	 * there as the writer of cgroup.procs would: the thread keeps its
+	 * capabilities over the id change (SECBIT_NO_SETUID_FIXUP, the thread's
+	 * own, until the change is undone). The child gets none of them: a new
+	 * user namespace gives it that namespace's, and default securebits. */
 	pid_t pid = -1;
-	if (l && fchdir(rt->root_fd) == 0) {
+	int cgroup_fd = runtime_cgroup_clone_fd(&rt->cg);
+	int bits = cgroup_fd >= 0 ? prctl(PR_GET_SECUREBITS) : -1;
+	if (l && fchdir(rt->root_fd) == 0 &&
+	    (bits < 0 || prctl(PR_SET_SECUREBITS, bits | SECBIT_NO_SETUID_FIXUP) == 0)) {
 		if (syscall(SYS_setresuid, (uid_t)-1, rt->ids.base, (uid_t)-1) == 0) {
 			prctl(PR_SET_DUMPABLE, 1);
 			pid = clone_init_child(l, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
-				CLONE_NEWIPC | CLONE_NEWNET);
+				CLONE_NEWIPC | CLONE_NEWNET, cgroup_fd);
 		}
 		int e = errno;
-		if (syscall(SYS_setresuid, (uid_t)-1, 0, (uid_t)-1) != 0 || fchdir(rt_g.cwd_fd) != 0) {
+		if (syscall(SYS_setresuid, (uid_t)-1, 0, (uid_t)-1) != 0 || fchdir(rt_g.cwd_fd) != 0 ||
+		    (bits >= 0 && prctl(PR_SET_SECUREBITS, bits) != 0)) {
 			fprintf(stderr, "e2b-local-backend: cannot become root again in its own directory\n");
 			abort();
 		}
@@ -234,16 +261,13 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 	close(p[1]);
 	close(go[0]);
 	rt->init_pid = pid;
-	/* Its maps and cgroups before it runs anything (a child with another
-	 * effective uid may not move itself into a cgroup). */
+	/* Its maps and (v1) cgroups before it runs anything (a child with
+	 * another effective uid may not move itself into a cgroup). */
 	int rc = open_namespaces(rt);
 	if (rc == 0)
 		rc = runtime_userns_write_maps(rt->init_pid, rt->ids.base, rt->ids.base, rt->ids.count);
-	char text[24];
-	int len = snprintf(text, sizeof text, "%d", (int)pid);
-	for (int i = 0; rc == 0 && i < RT_NCTRL; i++)
-		if (rt->procs_fd[i] >= 0 && write(rt->procs_fd[i], text, (size_t)len) != len)
-			rc = -1;
+	if (rc == 0 && cgroup_fd < 0)
+		rc = runtime_cgroup_attach(&rt->cg, pid);
 	if (rc == 0 && write(go[1], "g", 1) != 1)
 		rc = -1;
 	int e = errno;

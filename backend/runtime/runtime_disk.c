@@ -17,7 +17,7 @@
 
 #include "lib/child_fds.h"
 #include "lib/tree_remove.h"
-#include "runtime/runtime_cgroup.h"
+#include "runtime/runtime_control.h"
 #include "runtime/runtime_disk_image.h"
 
 #include <errno.h>

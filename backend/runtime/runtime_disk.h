@@ -12,7 +12,7 @@
  * is unmounted, which includes the end of a killed backend's mount namespace.
  *
  * One image: runtime_disk_image.h. Calls runtime_disk_image.c,
- * runtime_cgroup.c (sleeping) and lib/. */
+ * runtime_control.c (sleeping) and lib/. */
 #ifndef E2B_BACKEND_RUNTIME_DISK_H
 #define E2B_BACKEND_RUNTIME_DISK_H
 

@@ -10,7 +10,7 @@
  * not fit is cut and then simply not found. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-#include "runtime/runtime_cgroup.h"
+#include "runtime/runtime_control.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* One disk image of a sandbox: a sparse ext4 file, attached to a loop device
  * and mounted; and finding the loop devices and mounts that hold images
  * (for runtime_disk.c, and for runtime_leftovers.c after a dead backend).
- * Calls runtime_cgroup.c (sleeping). */
+ * Calls runtime_control.c (sleeping). */
 #ifndef E2B_BACKEND_RUNTIME_DISK_IMAGE_H
 #define E2B_BACKEND_RUNTIME_DISK_IMAGE_H
 

@@ -144,18 +144,9 @@ int runtime_in_netns(const struct sandbox *sb, int (*fn)(void *arg), void *arg)
 	return c.rc;
 }
 
-/* pids.current of the sandbox's pids cgroup; -1 when it cannot be read
- * (or the sandbox has none: rootless). */
-static long pids_current(const struct sandbox_rt *rt)
+int runtime_fork_cgroup_fd(const struct sandbox *sb)
 {
-	if (rt->pids_fd < 0)
-		return -1;
-	char text[32];
-	ssize_t n = pread(rt->pids_fd, text, sizeof text - 1, 0);
-	if (n <= 0)
-		return -1;
-	text[n] = '\0';
-	return strtol(text, NULL, 10);
+	return sb->rt ? runtime_cgroup_clone_fd(&sb->rt->cg) : -1;
 }
 
 int runtime_sandbox_init_fd(const struct sandbox *sb)
@@ -176,8 +167,9 @@ int runtime_fork_enter(const struct sandbox *sb)
 		return 0;
 	/* cgroup v1 checks pids.max when a process of the sandbox forks, never
 	 * when one is moved in, and the backend's children are moved in: a full
-	 * sandbox gets no more. */
-	if (pids_current(sb->rt) >= SANDBOX_PIDS_MAX) {
+	 * sandbox gets no more. (On v2 the child starts in the cgroup, and the
+	 * kernel refuses it there: clone3 fails with EAGAIN.) */
+	if (!runtime_cgroup_checks_pids(&sb->rt->cg) && runtime_cgroup_pids(&sb->rt->cg) >= SANDBOX_PIDS_MAX) {
 		errno = EAGAIN;
 		return -1;
 	}
@@ -197,25 +189,20 @@ int runtime_fork_leave(const struct sandbox *sb, pid_t child, bool joined)
 {
 	if (!sb->rt)
 		return 0;
-	/* The child joins its cgroups itself before exec; a forked one may not
-	 * have yet, and doing it here too means it is in them before anyone
+	/* v1: the child joins its cgroups itself before exec; a forked one may
+	 * not have yet, and doing it here too means it is in them before anyone
 	 * hears of it (the start event). Each write takes the kernel's cgroup
-	 * migration lock. */
-	if (child > 0 && !joined) {
-		char text[24];
-		int n = snprintf(text, sizeof text, "%d", (int)child);
-		for (int i = 0; i < RT_NCTRL; i++)
-			if (sb->rt->procs_fd[i] >= 0 && write(sb->rt->procs_fd[i], text, (size_t)n) != n &&
-			    errno != ESRCH)
-				fprintf(stderr, "e2b-local-backend: cgroup %s: %s\n", rt_controllers[i], strerror(errno));
-	}
+	 * migration lock. (v2: it was born in its cgroup.) */
+	if (child > 0 && !joined)
+		runtime_cgroup_attach(&sb->rt->cg, child);
 	if (setns(rt_g.self_pid_ns, CLONE_NEWPID) != 0) {
 		fprintf(stderr, "e2b-local-backend: cannot return to its own pid namespace\n");
 		abort();
 	}
 	/* The sandbox's own processes may have forked since the check in
 	 * runtime_fork_enter: one moved in past the limit is taken back. */
-	if (child > 0 && pids_current(sb->rt) > SANDBOX_PIDS_MAX) {
+	if (child > 0 && !runtime_cgroup_checks_pids(&sb->rt->cg) &&
+	    runtime_cgroup_pids(&sb->rt->cg) > SANDBOX_PIDS_MAX) {
 		kill(child, SIGKILL);
 		errno = EAGAIN;
 		return -1;
@@ -243,9 +230,8 @@ int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u)
 	struct sandbox_rt *rt = sb->rt;
 	if (!rt)
 		return 0;
-	for (int i = 0; i < RT_NCTRL; i++)
-		if (rt->procs_fd[i] >= 0 && write(rt->procs_fd[i], "0", 1) != 1)
-			return -1;
+	if (runtime_cgroup_join(&rt->cg) != 0) /* v1 */
+		return -1;
 	/* A session keyring of its own: whatever the backend's session holds
 	 * (a login links its user's keyring there) is none of the sandbox's. */
 	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)

@@ -1,7 +1,7 @@
 /* Reaching into a sandbox: the host path of its "/", files opened beneath
  * it, sockets in its network namespace, and the steps of forking a process
  * into it. Valid while the sandbox exists (until its `removing` hook).
- * Calls only the runtime's state and the kernel. */
+ * Calls the runtime's state, runtime_cgroup.c and the kernel. */
 #ifndef E2B_BACKEND_RUNTIME_ENTER_H
 #define E2B_BACKEND_RUNTIME_ENTER_H
 
@@ -39,10 +39,15 @@ int runtime_path_is_dir(const struct sandbox *sb, const char *path);
  * outside, or by the out-of-memory killer: the sandbox can run nothing). leave always restores the backend's and puts child
  * (if > 0) into the sandbox's cgroups, unless it has joined them itself
  * already (joined: a vfork child, which has executed or ended when its
- * parent resumes); -1 with EAGAIN when that took the
- * sandbox past SANDBOX_PIDS_MAX: child has then been sent SIGKILL, and the
- * caller reaps it and fails the start as for enter's EAGAIN. */
+ * parent resumes) or was born there (cgroup v2); -1 with EAGAIN when that
+ * took the sandbox past SANDBOX_PIDS_MAX: child has then been sent SIGKILL,
+ * and the caller reaps it and fails the start as for enter's EAGAIN. */
 int runtime_fork_enter(const struct sandbox *sb);
+/* Between enter and leave: the descriptor of the cgroup the child must be
+ * cloned into (clone3 with CLONE_INTO_CGROUP, lib/clone3.h), or -1 when it
+ * joins them itself (cgroup v1) or the sandbox has none. A clone into it
+ * that fails with EAGAIN met the sandbox's pids.max. */
+int runtime_fork_cgroup_fd(const struct sandbox *sb);
 /* False once a started sandbox's init has ended (killed from outside, or
  * for memory), taking every process of the sandbox with it: it can run
  * nothing more. True without isolation and for one never started. */

@@ -1,7 +1,8 @@
-/* What a backend that was killed (SIGKILL) left behind: its sandboxes'
- * cgroups, its state directory's sandbox directories and disk images, and
- * any loop device still holding one of those. Cleaned at the next start of
- * any backend (see runtime_init). */
+/* What a backend that was killed (SIGKILL) left behind: its state
+ * directory's sandbox directories and disk images, and any loop device
+ * still holding one of those (its cgroups: runtime_cgroup_v1.c,
+ * runtime_cgroup_v2.c). Cleaned at the next start of any backend (see
+ * runtime_init). */
 #define _GNU_SOURCE
 #include "runtime/runtime_leftovers.h"
 
@@ -10,7 +11,7 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #include "lib/tree_remove.h"
-#include "runtime/runtime_cgroup.h"
+#include "runtime/runtime_control.h"
 #include "runtime/runtime_disk_image.h"
 #include "runtime/runtime_rootless.h"
 
@@ -47,62 +48,6 @@ bool runtime_backend_alive(pid_t pid)
 	ssize_t n = read(fd, comm, sizeof comm - 1);
 	close(fd);
 	return n > 0 && strncmp(comm, "e2b-local-backe", 15) == 0;
-}
-
-/* The groups of dead backend `group` (b<pid>) in every controller: each
- * sandbox's (named in any controller: one killed while its groups were
- * being made has some and not others), then the backend's own. */
-static void clean_backend_groups(const char *group)
-{
-	for (int c = 0; c < RT_NCTRL; c++) {
-		char inst[512];
-		snprintf(inst, sizeof inst, CGROUP_ROOT "/%s/" CGROUP_GROUP "/%s", rt_controllers[c], group);
-		DIR *sd = opendir(inst);
-		struct dirent *s;
-		while (sd && (s = readdir(sd)) != NULL) {
-			if (s->d_name[0] == '.' || (s->d_type != DT_DIR && s->d_type != DT_UNKNOWN))
-				continue;
-			char paths[RT_NCTRL][512];
-			const char *dirs[RT_NCTRL];
-			for (int i = 0; i < RT_NCTRL; i++) {
-				snprintf(paths[i], sizeof paths[i], CGROUP_ROOT "/%s/" CGROUP_GROUP "/%s/%s",
-					rt_controllers[i], group, s->d_name);
-				dirs[i] = paths[i];
-			}
-			runtime_drain_cgroup(dirs);
-		}
-		if (sd)
-			closedir(sd);
-	}
-	for (int i = 0; i < RT_NCTRL; i++) {
-		char path[512];
-		snprintf(path, sizeof path, CGROUP_ROOT "/%s/" CGROUP_GROUP "/%s", rt_controllers[i], group);
-		rmdir(path);
-	}
-}
-
-/* Cgroups under /sys/fs/cgroup/<ctrl>/e2b-local/b<pid> of backends that are
- * gone, found in any controller. */
-void runtime_clean_stale_cgroups(void)
-{
-	for (int c = 0; c < RT_NCTRL; c++) {
-		char base[256];
-		snprintf(base, sizeof base, CGROUP_ROOT "/%s/" CGROUP_GROUP, rt_controllers[c]);
-		DIR *d = opendir(base);
-		if (!d)
-			continue;
-		struct dirent *e;
-		while ((e = readdir(d)) != NULL) {
-			if (e->d_name[0] != 'b')
-				continue;
-			pid_t owner = (pid_t)atoi(e->d_name + 1);
-			if (owner <= 0 || owner == self_pid() || runtime_backend_alive(owner))
-				continue;
-			fprintf(stderr, "e2b-local-backend: removing cgroups left by backend %d\n", (int)owner);
-			clean_backend_groups(e->d_name);
-		}
-		closedir(d);
-	}
 }
 
 /* Loop devices still holding images under root, a dead backend's state

@@ -20,6 +20,7 @@
 #include "lib/worker.h"
 #include "registry/registry.h"
 #include "runtime/runtime_cgroup.h"
+#include "runtime/runtime_control.h"
 #include "runtime/runtime_disk.h"
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_overlay.h"
@@ -104,11 +105,8 @@ static void wait_init_dead(const struct sandbox_rt *rt)
  * last (the image itself goes with dir). */
 static void unmount_all(struct sandbox_rt *rt, const char *dir)
 {
-	const char *dirs[RT_NCTRL];
-	for (int i = 0; i < RT_NCTRL; i++)
-		dirs[i] = rt->cg[i];
-	if (rt->cg[0])
-		runtime_drain_cgroup(dirs); /* normally empty already: init's death killed them all */
+	if (rt->cg.dir[0])
+		runtime_cgroup_drain(&rt->cg); /* normally empty already: init's death killed them all */
 	else
 		wait_init_dead(rt);
 	if (dir) {
@@ -173,10 +171,10 @@ void runtime_sandbox_remove(struct sandbox *sb)
 {
 	struct sandbox_rt *rt = sb->rt;
 	if (rt) {
-		/* Frozen tasks do not die until thawed. Killing init makes the kernel
-		 * kill every process of its pid namespace. */
-		if (rt->cg[RT_FREEZER])
-			runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", "THAWED");
+		/* Frozen tasks do not die until thawed (v1; v2 kills them all now).
+		 * Killing init makes the kernel kill every process of its pid
+		 * namespace. */
+		runtime_cgroup_kill(&rt->cg);
 		signal_init(rt, SIGKILL);
 		/* The cleaner needs paths only, and the pidfd (which holds nothing
 		 * busy) to know when the init is dead. */
@@ -224,14 +222,10 @@ void runtime_sandbox_stop(struct sandbox *sb)
 	struct sandbox_rt *rt = sb->rt;
 	if (!rt || (rt->kept && rt->init_pid <= 0))
 		return; /* cold already */
-	if (rt->cg[RT_FREEZER])
-		runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", "THAWED");
+	runtime_cgroup_kill(&rt->cg);
 	signal_init(rt, SIGKILL);
-	const char *dirs[RT_NCTRL];
-	for (int i = 0; i < RT_NCTRL; i++)
-		dirs[i] = rt->cg[i];
-	if (rt->cg[0])
-		runtime_drain_cgroup(dirs);
+	if (rt->cg.dir[0])
+		runtime_cgroup_drain(&rt->cg);
 	else
 		wait_init_dead(rt);
 	/* Reaped by its pidfd: this init, or nothing if the loop has already
@@ -272,11 +266,10 @@ void runtime_sandbox_stop(struct sandbox *sb)
 
 void runtime_state_no_fds(struct sandbox_rt *rt)
 {
-	for (int i = 0; i < RT_NCTRL; i++)
-		rt->procs_fd[i] = -1;
+	runtime_cgroup_none(&rt->cg);
 	for (int i = 0; i < RT_NNS; i++)
 		rt->ns_fd[i] = -1;
-	rt->pids_fd = rt->init_pidfd = rt->root_fd = rt->report_fd = -1;
+	rt->init_pidfd = rt->root_fd = rt->report_fd = -1;
 }
 
 static void close_fd(int *fd)
@@ -288,11 +281,9 @@ static void close_fd(int *fd)
 
 void runtime_state_close_fds(struct sandbox_rt *rt)
 {
-	for (int i = 0; i < RT_NCTRL; i++)
-		close_fd(&rt->procs_fd[i]);
+	runtime_cgroup_close(&rt->cg);
 	for (int i = 0; i < RT_NNS; i++)
 		close_fd(&rt->ns_fd[i]);
-	close_fd(&rt->pids_fd);
 	close_fd(&rt->init_pidfd);
 	close_fd(&rt->root_fd);
 	close_fd(&rt->report_fd);
@@ -303,8 +294,7 @@ void runtime_state_free(struct sandbox_rt *rt)
 	if (!rt)
 		return;
 	runtime_state_close_fds(rt);
-	for (int i = 0; i < RT_NCTRL; i++)
-		free(rt->cg[i]);
+	runtime_cgroup_free(&rt->cg);
 	free(rt->rootfs);
 	free(rt);
 }

@@ -3,7 +3,8 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_rootless.h"
 
-#include "runtime/runtime_cgroup.h"
+#include "runtime/runtime_cgroup_enter.h"
+#include "runtime/runtime_control.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -249,6 +250,11 @@ int runtime_rootless_prepare(enum isolation *mode)
 			"user other than root; as root, --isolation full (or auto) applies\n");
 		return -1;
 	}
+	/* A leaf of its own in a cgroup v2 subtree delegated to the user, before
+	 * the fork below: the process that stays outside must leave that
+	 * cgroup too. Without one, sandboxes go without cgroups
+	 * (runtime_init says so). */
+	runtime_cgroup_enter(false);
 	const char *why = enter_userns();
 	if (!why)
 		why = enter_pid_and_mount_ns();

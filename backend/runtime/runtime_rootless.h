@@ -4,7 +4,8 @@
  * over one id, the user's own), in private mount and pid namespaces. It is
  * then pid 1 of that pid namespace; the process that was started stays
  * outside as a forwarder of signals and of the exit status. Calls
- * runtime_cgroup.c (control files) and the uidmap tools. */
+ * runtime_control.c (control files), runtime_cgroup_enter.c (a cgroup v2
+ * leaf, where the user has a delegated subtree) and the uidmap tools. */
 #ifndef E2B_BACKEND_RUNTIME_ROOTLESS_H
 #define E2B_BACKEND_RUNTIME_ROOTLESS_H
 

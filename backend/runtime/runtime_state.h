@@ -1,23 +1,16 @@
 /* The runtime's own state, shared by the files of runtime/ and private to
- * them: each sandbox's runtime state (sandbox.rt), the runtime's globals
- * (rt_g: the isolation mode, paths, this backend's cgroups) and the cgroup
- * controllers. It declares no functions. */
+ * them: each sandbox's runtime state (sandbox.rt) and the runtime's globals
+ * (rt_g: the isolation mode, paths, this backend's cgroups). It declares no
+ * functions. */
 #ifndef E2B_BACKEND_RUNTIME_STATE_H
 #define E2B_BACKEND_RUNTIME_STATE_H
 
 #include "runtime/runtime.h"
+#include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_ids.h"
 
 #include <stdbool.h>
 #include <sys/types.h>
-
-#define CGROUP_ROOT "/sys/fs/cgroup"
-#define CGROUP_GROUP "e2b-local"  /* <root>/<ctrl>/e2b-local/b<backend pid>/<sandbox id> */
-
-/* cpuacct only for metrics (runtime_metrics.h): it is a hierarchy of its own
- * on some machines, mounted with cpu on others (then both paths are one). */
-enum { RT_MEMORY, RT_PIDS, RT_CPU, RT_FREEZER, RT_DEVICES, RT_CPUACCT, RT_NCTRL };
-extern const char *const rt_controllers[RT_NCTRL];
 
 /* The init's namespaces a command joins, in the order it joins them (the
  * user namespace first: it owns the others); pid last, joined by the
@@ -40,11 +33,9 @@ struct sandbox_rt {
 	int lowers_mounted;      /* <dir>/lower0.. : its layers, mounted (idmapped) read-only */
 	bool mounted;
 	int root_fd;             /* O_PATH of rootfs: paths are resolved beneath it */
-	int procs_fd[RT_NCTRL];  /* cgroup.procs of each controller: a child writes "0"; -1 rootless */
-	int pids_fd;             /* pids.current of its pids cgroup, read with pread; -1 rootless */
 	int ns_fd[RT_NNS];       /* the init's namespaces, opened at its clone (runtime_clone.c); else -1 */
 	int init_pidfd;          /* the init itself (pidfd_open), readable once it has ended; -1 none */
-	char *cg[RT_NCTRL];      /* the sandbox's cgroup directories; NULL rootless */
+	struct runtime_cgroup cg; /* its cgroups (runtime_cgroup.h); none without */
 	struct runtime_disk disk; /* where upper/ and work/ live: its size is the limit; loop -1 rootless */
 	bool kept;               /* adopted from an earlier run: disk and upper exist (runtime_sandbox_adopt) */
 	bool rebase;             /* kept, in another id range than its files: they move at start */
@@ -57,7 +48,7 @@ struct runtime_globals {
 	char *state_root;
 	char *init_path;
 	int init_fd;             /* O_PATH of e2b-sandbox-init */
-	char *cg_parent[RT_NCTRL];
+	struct runtime_cgroups cgroups; /* this backend's (runtime_cgroup.h) */
 	int self_pid_ns;
 	int cwd_fd;              /* the backend's working directory, to return to */
 	struct event_base *base;

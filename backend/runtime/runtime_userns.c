@@ -3,7 +3,7 @@
 #include "runtime/runtime_userns.h"
 
 #include "lib/child_stack.h"
-#include "runtime/runtime_cgroup.h"
+#include "runtime/runtime_control.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* User namespaces and idmapped mounts: writing a process's id maps, making
  * a namespace that only carries a map (for mount_setattr), and mounting a
  * template's root filesystem as a sandbox's lower layer through such a map.
- * Calls runtime_cgroup.c (writing a control file). */
+ * Calls runtime_control.c (writing a control file). */
 #ifndef E2B_BACKEND_RUNTIME_USERNS_H
 #define E2B_BACKEND_RUNTIME_USERNS_H
 

@@ -94,7 +94,7 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *temp
 	size_t why_len)
 {
 	*status = 500;
-	if (!runtime_limits()) {
+	if (!runtime_full()) {
 		/* none: nothing to seal; rootless: no idmapped mounts, so no stacks. */
 		snprintf(why, why_len, "snapshots and forks need full isolation (not %s)",
 			runtime_isolation_name());

@@ -42,7 +42,7 @@ describe('the playground\'s Code panel in headless Chromium', { timeout: 900000 
     const first = await api(backend, 'POST', '/v2/sandboxes', { templateID: 'code-interpreter-v1', timeout: 60 })
     assert.equal(first.status, 201, JSON.stringify(first.json))
     await api(backend, 'DELETE', `/sandboxes/${first.json.sandboxID}`)
-    await until(async () => (await api(backend, 'GET', '/health')).json.warm.templates_ready >= 1, 'a pooled code-interpreter-v1 sandbox', POOL_READY_MS, 200)
+    await until(async () => (await api(backend, 'GET', '/health/details')).json.warm.templates_ready >= 1, 'a pooled code-interpreter-v1 sandbox', POOL_READY_MS, 200)
     server = await startStaticServer()
     browser = await launchChromium()
     page = await browser.newPage({ viewport: { width: 1280, height: 1000 } })

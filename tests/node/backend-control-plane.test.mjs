@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { backendBinary, backendEnv, startBackend } from '../../host/backend.mjs';
+import { fullIsolation } from '../lib/isolation.mjs';
 import { until } from '../../host/wait.mjs';
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -105,8 +106,9 @@ describe('control plane', () => {
     const res = await api('GET', '/health/details', { key: null });
     assert.equal(res.status, 200);
     const { warm, ...rest } = JSON.parse(res.text);
-    assert.deepEqual(rest, { isolation: backend.isolation, limits: backend.isolation === 'full', seccomp: backend.seccomp,
-      cgroup_favor_dynmods: backend.cgroupFavorDynmods });
+    assert.deepEqual(rest, { isolation: backend.isolation, limits: backend.limits, cgroup: backend.cgroup,
+      seccomp: backend.seccomp, cgroup_favor_dynmods: backend.cgroupFavorDynmods });
+    if (backend.isolation === 'full') assert.deepEqual(rest, fullIsolation());
     assert.equal(warm.size, backend.isolation === 'none' ? 0 : 3, 'the default --warm-pool');
     assert.ok(Number.isInteger(warm.ready) && warm.ready >= 0 && warm.ready <= warm.size, JSON.stringify(warm));
     assert.ok(['full', 'rootless'].includes(backend.isolation));

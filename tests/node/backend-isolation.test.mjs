@@ -12,6 +12,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBackend, backendBinary, backendEnv, api } from '../../host/backend.mjs';
+import { fullIsolation, noIsolation } from '../lib/isolation.mjs';
 import { loadProvider } from '../../host/reference/host.mjs';
 import { until, sleep } from '../../host/wait.mjs';
 import { envdClient, dataOf } from '../../host/connect.mjs';
@@ -74,11 +75,13 @@ describe('sandbox isolation', () => {
 
   test('the ready line and /health/details say isolation full, with limits', T, async (t) => {
     if (skipUnlessFull(t)) return;
-    assert.equal(backend.limits, true);
+    const want = fullIsolation();
+    assert.deepEqual(backend.limits, want.limits);
+    assert.equal(backend.cgroup, want.cgroup);
     const res = await fetch(`${backend.apiUrl}/health/details`);
     assert.equal(res.status, 200);
     const { warm, ...health } = await res.json();
-    assert.deepEqual(health, { isolation: 'full', limits: true, seccomp: true, cgroup_favor_dynmods: true });
+    assert.deepEqual(health, want);
     assert.equal(warm.size, 3, 'the default warm pool');
   });
 
@@ -297,8 +300,9 @@ describe('--isolation', () => {
   test('none runs without isolation and says so; full and auto refuse to start when a piece is missing', T, async () => {
     const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
     assert.equal(none.isolation, 'none');
-    assert.equal(none.limits, false);
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health/details`)).json(), { isolation: 'none', limits: false, seccomp: false, cgroup_favor_dynmods: false, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 } });
+    assert.deepEqual(none.limits, noIsolation.limits);
+    assert.equal(none.cgroup, null);
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health/details`)).json(), { ...noIsolation, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 } });
     assert.equal((await none.stop()).code, 0);
 
     // auto never quietly becomes none: without a piece it fails, as full does.

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { startBackend, backendBinary, api } from '../../host/backend.mjs';
+import { fullIsolation, noIsolation } from '../lib/isolation.mjs';
 import { envdClient, dataOf } from '../../host/connect.mjs';
 
 const T = { timeout: 120_000 };
@@ -126,7 +127,7 @@ describe('the syscall policy inside a sandbox', () => {
     if (skipUnlessFull(t)) return;
     assert.equal(backend.seccomp, true);
     const { warm, ...health } = await (await fetch(`${backend.apiUrl}/health/details`)).json();
-    assert.deepEqual(health, { isolation: 'full', limits: true, seccomp: true, cgroup_favor_dynmods: true });
+    assert.deepEqual(health, fullIsolation());
     assert.equal(warm.size, 3, 'the default warm pool');
   });
 
@@ -202,7 +203,7 @@ test('isolation none: no policy, and the ready line and /health/details say so',
   const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
   try {
     assert.equal(none.seccomp, false);
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health/details`)).json(), { isolation: 'none', limits: false, seccomp: false, cgroup_favor_dynmods: false, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 } });
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health/details`)).json(), { ...noIsolation, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 } });
   } finally {
     assert.equal((await none.stop()).code, 0);
   }

@@ -18,6 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startBackend, backendEnv, api } from '../../host/backend.mjs';
 import { envdClient, dataOf } from '../../host/connect.mjs';
 import { mountsUnder, pidsOfUids, rootlessRoot, testUser } from '../lib/rootless.mjs';
+import { rootlessWithoutCgroups } from '../lib/isolation.mjs';
 import { until } from '../../host/wait.mjs';
 
 const T = { timeout: 120_000 };
@@ -94,10 +95,10 @@ describe('rootless, over the user\'s subordinate ids', () => {
   test('auto is rootless; the ready line and /health/details say so, and that there are no limits', T, async () => {
     const { backend } = ctx;
     assert.equal(backend.isolation, 'rootless');
-    assert.equal(backend.limits, false);
+    assert.deepEqual(backend.limits, rootlessWithoutCgroups.limits);
     assert.equal(backend.seccomp, true);
     const { warm, ...health } = await (await fetch(`${backend.apiUrl}/health/details`)).json();
-    assert.deepEqual(health, { isolation: 'rootless', limits: false, seccomp: true, cgroup_favor_dynmods: false });
+    assert.deepEqual(health, rootlessWithoutCgroups);
     assert.equal(warm.size, 0, '--warm-pool 0');
     // (stderr is another pipe than the ready line's: it may come a little later)
     await until(() => /rootless: sandboxes have no cpu, memory or pids limits \(no cgroup delegation\), no network but loopback/

@@ -231,10 +231,10 @@ describe('official @e2b/code-interpreter SDK', () => {
   })
 
   test('the warm pool: later creates claim a sandbox whose server runs already, with their own env vars', T, async () => {
-    await until(async () => (await api(backend, 'GET', '/health')).json.warm.templates_ready >= 1, 'a pooled code-interpreter sandbox', 90_000)
-    const before = (await api(backend, 'GET', '/health')).json.warm.taken
+    await until(async () => (await api(backend, 'GET', '/health/details')).json.warm.templates_ready >= 1, 'a pooled code-interpreter sandbox', 90_000)
+    const before = (await api(backend, 'GET', '/health/details')).json.warm.taken
     const pooled = await create({ envs: { FROM_SANDBOX: 'pooled' } })
-    assert.equal((await api(backend, 'GET', '/health')).json.warm.taken, before + 1, 'claimed from the pool')
+    assert.equal((await api(backend, 'GET', '/health/details')).json.warm.taken, before + 1, 'claimed from the pool')
     assert.equal((await pooled.runCode('import os; os.environ["FROM_SANDBOX"]')).text, 'pooled')
   })
 

@@ -10,6 +10,7 @@
 
 #include "http/http_connect.h"
 #include "lib/child_stack.h"
+#include "lib/clone3.h"
 #include "lib/fd_limit.h"
 #include "lib/text.h"
 #include "runtime/runtime.h"
@@ -354,27 +355,41 @@ static char **exec_paths(const char *cmd, const char *path)
 
 #define CHILD_STACK (256 * 1024)
 
+static int child_main(void *arg)
+{
+	child_exec(arg);
+}
+
 #ifdef __SANITIZE_THREAD__
 /* ThreadSanitizer keeps the handlers it wraps and the thread's state in
  * memory a CLONE_VM child would share: the child's resets would become the
  * backend's (SIGCHLD and SIGTERM lost). Under TSan the child is a copy, made
- * by fork, which TSan knows. */
-static pid_t start_child(struct child_args *c, char *stack_top)
+ * by fork, which TSan knows (or by clone3 with fork's semantics, into its
+ * cgroup). */
+static pid_t start_child(struct child_args *c, char *stack_top, int cgroup_fd)
 {
 	(void)stack_top;
+	if (cgroup_fd >= 0) {
+		struct clone3_args a = {.flags = CLONE_VFORK | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
+			.cgroup = (uint64_t)cgroup_fd};
+		return clone3_start(&a, child_main, c);
+	}
 	pid_t pid = fork();
 	if (pid == 0)
 		child_exec(c);
 	return pid;
 }
 #else
-static int child_main(void *arg)
+/* Into the sandbox's cgroup from the start where it has one on cgroup v2
+ * (clone3: nothing to move, and pids.max is checked by the kernel). */
+static pid_t start_child(struct child_args *c, char *stack_top, int cgroup_fd)
 {
-	child_exec(arg);
-}
-
-static pid_t start_child(struct child_args *c, char *stack_top)
-{
+	if (cgroup_fd >= 0) {
+		struct clone3_args a = {.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP,
+			.exit_signal = SIGCHLD, .stack = (uint64_t)(uintptr_t)(stack_top - CHILD_STACK),
+			.stack_size = CHILD_STACK, .cgroup = (uint64_t)cgroup_fd};
+		return clone3_start(&a, child_main, c);
+	}
 	return clone(child_main, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 }
 #endif
@@ -391,7 +406,7 @@ static pid_t start_child(struct child_args *c, char *stack_top)
  * The child's stack is the calling thread's own (lib/child_stack.h): the
  * parent waits while the child uses it, so it is free again when clone
  * returns. */
-static pid_t clone_vfork(struct child_args *c)
+static pid_t clone_vfork(struct child_args *c, int cgroup_fd)
 {
 	static __thread char *stack;
 	char *top = child_stack_top(&stack, CHILD_STACK);
@@ -400,7 +415,7 @@ static pid_t clone_vfork(struct child_args *c)
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid_t pid = start_child(c, top);
+	pid_t pid = start_child(c, top, cgroup_fd);
 	int e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	errno = e;
@@ -443,7 +458,7 @@ static pid_t start_in_sandbox(const struct proc_spawn *spec, struct child_args *
 		entering_failed(err);
 		return -1;
 	}
-	pid_t pid = clone_vfork(c);
+	pid_t pid = clone_vfork(c, runtime_fork_cgroup_fd(spec->sb));
 	/* A vfork child: it has joined its cgroups, and executed, or ended. */
 	if (pid > 0 && runtime_fork_leave(spec->sb, pid, true) != 0) {
 		reap(pid);
@@ -452,10 +467,14 @@ static pid_t start_in_sandbox(const struct proc_spawn *spec, struct child_args *
 	}
 	if (pid < 0) {
 		int errno_clone = errno;
-		if (runtime_fork_leave(spec->sb, -1, true) != 0)
-			errno = errno_clone;
-		connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
-			strerror(errno_clone));
+		runtime_fork_leave(spec->sb, -1, true);
+		errno = errno_clone;
+		/* Cloned into its cgroup (v2), the kernel refused it at pids.max. */
+		if (errno_clone == EAGAIN && runtime_fork_cgroup_fd(spec->sb) >= 0)
+			entering_failed(err);
+		else
+			connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
+				strerror(errno_clone));
 		return -1;
 	}
 	return pid;
