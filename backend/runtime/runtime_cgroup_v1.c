@@ -39,6 +39,24 @@ static int restrict_devices(const char *dir)
 	return 0;
 }
 
+/* SIGKILLs every process listed in dir's cgroup.procs; whether there was one. */
+static bool kill_listed(const char *dir)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool any = false;
+	int pid;
+	while (fscanf(f, "%d", &pid) == 1) {
+		kill(pid, SIGKILL);
+		any = true;
+	}
+	fclose(f);
+	return any;
+}
+
 /* Kills everything in one sandbox's cgroups (all controllers) and removes
  * them (NULL entries skipped: a sandbox whose start failed half-way). */
 static void drain_dirs(char *const dirs[RT_NCTRL])
@@ -47,21 +65,9 @@ static void drain_dirs(char *const dirs[RT_NCTRL])
 		runtime_write_at(dirs[RT_FREEZER], "freezer.state", "THAWED");
 	for (int tries = 0; tries < 2000; tries++) {
 		bool any = false;
-		for (int i = 0; i < RT_NCTRL; i++) {
-			if (!dirs[i])
-				continue;
-			char path[512];
-			snprintf(path, sizeof path, "%s/cgroup.procs", dirs[i]);
-			FILE *f = fopen(path, "re");
-			if (!f)
-				continue;
-			int pid;
-			while (fscanf(f, "%d", &pid) == 1) {
-				kill(pid, SIGKILL);
+		for (int i = 0; i < RT_NCTRL; i++)
+			if (dirs[i] && kill_listed(dirs[i]))
 				any = true;
-			}
-			fclose(f);
-		}
 		if (!any)
 			break;
 		runtime_sleep_ms(5);
@@ -255,10 +261,15 @@ static int v1_freeze(const struct runtime_cgroup *cg, bool frozen)
 }
 
 /* Frozen tasks do not die until thawed. */
+/* Each process is sent SIGKILL while still frozen, so a paused sandbox runs
+ * nothing more: a frozen task keeps the signal pending and dies as it thaws,
+ * without returning to its own code. */
 static void v1_kill(const struct runtime_cgroup *cg)
 {
-	if (cg->dir[RT_FREEZER])
+	if (cg->dir[RT_FREEZER]) {
+		kill_listed(cg->dir[RT_FREEZER]);
 		runtime_write_at(cg->dir[RT_FREEZER], "freezer.state", "THAWED");
+	}
 }
 
 static void v1_drain(const struct runtime_cgroup *cg)

@@ -7,35 +7,17 @@
 #include "runtime/runtime_state.h"
 
 #include <signal.h>
-#include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-/* Every process listed in one of the sandbox's cgroups. */
-static void kill_listed(const char *dir)
-{
-	char path[512];
-	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	int pid;
-	while (fscanf(f, "%d", &pid) == 1)
-		kill(pid, SIGKILL);
-	fclose(f);
-}
 
 void runtime_sandbox_halt(struct sandbox *sb)
 {
 	struct sandbox_rt *rt = sb->rt;
 	if (!rt || (rt->kept && rt->init_pid <= 0))
 		return; /* cold: nothing runs */
-	if (rt->cg[RT_FREEZER]) {
-		/* A frozen task keeps its SIGKILL pending and dies as it thaws,
-		 * without returning to its own code. */
-		kill_listed(rt->cg[RT_FREEZER]);
-		runtime_write_at(rt->cg[RT_FREEZER], "freezer.state", "THAWED");
-	}
+	/* Everything in its cgroup killed, a paused one without running again
+	 * (runtime_cgroup.h). */
+	runtime_cgroup_kill(&rt->cg);
 	/* Through its pidfd: its pid may name another process once it has
 	 * been reaped (runtime_remove.c). Rootless sandboxes have no freezer:
 	 * their paused processes are stopped, and SIGKILL ends stopped ones. */
