@@ -195,8 +195,11 @@ describe('a hostile sandbox: watches and retained memory', { skip }, () => {
       refused.splice(0, refused.length, ...settled.filter((r) => r && r.status !== 200))
       return refused.length >= 10
     }, 'calls past the bound are refused')
+    // Refused by the input queue's bound (resource_exhausted), or, when
+    // enough bodies arrive at once, by the bound on bodies being received
+    // for one sandbox (a 429 before the body is kept): both at 16 MiB.
     for (const r of refused) {
-      assert.equal(r.json.code, 'resource_exhausted', r.text)
+      assert.ok(r.json.code === 'resource_exhausted' || (r.status === 429 && r.json.code === 429), r.text)
       assert.match(r.json.message, /at most 16 MiB/)
     }
     await envd.call('process.Process/SendSignal', { process: { pid }, signal: 'SIGNAL_SIGKILL' })

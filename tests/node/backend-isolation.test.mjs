@@ -423,7 +423,8 @@ describe('a sandbox whose init has ended', () => {
       assert.ok(existsSync(cgroup), 'its pids cgroup');
       process.kill(firstInit, 'SIGKILL');
       await until(async () => (await api(b, 'GET', `/sandboxes/${first.id}`)).status === 404, 'the sandbox is gone');
-      assert.match(b.stderr(), new RegExp(`sandbox ${first.id}: its init ended on its own; the sandbox is removed`));
+      // (stderr is another pipe than the API's answers: its line may come a little later)
+      await until(() => new RegExp(`sandbox ${first.id}: its init ended on its own; the sandbox is removed`).test(b.stderr()), 'the log line');
       const listed = await api(b, 'GET', '/v2/sandboxes?state=running,paused');
       assert.ok(!listed.json.some((x) => x.sandboxID === first.id), 'not listed');
       await until(() => !existsSync(cgroup), 'its cgroups removed');
