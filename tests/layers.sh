@@ -31,7 +31,7 @@ display_path() { local p=$1; [ "${p#"$PWD"/}" != "$p" ] && p=${p#"$PWD"/}; print
 count_unit() {
   local checks
   checks=$(grep -E '^[0-9]+ checks, [0-9]+ failed$' "$1" | tail -1)
-  printf '%s suites passed, %s failed; %s' "$(grep -cE '^[^ ]+ +ok$' "$1")" "$(grep -cE '^[^ ]+ +FAILED$' "$1")" \
+  printf '%s suites passed, %s failed; %s' "$(grep -cE '^[^ ].* +ok$' "$1")" "$(grep -cE '^[^ ].* +FAILED$' "$1")" \
     "${checks:-no check count (it crashed?)}"
 }
 count_replay() {
