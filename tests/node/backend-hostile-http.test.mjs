@@ -3,7 +3,7 @@
 // way the issue measured it (the backend's RSS from /proc, the control
 // plane's /health while the attack runs) with bounds far from both the
 // broken numbers and the healthy ones: "not 1.5 GiB", "not 5 s".
-// docs/local-backend.md, "Threat model", describes each defence.
+// docs/backend/threat-model.md, "Threat model", describes each defence.
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'

@@ -2,7 +2,7 @@
 // 13): what a sandbox's root (or its token holder) can do to the backend
 // from inside, scaled down and
 // measured without timings (bytes a process got to write, a listing that
-// ends within a generous deadline). docs/local-backend.md, "Threat model",
+// ends within a generous deadline). docs/backend/threat-model.md, "Threat model",
 // describes each defence.
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'

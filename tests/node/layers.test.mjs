@@ -10,7 +10,7 @@
 // across folders of one level), an exported name that does not match its
 // file or folder, and a folder whose main header does not say at its top
 // what the folder owns and what it may call. The orders are written down in
-// README.md ("Architecture") and docs/local-backend.md ("Folders").
+// README.md ("Architecture") and docs/backend/extending.md ("Folders").
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -36,7 +36,7 @@ const components = {
   },
 }
 
-// The backend's folders, top to bottom (docs/local-backend.md, "Folders").
+// The backend's folders, top to bottom (docs/backend/extending.md, "Folders").
 // A file may refer to files of its own folder and of any lower level, never
 // to a higher level nor to another folder of its own level. The empty
 // folders are the ones the design keeps room for. Each folder has one

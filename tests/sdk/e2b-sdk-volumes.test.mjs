@@ -124,7 +124,7 @@ describe('official e2b SDK volumes', () => {
   test('E2B_VOLUME_API_URL is documented beside the other variables, and the file calls follow it', async () => {
     const readme = readFileSync(path.join(repo, 'README.md'), 'utf8');
     assert.match(readme, /\| `apiUrl` of `Volume`'s file calls \| `E2B_VOLUME_API_URL` \|/);
-    const local = readFileSync(path.join(repo, 'docs', 'local-backend.md'), 'utf8');
+    const local = readFileSync(path.join(repo, 'docs', 'backend', 'state.md'), 'utf8');
     assert.match(local, /`E2B_VOLUME_API_URL`/);
     const vol = await Volume.create('where-calls-go', opts);
     try {
