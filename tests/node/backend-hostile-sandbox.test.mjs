@@ -1,5 +1,4 @@
-// The local backend against a hostile sandbox (issue 18, items 3, 5, 7 and
-// 13): what a sandbox's root (or its token holder) can do to the backend
+// The local backend against a hostile sandbox: what a sandbox's root (or its token holder) can do to the backend
 // from inside, scaled down and
 // measured without timings (bytes a process got to write, a listing that
 // ends within a generous deadline). docs/backend/threat-model.md, "Threat model",

@@ -1,4 +1,4 @@
-// State that lasts (issue 16) through the official e2b SDK: with
+// State that lasts through the official e2b SDK: with
 // --state-dir, paused sandboxes survive a restart, running ones survive a
 // SIGKILL of the backend (they come back paused, files intact, resumable),
 // volumes survive both, and a sandbox killed is gone for good. SIGTERM and

@@ -1,5 +1,5 @@
-// Every source file the docs name exists (issue 13): README.md, host/README.md
-// and docs/*.md name files in backticks — `envd/fs/fs_list.c`, `calls.h`,
+// Every source file the docs name exists: README.md, host/README.md,
+// docs/*.md and docs/backend/*.md name files in backticks — `envd/fs/fs_list.c`, `calls.h`,
 // `host/backend.mjs` — and a file that moves or goes must take its mentions
 // with it. A name with a folder must exist from the repo root or from
 // backend/, core/ or docs/; a bare name must be some tracked file's name.

@@ -1,4 +1,4 @@
-// The layering of the project's C, as a ratchet (issues 8 and 13). For the
+// The layering of the project's C, as a ratchet. For the
 // core and for the local backend alike it reads the sources, finds which
 // file's exported functions each file refers to (a call, or a pointer in a
 // table), and fails on:
@@ -162,7 +162,7 @@ test('the scanner sees references, so the checks above can fail', () => {
   assert.deepEqual(cycles(new Map([['a', new Map([['b', 1]])], ['b', new Map([['a', 1]])], ['c', new Map()]])), [['a', 'b']])
 })
 
-// The JS side (issue 13, "Components out of tests/"): what the demo, the
+// The JS side: what the demo, the
 // benchmarks, the playground and host/ run is a component, never a test
 // file, so nothing outside tests/ imports from tests/.
 test('no module outside tests/ imports from tests/', () => {

@@ -1,4 +1,4 @@
-// Volumes through the official e2b SDK (issue 16): create, list, get, the
+// Volumes through the official e2b SDK: create, list, get, the
 // volume content file API with the volume's own token, mounting at create
 // (volumeMounts), two sandboxes sharing one volume, the size limit, and the
 // refusal to delete a volume a sandbox mounts.
