@@ -10,7 +10,7 @@
 // across folders of one level), an exported name that does not match its
 // file or folder, and a folder whose main header does not say at its top
 // what the folder owns and what it may call. The orders are written down in
-// README.md ("Architecture") and docs/backend/extending.md ("Folders").
+// docs/architecture.md and docs/backend/extending.md ("Folders").
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'

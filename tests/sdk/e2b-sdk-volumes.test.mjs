@@ -23,7 +23,7 @@ describe('official e2b SDK volumes', () => {
     opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl, debug: false, requestTimeoutMs: 20000 };
     // The SDK's Volume file calls take neither apiUrl nor E2B_API_URL: they
     // go to https://api.<domain> unless E2B_VOLUME_API_URL is set, the way
-    // README ("The official e2b SDK against the local backend") says. Set
+    // README ("Use the E2B SDK against the local backend") says. Set
     // for the whole file, so no call can reach a public address.
     process.env.E2B_VOLUME_API_URL = backend.apiUrl;
   });
