@@ -140,7 +140,7 @@ build_templates() {
     apt_install uidmap
     rootless_ready
   else
-    apt_install e2fsprogs # mke2fs: the sandboxes' disk images (docs/local-backend.md)
+    apt_install e2fsprogs # mke2fs: the sandboxes' disk images (docs/backend/cgroups-and-limits.md)
     apt_install skopeo # images from registries, fromImage (docs/templates.md)
   fi
   local recipe

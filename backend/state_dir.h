@@ -1,6 +1,6 @@
 /* The backend's state directory on disk: its lock (store/store_lock.h),
  * <state-dir>/sandboxes/<id>/ per sandbox, and the store's records/ and
- * layers/ (docs/local-backend.md, "State directory"). */
+ * layers/ (docs/backend/state.md, "State directory"). */
 #ifndef E2B_BACKEND_STATE_DIR_H
 #define E2B_BACKEND_STATE_DIR_H
 

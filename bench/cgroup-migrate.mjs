@@ -4,7 +4,7 @@
 // sandbox's cgroups by a write to cgroup.procs; the kernel takes its global
 // threadgroup lock for writing, and the first writer after a pause waits for
 // an RCU grace period unless some mounted hierarchy asks for favordynmods
-// (docs/local-backend.md, "Cgroup migrations"). This writes a sleeping
+// (docs/backend/cgroups-and-limits.md, "Cgroup migrations"). This writes a sleeping
 // process's pid into a test cgroup and back, with gaps of G ms between
 // moves, and prints the median time of a write for each gap. Run it with no
 // backend running to see the machine's own mode; the kernel may keep the

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The egress proxy of transform rules (docs/local-backend.md, "Transform
+// The egress proxy of transform rules (docs/backend/networking.md, "Transform
 // rules"), measured in a test-made world (host/world.mjs: two network
 // namespaces, nothing leaves the machine; root needed) whose HTTPS server
 // has a CA of its own. From inside a sandbox, with curl, three ways to the

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Pulling an image from a loopback registry (issue 15: "within 1.5x of
-// skopeo copy of the same image to a directory, measured in the same run").
+// Pulling an image from a loopback registry, against skopeo copy of the same
+// image to a directory in the same run (target: within 1.5x).
 // The image: one layer of --mib MiB of random (incompressible) bytes, pushed
 // gzip-compressed to a docker-registry on 127.0.0.1 made here. Alternating:
 //   template — a template build with fromImage and no steps against a fresh
@@ -101,7 +101,7 @@ try {
     console.log(`template build fromImage (pull + unpack + publish): median ${result.template_pull_ms.toFixed(0)} ms  ${JSON.stringify(result.all.template)}`)
     console.log(`skopeo copy docker:// -> dir:                      median ${result.skopeo_copy_ms.toFixed(0)} ms  ${JSON.stringify(result.all.skopeo)}`)
     if (COMPARE) console.log(`the same with ${COMPARE}: median ${result.compare_pull_ms.toFixed(0)} ms  ${JSON.stringify(result.all.compare)}, ratio ${result.compare_ratio.toFixed(2)}`)
-    console.log(`ratio ${result.ratio.toFixed(2)} (issue 15's target: within 1.5x)`)
+    console.log(`ratio ${result.ratio.toFixed(2)} (target: within 1.5x)`)
   }
 } finally {
   await registry.stop()

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Sandbox networking (issue 14), measured in a test-made world
+// Sandbox networking, measured in a test-made world
 // (host/world.mjs: two network namespaces, nothing leaves the machine;
 // root needed). The script makes the world, then runs itself inside the
 // world's "host" namespace, where it starts its backends:

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The local backend as a sandbox runtime (issue 6), four measurements in one
+// The local backend as a sandbox runtime, four measurements in one
 // run against one backend:
 //   create   — POST /v2/sandboxes, then envd Start `echo hi` until its first
 //              output arrives: median and p99 over N sandboxes (each killed

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// State that lasts (issue 16), against one backend with a --state-dir of its
+// State that lasts, against one backend with a --state-dir of its
 // own, each figure against the backend's own create from the same template in
 // the same run:
 //   create    — POST /v2/sandboxes of `base` until its 201: median, p90

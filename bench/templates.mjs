@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Templates on the layer store (issue 15), with the official e2b SDK against
+// Templates on the layer store, with the official e2b SDK against
 // one local backend:
 //   build  — a template of --steps RUN steps (default 5; each writes a
 //            file: one layer each on base): cold (skipCache, every step runs and is sealed) and fully

@@ -2,8 +2,8 @@
 // cgroup of its own. cgroup v2 enables controllers only below a cgroup that
 // holds no process, so a backend started in the cgroup of whoever started it
 // (a shell's session scope, a test runner's service) could not make its
-// sandboxes' cgroups there (docs/local-backend.md, "Running it under
-// systemd"). So, on cgroup v2:
+// sandboxes' cgroups there (docs/backend/cgroups-and-limits.md,
+// "Cgroups: v1, v2 and systemd"). So, on cgroup v2:
 //   - with systemd: `systemd-run --scope -p Delegate=yes` (`--user` for a
 //     user other than root, when its user manager runs), as one would by
 //     hand: systemd makes the scope, delegates it and removes it afterwards;

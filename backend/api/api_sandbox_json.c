@@ -19,7 +19,7 @@ static void add_envd_url(cJSON *o, const struct sandbox *sb)
 
 /* Ours, not E2B's: a paused sandbox's lifetime left, in seconds. E2B
  * reports only endAt, the moment it paused, so a client resuming it cannot
- * give back the time it had; with this it can (docs/local-backend.md). */
+ * give back the time it had; with this it can (docs/backend/running.md, "lifetimeLeft, ours"). */
 static void add_lifetime_left(cJSON *o, const struct sandbox *sb)
 {
 	if (sb->state == SANDBOX_PAUSED)

@@ -193,7 +193,7 @@ static int dns_sockets(struct sandbox *sb, int *udp_out, int *tcp_out)
  * a file owned like /etc. */
 static int write_resolv_conf(struct sandbox *sb)
 {
-	static const char text[] = "# the local backend's DNS relay (docs/local-backend.md, Networking)\n"
+	static const char text[] = "# the local backend's DNS relay (docs/backend/networking.md, DNS)\n"
 				   "nameserver " NET_DNS_ADDRESS "\n";
 	int fd = runtime_open_in_root(sb, "/etc/resolv.conf", O_WRONLY | O_TRUNC | O_NOFOLLOW);
 	if (fd < 0) {

@@ -3,7 +3,7 @@
  * route, NAT out through whatever routes the backend's namespace has, a DNS
  * relay (net_dns.h) and the egress rules of its create body or of
  * updateNetwork, enforced in the backend's nftables table (net_nft.h).
- * docs/local-backend.md ("Networking") says what is reachable and why.
+ * docs/backend/networking.md ("Networking") says what is reachable and why.
  * Owns: the pool, the veths, the nftables table, the relays, and each
  * sandbox's struct sandbox_net (sandbox.net).
  * May call: registry/ (struct sandbox; its hooks are registered by main.c),

@@ -16,7 +16,7 @@
  * unchanged. Upstream connections are made inside the sandbox's namespace
  * (marked so that they are not redirected again), so its egress rules and
  * connection limit apply to them as to anything else it sends.
- * docs/local-backend.md ("Transform rules") says what is supported. */
+ * docs/backend/networking.md ("Transform rules") says what is supported. */
 #ifndef E2B_BACKEND_NET_EGRESS_H
 #define E2B_BACKEND_NET_EGRESS_H
 

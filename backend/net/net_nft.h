@@ -6,8 +6,8 @@
  * per sandbox that has allowOut/denyOut rules, jumped to through a verdict
  * map keyed by the name of the sandbox's veth end, with a set of the
  * address-and-port pairs the egress proxy connects to for the names its
- * allowOut domains allow. The ruleset is printed in docs/local-backend.md
- * ("Networking"). */
+ * allowOut domains allow. The ruleset is printed in docs/backend/networking.md
+ * ("NAT and the nftables table"). */
 #ifndef E2B_BACKEND_NET_NFT_H
 #define E2B_BACKEND_NET_NFT_H
 

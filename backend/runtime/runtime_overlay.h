@@ -18,7 +18,7 @@
 struct sandbox;
 
 /* At most this many layers in a stack (overlay itself takes 500; the store's
- * users squash deeper stacks, docs/local-backend.md "State directory"). */
+ * users squash deeper stacks, docs/backend/state.md "State directory"). */
 #define RUNTIME_MAX_LAYERS 128
 
 /* <templates>/<template_id>/rootfs, or NULL for a name that is not one path

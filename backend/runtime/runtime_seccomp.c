@@ -6,7 +6,7 @@
  * clone without namespace flags, and nothing that needs CAP_SYS_ADMIN, SYS_BOOT,
  * SYS_MODULE, SYS_PACCT, SYS_PTRACE, SYS_RAWIO, SYS_TIME, SYS_TTY_CONFIG,
  * SYS_NICE, SYSLOG, BPF, PERFMON or DAC_READ_SEARCH. The list of denied calls
- * is in docs/local-backend.md, "Syscall policy". */
+ * is in docs/backend/runtime-and-isolation.md, "Syscall policy". */
 #define _GNU_SOURCE
 #include "runtime/runtime_seccomp.h"
 

@@ -1,5 +1,5 @@
 /* The syscall policy of every process in a sandbox: Docker's default seccomp
- * profile for a process with Docker's default capabilities (docs/local-backend.md,
+ * profile for a process with Docker's default capabilities (docs/backend/runtime-and-isolation.md,
  * "Syscall policy"). Built once at start with libseccomp and kept as the BPF
  * program the kernel takes, so installing it in a forked child is one
  * async-signal-safe prctl. The sandbox's init, which must mount first, gets

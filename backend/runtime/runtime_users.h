@@ -42,7 +42,7 @@ struct sandbox_user {
 int runtime_user_resolve(const struct sandbox *sb, const char *name, struct sandbox_user *u);
 
 /* A sandbox runs in a user namespace of its own: its ids 0..65535 are other
- * ids outside it (docs/local-backend.md, "Ids"). Whatever the backend reads
+ * ids outside it (docs/backend/runtime-and-isolation.md, "Ids"). Whatever the backend reads
  * (st_uid, st_gid) or sets (fchown) on a sandbox's files from outside goes
  * through these. host_id: the id the backend's calls use for sandbox id id
  * (an id the sandbox cannot have becomes its nobody, 65534); sandbox_id: the

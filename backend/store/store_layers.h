@@ -1,5 +1,5 @@
 /* store/ — what the backend keeps in its state directory beyond one run's
- * sandboxes (docs/local-backend.md, "State directory").
+ * sandboxes (docs/backend/state.md, "State directory").
  * Owns: the state directory's lock (store_lock.h), the records, one JSON
  * file per object (store_records.h), and the layers: read-only trees that
  * sandboxes start from, stacked (this header), sealed from a sandbox's

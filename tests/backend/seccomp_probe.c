@@ -1,5 +1,5 @@
 /* seccomp-probe: makes each call the sandbox's syscall policy must refuse
- * (backend/runtime/runtime_seccomp.c, docs/local-backend.md "Syscall
+ * (backend/runtime/runtime_seccomp.c, docs/backend/runtime-and-isolation.md "Syscall
  * policy"), a few it must let through, and two escapes through another
  * syscall ABI, each in a forked child, and prints one JSON line per call:
  *

@@ -1,4 +1,4 @@
-// The backend's own side of cgroup v2 (docs/local-backend.md, "Cgroups"),
+// The backend's own side of cgroup v2 (docs/backend/cgroups-and-limits.md, "Cgroups"),
 // in the cgroup v2 guest: where it puts itself and its sandboxes (a leaf of
 // its own, controllers enabled only above leaves), what it says when it
 // cannot (a cgroup with other processes in it), what a killed backend

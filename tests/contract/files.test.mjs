@@ -1,4 +1,4 @@
-// Contract cases for files.rw and ports.url (issue 7; seed 000's data
+// Contract cases for files.rw and ports.url (seed 000's data
 // contract: absolute paths literal, POSIX bits, owners by account name, typed
 // failures), run in-process through the reference host and over stdio NDJSON
 // against the real local backend. Extensions the host does not route yet

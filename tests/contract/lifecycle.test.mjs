@@ -231,7 +231,7 @@ for (const [mode, start] of Object.entries(MODES)) {
     test('sandbox.metrics (ours): the samples in a range; sandbox.get with metrics: true adds the latest to a running sandbox\'s record', async () => {
       const { sandbox_id } = await sp.create({ template: 'base', timeout: 120 })
       const metrics = (p) => infra.raw('sandbox.metrics', { sandbox_id, ...p })
-      if (!backend.limits.memory) { // no memory cgroup of its own: no samples (docs/local-backend.md, "Metrics")
+      if (!backend.limits.memory) { // no memory cgroup of its own: no samples (docs/backend/cgroups-and-limits.md, "Metrics")
         assert.deepEqual(await metrics({}), { sandbox_id, metrics: [] })
         await sp.kill(sandbox_id)
         return

@@ -1,8 +1,8 @@
-// README.md's "A session over stdio (NDJSON), by hand", as a user pastes it:
+// docs/stdio-session.md's "A session over stdio (NDJSON), by hand", as a user pastes it:
 // the five request lines of its first json block go to
 // `node js-shim/epp-stdio.mjs` (the URLs and key swapped for this test's
 // backend, SANDBOX_ID for the id the create answered), and each answer must
-// be the README's answer line of the same id, but for what differs from run
+// be the page's answer line of the same id, but for what differs from run
 // to run (ids, times) and the envd port in `domain`: same members, and the
 // same values for everything else.
 import assert from 'node:assert/strict'
@@ -16,14 +16,14 @@ import { startBackend } from '../../host/backend.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 
-/** The first two json blocks after the README's heading: the requests and the answers, as lines. */
+/** The first two json blocks after the page's heading: the requests and the answers, as lines. */
 function readmeSession(domain) {
-  const text = readFileSync(path.join(root, 'README.md'), 'utf8')
+  const text = readFileSync(path.join(root, 'docs', 'stdio-session.md'), 'utf8')
   const section = text.split('\n## A session over stdio (NDJSON), by hand\n')[1]
-  assert.ok(section, 'README.md has its NDJSON session')
+  assert.ok(section, 'docs/stdio-session.md has its NDJSON session')
   const blocks = [...section.split('\n## ')[0].matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1].trim().split('\n'))
   assert.equal(blocks.length, 2, 'a block of requests and one of answers')
-  // The backend's domain (getHost's) names its envd port: README's is 3001.
+  // The backend's domain (getHost's) names its envd port: the page's is 3001.
   return { requests: blocks[0], answers: blocks[1].map((l) => JSON.parse(l.replaceAll('"localhost:3001"', JSON.stringify(domain)))) }
 }
 
@@ -48,7 +48,7 @@ let backend
 before(async () => { backend = await startBackend() })
 after(async () => { await backend.stop() })
 
-test('README\'s NDJSON session, pasted line by line, answers what README shows', async () => {
+test('docs/stdio-session.md\'s NDJSON session, pasted line by line, answers what it shows', async () => {
   const { requests, answers } = readmeSession(`localhost:${new URL(backend.sandboxUrl).port}`)
   assert.equal(requests.length, 5)
   const child = spawn(process.execPath, [path.join(root, 'js-shim', 'epp-stdio.mjs')], { env: { PATH: process.env.PATH }, stdio: 'pipe' })

@@ -1,5 +1,5 @@
 // What a backend's ready line and GET /health say of its isolation on this
-// machine (docs/local-backend.md, "Isolation modes"): the fields of
+// machine (docs/backend/runtime-and-isolation.md, "Isolation modes"): the fields of
 // api_isolation_fields, by mode and by the machine's cgroup hierarchy.
 import { cgroupV2 } from '../../host/cgroup.mjs';
 

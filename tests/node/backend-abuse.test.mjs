@@ -1,4 +1,4 @@
-// The local backend under abuse (issue 6, item 7): the API key is not
+// The local backend under abuse: the API key is not
 // readable from /proc, the descriptor limit and connection floods do not make
 // it spin or starve /health, slow-loris clients are cut off, sizes are
 // limited, and every answer is correct HTTP and JSON (HEAD, NUL, UTF-8).

@@ -1,5 +1,5 @@
 // The sandbox runtime's cgroup v2 pieces on this machine, whatever its
-// hierarchy (docs/local-backend.md, "Isolation modes"). A cgroup2 mounted in
+// hierarchy (docs/backend/runtime-and-isolation.md, "Isolation modes"). A cgroup2 mounted in
 // a mount namespace of the test's own is the machine's one unified
 // hierarchy: on a cgroup v1 machine it has no controller (they are bound to
 // v1, and stay so), but clone3 into a cgroup, the freezer, cgroup.kill and

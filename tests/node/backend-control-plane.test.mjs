@@ -562,7 +562,7 @@ describe('backend process', () => {
       let { code } = await backend.stop();
       assert.equal(code, 0, backend.stderr());
       assert.ok(existsSync(dir), 'not created by the backend, so not removed');
-      // Kept for the next backend (issue 16, docs/local-backend.md "State that lasts").
+      // Kept for the next backend (docs/backend/state.md, "State that lasts").
       assert.deepEqual(readdirSync(path.join(dir, 'sandboxes')), [sb.sandboxID]);
       assert.deepEqual(readdirSync(path.join(dir, 'records', 'sandboxes')), [`${sb.sandboxID}.json`]);
       backend = await startBackend({ stateDir: dir });

@@ -1,4 +1,4 @@
-// The sandbox's disk limit (issue 13, "Disk limits"; docs/local-backend.md,
+// The sandbox's disk limit (docs/backend/cgroups-and-limits.md,
 // "Disk limits"): each sandbox's writable layer is an ext4 image of its
 // diskSizeMB on a loop device. Writing past it fails with ENOSPC inside the
 // sandbox, df shows it, the rest carries on, and no loop device or image
@@ -225,7 +225,7 @@ describe('no loop device or image outlives its backend', () => {
       await until(() => loopsUnder(stateDir).length === 0, 'the loop devices are detached');
       assert.ok(existsSync(imageOf(first, a.id)) && existsSync(imageOf(first, b.id)), 'the images are still there');
       second = await startBackend({ stateDir, extraArgs: ['--warm-pool', '0'] });
-      // A --state-dir of its own keeps its sandboxes (issue 16): back paused,
+      // A --state-dir of its own keeps its sandboxes: back paused,
       // on their images, which no loop device holds until one is resumed.
       assert.ok(existsSync(imageOf(first, a.id)) && existsSync(imageOf(first, b.id)), 'the next start kept them');
       assert.deepEqual(loopsUnder(stateDir).filter(([, file]) => file.includes('/sandboxes/')), []);

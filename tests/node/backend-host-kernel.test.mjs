@@ -1,4 +1,4 @@
-// A sandbox's root against the host kernel (issue 18, items 9, 11, 12): the
+// A sandbox's root against the host kernel: the
 // host's console and other device nodes stay out of reach (a devices cgroup,
 // /dev/console masked), socket buffers count against the sandbox's memory,
 // and Start cannot take a sandbox past pids.max. Real backend, real

@@ -1,9 +1,8 @@
-// The local backend against a hostile HTTP client (issue 18, items 1, 2,
-// 4, 6, 14, 15): each attack of the red-team run, scaled down, measured the
-// way the issue measured it (the backend's RSS from /proc, the control
-// plane's /health while the attack runs) with bounds far from both the
+// The local backend against a hostile HTTP client: each attack of a
+// red-team run, scaled down, measured by what it would break (the backend's
+// RSS from /proc, the control plane's /health while the attack runs) with bounds far from both the
 // broken numbers and the healthy ones: "not 1.5 GiB", "not 5 s".
-// docs/local-backend.md, "Threat model", describes each defence.
+// docs/backend/threat-model.md, "Threat model", describes each defence.
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'

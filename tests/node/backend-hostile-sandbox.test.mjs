@@ -1,8 +1,7 @@
-// The local backend against a hostile sandbox (issue 18, items 3, 5, 7 and
-// 13): what a sandbox's root (or its token holder) can do to the backend
+// The local backend against a hostile sandbox: what a sandbox's root (or its token holder) can do to the backend
 // from inside, scaled down and
 // measured without timings (bytes a process got to write, a listing that
-// ends within a generous deadline). docs/local-backend.md, "Threat model",
+// ends within a generous deadline). docs/backend/threat-model.md, "Threat model",
 // describes each defence.
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// The local backend as a sandbox runtime (issue 6): each sandbox has its own
+// The local backend as a sandbox runtime: each sandbox has its own
 // root filesystem, users, namespaces and cgroup limits; pause freezes; kill
 // and shutdown leave nothing behind. Real backend, real commands inside real
 // sandboxes, driven over envd's process service (host/connect.mjs).
@@ -359,7 +359,7 @@ describe('nothing remains', () => {
       assert.ok(existsSync(path.join(stateDir, 'sandboxes', x.id)), 'its directory is still there');
       // y stands for a sandbox whose record was never written (a crash
       // half-way through its create): its directory is a leftover. x has its
-      // record and is kept (issue 16, tests/node/backend-state.test.mjs).
+      // record and is kept (tests/node/backend-state.test.mjs).
       rmSync(path.join(stateDir, 'records', 'sandboxes', `${y.id}.json`));
       second = await startBackend({ stateDir });
       assert.ok(!existsSync(path.join(stateDir, 'sandboxes', y.id)), 'the next start removed the leftover');

@@ -35,7 +35,7 @@ const sdkCalls = new Set([...readFileSync(path.join(repo, 'node_modules', 'e2b',
 // Ours, with why.
 const EXTENSIONS = {
   'GET /health': 'E2B\'s spec/openapi.yml has it (204, no body); the SDK\'s types leave it out: checked below',
-  'GET /health/details': 'the backend\'s own facts: isolation, limits, seccomp, warm pools (docs/local-backend.md)',
+  'GET /health/details': 'the backend\'s own facts: isolation, limits, seccomp, warm pools (docs/backend/running.md)',
   'POST /sandboxes/{}/network': 'updateNetwork as PUT is E2B\'s; POST is accepted as well',
   'PUT /templates/{}/files/{}': 'the upload link a template\'s files go to (E2B gives a storage bucket\'s)',
 };

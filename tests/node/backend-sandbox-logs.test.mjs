@@ -1,5 +1,5 @@
 // A sandbox's logs and refreshes, E2B's routes the SDK does not call
-// (docs/local-backend.md, "What it serves"): GET /sandboxes/{id}/logs and
+// (docs/backend/running.md, "What it serves"): GET /sandboxes/{id}/logs and
 // /v2/sandboxes/{id}/logs with envd's process lines and a template's start
 // command's output, and POST /sandboxes/{id}/refreshes.
 import { test, describe, before, after } from 'node:test';

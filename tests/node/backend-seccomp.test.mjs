@@ -1,5 +1,5 @@
-// The syscall policy of every sandbox process (issue 13, item 2;
-// docs/local-backend.md, "Syscall policy"). build/bin/seccomp-probe
+// The syscall policy of every sandbox process
+// (docs/backend/runtime-and-isolation.md, "Syscall policy"). build/bin/seccomp-probe
 // (tests/backend/seccomp_probe.c) makes each call the policy must refuse with
 // arguments that fail some other way, or succeed harmlessly, without it:
 //   - on the host, as root with every capability, without the policy (no call

@@ -1,4 +1,4 @@
-// State that lasts (issue 16) through the official e2b SDK: with
+// State that lasts through the official e2b SDK: with
 // --state-dir, paused sandboxes survive a restart, running ones survive a
 // SIGKILL of the backend (they come back paused, files intact, resumable),
 // volumes survive both, and a sandbox killed is gone for good. SIGTERM and
@@ -27,7 +27,7 @@ describe('state that lasts (--state-dir)', () => {
       // These cases read the state directory's sandbox directories: no warm
       // pool adds its own (backend-warm-pool.test.mjs covers what it leaves).
       backend = await startBackend({ apiKey, stateDir: dir, extraArgs: ['--warm-pool', '0'] });
-      // Volume's file calls read only this (README, "The official e2b SDK
+      // Volume's file calls read only this (README, "Use the E2B SDK
       // against the local backend"), else they go to https://api.e2b.app.
       process.env.E2B_VOLUME_API_URL = backend.apiUrl;
     } finally {

@@ -1,5 +1,5 @@
-// Sandbox ids are not host ids (issue 13, "Isolation that never quietly
-// becomes none"; red-team items 8, 10 and 16 of issue 18). With full
+// Sandbox ids are not host ids (docs/backend/runtime-and-isolation.md,
+// "Ids"). With full
 // isolation each sandbox runs in a user namespace that maps its ids 0..65535
 // onto a host range of its own, so its root is not host root, and the
 // kernel's per-uid counts (keys, inotify instances) are each sandbox's own;

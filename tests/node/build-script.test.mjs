@@ -1,11 +1,11 @@
 // build.sh itself, sourced for its functions (nothing is built here):
 //   - the test layers' runner (tests/layers.sh) prints one line per layer,
 //     the whole output of a failing layer only, keeps every log, ends with
-//     "N passed, N failed" and fails when a layer failed (issue 17, item 13),
+//     "N passed, N failed" and fails when a layer failed,
 //     and names each layer as it starts;
 //   - cJSON's source comes through an apt configuration of build.sh's own
 //     under the build directory: the system's apt state is never written
-//     (issue 17, item 15). Checked offline: nothing is downloaded.
+//     Checked offline: nothing is downloaded.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'

@@ -1,7 +1,7 @@
 // The "Run one layer" commands of docs/testing.md, as a user types them at
 // the repository root: every path they name exists, and each starts right
-// with relative paths (issue 17, item 12: a relative E2BW_BUILD broke the
-// control-plane test's symlinked templates). Commands that take minutes run
+// with relative paths (a relative E2BW_BUILD must still let the
+// control-plane test find its symlinked templates). Commands that take minutes run
 // a cheap part of themselves: one named test, one contract case.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'

@@ -1,4 +1,4 @@
-// The layering of the project's C, as a ratchet (issues 8 and 13). For the
+// The layering of the project's C, as a ratchet. For the
 // core and for the local backend alike it reads the sources, finds which
 // file's exported functions each file refers to (a call, or a pointer in a
 // table), and fails on:
@@ -10,7 +10,7 @@
 // across folders of one level), an exported name that does not match its
 // file or folder, and a folder whose main header does not say at its top
 // what the folder owns and what it may call. The orders are written down in
-// README.md ("Architecture") and docs/local-backend.md ("Folders").
+// docs/architecture.md and docs/backend/extending.md ("Folders").
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -36,7 +36,7 @@ const components = {
   },
 }
 
-// The backend's folders, top to bottom (docs/local-backend.md, "Folders").
+// The backend's folders, top to bottom (docs/backend/extending.md, "Folders").
 // A file may refer to files of its own folder and of any lower level, never
 // to a higher level nor to another folder of its own level. The empty
 // folders are the ones the design keeps room for. Each folder has one
@@ -162,7 +162,7 @@ test('the scanner sees references, so the checks above can fail', () => {
   assert.deepEqual(cycles(new Map([['a', new Map([['b', 1]])], ['b', new Map([['a', 1]])], ['c', new Map()]])), [['a', 'b']])
 })
 
-// The JS side (issue 13, "Components out of tests/"): what the demo, the
+// The JS side: what the demo, the
 // benchmarks, the playground and host/ run is a component, never a test
 // file, so nothing outside tests/ imports from tests/.
 test('no module outside tests/ imports from tests/', () => {

@@ -25,16 +25,16 @@ test('committed wasm/core.wasm is byte-identical to a fresh build', () => {
     'wasm/core.wasm is stale: run ./build.sh update-wasm and commit it')
 })
 
-// 96 KiB (issue 9) held a core without templates; templates.build (issue
-// 15) costs about 25.6 KB of it: docs/PERFORMANCE.md, "core.wasm size".
-test('committed wasm/core.wasm stays within 128 KiB (issue 9, then issue 15)', () => {
+// The module's limit: templates.build alone costs about 25.7 KB of it
+// (docs/PERFORMANCE.md, "core.wasm size").
+test('committed wasm/core.wasm stays within 128 KiB', () => {
   const size = readFileSync(MODULES.committed).length
   assert.ok(size <= 128 * 1024, `core.wasm is ${size} bytes, over 131,072`)
 })
 
 // The module's size as the docs quote it: bytes in the benchmark tables,
 // KiB there and in README's opening line. A core change that moves the size
-// fails here until the docs say the new one (issue 17, item 16).
+// fails here until the docs say the new one.
 test('README and docs/PERFORMANCE.md quote the committed module\'s size', () => {
   const size = readFileSync(MODULES.committed).length
   const kib = size / 1024

@@ -1,5 +1,5 @@
 // A backend run by a user other than root on cgroup v2, in a cgroup
-// delegated to it (docs/local-backend.md, "Rootless"): its sandboxes get
+// delegated to it (docs/backend/runtime-and-isolation.md, "Rootless"): its sandboxes get
 // cgroups of their own there, every command starts in its sandbox's
 // (clone3 with CLONE_INTO_CGROUP), pause freezes the cgroup (cgroup.freeze,
 // not SIGSTOP), kill empties and removes it (cgroup.kill), and the ready line

@@ -1,5 +1,5 @@
-// The backend run by a user other than root (issue 13, "Isolation that never
-// quietly becomes none"): auto is then rootless, in the user's own user
+// The backend run by a user other than root (docs/backend/runtime-and-isolation.md,
+// "Rootless"): auto is then rootless, in the user's own user
 // namespace over its subordinate ids (or a single id without them), and
 // sandboxes are still sandboxes: root and user inside are ids that are
 // neither host root nor the user; files, pause, resume and kill work; and

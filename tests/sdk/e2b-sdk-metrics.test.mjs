@@ -2,7 +2,7 @@
 // backend: sandbox.getMetrics(), getMetrics({ start, end }),
 // Sandbox.getMetrics(id), and GET /sandboxes/metrics (no SDK call: raw HTTP).
 // The samples come from each sandbox's cgroups and disk image
-// (docs/local-backend.md, "Metrics"), taken every second here
+// (docs/backend/cgroups-and-limits.md, "Metrics"), taken every second here
 // (--metrics-interval 1); every wait polls with a deadline.
 //
 // Needs full isolation (cgroups and disk images); skipped otherwise.

@@ -1,4 +1,4 @@
-// Snapshots and fork through the official e2b SDK (issue 16):
+// Snapshots and fork through the official e2b SDK:
 // createSnapshot (named with a tag, and unnamed), listSnapshots filtered by
 // name and by sandbox, Sandbox.create(snapshotId) giving independent
 // sandboxes, deleteSnapshot, and fork({count}) with the errors the SDK

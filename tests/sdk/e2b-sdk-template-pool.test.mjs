@@ -1,4 +1,4 @@
-// Built templates in the warm pool (backend/warm/, docs/local-backend.md
+// Built templates in the warm pool (backend/warm/, docs/backend/runtime-and-isolation.md
 // "Warm pool"): once a template is created from, the backend keeps
 // --warm-pool sandboxes of its stack started ahead, so the next creates only
 // claim one, with everything the template gives its sandboxes (files,

@@ -1,4 +1,4 @@
-// Volumes through the official e2b SDK (issue 16): create, list, get, the
+// Volumes through the official e2b SDK: create, list, get, the
 // volume content file API with the volume's own token, mounting at create
 // (volumeMounts), two sandboxes sharing one volume, the size limit, and the
 // refusal to delete a volume a sandbox mounts.
@@ -23,7 +23,7 @@ describe('official e2b SDK volumes', () => {
     opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl, debug: false, requestTimeoutMs: 20000 };
     // The SDK's Volume file calls take neither apiUrl nor E2B_API_URL: they
     // go to https://api.<domain> unless E2B_VOLUME_API_URL is set, the way
-    // README ("The official e2b SDK against the local backend") says. Set
+    // README ("Use the E2B SDK against the local backend") says. Set
     // for the whole file, so no call can reach a public address.
     process.env.E2B_VOLUME_API_URL = backend.apiUrl;
   });
@@ -124,7 +124,7 @@ describe('official e2b SDK volumes', () => {
   test('E2B_VOLUME_API_URL is documented beside the other variables, and the file calls follow it', async () => {
     const readme = readFileSync(path.join(repo, 'README.md'), 'utf8');
     assert.match(readme, /\| `apiUrl` of `Volume`'s file calls \| `E2B_VOLUME_API_URL` \|/);
-    const local = readFileSync(path.join(repo, 'docs', 'local-backend.md'), 'utf8');
+    const local = readFileSync(path.join(repo, 'docs', 'backend', 'state.md'), 'utf8');
     assert.match(local, /`E2B_VOLUME_API_URL`/);
     const vol = await Volume.create('where-calls-go', opts);
     try {

@@ -1,7 +1,7 @@
 /* The sandbox's account names by id, read once for a whole request (a
  * ListDir of many entries): /etc/passwd and /etc/group are the sandbox's
  * own, and its root may grow them to the 1 MiB bound, so reading them per
- * entry let one listing hold the backend for a minute (issue 18, item 3).
+ * entry could let one listing hold the backend for a minute.
  * Calls runtime/runtime_users.c. */
 #ifndef E2B_BACKEND_FS_OWNERS_H
 #define E2B_BACKEND_FS_OWNERS_H

@@ -10,7 +10,7 @@
  * directory is opened inside the sandbox root (fs_path.h) and watched through
  * its /proc/self/fd link, so the watch cannot leave the sandbox.
  *
- * Bounds (issue 18, items 5 and 7): directories are watched in slices
+ * Bounds (docs/backend/threat-model.md): directories are watched in slices
  * (fs_watch_dirs.h), at most --max-watches per sandbox, all its watchers
  * together; a watcher at a limit (that one, the kernel's, or its unread
  * events) ends with resource_exhausted, never goes on silently. */

@@ -1,6 +1,6 @@
 /* The directories one inotify watcher watches (fs_watch.h), and the walk
  * that adds them in slices on the event loop: a recursive watch of a tree of
- * 100,000 directories must not hold the loop (issue 18, item 5). Each
+ * 100,000 directories must not hold the loop. Each
  * directory queued or watched counts against the sandbox's watch budget
  * (--max-watches); at the budget, or at the kernel's own limits, the walk
  * stops with resource_exhausted naming the limit, never a silent watcher. */

@@ -39,7 +39,8 @@ struct proc *process_find(struct proc_manager *pm, const struct sandbox *sb, uin
 	const char *tag, bool ended);
 /* Reads the process's output while it is neither paused nor blocked by a
  * stream over the high-water mark (p->blocked), and has a stream to take it
- * or has ended (issue 18, item 13: nobody reading, nothing is read). */
+ * or has ended: with nobody reading, nothing is read, so a process that
+ * writes without end cannot fill the backend's memory. */
 void process_update_reading(struct proc *p);
 void process_kill_group(struct proc *p, int sig);
 /* Registers a freshly spawned process; takes config and tag. NULL when out of memory

@@ -28,8 +28,8 @@ struct sandbox_user;
 #define PROC_STREAM_HIGH_WATER (1024 * 1024) /* pause the process above this many unsent bytes */
 #define PROC_RETENTION_MS 30000             /* Connect replays an exit this long */
 /* ... for at most this many ended processes of a sandbox, holding at most
- * this many bytes of tags and end events; the oldest go first (issue 18,
- * item 7). */
+ * this many bytes of tags and end events; the oldest go first, so a sandbox
+ * that starts processes without end cannot grow the backend's memory. */
 #define PROC_RETAINED_MAX 1024
 #define PROC_RETAINED_BYTES_MAX (16 * 1024 * 1024)
 /* Input queued for a sandbox's processes that have not read it yet. */

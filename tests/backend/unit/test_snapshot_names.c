@@ -1,6 +1,6 @@
 /* snapshots/snapshots_names.c (E2B's snapshot names and references) and
- * lib/hmac.c (RFC 4231 vectors: the tokens issue 16 derives from the API
- * key). */
+ * lib/hmac.c (RFC 4231 vectors: the envd, traffic and volume tokens are
+ * HMACs keyed by the API key). */
 #include "check.h"
 #include "lib/hmac.h"
 #include "snapshots/snapshots_names.h"
