@@ -203,10 +203,10 @@ describe('a hostile sandbox: watches and retained memory', { skip }, () => {
     }
     await envd.call('process.Process/SendSignal', { process: { pid }, signal: 'SIGNAL_SIGKILL' })
     // The held calls are answered once the process is gone: written,
-    // internal (the pipe broke), or not_found (read after the kill), never
-    // left hanging.
+    // internal (the pipe broke), not_found (read after the kill), or
+    // refused at one of the two 16 MiB bounds, never left hanging.
     for (const r of await Promise.all(calls)) {
-      assert.ok(r.status === 200 || ['internal', 'resource_exhausted', 'not_found'].includes(r.json?.code), r.text)
+      assert.ok(r.status === 200 || ['internal', 'resource_exhausted', 'not_found', 429].includes(r.json?.code), r.text)
     }
     s.cancel()
   })
