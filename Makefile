@@ -14,10 +14,11 @@
 # New .c files are found by wildcard; nothing here lists them.
 
 BUILD     ?= build
-# One spelling of every path under it, however BUILD is given: the dependency
-# files (-MMD) name their objects as the compile did, and make matches them
-# only under the same spelling.
-override BUILD := $(abspath $(BUILD))
+# One spelling of every path under it, however BUILD is given (relative to
+# this directory when inside it, else absolute): the dependency files (-MMD)
+# name their objects as the compile did, and make matches them only under the
+# same spelling.
+override BUILD := $(patsubst $(CURDIR)/%,%,$(abspath $(BUILD)))
 CJSON_DIR ?= $(BUILD)/third_party/cjson
 CC        ?= cc
 CLANG     ?= clang
