@@ -14,7 +14,7 @@
  * whose length is checked. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_clone.h"
 #include "runtime/runtime_disk.h"

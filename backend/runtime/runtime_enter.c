@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_enter.h"
 
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_seccomp.h"
 #include "runtime/runtime_state.h"
 #include "runtime/runtime_users.h"

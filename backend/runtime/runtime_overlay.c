@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_overlay.h"
 
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_disk.h"
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_userns.h"

@@ -18,7 +18,7 @@
 
 #include "lib/tree_remove.h"
 #include "lib/worker.h"
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_control.h"
 #include "runtime/runtime_disk.h"

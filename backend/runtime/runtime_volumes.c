@@ -3,7 +3,7 @@
 #include "runtime/runtime_volumes.h"
 
 #include "lib/text.h"
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_state.h"
 
