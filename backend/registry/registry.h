@@ -68,7 +68,9 @@ struct registry *registry_new(struct event_base *base, const char *sandboxes_dir
 void registry_halt_all(struct registry *reg);
 /* Removes every sandbox (hooks fire, directories are deleted); with
  * persistence (registry_persist.h) every sandbox is kept instead: recorded
- * paused, its processes stopped, its disk kept. */
+ * paused, its processes stopped, its disk kept. The registry stays, empty. */
+void registry_remove_all(struct registry *reg);
+/* registry_remove_all, then the registry itself goes. */
 void registry_free(struct registry *reg);
 /* Adds a set of hooks (at most REGISTRY_MAX_HOOKS). Like constructors and
  * destructors: `removing` and `paused` run in the order the sets were
