@@ -3,7 +3,13 @@
  * (control-plane API, the shared envd one and one envd listener per sandbox)
  * onto one libevent loop with the process manager, prints the ready line, and tears
  * everything down again on SIGTERM/SIGINT: every process group is killed
- * and reaped before the backend exits. */
+ * and reaped before the backend exits.
+ *
+ * Each part is a subsystem with an open and a close, listed in the table
+ * subsystems[] in the order they open: main() opens them in turn, runs the
+ * loop, and closes the opened ones in reverse, after a failed open as at
+ * shutdown. An open that fails undoes what it did itself. Adding a part is
+ * a pair of functions and one line of the table. */
 #include "api/api_ctx.h"
 #include "api/api_routes.h"
 #include "api/api_sandboxes.h"
@@ -53,6 +59,31 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Everything the subsystems open, and what they hand each other. */
+struct backend {
+	struct backend_options opt;
+	struct state_dir sd;
+	struct event_base *base;
+	struct event *sigterm, *sigint;
+	struct net_options net_opt;
+	struct registry *reg;
+	struct volumes *volumes;
+	struct secrets *secrets;
+	struct templates catalog;
+	struct templates_env templates_env;
+	struct proc_manager *pm;
+	struct fs_watchers *watchers;
+	struct http_conns_limits limits;
+	struct http_conns *conns;
+	struct envd_ctx envd_ctx;
+	struct envd_listeners *own_ports;
+	struct metrics *metrics;
+	struct api_ctx api_ctx;
+	struct sandbox_spec warm_shape;
+	struct evhttp *api, *envd;
+	char api_url[96], sandbox_url[96], domain[256];
+};
+
 static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
 {
 	(void)what;
@@ -88,7 +119,6 @@ static int print_ready_line(const char *api_url, const char *sandbox_url, const 
 	return 0;
 }
 
-/* <dir of the binary>/../templates: build/bin/ next to build/templates/. */
 /* The egress proxy's way to a secret a transform rule names. */
 static int secret_value(void *ctx, const char *name, char **value)
 {
@@ -109,247 +139,451 @@ static void warm_start_abandon(void *handle)
 	templates_start_abandon(handle);
 }
 
-static char *default_templates_dir(void)
+/* What the opens from the registry on print when they fail. */
+static int no_loop(void)
 {
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 16);
-	if (n <= 0)
-		return strdup("templates");
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		strcpy(slash + 1, "templates");
-	return strdup(exe);
+	fprintf(stderr, "e2b-local-backend: cannot set up the event loop\n");
+	return -1;
 }
+
+static int state_dir_up(struct backend *b)
+{
+	return state_dir_open(&b->sd, b->opt.state_dir);
+}
+
+static void state_dir_down(struct backend *b)
+{
+	state_dir_close(&b->sd);
+}
+
+/* The loop, and its SIGTERM and SIGINT events (caught from the "signals"
+ * step on, until the loop goes: a second one during shutdown changes
+ * nothing). */
+static int loop_up(struct backend *b)
+{
+	b->base = event_base_new();
+	/* One level below everyone's for the warm pool's steps (warm.h). */
+	if (b->base && event_base_priority_init(b->base, WARM_PRIORITY + 1) == 0) {
+		b->sigterm = evsignal_new(b->base, SIGTERM, on_stop_signal, b->base);
+		b->sigint = evsignal_new(b->base, SIGINT, on_stop_signal, b->base);
+		return 0;
+	}
+	if (b->base)
+		event_base_free(b->base);
+	b->base = NULL;
+	return -1;
+}
+
+static void loop_down(struct backend *b)
+{
+	if (b->sigterm)
+		event_free(b->sigterm);
+	if (b->sigint)
+		event_free(b->sigint);
+	event_base_free(b->base);
+	libevent_global_shutdown(); /* lets leak checkers see a clean exit */
+}
+
+static int runtime_up(struct backend *b)
+{
+	char *templates = options_templates_dir(&b->opt);
+	if (!templates || runtime_init(b->base, b->opt.isolation, templates, b->sd.root) != 0) {
+		runtime_shutdown(); /* whatever runtime_init had made */
+		free(templates);
+		return -1;
+	}
+	free(templates);
+	if (b->opt.cgroup_favor_dynmods && runtime_full() && runtime_migrates())
+		runtime_dynmods_start(b->sd.root);
+	return 0;
+}
+
+static void runtime_down(struct backend *b)
+{
+	(void)b;
+	runtime_shutdown(); /* waits until every sandbox's directory, mount and cgroup is gone */
+}
+
+static int store_up(struct backend *b)
+{
+	return store_layers_init(b->base, b->sd.root);
+}
+
+static void store_down(struct backend *b)
+{
+	(void)b;
+	store_layers_shutdown(); /* waits for the store's helpers (seals, deletions) */
+}
+
+static int net_up(struct backend *b)
+{
+	const struct backend_options *opt = &b->opt;
+	/* Rootless sandboxes have loopback only: veths, forwarding and the
+	 * nftables table need root in the machine's network namespace. */
+	b->net_opt = (struct net_options){.subnet = opt->sandbox_subnet,
+		.max_sandboxes = opt->max_sandboxes + opt->warm_pool * (1 + opt->warm_templates),
+		.conn_limit = opt->sandbox_conn_limit,
+		.off = !opt->sandbox_network || opt->isolation == ISOLATION_ROOTLESS,
+		.egress_ca_dir = b->sd.owns_root ? NULL : b->sd.root, .egress_ca_file = opt->egress_ca_file};
+	return net_init(b->base, &b->net_opt);
+}
+
+static void net_down(struct backend *b)
+{
+	(void)b;
+	net_shutdown(); /* the table and the address claim, after every sandbox */
+}
+
+static int registry_up(struct backend *b)
+{
+	b->reg = registry_new(b->base, b->sd.sandboxes, b->opt.api_key);
+	if (!b->reg)
+		return no_loop();
+	/* A state directory of its own (--state-dir) outlives this process:
+	 * its sandboxes are recorded there. A mkdtemp one dies with it. */
+	if (!b->sd.owns_root)
+		registry_persist(b->reg, b->sd.root);
+	b->api_ctx = (struct api_ctx){.reg = b->reg, .api_key = b->opt.api_key,
+		.connect_may_shorten = b->opt.connect_may_shorten,
+		.max_sandboxes = (size_t)b->opt.max_sandboxes};
+	return 0;
+}
+
+static void registry_down(struct backend *b)
+{
+	registry_free(b->reg); /* empty by now ("sandboxes") */
+}
+
+static int volumes_up(struct backend *b)
+{
+	b->volumes = volumes_open(b->sd.root, b->reg, b->opt.api_key, runtime_full(), !b->sd.owns_root);
+	b->api_ctx.volumes = b->volumes;
+	return b->volumes ? 0 : no_loop();
+}
+
+static void volumes_down(struct backend *b)
+{
+	volumes_close(b->volumes); /* after the sandboxes that mounted them */
+}
+
+static int secrets_up(struct backend *b)
+{
+	/* Secrets last as long as the sandboxes' records do. */
+	b->secrets = secrets_open(b->sd.owns_root ? NULL : b->sd.root);
+	if (!b->secrets)
+		return no_loop();
+	net_egress_set_secrets(secret_value, b->secrets); /* ${e2b.secrets.<name>} in transform rules */
+	b->api_ctx.secrets = b->secrets;
+	return 0;
+}
+
+static void secrets_down(struct backend *b)
+{
+	secrets_close(b->secrets);
+}
+
+static void templates_down(struct backend *b)
+{
+	templates_stack_shutdown();
+	images_shutdown();
+	templates_free_all(&b->catalog);
+	templates_builtin_shutdown(); /* after the warm pools that point at them */
+	templates_files_shutdown();
+}
+
+static int templates_up(struct backend *b)
+{
+	b->templates_env = (struct templates_env){.base = b->base, .reg = b->reg,
+		.catalog = &b->catalog, .state_root = b->sd.root};
+	b->api_ctx.templates = &b->templates_env;
+	bool files_ok = templates_files_init(b->sd.root) == 0 && images_init(b->base, &b->opt.images) == 0;
+	if (!files_ok)
+		fprintf(stderr, "e2b-local-backend: cannot make the template files directory\n");
+	/* The templates of earlier runs; then the layers none of them uses go. */
+	if (files_ok && templates_records_load(b->sd.root, &b->catalog) < 0 && errno != ENOENT)
+		fprintf(stderr, "e2b-local-backend: cannot read the templates' records: %s\n", strerror(errno));
+	if (files_ok && templates_stack_init(b->base, &b->catalog, b->reg) != 0)
+		files_ok = false;
+	templates_stack_collect_soon();
+	if (!files_ok) {
+		templates_down(b);
+		return no_loop();
+	}
+	return 0;
+}
+
+static int processes_up(struct backend *b)
+{
+	b->pm = process_manager_new(b->base, process_stream_ops());
+	b->templates_env.pm = b->pm;
+	return b->pm ? 0 : no_loop();
+}
+
+static void processes_down(struct backend *b)
+{
+	process_manager_free(b->pm); /* kills what is left, reaps every child */
+}
+
+static int watchers_up(struct backend *b)
+{
+	b->watchers = fs_watchers_new(b->base, b->reg, (size_t)b->opt.max_watches);
+	return b->watchers ? 0 : no_loop();
+}
+
+static void watchers_down(struct backend *b)
+{
+	fs_watchers_free(b->watchers); /* after the registry's removing hooks */
+}
+
+static int connections_up(struct backend *b)
+{
+	b->limits = (struct http_conns_limits){.max_connections = (size_t)b->opt.max_connections,
+		.request_timeout_s = b->opt.request_timeout_s,
+		.per_sandbox = (size_t)b->opt.max_sandbox_requests};
+	b->conns = http_conns_new(b->base, &b->limits);
+	return b->conns ? 0 : no_loop();
+}
+
+static void connections_down(struct backend *b)
+{
+	http_conns_free(b->conns); /* after every connection is gone */
+}
+
+static int envd_ports_up(struct backend *b)
+{
+	b->envd_ctx = (struct envd_ctx){.reg = b->reg, .process_manager = b->pm, .base = b->base,
+		.watchers = b->watchers, .max_upload_bytes = (uint64_t)b->opt.max_upload_mb << 20,
+		.proxy_idle_timeout_s = b->opt.proxy_idle_timeout_s, .wake = api_sandboxes_wake,
+		.wake_ctx = &b->api_ctx};
+	b->own_ports = envd_listeners_new(&b->envd_ctx, b->conns, b->opt.envd.host);
+	return b->own_ports ? 0 : no_loop();
+}
+
+static void envd_ports_down(struct backend *b)
+{
+	envd_listeners_free(b->own_ports); /* after the registry's removing hooks */
+}
+
+static int metrics_up(struct backend *b)
+{
+	b->metrics = metrics_new(b->base, b->reg, (int)b->opt.metrics_interval_s);
+	return b->metrics ? 0 : no_loop();
+}
+
+static void metrics_down(struct backend *b)
+{
+	metrics_free(b->metrics); /* after the registry's removing hooks */
+}
+
+static void sandboxes_down(struct backend *b)
+{
+	/* A sandbox's init ends only once the processes the backend forked into
+	 * it are reaped, and the loop reaps no more: all killed (paused ones
+	 * too) and reaped first, then each sandbox is stopped or removed. */
+	registry_halt_all(b->reg);
+	process_manager_reap(b->pm);
+	registry_remove_all(b->reg); /* kills every sandbox (SIGKILLs its processes) */
+	snapshots_free(b->api_ctx.snapshots); /* after the registry's removing hooks */
+}
+
+/* The registry's hooks, the snapshots (whose hooks come last) and the
+ * sandboxes of an earlier run. */
+static int sandboxes_up(struct backend *b)
+{
+	/* Streams are cut before the processes behind them are killed. */
+	struct registry_hooks port_hooks, watch_hooks, pm_hooks, net_hooks, metrics_hooks;
+	struct registry_hooks build_hooks = {.ctx = &b->templates_env,
+		.removing = templates_exec_sandbox_removing};
+	envd_listeners_hooks(b->own_ports, &port_hooks);
+	fs_watchers_hooks(b->watchers, &watch_hooks);
+	process_manager_registry_hooks(b->pm, &pm_hooks);
+	net_registry_hooks(&net_hooks);
+	metrics_registry_hooks(b->metrics, &metrics_hooks);
+	registry_add_hooks(b->reg, &port_hooks);
+	registry_add_hooks(b->reg, &watch_hooks);
+	registry_add_hooks(b->reg, &pm_hooks);
+	registry_add_hooks(b->reg, &net_hooks);
+	registry_add_hooks(b->reg, &metrics_hooks);
+	registry_add_hooks(b->reg, &build_hooks);
+	b->api_ctx.snapshots = snapshots_new(b->base, b->reg, b->sd.root, !b->sd.owns_root);
+	size_t kept = registry_restore(b->reg);
+	if (b->api_ctx.snapshots) {
+		snapshots_collect(b->api_ctx.snapshots); /* what a crash left unused */
+		templates_stack_add_keeper(snapshots_keep_layers, b->api_ctx.snapshots);
+	}
+	if (kept > 0)
+		fprintf(stderr, "e2b-local-backend: %zu sandbox%s of an earlier run brought back "
+			"paused\n", kept, kept == 1 ? "" : "es");
+	if (!b->api_ctx.snapshots) {
+		sandboxes_down(b);
+		return no_loop();
+	}
+	return 0;
+}
+
+/* The SDK's default template with the default resources, filled from the
+ * first pass of the loop, behind any request. */
+static int warm_up(struct backend *b)
+{
+	b->warm_shape = (struct sandbox_spec){.template_id = "base",
+		.cpu_count = SANDBOX_DEFAULT_CPU_COUNT, .memory_mb = SANDBOX_DEFAULT_MEMORY_MB,
+		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB, .timeout_s = 1};
+	b->api_ctx.warm = warm_new(b->base, b->reg, &b->warm_shape, (size_t)b->opt.warm_pool,
+		(size_t)b->opt.warm_templates, b->opt.warm_template_idle_s);
+	if (b->api_ctx.warm) {
+		templates_stack_add_keeper(warm_keep_layers, b->api_ctx.warm);
+		struct warm_starter starter = {.ctx = &b->templates_env, .begin = warm_start_begin,
+			.abandon = warm_start_abandon};
+		warm_set_starter(b->api_ctx.warm, &starter);
+	}
+	return 0; /* without one, every create starts its sandbox */
+}
+
+static void warm_down(struct backend *b)
+{
+	warm_free(b->api_ctx.warm); /* nobody's sandboxes, before the registry */
+}
+
+/* At shutdown, what runs off the requests ends once their clients are
+ * gone, before the sandboxes it uses. */
+static void work_down(struct backend *b)
+{
+	images_cancel_all(); /* pulls are killed, not waited for */
+	templates_exec_shutdown(&b->templates_env); /* running builds end, their sandboxes go */
+	/* Seals in progress finish while the registry and the snapshots they
+	 * report to still exist (their clients are gone with the listener). */
+	store_helper_wait_all();
+}
+
+static void servers_down(struct backend *b)
+{
+	if (b->api)
+		http_server_free(b->conns, b->api);
+	port_proxy_shutdown();    /* before the listener frees the connections it took over */
+	fs_list_shutdown();       /* listings in progress, before their connections go */
+	if (b->envd)
+		http_server_free(b->conns, b->envd); /* open process streams are detached here */
+	envd_listeners_close_all(b->own_ports); /* likewise, each sandbox's own port */
+}
+
+static int servers_up(struct backend *b)
+{
+	b->api = http_server_new(b->base, b->conns, HTTP_POOL_API, api_dispatch, api_verdict, &b->api_ctx);
+	b->envd = b->api ? http_server_new(b->base, b->conns, HTTP_POOL_ENVD, envd_dispatch,
+		envd_verdict, &b->envd_ctx) : NULL;
+	if (!b->envd) {
+		servers_down(b);
+		return no_loop();
+	}
+	return 0;
+}
+
+/* Signals first, so a SIGTERM sent right after the ready line is handled. */
+static int signals_up(struct backend *b)
+{
+	if (!b->sigint || event_add(b->sigterm, NULL) != 0 || event_add(b->sigint, NULL) != 0)
+		return no_loop();
+	return 0;
+}
+
+static int listen_up(struct backend *b)
+{
+	const struct backend_options *opt = &b->opt;
+	uint16_t api_port, envd_port;
+	if (http_server_bind(b->api, b->conns, HTTP_POOL_API, opt->api.host, opt->api.port, &api_port,
+		    NULL) != 0 ||
+	    http_server_bind(b->envd, b->conns, HTTP_POOL_ENVD, opt->envd.host, opt->envd.port,
+		    &envd_port, NULL) != 0)
+		return -1;
+	http_server_url(opt->api.host, api_port, b->api_url, sizeof b->api_url);
+	http_server_url(opt->envd.host, envd_port, b->sandbox_url, sizeof b->sandbox_url);
+	/* Browsers resolve *.localhost to loopback: <port>-<id>.localhost:<envd
+	 * port> reaches the envd listener, which routes by that Host. */
+	if (opt->domain)
+		snprintf(b->domain, sizeof b->domain, "%s", opt->domain);
+	else
+		snprintf(b->domain, sizeof b->domain, "localhost:%u", (unsigned)envd_port);
+	b->api_ctx.domain = b->domain;
+	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "
+		"(%zu of them for the API only)\n", b->api_url, b->sandbox_url, b->sd.root,
+		http_conns_max(b->conns), http_conns_api_reserve(b->conns));
+	return print_ready_line(b->api_url, b->sandbox_url, b->sd.root, b->domain);
+}
+
+static int mem_trim_up(struct backend *b)
+{
+	mem_trim_init(b->base); /* out of memory: nothing is trimmed, nothing else changes */
+	return 0;
+}
+
+static void mem_trim_down(struct backend *b)
+{
+	(void)b;
+	mem_trim_shutdown();
+}
+
+/* In the order they open; they close in reverse. Either may be NULL. */
+static const struct subsystem {
+	const char *name;
+	int (*open)(struct backend *b);   /* 0, or -1 with what it made undone */
+	void (*close)(struct backend *b);
+} subsystems[] = {
+	{"state directory", state_dir_up, state_dir_down},
+	{"event loop", loop_up, loop_down},
+	{"runtime", runtime_up, runtime_down},
+	{"layer store", store_up, store_down},
+	{"network", net_up, net_down},
+	{"registry", registry_up, registry_down},
+	{"volumes", volumes_up, volumes_down},
+	{"secrets", secrets_up, secrets_down},
+	{"templates", templates_up, templates_down},
+	{"process manager", processes_up, processes_down},
+	{"watchers", watchers_up, watchers_down},
+	{"connections", connections_up, connections_down},
+	{"envd ports", envd_ports_up, envd_ports_down},
+	{"metrics", metrics_up, metrics_down},
+	{"sandboxes", sandboxes_up, sandboxes_down},
+	{"warm pool", warm_up, warm_down},
+	{"work in flight", NULL, work_down},
+	{"servers", servers_up, servers_down},
+	{"signals", signals_up, NULL}, /* caught until the loop goes */
+	{"listeners", listen_up, NULL}, /* they go with their servers */
+	{"memory trim", mem_trim_up, mem_trim_down},
+};
+#define N_SUBSYSTEMS (sizeof subsystems / sizeof subsystems[0])
 
 int main(int argc, char **argv)
 {
 	crashpoint_init(); /* tests only: E2B_LOCAL_CRASH_AT */
-	struct backend_options opt;
-	switch (options_parse(argc, argv, &opt)) {
+	static struct backend b;
+	switch (options_parse(argc, argv, &b.opt)) {
 	case OPTIONS_OK: break;
 	case OPTIONS_EXIT_OK: return 0;
 	case OPTIONS_EXIT_USAGE: return 2;
 	}
 	fd_limit_raise(); /* before anything counts descriptors (--max-connections) */
 	char why[256];
-	if (runtime_ids_configure(opt.id_range, why, sizeof why) != 0) {
+	if (runtime_ids_configure(b.opt.id_range, why, sizeof why) != 0) {
 		fprintf(stderr, "e2b-local-backend: %s\n", why);
 		return 2;
 	}
 	/* First: rootless, the backend continues in namespaces of its own (as
 	 * a child; the process started here only forwards signals). */
-	if (runtime_rootless_prepare(&opt.isolation) != 0)
+	if (runtime_rootless_prepare(&b.opt.isolation) != 0)
 		return 1;
 	/* A client that hangs up mid-answer must not kill the server. */
 	signal(SIGPIPE, SIG_IGN);
 
+	size_t opened = 0;
+	while (opened < N_SUBSYSTEMS && (!subsystems[opened].open || subsystems[opened].open(&b) == 0))
+		opened++;
 	int rc = 1;
-	struct state_dir sd;
-	if (state_dir_open(&sd, opt.state_dir) != 0)
-		return 1;
-
-	struct event_base *base = event_base_new();
-	/* One level below everyone's for the warm pool's steps (warm.h). */
-	if (base && event_base_priority_init(base, WARM_PRIORITY + 1) != 0) {
-		event_base_free(base);
-		base = NULL;
+	if (opened == N_SUBSYSTEMS) {
+		event_base_dispatch(b.base);
+		rc = 0;
 	}
-	char *templates = opt.templates_dir ? strdup(opt.templates_dir) : default_templates_dir();
-	if (!base || !templates || runtime_init(base, opt.isolation, templates, sd.root) != 0) {
-		runtime_shutdown(); /* whatever runtime_init had made */
-		free(templates);
-		if (base)
-			event_base_free(base);
-		state_dir_close(&sd);
-		return 1;
-	}
-	free(templates);
-	if (opt.cgroup_favor_dynmods && runtime_full() && runtime_migrates())
-		runtime_dynmods_start(sd.root);
-	if (store_layers_init(base, sd.root) != 0) {
-		runtime_shutdown();
-		event_base_free(base);
-		state_dir_close(&sd);
-		return 1;
-	}
-	/* Rootless sandboxes have loopback only: veths, forwarding and the
-	 * nftables table need root in the machine's network namespace. */
-	struct net_options net_opt = {.subnet = opt.sandbox_subnet, .max_sandboxes = opt.max_sandboxes +
-		opt.warm_pool * (1 + opt.warm_templates),
-		.conn_limit = opt.sandbox_conn_limit,
-		.off = !opt.sandbox_network || opt.isolation == ISOLATION_ROOTLESS,
-		.egress_ca_dir = sd.owns_root ? NULL : sd.root, .egress_ca_file = opt.egress_ca_file};
-	if (net_init(base, &net_opt) != 0) {
-		store_layers_shutdown();
-		runtime_shutdown();
-		event_base_free(base);
-		state_dir_close(&sd);
-		return 1;
-	}
-	struct registry *reg = registry_new(base, sd.sandboxes, opt.api_key);
-	/* A state directory of its own (--state-dir) outlives this process:
-	 * its sandboxes are recorded there. A mkdtemp one dies with it. */
-	if (reg && !sd.owns_root)
-		registry_persist(reg, sd.root);
-	struct volumes *volumes = reg ? volumes_open(sd.root, reg, opt.api_key,
-		runtime_full(), !sd.owns_root) : NULL;
-	/* Secrets last as long as the sandboxes' records do. */
-	struct secrets *secrets = volumes ? secrets_open(sd.owns_root ? NULL : sd.root) : NULL;
-	if (secrets)
-		net_egress_set_secrets(secret_value, secrets); /* ${e2b.secrets.<name>} in transform rules */
-	struct proc_manager *pm = secrets ? process_manager_new(base, process_stream_ops()) : NULL;
-	struct api_ctx api_ctx = {.reg = reg, .api_key = opt.api_key,
-		.connect_may_shorten = opt.connect_may_shorten,
-		.max_sandboxes = (size_t)opt.max_sandboxes, .volumes = volumes, .secrets = secrets};
-	struct templates catalog = {0};
-	struct templates_env templates_env = {.base = base, .reg = reg, .pm = pm, .catalog = &catalog,
-		.state_root = sd.root};
-	api_ctx.templates = &templates_env;
-	bool files_ok = templates_files_init(sd.root) == 0 && images_init(base, &opt.images) == 0;
-	if (!files_ok)
-		fprintf(stderr, "e2b-local-backend: cannot make the template files directory\n");
-	/* The templates of earlier runs; then the layers none of them uses go. */
-	if (files_ok && templates_records_load(sd.root, &catalog) < 0 && errno != ENOENT)
-		fprintf(stderr, "e2b-local-backend: cannot read the templates' records: %s\n", strerror(errno));
-	if (files_ok && (!reg || templates_stack_init(base, &catalog, reg) != 0))
-		files_ok = false;
-	templates_stack_collect_soon();
-	struct fs_watchers *watchers = pm && files_ok ? fs_watchers_new(base, reg, (size_t)opt.max_watches) : NULL;
-	struct envd_ctx envd_ctx = {.reg = reg, .process_manager = pm, .base = base,
-		.watchers = watchers, .max_upload_bytes = (uint64_t)opt.max_upload_mb << 20,
-		.proxy_idle_timeout_s = opt.proxy_idle_timeout_s, .wake = api_sandboxes_wake, .wake_ctx = &api_ctx};
-	struct http_conns_limits limits = {.max_connections = (size_t)opt.max_connections,
-		.request_timeout_s = opt.request_timeout_s,
-		.per_sandbox = (size_t)opt.max_sandbox_requests};
-	struct http_conns *conns = watchers ? http_conns_new(base, &limits) : NULL;
-	struct envd_listeners *own_ports = conns ? envd_listeners_new(&envd_ctx, conns, opt.envd.host)
-		: NULL;
-	struct metrics *metrics = own_ports ? metrics_new(base, reg, (int)opt.metrics_interval_s) : NULL;
-	if (metrics) {
-		/* Streams are cut before the processes behind them are killed. */
-		struct registry_hooks port_hooks, watch_hooks, pm_hooks, net_hooks, metrics_hooks;
-		struct registry_hooks build_hooks = {.ctx = &templates_env,
-			.removing = templates_exec_sandbox_removing};
-		envd_listeners_hooks(own_ports, &port_hooks);
-		fs_watchers_hooks(watchers, &watch_hooks);
-		process_manager_registry_hooks(pm, &pm_hooks);
-		net_registry_hooks(&net_hooks);
-		metrics_registry_hooks(metrics, &metrics_hooks);
-		registry_add_hooks(reg, &port_hooks);
-		registry_add_hooks(reg, &watch_hooks);
-		registry_add_hooks(reg, &pm_hooks);
-		registry_add_hooks(reg, &net_hooks);
-		registry_add_hooks(reg, &metrics_hooks);
-		registry_add_hooks(reg, &build_hooks);
-		api_ctx.snapshots = snapshots_new(base, reg, sd.root, !sd.owns_root);
-		size_t kept = registry_restore(reg);
-		if (api_ctx.snapshots) {
-			snapshots_collect(api_ctx.snapshots); /* what a crash left unused */
-			templates_stack_add_keeper(snapshots_keep_layers, api_ctx.snapshots);
-		}
-		if (kept > 0)
-			fprintf(stderr, "e2b-local-backend: %zu sandbox%s of an earlier run brought back "
-				"paused\n", kept, kept == 1 ? "" : "es");
-	}
-	struct evhttp *api = metrics && api_ctx.snapshots ? http_server_new(base, conns, HTTP_POOL_API,
-		api_dispatch, api_verdict, &api_ctx) : NULL;
-	struct evhttp *envd = api ? http_server_new(base, conns, HTTP_POOL_ENVD, envd_dispatch,
-		envd_verdict, &envd_ctx) : NULL;
-	/* Signals first, so a SIGTERM sent right after the ready line is handled. */
-	struct event *sigterm = envd ? evsignal_new(base, SIGTERM, on_stop_signal, base) : NULL;
-	struct event *sigint = sigterm ? evsignal_new(base, SIGINT, on_stop_signal, base) : NULL;
-	if (!sigint || event_add(sigterm, NULL) != 0 || event_add(sigint, NULL) != 0) {
-		fprintf(stderr, "e2b-local-backend: cannot set up the event loop\n");
-		goto out;
-	}
-
-	uint16_t api_port, envd_port;
-	if (http_server_bind(api, conns, HTTP_POOL_API, opt.api.host, opt.api.port, &api_port,
-		    NULL) != 0 ||
-	    http_server_bind(envd, conns, HTTP_POOL_ENVD, opt.envd.host, opt.envd.port, &envd_port,
-		    NULL) != 0)
-		goto out;
-	char api_url[96], sandbox_url[96], domain[256];
-	http_server_url(opt.api.host, api_port, api_url, sizeof api_url);
-	http_server_url(opt.envd.host, envd_port, sandbox_url, sizeof sandbox_url);
-	/* Browsers resolve *.localhost to loopback: <port>-<id>.localhost:<envd
-	 * port> reaches the envd listener, which routes by that Host. */
-	if (opt.domain)
-		snprintf(domain, sizeof domain, "%s", opt.domain);
-	else
-		snprintf(domain, sizeof domain, "localhost:%u", (unsigned)envd_port);
-	api_ctx.domain = domain;
-	/* The SDK's default template with the default resources; filled from
-	 * the first pass of the loop, behind any request. */
-	struct sandbox_spec warm_shape = {.template_id = "base",
-		.cpu_count = SANDBOX_DEFAULT_CPU_COUNT, .memory_mb = SANDBOX_DEFAULT_MEMORY_MB,
-		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB, .timeout_s = 1};
-	api_ctx.warm = warm_new(base, reg, &warm_shape, (size_t)opt.warm_pool, (size_t)opt.warm_templates,
-		opt.warm_template_idle_s);
-	if (api_ctx.warm) {
-		templates_stack_add_keeper(warm_keep_layers, api_ctx.warm);
-		struct warm_starter starter = {.ctx = &templates_env, .begin = warm_start_begin,
-			.abandon = warm_start_abandon};
-		warm_set_starter(api_ctx.warm, &starter);
-	}
-	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "
-		"(%zu of them for the API only)\n", api_url, sandbox_url, sd.root,
-		http_conns_max(conns), http_conns_api_reserve(conns));
-	if (print_ready_line(api_url, sandbox_url, sd.root, domain) != 0)
-		goto out;
-
-	mem_trim_init(base); /* out of memory: nothing is trimmed, nothing else changes */
-	event_base_dispatch(base);
-	rc = 0;
-
-out:
-	if (api)
-		http_server_free(conns, api);
-	port_proxy_shutdown();    /* before the listener frees the connections it took over */
-	fs_list_shutdown();       /* listings in progress, before their connections go */
-	if (envd)
-		http_server_free(conns, envd); /* open process streams are detached here */
-	envd_listeners_close_all(own_ports); /* likewise, each sandbox's own port */
-	http_conns_free(conns);   /* after every connection is gone */
-	images_cancel_all(); /* pulls are killed, not waited for */
-	templates_exec_shutdown(&templates_env); /* running builds end, their sandboxes go */
-	/* Seals in progress finish while the registry and the snapshots they
-	 * report to still exist (their clients are gone with the listener). */
-	store_helper_wait_all();
-	warm_free(api_ctx.warm);  /* nobody's sandboxes, before the registry */
-	/* A sandbox's init ends only once the processes the backend forked into
-	 * it are reaped, and the loop reaps no more: all killed (paused ones
-	 * too) and reaped first, then each sandbox is stopped or removed. */
-	registry_halt_all(reg);
-	process_manager_reap(pm);
-	registry_free(reg);       /* kills every sandbox (SIGKILLs its processes) */
-	volumes_close(volumes);   /* after the sandboxes that mounted them */
-	secrets_close(secrets);
-	snapshots_free(api_ctx.snapshots); /* after the registry's removing hooks */
-	fs_watchers_free(watchers); /* after the registry's removing hooks */
-	envd_listeners_free(own_ports); /* after the registry's removing hooks */
-	metrics_free(metrics);    /* likewise */
-	process_manager_free(pm);    /* kills what is left, reaps every child */
-	net_shutdown();           /* the table and the address claim, after every sandbox */
-	store_layers_shutdown();  /* waits for the store's helpers (seals, deletions) */
-	runtime_shutdown();       /* waits until every sandbox's directory, mount and cgroup is gone */
-	templates_stack_shutdown();
-	images_shutdown();
-	templates_free_all(&catalog);
-	templates_builtin_shutdown(); /* after the warm pools that point at them */
-	templates_files_shutdown();
-	if (sigterm)
-		event_free(sigterm);
-	if (sigint)
-		event_free(sigint);
-	mem_trim_shutdown();
-	if (base)
-		event_base_free(base);
-	libevent_global_shutdown(); /* lets leak checkers see a clean exit */
-	state_dir_close(&sd);
+	while (opened-- > 0)
+		if (subsystems[opened].close)
+			subsystems[opened].close(&b);
 	return rc;
 }

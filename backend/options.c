@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
 	"usage: E2B_LOCAL_API_KEY=KEY e2b-local-backend --listen HOST:PORT [options]\n"
@@ -399,4 +400,22 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 				opt->envd.host);
 	}
 	return OPTIONS_OK;
+}
+
+char *options_templates_dir(const struct backend_options *opt)
+{
+	if (opt->templates_dir)
+		return strdup(opt->templates_dir);
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 16);
+	if (n <= 0)
+		return strdup("templates");
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		strcpy(slash + 1, "templates");
+	return strdup(exe);
 }

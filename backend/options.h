@@ -62,5 +62,8 @@ enum options_result {
 /* Parses argv and takes the API key from --api-key-file or $E2B_LOCAL_API_KEY
  * (the variable is removed from the environment either way). */
 enum options_result options_parse(int argc, char **argv, struct backend_options *opt);
+/* --templates-dir, or <dir of the binary>/../templates (build/bin/ next to
+ * build/templates/): a string to free, NULL when out of memory. */
+char *options_templates_dir(const struct backend_options *opt);
 
 #endif

@@ -127,11 +127,9 @@ void registry_halt_all(struct registry *reg)
 		runtime_sandbox_halt(reg->items[i]);
 }
 
-void registry_free(struct registry *reg)
+void registry_remove_all(struct registry *reg)
 {
-	if (!reg)
-		return;
-	while (reg->count > 0) {
+	while (reg && reg->count > 0) {
 		struct sandbox *sb = reg->items[reg->count - 1];
 		if (!reg->state_root) {
 			registry_kill(reg, sb);
@@ -154,6 +152,13 @@ void registry_free(struct registry *reg)
 		sb->rt = NULL;
 		sandbox_free(sb);
 	}
+}
+
+void registry_free(struct registry *reg)
+{
+	if (!reg)
+		return;
+	registry_remove_all(reg);
 	free(reg->items);
 	free(reg->sandboxes_dir);
 	free(reg->token_key);

@@ -14,7 +14,7 @@
  * whose length is checked. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_clone.h"
 #include "runtime/runtime_disk.h"
@@ -45,46 +45,46 @@
 #include <time.h>
 #include <unistd.h>
 
-struct runtime_globals rt_g = {.mode = ISOLATION_NONE, .self_pid_ns = -1, .cwd_fd = -1,
-	.init_fd = -1, .cgroups = {.devices_prog = -1}};
-
 bool runtime_isolated(void)
 {
-	return rt_g.mode == ISOLATION_FULL || rt_g.mode == ISOLATION_ROOTLESS;
+	return runtime_self()->mode == ISOLATION_FULL || runtime_self()->mode == ISOLATION_ROOTLESS;
 }
 
 const char *runtime_isolation_name(void)
 {
-	return rt_g.mode == ISOLATION_FULL ? "full" : rt_g.mode == ISOLATION_ROOTLESS ? "rootless" : "none";
+	enum isolation mode = runtime_self()->mode;
+	return mode == ISOLATION_FULL ? "full" : mode == ISOLATION_ROOTLESS ? "rootless" : "none";
 }
 
 void runtime_limits(struct runtime_limits *out)
 {
-	const struct runtime_cgroups *cgs = &rt_g.cgroups;
+	const struct runtime_cgroups *cgs = &runtime_self()->cgroups;
 	bool cgroups = runtime_isolated() && cgs->version != RT_CGROUP_NONE;
 	out->memory = cgroups && cgs->memory;
 	out->pids = cgroups && cgs->pids;
 	out->cpu = cgroups && cgs->cpu;
-	out->disk = rt_g.mode == ISOLATION_FULL;
+	out->disk = runtime_self()->mode == ISOLATION_FULL;
 	out->devices = cgroups && cgs->devices ? cgs->devices
-		: rt_g.mode == ISOLATION_ROOTLESS ? "userns" : NULL;
+		: runtime_self()->mode == ISOLATION_ROOTLESS ? "userns" : NULL;
 }
 
 const char *runtime_cgroup_hierarchy(void)
 {
 	if (!runtime_isolated())
 		return NULL;
-	return rt_g.cgroups.version == RT_CGROUP_V2 ? "v2" : rt_g.cgroups.version == RT_CGROUP_V1 ? "v1" : NULL;
+	enum runtime_cgroup_version v = runtime_self()->cgroups.version;
+	return v == RT_CGROUP_V2 ? "v2" : v == RT_CGROUP_V1 ? "v1" : NULL;
 }
 
 const char *runtime_cgroup_sandboxes(void)
 {
-	return runtime_isolated() ? rt_g.cgroups.parent[rt_g.cgroups.version == RT_CGROUP_V1 ? RT_PIDS : 0] : NULL;
+	const struct runtime_cgroups *cgs = &runtime_self()->cgroups;
+	return runtime_isolated() ? cgs->parent[cgs->version == RT_CGROUP_V1 ? RT_PIDS : 0] : NULL;
 }
 
 bool runtime_full(void)
 {
-	return rt_g.mode == ISOLATION_FULL;
+	return runtime_self()->mode == ISOLATION_FULL;
 }
 
 bool runtime_migrates(void)
@@ -103,7 +103,7 @@ pid_t runtime_host_pid(void)
 static const char *missing_piece(const char *templates_dir)
 {
 	static char why[512];
-	if (rt_g.mode == ISOLATION_FULL && geteuid() != 0)
+	if (runtime_self()->mode == ISOLATION_FULL && geteuid() != 0)
 		return "not running as root";
 	static const char *const ns[] = {"user", "pid", "mnt", "uts", "ipc", "net"};
 	for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
@@ -124,9 +124,9 @@ static const char *missing_piece(const char *templates_dir)
 		fclose(f);
 	if (!overlay)
 		return "no overlayfs in this kernel";
-	if (rt_g.init_fd < 0) {
+	if (runtime_self()->init_fd < 0) {
 		snprintf(why, sizeof why, "no sandbox init binary next to the backend (%s)",
-			rt_g.init_path ? rt_g.init_path : "?");
+			runtime_self()->init_path ? runtime_self()->init_path : "?");
 		return why;
 	}
 	struct stat st;
@@ -134,7 +134,7 @@ static const char *missing_piece(const char *templates_dir)
 		snprintf(why, sizeof why, "no templates directory %s (./build.sh builds it)", templates_dir);
 		return why;
 	}
-	return rt_g.mode == ISOLATION_FULL ? runtime_disk_image_missing() : NULL;
+	return runtime_self()->mode == ISOLATION_FULL ? runtime_disk_image_missing() : NULL;
 }
 
 /* The backend's own mount namespace, so every overlay disappears with the
@@ -159,8 +159,8 @@ static void locate_init(void)
 	if (!slash)
 		return;
 	strcpy(slash + 1, "e2b-sandbox-init");
-	rt_g.init_path = strdup(exe);
-	rt_g.init_fd = open(exe, O_PATH | O_CLOEXEC);
+	runtime_self()->init_path = strdup(exe);
+	runtime_self()->init_fd = open(exe, O_PATH | O_CLOEXEC);
 }
 
 /* What a rootless backend's sandboxes get, on stderr. */
@@ -177,7 +177,7 @@ static void say_rootless_limits(void)
 				missing[0] ? ", " : "", names[i]);
 	if (!l.memory && !l.pids && !l.cpu)
 		snprintf(missing, sizeof missing, "cpu, memory or pids");
-	bool freezer = rt_g.cgroups.version != RT_CGROUP_NONE;
+	bool freezer = runtime_self()->cgroups.version != RT_CGROUP_NONE;
 	if (missing[0])
 		fprintf(stderr, "e2b-local-backend: rootless: sandboxes have no %s limits (%s), no "
 			"network but loopback, and pause %s\n", missing,
@@ -192,20 +192,20 @@ static void say_rootless_limits(void)
 int runtime_init(struct event_base *base, enum isolation requested, const char *templates_dir,
 	const char *state_root)
 {
-	rt_g.base = base;
-	rt_g.templates_dir = strdup(templates_dir);
-	rt_g.state_root = strdup(state_root);
-	if (!rt_g.templates_dir || !rt_g.state_root)
+	runtime_self()->base = base;
+	runtime_self()->templates_dir = strdup(templates_dir);
+	runtime_self()->state_root = strdup(state_root);
+	if (!runtime_self()->templates_dir || !runtime_self()->state_root)
 		return -1;
 	if (requested == ISOLATION_NONE) {
-		rt_g.mode = ISOLATION_NONE;
+		runtime_self()->mode = ISOLATION_NONE;
 		runtime_clean_stale_dirs(state_root);
 		return 0;
 	}
-	rt_g.mode = requested == ISOLATION_ROOTLESS ? ISOLATION_ROOTLESS : ISOLATION_FULL;
+	runtime_self()->mode = requested == ISOLATION_ROOTLESS ? ISOLATION_ROOTLESS : ISOLATION_FULL;
 	locate_init();
 	const char *why = missing_piece(templates_dir);
-	if (!why && rt_g.mode == ISOLATION_FULL) {
+	if (!why && runtime_self()->mode == ISOLATION_FULL) {
 		why = runtime_ids_init_pool();
 		if (!why)
 			why = private_mounts();
@@ -215,7 +215,7 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		/* Rootless: the backend's namespace holds the sandboxes' ids (its
 		 * subordinate ids from 1, or only 0), one range for all of them. */
 		const struct runtime_rootless *rl = runtime_rootless_state();
-		rt_g.single_id = rl->single_id;
+		runtime_self()->single_id = rl->single_id;
 		runtime_ids_init_shared(rl->ids_base, rl->ids_count < RUNTIME_IDS_PER_SANDBOX
 			? rl->ids_count : RUNTIME_IDS_PER_SANDBOX);
 		/* Cgroups where the machine delegates them to the user (v2);
@@ -225,27 +225,27 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 			fprintf(stderr, "e2b-local-backend: rootless without cgroups: %s\n", no_cgroups);
 	}
 	if (!why) {
-		rt_g.self_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-		rt_g.cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (rt_g.self_pid_ns < 0)
+		runtime_self()->self_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+		runtime_self()->cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (runtime_self()->self_pid_ns < 0)
 			why = "cannot open the backend's own namespaces";
-		else if (rt_g.cwd_fd < 0)
+		else if (runtime_self()->cwd_fd < 0)
 			why = "cannot open the working directory";
 	}
 	if (!why)
 		why = runtime_seccomp_build();
 	runtime_clean_stale_dirs(state_root);
-	if (!why && rt_g.mode == ISOLATION_FULL)
+	if (!why && runtime_self()->mode == ISOLATION_FULL)
 		why = runtime_disk_init(state_root); /* after the cleaning of a dead backend's disks/ */
 	if (why) {
 		const char *mode = requested == ISOLATION_AUTO ? "isolation auto: full isolation"
 			: requested == ISOLATION_FULL ? "--isolation full" : "rootless isolation";
 		fprintf(stderr, "e2b-local-backend: %s is not possible here: %s (--isolation none, "
 			"asked for by name, runs sandbox commands on the host instead)\n", mode, why);
-		rt_g.mode = ISOLATION_NONE;
+		runtime_self()->mode = ISOLATION_NONE;
 		return -1;
 	}
-	if (rt_g.mode == ISOLATION_ROOTLESS)
+	if (runtime_self()->mode == ISOLATION_ROOTLESS)
 		say_rootless_limits();
 	return 0;
 }
@@ -257,24 +257,22 @@ void runtime_shutdown(void)
 	runtime_disk_shutdown();
 	runtime_cgroup_shutdown();
 	runtime_ids_shutdown();
-	if (rt_g.state_root) {
+	if (runtime_self()->state_root) {
 		char path[4096];
-		snprintf(path, sizeof path, "%s/backend.pid", rt_g.state_root);
+		snprintf(path, sizeof path, "%s/backend.pid", runtime_self()->state_root);
 		unlink(path);
 	}
-	if (rt_g.self_pid_ns >= 0)
-		close(rt_g.self_pid_ns);
-	if (rt_g.cwd_fd >= 0)
-		close(rt_g.cwd_fd);
-	if (rt_g.init_fd >= 0)
-		close(rt_g.init_fd);
+	if (runtime_self()->self_pid_ns >= 0)
+		close(runtime_self()->self_pid_ns);
+	if (runtime_self()->cwd_fd >= 0)
+		close(runtime_self()->cwd_fd);
+	if (runtime_self()->init_fd >= 0)
+		close(runtime_self()->init_fd);
 	runtime_seccomp_release();
-	free(rt_g.init_path);
-	free(rt_g.templates_dir);
-	free(rt_g.state_root);
-	memset(&rt_g, 0, sizeof rt_g);
-	rt_g.self_pid_ns = rt_g.cwd_fd = rt_g.init_fd = rt_g.cgroups.devices_prog = -1;
-	rt_g.mode = ISOLATION_NONE;
+	free(runtime_self()->init_path);
+	free(runtime_self()->templates_dir);
+	free(runtime_self()->state_root);
+	runtime_self_reset();
 }
 
 /* --- create ------------------------------------------------------------------ */
@@ -315,7 +313,7 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, 
 	/* Rootless cannot idmap the template: its files must already belong to
 	 * the ids the sandboxes' root and users are (the subordinate ids). */
 	struct runtime_ids ids;
-	if (rt_g.mode == ISOLATION_ROOTLESS && runtime_ids_take(&ids) == 0 && st.st_uid != ids.base) {
+	if (runtime_self()->mode == ISOLATION_ROOTLESS && runtime_ids_take(&ids) == 0 && st.st_uid != ids.base) {
 		err->status = 500;
 		snprintf(err->message, sizeof err->message, "template '%.64s' is owned by uid %u in the "
 			"backend's namespace, not by the sandboxes' root (%u): rootless needs a template "
@@ -324,7 +322,7 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, 
 		return -1;
 	}
 	/* Rootless has no disk limit: it cannot attach loop devices. */
-	return rt_g.mode == ISOLATION_FULL ? runtime_disk_check_space(disk_size_mb, err) : 0;
+	return runtime_self()->mode == ISOLATION_FULL ? runtime_disk_check_space(disk_size_mb, err) : 0;
 }
 
 /* A fresh runtime state: nothing taken, nothing mounted. */
@@ -407,7 +405,7 @@ int runtime_sandbox_reserve(struct sandbox *sb, struct runtime_error *err)
 		err->status = 503;
 		snprintf(err->message, sizeof err->message, "no free id range for a new sandbox: the "
 			"%s of --id-range are all in use or still being removed", runtime_ids_describe());
-	} else if (rt_g.mode == ISOLATION_FULL && attach_disk(sb, rt) != 0) {
+	} else if (runtime_self()->mode == ISOLATION_FULL && attach_disk(sb, rt) != 0) {
 		if (errno == ENOSPC)
 			err->status = 507; /* the host's disk is full */
 		snprintf(err->message, sizeof err->message, "cannot prepare the sandbox's disk: %s",

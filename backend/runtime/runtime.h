@@ -18,8 +18,9 @@
  * runtime/ owns: that isolation (namespaces, cgroups, the overlay root and
  * the disk image its writable layer lives on, the syscall policy, pid 1's
  * program in init/), the accounts of a sandbox, entering it, removing it and
- * what a dead backend left. It may call: lib/ only, and libseccomp (it reads
- * the registry's struct sandbox, never calls the registry). Called by main.c,
+ * what a dead backend left, and the type struct sandbox (runtime_sandbox.h),
+ * which the registry fills. It may call: lib/ only, and libseccomp (never
+ * the registry). Called by main.c,
  * registry/ (start, freeze, remove), envd/ (process spawning, files, port
  * proxy) and api/ (may this sandbox be created?).
  *

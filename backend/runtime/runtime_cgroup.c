@@ -19,7 +19,7 @@ const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer"
 
 static const struct runtime_cgroup_ops *ops(void)
 {
-	switch (rt_g.cgroups.version) {
+	switch (runtime_self()->cgroups.version) {
 	case RT_CGROUP_V1: return &runtime_cgroup_v1_ops;
 	case RT_CGROUP_V2: return &runtime_cgroup_v2_ops;
 	default: return NULL;
@@ -33,13 +33,13 @@ const char *runtime_cgroup_init(bool full, bool (*alive)(pid_t pid))
 		? runtime_cgroup_version_of((unsigned long)fs.f_type) : RT_CGROUP_NONE;
 	/* Rootless on v1: no delegation to a user there. */
 	if (v == RT_CGROUP_NONE || (v == RT_CGROUP_V1 && !full)) {
-		rt_g.cgroups.version = RT_CGROUP_NONE;
+		runtime_self()->cgroups.version = RT_CGROUP_NONE;
 		return full ? "no cgroup hierarchy at " CGROUP_ROOT : NULL;
 	}
-	rt_g.cgroups.version = v;
+	runtime_self()->cgroups.version = v;
 	const char *why = ops()->init(full, alive);
 	if (why)
-		rt_g.cgroups.version = RT_CGROUP_NONE;
+		runtime_self()->cgroups.version = RT_CGROUP_NONE;
 	return why;
 }
 
@@ -51,7 +51,7 @@ void runtime_cgroup_shutdown(void)
 
 bool runtime_cgroup_migrates(void)
 {
-	return rt_g.cgroups.version == RT_CGROUP_V1;
+	return runtime_self()->cgroups.version == RT_CGROUP_V1;
 }
 
 void runtime_cgroup_none(struct runtime_cgroup *cg)

@@ -43,7 +43,7 @@ struct runtime_cgroup_usage {
 	uint64_t cache;      /* the page cache (and tmpfs) among them */
 };
 
-/* What the backend's cgroups are (rt_g.cgroups), settled by runtime_cgroup_init. */
+/* What the backend's cgroups are (runtime_self()->cgroups), settled by runtime_cgroup_init. */
 struct runtime_cgroups {
 	enum runtime_cgroup_version version; /* NONE: sandboxes get no cgroup */
 	bool memory, pids, cpu;  /* the limits a sandbox's cgroup gets */

@@ -25,7 +25,8 @@ static char why[768];
 
 static bool *limit_flag(size_t i)
 {
-	return i == 0 ? &rt_g.cgroups.memory : i == 1 ? &rt_g.cgroups.pids : &rt_g.cgroups.cpu;
+	struct runtime_cgroups *cgs = &runtime_self()->cgroups;
+	return i == 0 ? &cgs->memory : i == 1 ? &cgs->pids : &cgs->cpu;
 }
 
 /* Enables controller in dir's cgroup.subtree_control unless it is already. */
@@ -119,7 +120,7 @@ static const char *available(const char *top, bool full)
 
 static const char *enter(bool full)
 {
-	struct runtime_cgroups *cgs = &rt_g.cgroups;
+	struct runtime_cgroups *cgs = &runtime_self()->cgroups;
 	struct statfs fs;
 	if (statfs(CGROUP_ROOT, &fs) != 0 ||
 	    runtime_cgroup_version_of((unsigned long)fs.f_type) != RT_CGROUP_V2)

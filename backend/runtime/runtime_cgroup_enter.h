@@ -27,7 +27,7 @@
 
 /* On cgroup v2 (nothing otherwise, and nothing the second time): finds
  * <home>, checks it, makes <home>/b<pid>/backend, moves this process there
- * and enables the controllers; records all of it in rt_g.cgroups. full:
+ * and enables the controllers; records all of it in runtime_self()->cgroups. full:
  * memory, pids and cpu are all required. NULL ok; else why not, naming the
  * cgroup v2 piece that is missing. */
 const char *runtime_cgroup_enter(bool full);

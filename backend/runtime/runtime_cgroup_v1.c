@@ -124,7 +124,7 @@ static void clean_stale(bool (*alive)(pid_t pid))
 			if (e->d_name[0] != 'b')
 				continue;
 			pid_t owner = (pid_t)atoi(e->d_name + 1);
-			if (owner <= 0 || owner == rt_g.cgroups.owner || alive(owner))
+			if (owner <= 0 || owner == runtime_self()->cgroups.owner || alive(owner))
 				continue;
 			fprintf(stderr, "e2b-local-backend: removing cgroups left by backend %d\n", (int)owner);
 			clean_backend_groups(e->d_name);
@@ -142,11 +142,11 @@ static const char *make_parents(void)
 		if (mkdir(path, 0755) != 0 && errno != EEXIST)
 			goto fail;
 		snprintf(path, sizeof path, CGROUP_ROOT "/%s/" CGROUP_GROUP "/b%d", rt_controllers[i],
-			(int)rt_g.cgroups.owner);
+			(int)runtime_self()->cgroups.owner);
 		if (mkdir(path, 0755) != 0 && errno != EEXIST)
 			goto fail;
-		rt_g.cgroups.parent[i] = strdup(path);
-		if (!rt_g.cgroups.parent[i])
+		runtime_self()->cgroups.parent[i] = strdup(path);
+		if (!runtime_self()->cgroups.parent[i])
 			goto fail;
 		/* Once here, for every sandbox group made below (they inherit it). */
 		if (i == RT_DEVICES && restrict_devices(path) != 0) {
@@ -175,23 +175,23 @@ static const char *v1_init(bool full, bool (*alive)(pid_t pid))
 			return why;
 		}
 	}
-	rt_g.cgroups.owner = getpid();
+	runtime_self()->cgroups.owner = getpid();
 	clean_stale(alive);
 	const char *failed = make_parents();
 	if (failed)
 		return failed;
-	rt_g.cgroups.memory = rt_g.cgroups.pids = rt_g.cgroups.cpu = true;
-	rt_g.cgroups.devices = "cgroup";
+	runtime_self()->cgroups.memory = runtime_self()->cgroups.pids = runtime_self()->cgroups.cpu = true;
+	runtime_self()->cgroups.devices = "cgroup";
 	return NULL;
 }
 
 static void v1_shutdown(void)
 {
 	for (int i = 0; i < RT_NCTRL; i++) {
-		if (rt_g.cgroups.parent[i])
-			rmdir(rt_g.cgroups.parent[i]);
-		free(rt_g.cgroups.parent[i]);
-		rt_g.cgroups.parent[i] = NULL;
+		if (runtime_self()->cgroups.parent[i])
+			rmdir(runtime_self()->cgroups.parent[i]);
+		free(runtime_self()->cgroups.parent[i]);
+		runtime_self()->cgroups.parent[i] = NULL;
 	}
 }
 
@@ -199,10 +199,10 @@ static int v1_make(struct runtime_cgroup *cg, const char *id, int memory_mb, int
 {
 	char text[64];
 	for (int i = 0; i < RT_NCTRL; i++) {
-		cg->dir[i] = malloc(strlen(rt_g.cgroups.parent[i]) + strlen(id) + 2);
+		cg->dir[i] = malloc(strlen(runtime_self()->cgroups.parent[i]) + strlen(id) + 2);
 		if (!cg->dir[i])
 			return -1;
-		sprintf(cg->dir[i], "%s/%s", rt_g.cgroups.parent[i], id);
+		sprintf(cg->dir[i], "%s/%s", runtime_self()->cgroups.parent[i], id);
 		if (mkdir(cg->dir[i], 0755) != 0 && errno != EEXIST)
 			return -1;
 	}

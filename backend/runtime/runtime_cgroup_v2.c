@@ -111,7 +111,7 @@ static void drain_dir(const char *dir)
  * backend's own leaf, then the group. */
 static void clean_stale(bool (*alive)(pid_t pid))
 {
-	const char *home = rt_g.cgroups.home;
+	const char *home = runtime_self()->cgroups.home;
 	DIR *d = opendir(home);
 	struct dirent *e;
 	while (d && (e = readdir(d)) != NULL) {
@@ -119,7 +119,7 @@ static void clean_stale(bool (*alive)(pid_t pid))
 		if (e->d_name[0] != 'b')
 			continue;
 		long owner = strtol(e->d_name + 1, &end, 10);
-		if (*end || owner <= 0 || owner > INT_MAX || owner == (long)rt_g.cgroups.owner ||
+		if (*end || owner <= 0 || owner > INT_MAX || owner == (long)runtime_self()->cgroups.owner ||
 		    alive((pid_t)owner))
 			continue;
 		fprintf(stderr, "e2b-local-backend: removing cgroups left by backend %ld\n", owner);
@@ -145,16 +145,16 @@ static void clean_stale(bool (*alive)(pid_t pid))
 static const char *v2_init(bool full, bool (*alive)(pid_t pid))
 {
 	static char why[512];
-	rt_g.cgroups.devices_prog = -1;
+	runtime_self()->cgroups.devices_prog = -1;
 	const char *failed = runtime_cgroup_enter(full);
 	if (failed)
 		return failed;
 	clean_stale(alive);
 	if (full) {
-		rt_g.cgroups.devices_prog = runtime_devices_load(why, sizeof why);
-		if (rt_g.cgroups.devices_prog < 0)
+		runtime_self()->cgroups.devices_prog = runtime_devices_load(why, sizeof why);
+		if (runtime_self()->cgroups.devices_prog < 0)
 			return why;
-		rt_g.cgroups.devices = "bpf";
+		runtime_self()->cgroups.devices = "bpf";
 	}
 	/* Rootless: no program (loading one needs CAP_BPF or CAP_SYS_ADMIN over
 	 * the machine); the user namespace opens no device node of the
@@ -164,7 +164,7 @@ static const char *v2_init(bool full, bool (*alive)(pid_t pid))
 
 static void v2_shutdown(void)
 {
-	struct runtime_cgroups *cgs = &rt_g.cgroups;
+	struct runtime_cgroups *cgs = &runtime_self()->cgroups;
 	if (cgs->devices_prog >= 0)
 		close(cgs->devices_prog);
 	cgs->devices_prog = -1;
@@ -188,7 +188,7 @@ static void v2_shutdown(void)
 
 static int v2_make(struct runtime_cgroup *cg, const char *id, int memory_mb, int cpu_count)
 {
-	const struct runtime_cgroups *cgs = &rt_g.cgroups;
+	const struct runtime_cgroups *cgs = &runtime_self()->cgroups;
 	char text[64];
 	cg->dir[0] = malloc(strlen(cgs->parent[0]) + strlen(id) + 2);
 	if (!cg->dir[0])
@@ -255,7 +255,7 @@ static int v2_usage(const struct runtime_cgroup *cg, struct runtime_cgroup_usage
 {
 	char cpu[1024], memory[64], stat[8192];
 	uint64_t usec;
-	if (!rt_g.cgroups.memory || runtime_read_at(cg->dir[0], "cpu.stat", cpu, sizeof cpu) != 0 ||
+	if (!runtime_self()->cgroups.memory || runtime_read_at(cg->dir[0], "cpu.stat", cpu, sizeof cpu) != 0 ||
 	    runtime_cgroup_keyed(cpu, "usage_usec", &usec) != 0 ||
 	    runtime_read_at(cg->dir[0], "memory.current", memory, sizeof memory) != 0 ||
 	    runtime_read_at(cg->dir[0], "memory.stat", stat, sizeof stat) != 0)

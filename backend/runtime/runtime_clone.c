@@ -84,7 +84,7 @@ static void init_become_root(const struct init_launch *l)
 		_exit(1); /* the parent gave up */
 	if (syscall(SYS_setresgid, 0, 0, 0) != 0 || syscall(SYS_setresuid, 0, 0, 0) != 0)
 		init_fail(l->report_fd, "become root in the sandbox's user namespace");
-	if (!rt_g.single_id && syscall(SYS_setgroups, 0, NULL) != 0)
+	if (!runtime_self()->single_id && syscall(SYS_setgroups, 0, NULL) != 0)
 		init_fail(l->report_fd, "setgroups");
 	/* The ids changed: the mm, the backend's when shared, is dumpable again. */
 	prctl(PR_SET_DUMPABLE, 1);
@@ -105,7 +105,7 @@ static int init_main(void *arg)
 	init_become_root(l);
 	/* Keep only the report pipe (as fd 3), the syscall policy the init
 	 * installs after its mounts (fd 4) and the init binary. */
-	int init_fd = fcntl(rt_g.init_fd, F_DUPFD_CLOEXEC, 64);
+	int init_fd = fcntl(runtime_self()->init_fd, F_DUPFD_CLOEXEC, 64);
 	int filter_fd = fcntl(runtime_seccomp_fd(), F_DUPFD_CLOEXEC, 64);
 	if (init_fd < 0 || filter_fd < 0 || dup2(l->report_fd, 3) != 3 || dup2(filter_fd, 4) != 4)
 		init_fail(l->report_fd, "set up descriptors");
@@ -163,7 +163,7 @@ static pid_t clone_init_child(struct init_launch *l, int ns_flags, int cgroup_fd
 #ifdef __SANITIZE_THREAD__
 	bool shared = false;
 #else
-	bool shared = rt_g.mode == ISOLATION_FULL;
+	bool shared = runtime_self()->mode == ISOLATION_FULL;
 #endif
 	int flags = ns_flags;
 	if (shared) {
@@ -243,7 +243,7 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 				CLONE_NEWIPC | CLONE_NEWNET, cgroup_fd);
 		}
 		int e = errno;
-		if (syscall(SYS_setresuid, (uid_t)-1, 0, (uid_t)-1) != 0 || fchdir(rt_g.cwd_fd) != 0 ||
+		if (syscall(SYS_setresuid, (uid_t)-1, 0, (uid_t)-1) != 0 || fchdir(runtime_self()->cwd_fd) != 0 ||
 		    (bits >= 0 && prctl(PR_SET_SECUREBITS, bits) != 0)) {
 			fprintf(stderr, "e2b-local-backend: cannot become root again in its own directory\n");
 			abort();

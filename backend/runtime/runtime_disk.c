@@ -250,8 +250,8 @@ static int start_helper(void)
 	dk.helper = pid;
 	dk.sock = sv[0];
 	fcntl(dk.sock, F_SETFL, fcntl(dk.sock, F_GETFL) | O_NONBLOCK);
-	dk.ev = event_new(rt_g.base, dk.sock, EV_READ | EV_PERSIST, on_answer, NULL);
-	dk.refill_ev = evtimer_new(rt_g.base, on_refill, NULL);
+	dk.ev = event_new(runtime_self()->base, dk.sock, EV_READ | EV_PERSIST, on_answer, NULL);
+	dk.refill_ev = evtimer_new(runtime_self()->base, on_refill, NULL);
 	if (!dk.ev || !dk.refill_ev || event_add(dk.ev, NULL) != 0) {
 		helper_gone();
 		return -1;

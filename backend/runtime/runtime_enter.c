@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_enter.h"
 
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_seccomp.h"
 #include "runtime/runtime_state.h"
 #include "runtime/runtime_users.h"
@@ -195,7 +195,7 @@ int runtime_fork_leave(const struct sandbox *sb, pid_t child, bool joined)
 	 * migration lock. (v2: it was born in its cgroup.) */
 	if (child > 0 && !joined)
 		runtime_cgroup_attach(&sb->rt->cg, child);
-	if (setns(rt_g.self_pid_ns, CLONE_NEWPID) != 0) {
+	if (setns(runtime_self()->self_pid_ns, CLONE_NEWPID) != 0) {
 		fprintf(stderr, "e2b-local-backend: cannot return to its own pid namespace\n");
 		abort();
 	}
@@ -259,7 +259,7 @@ int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u)
 	}
 	/* With a single id (rootless without subordinate ids) that id, 0, is
 	 * every account's, and supplementary groups cannot be set. */
-	if (rt_g.single_id)
+	if (runtime_self()->single_id)
 		return syscall(SYS_setgid, 0) == 0 && syscall(SYS_setuid, 0) == 0 ? 0 : -1;
 	if (syscall(SYS_setgroups, (size_t)u->ngroups, u->groups) != 0 || syscall(SYS_setgid, u->gid) != 0 ||
 	    syscall(SYS_setuid, u->uid) != 0)

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_halt.h"
 
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_state.h"
 

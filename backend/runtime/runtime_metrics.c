@@ -1,7 +1,7 @@
 /* A sandbox's usage from its cgroups and disk (runtime_metrics.h). */
 #include "runtime/runtime_metrics.h"
 
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_disk.h"
 #include "runtime/runtime_state.h"

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_overlay.h"
 
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_disk.h"
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_userns.h"
@@ -34,9 +34,9 @@ char *runtime_template_rootfs(const char *template_id)
 			    c == '.' || c == '_' || c == '-'))
 			return NULL;
 	}
-	char *path = malloc(strlen(rt_g.templates_dir) + n + 16);
+	char *path = malloc(strlen(runtime_self()->templates_dir) + n + 16);
 	if (path)
-		sprintf(path, "%s/%s/rootfs", rt_g.templates_dir, template_id);
+		sprintf(path, "%s/%s/rootfs", runtime_self()->templates_dir, template_id);
 	return path;
 }
 
@@ -80,7 +80,7 @@ static int overlay_options(char *opts, size_t len, size_t n, const char *on)
 		used += (size_t)snprintf(opts + used, len - used, "lower%zu%s", i, i ? ":" : "");
 	if (used < len)
 		used += (size_t)snprintf(opts + used, len - used, ",upperdir=%supper,workdir=%swork%s", on,
-			on, rt_g.mode == ISOLATION_ROOTLESS ? ",userxattr" : "");
+			on, runtime_self()->mode == ISOLATION_ROOTLESS ? ",userxattr" : "");
 	if (used >= len) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -101,8 +101,8 @@ static int made(int rc, const struct sandbox_rt *rt)
 static int mount_layers(const char *const *layers, size_t n, struct sandbox_rt *rt, int dir_fd,
 	struct runtime_error *err)
 {
-	int userns = rt_g.mode == ISOLATION_FULL ? runtime_ids_userns(&rt->ids) : -1;
-	if (rt_g.mode == ISOLATION_FULL && userns < 0)
+	int userns = runtime_self()->mode == ISOLATION_FULL ? runtime_ids_userns(&rt->ids) : -1;
+	if (runtime_self()->mode == ISOLATION_FULL && userns < 0)
 		return failed(err, 500, "cannot map the sandbox's ids");
 	for (size_t i = 0; i < n; i++) {
 		char name[32];
@@ -128,7 +128,7 @@ int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runt
 	char upper[4096], work[4096], opts[8192];
 	/* On the sandbox's disk image (runtime_disk.h): its size is the limit.
 	 * Rootless has none: they lie in the sandbox's directory. */
-	const char *on = rt_g.mode == ISOLATION_FULL ? RUNTIME_DISK_MOUNT "/" : "";
+	const char *on = runtime_self()->mode == ISOLATION_FULL ? RUNTIME_DISK_MOUNT "/" : "";
 	snprintf(upper, sizeof upper, "%s/%supper", sb->dir, on);
 	snprintf(work, sizeof work, "%s/%swork", sb->dir, on);
 	rt->rootfs = malloc(strlen(sb->dir) + 8);
@@ -140,7 +140,7 @@ int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runt
 			"sandbox can start from", n, RUNTIME_MAX_LAYERS);
 	else if (!rt->rootfs || !layers[0] || dir_fd < 0)
 		failed(err, 500, "cannot mount the sandbox's root");
-	else if (rt_g.mode == ISOLATION_ROOTLESS && check_rootless(layers, n, rt, err) != 0)
+	else if (runtime_self()->mode == ISOLATION_ROOTLESS && check_rootless(layers, n, rt, err) != 0)
 		rc = -1; /* err says why */
 	else if (overlay_options(opts, sizeof opts, n, on) != 0 || made(mkdir(upper, 0755), rt) != 0 ||
 		 made(mkdir(work, 0700), rt) != 0)
@@ -163,7 +163,7 @@ int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runt
 		return failed(err, 500, "cannot mount the sandbox's root");
 	rc = mount("overlay", "rootfs", "overlay", 0, opts);
 	int e = errno;
-	if (fchdir(rt_g.cwd_fd) != 0) {
+	if (fchdir(runtime_self()->cwd_fd) != 0) {
 		fprintf(stderr, "e2b-local-backend: cannot return to its working directory\n");
 		abort();
 	}
@@ -194,7 +194,7 @@ int runtime_sandbox_upper(const struct sandbox *sb, char *path, size_t path_len,
 		errno = EINVAL;
 		return -1;
 	}
-	const char *on = rt_g.mode == ISOLATION_FULL ? RUNTIME_DISK_MOUNT "/" : "";
+	const char *on = runtime_self()->mode == ISOLATION_FULL ? RUNTIME_DISK_MOUNT "/" : "";
 	int n = snprintf(path, path_len, "%s/%supper", sb->dir, on);
 	if (n < 0 || (size_t)n >= path_len) {
 		errno = ENAMETOOLONG;

@@ -18,7 +18,7 @@
 
 #include "lib/tree_remove.h"
 #include "lib/worker.h"
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_control.h"
 #include "runtime/runtime_disk.h"
@@ -187,8 +187,8 @@ void runtime_sandbox_remove(struct sandbox *sb)
 	if (!cl.worker) {
 		/* A finished removal is the loop's last concern: the base's lowest
 		 * priority. */
-		int priorities = event_base_get_npriorities(rt_g.base);
-		cl.worker = worker_new(rt_g.base, priorities > 1 ? priorities - 1 : 0, CLEANER_NICE);
+		int priorities = event_base_get_npriorities(runtime_self()->base);
+		cl.worker = worker_new(runtime_self()->base, priorities > 1 ? priorities - 1 : 0, CLEANER_NICE);
 	}
 	struct removal *r = calloc(1, sizeof *r);
 	if (r && (!sb->dir || (r->dir = strdup(sb->dir)))) {

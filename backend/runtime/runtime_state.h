@@ -1,7 +1,8 @@
 /* The runtime's own state, shared by the files of runtime/ and private to
- * them: each sandbox's runtime state (sandbox.rt) and the runtime's globals
- * (rt_g: the isolation mode, paths, this backend's cgroups). It declares no
- * functions. */
+ * them (no file outside runtime/ includes this header): each sandbox's
+ * runtime state (sandbox.rt) and the runtime itself (struct runtime: the
+ * isolation mode, paths, this backend's cgroups), which runtime_init fills
+ * and runtime_shutdown empties, reached through runtime_self(). */
 #ifndef E2B_BACKEND_RUNTIME_STATE_H
 #define E2B_BACKEND_RUNTIME_STATE_H
 
@@ -41,7 +42,7 @@ struct sandbox_rt {
 	bool rebase;             /* kept, in another id range than its files: they move at start */
 };
 
-struct runtime_globals {
+struct runtime {
 	enum isolation mode;     /* FULL, ROOTLESS or NONE once runtime_init ran */
 	bool single_id;          /* rootless with one id: every account runs as 0 */
 	char *templates_dir;
@@ -53,6 +54,9 @@ struct runtime_globals {
 	int cwd_fd;              /* the backend's working directory, to return to */
 	struct event_base *base;
 };
-extern struct runtime_globals rt_g;
+/* The backend's one runtime. */
+struct runtime *runtime_self(void);
+/* Back to the state before runtime_init: nothing open, no isolation. */
+void runtime_self_reset(void);
 
 #endif

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_users.h"
 
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_enter.h"
 #include "runtime/runtime_state.h"
 

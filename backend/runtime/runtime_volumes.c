@@ -3,7 +3,7 @@
 #include "runtime/runtime_volumes.h"
 
 #include "lib/text.h"
-#include "registry/registry.h"
+#include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_state.h"
 
@@ -25,9 +25,9 @@ char *runtime_volumes_data_dir(const char *volume_id)
 	for (const char *c = volume_id; *c; c++)
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')))
 			return NULL;
-	if (!volume_id[0] || !rt_g.state_root)
+	if (!volume_id[0] || !runtime_self()->state_root)
 		return NULL;
-	return text_printf("%s/volumes/%s/data", rt_g.state_root, volume_id);
+	return text_printf("%s/volumes/%s/data", runtime_self()->state_root, volume_id);
 }
 
 static int open_beneath(int root_fd, const char *path)
@@ -90,8 +90,8 @@ static int mount_one(struct sandbox *sb, const char *volume_id, const char *path
 	}
 	int tree = open_tree(AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	free(source);
-	int userns = rt_g.mode == ISOLATION_FULL ? runtime_ids_userns(&rt->ids) : -1;
-	int rc = tree < 0 || (rt_g.mode == ISOLATION_FULL && userns < 0) ? -1 : 0;
+	int userns = runtime_self()->mode == ISOLATION_FULL ? runtime_ids_userns(&rt->ids) : -1;
+	int rc = tree < 0 || (runtime_self()->mode == ISOLATION_FULL && userns < 0) ? -1 : 0;
 	if (rc == 0 && userns >= 0) {
 		struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP,
 			.userns_fd = (unsigned long long)userns};

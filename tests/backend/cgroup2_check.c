@@ -122,8 +122,8 @@ int main(int argc, char **argv)
 	char dir[PATH_MAX], rel[PATH_MAX + 8];
 	snprintf(dir, sizeof dir, "%s/sandbox", base);
 	CHECK(mkdir(dir, 0755) == 0, "mkdir %s: %s", dir, strerror(errno));
-	rt_g.cgroups.version = RT_CGROUP_V2;
-	rt_g.cgroups.devices_prog = -1;
+	runtime_self()->cgroups.version = RT_CGROUP_V2;
+	runtime_self()->cgroups.devices_prog = -1;
 	struct runtime_cgroup cg;
 	runtime_cgroup_none(&cg);
 	cg.dir[0] = strdup(dir);

@@ -122,6 +122,39 @@ export function moduleGraph(root, files) {
   return { owner, edges, text, mod }
 }
 
+// The names a header declares for others to use, from its raw text:
+// { tags } (struct, union and enum tags it defines with a body) and
+// { names } (macros, typedefs, enum constants).
+export function declarations(raw) {
+  const tags = new Set()
+  const names = new Set()
+  for (const m of raw.matchAll(/^[ \t]*#[ \t]*define[ \t]+(\w+)/gm)) names.add(m[1])
+  const text = stripC(raw)
+  for (const m of text.matchAll(/\b(?:struct|union|enum)\s+(\w+)\s*\{/g)) tags.add(m[1])
+  for (const m of text.matchAll(/\benum\b[^;{]*\{([^}]*)\}/g)) {
+    for (const item of m[1].split(',')) {
+      const name = item.trim().match(/^[A-Za-z_]\w*/)
+      if (name) names.add(name[0])
+    }
+  }
+  for (const m of text.matchAll(/\btypedef\b[^;]*;/g)) {
+    const name = m[0].match(/\(\s*\*\s*(\w+)\s*\)/) || m[0].match(/(\w+)\s*(?:\[[^\]]*\]\s*)*;$/)
+    if (name) names.add(name[1])
+  }
+  return { tags, names }
+}
+
+// Uses of declared names in a stripped file: tags used as more than an
+// opaque pointer or a forward declaration ("struct x *p", "struct x;" are
+// not uses: they need nothing of the type), and other identifiers.
+export function nameUses(text) {
+  const tags = new Set()
+  for (const m of text.matchAll(/\b(struct|union|enum)\s+(\w+)\b(?!\s*[*;])/g)) tags.add(m[2])
+  for (const m of text.matchAll(/\benum\s+(\w+)\b/g)) tags.add(m[1])
+  const names = new Set(text.match(/\b[A-Za-z_]\w*\b/g) || [])
+  return { tags, names }
+}
+
 // Strongly connected components with more than one member (Tarjan).
 export function cycles(edges) {
   let index = 0

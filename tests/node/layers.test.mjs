@@ -7,7 +7,9 @@
 //   - a header declaring another file's functions (one header per file);
 //   - a file over 600 lines, or an include loop between headers.
 // For the backend also: a reference from a lower folder to a higher one (or
-// across folders of one level), an exported name that does not match its
+// across folders of one level), be it a call, an #include of its header or
+// a use of what that header declares (a type, a macro, a constant), an
+// #include of another folder's private header, an exported name that does not match its
 // file or folder, and a folder whose main header does not say at its top
 // what the folder owns and what it may call. The orders are written down in
 // docs/architecture.md and docs/backend/extending.md ("Folders").
@@ -17,7 +19,7 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
-import { cycles, moduleGraph, prototypes, stripC, walk } from '../lib/c-sources.mjs'
+import { cycles, declarations, moduleGraph, nameUses, prototypes, stripC, walk } from '../lib/c-sources.mjs'
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const MAX_LINES = 600
@@ -83,6 +85,76 @@ test('backend: no reference from a lower folder to a higher one, nor across fold
     }
   }
   assert.deepEqual(wrong, [])
+})
+
+// A lower floor must not need a higher one's header either: neither include
+// it nor use what it declares (a type beyond an opaque pointer, a macro, an
+// enum constant, a typedef), even when a header in between brings it along.
+// Known exceptions, to be moved down: envd/'s handler context (struct
+// envd_ctx) and ENVD_STATUS_PENDING, which envd/fs/ and envd/process/ take
+// from the router's header.
+const knownUp = [
+  'envd/fs/fs_files_get.h includes envd/envd_routes.h',
+  'envd/fs/fs_files_post.h includes envd/envd_routes.h',
+  'envd/fs/fs_list.c includes envd/envd_routes.h',
+  'envd/fs/fs_rpc.h includes envd/envd_routes.h',
+  'envd/fs/fs_watch.h includes envd/envd_routes.h',
+  'envd/fs/fs_watch_queue.h includes envd/envd_routes.h',
+  'envd/process/process_rpc.h includes envd/envd_routes.h',
+  'envd/fs/fs_files_post.c uses name ENVD_STATUS_PENDING of envd/envd_routes.h',
+  'envd/fs/fs_rpc.c uses name ENVD_STATUS_PENDING of envd/envd_routes.h',
+  'envd/fs/fs_watch.c uses name ENVD_STATUS_PENDING of envd/envd_routes.h',
+  'envd/fs/fs_watch_queue.c uses name ENVD_STATUS_PENDING of envd/envd_routes.h',
+]
+// Headers private to their folder: the runtime's state (struct runtime and
+// each sandbox's struct sandbox_rt) is reached from outside only through
+// runtime/'s functions.
+const PRIVATE = { 'runtime/runtime_state.h': 'runtime' }
+const above = (from, to) => folderOf(from) !== folderOf(to) && FOLDERS.get(folderOf(from)).rank >= FOLDERS.get(folderOf(to)).rank
+
+test('backend: no header included from a higher folder, nor across folders of one level', () => {
+  const root = components.backend.root
+  const files = components.backend.files()
+  const wrong = []
+  for (const f of files) {
+    for (const m of readFileSync(f, 'utf8').matchAll(/#\s*include\s+"([\w./-]+\.h)"/g)) {
+      const target = [path.join(root, m[1]), path.join(path.dirname(f), m[1])].find((p) => files.includes(p))
+      if (target && above(path.relative(root, f), path.relative(root, target))) wrong.push(`${path.relative(root, f)} includes ${m[1]}`)
+      // a folder's private state: its own files only
+      const own = PRIVATE[m[1]]
+      if (own !== undefined && folderOf(path.relative(root, f)) !== own) wrong.push(`${path.relative(root, f)} includes ${m[1]}, private to ${own}/`)
+    }
+  }
+  assert.deepEqual(wrong.filter((w) => !knownUp.includes(w)), [])
+  // a known exception that is gone leaves the list
+  assert.deepEqual(knownUp.filter((k) => k.includes(' includes ') && !wrong.includes(k)), [])
+})
+
+test('backend: no type, macro or constant of a higher folder used in a lower one', () => {
+  const root = components.backend.root
+  const files = components.backend.files()
+  // name -> the folders whose headers declare it (a lower one makes it fine)
+  const tagHome = new Map()
+  const nameHome = new Map()
+  const add = (map, name, file) => { if (!map.has(name)) map.set(name, []); map.get(name).push(file) }
+  for (const h of files.filter((f) => f.endsWith('.h'))) {
+    const { tags, names } = declarations(readFileSync(h, 'utf8'))
+    for (const t of tags) add(tagHome, t, path.relative(root, h))
+    for (const n of names) add(nameHome, n, path.relative(root, h))
+  }
+  const wrong = []
+  for (const f of files) {
+    const me = path.relative(root, f)
+    const uses = nameUses(stripC(readFileSync(f, 'utf8')))
+    for (const [kind, used, home] of [['type', uses.tags, tagHome], ['name', uses.names, nameHome]]) {
+      for (const n of used) {
+        const homes = home.get(n)
+        if (homes && homes.every((h) => above(me, h))) wrong.push(`${me} uses ${kind} ${n} of ${homes.join(', ')}`)
+      }
+    }
+  }
+  assert.deepEqual(wrong.filter((w) => !knownUp.includes(w)).sort(), [])
+  assert.deepEqual(knownUp.filter((k) => k.includes(' uses ') && !wrong.includes(k)), [])
 })
 
 test('backend: files and exported functions carry their folder\'s prefix or their file\'s name', () => {
@@ -159,6 +231,10 @@ test('the scanner sees references, so the checks above can fail', () => {
   assert.deepEqual(prototypes(stripC('int a(void);\ntypedef void (*cb)(int);\nstatic inline int b(void) { return 0; }\n')), ['a'])
   assert.ok(src.includes('table_fn };'))
   assert.ok(!src.includes('not_a_call'))
+  const decl = declarations('#define LIMIT 1\nstruct rec { int x; };\nenum mode { MODE_A, MODE_B = 2 };\ntypedef void (*done_fn)(int);\nstruct opaque;\n')
+  assert.deepEqual([[...decl.tags].sort(), [...decl.names].sort()], [['mode', 'rec'], ['LIMIT', 'MODE_A', 'MODE_B', 'done_fn']])
+  const uses = nameUses(stripC('struct rec *p; struct opaque; struct other v; enum mode m; int n = sizeof(struct big);'))
+  assert.deepEqual([...uses.tags].sort(), ['big', 'mode', 'other'])
   assert.deepEqual(cycles(new Map([['a', new Map([['b', 1]])], ['b', new Map([['a', 1]])], ['c', new Map()]])), [['a', 'b']])
 })
 
