@@ -100,9 +100,28 @@ chown "$uid:$gid" "$delegated" "$delegated/cgroup.procs" "$delegated/cgroup.subt
 chmod 700 "/run/user/$uid"
 export E2BW_GUEST_USER=$GUEST_USER
 
+# A line on the console every minute while the command runs: a run that goes
+# quiet shows whether the guest still ran (and how loaded it was) or had stopped.
+# Builtins only (read -t on a pipe held open for writing, which nobody writes):
+# no program to start over virtiofs.
+heartbeat() {
+	local up load procs never
+	exec {never}<> <(:)
+	while ! read -r -t 60 -u "$never" _; do
+		read -r up _ < /proc/uptime
+		read -r load _ < /proc/loadavg
+		procs=0
+		for _ in /proc/[0-9]*; do procs=$((procs + 1)); done
+		log "alive: up ${up%.*} s, load $load, $procs processes"
+	done
+}
+
 # The command, as root or the user, each in a leaf cgroup of its own.
 log "running the command as $RUN_AS"
+heartbeat &
+beat=$!
 : > "$RUN/started"
 "$HERE/as" "$RUN_AS" -- /bin/bash "$RUN/command" < /dev/null > "$OUT_PORT" 2>&1
 echo $? > "$RUN/status"
+kill "$beat" 2>/dev/null
 end_guest

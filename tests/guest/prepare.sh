@@ -8,7 +8,8 @@
 #   initrd.gz        busybox, the modules that reach the host's files and the disks
 #                    (virtio, virtiofs, virtio-blk, overlay for /etc) and
 #                    tests/guest/initramfs-init
-#   templates.ext4   build/templates as an ext4 image (mke2fs -d): idmapped mounts and
+#   templates.ext4   the templates the guest's tests use (`base`; E2BW_GUEST_TEMPLATES
+#                    names others) as an ext4 image (mke2fs -d): idmapped mounts and
 #                    overlay lowers need a disk filesystem, which virtiofs is not
 #
 # Needs root (as the tests do) and, the first time, apt's package lists; nothing is
@@ -102,18 +103,37 @@ prepare_initrd() {
   rm -rf "$work"
 }
 
-# build/templates on ext4, remade when a template was rebuilt (their RECIPE_HASH files).
+# The templates the guest's tests use (tests/cgroup2/ start only `base`), from
+# build/templates onto ext4, remade when one was rebuilt (its RECIPE_HASH). Only
+# these: the disk is written whole (mke2fs -d) before each boot that finds it stale.
+GUEST_TEMPLATES=${E2BW_GUEST_TEMPLATES:-base}
 prepare_templates() {
   [ -d "$BUILD/templates" ] || die "no $BUILD/templates: run ./build.sh first"
-  local stamp
-  stamp=$(cd "$BUILD/templates" && cat ./*/RECIPE_HASH 2>/dev/null | sha256sum | cut -d' ' -f1)
+  local name stamp kib=0 size
+  for name in $GUEST_TEMPLATES; do
+    [ -f "$BUILD/templates/$name/RECIPE_HASH" ] || die "no template $name in $BUILD/templates: run ./build.sh first"
+  done
+  stamp=$(cd "$BUILD/templates" && for name in $GUEST_TEMPLATES; do printf '%s %s\n' "$name" "$(cat "$name/RECIPE_HASH")"; done | sha256sum | cut -d' ' -f1)
   [ -f "$GUEST/templates.ext4" ] && [ "$(cat "$GUEST/templates.stamp" 2>/dev/null)" = "$stamp" ] && return 0
-  say "making $GUEST/templates.ext4 from $BUILD/templates (mke2fs -d)"
-  local kib
-  kib=$(du -sk "$BUILD/templates/" | cut -f1) # (the slash: through a symbolic link)
+  say "making $GUEST/templates.ext4 from $GUEST_TEMPLATES in $BUILD/templates (mke2fs -d)"
+  for name in $GUEST_TEMPLATES; do
+    size=$(du -sk "$BUILD/templates/$name/" | cut -f1) # (the slash: through a symbolic link)
+    kib=$((kib + size))
+  done
+  # The chosen templates side by side: bind mounts in a mount namespace of its own.
+  local stage=$GUEST/templates.stage
   rm -f "$GUEST/templates.ext4.tmp" && : > "$GUEST/templates.ext4.tmp" # (else mke2fs says it creates it)
+  rm -rf "$stage" && mkdir -p "$stage"
+  for name in $GUEST_TEMPLATES; do mkdir "$stage/$name"; done
   # Room for ext4's own tables and the inodes: twice the files, at least 256 MiB.
-  mke2fs -q -t ext4 -L e2b-templates -m 0 -d "$BUILD/templates" -F "$GUEST/templates.ext4.tmp" "$(( kib * 2 > 262144 ? kib * 2 : 262144 ))k"
+  unshare --mount --propagation private sh -c '
+    set -e
+    stage=$1 templates=$2 image=$3 kib=$4; shift 4
+    for name in "$@"; do mount --bind "$templates/$name" "$stage/$name"; done
+    mke2fs -q -t ext4 -L e2b-templates -m 0 -d "$stage" -F "$image" "${kib}k"' sh \
+    "$stage" "$BUILD/templates" "$GUEST/templates.ext4.tmp" "$(( kib * 2 > 262144 ? kib * 2 : 262144 ))" $GUEST_TEMPLATES ||
+    die "mke2fs -d of the templates failed"
+  rmdir "$stage"/* "$stage"
   mv "$GUEST/templates.ext4.tmp" "$GUEST/templates.ext4"
   echo "$stamp" > "$GUEST/templates.stamp"
 }

@@ -6,8 +6,9 @@
 // boots the guest, runs COMMAND there (in the repository, or --cwd), prints its
 // stdout and stderr as they come, copies its $E2BW_GUEST_OUT to --out, and exits
 // with its exit status: 124 when the guest did not finish within --timeout (600),
-// 125 when the guest could not run it. --times prints boot, command and shutdown
-// times on stderr.
+// 125 when the guest could not run it (a boot stuck before the command, three
+// times). --times prints when QEMU and the command start, and boot, command and
+// shutdown times, on stderr.
 import { parseArgs } from 'node:util';
 import { runInGuest } from './guest.mjs';
 
@@ -43,7 +44,7 @@ for (const pair of o.env) {
 // Ctrl-C or a kill of this process ends the guest too (guest.mjs's exit handler).
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => process.exit(128 + ({ SIGINT: 2, SIGTERM: 15, SIGHUP: 1 })[signal]));
 const r = await runInGuest({
-  command, as: o.as, env, cwd: o.cwd, output: process.stdout, outDir: o.out, keep: o.keep,
+  command, as: o.as, env, cwd: o.cwd, output: process.stdout, outDir: o.out, keep: o.keep, progress: o.times ? process.stderr : undefined,
   timeoutMs: positive('timeout', o.timeout) * 1000, memoryMiB: positive('mem', o.mem), cpus: positive('cpus', o.cpus),
 });
 if (o.times) process.stderr.write(`guest times (ms): ${JSON.stringify(r.times)}\n`);

@@ -2,7 +2,8 @@
 // guest"): a command's output, exit status and files come back; it runs as
 // root or as the user in the cgroups the docs promise, on cgroup v2 with every
 // controller, with no network device and the host's root read-only; a guest
-// that does not finish is killed at its timeout. Boots the guest twice. Needs
+// that does not finish is killed at its timeout, one stuck at boot is booted
+// again. Boots the guest twice (and three stalled boots). Needs
 // root and QEMU (./build.sh test installs it): fails, never skips, without.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -107,6 +108,24 @@ test('a guest that does not finish is killed at its timeout; nothing of it is le
   assert.ok(!ps.split('\n').some((l) => l.includes(r.runDir)), `no QEMU or virtiofsd of ${r.runDir} left:\n${ps}`);
   assert.ok(!readdirSync(r.runDir).includes('scratch.img'), 'its scratch disk is removed');
   rmSync(r.runDir, { recursive: true, force: true });
+});
+
+test('a boot that has not started the command within bootLimitMs is given up and booted again, twice at most', T, async () => {
+  // Under TCG no boot reaches the command within 2 s: every boot stalls.
+  const r = await runInGuest({ command: ['true'], bootLimitMs: 2000, timeoutMs: 120_000 });
+  assert.equal(r.status, null);
+  assert.equal(r.timedOut, false);
+  assert.equal(r.bootStalled, true);
+  assert.equal(r.times.boots, 3);
+  assert.match(r.error, /had not started the command 2000 ms after QEMU began, in 3 boots/);
+  assert.equal(r.stalledRuns.length, 3);
+  assert.equal(r.stalledRuns[2], r.runDir);
+  const ps = spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).stdout;
+  for (const dir of r.stalledRuns) {
+    assert.ok(!ps.split('\n').some((l) => l.includes(dir)), `no QEMU or virtiofsd of ${dir} left:\n${ps}`);
+    assert.ok(existsSync(path.join(dir, 'console.log')), `${dir} kept, with its console`);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('tests/guest/run: bad options exit with status 2 and say why', () => {
