@@ -224,8 +224,7 @@ static int net_up(struct backend *b)
 		.max_sandboxes = opt->max_sandboxes + opt->warm_pool * (1 + opt->warm_templates),
 		.conn_limit = opt->sandbox_conn_limit,
 		.off = !opt->sandbox_network || opt->isolation == ISOLATION_ROOTLESS,
-		.egress_ca_dir = b->sd.owns_root ? NULL : b->sd.root,
-		.egress_ca_file = opt->egress_ca_file};
+		.egress_ca_dir = b->sd.owns_root ? NULL : b->sd.root, .egress_ca_file = opt->egress_ca_file};
 	return net_init(b->base, &b->net_opt);
 }
 
@@ -244,8 +243,7 @@ static int registry_up(struct backend *b)
 	 * its sandboxes are recorded there. A mkdtemp one dies with it. */
 	if (!b->sd.owns_root)
 		registry_persist(b->reg, b->sd.root);
-	b->api_ctx = (struct api_ctx){.reg = b->reg,
-		.api_key = b->opt.api_key,
+	b->api_ctx = (struct api_ctx){.reg = b->reg, .api_key = b->opt.api_key,
 		.connect_may_shorten = b->opt.connect_may_shorten,
 		.max_sandboxes = (size_t)b->opt.max_sandboxes};
 	return 0;
@@ -295,18 +293,15 @@ static void templates_down(struct backend *b)
 
 static int templates_up(struct backend *b)
 {
-	b->templates_env = (struct templates_env){.base = b->base,
-		.reg = b->reg,
-		.catalog = &b->catalog,
-		.state_root = b->sd.root};
+	b->templates_env = (struct templates_env){.base = b->base, .reg = b->reg,
+		.catalog = &b->catalog, .state_root = b->sd.root};
 	b->api_ctx.templates = &b->templates_env;
 	bool files_ok = templates_files_init(b->sd.root) == 0 && images_init(b->base, &b->opt.images) == 0;
 	if (!files_ok)
 		fprintf(stderr, "e2b-local-backend: cannot make the template files directory\n");
 	/* The templates of earlier runs; then the layers none of them uses go. */
 	if (files_ok && templates_records_load(b->sd.root, &b->catalog) < 0 && errno != ENOENT)
-		fprintf(stderr, "e2b-local-backend: cannot read the templates' records: %s\n",
-			strerror(errno));
+		fprintf(stderr, "e2b-local-backend: cannot read the templates' records: %s\n", strerror(errno));
 	if (files_ok && templates_stack_init(b->base, &b->catalog, b->reg) != 0)
 		files_ok = false;
 	templates_stack_collect_soon();
@@ -356,13 +351,9 @@ static void connections_down(struct backend *b)
 
 static int envd_ports_up(struct backend *b)
 {
-	b->envd_ctx = (struct envd_ctx){.reg = b->reg,
-		.process_manager = b->pm,
-		.base = b->base,
-		.watchers = b->watchers,
-		.max_upload_bytes = (uint64_t)b->opt.max_upload_mb << 20,
-		.proxy_idle_timeout_s = b->opt.proxy_idle_timeout_s,
-		.wake = api_sandboxes_wake,
+	b->envd_ctx = (struct envd_ctx){.reg = b->reg, .process_manager = b->pm, .base = b->base,
+		.watchers = b->watchers, .max_upload_bytes = (uint64_t)b->opt.max_upload_mb << 20,
+		.proxy_idle_timeout_s = b->opt.proxy_idle_timeout_s, .wake = api_sandboxes_wake,
 		.wake_ctx = &b->api_ctx};
 	b->own_ports = envd_listeners_new(&b->envd_ctx, b->conns, b->opt.envd.host);
 	return b->own_ports ? 0 : no_loop();
@@ -391,7 +382,7 @@ static void sandboxes_down(struct backend *b)
 	 * too) and reaped first, then each sandbox is stopped or removed. */
 	registry_halt_all(b->reg);
 	process_manager_reap(b->pm);
-	registry_remove_all(b->reg);          /* kills every sandbox (SIGKILLs its processes) */
+	registry_remove_all(b->reg); /* kills every sandbox (SIGKILLs its processes) */
 	snapshots_free(b->api_ctx.snapshots); /* after the registry's removing hooks */
 }
 
@@ -421,10 +412,8 @@ static int sandboxes_up(struct backend *b)
 		templates_stack_add_keeper(snapshots_keep_layers, b->api_ctx.snapshots);
 	}
 	if (kept > 0)
-		fprintf(stderr,
-			"e2b-local-backend: %zu sandbox%s of an earlier run brought back "
-			"paused\n",
-			kept, kept == 1 ? "" : "es");
+		fprintf(stderr, "e2b-local-backend: %zu sandbox%s of an earlier run brought back "
+			"paused\n", kept, kept == 1 ? "" : "es");
 	if (!b->api_ctx.snapshots) {
 		sandboxes_down(b);
 		return no_loop();
@@ -437,16 +426,13 @@ static int sandboxes_up(struct backend *b)
 static int warm_up(struct backend *b)
 {
 	b->warm_shape = (struct sandbox_spec){.template_id = "base",
-		.cpu_count = SANDBOX_DEFAULT_CPU_COUNT,
-		.memory_mb = SANDBOX_DEFAULT_MEMORY_MB,
-		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB,
-		.timeout_s = 1};
+		.cpu_count = SANDBOX_DEFAULT_CPU_COUNT, .memory_mb = SANDBOX_DEFAULT_MEMORY_MB,
+		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB, .timeout_s = 1};
 	b->api_ctx.warm = warm_new(b->base, b->reg, &b->warm_shape, (size_t)b->opt.warm_pool,
 		(size_t)b->opt.warm_templates, b->opt.warm_template_idle_s);
 	if (b->api_ctx.warm) {
 		templates_stack_add_keeper(warm_keep_layers, b->api_ctx.warm);
-		struct warm_starter starter = {.ctx = &b->templates_env,
-			.begin = warm_start_begin,
+		struct warm_starter starter = {.ctx = &b->templates_env, .begin = warm_start_begin,
 			.abandon = warm_start_abandon};
 		warm_set_starter(b->api_ctx.warm, &starter);
 	}
@@ -462,7 +448,7 @@ static void warm_down(struct backend *b)
  * gone, before the sandboxes it uses. */
 static void work_down(struct backend *b)
 {
-	images_cancel_all();                        /* pulls are killed, not waited for */
+	images_cancel_all(); /* pulls are killed, not waited for */
 	templates_exec_shutdown(&b->templates_env); /* running builds end, their sandboxes go */
 	/* Seals in progress finish while the registry and the snapshots they
 	 * report to still exist (their clients are gone with the listener). */
@@ -473,19 +459,18 @@ static void servers_down(struct backend *b)
 {
 	if (b->api)
 		http_server_free(b->conns, b->api);
-	port_proxy_shutdown(); /* before the listener frees the connections it took over */
-	fs_list_shutdown();    /* listings in progress, before their connections go */
+	port_proxy_shutdown();    /* before the listener frees the connections it took over */
+	fs_list_shutdown();       /* listings in progress, before their connections go */
 	if (b->envd)
 		http_server_free(b->conns, b->envd); /* open process streams are detached here */
-	envd_listeners_close_all(b->own_ports);      /* likewise, each sandbox's own port */
+	envd_listeners_close_all(b->own_ports); /* likewise, each sandbox's own port */
 }
 
 static int servers_up(struct backend *b)
 {
 	b->api = http_server_new(b->base, b->conns, HTTP_POOL_API, api_dispatch, api_verdict, &b->api_ctx);
-	b->envd = b->api ? http_server_new(b->base, b->conns, HTTP_POOL_ENVD, envd_dispatch, envd_verdict,
-				   &b->envd_ctx)
-			 : NULL;
+	b->envd = b->api ? http_server_new(b->base, b->conns, HTTP_POOL_ENVD, envd_dispatch,
+		envd_verdict, &b->envd_ctx) : NULL;
 	if (!b->envd) {
 		servers_down(b);
 		return no_loop();
@@ -507,8 +492,8 @@ static int listen_up(struct backend *b)
 	uint16_t api_port, envd_port;
 	if (http_server_bind(b->api, b->conns, HTTP_POOL_API, opt->api.host, opt->api.port, &api_port,
 		    NULL) != 0 ||
-		http_server_bind(b->envd, b->conns, HTTP_POOL_ENVD, opt->envd.host, opt->envd.port,
-			&envd_port, NULL) != 0)
+	    http_server_bind(b->envd, b->conns, HTTP_POOL_ENVD, opt->envd.host, opt->envd.port,
+		    &envd_port, NULL) != 0)
 		return -1;
 	http_server_url(opt->api.host, api_port, b->api_url, sizeof b->api_url);
 	http_server_url(opt->envd.host, envd_port, b->sandbox_url, sizeof b->sandbox_url);
@@ -519,11 +504,9 @@ static int listen_up(struct backend *b)
 	else
 		snprintf(b->domain, sizeof b->domain, "localhost:%u", (unsigned)envd_port);
 	b->api_ctx.domain = b->domain;
-	fprintf(stderr,
-		"e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "
-		"(%zu of them for the API only)\n",
-		b->api_url, b->sandbox_url, b->sd.root, http_conns_max(b->conns),
-		http_conns_api_reserve(b->conns));
+	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "
+		"(%zu of them for the API only)\n", b->api_url, b->sandbox_url, b->sd.root,
+		http_conns_max(b->conns), http_conns_api_reserve(b->conns));
 	return print_ready_line(b->api_url, b->sandbox_url, b->sd.root, b->domain);
 }
 
@@ -542,7 +525,7 @@ static void mem_trim_down(struct backend *b)
 /* In the order they open; they close in reverse. Either may be NULL. */
 static const struct subsystem {
 	const char *name;
-	int (*open)(struct backend *b); /* 0, or -1 with what it made undone */
+	int (*open)(struct backend *b);   /* 0, or -1 with what it made undone */
 	void (*close)(struct backend *b);
 } subsystems[] = {
 	{"state directory", state_dir_up, state_dir_down},
@@ -563,7 +546,7 @@ static const struct subsystem {
 	{"warm pool", warm_up, warm_down},
 	{"work in flight", NULL, work_down},
 	{"servers", servers_up, servers_down},
-	{"signals", signals_up, NULL},  /* caught until the loop goes */
+	{"signals", signals_up, NULL}, /* caught until the loop goes */
 	{"listeners", listen_up, NULL}, /* they go with their servers */
 	{"memory trim", mem_trim_up, mem_trim_down},
 };
@@ -574,12 +557,9 @@ int main(int argc, char **argv)
 	crashpoint_init(); /* tests only: E2B_LOCAL_CRASH_AT */
 	static struct backend b;
 	switch (options_parse(argc, argv, &b.opt)) {
-	case OPTIONS_OK:
-		break;
-	case OPTIONS_EXIT_OK:
-		return 0;
-	case OPTIONS_EXIT_USAGE:
-		return 2;
+	case OPTIONS_OK: break;
+	case OPTIONS_EXIT_OK: return 0;
+	case OPTIONS_EXIT_USAGE: return 2;
 	}
 	fd_limit_raise(); /* before anything counts descriptors (--max-connections) */
 	char why[256];

@@ -53,10 +53,9 @@
  * for its next init once this one has executed or ended. */
 struct init_launch {
 	char *stack, *stack_top; /* lib/child_stack.h */
-	int running; /* 1 until the child executes or ends: the kernel clears it (CLONE_CHILD_CLEARTID) */
-	int go_fd,
-		go_write_fd; /* the pipe the parent says "go" on: the child reads, and closes its copy of the write end */
-	int report_fd; /* the report pipe's write end */
+	int running;            /* 1 until the child executes or ends: the kernel clears it (CLONE_CHILD_CLEARTID) */
+	int go_fd, go_write_fd; /* the pipe the parent says "go" on: the child reads, and closes its copy of the write end */
+	int report_fd;          /* the report pipe's write end */
 	pid_t parent;
 };
 static __thread struct init_launch launch;
@@ -176,8 +175,7 @@ static pid_t clone_init_child(struct init_launch *l, int ns_flags, int cgroup_fd
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid_t pid;
 	if (cgroup_fd >= 0) {
-		struct clone3_args a = {.flags = (uint64_t)flags | CLONE_INTO_CGROUP,
-			.exit_signal = SIGCHLD,
+		struct clone3_args a = {.flags = (uint64_t)flags | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
 			.cgroup = (uint64_t)cgroup_fd};
 		if (shared) {
 			a.stack = (uint64_t)(uintptr_t)l->stack;
@@ -238,18 +236,15 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 	int cgroup_fd = runtime_cgroup_clone_fd(&rt->cg);
 	int bits = cgroup_fd >= 0 ? prctl(PR_GET_SECUREBITS) : -1;
 	if (l && fchdir(rt->root_fd) == 0 &&
-		(bits < 0 || prctl(PR_SET_SECUREBITS, bits | SECBIT_NO_SETUID_FIXUP) == 0)) {
+	    (bits < 0 || prctl(PR_SET_SECUREBITS, bits | SECBIT_NO_SETUID_FIXUP) == 0)) {
 		if (syscall(SYS_setresuid, (uid_t)-1, rt->ids.base, (uid_t)-1) == 0) {
 			prctl(PR_SET_DUMPABLE, 1);
-			pid = clone_init_child(l,
-				CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC |
-					CLONE_NEWNET,
-				cgroup_fd);
+			pid = clone_init_child(l, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
+				CLONE_NEWIPC | CLONE_NEWNET, cgroup_fd);
 		}
 		int e = errno;
-		if (syscall(SYS_setresuid, (uid_t)-1, 0, (uid_t)-1) != 0 ||
-			fchdir(runtime_self()->cwd_fd) != 0 ||
-			(bits >= 0 && prctl(PR_SET_SECUREBITS, bits) != 0)) {
+		if (syscall(SYS_setresuid, (uid_t)-1, 0, (uid_t)-1) != 0 || fchdir(runtime_self()->cwd_fd) != 0 ||
+		    (bits >= 0 && prctl(PR_SET_SECUREBITS, bits) != 0)) {
 			fprintf(stderr, "e2b-local-backend: cannot become root again in its own directory\n");
 			abort();
 		}

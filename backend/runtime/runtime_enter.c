@@ -92,11 +92,8 @@ int runtime_socket(const struct sandbox *sb, int domain, int type, int protocol)
 {
 	if (!sb->rt)
 		return socket(domain, type | SOCK_CLOEXEC, protocol);
-	struct socket_request r = {.ns_fd = sandbox_ns(sb->rt, RT_NS_NET),
-		.domain = domain,
-		.type = type,
-		.protocol = protocol,
-		.fd = -1};
+	struct socket_request r = {.ns_fd = sandbox_ns(sb->rt, RT_NS_NET), .domain = domain,
+		.type = type, .protocol = protocol, .fd = -1};
 	if (r.ns_fd < 0)
 		return -1;
 	/* A socket belongs to the namespace it was made in, for good. */
@@ -172,8 +169,7 @@ int runtime_fork_enter(const struct sandbox *sb)
 	 * when one is moved in, and the backend's children are moved in: a full
 	 * sandbox gets no more. (On v2 the child starts in the cgroup, and the
 	 * kernel refuses it there: clone3 fails with EAGAIN.) */
-	if (!runtime_cgroup_checks_pids(&sb->rt->cg) &&
-		runtime_cgroup_pids(&sb->rt->cg) >= SANDBOX_PIDS_MAX) {
+	if (!runtime_cgroup_checks_pids(&sb->rt->cg) && runtime_cgroup_pids(&sb->rt->cg) >= SANDBOX_PIDS_MAX) {
 		errno = EAGAIN;
 		return -1;
 	}
@@ -206,7 +202,7 @@ int runtime_fork_leave(const struct sandbox *sb, pid_t child, bool joined)
 	/* The sandbox's own processes may have forked since the check in
 	 * runtime_fork_enter: one moved in past the limit is taken back. */
 	if (child > 0 && !runtime_cgroup_checks_pids(&sb->rt->cg) &&
-		runtime_cgroup_pids(&sb->rt->cg) > SANDBOX_PIDS_MAX) {
+	    runtime_cgroup_pids(&sb->rt->cg) > SANDBOX_PIDS_MAX) {
 		kill(child, SIGKILL);
 		errno = EAGAIN;
 		return -1;
@@ -220,19 +216,9 @@ int runtime_fork_leave(const struct sandbox *sb, pid_t child, bool joined)
 static bool cap_kept(int cap)
 {
 	switch (cap) {
-	case CAP_CHOWN:
-	case CAP_DAC_OVERRIDE:
-	case CAP_FOWNER:
-	case CAP_FSETID:
-	case CAP_KILL:
-	case CAP_SETGID:
-	case CAP_SETUID:
-	case CAP_SETPCAP:
-	case CAP_NET_BIND_SERVICE:
-	case CAP_NET_RAW:
-	case CAP_SYS_CHROOT:
-	case CAP_AUDIT_WRITE:
-	case CAP_SETFCAP:
+	case CAP_CHOWN: case CAP_DAC_OVERRIDE: case CAP_FOWNER: case CAP_FSETID: case CAP_KILL:
+	case CAP_SETGID: case CAP_SETUID: case CAP_SETPCAP: case CAP_NET_BIND_SERVICE:
+	case CAP_NET_RAW: case CAP_SYS_CHROOT: case CAP_AUDIT_WRITE: case CAP_SETFCAP:
 		return true;
 	default:
 		return false;
@@ -255,8 +241,7 @@ int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u)
 	 * namespace comes first: it owns the others, and joining it gives the
 	 * capabilities the other setns() calls need there. The pid namespace is
 	 * the parent's to join. */
-	static const int types[RT_NS_PID] = {CLONE_NEWUSER, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET,
-		CLONE_NEWNS};
+	static const int types[RT_NS_PID] = {CLONE_NEWUSER, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS};
 	for (int i = 0; i < RT_NS_PID; i++)
 		if (setns(rt->ns_fd[i], types[i]) != 0)
 			return -1;
@@ -277,7 +262,7 @@ int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u)
 	if (runtime_self()->single_id)
 		return syscall(SYS_setgid, 0) == 0 && syscall(SYS_setuid, 0) == 0 ? 0 : -1;
 	if (syscall(SYS_setgroups, (size_t)u->ngroups, u->groups) != 0 || syscall(SYS_setgid, u->gid) != 0 ||
-		syscall(SYS_setuid, u->uid) != 0)
+	    syscall(SYS_setuid, u->uid) != 0)
 		return -1;
 	return 0;
 }

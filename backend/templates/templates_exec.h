@@ -29,8 +29,8 @@ struct templates_env {
 	struct registry *reg;
 	struct proc_manager *pm;
 	struct templates *catalog;
-	const char *state_root; /* where the templates' records are (templates_records.h) */
-	void *running;          /* the executors, private to templates_exec.c */
+	const char *state_root;  /* where the templates' records are (templates_records.h) */
+	void *running;           /* the executors, private to templates_exec.c */
 };
 
 /* Checks the request (400 text in why when malformed: an unknown step

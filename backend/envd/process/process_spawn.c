@@ -208,7 +208,7 @@ static void close_from_3(void)
  * of glibc that takes a lock. */
 struct child_args {
 	const struct proc_spawn *spec;
-	pid_t parent; /* what getppid() must say (0 inside a sandbox's pid namespace) */
+	pid_t parent;              /* what getppid() must say (0 inside a sandbox's pid namespace) */
 	char **argv, **envp;
 	char **paths;              /* where to look for argv[0], in order */
 	char **sh_argv;            /* argv with /bin/sh for /bin/bash, for an image without bash; else NULL */
@@ -248,7 +248,7 @@ __attribute__((noreturn)) static void child_exec(struct child_args *c)
 		 * the pty. */
 		setsid();
 		if (ioctl(c->pty_slave, TIOCSCTTY, 0) != 0 || dup2(c->pty_slave, 0) < 0 ||
-			dup2(c->pty_slave, 1) < 0 || dup2(c->pty_slave, 2) < 0)
+		    dup2(c->pty_slave, 1) < 0 || dup2(c->pty_slave, 2) < 0)
 			_exit(125);
 	} else if (c->out_fd >= 0) {
 		setsid();
@@ -284,7 +284,7 @@ __attribute__((noreturn)) static void child_exec(struct child_args *c)
 		if (errno == EACCES)
 			e = EACCES; /* as execvp: remembered, the search goes on */
 		else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV &&
-			errno != ETIMEDOUT) {
+			 errno != ETIMEDOUT) {
 			e = errno;
 			break;
 		}
@@ -370,8 +370,7 @@ static pid_t start_child(struct child_args *c, char *stack_top, int cgroup_fd)
 {
 	(void)stack_top;
 	if (cgroup_fd >= 0) {
-		struct clone3_args a = {.flags = CLONE_VFORK | CLONE_INTO_CGROUP,
-			.exit_signal = SIGCHLD,
+		struct clone3_args a = {.flags = CLONE_VFORK | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
 			.cgroup = (uint64_t)cgroup_fd};
 		return clone3_start(&a, child_main, c);
 	}
@@ -387,10 +386,8 @@ static pid_t start_child(struct child_args *c, char *stack_top, int cgroup_fd)
 {
 	if (cgroup_fd >= 0) {
 		struct clone3_args a = {.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP,
-			.exit_signal = SIGCHLD,
-			.stack = (uint64_t)(uintptr_t)(stack_top - CHILD_STACK),
-			.stack_size = CHILD_STACK,
-			.cgroup = (uint64_t)cgroup_fd};
+			.exit_signal = SIGCHLD, .stack = (uint64_t)(uintptr_t)(stack_top - CHILD_STACK),
+			.stack_size = CHILD_STACK, .cgroup = (uint64_t)cgroup_fd};
 		return clone3_start(&a, child_main, c);
 	}
 	return clone(child_main, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
@@ -433,13 +430,10 @@ static pid_t clone_vfork(struct child_args *c, int cgroup_fd)
 static void entering_failed(struct connect_error *err)
 {
 	if (errno == EAGAIN)
-		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED,
-			"the sandbox has reached its limit "
-			"of %d processes (pids.max): end some before starting more",
-			SANDBOX_PIDS_MAX);
+		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED, "the sandbox has reached its limit "
+			"of %d processes (pids.max): end some before starting more", SANDBOX_PIDS_MAX);
 	else if (errno == ESRCH)
-		connect_error_set(err, CONNECT_UNAVAILABLE,
-			"the sandbox's init process has ended (killed "
+		connect_error_set(err, CONNECT_UNAVAILABLE, "the sandbox's init process has ended (killed "
 			"from outside, or out of memory), and with it every process of the sandbox: it "
 			"can start nothing more; kill it and create another");
 	else
@@ -457,7 +451,8 @@ static void reap(pid_t pid)
 
 /* Starts c's child, born in the sandbox's pid namespace; -1 with err set
  * (the caller closes the descriptors it made for it). */
-static pid_t start_in_sandbox(const struct proc_spawn *spec, struct child_args *c, struct connect_error *err)
+static pid_t start_in_sandbox(const struct proc_spawn *spec, struct child_args *c,
+	struct connect_error *err)
 {
 	if (runtime_fork_enter(spec->sb) != 0) {
 		entering_failed(err);
@@ -530,10 +525,9 @@ static int spawn_pipes(const struct proc_spawn *spec, struct child_args *c, stru
 	int o[2] = {-1, -1}, e[2] = {-1, -1}, in[2] = {-1, -1};
 	int null_fd = -1;
 	if (private_pipe(o) != 0 || private_pipe(e) != 0 ||
-		(spec->stdin_pipe ? private_pipe(in) : (null_fd = private_fd(open("/dev/null", O_RDONLY)))) <
-			0 ||
-		set_nonblocking(o[0]) != 0 || set_nonblocking(e[0]) != 0 ||
-		(spec->stdin_pipe && set_nonblocking(in[1]) != 0)) {
+	    (spec->stdin_pipe ? private_pipe(in) : (null_fd = private_fd(open("/dev/null", O_RDONLY)))) < 0 ||
+	    set_nonblocking(o[0]) != 0 || set_nonblocking(e[0]) != 0 ||
+	    (spec->stdin_pipe && set_nonblocking(in[1]) != 0)) {
 		connect_error_set(err, CONNECT_INTERNAL, "error creating pipes for command '%s': %s",
 			spec->cmd, strerror(errno));
 		goto fail;
@@ -579,14 +573,9 @@ int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out,
 			"error starting process '%s': chdir %s: not a directory", spec->cmd, spec->cwd);
 		return -1;
 	}
-	struct child_args c = {.spec = spec,
-		.parent = spec->sb && runtime_isolated() ? 0 : getpid(),
-		.argv = build_argv(spec->cmd, spec->args),
-		.envp = build_env(spec),
-		.paths = exec_paths(spec->cmd, spec->path_env),
-		.in_fd = -1,
-		.out_fd = -1,
-		.err_fd = -1,
+	struct child_args c = {.spec = spec, .parent = spec->sb && runtime_isolated() ? 0 : getpid(),
+		.argv = build_argv(spec->cmd, spec->args), .envp = build_env(spec),
+		.paths = exec_paths(spec->cmd, spec->path_env), .in_fd = -1, .out_fd = -1, .err_fd = -1,
 		.pty_slave = -1};
 	c.sh_argv = c.argv ? sh_fallback(c.argv) : NULL;
 	int rc = -1;
