@@ -37,6 +37,7 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
 const GUEST_USER = 'e2bw-guest';
+const SCRATCH_DIRS = ['/tmp', '/var/tmp', '/home', '/root']; // the scratch disk's, in the guest (initramfs-init)
 const SCRATCH_SIZE = '32G'; // sparse: the guest's /tmp, /home, state directories
 // no_timer_check: a busy host makes the IO-APIC timer check fail (a panic) under
 // TCG. tsc=reliable: TCG's TSC is the host's clock, the same on every vCPU, and
@@ -164,7 +165,8 @@ async function bootOnce({ command, as, cwd, env, output, outDir, timeoutMs, memo
   const daemons = [virtiofsd('/', path.join(run, 'hostroot.sock'), { readOnly: true, cache: 'always' }),
     virtiofsd(run, path.join(run, 'run.sock'), { readOnly: false, cache: 'none' })];
   const shares = [['hostroot', 'hostroot.sock'], ['run', 'run.sock']];
-  const ownShare = mountOf(repoRoot) !== '/';
+  // Its own share also where the guest's scratch disk covers it (/tmp, /home ...).
+  const ownShare = mountOf(repoRoot) !== '/' || SCRATCH_DIRS.some((d) => repoRoot === d || repoRoot.startsWith(`${d}/`));
   if (ownShare) {
     daemons.push(virtiofsd(repoRoot, path.join(run, 'repo.sock'), { readOnly: true, cache: 'always' }));
     shares.push(['repo', 'repo.sock']);
