@@ -67,6 +67,7 @@ class Context:
         self.km = None
         self.kc = None
         self.readers = []
+        self.restarted = None  # after the restarter's restart: the wait for the new kernel
 
     def info(self):
         return {"id": self.id, "language": self.language, "cwd": self.cwd}
@@ -111,6 +112,9 @@ class Context:
             await self.km.shutdown_kernel(now=True)
 
     async def restart(self):
+        if self.restarted:  # the restarter's restart first: one reader of the channels at a time
+            restarted, self.restarted = self.restarted, None
+            await restarted
         self._end_all(outputs.error("ContextRestarting", "Context was restarted", ""))
         self._stop_readers()
         self.globals_ = None
@@ -130,6 +134,19 @@ class Context:
         log.warning("context %s: its kernel died and is started again", self.id)
         self.globals_ = None
         self._end_all(outputs.error("ContextRestarting", "Context was restarted", ""))
+        # The restarter starts the new kernel and returns: a cell sent before
+        # that kernel answers can lose its output on IOPub (whose subscription
+        # is made again), so the next cell waits for it (execute).
+        self.restarted = asyncio.ensure_future(self._await_restarted())
+
+    async def _await_restarted(self):
+        self._stop_readers()
+        try:
+            await self.kc.wait_for_ready(timeout=KERNEL_READY_S)
+        except Exception as e:
+            log.warning("context %s: the restarted kernel is not ready: %s", self.id, e)
+        finally:
+            self._start_readers()
 
     def _end_all(self, error):
         for ex in self.executions.values():
@@ -210,6 +227,9 @@ class Context:
         if not await _first(self.lock.acquire(), gone):
             return
         try:
+            if self.restarted:
+                restarted, self.restarted = self.restarted, None
+                await restarted
             if self.globals_ is None:
                 self.globals_ = envd.env_vars()
                 setup = envd.set_code(self.language, self.globals_)
