@@ -221,9 +221,10 @@ $(BUILD)/asan/backend_unit_tests: $(call objects,$(BUILD)/asan-backend/obj,$(BAC
 	$(CC) -g $(SAN) $(LINKED) $(BACKEND_LIBS) -lm -o $@
 
 # pid 1 of every sandbox; static so it runs inside any template's root.
-$(BUILD)/bin/e2b-sandbox-init: backend/runtime/init/sandbox_init.c
+INIT_SRC := $(sort $(wildcard backend/runtime/init/*.c))
+$(BUILD)/bin/e2b-sandbox-init: $(INIT_SRC) $(wildcard backend/runtime/init/*.h) backend/lib/init_wire.h
 	@mkdir -p $(BUILD)/bin
-	$(CC) -std=c11 -O2 -static $(WARN) $< -o $@
+	$(CC) -std=c11 -O2 -static $(WARN) -Ibackend $(INIT_SRC) -o $@
 
 # --- the backend program under sanitizers ----------------------------------
 # Not part of `all`: for the integration tests against a sanitized copy

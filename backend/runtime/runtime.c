@@ -28,6 +28,7 @@
 #include "runtime/runtime_userns.h"
 #include "runtime/runtime_volumes.h"
 #include "runtime/runtime_seccomp.h"
+#include "runtime/runtime_spawn.h"
 #include "runtime/runtime_shift.h"
 
 #include <errno.h>
@@ -448,8 +449,11 @@ int runtime_sandbox_launch(struct sandbox *sb, struct runtime_error *err)
 
 void runtime_sandbox_setup_in_background(const struct sandbox *sb)
 {
-	if (sb->rt && sb->rt->init_pid > 0)
-		setpriority(PRIO_PROCESS, (id_t)sb->rt->init_pid, 19);
+	/* Only where the backend may give it its priority back afterwards
+	 * (root: CAP_SYS_NICE): its commands are its children, and inherit it. */
+	if (sb->rt && sb->rt->init_pid > 0 && runtime_self()->mode == ISOLATION_FULL &&
+	    setpriority(PRIO_PROCESS, (id_t)sb->rt->init_pid, 19) == 0)
+		sb->rt->niced = true;
 }
 
 int runtime_sandbox_report_fd(const struct sandbox *sb)
@@ -462,8 +466,14 @@ int runtime_sandbox_await(struct sandbox *sb, struct runtime_error *err)
 	if (!sb->rt || sb->rt->report_fd < 0)
 		return 0;
 	char why[256] = "";
-	if (runtime_clone_await(sb->rt, why, sizeof why) == 0)
-		return 0;
+	if (runtime_clone_await(sb->rt, why, sizeof why) == 0) {
+		/* Set up: from now on it starts the sandbox's commands. */
+		if (sb->rt->niced && setpriority(PRIO_PROCESS, (id_t)sb->rt->init_pid, 0) == 0)
+			sb->rt->niced = false;
+		if (runtime_spawn_watch(sb) == 0)
+			return 0;
+		snprintf(why, sizeof why, "cannot watch its init");
+	}
 	err->status = 500;
 	snprintf(err->message, sizeof err->message, "cannot start the sandbox: %s", why);
 	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
@@ -482,12 +492,17 @@ int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
  * namespace). */
 static int signal_all(struct sandbox *sb, int sig)
 {
-	if (runtime_fork_enter(sb) != 0)
+	struct sandbox_rt *rt = sb->rt;
+	if (rt->ns_fd[RT_NS_PID] < 0 || !runtime_sandbox_alive(sb) ||
+	    setns(rt->ns_fd[RT_NS_PID], CLONE_NEWPID) != 0)
 		return -1;
 	pid_t pid = fork();
 	if (pid == 0)
 		_exit(kill(-1, sig) == 0 || errno == ESRCH ? 0 : 1);
-	runtime_fork_leave(sb, 0, false);
+	if (setns(runtime_self()->self_pid_ns, CLONE_NEWPID) != 0) {
+		fprintf(stderr, "e2b-local-backend: cannot return to its own pid namespace\n");
+		abort();
+	}
 	int st = 0;
 	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;

@@ -122,10 +122,12 @@ int runtime_sandbox_build(struct sandbox *sb, struct runtime_error *err);
 int runtime_sandbox_report_fd(const struct sandbox *sb);
 /* Lowers the CPU priority of a launched sandbox's init while it sets up
  * (nice 19): one started ahead must not slow the commands of those in use.
- * The init runs nothing afterwards, so it stays so. */
+ * runtime_sandbox_await gives it back (its commands inherit it); only as
+ * root, which may. */
 void runtime_sandbox_setup_in_background(const struct sandbox *sb);
 /* Waits for the init's report (at once when the pipe is readable): 0 once
- * it said "ok", else -1 with err set. Either way the pipe is closed. */
+ * it said "ok" (its exit reports are then watched, runtime_spawn.h), else
+ * -1 with err set. Either way the pipe is closed. */
 int runtime_sandbox_await(struct sandbox *sb, struct runtime_error *err);
 /* A sandbox an earlier backend left (its record says it existed, its
  * directory holds its disk image with its writable layer): takes its id

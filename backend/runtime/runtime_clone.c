@@ -4,8 +4,10 @@
 
 #include "lib/child_stack.h"
 #include "lib/clone3.h"
+#include "lib/init_wire.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_seccomp.h"
+#include "runtime/runtime_spawn.h"
 #include "runtime/runtime_state.h"
 #include "runtime/runtime_userns.h"
 
@@ -56,6 +58,7 @@ struct init_launch {
 	int running;            /* 1 until the child executes or ends: the kernel clears it (CLONE_CHILD_CLEARTID) */
 	int go_fd, go_write_fd; /* the pipe the parent says "go" on: the child reads, and closes its copy of the write end */
 	int report_fd;          /* the report pipe's write end */
+	int req_fd, ev_fd;      /* its ends of the requests and events sockets (runtime_spawn.h) */
 	pid_t parent;
 };
 static __thread struct init_launch launch;
@@ -104,12 +107,19 @@ static int init_main(void *arg)
 	close(l->go_write_fd);
 	init_become_root(l);
 	/* Keep only the report pipe (as fd 3), the syscall policy the init
-	 * installs after its mounts (fd 4) and the init binary. */
+	 * installs after its mounts (fd 4), its ends of the requests and events
+	 * sockets (INIT_FD_REQUESTS, INIT_FD_EVENTS) and the init binary. Each
+	 * is moved above them first, so that no dup2 overwrites another. */
 	int init_fd = fcntl(runtime_self()->init_fd, F_DUPFD_CLOEXEC, 64);
 	int filter_fd = fcntl(runtime_seccomp_fd(), F_DUPFD_CLOEXEC, 64);
-	if (init_fd < 0 || filter_fd < 0 || dup2(l->report_fd, 3) != 3 || dup2(filter_fd, 4) != 4)
+	int report_fd = fcntl(l->report_fd, F_DUPFD_CLOEXEC, 64);
+	int req_fd = fcntl(l->req_fd, F_DUPFD_CLOEXEC, 64);
+	int ev_fd = fcntl(l->ev_fd, F_DUPFD_CLOEXEC, 64);
+	if (init_fd < 0 || filter_fd < 0 || report_fd < 0 || req_fd < 0 || ev_fd < 0 ||
+	    dup2(report_fd, 3) != 3 || dup2(filter_fd, 4) != 4 ||
+	    dup2(req_fd, INIT_FD_REQUESTS) != INIT_FD_REQUESTS || dup2(ev_fd, INIT_FD_EVENTS) != INIT_FD_EVENTS)
 		init_fail(l->report_fd, "set up descriptors");
-	syscall(SYS_close_range, 5U, (unsigned)init_fd - 1, 0U);
+	syscall(SYS_close_range, (unsigned)INIT_FD_EVENTS + 1, (unsigned)init_fd - 1, 0U);
 	syscall(SYS_close_range, (unsigned)init_fd + 1, ~0U, 0U);
 	char hostname[] = "e2b", here[] = ".";
 	char *argv[] = {"e2b-sandbox-init", here, hostname, NULL};
@@ -196,7 +206,7 @@ static pid_t clone_init_child(struct init_launch *l, int ns_flags, int cgroup_fd
 
 int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 {
-	int p[2], go[2];
+	int p[2], go[2], served[2];
 	if (pipe2(p, O_CLOEXEC) != 0)
 		return -1;
 	if (pipe2(go, O_CLOEXEC) != 0) {
@@ -204,11 +214,20 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		close(p[1]);
 		return -1;
 	}
+	if (runtime_spawn_sockets(rt, served) != 0) {
+		close(p[0]);
+		close(p[1]);
+		close(go[0]);
+		close(go[1]);
+		return -1;
+	}
 	struct init_launch *l = launch_block();
 	if (l) {
 		l->go_fd = go[0];
 		l->go_write_fd = go[1];
 		l->report_fd = p[1];
+		l->req_fd = served[0];
+		l->ev_fd = served[1];
 		l->parent = getpid();
 	}
 	/* Cloned in the sandbox's root, with the range's base id as effective
@@ -251,11 +270,14 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		prctl(PR_SET_DUMPABLE, 1);
 		errno = e;
 	}
+	close(served[0]);
+	close(served[1]);
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
 		close(go[0]);
 		close(go[1]);
+		runtime_spawn_close(rt);
 		return -1;
 	}
 	close(p[1]);

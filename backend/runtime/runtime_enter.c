@@ -144,11 +144,6 @@ int runtime_in_netns(const struct sandbox *sb, int (*fn)(void *arg), void *arg)
 	return c.rc;
 }
 
-int runtime_fork_cgroup_fd(const struct sandbox *sb)
-{
-	return sb->rt ? runtime_cgroup_clone_fd(&sb->rt->cg) : -1;
-}
-
 int runtime_sandbox_init_fd(const struct sandbox *sb)
 {
 	return sb->rt ? sb->rt->init_pidfd : -1;
@@ -159,112 +154,6 @@ bool runtime_sandbox_alive(const struct sandbox *sb)
 	/* The init's pidfd turns readable when it ends. */
 	struct pollfd ended = {.fd = sb->rt ? sb->rt->init_pidfd : -1, .events = POLLIN};
 	return ended.fd < 0 || poll(&ended, 1, 0) <= 0;
-}
-
-int runtime_fork_enter(const struct sandbox *sb)
-{
-	if (!sb->rt)
-		return 0;
-	/* cgroup v1 checks pids.max when a process of the sandbox forks, never
-	 * when one is moved in, and the backend's children are moved in: a full
-	 * sandbox gets no more. (On v2 the child starts in the cgroup, and the
-	 * kernel refuses it there: clone3 fails with EAGAIN.) */
-	if (!runtime_cgroup_checks_pids(&sb->rt->cg) && runtime_cgroup_pids(&sb->rt->cg) >= SANDBOX_PIDS_MAX) {
-		errno = EAGAIN;
-		return -1;
-	}
-	for (int i = 0; i < RT_NNS; i++)
-		if (sandbox_ns(sb->rt, i) < 0)
-			return -1; /* the child joins the others */
-	/* An init that has ended (its pid namespace with it) takes no child:
-	 * say so, rather than the ENOMEM clone() would give. */
-	if (!runtime_sandbox_alive(sb)) {
-		errno = ESRCH;
-		return -1;
-	}
-	return setns(sb->rt->ns_fd[RT_NS_PID], CLONE_NEWPID);
-}
-
-int runtime_fork_leave(const struct sandbox *sb, pid_t child, bool joined)
-{
-	if (!sb->rt)
-		return 0;
-	/* v1: the child joins its cgroups itself before exec; a forked one may
-	 * not have yet, and doing it here too means it is in them before anyone
-	 * hears of it (the start event). Each write takes the kernel's cgroup
-	 * migration lock. (v2: it was born in its cgroup.) */
-	if (child > 0 && !joined)
-		runtime_cgroup_attach(&sb->rt->cg, child);
-	if (setns(runtime_self()->self_pid_ns, CLONE_NEWPID) != 0) {
-		fprintf(stderr, "e2b-local-backend: cannot return to its own pid namespace\n");
-		abort();
-	}
-	/* The sandbox's own processes may have forked since the check in
-	 * runtime_fork_enter: one moved in past the limit is taken back. */
-	if (child > 0 && !runtime_cgroup_checks_pids(&sb->rt->cg) &&
-	    runtime_cgroup_pids(&sb->rt->cg) > SANDBOX_PIDS_MAX) {
-		kill(child, SIGKILL);
-		errno = EAGAIN;
-		return -1;
-	}
-	return 0;
-}
-
-/* Docker's default capability set without CAP_MKNOD (the devices cgroup
- * refuses the nodes it could make anyway): enough for sudo, chown, binding
- * low ports; not enough to mount, load modules, trace or reach raw devices. */
-static bool cap_kept(int cap)
-{
-	switch (cap) {
-	case CAP_CHOWN: case CAP_DAC_OVERRIDE: case CAP_FOWNER: case CAP_FSETID: case CAP_KILL:
-	case CAP_SETGID: case CAP_SETUID: case CAP_SETPCAP: case CAP_NET_BIND_SERVICE:
-	case CAP_NET_RAW: case CAP_SYS_CHROOT: case CAP_AUDIT_WRITE: case CAP_SETFCAP:
-		return true;
-	default:
-		return false;
-	}
-}
-
-int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u)
-{
-	struct sandbox_rt *rt = sb->rt;
-	if (!rt)
-		return 0;
-	if (runtime_cgroup_join(&rt->cg) != 0) /* v1 */
-		return -1;
-	/* A session keyring of its own: whatever the backend's session holds
-	 * (a login links its user's keyring there) is none of the sandbox's. */
-	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
-		return -1;
-	/* Through the sandbox's descriptors (this child's copies are closed
-	 * before exec; runtime_fork_enter checked they are open). The user
-	 * namespace comes first: it owns the others, and joining it gives the
-	 * capabilities the other setns() calls need there. The pid namespace is
-	 * the parent's to join. */
-	static const int types[RT_NS_PID] = {CLONE_NEWUSER, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS};
-	for (int i = 0; i < RT_NS_PID; i++)
-		if (setns(rt->ns_fd[i], types[i]) != 0)
-			return -1;
-	if (chdir("/") != 0)
-		return -1;
-	/* While it still has CAP_SYS_ADMIN: then no NO_NEW_PRIVS is needed,
-	 * and setuid sudo keeps working. */
-	if (runtime_seccomp_apply() != 0)
-		return -1;
-	for (int cap = 0; cap <= 63; cap++) {
-		if (cap_kept(cap))
-			continue;
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
-			return -1;
-	}
-	/* With a single id (rootless without subordinate ids) that id, 0, is
-	 * every account's, and supplementary groups cannot be set. */
-	if (runtime_self()->single_id)
-		return syscall(SYS_setgid, 0) == 0 && syscall(SYS_setuid, 0) == 0 ? 0 : -1;
-	if (syscall(SYS_setgroups, (size_t)u->ngroups, u->groups) != 0 || syscall(SYS_setgid, u->gid) != 0 ||
-	    syscall(SYS_setuid, u->uid) != 0)
-		return -1;
-	return 0;
 }
 
 pid_t runtime_ns_pid(const struct sandbox *sb, pid_t host_pid)

@@ -1,7 +1,8 @@
 /* Reaching into a sandbox: the host path of its "/", files opened beneath
- * it, sockets in its network namespace, and the steps of forking a process
- * into it. Valid while the sandbox exists (until its `removing` hook).
- * Calls the runtime's state, runtime_cgroup.c and the kernel. */
+ * it, sockets in its network namespace, whether its init lives. (Its
+ * commands are started by its init: runtime_spawn.h.) Valid while the
+ * sandbox exists (until its `removing` hook). Calls the runtime's state and
+ * the kernel. */
 #ifndef E2B_BACKEND_RUNTIME_ENTER_H
 #define E2B_BACKEND_RUNTIME_ENTER_H
 
@@ -32,22 +33,6 @@ int runtime_open_in_root(const struct sandbox *sb, const char *path, int flags);
 /* Whether path (absolute, inside the sandbox) is an existing directory there:
  * 1 directory, 0 exists but not a directory, -1 missing (errno). */
 int runtime_path_is_dir(const struct sandbox *sb, const char *path);
-/* In the parent, around fork(): the next child is born in the sandbox's pid
- * namespace. enter returns -1 with errno, EAGAIN when the sandbox already
- * holds SANDBOX_PIDS_MAX processes (cgroup v1 does not check pids.max when
- * a process is moved in), ESRCH when its init has ended (killed from
- * outside, or by the out-of-memory killer: the sandbox can run nothing). leave always restores the backend's and puts child
- * (if > 0) into the sandbox's cgroups, unless it has joined them itself
- * already (joined: a vfork child, which has executed or ended when its
- * parent resumes) or was born there (cgroup v2); -1 with EAGAIN when that
- * took the sandbox past SANDBOX_PIDS_MAX: child has then been sent SIGKILL,
- * and the caller reaps it and fails the start as for enter's EAGAIN. */
-int runtime_fork_enter(const struct sandbox *sb);
-/* Between enter and leave: the descriptor of the cgroup the child must be
- * cloned into (clone3 with CLONE_INTO_CGROUP, lib/clone3.h), or -1 when it
- * joins them itself (cgroup v1) or the sandbox has none. A clone into it
- * that fails with EAGAIN met the sandbox's pids.max. */
-int runtime_fork_cgroup_fd(const struct sandbox *sb);
 /* False once a started sandbox's init has ended (killed from outside, or
  * for memory), taking every process of the sandbox with it: it can run
  * nothing more. True without isolation and for one never started. */
@@ -56,14 +41,6 @@ bool runtime_sandbox_alive(const struct sandbox *sb);
  * polls it, never closes it: the runtime closes it when it stops or removes
  * the sandbox); -1 without isolation and while the sandbox is cold. */
 int runtime_sandbox_init_fd(const struct sandbox *sb);
-int runtime_fork_leave(const struct sandbox *sb, pid_t child, bool joined);
-/* In the forked child, before exec: joins the cgroups and namespaces,
- * installs the syscall policy (runtime_seccomp.h), drops privileges the
- * sandbox must not have, becomes user u. -1 with errno. Only system calls
- * and glibc functions that take no lock and allocate nothing: it runs in a
- * child that shares the backend's memory (process_spawn.c, CLONE_VM), and
- * glibc's setuid would signal every thread of the backend. */
-int runtime_child_enter(const struct sandbox *sb, const struct sandbox_user *u);
 /* The pid the sandbox's own /proc shows for a host pid (itself when not isolated). */
 pid_t runtime_ns_pid(const struct sandbox *sb, pid_t host_pid);
 

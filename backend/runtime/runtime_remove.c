@@ -24,6 +24,7 @@
 #include "runtime/runtime_disk.h"
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_overlay.h"
+#include "runtime/runtime_spawn.h"
 #include "runtime/runtime_state.h"
 
 #include <errno.h>
@@ -269,7 +270,8 @@ void runtime_state_no_fds(struct sandbox_rt *rt)
 	runtime_cgroup_none(&rt->cg);
 	for (int i = 0; i < RT_NNS; i++)
 		rt->ns_fd[i] = -1;
-	rt->init_pidfd = rt->root_fd = rt->report_fd = -1;
+	rt->init_pidfd = rt->root_fd = rt->report_fd = rt->req_fd = rt->ev_fd = -1;
+	rt->ev_watch = NULL;
 }
 
 static void close_fd(int *fd)
@@ -282,6 +284,7 @@ static void close_fd(int *fd)
 void runtime_state_close_fds(struct sandbox_rt *rt)
 {
 	runtime_cgroup_close(&rt->cg);
+	runtime_spawn_close(rt);
 	for (int i = 0; i < RT_NNS; i++)
 		close_fd(&rt->ns_fd[i]);
 	close_fd(&rt->init_pidfd);

@@ -13,9 +13,11 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+struct event;
+
 /* The init's namespaces a command joins, in the order it joins them (the
  * user namespace first: it owns the others); pid last, joined by the
- * backend itself for its next child (runtime_fork_enter). */
+ * backend itself for a helper child (signal_all, runtime.c). */
 enum { RT_NS_USER, RT_NS_UTS, RT_NS_IPC, RT_NS_NET, RT_NS_MNT, RT_NS_PID, RT_NNS };
 
 /* A sandbox's writable layer: an ext4 image (<dir>/disk.img) on a loop
@@ -36,6 +38,9 @@ struct sandbox_rt {
 	int root_fd;             /* O_PATH of rootfs: paths are resolved beneath it */
 	int ns_fd[RT_NNS];       /* the init's namespaces, opened at its clone (runtime_clone.c); else -1 */
 	int init_pidfd;          /* the init itself (pidfd_open), readable once it has ended; -1 none */
+	int req_fd, ev_fd;       /* the init's requests and events sockets (runtime_spawn.h); -1 none */
+	struct event *ev_watch;  /* on ev_fd, from its report of "ok" on */
+	bool niced;              /* set up in the background (runtime_sandbox_setup_in_background) */
 	struct runtime_cgroup cg; /* its cgroups (runtime_cgroup.h); none without */
 	struct runtime_disk disk; /* where upper/ and work/ live: its size is the limit; loop -1 rootless */
 	bool kept;               /* adopted from an earlier run: disk and upper exist (runtime_sandbox_adopt) */

@@ -18,6 +18,7 @@
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
 #include "runtime/runtime_overlay.h"
+#include "runtime/runtime_spawn.h"
 #include "runtime/runtime_users.h"
 #include "store/store_layers.h"
 
@@ -25,6 +26,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,39 +39,57 @@
 
 static struct event_base *base;
 
-/* Runs script with /bin/sh in the sandbox as user; its stdout in out. The
- * exit status, or -1. */
+/* The end of the command run_in started, as its sandbox's init reports it. */
+static pid_t ran_pid;
+static int ran_status = -1;
+
+static void on_command_exit(void *ctx, struct sandbox *sb, pid_t ns_pid, int status)
+{
+	(void)ctx;
+	(void)sb;
+	if (ns_pid == ran_pid)
+		ran_status = status;
+}
+
+/* Runs script with /bin/sh in the sandbox as user, started by its init as
+ * every command is (runtime_spawn.h); its stdout in out. The exit status,
+ * or -1. */
 static int run_in(struct sandbox *sb, const char *user, const char *script, char *out, size_t len)
 {
 	struct sandbox_user u;
-	int p[2];
-	if (runtime_user_resolve(sb, user, &u) != 0 || pipe2(p, O_CLOEXEC) != 0)
+	if (runtime_user_resolve(sb, user, &u) != 0)
 		return -1;
-	if (runtime_fork_enter(sb) != 0)
+	char *argv[] = {"/bin/sh", "-c", strdup(script), NULL};
+	char *envp[] = {"PATH=" SANDBOX_PATH, NULL};
+	char *paths[] = {"/bin/sh", NULL};
+	struct runtime_command cmd = {.argv = argv, .envp = envp, .paths = paths, .cwd = "/", .account = &u};
+	struct runtime_started st;
+	enum runtime_spawn_step step;
+	runtime_spawn_on_exit(on_command_exit, NULL);
+	ran_status = -1;
+	int rc = runtime_spawn(sb, &cmd, &st, &step);
+	free(argv[2]);
+	if (rc != 0)
 		return -1;
-	pid_t pid = fork();
-	if (pid != 0)
-		runtime_fork_leave(sb, pid, false);
-	if (pid == 0) {
-		dup2(p[1], 1);
-		if (runtime_child_enter(sb, &u) != 0 || chdir("/") != 0)
-			_exit(125);
-		char *argv[] = {"/bin/sh", "-c", strdup(script), NULL};
-		char *envp[] = {"PATH=" SANDBOX_PATH, NULL};
-		execve("/bin/sh", argv, envp);
-		_exit(127);
-	}
-	close(p[1]);
+	ran_pid = st.ns_pid;
 	size_t got = 0;
-	ssize_t n;
-	while (got < len - 1 && ((n = read(p[0], out + got, len - 1 - got)) > 0 || (n < 0 && errno == EINTR)))
-		got += n > 0 ? (size_t)n : 0;
+	for (;;) {
+		struct pollfd p = {.fd = st.out_fd, .events = POLLIN};
+		poll(&p, 1, 1000);
+		ssize_t n = read(st.out_fd, out + got, len - 1 - got);
+		if (n > 0 && (got += (size_t)n) < len - 1)
+			continue;
+		if (n > 0 || n == 0 || (errno != EAGAIN && errno != EINTR))
+			break;
+	}
 	out[got] = '\0';
-	close(p[0]);
-	int st = 0;
-	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	close(st.out_fd);
+	close(st.err_fd);
+	if (st.pidfd >= 0)
+		close(st.pidfd);
+	while (ran_status < 0)
+		event_base_loop(base, EVLOOP_ONCE);
+	return WIFEXITED(ran_status) ? WEXITSTATUS(ran_status) : -1;
 }
 
 /* The result of a seal or a removal, once the loop has run its callback. */

@@ -10,6 +10,7 @@
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
+#include "runtime/runtime_spawn.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -135,6 +136,12 @@ void process_kill_group(struct proc *p, int sig)
 		return;
 	if (p->reaped)
 		return;
+	/* Its init, which reaps it, knows whether the number is still its own. */
+	if (p->init_child) {
+		if (p->sb)
+			runtime_spawn_signal(p->sb, p->ns_pid, sig);
+		return;
+	}
 	if (kill(-p->pid, sig) != 0)
 		kill(p->pid, sig);
 }
@@ -283,6 +290,21 @@ static void on_sigchld(evutil_socket_t sig, short what, void *arg)
 	}
 }
 
+/* A command of an isolated sandbox ended: its init reaped it. */
+static void on_init_child_exit(void *ctx, struct sandbox *sb, pid_t ns_pid, int status)
+{
+	struct proc_manager *pm = ctx;
+	for (struct proc *p = pm->head; p; p = p->next) {
+		if (p->sb == sb && p->init_child && p->ns_pid == ns_pid && !p->reaped) {
+			p->reaped = true;
+			p->wait_status = status;
+			process_update_reading(p);
+			maybe_finish(p);
+			return;
+		}
+	}
+}
+
 static void on_lifetime_over(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -316,9 +338,11 @@ struct proc *process_register(struct proc_manager *pm, struct sandbox *sb, const
 		p->pm = pm;
 		p->sb = sb;
 		p->pid = pid;
-		p->ns_pid = sp->ns_pid > 0 ? sp->ns_pid : runtime_ns_pid(sb, pid);
-		/* Not reaped yet: the loop reaps, and it is here. */
-		p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		p->ns_pid = sp->ns_pid;
+		p->init_child = sp->init_child;
+		/* Not reaped yet: the loop reaps (or its init, which says so), and
+		 * it is here. */
+		p->pidfd = sp->pidfd >= 0 ? sp->pidfd : p->init_child ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
 		p->is_pty = is_pty;
 		p->config = config;
 		p->tag = tag;
@@ -329,10 +353,20 @@ struct proc *process_register(struct proc_manager *pm, struct sandbox *sb, const
 	    setup_output(p, 1, PROC_OUT_STDERR, err_fd) != 0 ||
 	    process_input_init(p) != 0 ||
 	    process_timer_init(&p->lifetime, pm->base, on_lifetime_over, p) != 0) {
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		if (sp->init_child) {
+			if (sp->pidfd >= 0)
+				syscall(SYS_pidfd_send_signal, sp->pidfd, SIGKILL, NULL, 0);
+			runtime_spawn_signal(sb, sp->ns_pid, SIGKILL);
+			if (p)
+				p->pidfd = -1;
+			if (sp->pidfd >= 0)
+				close(sp->pidfd);
+		} else {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
 		if (p) {
 			p->pid = 0;
 			p->reaped = true;
@@ -419,14 +453,20 @@ static void on_sandbox_removing(void *ctx, struct sandbox *sb)
 		 * once the process is reaped. */
 		process_kill_group(p, SIGKILL);
 		p->sb = NULL;
+		/* Its init dies with the sandbox: nobody reports this end. */
+		if (p->init_child && !p->reaped) {
+			p->reaped = true;
+			p->wait_status = SIGKILL;
+		}
 		if (runtime_isolated())
 			p->pm->streams->cut_all(p);
 		if (p->paused) {
 			p->paused = false;
 			process_timer_resume(&p->lifetime);
 			p->pm->streams->set_paused(p, false);
-			process_update_reading(p);
 		}
+		process_update_reading(p);
+		maybe_finish(p); /* frees it, if its pipes are closed already */
 	}
 }
 
@@ -457,6 +497,7 @@ struct proc_manager *process_manager_new(struct event_base *base,
 	pm->path_env = strdup(path && *path ? path : DEFAULT_PATH);
 	pm->scratch = evbuffer_new();
 	pm->sigchld = evsignal_new(base, SIGCHLD, on_sigchld, pm);
+	runtime_spawn_on_exit(on_init_child_exit, pm);
 	if (!pm->user_name || !pm->path_env || !pm->scratch || !pm->sigchld ||
 	    event_add(pm->sigchld, NULL) != 0) {
 		process_manager_free(pm);
@@ -473,7 +514,7 @@ void process_manager_reap(struct proc_manager *pm)
 		if (!p->ended)
 			process_kill_group(p, SIGKILL);
 	for (struct proc *p = pm->head; p; p = p->next) {
-		if (p->reaped)
+		if (p->reaped || p->init_child)
 			continue;
 		while (waitpid(p->pid, &p->wait_status, 0) < 0 && errno == EINTR)
 			;

@@ -1,10 +1,10 @@
 /* Starting a process the way envd does: argv from cmd and args, the layered
  * environment, the working directory, a new session (so the whole process
- * group can be signalled), pipes or a PTY; with isolation inside the
- * sandbox's namespaces, cgroups and root, as the requested user. The child is
- * the backend's own (born in the sandbox's pid namespace), so the backend's
- * SIGCHLD reaping sees it like any other child, and it shares the backend's
- * memory until it executes (clone_vfork), with pipes or a pty. */
+ * group can be signalled), pipes or a PTY. In an isolated sandbox its init
+ * starts it (runtime_spawn.h), as the requested user of the sandbox, so that
+ * it is in the sandbox's one process tree; without isolation the backend
+ * starts it on the host, as its own child, sharing the backend's memory until
+ * it executes (clone_vfork), and reaps it (SIGCHLD). */
 #define _GNU_SOURCE
 #include "envd/process/process_spawn.h"
 
@@ -15,6 +15,7 @@
 #include "lib/text.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
+#include "runtime/runtime_spawn.h"
 
 #include <cJSON.h>
 #include <sched.h>
@@ -208,13 +209,12 @@ static void close_from_3(void)
  * of glibc that takes a lock. */
 struct child_args {
 	const struct proc_spawn *spec;
-	pid_t parent;              /* what getppid() must say (0 inside a sandbox's pid namespace) */
+	pid_t parent;              /* what getppid() must say */
 	char **argv, **envp;
 	char **paths;              /* where to look for argv[0], in order */
 	char **sh_argv;            /* argv with /bin/sh for /bin/bash, for an image without bash; else NULL */
 	int in_fd, out_fd, err_fd; /* to become 0, 1, 2 (-1: a pty's) */
 	int pty_slave;             /* a pty's terminal end: its controlling terminal and 0, 1, 2; else -1 */
-	pid_t ns_pid;              /* set by a child that shares our memory: its pid in the sandbox */
 };
 
 /* write(2) of a message and an errno's text, without stdio or locks. */
@@ -260,13 +260,6 @@ __attribute__((noreturn)) static void child_exec(struct child_args *c)
 	const struct rlimit *nofile = fd_limit_started();
 	if (nofile)
 		setrlimit(RLIMIT_NOFILE, nofile);
-	if (runtime_child_enter(c->spec->sb, c->spec->account) != 0) {
-		child_say("cannot enter the sandbox", "", errno);
-		_exit(125);
-	}
-	/* Born in the sandbox's pid namespace: the pid its /proc shows, told
-	 * to the parent through the memory they share (no /proc read there). */
-	c->ns_pid = getpid();
 	/* If the backend dies without cleaning up, its direct children die too. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != c->parent)
@@ -364,32 +357,18 @@ static int child_main(void *arg)
 /* ThreadSanitizer keeps the handlers it wraps and the thread's state in
  * memory a CLONE_VM child would share: the child's resets would become the
  * backend's (SIGCHLD and SIGTERM lost). Under TSan the child is a copy, made
- * by fork, which TSan knows (or by clone3 with fork's semantics, into its
- * cgroup). */
-static pid_t start_child(struct child_args *c, char *stack_top, int cgroup_fd)
+ * by fork, which TSan knows. */
+static pid_t start_child(struct child_args *c, char *stack_top)
 {
 	(void)stack_top;
-	if (cgroup_fd >= 0) {
-		struct clone3_args a = {.flags = CLONE_VFORK | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
-			.cgroup = (uint64_t)cgroup_fd};
-		return clone3_start(&a, child_main, c);
-	}
 	pid_t pid = fork();
 	if (pid == 0)
 		child_exec(c);
 	return pid;
 }
 #else
-/* Into the sandbox's cgroup from the start where it has one on cgroup v2
- * (clone3: nothing to move, and pids.max is checked by the kernel). */
-static pid_t start_child(struct child_args *c, char *stack_top, int cgroup_fd)
+static pid_t start_child(struct child_args *c, char *stack_top)
 {
-	if (cgroup_fd >= 0) {
-		struct clone3_args a = {.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP,
-			.exit_signal = SIGCHLD, .stack = (uint64_t)(uintptr_t)(stack_top - CHILD_STACK),
-			.stack_size = CHILD_STACK, .cgroup = (uint64_t)cgroup_fd};
-		return clone3_start(&a, child_main, c);
-	}
 	return clone(child_main, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 }
 #endif
@@ -406,7 +385,7 @@ static pid_t start_child(struct child_args *c, char *stack_top, int cgroup_fd)
  * The child's stack is the calling thread's own (lib/child_stack.h): the
  * parent waits while the child uses it, so it is free again when clone
  * returns. */
-static pid_t clone_vfork(struct child_args *c, int cgroup_fd)
+static pid_t clone_vfork(struct child_args *c)
 {
 	static __thread char *stack;
 	char *top = child_stack_top(&stack, CHILD_STACK);
@@ -415,7 +394,7 @@ static pid_t clone_vfork(struct child_args *c, int cgroup_fd)
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid_t pid = start_child(c, top, cgroup_fd);
+	pid_t pid = start_child(c, top);
 	int e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	errno = e;
@@ -424,59 +403,66 @@ static pid_t clone_vfork(struct child_args *c, int cgroup_fd)
 
 /* --- starting -------------------------------------------------------------- */
 
-/* runtime_fork_enter or runtime_fork_leave failed: a full sandbox (EAGAIN)
- * is the client's to resolve, one whose init has ended (ESRCH) can start
- * nothing more, anything else is ours. */
-static void entering_failed(struct connect_error *err)
+/* A start the sandbox refused: a full sandbox (EAGAIN) is the client's to
+ * resolve, one whose init has ended (ESRCH) can start nothing more. */
+static void sandbox_refused(struct connect_error *err)
 {
 	if (errno == EAGAIN)
 		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED, "the sandbox has reached its limit "
 			"of %d processes (pids.max): end some before starting more", SANDBOX_PIDS_MAX);
-	else if (errno == ESRCH)
+	else
 		connect_error_set(err, CONNECT_UNAVAILABLE, "the sandbox's init process has ended (killed "
 			"from outside, or out of memory), and with it every process of the sandbox: it "
 			"can start nothing more; kill it and create another");
-	else
-		connect_error_set(err, CONNECT_INTERNAL, "error entering the sandbox: %s", strerror(errno));
 }
 
-/* A child runtime_fork_leave took back (it has been sent SIGKILL). */
-static void reap(pid_t pid)
-{
-	int e = errno;
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	errno = e;
-}
+/* --- in an isolated sandbox: its init starts it ------------------------------ */
 
-/* Starts c's child, born in the sandbox's pid namespace; -1 with err set
- * (the caller closes the descriptors it made for it). */
-static pid_t start_in_sandbox(const struct proc_spawn *spec, struct child_args *c,
-	struct connect_error *err)
+static int spawn_in_init(const struct proc_spawn *spec, const struct child_args *c,
+	struct proc_spawned *out, struct connect_error *err)
 {
-	if (runtime_fork_enter(spec->sb) != 0) {
-		entering_failed(err);
+	struct runtime_command cmd = {.argv = c->argv, .envp = c->envp, .paths = c->paths,
+		.cwd = spec->cwd, .account = spec->account, .pty = spec->pty,
+		.stdin_pipe = spec->stdin_pipe, .cols = spec->cols, .rows = spec->rows};
+	struct runtime_started st;
+	enum runtime_spawn_step step;
+	if (!runtime_sandbox_alive(spec->sb)) {
+		errno = ESRCH;
+		sandbox_refused(err);
 		return -1;
 	}
-	pid_t pid = clone_vfork(c, runtime_fork_cgroup_fd(spec->sb));
-	/* A vfork child: it has joined its cgroups, and executed, or ended. */
-	if (pid > 0 && runtime_fork_leave(spec->sb, pid, true) != 0) {
-		reap(pid);
-		entering_failed(err);
-		return -1;
-	}
-	if (pid < 0) {
-		int errno_clone = errno;
-		runtime_fork_leave(spec->sb, -1, true);
-		errno = errno_clone;
-		/* Cloned into its cgroup (v2), the kernel refused it at pids.max. */
-		if (errno_clone == EAGAIN && runtime_fork_cgroup_fd(spec->sb) >= 0)
-			entering_failed(err);
+	if (runtime_spawn(spec->sb, &cmd, &st, &step) != 0) {
+		if (step == RUNTIME_SPAWN_PTY)
+			connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+				"error starting pty with command '%s' in dir '%s' with '%u' cols and '%u' rows: %s",
+				spec->cmd, spec->cwd, spec->cols, spec->rows, strerror(errno));
+		else if (step == RUNTIME_SPAWN_PIPES)
+			connect_error_set(err, CONNECT_INTERNAL, "error creating pipes for command '%s': %s",
+				spec->cmd, strerror(errno));
+		else if ((step == RUNTIME_SPAWN_FORK && errno == EAGAIN) ||
+			 (step == RUNTIME_SPAWN_INIT && errno == ESRCH))
+			sandbox_refused(err);
 		else
 			connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
-				strerror(errno_clone));
+				errno == EPROTO ? "the sandbox's init answered out of turn" : strerror(errno));
 		return -1;
 	}
+	*out = (struct proc_spawned){.pid = 0, .ns_pid = st.ns_pid, .pidfd = st.pidfd,
+		.init_child = true, .out_fd = st.out_fd, .err_fd = st.err_fd, .in_fd = st.in_fd};
+	return 0;
+}
+
+/* --- without isolation: the backend's own child --------------------------- */
+
+/* Starts c's child; -1 with err set (the caller closes the descriptors it
+ * made for it). */
+static pid_t start_on_host(const struct proc_spawn *spec, struct child_args *c,
+	struct connect_error *err)
+{
+	pid_t pid = clone_vfork(c);
+	if (pid < 0)
+		connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
+			strerror(errno));
 	return pid;
 }
 
@@ -499,12 +485,14 @@ static int spawn_pty(const struct proc_spawn *spec, struct child_args *c, struct
 		goto fail;
 	}
 	c->pty_slave = slave;
-	pid_t pid = start_in_sandbox(spec, c, err);
+	pid_t pid = start_on_host(spec, c, err);
 	if (pid < 0)
 		goto fail;
 	close(slave);
 	out->pid = pid;
-	out->ns_pid = c->ns_pid;
+	out->ns_pid = pid;
+	out->pidfd = -1;
+	out->init_child = false;
 	out->out_fd = master;
 	out->err_fd = -1;
 	out->in_fd = input; /* shares the master's O_NONBLOCK */
@@ -535,7 +523,7 @@ static int spawn_pipes(const struct proc_spawn *spec, struct child_args *c, stru
 	c->in_fd = spec->stdin_pipe ? in[0] : null_fd;
 	c->out_fd = o[1];
 	c->err_fd = e[1];
-	pid_t pid = start_in_sandbox(spec, c, err);
+	pid_t pid = start_on_host(spec, c, err);
 	if (pid < 0)
 		goto fail;
 	close(o[1]);
@@ -545,7 +533,9 @@ static int spawn_pipes(const struct proc_spawn *spec, struct child_args *c, stru
 	if (null_fd >= 0)
 		close(null_fd);
 	out->pid = pid;
-	out->ns_pid = c->ns_pid;
+	out->ns_pid = pid;
+	out->pidfd = -1;
+	out->init_child = false;
 	out->out_fd = o[0];
 	out->err_fd = e[0];
 	out->in_fd = in[1];
@@ -573,7 +563,7 @@ int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out,
 			"error starting process '%s': chdir %s: not a directory", spec->cmd, spec->cwd);
 		return -1;
 	}
-	struct child_args c = {.spec = spec, .parent = spec->sb && runtime_isolated() ? 0 : getpid(),
+	struct child_args c = {.spec = spec, .parent = getpid(),
 		.argv = build_argv(spec->cmd, spec->args), .envp = build_env(spec),
 		.paths = exec_paths(spec->cmd, spec->path_env), .in_fd = -1, .out_fd = -1, .err_fd = -1,
 		.pty_slave = -1};
@@ -581,6 +571,8 @@ int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out,
 	int rc = -1;
 	if (!c.argv || !c.envp || !c.paths)
 		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+	else if (runtime_isolated())
+		rc = spawn_in_init(spec, &c, out, err);
 	else
 		rc = spec->pty ? spawn_pty(spec, &c, out, err) : spawn_pipes(spec, &c, out, err);
 	free_vector(c.argv);

@@ -1,6 +1,6 @@
-/* Starting a process the way envd does: fork into the sandbox (runtime/),
- * switch to the account, chdir, exec; a PTY when asked. Calls runtime/,
- * http/ (Connect errors) and lib/. */
+/* Starting a process the way envd does: by the sandbox's init (runtime/)
+ * or, without isolation, on the host; as the account, in its directory; a
+ * PTY when asked. Calls runtime/, http/ (Connect errors) and lib/. */
 #ifndef E2B_BACKEND_PROCESS_SPAWN_H
 #define E2B_BACKEND_PROCESS_SPAWN_H
 
@@ -30,8 +30,10 @@ struct proc_spawn {
 	const struct sandbox_user *account;   /* as whom (runtime/runtime_users.h) */
 };
 struct proc_spawned {
-	pid_t pid;
-	pid_t ns_pid; /* the pid the sandbox sees; 0 when unknown (the child was a copy) */
+	pid_t pid;    /* the backend's child (no isolation); 0 when the sandbox's init started it */
+	pid_t ns_pid; /* the pid the sandbox sees */
+	int pidfd;    /* the process (-1: none yet) */
+	bool init_child; /* the sandbox's init is its parent: it reports its end (runtime_spawn.h) */
 	int out_fd;  /* stdout pipe, or the PTY master */
 	int err_fd;  /* stderr pipe, or -1 */
 	int in_fd;   /* stdin pipe, a dup of the PTY master, or -1 */

@@ -100,8 +100,10 @@ struct proc {
 	struct proc *prev, *next;
 	struct proc_manager *pm;
 	struct sandbox *sb;        /* NULL once the sandbox is gone */
-	pid_t pid;                 /* host pid; also the process group and session id */
+	pid_t pid;                 /* host pid (the backend's child), also its process group and
+	                            * session id; 0 when the sandbox's init started it */
 	pid_t ns_pid;              /* the pid inside the sandbox: what clients see */
+	bool init_child;           /* its init reports its end (runtime_spawn.h); never our child */
 	int pidfd;                 /* the process itself (and so its group): signalled through it; -1 none */
 	bool ended;                /* the end event was sent; kept for retention only */
 	bool reaped;

@@ -5,12 +5,16 @@
  * namespace (with its own /proc, /dev/pts, /dev/shm, on mount points it
  * makes where the image has none), sets the hostname,
  * brings loopback up, installs the sandbox's syscall policy (a BPF program
- * on fd 4), reports "ok" (or an error text) on fd 3, and then only reaps
- * orphans. The backend runs every command by entering these namespaces;
- * killing this process makes the kernel kill every process of the sandbox.
+ * on fd 4), reports "ok" (or an error text) on fd 3, and then serves the
+ * backend on fds 5 and 6 (init_serve.h): it starts every command of the
+ * sandbox, so that they are all its descendants (one process tree, which a
+ * checkpoint dumps whole), reports their ends, and reaps orphans. Killing
+ * this process makes the kernel kill every process of the sandbox.
  *
  * Built static and small: its memory counts against every idle sandbox. */
 #define _GNU_SOURCE
+#include "init_serve.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -160,11 +164,6 @@ static void mount_points(void)
 			fail(dirs[i].path);
 }
 
-static void on_sigchld(int sig)
-{
-	(void)sig;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -235,20 +234,9 @@ int main(int argc, char **argv)
 			close(null_fd);
 	}
 
-	/* Reap forever. SIGCHLD stays blocked except inside sigsuspend, so an
-	 * orphan that exits between the waitpid loop and the sleep still wakes us. */
-	sigset_t block, none;
-	sigemptyset(&block);
-	sigaddset(&block, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &block, NULL);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_sigchld;
-	sigaction(SIGCHLD, &sa, NULL);
-	sigemptyset(&none);
-	for (;;) {
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;
-		sigsuspend(&none);
-	}
+	/* Not dumpable: a process of the sandbox running as its root (the same
+	 * ids) may not trace it, read its memory or take over its sockets to
+	 * the backend; that needs CAP_SYS_PTRACE, which commands do not keep. */
+	prctl(PR_SET_DUMPABLE, 0);
+	init_serve();
 }

@@ -1,0 +1,176 @@
+/* A command between the init's fork and its exec (init_child.h). It is a
+ * copy of the init: the syscall policy is installed already (inherited), it
+ * is root of the sandbox's user namespace with every capability there, in
+ * the sandbox's namespaces and cgroups. What is left is to become the
+ * command. */
+#define _GNU_SOURCE
+#include "init_child.h"
+
+#include "lib/init_wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* What it says before it exits, on its own stderr (the stream's). */
+static void say(const char *a, const char *b, int e)
+{
+	const char *text = strerror(e);
+	const char *parts[] = {a, b, ": ", text ? text : "unknown error", "\n"};
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		if (write(2, parts[i], strlen(parts[i])) < 0)
+			return;
+}
+
+__attribute__((noreturn)) static void fail(const char *what, int code)
+{
+	say("cannot start the command: ", what, errno);
+	_exit(code);
+}
+
+/* A command's 0, 1 and 2, in a session of its own. */
+static void standard_fds(const struct init_child_fds *fds)
+{
+	setsid();
+	if (fds->slave >= 0) {
+		/* login_tty(3)'s steps: the pty becomes the session's terminal. */
+		if (ioctl(fds->slave, TIOCSCTTY, 0) != 0 || dup2(fds->slave, 0) < 0 ||
+		    dup2(fds->slave, 1) < 0 || dup2(fds->slave, 2) < 0)
+			_exit(125);
+		return;
+	}
+	int in = fds->in >= 0 ? fds->in : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (in < 0 || dup2(in, 0) < 0 || dup2(fds->out, 1) < 0 || dup2(fds->err, 2) < 0)
+		_exit(125);
+}
+
+/* The command as the backend wrote it: pointers into the mapped blob. */
+struct command {
+	const struct init_spawn_blob *head;
+	const gid_t *groups;
+	const char *cwd;
+	char **argv, **envp, **paths;
+};
+
+/* n strings from *at (each NUL-terminated before end) into a NULL-ended
+ * vector; 0, or -1 when they run past end. */
+static int strings(char **at, const char *end, uint32_t n, char ***out)
+{
+	char **v = calloc((size_t)n + 1, sizeof *v);
+	if (!v)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		char *nul = memchr(*at, '\0', (size_t)(end - *at));
+		if (!nul)
+			return -1;
+		v[i] = *at;
+		*at = nul + 1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int read_command(int blob, struct command *c)
+{
+	struct stat st;
+	if (fstat(blob, &st) != 0)
+		return -1;
+	errno = EINVAL;
+	if (st.st_size < (off_t)sizeof *c->head || st.st_size > (off_t)INIT_SPAWN_BLOB_MAX)
+		return -1;
+	size_t size = (size_t)st.st_size;
+	char *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, blob, 0);
+	if (base == MAP_FAILED)
+		return -1;
+	c->head = (const void *)base;
+	errno = EINVAL;
+	if (c->head->size != size || c->head->ngroups > INIT_SPAWN_GROUPS_MAX || c->head->argc == 0)
+		return -1;
+	size_t groups_end = sizeof *c->head + (size_t)c->head->ngroups * sizeof(uint32_t);
+	if (groups_end > size)
+		return -1;
+	c->groups = (const gid_t *)(base + sizeof *c->head);
+	char *at = base + groups_end;
+	const char *end = base + size;
+	const char *nul = memchr(at, '\0', (size_t)(end - at));
+	if (!nul)
+		return -1;
+	c->cwd = at;
+	at += nul - at + 1;
+	if (strings(&at, end, c->head->argc, &c->argv) != 0 ||
+	    strings(&at, end, c->head->envc, &c->envp) != 0 ||
+	    strings(&at, end, c->head->npaths, &c->paths) != 0 || c->head->npaths == 0)
+		return -1;
+	return 0;
+}
+
+/* Drops every capability outside INIT_CAPS_KEPT from the bounding set (what
+ * the command's execve may keep), then takes on the account's ids. */
+static int become(const struct command *c, uint32_t flags)
+{
+	for (int cap = 0; cap <= 63; cap++) {
+		if (INIT_CAPS_KEPT & (1ull << cap))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
+			return -1;
+	}
+	if (flags & INIT_SPAWN_NO_GROUPS)
+		return setgid(0) == 0 && setuid(0) == 0 ? 0 : -1;
+	if (setgroups(c->head->ngroups, c->groups) != 0 || setgid(c->head->gid) != 0 ||
+	    setuid(c->head->uid) != 0)
+		return -1;
+	return 0;
+}
+
+void init_child_run(const struct init_child_fds *fds, uint32_t flags)
+{
+	/* The init's dispositions and mask (SIGCHLD blocked) are not the
+	 * command's. */
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	for (int sig = 1; sig < 65; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &dfl, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	standard_fds(fds);
+	struct command c;
+	if (read_command(fds->blob, &c) != 0)
+		fail("its request", 125);
+	struct rlimit nofile = {.rlim_cur = c.head->nofile_cur, .rlim_max = c.head->nofile_max};
+	if (nofile.rlim_max > 0)
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	if (become(&c, flags) != 0)
+		fail("its user", 125);
+	syscall(SYS_close_range, 3U, ~0U, 0U);
+	if (chdir(c.cwd) != 0) {
+		say("chdir ", c.cwd, errno);
+		_exit(127);
+	}
+	/* execvp's search over the paths the backend made from the sandbox's
+	 * PATH: the first that is not missing decides. */
+	int e = ENOENT;
+	for (char **p = c.paths; *p; p++) {
+		execve(*p, c.argv, c.envp);
+		if (errno == EACCES)
+			e = EACCES; /* as execvp: remembered, the search goes on */
+		else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV &&
+			 errno != ETIMEDOUT) {
+			e = errno;
+			break;
+		}
+	}
+	say("exec: ", c.argv[0], e);
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
