@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -56,9 +57,8 @@
 struct init_launch {
 	char *stack, *stack_top; /* lib/child_stack.h */
 	int running;            /* 1 until the child executes or ends: the kernel clears it (CLONE_CHILD_CLEARTID) */
-	int go_fd, go_write_fd; /* the pipe the parent says "go" on: the child reads, and closes its copy of the write end */
+	int go_fd, go_write_fd; /* the socket pair the parent says "go" on: the child reads, and closes its copy of the other end */
 	int report_fd;          /* the report pipe's write end */
-	int req_fd, ev_fd;      /* its ends of the requests and events sockets (runtime_spawn.h) */
 	pid_t parent;
 };
 static __thread struct init_launch launch;
@@ -77,14 +77,25 @@ __attribute__((noreturn)) static void init_fail(int report_fd, const char *what)
 }
 
 /* In the cloned init, once the parent has written its id maps (and, on
- * cgroup v1, put it into the cgroups): becomes root of its user namespace. */
-static void init_become_root(const struct init_launch *l)
+ * cgroup v1, put it into the cgroups): takes its ends of the requests and
+ * events sockets (made in its network namespace, where a checkpoint looks
+ * for them) with the parent's "go", and becomes root of its user namespace. */
+static void init_become_root(const struct init_launch *l, int served[2])
 {
 	char c = 0;
-	while (read(l->go_fd, &c, 1) < 0 && errno == EINTR)
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = {.iov_base = &c, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+		.msg_controllen = sizeof control.buf};
+	while (recvmsg(l->go_fd, &mh, MSG_CMSG_CLOEXEC) < 0 && errno == EINTR)
 		;
-	if (c != 'g')
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	if (c != 'g' || !cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(2 * sizeof(int)))
 		_exit(1); /* the parent gave up */
+	memcpy(served, CMSG_DATA(cm), 2 * sizeof(int));
 	if (syscall(SYS_setresgid, 0, 0, 0) != 0 || syscall(SYS_setresuid, 0, 0, 0) != 0)
 		init_fail(l->report_fd, "become root in the sandbox's user namespace");
 	if (!runtime_self()->single_id && syscall(SYS_setgroups, 0, NULL) != 0)
@@ -105,7 +116,8 @@ static int init_main(void *arg)
 {
 	const struct init_launch *l = arg;
 	close(l->go_write_fd);
-	init_become_root(l);
+	int served[2];
+	init_become_root(l, served);
 	/* Keep only the report pipe (as fd 3), the syscall policy the init
 	 * installs after its mounts (fd 4), its ends of the requests and events
 	 * sockets (INIT_FD_REQUESTS, INIT_FD_EVENTS) and the init binary. Each
@@ -113,8 +125,8 @@ static int init_main(void *arg)
 	int init_fd = fcntl(runtime_self()->init_fd, F_DUPFD_CLOEXEC, 64);
 	int filter_fd = fcntl(runtime_seccomp_fd(), F_DUPFD_CLOEXEC, 64);
 	int report_fd = fcntl(l->report_fd, F_DUPFD_CLOEXEC, 64);
-	int req_fd = fcntl(l->req_fd, F_DUPFD_CLOEXEC, 64);
-	int ev_fd = fcntl(l->ev_fd, F_DUPFD_CLOEXEC, 64);
+	int req_fd = fcntl(served[0], F_DUPFD_CLOEXEC, 64);
+	int ev_fd = fcntl(served[1], F_DUPFD_CLOEXEC, 64);
 	if (init_fd < 0 || filter_fd < 0 || report_fd < 0 || req_fd < 0 || ev_fd < 0 ||
 	    dup2(report_fd, 3) != 3 || dup2(filter_fd, 4) != 4 ||
 	    dup2(req_fd, INIT_FD_REQUESTS) != INIT_FD_REQUESTS || dup2(ev_fd, INIT_FD_EVENTS) != INIT_FD_EVENTS)
@@ -204,21 +216,33 @@ static pid_t clone_init_child(struct init_launch *l, int ns_flags, int cgroup_fd
 	return pid;
 }
 
+/* "go", with the init's ends of its sockets. */
+static int say_go(int fd, const int served[2])
+{
+	char g = 'g';
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = {.iov_base = &g, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+		.msg_controllen = sizeof control.buf};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	memcpy(CMSG_DATA(c), served, 2 * sizeof(int));
+	return sendmsg(fd, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
 int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 {
-	int p[2], go[2], served[2];
+	int p[2], go[2], served[2] = {-1, -1};
 	if (pipe2(p, O_CLOEXEC) != 0)
 		return -1;
-	if (pipe2(go, O_CLOEXEC) != 0) {
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) != 0) {
 		close(p[0]);
 		close(p[1]);
-		return -1;
-	}
-	if (runtime_spawn_sockets(rt, served) != 0) {
-		close(p[0]);
-		close(p[1]);
-		close(go[0]);
-		close(go[1]);
 		return -1;
 	}
 	struct init_launch *l = launch_block();
@@ -226,8 +250,6 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		l->go_fd = go[0];
 		l->go_write_fd = go[1];
 		l->report_fd = p[1];
-		l->req_fd = served[0];
-		l->ev_fd = served[1];
 		l->parent = getpid();
 	}
 	/* Cloned in the sandbox's root, with the range's base id as effective
@@ -270,14 +292,11 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		prctl(PR_SET_DUMPABLE, 1);
 		errno = e;
 	}
-	close(served[0]);
-	close(served[1]);
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
 		close(go[0]);
 		close(go[1]);
-		runtime_spawn_close(rt);
 		return -1;
 	}
 	close(p[1]);
@@ -290,10 +309,16 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		rc = runtime_userns_write_maps(rt->init_pid, rt->ids.base, rt->ids.base, rt->ids.count);
 	if (rc == 0 && cgroup_fd < 0)
 		rc = runtime_cgroup_attach(&rt->cg, pid);
-	if (rc == 0 && write(go[1], "g", 1) != 1)
+	if (rc == 0)
+		rc = runtime_spawn_sockets(rt, served);
+	if (rc == 0 && say_go(go[1], served) != 0)
 		rc = -1;
 	int e = errno;
 	close(go[1]);
+	if (served[0] >= 0) {
+		close(served[0]);
+		close(served[1]);
+	}
 	if (rc != 0) {
 		close(p[0]);
 		snprintf(why, why_len, "cannot set up the init's user namespace: %s", strerror(e));

@@ -16,6 +16,8 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,20 +39,46 @@ void runtime_spawn_on_exit(void (*fn)(void *ctx, struct sandbox *sb, pid_t ns_pi
 	exit_ctx = ctx;
 }
 
+/* The two socket pairs, made in the sandbox's network namespace (a thread
+ * of its own joins it): a checkpoint finds the sockets of the namespaces of
+ * the tree it dumps, and the init's ends must be among them. */
+struct pairs {
+	int ns_fd;
+	int req[2], ev[2];
+	int err;
+};
+
+static void *make_pairs(void *arg)
+{
+	struct pairs *p = arg;
+	if (setns(p->ns_fd, CLONE_NEWNET) != 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p->req) != 0)
+		p->err = errno;
+	else if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, p->ev) != 0) {
+		p->err = errno;
+		close(p->req[0]);
+		close(p->req[1]);
+	}
+	return NULL;
+}
+
 int runtime_spawn_sockets(struct sandbox_rt *rt, int init_fds[2])
 {
-	int req[2], ev[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, req) != 0)
-		return -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, ev) != 0) {
-		close(req[0]);
-		close(req[1]);
+	struct pairs p = {.ns_fd = rt->ns_fd[RT_NS_NET]};
+	pthread_t t;
+	int rc = pthread_create(&t, NULL, make_pairs, &p);
+	if (rc == 0)
+		pthread_join(t, NULL);
+	else
+		p.err = rc;
+	if (p.err) {
+		errno = p.err;
 		return -1;
 	}
-	rt->req_fd = req[0];
-	rt->ev_fd = ev[0];
-	init_fds[0] = req[1];
-	init_fds[1] = ev[1];
+	rt->req_fd = p.req[0];
+	rt->ev_fd = p.ev[0];
+	init_fds[0] = p.req[1];
+	init_fds[1] = p.ev[1];
 	return 0;
 }
 

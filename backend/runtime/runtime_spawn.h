@@ -55,10 +55,11 @@ int runtime_spawn_park(const struct sandbox *sb, const uint64_t *keys, const int
 int runtime_spawn_unpark(const struct sandbox *sb, void (*each)(void *ctx, uint64_t key, int fd), void *ctx);
 int runtime_spawn_drop(const struct sandbox *sb);
 
-/* The runtime's own: the socket pairs of a new init (the init's ends are
- * init_fds[0] for requests and init_fds[1] for events; the caller closes
- * them once the init has its copies), and the watch on its events, started
- * on the loop once it reported "ok" and ended with its descriptors. */
+/* The runtime's own: the socket pairs of a new init, made in its network
+ * namespace (rt->ns_fd, open; the init's ends are init_fds[0] for requests
+ * and init_fds[1] for events; the caller closes them once the init has its
+ * copies), and the watch on its events, started on the loop once it
+ * reported "ok" and ended with its descriptors. */
 int runtime_spawn_sockets(struct sandbox_rt *rt, int init_fds[2]);
 int runtime_spawn_watch(struct sandbox *sb);
 void runtime_spawn_close(struct sandbox_rt *rt);

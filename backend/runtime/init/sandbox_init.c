@@ -171,6 +171,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *root = argv[1];
+	/* A session of its own: it was cloned in the backend's, which lies
+	 * outside the sandbox (a checkpoint needs every session leader of the
+	 * tree inside its pid namespace). */
+	if (setsid() < 0)
+		fail("setsid");
 	/* Nothing mounted here may propagate back to the backend's namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
 		fail("make mounts private");
