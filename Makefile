@@ -281,6 +281,8 @@ FUZZ_BACKEND_fuzz_egress_http := backend/egress/egress_http.c backend/egress/egr
 
 FUZZ_BACKEND_fuzz_cgroup_files := backend/runtime/runtime_cgroup_parse.c
 $(BUILD)/fuzz/fuzz_cgroup_files $(BUILD)/replay/fuzz_cgroup_files: backend/runtime/runtime_cgroup_parse.c backend/runtime/runtime_cgroup_parse.h
+FUZZ_BACKEND_fuzz_init_command := -D_DEFAULT_SOURCE backend/runtime/init/init_command.c
+$(BUILD)/fuzz/fuzz_init_command $(BUILD)/replay/fuzz_init_command: backend/runtime/init/init_command.c backend/runtime/init/init_command.h backend/lib/init_wire.h
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
 

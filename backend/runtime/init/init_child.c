@@ -6,6 +6,8 @@
 #define _GNU_SOURCE
 #include "init_child.h"
 
+#include "init_command.h"
+
 #include "lib/init_wire.h"
 
 #include <errno.h>
@@ -55,33 +57,9 @@ static void standard_fds(const struct init_child_fds *fds)
 		_exit(125);
 }
 
-/* The command as the backend wrote it: pointers into the mapped blob. */
-struct command {
-	const struct init_spawn_blob *head;
-	const gid_t *groups;
-	const char *cwd;
-	char **argv, **envp, **paths;
-};
-
-/* n strings from *at (each NUL-terminated before end) into a NULL-ended
- * vector; 0, or -1 when they run past end. */
-static int strings(char **at, const char *end, uint32_t n, char ***out)
-{
-	char **v = calloc((size_t)n + 1, sizeof *v);
-	if (!v)
-		return -1;
-	for (uint32_t i = 0; i < n; i++) {
-		char *nul = memchr(*at, '\0', (size_t)(end - *at));
-		if (!nul)
-			return -1;
-		v[i] = *at;
-		*at = nul + 1;
-	}
-	*out = v;
-	return 0;
-}
-
-static int read_command(int blob, struct command *c)
+/* The command as the backend wrote it, read in the mapped blob (which
+ * stays mapped: the command's strings are there until execve). */
+static int read_command(int blob, struct init_command *c)
 {
 	struct stat st;
 	if (fstat(blob, &st) != 0)
@@ -93,31 +71,12 @@ static int read_command(int blob, struct command *c)
 	char *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, blob, 0);
 	if (base == MAP_FAILED)
 		return -1;
-	c->head = (const void *)base;
-	errno = EINVAL;
-	if (c->head->size != size || c->head->ngroups > INIT_SPAWN_GROUPS_MAX || c->head->argc == 0)
-		return -1;
-	size_t groups_end = sizeof *c->head + (size_t)c->head->ngroups * sizeof(uint32_t);
-	if (groups_end > size)
-		return -1;
-	c->groups = (const gid_t *)(base + sizeof *c->head);
-	char *at = base + groups_end;
-	const char *end = base + size;
-	const char *nul = memchr(at, '\0', (size_t)(end - at));
-	if (!nul)
-		return -1;
-	c->cwd = at;
-	at += nul - at + 1;
-	if (strings(&at, end, c->head->argc, &c->argv) != 0 ||
-	    strings(&at, end, c->head->envc, &c->envp) != 0 ||
-	    strings(&at, end, c->head->npaths, &c->paths) != 0 || c->head->npaths == 0)
-		return -1;
-	return 0;
+	return init_command_parse(base, size, c);
 }
 
 /* Drops every capability outside INIT_CAPS_KEPT from the bounding set (what
  * the command's execve may keep), then takes on the account's ids. */
-static int become(const struct command *c, uint32_t flags)
+static int become(const struct init_command *c, uint32_t flags)
 {
 	for (int cap = 0; cap <= 63; cap++) {
 		if (INIT_CAPS_KEPT & (1ull << cap))
@@ -145,7 +104,7 @@ void init_child_run(const struct init_child_fds *fds, uint32_t flags)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	standard_fds(fds);
-	struct command c;
+	struct init_command c;
 	if (read_command(fds->blob, &c) != 0)
 		fail("its request", 125);
 	struct rlimit nofile = {.rlim_cur = c.head->nofile_cur, .rlim_max = c.head->nofile_max};
