@@ -41,6 +41,10 @@ enum init_wire_type {
 	INIT_UNPARK = 4,
 	/* backend -> init, answered: close every held descriptor. */
 	INIT_DROP = 5,
+	/* backend -> init, answered on the new socket: take these two
+	 * descriptors as the requests and events sockets (a restored init gets
+	 * sockets made in its restored network namespace). */
+	INIT_SWAP = 6,
 	/* init -> backend on the requests socket. */
 	INIT_REPLY = 16,
 	INIT_PARKED = 17,

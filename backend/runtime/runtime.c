@@ -418,10 +418,8 @@ int runtime_sandbox_reserve(struct sandbox *sb, struct runtime_error *err)
 	return -1; /* the caller removes it (runtime_sandbox_remove) or stops it again */
 }
 
-int runtime_sandbox_build(struct sandbox *sb, struct runtime_error *err)
+int runtime_sandbox_mount(struct sandbox *sb, struct runtime_error *err)
 {
-	if (!runtime_isolated())
-		return 0;
 	err->status = 500;
 	struct sandbox_rt *rt = sb->rt;
 	char why[256] = "";
@@ -432,7 +430,23 @@ int runtime_sandbox_build(struct sandbox *sb, struct runtime_error *err)
 		/* err says why */
 	} else if (runtime_volumes_mount(sb, why, sizeof why) != 0) {
 		snprintf(err->message, sizeof err->message, "%s", why);
-	} else if (runtime_clone_init(rt, why, sizeof why) != 0) {
+	} else {
+		return 0;
+	}
+	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
+	return -1;
+}
+
+int runtime_sandbox_build(struct sandbox *sb, struct runtime_error *err)
+{
+	if (!runtime_isolated())
+		return 0;
+	if (runtime_sandbox_mount(sb, err) != 0)
+		return -1;
+	err->status = 500;
+	struct sandbox_rt *rt = sb->rt;
+	char why[256] = "";
+	if (runtime_clone_init(rt, why, sizeof why) != 0) {
 		snprintf(err->message, sizeof err->message, "cannot start the sandbox: %s",
 			why[0] ? why : strerror(errno));
 	} else {

@@ -134,7 +134,7 @@ static int init_main(void *arg)
 	syscall(SYS_close_range, (unsigned)INIT_FD_EVENTS + 1, (unsigned)init_fd - 1, 0U);
 	syscall(SYS_close_range, (unsigned)init_fd + 1, ~0U, 0U);
 	char hostname[] = "e2b", here[] = ".";
-	char *argv[] = {"e2b-sandbox-init", here, hostname, NULL};
+	char *argv[] = {"e2b-sandbox-init", here, hostname, runtime_self()->init_path, NULL};
 	char *envp[] = {NULL};
 	/* Born with every signal blocked (clone_init_child): unblocked only
 	 * now, so no handler of the backend's ever runs here. */
@@ -150,7 +150,7 @@ static int init_main(void *arg)
  * sockets join them through these descriptors ever after (runtime_enter.c),
  * never by a pid that, once the init had died and been reaped, could be
  * another sandbox's init. */
-static int open_namespaces(struct sandbox_rt *rt)
+int runtime_clone_open_namespaces(struct sandbox_rt *rt)
 {
 	static const char *const names[RT_NNS] = {"user", "uts", "ipc", "net", "mnt", "pid"};
 	rt->init_pidfd = (int)syscall(SYS_pidfd_open, rt->init_pid, 0);
@@ -304,7 +304,7 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 	rt->init_pid = pid;
 	/* Its maps and (v1) cgroups before it runs anything (a child with
 	 * another effective uid may not move itself into a cgroup). */
-	int rc = open_namespaces(rt);
+	int rc = runtime_clone_open_namespaces(rt);
 	if (rc == 0)
 		rc = runtime_userns_write_maps(rt->init_pid, rt->ids.base, rt->ids.base, rt->ids.count);
 	if (rc == 0 && cgroup_fd < 0)

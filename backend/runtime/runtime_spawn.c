@@ -478,3 +478,39 @@ int runtime_spawn_drop(const struct sandbox *sb)
 	free(r);
 	return rc;
 }
+
+int runtime_spawn_swap(struct sandbox *sb)
+{
+	struct sandbox_rt *rt = sb->rt;
+	int old_req = rt->req_fd, old_ev = rt->ev_fd, init_fds[2];
+	if (old_req < 0 || runtime_spawn_sockets(rt, init_fds) != 0) {
+		rt->req_fd = old_req;
+		rt->ev_fd = old_ev;
+		return -1;
+	}
+	struct init_wire_msg m = {.type = INIT_SWAP};
+	struct received *r = malloc(sizeof *r);
+	int rc = r && send_request(old_req, &m, sizeof m, init_fds, 2, 0) == 0 ? await_reply(rt->req_fd, r) : -1;
+	if (rc == 0) {
+		close_received(r);
+		if (r->in.m.value != 0) {
+			errno = r->in.m.value > 0 && r->in.m.value < 4096 ? r->in.m.value : EIO;
+			rc = -1;
+		}
+	}
+	free(r);
+	close(init_fds[0]);
+	close(init_fds[1]);
+	if (rc == 0) {
+		close(old_req);
+		close(old_ev);
+	} else {
+		int e = errno;
+		close(rt->req_fd);
+		close(rt->ev_fd);
+		rt->req_fd = old_req;
+		rt->ev_fd = old_ev;
+		errno = e;
+	}
+	return rc;
+}

@@ -248,6 +248,18 @@ static void unpark(bool give_back)
 	reply(&r, NULL, 0);
 }
 
+/* New requests and events sockets, in place of the old (closed by dup3). */
+static void swap_sockets(int fds[2])
+{
+	struct init_wire_msg r = {.type = INIT_REPLY};
+	if (dup3(fds[0], INIT_FD_REQUESTS, O_CLOEXEC) < 0 || dup3(fds[1], INIT_FD_EVENTS, O_CLOEXEC) < 0)
+		r.value = errno;
+	req_fd = INIT_FD_REQUESTS;
+	ev_fd = INIT_FD_EVENTS;
+	close_all(fds, 2);
+	reply(&r, NULL, 0);
+}
+
 /* One request. 0, or -1 once the backend has closed its end. */
 static int serve_one(void)
 {
@@ -284,6 +296,10 @@ static int serve_one(void)
 	}
 	if (whole && in.m.type == INIT_PARK) {
 		park(&in.m, in.keys, fds, nfds);
+		return 0;
+	}
+	if (whole && in.m.type == INIT_SWAP && nfds == 2) {
+		swap_sockets(fds);
 		return 0;
 	}
 	close_all(fds, nfds);

@@ -6,7 +6,10 @@
  * makes where the image has none), sets the hostname,
  * brings loopback up, installs the sandbox's syscall policy (a BPF program
  * on fd 4), reports "ok" (or an error text) on fd 3, and then serves the
- * backend on fds 5 and 6 (init_serve.h): it starts every command of the
+ * backend on fds 5 and 6 (init_serve.h). Before the policy it executes
+ * itself again from a read-only bind mount of its binary inside the
+ * sandbox (INIT_SELF_PATH), so that the file it runs from is in the
+ * sandbox's mounts, where a checkpoint finds it: it starts every command of the
  * sandbox, so that they are all its descendants (one process tree, which a
  * checkpoint dumps whole), reports their ends, and reaps orphans. Killing
  * this process makes the kernel kill every process of the sandbox.
@@ -35,6 +38,13 @@
 #include <unistd.h>
 
 static int report_fd = 3;
+
+/* Where the init's binary is bound inside the sandbox (on the /dev/shm
+ * tmpfs it mounts itself: nothing is written to the sandbox's disk). The
+ * backend names this mount as external to a checkpoint
+ * (runtime_checkpoint.c). */
+#define INIT_SELF_PATH "/dev/shm/.e2b-sandbox-init"
+#define INIT_SERVE_ARG "--serve"
 
 /* Ptys of one sandbox (devpts max=): the machine has kernel.pty.max in all
  * (4096 by default, 1024 of them kept for the host's own devpts), and one
@@ -164,10 +174,53 @@ static void mount_points(void)
 			fail(dirs[i].path);
 }
 
+/* Its own binary (self: its path in the backend's mounts, which this
+ * namespace copied), bound read-only (and nosuid) at INIT_SELF_PATH; the
+ * root is still "." here. */
+static void bind_self(const char *self)
+{
+	int fd = open("." INIT_SELF_PATH, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		fail("make the init's mount point");
+	close(fd);
+	if (mount(self, "." INIT_SELF_PATH, NULL, MS_BIND, NULL) != 0 ||
+	    mount(NULL, "." INIT_SELF_PATH, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+		  NULL) != 0)
+		fail("bind the init's binary");
+}
+
+/* The second run (from INIT_SELF_PATH): the setup is done; the syscall
+ * policy, the report, then serving. */
+static int serve(void)
+{
+	prctl(PR_SET_NAME, "e2b-sandbox-init");
+	install_syscall_policy(4);
+	if (write(report_fd, "ok", 2) != 2)
+		return 1;
+	close(report_fd);
+	int null_fd = open("/dev/null", O_RDWR);
+	if (null_fd >= 0) {
+		dup2(null_fd, 0);
+		dup2(null_fd, 1);
+		dup2(null_fd, 2);
+		if (null_fd > 2)
+			close(null_fd);
+	}
+
+	/* Not dumpable: a process of the sandbox running as its root (the same
+	 * ids) may not trace it, read its memory or take over its sockets to
+	 * the backend; that needs CAP_SYS_PTRACE, which commands do not keep. */
+	prctl(PR_SET_DUMPABLE, 0);
+	init_serve();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		dprintf(report_fd, "usage: e2b-sandbox-init ROOTFS HOSTNAME");
+	if (argc == 2 && strcmp(argv[1], INIT_SERVE_ARG) == 0)
+		return serve();
+	if (argc < 4) {
+		dprintf(report_fd, "usage: e2b-sandbox-init ROOTFS HOSTNAME SELF");
 		return 2;
 	}
 	const char *root = argv[1];
@@ -215,6 +268,7 @@ int main(int argc, char **argv)
 	mkdir("dev/shm", 01777);
 	if (mount("shm", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=65536k") != 0)
 		fail("mount /dev/shm");
+	bind_self(argv[3]);
 	/* pivot_root(".", "."): the old root ends up on top of the new one and
 	 * is then detached, so nothing of the host stays reachable. */
 	if (syscall(SYS_pivot_root, ".", ".") != 0)
@@ -226,22 +280,8 @@ int main(int argc, char **argv)
 	if (sethostname(argv[2], strlen(argv[2])) != 0)
 		fail("sethostname");
 	loopback_up();
-	install_syscall_policy(4);
-	if (write(report_fd, "ok", 2) != 2)
-		return 1;
-	close(report_fd);
-	int null_fd = open("/dev/null", O_RDWR);
-	if (null_fd >= 0) {
-		dup2(null_fd, 0);
-		dup2(null_fd, 1);
-		dup2(null_fd, 2);
-		if (null_fd > 2)
-			close(null_fd);
-	}
-
-	/* Not dumpable: a process of the sandbox running as its root (the same
-	 * ids) may not trace it, read its memory or take over its sockets to
-	 * the backend; that needs CAP_SYS_PTRACE, which commands do not keep. */
-	prctl(PR_SET_DUMPABLE, 0);
-	init_serve();
+	char *args[] = {argv[0], INIT_SERVE_ARG, NULL};
+	char *envp[] = {NULL};
+	execve(INIT_SELF_PATH, args, envp);
+	fail("execute " INIT_SELF_PATH);
 }
