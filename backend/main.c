@@ -29,6 +29,7 @@
 #include "net/net_egress.h"
 #include "options.h"
 #include "registry/registry.h"
+#include "runtime/runtime_checkpoint.h"
 #include "runtime/runtime_dynmods.h"
 #include "runtime/runtime_ids.h"
 #include "runtime/runtime_rootless.h"
@@ -195,6 +196,7 @@ static int runtime_up(struct backend *b)
 	free(templates);
 	if (b->opt.cgroup_favor_dynmods && runtime_full() && runtime_migrates())
 		runtime_dynmods_start(b->sd.root);
+	runtime_checkpoint_probe(); /* whether pauses checkpoint (read when first needed) */
 	return 0;
 }
 

@@ -84,13 +84,14 @@ static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spe
 		body_error_set(err, "field \"templateID\" may be at most %d bytes", TEMPLATE_ID_MAX_BYTES);
 		return -1;
 	}
-	bool flag;
+	bool flag = true; /* autoPauseMemory: E2B's default */
 	if (api_sandboxes_read_timeout(body, &spec->timeout_s, err) == FIELD_BAD ||
 	    field_string_map(body, "metadata", &metadata_limits, &spec->metadata, err) == FIELD_BAD ||
 	    field_string_map(body, "envVars", &env_vars_limits, &spec->env_vars, err) == FIELD_BAD ||
 	    field_bool(body, "autoPause", &spec->auto_pause, err) == FIELD_BAD ||
 	    field_bool(body, "autoPauseMemory", &flag, err) == FIELD_BAD)
 		return -1;
+	spec->auto_pause_files = !flag;
 	if (!v2 && field_bool(body, "secure", &spec->secure, err) == FIELD_BAD)
 		return -1;
 	if (read_auto_resume(body, spec, err) != 0)

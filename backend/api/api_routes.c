@@ -25,6 +25,7 @@
 #include "templates/templates_files.h"
 #include "volumes/volumes.h"
 #include "runtime/runtime.h"
+#include "runtime/runtime_checkpoint.h"
 #include "runtime/runtime_dynmods.h"
 #include "runtime/runtime_seccomp.h"
 #include "warm/warm.h"
@@ -76,6 +77,16 @@ static int api_health_details(struct api_ctx *ctx, struct evhttp_request *req, c
 	cJSON *o = cJSON_CreateObject();
 	if (o) {
 		api_isolation_fields(o);
+		/* How pauses keep processes here: checkpoints (CRIU), or freezing
+		 * and why. */
+		cJSON *ckpt = cJSON_AddObjectToObject(o, "checkpoint");
+		const char *why = runtime_checkpoint_unavailable();
+		if (ckpt) {
+			cJSON_AddBoolToObject(ckpt, "available", !why);
+			cJSON_AddStringToObject(ckpt, "pause", why ? "freeze" : "checkpoint");
+			if (why)
+				cJSON_AddStringToObject(ckpt, "reason", why);
+		}
 		cJSON *warm = cJSON_AddObjectToObject(o, "warm");
 		if (warm) {
 			struct warm_counts n;

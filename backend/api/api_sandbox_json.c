@@ -26,6 +26,26 @@ static void add_lifetime_left(cJSON *o, const struct sandbox *sb)
 		cJSON_AddNumberToObject(o, "lifetimeLeft", (double)sb->left_at_pause_ms / 1000.0);
 }
 
+/* Ours, not E2B's: how a paused sandbox was paused ("checkpoint": its
+ * processes on disk; "freeze": frozen in memory, with why a checkpoint was
+ * not made; "files": its processes ended, its files kept). */
+static void add_pause(cJSON *o, const struct sandbox *sb)
+{
+	static const char *const kinds[] = {
+		[SANDBOX_PAUSE_CHECKPOINT] = "checkpoint",
+		[SANDBOX_PAUSE_FREEZE] = "freeze",
+		[SANDBOX_PAUSE_FILES] = "files",
+	};
+	if (sb->state != SANDBOX_PAUSED || sb->pause_kind == SANDBOX_PAUSE_NONE)
+		return;
+	cJSON *p = cJSON_AddObjectToObject(o, "pause");
+	if (!p)
+		return;
+	cJSON_AddStringToObject(p, "kind", kinds[sb->pause_kind]);
+	if (sb->pause_why[0])
+		cJSON_AddStringToObject(p, "reason", sb->pause_why);
+}
+
 /* templateID: a built template's id, else the built-in template's name;
  * alias: a built template's name (E2B's). */
 static void add_template(cJSON *o, const struct sandbox *sb)
@@ -122,6 +142,7 @@ cJSON *sandbox_json_detail(const struct sandbox *sb, const char *domain)
 	if (sb->allow_internet_access >= 0)
 		cJSON_AddBoolToObject(o, "allowInternetAccess", sb->allow_internet_access);
 	add_network(o, sb);
+	add_pause(o, sb);
 	cJSON *lifecycle = cJSON_AddObjectToObject(o, "lifecycle");
 	if (lifecycle) {
 		cJSON_AddBoolToObject(lifecycle, "autoResume", sb->auto_resume);

@@ -179,7 +179,7 @@ int api_pause(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
 	if (!body)
 		return reply_body_error(req, &err);
-	bool memory;
+	bool memory = true; /* E2B's keepMemory, its default */
 	enum field_result r = field_bool(body, "memory", &memory, &err);
 	cJSON_Delete(body);
 	if (r == FIELD_BAD)
@@ -190,7 +190,7 @@ int api_pause(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 		return reply_not_found(req, id);
 	if (sb->state == SANDBOX_PAUSED)
 		return reply_errorf(req, 409, "Sandbox %s is already paused", id);
-	registry_pause(ctx->reg, sb);
+	registry_pause(ctx->reg, sb, memory);
 	return reply_empty(req, 204);
 }
 
@@ -221,11 +221,14 @@ static int attach_network(struct sandbox *sb, const cJSON *asked)
  * again. -1 with rerr when it stays paused. */
 static int resume(struct registry *reg, struct sandbox *sb, int64_t timeout, struct runtime_error *rerr)
 {
-	bool cold = runtime_sandbox_cold(sb);
+	/* Its network kept across a checkpoint within this run (net/ links it
+	 * again); one kept from an earlier run, or paused without memory, gets
+	 * it anew. */
+	bool unlinked = runtime_sandbox_cold(sb) && !sb->net;
 	if (registry_resume(reg, sb, timeout, rerr) != 0)
 		return -1;
-	if (cold && attach_network(sb, sb->asked_network) != 0) {
-		registry_pause(reg, sb);
+	if (unlinked && attach_network(sb, sb->asked_network) != 0) {
+		registry_pause(reg, sb, false);
 		*rerr = (struct runtime_error){.status = 500};
 		snprintf(rerr->message, sizeof rerr->message, "no network");
 		return -1;

@@ -16,6 +16,8 @@
 #include "runtime/runtime_enter.h"
 
 #include <arpa/inet.h>
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
@@ -381,8 +383,74 @@ static void on_removing(void *ctx, struct sandbox *sb)
 	net_free(n);
 }
 
+/* Before a checkpoint: the veth goes (CRIU dumps no link whose other end
+ * is outside the sandbox), with the relay's and the proxy's sockets in the
+ * namespace that is about to end. Its slot (address), rules and policy stay
+ * for the link made again after. */
+static void unlink_sandbox(struct sandbox_net *n)
+{
+	net_egress_stop(n->egress, false);
+	n->egress = NULL;
+	net_dns_close(n->dns);
+	n->dns = NULL;
+	struct net_rtnl_batch *b = calloc(1, sizeof *b);
+	if (!b)
+		return;
+	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_DELLINK, 0);
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, n->ifname);
+	net_rtnl_end(b, nlh);
+	pthread_mutex_lock(&rtnl_lock);
+	int rc = net_rtnl_send(g.rtnl, b);
+	pthread_mutex_unlock(&rtnl_lock);
+	if (rc != 0 && rc != -ENODEV)
+		fprintf(stderr, "e2b-local-backend: cannot remove link %s: %s\n", n->ifname, strerror(-rc));
+	free(b);
+}
+
+/* The link, relay and proxy again, on the same address, in the namespace
+ * the sandbox has now (the same after a failed dump, a restored one
+ * after a restore). */
+static void relink_sandbox(struct sandbox *sb, struct sandbox_net *n)
+{
+	struct net_attach a = {.sb = sb, .n = n, .udp = -1, .tcp = -1};
+	net_sandbox_attach_work(&a);
+	char why[256] = "";
+	if (a.err == 0) {
+		n->dns = net_dns_open(a.udp, a.tcp, &n->refuse_dns);
+		a.udp = a.tcp = -1;
+		if (!n->dns)
+			snprintf(why, sizeof why, "its DNS relay: %s", strerror(errno));
+		else if (net_egress_wanted(&n->policy))
+			n->egress = net_egress_start(sb, n->slot, &n->policy, why, sizeof why);
+	} else {
+		snprintf(why, sizeof why, "cannot %s: %s", a.step, strerror(a.err));
+	}
+	if (a.udp >= 0)
+		close(a.udp);
+	if (a.tcp >= 0)
+		close(a.tcp);
+	if (why[0])
+		fprintf(stderr, "sandbox %s: its network after a checkpoint: %s\n", sb->id, why);
+}
+
+static void on_checkpoint(void *ctx, struct sandbox *sb, enum registry_checkpoint_step step)
+{
+	struct sandbox_net *n = sb->net;
+	if (!n)
+		return;
+	if (step == REGISTRY_CKPT_BEFORE)
+		unlink_sandbox(n);
+	else if (step == REGISTRY_CKPT_STOPPED)
+		on_removing(ctx, sb); /* set up anew when it starts again */
+	else
+		relink_sandbox(sb, n);
+}
+
 void net_registry_hooks(struct registry_hooks *hooks)
 {
 	memset(hooks, 0, sizeof *hooks);
 	hooks->removing = on_removing;
+	hooks->checkpoint = on_checkpoint;
 }

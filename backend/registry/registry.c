@@ -11,6 +11,8 @@
 #include "store/store_records.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
+#include "registry/registry_pause.h"
+#include "runtime/runtime_checkpoint.h"
 #include "runtime/runtime_halt.h"
 #include "runtime/runtime_remove.h"
 
@@ -179,7 +181,7 @@ static void on_expiry(evutil_socket_t fd, short what, void *arg)
 		/* Expired: nothing is left, even when libevent's monotonic timer
 		 * fires a little before the wall clock reaches endAt. */
 		sb->end_at_ms = clock_now_ms();
-		registry_pause(reg, sb);
+		registry_pause(reg, sb, sb->auto_pause_memory);
 	} else {
 		registry_kill(reg, sb);
 	}
@@ -373,6 +375,7 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	sb->template_alias = alias;
 	sb->secure = spec->secure;
 	sb->auto_pause = spec->auto_pause;
+	sb->auto_pause_memory = !spec->auto_pause_files;
 	sb->auto_resume = spec->auto_resume;
 	sb->timeout_s = spec->timeout_s;
 	sb->internal = spec->internal;
@@ -447,7 +450,7 @@ void registry_kill(struct registry *reg, struct sandbox *sb)
 	mem_trim_soon(); /* its queues, buffers and streams are freed */
 }
 
-void registry_pause(struct registry *reg, struct sandbox *sb)
+void registry_pause(struct registry *reg, struct sandbox *sb, bool memory)
 {
 	evtimer_del(sb->expiry);
 	sb->state = SANDBOX_PAUSED;
@@ -456,8 +459,10 @@ void registry_pause(struct registry *reg, struct sandbox *sb)
 	int64_t now = clock_now_ms();
 	sb->left_at_pause_ms = sb->end_at_ms > now ? sb->end_at_ms - now : 0;
 	sb->end_at_ms = now;
-	if (runtime_sandbox_freeze(sb, true) != 0)
-		fprintf(stderr, "sandbox %s: could not freeze it completely\n", sb->id);
+	unwatch_init(sb);
+	registry_pause_processes(reg->hooks, reg->nhooks, sb, memory);
+	if (!runtime_sandbox_cold(sb))
+		watch_init(sb);
 	save(reg, sb);
 	fire(reg, HOOK_PAUSED, sb);
 }
@@ -465,13 +470,23 @@ void registry_pause(struct registry *reg, struct sandbox *sb)
 int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s,
 	struct runtime_error *err)
 {
-	if (runtime_sandbox_cold(sb)) {
+	bool restored = false;
+	if (runtime_sandbox_cold(sb) && runtime_checkpoint_present(sb)) {
+		if (runtime_checkpoint_restore(sb, err) != 0)
+			return -1; /* cold, its image kept */
+		restored = true;
+		watch_init(sb);
+	} else if (runtime_sandbox_cold(sb)) {
 		if (runtime_sandbox_start(sb, err) != 0) {
 			runtime_sandbox_stop(sb); /* cold again, its disk kept */
 			return -1;
 		}
 		watch_init(sb);
 	}
+	if (restored)
+		registry_pause_step(reg->hooks, reg->nhooks, sb, REGISTRY_CKPT_RESTORED);
+	sb->pause_kind = SANDBOX_PAUSE_NONE;
+	sb->pause_why[0] = 0;
 	int64_t now = clock_now_ms();
 	sb->state = SANDBOX_RUNNING;
 	/* E2B starts a resumed sandbox afresh: startedAt is the resume time. */
@@ -547,6 +562,7 @@ static int restore_one(void *ctx, const char *id, cJSON *record)
 		sandbox_free(sb);
 		return 0;
 	}
+	registry_pause_after_restart(sb);
 	reg->items[reg->count++] = sb;
 	fire(reg, HOOK_CREATED, sb);
 	w->restored++;

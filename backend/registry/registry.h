@@ -38,6 +38,7 @@ struct sandbox_spec {
 	const char *default_workdir;  /* NULL = the user's home */
 	bool secure;
 	bool auto_pause;
+	bool auto_pause_files;        /* autoPauseMemory false: a timeout's pause keeps files only */
 	bool auto_resume;
 	bool internal;                /* the backend's own: hidden from the API */
 	int allow_internet_access;    /* -1 not given */
@@ -50,6 +51,14 @@ struct sandbox_spec {
 	int disk_size_mb;
 };
 
+/* The steps of a pause that ends a sandbox's processes (the checkpoint
+ * hook): BEFORE a checkpoint (park the commands' descriptors in the init,
+ * take the network link away), FAILED (it runs on: undo BEFORE), RESTORED
+ * (running again from its image: take the descriptors back, link again),
+ * STOPPED (paused without memory: its processes ended, its files kept). */
+enum registry_checkpoint_step { REGISTRY_CKPT_BEFORE, REGISTRY_CKPT_FAILED, REGISTRY_CKPT_RESTORED,
+	REGISTRY_CKPT_STOPPED };
+
 /* Called around lifecycle changes. Any pointer may be NULL. */
 struct registry_hooks {
 	void *ctx;
@@ -57,6 +66,7 @@ struct registry_hooks {
 	void (*paused)(void *ctx, struct sandbox *sb);   /* now paused: stop its processes */
 	void (*resumed)(void *ctx, struct sandbox *sb);  /* running again */
 	void (*removing)(void *ctx, struct sandbox *sb); /* about to be freed, dir still there */
+	void (*checkpoint)(void *ctx, struct sandbox *sb, enum registry_checkpoint_step step);
 };
 
 /* token_key: what the sandboxes' tokens are derived from (the API key). */
@@ -111,8 +121,11 @@ const char *registry_default_user(const struct sandbox *sb);
  * cgroups go off the event loop (runtime/runtime_remove.h); sb is freed. */
 void registry_kill(struct registry *reg, struct sandbox *sb);
 /* running -> paused: stops the expiry timer, endAt becomes the pause time
- * and the lifetime left is kept (0 when it paused on expiry). */
-void registry_pause(struct registry *reg, struct sandbox *sb);
+ * and the lifetime left is kept (0 when it paused on expiry). With memory,
+ * its processes are checkpointed where the runtime can
+ * (runtime_checkpoint.h), else frozen; without, they end and its files are
+ * kept. sb->pause_kind and sb->pause_why say which it got. */
+void registry_pause(struct registry *reg, struct sandbox *sb, bool memory);
 /* paused -> running with endAt = now + timeout_s. A sandbox kept from an
  * earlier run (runtime_sandbox_cold) is started again on its own disk
  * first; -1 with err when that fails (it stays paused). */

@@ -95,6 +95,9 @@ cJSON *registry_records_of(const struct sandbox *sb, int64_t now_ms)
 		cJSON_AddBoolToObject(o, "privateTraffic", sb->traffic_token[0] != '\0') &&
 		cJSON_AddStringToObject(o, "tokenNonce", sb->token_nonce) &&
 		cJSON_AddBoolToObject(o, "autoPause", sb->auto_pause) &&
+		cJSON_AddBoolToObject(o, "autoPauseMemory", sb->auto_pause_memory) &&
+		cJSON_AddNumberToObject(o, "pauseKind", sb->pause_kind) &&
+		cJSON_AddStringToObject(o, "pauseReason", sb->pause_why) &&
 		cJSON_AddBoolToObject(o, "autoResume", sb->auto_resume) &&
 		cJSON_AddNumberToObject(o, "timeoutS", (double)sb->timeout_s) &&
 		cJSON_AddNumberToObject(o, "allowInternetAccess", sb->allow_internet_access) &&
@@ -197,6 +200,15 @@ int registry_records_load(struct sandbox *sb, const cJSON *r, const char *key, u
 	sb->secure = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "secure"));
 	sb->auto_pause = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "autoPause"));
 	sb->auto_resume = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "autoResume"));
+	/* Records of earlier versions have none: E2B's default, memory kept;
+	 * their pauses left no image. */
+	sb->auto_pause_memory = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "autoPauseMemory"));
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(r, "pauseKind");
+	const cJSON *why = cJSON_GetObjectItemCaseSensitive(r, "pauseReason");
+	if (cJSON_IsNumber(kind) && kind->valueint > SANDBOX_PAUSE_NONE && kind->valueint <= SANDBOX_PAUSE_FILES)
+		sb->pause_kind = (enum sandbox_pause_kind)kind->valueint;
+	if (cJSON_IsString(why))
+		snprintf(sb->pause_why, sizeof sb->pause_why, "%s", why->valuestring);
 	/* Records of earlier versions have none: E2B's default. */
 	const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(r, "timeoutS");
 	sb->timeout_s = cJSON_IsNumber(timeout) && timeout->valuedouble >= 0 && timeout->valuedouble < 1e9

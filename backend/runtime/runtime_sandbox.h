@@ -31,6 +31,11 @@ struct registry_log_entry;
 
 #define SANDBOX_HTTPS_PORTS_MAX 32 /* network.httpsPorts */
 
+/* How a paused sandbox was paused: its processes checkpointed to disk and
+ * ended (CRIU), frozen in place (the fallback), or ended with only its
+ * files kept (a pause without memory). */
+enum sandbox_pause_kind { SANDBOX_PAUSE_NONE, SANDBOX_PAUSE_CHECKPOINT, SANDBOX_PAUSE_FREEZE, SANDBOX_PAUSE_FILES };
+
 struct sandbox {
 	char id[SANDBOX_ID_LEN + 1];
 	char client_id[SANDBOX_CLIENT_ID_LEN + 1];
@@ -63,6 +68,11 @@ struct sandbox {
 	char *default_workdir;
 	bool secure;
 	bool auto_pause;         /* on expiry: pause instead of kill */
+	bool auto_pause_memory;  /* ... keeping its memory and processes (autoPauseMemory, default true) */
+	/* How its last pause was done, and why when not as asked (kept in its
+	 * record): NONE while it has never paused. */
+	enum sandbox_pause_kind pause_kind;
+	char pause_why[240];
 	bool auto_resume;        /* paused: a request to it resumes it (lifecycle.autoResume) */
 	int64_t timeout_s;       /* as created: what an auto-resume runs for (at least 300 s) */
 	bool internal;           /* the backend's own (a template build's): not listed */

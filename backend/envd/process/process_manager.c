@@ -3,6 +3,7 @@
  * sandbox lifecycle hooks (process_manager.h). */
 #include "envd/process/process_manager.h"
 
+#include "envd/process/process_checkpoint.h"
 #include "envd/process/process_input.h"
 #include "envd/process/process_log.h"
 #include "envd/process/process_spawn.h"
@@ -470,6 +471,14 @@ static void on_sandbox_removing(void *ctx, struct sandbox *sb)
 	}
 }
 
+static void on_sandbox_checkpoint(void *ctx, struct sandbox *sb, enum registry_checkpoint_step step)
+{
+	if (step == REGISTRY_CKPT_STOPPED)
+		on_sandbox_removing(ctx, sb); /* its processes have ended */
+	else
+		process_checkpoint(ctx, sb, step);
+}
+
 void process_manager_registry_hooks(struct proc_manager *pm, struct registry_hooks *hooks)
 {
 	memset(hooks, 0, sizeof *hooks);
@@ -477,6 +486,7 @@ void process_manager_registry_hooks(struct proc_manager *pm, struct registry_hoo
 	hooks->paused = on_sandbox_paused;
 	hooks->resumed = on_sandbox_resumed;
 	hooks->removing = on_sandbox_removing;
+	hooks->checkpoint = on_sandbox_checkpoint;
 }
 
 /* --- the manager ----------------------------------------------------------- */

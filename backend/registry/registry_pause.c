@@ -1,0 +1,82 @@
+/* The processes' side of a pause (registry_pause.h). */
+#include "registry/registry_pause.h"
+
+#include "runtime/runtime.h"
+#include "runtime/runtime_checkpoint.h"
+#include "runtime/runtime_remove.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void registry_pause_step(const struct registry_hooks *hooks, size_t nhooks, struct sandbox *sb,
+	enum registry_checkpoint_step step)
+{
+	for (size_t k = 0; k < nhooks; k++)
+		if (hooks[k].checkpoint)
+			hooks[k].checkpoint(hooks[k].ctx, sb, step);
+}
+
+static void freeze(struct sandbox *sb)
+{
+	sb->pause_kind = SANDBOX_PAUSE_FREEZE;
+	if (runtime_sandbox_freeze(sb, true) != 0)
+		fprintf(stderr, "sandbox %s: could not freeze it completely\n", sb->id);
+}
+
+void registry_pause_processes(const struct registry_hooks *hooks, size_t nhooks, struct sandbox *sb, bool memory)
+{
+	sb->pause_why[0] = 0;
+	if (!memory) {
+		/* Its files only: the processes end as at a restart. */
+		sb->pause_kind = SANDBOX_PAUSE_FILES;
+		registry_pause_step(hooks, nhooks, sb, REGISTRY_CKPT_STOPPED);
+		runtime_sandbox_stop(sb);
+		return;
+	}
+	if (!runtime_isolated()) {
+		snprintf(sb->pause_why, sizeof sb->pause_why, "the backend runs without isolation; a "
+			"checkpoint needs full isolation (root)");
+		freeze(sb);
+		return;
+	}
+	const char *refused = runtime_checkpoint_refused(sb);
+	if (refused) {
+		snprintf(sb->pause_why, sizeof sb->pause_why, "%s", refused);
+		freeze(sb);
+		return;
+	}
+	registry_pause_step(hooks, nhooks, sb, REGISTRY_CKPT_BEFORE);
+	char why[200];
+	int rc = runtime_checkpoint_dump(sb, why, sizeof why);
+	if (rc == 0) {
+		sb->pause_kind = SANDBOX_PAUSE_CHECKPOINT;
+		return;
+	}
+	fprintf(stderr, "sandbox %s: no checkpoint (%s)\n", sb->id, why);
+	if (rc == -2) {
+		/* The dump ended its processes but its image could not be kept. */
+		snprintf(sb->pause_why, sizeof sb->pause_why, "%s; its processes have ended", why);
+		sb->pause_kind = SANDBOX_PAUSE_FILES;
+		registry_pause_step(hooks, nhooks, sb, REGISTRY_CKPT_STOPPED);
+		return;
+	}
+	/* Still running: back as it was, then frozen as everywhere else. */
+	registry_pause_step(hooks, nhooks, sb, REGISTRY_CKPT_FAILED);
+	snprintf(sb->pause_why, sizeof sb->pause_why, "%s", why);
+	freeze(sb);
+}
+
+void registry_pause_after_restart(struct sandbox *sb)
+{
+	if (runtime_isolated() && runtime_checkpoint_present(sb)) {
+		sb->pause_kind = SANDBOX_PAUSE_CHECKPOINT;
+		sb->pause_why[0] = 0;
+		return;
+	}
+	runtime_checkpoint_discard(sb);
+	if (sb->pause_kind == SANDBOX_PAUSE_FILES)
+		return;
+	snprintf(sb->pause_why, sizeof sb->pause_why, "the backend stopped while its processes were %s; "
+		"only its files outlived it", sb->pause_kind == SANDBOX_PAUSE_FREEZE ? "frozen" : "running");
+	sb->pause_kind = SANDBOX_PAUSE_FILES;
+}
