@@ -18,6 +18,7 @@
 #include "runtime/runtime_state.h"
 
 #include <cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -85,8 +86,11 @@ static void error_line(const char *text, char *out, size_t out_len)
 		if (*line == '\n')
 			continue;
 		last = line;
-		if (!pick && (strncmp(line, "Error", 5) == 0 || strstr(line, ": Error")))
-			pick = line;
+		char one[256];
+		snprintf(one, sizeof one, "%.*s", (int)strcspn(line, "\n"), line);
+		const char *at = strstr(one, "Error (");
+		if (!pick && at)
+			pick = line + (at - one);
 	}
 	if (!pick)
 		pick = last ? last : "no output";
@@ -223,6 +227,22 @@ static void criu_failure(const char *dir, const char *log, int rc, char *why, si
 	snprintf(why, why_len, "%s", line);
 }
 
+/* The image's files are read by the restored tasks themselves once they
+ * are in the sandbox's user namespace (as its root, the id range's first
+ * id): theirs, and nobody else's. */
+static int give_image(const char *dir, uid_t owner)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	int rc = fchown(dirfd(d), owner, owner);
+	for (struct dirent *e; rc == 0 && (e = readdir(d));)
+		if (e->d_name[0] != '.' && fchownat(dirfd(d), e->d_name, owner, owner, AT_SYMLINK_NOFOLLOW) != 0)
+			rc = -1;
+	closedir(d);
+	return rc;
+}
+
 static unsigned long socket_inode(pid_t pid, int fd)
 {
 	char path[64];
@@ -284,6 +304,8 @@ int runtime_checkpoint_dump(struct sandbox *sb, char *why, size_t why_len)
 	bool written = f && fprintf(f, "%lu %lu\n", req, ev) > 0;
 	if (f && fclose(f) != 0)
 		written = false;
+	if (written && give_image(tmp, rt->ids.base) != 0)
+		written = false;
 	int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	bool synced = dfd >= 0 && syncfs(dfd) == 0;
 	if (dfd >= 0)
@@ -322,8 +344,9 @@ int runtime_checkpoint_restore(struct sandbox *sb, struct runtime_error *err)
 	if (runtime_sandbox_reserve(sb, err) != 0)
 		return -1;
 	struct sandbox_rt *rt = sb->rt;
-	rt->kept = false; /* mounted: a stop now unmounts it all again */
-	if (runtime_sandbox_mount(sb, err) != 0) {
+	int mounted = runtime_sandbox_mount(sb, err); /* its directories exist: kept */
+	rt->kept = false; /* from here a stop unmounts it all again */
+	if (mounted != 0) {
 		runtime_sandbox_stop(sb);
 		return -1;
 	}
@@ -363,6 +386,7 @@ int runtime_checkpoint_restore(struct sandbox *sb, struct runtime_error *err)
 		fclose(f);
 	}
 	char line[220];
+	err->status = 500;
 	if (rc != 0 || pid <= 0) {
 		criu_failure(dir, "restore.log", rc, line, sizeof line);
 		snprintf(err->message, sizeof err->message, "criu restore failed: %s", line);
