@@ -228,10 +228,10 @@ node_tests() {
 # delegated subtree; their TAP comes back through the run's $E2BW_GUEST_OUT.
 # The guest is killed after GUEST_LAYER_MINUTES (default 15).
 guest_tests() {
-  local out=$LAYER_LOGS/cgroup2-guest-out status=0
+  local dir=${1:-tests/cgroup2/} out=$LAYER_LOGS/guest-out status=0
   rm -rf "$out"
   E2BW_BUILD="$BUILD" node tests/guest/run.mjs --times --timeout "$((${GUEST_LAYER_MINUTES:-15} * 60))" --out "$out" -- \
-    bash -c 'exec node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout --test-reporter=tap --test-reporter-destination="$E2BW_GUEST_OUT/tests.tap" tests/cgroup2/' ||
+    bash -c 'exec node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout --test-reporter=tap --test-reporter-destination="$E2BW_GUEST_OUT/tests.tap" "$0"' "$dir" ||
     status=$?
   if [ -f "$out/tests.tap" ]; then mv "$out/tests.tap" "$LAYER_TAP"; fi
   rm -rf "$out"
@@ -269,7 +269,9 @@ run_tests() {
   layer "node tests/node" node node_tests tests/node
   # the backend started by a user other than root (rootless); needs root to set that user up
   layer "node tests/rootless" node node_tests tests/rootless
-  layer "cgroup v2 guest (tests/cgroup2)" node guest_tests
+  layer "cgroup v2 guest (tests/cgroup2)" node guest_tests tests/cgroup2/
+  # pause with checkpoints (CRIU) where Debian's criu works its kernel
+  layer "checkpoint guest (tests/checkpoint)" node guest_tests tests/checkpoint/
   layer "node tests/net (world namespace)" node node_tests tests/net
   layer "node tests/contract" node node_tests tests/contract
   layer "node tests/sdk (e2b SDK)" node node_tests tests/sdk

@@ -66,8 +66,29 @@ const restoreLog = (b, id) => {
 };
 
 async function resume(b, sb) {
-  const r = await api(b, 'POST', `/sandboxes/${sb.id}/resume`, {});
+  const r = await api(b, 'POST', `/sandboxes/${sb.id}/resume`, { timeout: 900 });
   assert.equal(r.status, 201, JSON.stringify(r.json) + b.stderr() + restoreLog(b, sb.id));
+}
+
+// A new sandbox of b with the counter and the server started.
+async function counting(b) {
+  const created = await api(b, 'POST', '/v2/sandboxes', { templateID: 'base', timeout: 1800 });
+  assert.equal(created.status, 201);
+  const sb = { id: created.json.sandboxID, token: created.json.envdAccessToken };
+  sb.envd = envdClient({ sandboxUrl: b.sandboxUrl, sandboxId: sb.id, token: sb.token });
+  await run(b, sb, START);
+  sb.first = parse(await run(b, sb, READ));
+  assert.ok(sb.first.n >= 1 && sb.first.served.length === 16, JSON.stringify(sb.first));
+  return sb;
+}
+
+// The same processes, with their memory, counting on.
+async function check(b, sb, label) {
+  const now = parse(await run(b, sb, READ));
+  assert.equal(now.pid, sb.first.pid, `${label}: the same process`);
+  assert.equal(now.tok, sb.first.tok, `${label}: its token, held in memory`);
+  assert.ok(now.n >= sb.first.n, `${label}: it counts on from ${sb.first.n} (now ${now.n})`);
+  assert.equal(now.served, sb.first.served, `${label}: the server is the same process`);
 }
 
 test('a checkpointed sandbox keeps its processes and their memory: within a run, after a restart and after a SIGKILL', { skip: forceRun ? false : skip, timeout: 600_000 }, async () => {
@@ -75,53 +96,32 @@ test('a checkpointed sandbox keeps its processes and their memory: within a run,
   const apiKey = 'e2b_checkpoint_test_key';
   let b = await startBackend({ stateDir, apiKey });
   try {
-    const created = await api(b, 'POST', '/v2/sandboxes', { templateID: 'base', timeout: 1800 });
-    assert.equal(created.status, 201);
-    const sb = { id: created.json.sandboxID, token: created.json.envdAccessToken };
-    sb.envd = envdClient({ sandboxUrl: b.sandboxUrl, sandboxId: sb.id, token: sb.token });
-    await run(b, sb, START);
-    const first = parse(await run(b, sb, READ));
-    assert.ok(first.n >= 1 && first.served.length === 16, JSON.stringify(first));
+    const a = await counting(b);
+    const restarted = await counting(b);
+    const killed = await counting(b);
     // An envd command whose stream stays open across the pause.
-    const streamed = sb.envd.stream('process.Process/Start', { process: { cmd: '/bin/bash', args: ['-c', 'for i in $(seq 1 100); do echo tick$i; sleep 0.3; done'] } }, { timeoutMs: 300_000 });
+    const streamed = a.envd.stream('process.Process/Start', { process: { cmd: '/bin/bash', args: ['-c', 'for i in $(seq 1 60); do echo tick$i; sleep 0.3; done'] } }, { timeoutMs: 300_000 });
     streamed.catch(() => {}); // awaited below; a failure before must not be unhandled
     await sleep(1500);
-
-    const check = async (label, before) => {
-      const now = parse(await run(b, sb, READ));
-      assert.equal(now.pid, before.pid, `${label}: the same process`);
-      assert.equal(now.tok, before.tok, `${label}: its token, held in memory`);
-      assert.ok(now.n >= before.n, `${label}: it counts on from ${before.n} (now ${now.n})`);
-      assert.equal(now.served, first.served, `${label}: the server is the same process`);
-      return now;
-    };
-
-    await pauseCheckpoint(b, sb);
-    await resume(b, sb);
-    let last = await check('pause and resume', first);
+    await pauseCheckpoint(b, a);
+    await resume(b, a);
+    await check(b, a, 'pause and resume');
     const ticks = await streamed;
-    const text = dataOf(ticks.messages).stdout.toString();
-    assert.match(text, /tick100/, 'the envd stream carried on to its end across the checkpoint');
-    assert.equal(ticks.messages.find((m) => m.event?.end)?.event.end.exitCode ?? 0, 0);
+    assert.match(dataOf(ticks.messages).stdout.toString(), /tick60/, 'the envd stream carried on to its end across the checkpoint');
 
-    // A second pause of a restored sandbox.
-    await pauseCheckpoint(b, sb);
-    await resume(b, sb);
-    last = await check('a second pause', last);
-
-    await pauseCheckpoint(b, sb);
+    await pauseCheckpoint(b, restarted);
     await b.stop();
     b = await startBackend({ stateDir, apiKey });
-    const info = (await api(b, 'GET', `/sandboxes/${sb.id}`)).json;
+    const info = (await api(b, 'GET', `/sandboxes/${restarted.id}`)).json;
     assert.equal(info.pause?.kind, 'checkpoint', JSON.stringify(info));
-    await resume(b, sb);
-    last = await check('a clean restart', last);
+    await resume(b, restarted);
+    await check(b, restarted, 'a clean restart');
 
-    await pauseCheckpoint(b, sb);
+    await pauseCheckpoint(b, killed);
     await b.stop('SIGKILL');
     b = await startBackend({ stateDir, apiKey });
-    await resume(b, sb);
-    await check('a SIGKILL of the backend', last);
+    await resume(b, killed);
+    await check(b, killed, 'a SIGKILL of the backend');
   } catch (e) {
     throw new Error(`${e.stack}\n--- backend:\n${b.stderr()}`);
   } finally {
