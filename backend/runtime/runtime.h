@@ -105,6 +105,10 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, 
 /* Starts the sandbox (disk, overlay, volumes, cgroups, init) in its existing
  * directory sb->dir; an adopted one on its own disk. -1 with err set.
  * runtime_sandbox_launch + runtime_sandbox_await. */
+/* A reserved sandbox's cgroups, root and volumes (runtime_sandbox_build's
+ * first part, before its init): 0, or -1 with err, printed. */
+int runtime_sandbox_mount(struct sandbox *sb, struct runtime_error *err);
+
 int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err);
 /* The part that runs on the event loop: everything up to letting its init
  * go. The init then mounts its root on its own; until it reports,

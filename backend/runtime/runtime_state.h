@@ -59,10 +59,6 @@ struct runtime {
 	int cwd_fd;              /* the backend's working directory, to return to */
 	struct event_base *base;
 };
-/* A reserved sandbox's cgroups, root and volumes (runtime_sandbox_build's
- * first part, before its init): 0, or -1 with err, printed. */
-int runtime_sandbox_mount(struct sandbox *sb, struct runtime_error *err);
-
 /* The backend's one runtime. */
 struct runtime *runtime_self(void);
 /* Back to the state before runtime_init: nothing open, no isolation. */
