@@ -98,7 +98,6 @@ test('a checkpointed sandbox keeps its processes and their memory: within a run,
   try {
     const a = await counting(b);
     const restarted = await counting(b);
-    const killed = await counting(b);
     // An envd command whose stream stays open across the pause.
     const streamed = a.envd.stream('process.Process/Start', { process: { cmd: '/bin/bash', args: ['-c', 'for i in $(seq 1 60); do echo tick$i; sleep 0.3; done'] } }, { timeoutMs: 300_000 });
     streamed.catch(() => {}); // awaited below; a failure before must not be unhandled
@@ -117,6 +116,7 @@ test('a checkpointed sandbox keeps its processes and their memory: within a run,
     await resume(b, restarted);
     await check(b, restarted, 'a clean restart');
 
+    const killed = await counting(b);
     await pauseCheckpoint(b, killed);
     await b.stop('SIGKILL');
     b = await startBackend({ stateDir, apiKey });
