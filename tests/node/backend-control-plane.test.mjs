@@ -105,7 +105,8 @@ describe('control plane', () => {
     assert.deepEqual([health.status, health.text], [204, '']);
     const res = await api('GET', '/health/details', { key: null });
     assert.equal(res.status, 200);
-    const { warm, ...rest } = JSON.parse(res.text);
+    const { warm, checkpoint, ...rest } = JSON.parse(res.text);
+    assert.equal(typeof checkpoint.available, 'boolean');
     assert.deepEqual(rest, { isolation: backend.isolation, limits: backend.limits, cgroup: backend.cgroup,
       seccomp: backend.seccomp, cgroup_favor_dynmods: backend.cgroupFavorDynmods });
     if (backend.isolation === 'full') assert.deepEqual(rest, fullIsolation());

@@ -80,9 +80,12 @@ describe('sandbox isolation', () => {
     assert.equal(backend.cgroup, want.cgroup);
     const res = await fetch(`${backend.apiUrl}/health/details`);
     assert.equal(res.status, 200);
-    const { warm, ...health } = await res.json();
+    const { warm, checkpoint, ...health } = await res.json();
     assert.deepEqual(health, want);
     assert.equal(warm.size, 3, 'the default warm pool');
+    // How pauses are done here: checkpoints, or freezing and why (docs/backend/state.md, "Pause").
+    assert.equal(checkpoint.pause, checkpoint.available ? 'checkpoint' : 'freeze');
+    if (!checkpoint.available) assert.match(checkpoint.reason, /criu/);
   });
 
   test('cgroup migrations skip the grace period: a hierarchy of the backend\'s own in favordynmods mode, none with --cgroup-favor-dynmods off', T, async (t) => {
@@ -302,7 +305,8 @@ describe('--isolation', () => {
     assert.equal(none.isolation, 'none');
     assert.deepEqual(none.limits, noIsolation.limits);
     assert.equal(none.cgroup, null);
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health/details`)).json(), { ...noIsolation, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 } });
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health/details`)).json(), { ...noIsolation, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 },
+      checkpoint: { available: false, pause: 'freeze', reason: 'the backend runs with none isolation; a checkpoint needs full isolation (root)' } });
     assert.equal((await none.stop()).code, 0);
 
     // auto never quietly becomes none: without a piece it fails, as full does.

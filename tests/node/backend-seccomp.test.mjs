@@ -126,7 +126,7 @@ describe('the syscall policy inside a sandbox', () => {
   test('the ready line and GET /health/details say seccomp true', T, async (t) => {
     if (skipUnlessFull(t)) return;
     assert.equal(backend.seccomp, true);
-    const { warm, ...health } = await (await fetch(`${backend.apiUrl}/health/details`)).json();
+    const { warm, checkpoint, ...health } = await (await fetch(`${backend.apiUrl}/health/details`)).json();
     assert.deepEqual(health, fullIsolation());
     assert.equal(warm.size, 3, 'the default warm pool');
   });
@@ -203,7 +203,8 @@ test('isolation none: no policy, and the ready line and /health/details say so',
   const none = await startBackend({ extraArgs: ['--isolation', 'none'] });
   try {
     assert.equal(none.seccomp, false);
-    assert.deepEqual(await (await fetch(`${none.apiUrl}/health/details`)).json(), { ...noIsolation, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 } });
+    assert.deepEqual(await (await fetch(`${none.apiUrl}/health/details`)).json(), { ...noIsolation, warm: { ready: 0, size: 0, templates: 0, templates_ready: 0, taken: 0 },
+      checkpoint: { available: false, pause: 'freeze', reason: 'the backend runs with none isolation; a checkpoint needs full isolation (root)' } });
   } finally {
     assert.equal((await none.stop()).code, 0);
   }

@@ -89,8 +89,9 @@ describe('rootless on cgroup v2, in a delegated cgroup', () => {
     const above = onV2 ? readFileSync('/sys/fs/cgroup/cgroup.subtree_control', 'utf8').split(/\s+/) : [];
     const want = { memory: above.includes('memory'), pids: above.includes('pids'), cpu: above.includes('cpu'), disk: false, devices: 'userns' };
     assert.deepEqual(backend.limits, want);
-    const { warm, ...health } = await (await fetch(`${backend.apiUrl}/health/details`)).json();
+    const { warm, checkpoint, ...health } = await (await fetch(`${backend.apiUrl}/health/details`)).json();
     assert.deepEqual(health, { isolation: 'rootless', limits: want, cgroup: 'v2', seccomp: true, cgroup_favor_dynmods: false });
+    assert.deepEqual(checkpoint, { available: false, pause: 'freeze', reason: 'the backend runs with rootless isolation; a checkpoint needs full isolation (root)' });
     assert.equal(warm.size, 0);
     if (!want.memory) {
       await until(() => /rootless: sandboxes have no [a-z, ]+ limits \(controllers not delegated to this user\), no network but loopback, and pause freezes their cgroup/

@@ -97,8 +97,9 @@ describe('rootless, over the user\'s subordinate ids', () => {
     assert.equal(backend.isolation, 'rootless');
     assert.deepEqual(backend.limits, rootlessWithoutCgroups.limits);
     assert.equal(backend.seccomp, true);
-    const { warm, ...health } = await (await fetch(`${backend.apiUrl}/health/details`)).json();
+    const { warm, checkpoint, ...health } = await (await fetch(`${backend.apiUrl}/health/details`)).json();
     assert.deepEqual(health, rootlessWithoutCgroups);
+    assert.deepEqual(checkpoint, { available: false, pause: 'freeze', reason: 'the backend runs with rootless isolation; a checkpoint needs full isolation (root)' });
     assert.equal(warm.size, 0, '--warm-pool 0');
     // (stderr is another pipe than the ready line's: it may come a little later)
     await until(() => /rootless: sandboxes have no cpu, memory or pids limits \(no cgroup delegation\), no network but loopback/
