@@ -45,6 +45,12 @@ enum init_wire_type {
 	 * descriptors as the requests and events sockets (a restored init gets
 	 * sockets made in its restored network namespace). */
 	INIT_SWAP = 6,
+	/* backend -> init, answered: set the init's dumpable flag to `value`.
+	 * 1 while a checkpoint is made: CRIU checks the tree's namespaces from
+	 * inside its user namespace, and a restored init's memory belongs to
+	 * the machine's user namespace (restored without an exec), so a
+	 * non-dumpable one would be out of its reach. Back to 0 after. */
+	INIT_DUMPABLE = 7,
 	/* init -> backend on the requests socket. */
 	INIT_REPLY = 16,
 	INIT_PARKED = 17,

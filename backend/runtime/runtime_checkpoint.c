@@ -290,12 +290,22 @@ int runtime_checkpoint_dump(struct sandbox *sb, char *why, size_t why_len)
 		"--external", ext_req, "--external", ext_ev,
 		"--external", "mnt[" INIT_SELF_PATH "]:" INIT_MOUNT_KEY, "--manage-cgroups=ignore",
 		"--tcp-close", NULL};
+	/* Dumpable while CRIU looks at it (INIT_DUMPABLE says why); a command of
+	 * the sandbox still cannot trace it meanwhile: it lacks CAP_SYS_PTRACE
+	 * and capabilities the init has. */
+	if (runtime_spawn_dumpable(sb, true) != 0) {
+		snprintf(why, why_len, "the sandbox's init does not answer: %s", strerror(errno));
+		runtime_spawn_dumpable(sb, false);
+		tree_remove(tmp);
+		return -1;
+	}
 	int rc = run_criu(argv, NULL, NULL, 0);
 	if (rc != 0) {
 		char line[220];
 		criu_failure(tmp, "dump.log", rc, line, sizeof line);
 		snprintf(why, why_len, "criu dump failed: %s", line);
 		tree_remove(tmp);
+		runtime_spawn_dumpable(sb, false);
 		return -1; /* CRIU lets the tree run on after a failed dump */
 	}
 	/* The tree has ended. The image is complete on disk before it counts:

@@ -479,6 +479,25 @@ int runtime_spawn_drop(const struct sandbox *sb)
 	return rc;
 }
 
+int runtime_spawn_dumpable(const struct sandbox *sb, bool on)
+{
+	int fd = request_fd(sb);
+	if (fd < 0)
+		return -1;
+	struct init_wire_msg m = {.type = INIT_DUMPABLE, .value = on ? 1 : 0};
+	struct received *r = malloc(sizeof *r);
+	int rc = r && send_request(fd, &m, sizeof m, NULL, 0, 0) == 0 ? await_reply(fd, r) : -1;
+	if (rc == 0) {
+		close_received(r);
+		if (r->in.m.value != 0) {
+			errno = r->in.m.value > 0 && r->in.m.value < 4096 ? r->in.m.value : EIO;
+			rc = -1;
+		}
+	}
+	free(r);
+	return rc;
+}
+
 int runtime_spawn_swap(struct sandbox *sb)
 {
 	struct sandbox_rt *rt = sb->rt;

@@ -54,6 +54,9 @@ void runtime_spawn_on_exit(void (*fn)(void *ctx, struct sandbox *sb, pid_t ns_pi
 int runtime_spawn_park(const struct sandbox *sb, const uint64_t *keys, const int *fds, size_t n);
 int runtime_spawn_unpark(const struct sandbox *sb, void (*each)(void *ctx, uint64_t key, int fd), void *ctx);
 int runtime_spawn_drop(const struct sandbox *sb);
+/* The init's dumpable flag set to on (lib/init_wire.h, INIT_DUMPABLE):
+ * 0, or -1 with errno. */
+int runtime_spawn_dumpable(const struct sandbox *sb, bool on);
 /* A restored init gets new sockets, made in its (restored) network
  * namespace (rt->ns_fd open), through the ones it was restored with. 0, or
  * -1 with errno (the old ones kept). */

@@ -129,3 +129,62 @@ test('a checkpointed sandbox keeps its processes and their memory: within a run,
     rmSync(stateDir, { recursive: true, force: true });
   }
 });
+
+// Frames of an open envd stream s read until pred(text of its pty output so
+// far) holds; the text. Frames read earlier are in seen.
+async function ptyUntil(s, seen, pred, label, ms = 120_000) {
+  const deadline = Date.now() + ms;
+  const text = () => Buffer.concat(seen.map((m) => Buffer.from(m?.event?.data?.pty ?? '', 'base64'))).toString();
+  while (!pred(text())) {
+    if (Date.now() > deadline) throw new Error(`${label}: not seen in ${ms} ms; pty output:\n${text().slice(-2000)}`);
+    s.pending ??= s.next(); // kept across a timeout: its frame is not lost
+    const f = await Promise.race([s.pending, sleep(Math.max(1, deadline - Date.now())).then(() => 'late')]);
+    if (f === 'late') continue;
+    s.pending = null;
+    if (!f || f.end) throw new Error(`${label}: the stream ended; pty output:\n${text().slice(-2000)}`);
+    seen.push(f.message);
+  }
+  return text();
+}
+
+// The pty lines "pty <pid> <token> <n>" of a text.
+const ptyLines = (text) => [...text.matchAll(/pty (\d+) (\d+) (\d+)/g)].map((m) => ({ pid: m[1], tok: m[2], n: Number(m[3]) }));
+
+test('a pty command carries on across checkpoints (its pid, its memory, its output and input), and a restored sandbox is checkpointed again', { skip: forceRun ? false : skip, timeout: 600_000 }, async () => {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'e2bw-ckpt-'));
+  const b = await startBackend({ stateDir, apiKey: 'e2b_checkpoint_test_key' });
+  try {
+    const sb = await counting(b);
+    const script = 'tok=$RANDOM$RANDOM; i=0; while :; do i=$((i+1)); echo "pty $$ $tok $i"; if read -t 0.3 line; then echo "got:$line"; fi; done';
+    const s = await sb.envd.open('process.Process/Start', {
+      process: { cmd: '/bin/bash', args: ['-c', script], envs: { TERM: 'xterm' } }, pty: { size: { cols: 80, rows: 24 } },
+    }, { timeoutMs: 600_000 });
+    const seen = [];
+    const first = await s.next();
+    const pid = String(first.message.event.start.pid);
+    const input = (text) => sb.envd.call('process.Process/SendInput', { process: { pid: Number(pid) }, input: { pty: Buffer.from(text).toString('base64') } });
+    const before = ptyLines(await ptyUntil(s, seen, (t) => ptyLines(t).length >= 3, 'the first lines'));
+    assert.equal(before[0].pid, pid, 'the pty command prints the pid envd gave');
+    for (const round of [1, 2]) {
+      const last = ptyLines(await ptyUntil(s, seen, (t) => ptyLines(t).length >= 1, 'lines')).at(-1);
+      await pauseCheckpoint(b, sb);
+      await resume(b, sb);
+      await check(b, sb, `round ${round}`);
+      const after = await ptyUntil(s, seen, (t) => ptyLines(t).at(-1).n > last.n + 2, `round ${round}: counting on`);
+      const next = ptyLines(after).at(-1);
+      assert.equal(next.pid, pid, `round ${round}: the same pty process`);
+      assert.equal(next.tok, before[0].tok, `round ${round}: its token, held in memory`);
+      assert.equal((await input(`round${round}\r`)).status, 200, `round ${round}: input reaches the pty`);
+      await ptyUntil(s, seen, (t) => t.includes(`got:round${round}`), `round ${round}: the command read the input`);
+    }
+    assert.equal((await sb.envd.call('process.Process/SendSignal', { process: { pid: Number(pid) }, signal: 'SIGNAL_SIGKILL' })).status, 200);
+    let end;
+    for (let f; (f = await (s.pending ?? s.next())); s.pending = null) if (f.message?.event?.end) end = f.message.event.end;
+    assert.equal(end?.status, 'signal: killed', JSON.stringify(end));
+  } catch (e) {
+    throw new Error(`${e.stack}\n--- backend:\n${b.stderr()}`);
+  } finally {
+    await b.stop().catch(() => {});
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+});

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -257,6 +258,16 @@ static void swap_sockets(int fds[2])
 	req_fd = INIT_FD_REQUESTS;
 	ev_fd = INIT_FD_EVENTS;
 	close_all(fds, 2);
+	/* Restored: dumpable as it was dumped (INIT_DUMPABLE), not any more. */
+	prctl(PR_SET_DUMPABLE, 0);
+	reply(&r, NULL, 0);
+}
+
+static void set_dumpable(int32_t value)
+{
+	struct init_wire_msg r = {.type = INIT_REPLY};
+	if (prctl(PR_SET_DUMPABLE, value ? 1 : 0) != 0)
+		r.value = errno;
 	reply(&r, NULL, 0);
 }
 
@@ -307,6 +318,8 @@ static int serve_one(void)
 		signal_group(in.m.pid, in.m.value);
 	else if (whole && (in.m.type == INIT_UNPARK || in.m.type == INIT_DROP))
 		unpark(in.m.type == INIT_UNPARK);
+	else if (whole && in.m.type == INIT_DUMPABLE)
+		set_dumpable(in.m.value);
 	return 0;
 }
 

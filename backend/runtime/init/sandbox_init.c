@@ -209,7 +209,8 @@ static int serve(void)
 
 	/* Not dumpable: a process of the sandbox running as its root (the same
 	 * ids) may not trace it, read its memory or take over its sockets to
-	 * the backend; that needs CAP_SYS_PTRACE, which commands do not keep. */
+	 * the backend; that needs CAP_SYS_PTRACE, which commands do not keep.
+	 * Dumpable only while a checkpoint is made (INIT_DUMPABLE). */
 	prctl(PR_SET_DUMPABLE, 0);
 	init_serve();
 	return 0;
