@@ -229,13 +229,16 @@ static void criu_failure(const char *dir, const char *log, int rc, char *why, si
 
 /* The image's files are read by the restored tasks themselves once they
  * are in the sandbox's user namespace (as its root, the id range's first
- * id): theirs, and nobody else's. */
+ * id): theirs. The root task reads one (timens) before CRIU has written its
+ * namespace's id maps, when it is nobody there: the directory is searchable
+ * by all (its files are CRIU's 0644), behind the sandbox's directory, which
+ * only the machine's root enters. */
 static int give_image(const char *dir, uid_t owner)
 {
 	DIR *d = opendir(dir);
 	if (!d)
 		return -1;
-	int rc = fchown(dirfd(d), owner, owner);
+	int rc = fchown(dirfd(d), owner, owner) == 0 && fchmod(dirfd(d), 0711) == 0 ? 0 : -1;
 	for (struct dirent *e; rc == 0 && (e = readdir(d));)
 		if (e->d_name[0] != '.' && fchownat(dirfd(d), e->d_name, owner, owner, AT_SYMLINK_NOFOLLOW) != 0)
 			rc = -1;
