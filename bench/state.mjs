@@ -14,6 +14,10 @@
 //               (target: within 1 s)
 //
 //   node bench/state.mjs [--runs 20] [--paused 100] [--json]
+//
+// With --checkpoint, pause with a checkpoint instead (bench/lib/state-checkpoint.mjs;
+// where CRIU works: the cgroup v2 guest), as ratios to a create in the same run:
+//   node bench/state.mjs --checkpoint [--runs 3] [--paused 20] [--mib 200] [--drop-caches] [--json]
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -24,6 +28,11 @@ import { envdClient } from '../host/connect.mjs'
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`)
   return i >= 0 ? process.argv[i + 1] : def
+}
+if (process.argv.includes('--checkpoint')) {
+  const { checkpointBench } = await import('./lib/state-checkpoint.mjs')
+  await checkpointBench({ runs: Number(arg('runs', 3)), paused: Number(arg('paused', 20)), mib: Number(arg('mib', 200)), json: process.argv.includes('--json'), drop: process.argv.includes('--drop-caches') })
+  process.exit(0)
 }
 const RUNS = Number(arg('runs', 20))
 const PAUSED = Number(arg('paused', 100))
