@@ -10,7 +10,7 @@
 // fallback is tested on the host (tests/node/backend-pause.test.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startBackend, api } from '../../host/backend.mjs';
@@ -58,6 +58,10 @@ async function pauseCheckpoint(b, sb) {
   const info = (await api(b, 'GET', `/sandboxes/${sb.id}`)).json;
   assert.equal(info.pause?.kind, 'checkpoint', JSON.stringify(info.pause) + b.stderr());
   assert.deepEqual(sandboxPids(sb.id), [], 'a checkpointed sandbox keeps no process');
+  // Searchable by all: CRIU's restored root task opens an image before its
+  // user namespace has id maps (a race a restore lost now and then).
+  const mode = statSync(path.join(b.stateDir, 'sandboxes', sb.id, 'checkpoint')).mode & 0o777;
+  assert.equal(mode.toString(8), '711', 'the image directory is searchable by all');
 }
 
 // CRIU's log of a failed restore, kept with the image.
@@ -138,7 +142,9 @@ async function ptyUntil(s, seen, pred, label, ms = 120_000) {
   while (!pred(text())) {
     if (Date.now() > deadline) throw new Error(`${label}: not seen in ${ms} ms; pty output:\n${text().slice(-2000)}`);
     s.pending ??= s.next(); // kept across a timeout: its frame is not lost
-    const f = await Promise.race([s.pending, sleep(Math.max(1, deadline - Date.now())).then(() => 'late')]);
+    let timer;
+    const late = new Promise((r) => { timer = setTimeout(r, Math.max(1, deadline - Date.now()), 'late'); });
+    const f = await Promise.race([s.pending, late]).finally(() => clearTimeout(timer));
     if (f === 'late') continue;
     s.pending = null;
     if (!f || f.end) throw new Error(`${label}: the stream ended; pty output:\n${text().slice(-2000)}`);
