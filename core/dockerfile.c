@@ -1,6 +1,7 @@
 /* dockerfile.c — see dockerfile.h. One pass over the logical lines (comments
  * dropped, `\` continuations joined); each instruction's words go through
- * one scanner (scan) that knows Docker's quotes, escapes and variables. */
+ * one scanner that knows Docker's quotes, escapes and variables
+ * (dockerfile_words.h). */
 #include "dockerfile.h"
 
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 
 #include "alloc.h"
 #include "buf.h"
+#include "dockerfile_words.h"
 #include "errors.h"
 #include "json_add.h"
 #include "names.h"
@@ -19,31 +21,12 @@
  * (waitForTimeout(20_000)). */
 #define READY_AFTER_CMD "sleep 20"
 
-typedef struct df {
-  cJSON *plan, *steps, *lines;
-  cJSON *vars;    /* name -> value: ARG and ENV of this stage, for $NAME */
-  cJSON *argvars; /* names whose value came from ARG (RUN sees those substituted) */
-  cJSON *globals; /* ARGs before the FROM: only FROM and `ARG NAME` after it see them */
-  char *entry, *cmd; /* ENTRYPOINT / CMD as command lines */
-  int entry_exec;    /* ENTRYPOINT was the exec form: CMD adds its arguments */
-  int line, froms, user_set, workdir_set, oom;
-} df;
-
-/* scan() flags */
-enum {
-  SPLIT = 1,       /* into words (else one string) */
-  KEEP_QUOTES = 2, /* shell form: quotes and backslashes stay, for the shell */
-  COLLAPSE = 4,    /* runs of unquoted blanks become one space (as the SDK's words) */
-  ARGS_ONLY = 8,   /* substitute ARG values only (RUN: ENV is in its environment) */
-  NO_VARS = 16     /* substitute nothing (CMD, ENTRYPOINT run later, without ARGs) */
-};
-
-static cJSON *fail(df *d, const char *fmt, ...)
+static cJSON *fail(e2bw_df *d, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-static cJSON *fail(df *d, const char *fmt, ...) {
+static cJSON *fail(e2bw_df *d, const char *fmt, ...) {
   char what[400];
   va_list ap;
   va_start(ap, fmt);
@@ -63,152 +46,7 @@ static size_t blanks(const char *p) {
   return n;
 }
 
-static int name_char(char c, int first) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (!first && c >= '0' && c <= '9');
-}
-
-/* $NAME or ${NAME} at p: appends the value and returns the characters it
- * took, or 0 to leave the text as it is (not a variable, or none known). */
-static size_t variable(const df *d, const char *p, int flags, e2bw_buf *out) {
-  size_t start = p[1] == '{' ? 2 : 1, n = 0;
-  while (name_char(p[start + n], n == 0)) n++;
-  if (!n || (start == 2 && p[start + n] != '}')) return 0;
-  char name[128];
-  if (n >= sizeof name) return 0;
-  memcpy(name, p + start, n);
-  name[n] = '\0';
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(d->vars, name);
-  if (!cJSON_IsString(v) || ((flags & ARGS_ONLY) && !cJSON_HasObjectItem(d->argvars, name))) return 0;
-  return e2bw_buf_append_str(out, v->valuestring) ? 0 : start + n + (start == 2);
-}
-
-/* Docker's reading of an instruction's text: words (SPLIT) or one string,
- * quotes and escapes removed (or kept, for the shell), variables of this
- * stage substituted outside single quotes. Returns -1 when out of memory. */
-static int scan(const df *d, const char *s, int flags, cJSON *words, e2bw_buf *out) {
-  e2bw_buf w = {0};
-  e2bw_buf *o = (flags & SPLIT) ? &w : out;
-  int rc = e2bw_buf_append(o, "", 0), in_word = 0, blank = 0;
-  char quote = 0;
-  for (const char *p = s; *p && !rc; p++) {
-    char c = *p;
-    if (!quote && (c == ' ' || c == '\t')) {
-      if (flags & SPLIT) {
-        if (in_word) rc = !e2bw_push(words, cJSON_CreateString(w.data));
-        e2bw_buf_reset(&w);
-        rc |= e2bw_buf_append(&w, "", 0);
-        in_word = 0;
-      } else if (flags & COLLAPSE) {
-        blank = in_word;
-      } else {
-        rc = e2bw_buf_append_char(o, c);
-      }
-      continue;
-    }
-    if (blank) rc = e2bw_buf_append_char(o, ' ');
-    blank = 0;
-    in_word = 1;
-    int keep = flags & KEEP_QUOTES;
-    if (quote == '\'' || (!quote && c == '\'')) {
-      if (c == '\'') quote = quote ? 0 : '\'';
-      if (c != '\'' || keep) rc |= e2bw_buf_append_char(o, c);
-      continue;
-    }
-    if (c == '"') {
-      quote = quote ? 0 : '"';
-      if (keep) rc |= e2bw_buf_append_char(o, c);
-      continue;
-    }
-    if (c == '\\' && p[1]) {
-      /* unquoted, \x is x; in double quotes only \" \\ \$ are escapes */
-      if (keep || (quote && !strchr("\"\\$", p[1]))) rc |= e2bw_buf_append_char(o, c);
-      rc |= e2bw_buf_append_char(o, *++p);
-      continue;
-    }
-    size_t took = c == '$' && !(flags & NO_VARS) ? variable(d, p, flags, o) : 0;
-    if (took) p += took - 1;
-    else rc |= e2bw_buf_append_char(o, c);
-  }
-  if ((flags & SPLIT) && in_word && !rc) rc = !e2bw_push(words, cJSON_CreateString(w.data));
-  e2bw_buf_free(&w);
-  return rc ? -1 : 0;
-}
-
-static cJSON *words_of(df *d, const char *s) {
-  cJSON *words = cJSON_CreateArray();
-  if (!words || scan(d, s, SPLIT, words, NULL)) {
-    cJSON_Delete(words);
-    d->oom = 1;
-    return NULL;
-  }
-  return words;
-}
-
-/* The whole text as one string (WORKDIR, USER, the value of `ENV K v`):
- * quotes and escapes removed, blanks kept. NULL when out of memory. */
-static char *string_of(df *d, const char *s, int flags) {
-  e2bw_buf b = {0};
-  if (scan(d, s, flags, NULL, &b)) {
-    e2bw_buf_free(&b);
-    d->oom = 1;
-    return NULL;
-  }
-  size_t n;
-  char *text = e2bw_buf_take(&b, &n);
-  if (!text) d->oom = 1;
-  return text;
-}
-
-/* The JSON (exec) form: a JSON array of strings. NULL when s is not one. */
-static cJSON *exec_form(const char *s) {
-  if (*s != '[') return NULL;
-  cJSON *a = cJSON_Parse(s);
-  const cJSON *item;
-  int ok = cJSON_IsArray(a);
-  cJSON_ArrayForEach(item, a) ok &= cJSON_IsString(item);
-  if (ok) return a;
-  cJSON_Delete(a);
-  return NULL;
-}
-
-/* argv as one shell command line: a word of safe characters as it is (so
- * ["python", "app.py"] is `python app.py`, as the SDK joins it), any other
- * single-quoted, so the command means what the exec form meant. */
-static char *shell_join(df *d, const cJSON *argv) {
-  e2bw_buf b = {0};
-  const cJSON *item;
-  int rc = e2bw_buf_append(&b, "", 0);
-  cJSON_ArrayForEach(item, argv) {
-    const char *s = item->valuestring;
-    int safe = s[0] != '\0';
-    for (const char *p = s; *p; p++) safe &= name_char(*p, 0) || strchr("@%+=:,./-", *p) != NULL;
-    if (b.len) rc |= e2bw_buf_append_char(&b, ' ');
-    if (safe) {
-      rc |= e2bw_buf_append_str(&b, s);
-      continue;
-    }
-    rc |= e2bw_buf_append_char(&b, '\'');
-    for (const char *p = s; *p; p++) rc |= *p == '\'' ? e2bw_buf_append_str(&b, "'\\''") : e2bw_buf_append_char(&b, *p);
-    rc |= e2bw_buf_append_char(&b, '\'');
-  }
-  size_t n;
-  char *text = rc ? NULL : e2bw_buf_take(&b, &n);
-  e2bw_buf_free(&b);
-  if (!text) d->oom = 1;
-  return text;
-}
-
-/* A command line from RUN, CMD or ENTRYPOINT: the exec form joined, or the
- * shell form with its blanks collapsed as the SDK does. *exec tells which. */
-static char *command_of(df *d, const char *rest, int flags, int *exec) {
-  cJSON *argv = exec_form(rest);
-  *exec = argv != NULL;
-  char *cmd = argv ? shell_join(d, argv) : string_of(d, rest, KEEP_QUOTES | COLLAPSE | flags);
-  cJSON_Delete(argv);
-  return cmd;
-}
-
-static int add_step(df *d, const char *type, cJSON *args) {
+static int add_step(e2bw_df *d, const char *type, cJSON *args) {
   cJSON *step = cJSON_CreateObject();
   if (!args || !step || !cJSON_AddStringToObject(step, "type", type)) {
     cJSON_Delete(args);
@@ -230,7 +68,7 @@ static int add_step(df *d, const char *type, cJSON *args) {
 }
 
 /* A step whose args are the given strings (NULL-terminated). */
-static int add_simple(df *d, const char *type, const char *a, const char *b) {
+static int add_simple(e2bw_df *d, const char *type, const char *a, const char *b) {
   cJSON *args = cJSON_CreateArray();
   if (args && a) e2bw_push(args, cJSON_CreateString(a));
   if (args && b) e2bw_push(args, cJSON_CreateString(b));
@@ -239,11 +77,11 @@ static int add_simple(df *d, const char *type, const char *a, const char *b) {
 
 /* --- instructions ------------------------------------------------------- */
 
-static cJSON *do_from(df *d, const char *rest) {
+static cJSON *do_from(e2bw_df *d, const char *rest) {
   if (d->froms++) return fail(d, "a second FROM: multi-stage builds are not supported (E2B builds one stage)");
   if (rest[0] == '-' && rest[1] == '-')
     return fail(d, "FROM takes no flags here ('%.40s'): the provider builds for its own architecture", rest);
-  cJSON *w = words_of(d, rest);
+  cJSON *w = e2bw_dockerfile_words(d, rest);
   int n = cJSON_GetArraySize(w);
   cJSON *error = NULL;
   if (w && n != 1 && !(n == 3 && e2bw_name_equal_nocase(cJSON_GetArrayItem(w, 1)->valuestring, "as")))
@@ -270,7 +108,7 @@ static cJSON *do_from(df *d, const char *rest) {
   return NULL;
 }
 
-static void set_var(df *d, const char *name, const char *value, int is_arg) {
+static void set_var(e2bw_df *d, const char *name, const char *value, int is_arg) {
   cJSON *v = cJSON_CreateString(value);
   if (!v) {
     d->oom = 1;
@@ -282,8 +120,8 @@ static void set_var(df *d, const char *name, const char *value, int is_arg) {
   if (is_arg) cJSON_AddTrueToObject(d->argvars, name);
 }
 
-static cJSON *do_arg(df *d, const char *rest) {
-  cJSON *w = words_of(d, rest), *error = NULL;
+static cJSON *do_arg(e2bw_df *d, const char *rest) {
+  cJSON *w = e2bw_dockerfile_words(d, rest), *error = NULL;
   const cJSON *word;
   if (w && !cJSON_GetArraySize(w)) error = fail(d, "ARG needs a name");
   cJSON_ArrayForEach(word, w) {
@@ -292,7 +130,7 @@ static cJSON *do_arg(df *d, const char *rest) {
     if (eq) *eq = '\0';
     const char *name = word->valuestring;
     const cJSON *global = cJSON_GetObjectItemCaseSensitive(d->globals, name);
-    if (!name_char(name[0], 1)) error = fail(d, "ARG '%.60s' is not a variable name", name);
+    if (!e2bw_dockerfile_name_char(name[0], 1)) error = fail(d, "ARG '%.60s' is not a variable name", name);
     else if (cJSON_HasObjectItem(d->vars, name) && !cJSON_HasObjectItem(d->argvars, name)) continue; /* an ENV wins */
     else if (eq) set_var(d, name, eq + 1, 1);
     else if (d->froms && cJSON_IsString(global)) set_var(d, name, global->valuestring, 1);
@@ -302,8 +140,8 @@ static cJSON *do_arg(df *d, const char *rest) {
   return error;
 }
 
-static cJSON *do_env(df *d, const char *rest) {
-  cJSON *w = words_of(d, rest), *args = cJSON_CreateArray(), *error = NULL;
+static cJSON *do_env(e2bw_df *d, const char *rest) {
+  cJSON *w = e2bw_dockerfile_words(d, rest), *args = cJSON_CreateArray(), *error = NULL;
   const cJSON *word;
   if (!w || !args) d->oom = 1;
   else if (!cJSON_GetArraySize(w)) error = fail(d, "ENV needs KEY=value (or KEY value)");
@@ -311,7 +149,7 @@ static cJSON *do_env(df *d, const char *rest) {
     const char *key = cJSON_GetArrayItem(w, 0)->valuestring;
     const char *value = rest + strcspn(rest, " \t");
     value += blanks(value);
-    char *v = *value ? string_of(d, value, 0) : NULL;
+    char *v = *value ? e2bw_dockerfile_string(d, value) : NULL;
     if (!*value) error = fail(d, "ENV %.60s needs a value", key);
     else if (v && e2bw_push(args, cJSON_CreateString(key)) && e2bw_push(args, cJSON_CreateString(v))) set_var(d, key, v, 0);
     free(v);
@@ -348,7 +186,7 @@ static int is_archive(const char *src) {
 
 /* --chown=, --chmod= (and --link, which changes nothing here) before the
  * sources; user and mode are the COPY step's third and fourth args. */
-static cJSON *copy_flags(df *d, const char **rest, const char *kw, char **user, char *mode) {
+static cJSON *copy_flags(e2bw_df *d, const char **rest, const char *kw, char **user, char *mode) {
   while ((*rest)[0] == '-' && (*rest)[1] == '-') {
     size_t n = strcspn(*rest, " \t");
     const char *flag = *rest + 2, *eq = memchr(flag, '=', n - 2);
@@ -357,7 +195,7 @@ static cJSON *copy_flags(df *d, const char **rest, const char *kw, char **user, 
     if (eq) {
       char raw[512];
       snprintf(raw, sizeof raw, "%.*s", (int)(*rest + n - eq - 1), eq + 1);
-      value = string_of(d, raw, 0);
+      value = e2bw_dockerfile_string(d, raw);
       if (!value) return NULL;
     }
 #define FLAG(s) (name_len == sizeof s - 1 && !memcmp(flag, s, name_len))
@@ -386,13 +224,13 @@ static cJSON *copy_flags(df *d, const char **rest, const char *kw, char **user, 
   return NULL;
 }
 
-static cJSON *do_copy(df *d, const char *rest, int is_add) {
+static cJSON *do_copy(e2bw_df *d, const char *rest, int is_add) {
   const char *kw = is_add ? "ADD" : "COPY";
   char *user = NULL, mode[5] = "";
   cJSON *error = copy_flags(d, &rest, kw, &user, mode);
   if (!error && rest[0] == '<' && rest[1] == '<') error = fail(d, "%s with a heredoc is not supported", kw);
-  cJSON *w = error || d->oom ? NULL : exec_form(rest);
-  if (!w && !error && !d->oom) w = words_of(d, rest);
+  cJSON *w = error || d->oom ? NULL : e2bw_dockerfile_exec_form(rest);
+  if (!w && !error && !d->oom) w = e2bw_dockerfile_words(d, rest);
   int n = cJSON_GetArraySize(w);
   if (!error && w && n < 2) error = fail(d, "%s needs a source and a destination", kw);
   const char *dest = n >= 2 ? cJSON_GetArrayItem(w, n - 1)->valuestring : "";
@@ -424,8 +262,8 @@ static cJSON *do_copy(df *d, const char *rest, int is_add) {
 }
 
 /* WORKDIR and USER: the whole rest, unquoted, as the step's one arg. */
-static cJSON *do_one(df *d, const char *rest, const char *type, int *seen) {
-  char *value = string_of(d, rest, 0);
+static cJSON *do_one(e2bw_df *d, const char *rest, const char *type, int *seen) {
+  char *value = e2bw_dockerfile_string(d, rest);
   cJSON *error = value && !value[0] ? fail(d, "%s needs a value", type) : NULL;
   if (value && !error) add_simple(d, type, value, NULL);
   free(value);
@@ -433,7 +271,7 @@ static cJSON *do_one(df *d, const char *rest, const char *type, int *seen) {
   return error;
 }
 
-static cJSON *instruction(df *d, const char *kw, const char *rest) {
+static cJSON *instruction(e2bw_df *d, const char *kw, const char *rest) {
 #define IS(s) e2bw_name_equal_nocase(kw, s)
   if (IS("ARG")) return do_arg(d, rest);
   if (IS("FROM")) return do_from(d, rest);
@@ -442,7 +280,7 @@ static cJSON *instruction(df *d, const char *kw, const char *rest) {
     int exec;
     if (rest[0] == '-' && rest[1] == '-') return fail(d, "RUN flags ('%.40s') are not supported", rest);
     if (rest[0] == '<' && rest[1] == '<') return fail(d, "RUN with a heredoc is not supported: write the script with COPY and run it");
-    char *cmd = command_of(d, rest, ARGS_ONLY, &exec);
+    char *cmd = e2bw_dockerfile_command(d, rest, E2BW_DF_ARGS_ONLY, &exec);
     cJSON *error = cmd && !cmd[0] ? fail(d, "RUN needs a command") : NULL;
     if (cmd && !error) add_simple(d, "RUN", cmd, NULL);
     free(cmd);
@@ -454,7 +292,7 @@ static cJSON *instruction(df *d, const char *kw, const char *rest) {
   if (IS("USER")) return do_one(d, rest, "USER", &d->user_set);
   if (IS("CMD") || IS("ENTRYPOINT")) {
     int exec, entry = IS("ENTRYPOINT");
-    char *cmd = command_of(d, rest, NO_VARS, &exec);
+    char *cmd = e2bw_dockerfile_command(d, rest, E2BW_DF_NO_VARS, &exec);
     char **slot = entry ? &d->entry : &d->cmd;
     free(*slot);
     *slot = cmd;
@@ -471,7 +309,7 @@ static cJSON *instruction(df *d, const char *kw, const char *rest) {
 }
 
 /* One logical line: KEYWORD rest. */
-static cJSON *logical_line(df *d, char *text) {
+static cJSON *logical_line(e2bw_df *d, char *text) {
   char *kw = text + blanks(text);
   char *rest = kw + strcspn(kw, " \t");
   if (*rest) *rest++ = '\0';
@@ -483,7 +321,7 @@ static cJSON *logical_line(df *d, char *text) {
 
 /* The start command: ENTRYPOINT, followed by CMD's arguments when the
  * ENTRYPOINT is the exec form (as Docker runs them), else CMD alone. */
-static void finish(df *d) {
+static void finish(e2bw_df *d) {
   e2bw_buf start = {0};
   int rc = e2bw_buf_append(&start, "", 0);
   if (d->entry) rc |= e2bw_buf_append_str(&start, d->entry);
@@ -512,7 +350,7 @@ static int other_escape(const char *p, size_t len) {
 
 /* Physical lines into logical ones: comments and blank lines dropped (inside
  * a continuation too), a trailing `\` joins the next line. */
-static cJSON *walk(df *d, const char *text) {
+static cJSON *walk(e2bw_df *d, const char *text) {
   e2bw_buf line = {0};
   cJSON *error = NULL;
   int continued = 0, number = 0, start = 0;
@@ -552,7 +390,7 @@ static cJSON *walk(df *d, const char *text) {
 
 cJSON *e2bw_dockerfile_parse(const char *text, cJSON **plan, cJSON **lines) {
   unsigned long failures = e2bw_alloc_failures();
-  df d = {0};
+  e2bw_df d = {0};
   d.plan = cJSON_CreateObject();
   d.steps = cJSON_AddArrayToObject(d.plan, "steps");
   d.lines = cJSON_CreateArray();
