@@ -19,6 +19,7 @@
 #include "process.h"
 #include "rfc3339.h"
 #include "sandbox.h"
+#include "sandbox_create.h"
 #include "sandbox_metrics.h"
 #include "templates.h"
 #include "templates_manage.h"

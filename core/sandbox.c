@@ -1,4 +1,5 @@
-/* sandbox.c — sandbox.* methods mapped onto the E2B control plane. */
+/* sandbox.c — the sandbox.* methods but sandbox.create (sandbox_create.c),
+ * mapped onto the E2B control plane. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ static int ok_status(int status) { return status >= 200 && status < 300; }
 
 /* "/sandboxes/<id><suffix>" with the id percent-encoded (it was validated,
  * but encoding keeps the path safe whatever the table allows). */
-static int sandbox_path(e2bw_buf *out, const char *prefix, const char *id, const char *suffix) {
+int e2bw_sandbox_path(e2bw_buf *out, const char *prefix, const char *id, const char *suffix) {
   return e2bw_buf_append_str(out, prefix) || e2bw_url_encode_str(out, id) || e2bw_buf_append_str(out, suffix);
 }
 
@@ -47,7 +48,7 @@ static e2bw_http_op *sandbox_request(e2bw_core *core, e2bw_call *call, const cha
                                      const char *suffix, const cJSON *body, e2bw_http_done_fn done) {
   e2bw_buf path = {0};
   e2bw_http_op *op = NULL;
-  if (sandbox_path(&path, prefix, param_str(call, "sandbox_id"), suffix) != 0)
+  if (e2bw_sandbox_path(&path, prefix, param_str(call, "sandbox_id"), suffix) != 0)
     e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
   else
     op = e2bw_api_request(core, call, method, path.data, body, done);
@@ -56,240 +57,32 @@ static e2bw_http_op *sandbox_request(e2bw_core *core, e2bw_call *call, const cha
 }
 
 /* Ends the call with the typed error for a non-2xx answer. */
-static void fail_with_status(e2bw_core *core, e2bw_http_op *op, const char *sandbox_id) {
+void e2bw_sandbox_fail_status(e2bw_core *core, e2bw_http_op *op, const char *sandbox_id) {
   e2bw_call *call = op->call;
   cJSON *error = e2bw_api_error(op, sandbox_id);
   e2bw_http_op_finish(core, op);
   e2bw_call_fail(core, call, error);
 }
 
-static void succeed(e2bw_core *core, e2bw_http_op *op, cJSON *result) {
+void e2bw_sandbox_succeed(e2bw_core *core, e2bw_http_op *op, cJSON *result) {
   e2bw_call *call = op->call;
   e2bw_http_op_finish(core, op);
   if (!result) e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
   else e2bw_call_succeed(core, call, result);
 }
 
-static void fail_bad_record(e2bw_core *core, e2bw_http_op *op) {
+void e2bw_sandbox_fail_bad_record(e2bw_core *core, e2bw_http_op *op) {
   e2bw_call *call = op->call;
   cJSON *e = e2bw_error_new(E2BW_ERR_BAD_RESPONSE, "The E2B backend's answer to %s has no sandboxID", op->what);
   e2bw_http_op_finish(core, op);
   e2bw_call_fail(core, call, e);
 }
 
-/* --- sandbox.create ---------------------------------------------------- */
-
-static const char *const looked_fields[] = {"created_at", "expires_at", "cpu", "memory", "disk", NULL};
-
-static void create_looked(e2bw_core *core, e2bw_http_op *op) {
-  e2bw_call *call = op->call;
-  cJSON *rec = call->scratch;
-  call->scratch = NULL;
-  cJSON *detail = ok_status(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
-  cJSON *full = detail ? e2bw_record_from_detail(&core->config, detail) : NULL;
-  for (const char *const *f = looked_fields; full && *f; f++)
-    if (cJSON_HasObjectItem(full, *f)) e2bw_add(rec, *f, cJSON_DetachItemFromObjectCaseSensitive(full, *f));
-  cJSON_Delete(full);
-  cJSON_Delete(detail);
-  succeed(core, op, rec);
-}
-
-static void create_look_failed(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
-  cJSON_Delete(error); /* the sandbox was created: answer with what is known */
-  e2bw_call *call = op->call;
-  cJSON *rec = call->scratch;
-  call->scratch = NULL;
-  e2bw_call_succeed(core, call, rec);
-}
-
-static void created(e2bw_core *core, e2bw_http_op *op) {
-  e2bw_call *call = op->call;
-  if (!ok_status(op->status)) {
-    if (op->status == 404) {
-      const char *tpl = param_str(call, "template");
-      cJSON *e = e2bw_error_new(E2BW_ERR_NOT_FOUND, "Template '%s' not found on the E2B backend", tpl ? tpl : "base");
-      e2bw_error_set_num(e, "http_status", 404);
-      e2bw_error_set_str(e, "sdk_code", E2BW_SDK_TEMPLATE_NOT_FOUND);
-      e2bw_http_op_finish(core, op);
-      e2bw_call_fail(core, call, e);
-      return;
-    }
-    fail_with_status(core, op, NULL);
-    return;
-  }
-  cJSON *sandbox = e2bw_api_json(core, op, 0);
-  if (!sandbox) return;
-  e2bw_sandbox_remember(core, sandbox); /* its envd token, for exec */
-  cJSON *rec = e2bw_record_from_sandbox(&core->config, sandbox);
-  cJSON_Delete(sandbox);
-  if (!rec) {
-    fail_bad_record(core, op);
-    return;
-  }
-  /* The create answer carries no metadata; echo what E2B stored from us. */
-  const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(call->params, "metadata");
-  e2bw_add(rec, "metadata", cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject());
-  /* ...nor its times or the resources it really got: read them from its
-   * detail, as sandbox.get reports them (best effort: the sandbox exists) */
-  e2bw_buf path = {0};
-  const cJSON *id = cJSON_GetObjectItemCaseSensitive(rec, "sandbox_id");
-  e2bw_http_op_finish(core, op);
-  cJSON_Delete(call->scratch);
-  call->scratch = rec;
-  e2bw_http_op *look = NULL;
-  if (!cJSON_IsString(id) || sandbox_path(&path, "/sandboxes/", id->valuestring, ""))
-    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
-  else look = e2bw_api_request(core, call, "GET", path.data, NULL, create_looked);
-  e2bw_buf_free(&path);
-  if (look) look->on_fail = create_look_failed;
-}
-
-/* A create whose answer was lost (the connection cut, no answer in time)
- * may have made a sandbox nobody knows about: it is looked up by the
- * create's key and returned, so a retried create never leaks one. Found
- * nothing (or the lookup fails too): the original error. */
-static int append_metadata_query(e2bw_buf *q, const cJSON *metadata);
-
-static void create_give_up(e2bw_core *core, e2bw_call *call) {
-  cJSON *error = cJSON_DetachItemFromObjectCaseSensitive(call->scratch, "error");
-  e2bw_call_fail(core, call, error ? error : e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
-}
-
-static void create_recovery_failed(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
-  cJSON_Delete(error);
-  create_give_up(core, op->call);
-}
-
-static void create_recovered(e2bw_core *core, e2bw_http_op *op) {
-  e2bw_call *call = op->call;
-  cJSON *detail = ok_status(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
-  cJSON *rec = detail ? e2bw_record_from_detail(&core->config, detail) : NULL;
-  if (rec) e2bw_sandbox_remember(core, detail); /* its envd token, for exec */
-  cJSON_Delete(detail);
-  e2bw_http_op_finish(core, op);
-  if (rec) e2bw_call_succeed(core, call, rec);
-  else create_give_up(core, call);
-}
-
-static void create_found(e2bw_core *core, e2bw_http_op *op) {
-  e2bw_call *call = op->call;
-  cJSON *page = ok_status(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
-  const cJSON *id = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(page, 0), "sandboxID");
-  e2bw_buf path = {0};
-  e2bw_http_op *look = NULL;
-  int found = cJSON_IsString(id) && !sandbox_path(&path, "/sandboxes/", id->valuestring, "");
-  cJSON_Delete(page);
-  e2bw_http_op_finish(core, op);
-  if (found) look = e2bw_api_request(core, call, "GET", path.data, NULL, create_recovered);
-  else create_give_up(core, call);
-  e2bw_buf_free(&path);
-  if (look) look->on_fail = create_recovery_failed;
-}
-
-static void create_lost(e2bw_core *core, e2bw_http_op *op, cJSON *error) {
-  e2bw_call *call = op->call;
-  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(error, "data"), "kind");
-  const cJSON *key = cJSON_GetObjectItemCaseSensitive(call->scratch, "key");
-  int lost = cJSON_IsString(kind) && (!strcmp(kind->valuestring, "unreachable") || !strcmp(kind->valuestring, "timeout"));
-  if (!lost || !cJSON_IsString(key) || !e2bw_add(call->scratch, "error", error)) {
-    if (lost && cJSON_IsString(key)) error = NULL; /* e2bw_add freed it */
-    e2bw_call_fail(core, call, error ? error : e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
-    return;
-  }
-  cJSON *filter = cJSON_CreateObject();
-  e2bw_buf q = {0};
-  int rc = !cJSON_AddStringToObject(filter, E2BW_CREATE_KEY, key->valuestring) ||
-           e2bw_buf_append_str(&q, "/v2/sandboxes?state=running,paused") || append_metadata_query(&q, filter);
-  cJSON_Delete(filter);
-  e2bw_http_op *find = rc ? NULL : e2bw_api_request(core, call, "GET", q.data, NULL, create_found);
-  if (rc) create_give_up(core, call);
-  e2bw_buf_free(&q);
-  if (find) find->on_fail = create_recovery_failed;
-}
-
-/* options: E2B-specific create settings, named in EPP style. */
-static cJSON *apply_options(cJSON *body, const cJSON *options) {
-  const cJSON *opt;
-  cJSON_ArrayForEach(opt, options) {
-    const char *k = opt->string;
-    const char *expect = NULL;
-    if (!strcmp(k, "auto_pause")) {
-      if (cJSON_IsBool(opt)) cJSON_AddBoolToObject(body, "autoPause", cJSON_IsTrue(opt));
-      else expect = "must be a boolean";
-    } else if (!strcmp(k, "auto_resume")) {
-      if (cJSON_IsBool(opt)) cJSON_AddBoolToObject(cJSON_AddObjectToObject(body, "autoResume"), "enabled", cJSON_IsTrue(opt));
-      else expect = "must be a boolean";
-    } else if (!strcmp(k, "allow_internet_access")) {
-      if (cJSON_IsBool(opt)) cJSON_AddBoolToObject(body, "allow_internet_access", cJSON_IsTrue(opt));
-      else expect = "must be a boolean";
-    } else if (!strcmp(k, "network")) {
-      if (cJSON_IsObject(opt)) e2bw_add(body, "network", cJSON_Duplicate(opt, 1));
-      else expect = "must be an object (E2B's network settings)";
-    } else {
-      expect = "is not an option of this provider (auto_pause, auto_resume, allow_internet_access, network)";
-    }
-    if (expect) {
-      char field[160];
-      snprintf(field, sizeof field, "options.%s", k);
-      cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS, "Invalid params: '%s' %s", field, expect);
-      return e2bw_error_set_str(e, "field", field);
-    }
-  }
-  return NULL;
-}
-
-void e2bw_sandbox_create(e2bw_core *core, e2bw_call *call) {
-  const char *tpl = param_str(call, "template");
-  const cJSON *timeout = param_num(call, "timeout");
-  const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(call->params, "metadata");
-  const cJSON *envs = cJSON_GetObjectItemCaseSensitive(call->params, "envs");
-  const cJSON *secure = cJSON_GetObjectItemCaseSensitive(call->params, "secure");
-  const cJSON *options = cJSON_GetObjectItemCaseSensitive(call->params, "options");
-  int v1 = cJSON_IsFalse(secure); /* only the v1 route can create a sandbox without an envd token */
-
-  cJSON *body = cJSON_CreateObject();
-  if (!body) {
-    e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
-    return;
-  }
-  cJSON_AddStringToObject(body, "templateID", tpl ? tpl : "base");
-  if (timeout) cJSON_AddNumberToObject(body, "timeout", whole_seconds(timeout->valuedouble));
-  /* This create's own key (the host's clock to the microsecond and a
-   * counter), so a lost answer can be recovered: see create_lost. */
-  char key[64];
-  snprintf(key, sizeof key, "%.3f-%u", core->now, (unsigned)core->next_op_id + 1);
-  cJSON *meta = cJSON_IsObject(metadata) ? cJSON_Duplicate(metadata, 1) : cJSON_CreateObject();
-  cJSON_AddStringToObject(meta, E2BW_CREATE_KEY, key);
-  e2bw_add(body, "metadata", meta);
-  call->scratch = cJSON_CreateObject();
-  cJSON_AddStringToObject(call->scratch, "key", key);
-  if (cJSON_IsObject(envs)) e2bw_add(body, "envVars", cJSON_Duplicate(envs, 1));
-  if (v1) cJSON_AddBoolToObject(body, "secure", 0);
-  /* Resources a backend may apply (E2B's templates fix them; the local
-   * backend honours them); the record reports what the sandbox really got. */
-  static const char *const resources[][2] = {{"cpu", "cpuCount"}, {"memory", "memoryMB"}, {"disk", "diskSizeMB"}};
-  for (int i = 0; i < 3; i++) {
-    const cJSON *r = param_num(call, resources[i][0]);
-    if (r) cJSON_AddNumberToObject(body, resources[i][1], r->valuedouble);
-  }
-  if (cJSON_IsObject(options)) {
-    cJSON *error = apply_options(body, options);
-    if (error) {
-      cJSON_Delete(body);
-      e2bw_call_fail(core, call, error);
-      return;
-    }
-  }
-  e2bw_http_op *op = e2bw_api_request(core, call, "POST", v1 ? "/sandboxes" : "/v2/sandboxes", body, created);
-  if (op) op->on_fail = create_lost;
-  cJSON_Delete(body);
-}
-
 /* --- sandbox.get ------------------------------------------------------- */
 
 static void got(e2bw_core *core, e2bw_http_op *op) {
   if (!ok_status(op->status)) {
-    fail_with_status(core, op, param_str(op->call, "sandbox_id"));
+    e2bw_sandbox_fail_status(core, op, param_str(op->call, "sandbox_id"));
     return;
   }
   cJSON *detail = e2bw_api_json(core, op, 0);
@@ -298,13 +91,13 @@ static void got(e2bw_core *core, e2bw_http_op *op) {
   cJSON *rec = e2bw_record_from_detail(&core->config, detail);
   cJSON_Delete(detail);
   const cJSON *status = cJSON_GetObjectItemCaseSensitive(rec, "status");
-  if (!rec) fail_bad_record(core, op);
+  if (!rec) e2bw_sandbox_fail_bad_record(core, op);
   else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(op->call->params, "metrics")) && cJSON_IsString(status) &&
            !strcmp(status->valuestring, "running")) {
     e2bw_call *call = op->call; /* a second request: the latest figures (a paused sandbox has no new ones) */
     e2bw_http_op_finish(core, op);
     e2bw_sandbox_metrics_latest(core, call, rec);
-  } else succeed(core, op, rec);
+  } else e2bw_sandbox_succeed(core, op, rec);
 }
 
 void e2bw_sandbox_get(e2bw_core *core, e2bw_call *call) { sandbox_request(core, call, "GET", "/sandboxes/", "", NULL, got); }
@@ -316,7 +109,7 @@ static int list_request(e2bw_core *core, e2bw_call *call, const char *next_token
 static void listed(e2bw_core *core, e2bw_http_op *op) {
   e2bw_call *call = op->call;
   if (!ok_status(op->status)) {
-    fail_with_status(core, op, NULL);
+    e2bw_sandbox_fail_status(core, op, NULL);
     return;
   }
   cJSON *page = e2bw_api_json(core, op, 1);
@@ -327,7 +120,7 @@ static void listed(e2bw_core *core, e2bw_http_op *op) {
     cJSON *rec = cJSON_IsObject(item) ? e2bw_record_from_detail(&core->config, item) : NULL;
     if (!rec) {
       cJSON_Delete(page);
-      fail_bad_record(core, op);
+      e2bw_sandbox_fail_bad_record(core, op);
       return;
     }
     e2bw_push(all, rec);
@@ -370,7 +163,7 @@ static void listed(e2bw_core *core, e2bw_http_op *op) {
 /* metadata: E2B wants one query value that is itself a URL-encoded "k=v&k2=v2"
  * (docs/e2b-protocol-notes.md, "Control plane"), so keys and values are encoded
  * twice. */
-static int append_metadata_query(e2bw_buf *q, const cJSON *metadata) {
+int e2bw_sandbox_metadata_query(e2bw_buf *q, const cJSON *metadata) {
   e2bw_buf inner = {0};
   const cJSON *kv;
   int rc = 0;
@@ -424,7 +217,7 @@ static int list_request(e2bw_core *core, e2bw_call *call, const char *next_token
       first = 0;
     }
   }
-  if (cJSON_IsObject(metadata)) rc |= append_metadata_query(&q, metadata);
+  if (cJSON_IsObject(metadata)) rc |= e2bw_sandbox_metadata_query(&q, metadata);
   if (next_token) rc |= e2bw_buf_append_str(&q, "&nextToken=") || e2bw_url_encode_str(&q, next_token);
   e2bw_http_op *op = NULL;
   if (rc) e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
@@ -459,13 +252,13 @@ static void killed(e2bw_core *core, e2bw_http_op *op) {
   /* Killing a sandbox that is already gone is not an error
    * (docs/plugin-contract.md, "Errors"). */
   if (!ok_status(op->status) && op->status != 404) {
-    fail_with_status(core, op, param_str(op->call, "sandbox_id"));
+    e2bw_sandbox_fail_status(core, op, param_str(op->call, "sandbox_id"));
     return;
   }
   e2bw_sandbox_forget(core, param_str(op->call, "sandbox_id"));
   cJSON *r = id_result(op->call);
   cJSON_AddBoolToObject(r, "killed", ok_status(op->status));
-  succeed(core, op, r);
+  e2bw_sandbox_succeed(core, op, r);
 }
 
 void e2bw_sandbox_kill(e2bw_core *core, e2bw_call *call) { sandbox_request(core, call, "DELETE", "/sandboxes/", "", NULL, killed); }
@@ -474,12 +267,12 @@ void e2bw_sandbox_kill(e2bw_core *core, e2bw_call *call) { sandbox_request(core,
 
 static void timeout_set(e2bw_core *core, e2bw_http_op *op) {
   if (!ok_status(op->status)) {
-    fail_with_status(core, op, param_str(op->call, "sandbox_id"));
+    e2bw_sandbox_fail_status(core, op, param_str(op->call, "sandbox_id"));
     return;
   }
   cJSON *r = id_result(op->call);
   cJSON_AddNumberToObject(r, "timeout", whole_seconds(param_num(op->call, "timeout")->valuedouble));
-  succeed(core, op, r);
+  e2bw_sandbox_succeed(core, op, r);
 }
 
 void e2bw_sandbox_set_timeout(e2bw_core *core, e2bw_call *call) {
@@ -494,13 +287,13 @@ void e2bw_sandbox_set_timeout(e2bw_core *core, e2bw_call *call) {
 static void paused(e2bw_core *core, e2bw_http_op *op) {
   /* 409: already paused (or changing state) — pausing is idempotent. */
   if (!ok_status(op->status) && op->status != 409) {
-    fail_with_status(core, op, param_str(op->call, "sandbox_id"));
+    e2bw_sandbox_fail_status(core, op, param_str(op->call, "sandbox_id"));
     return;
   }
   cJSON *r = id_result(op->call);
   cJSON_AddStringToObject(r, "status", "paused");
   cJSON_AddBoolToObject(r, "changed", ok_status(op->status));
-  succeed(core, op, r);
+  e2bw_sandbox_succeed(core, op, r);
 }
 
 void e2bw_sandbox_pause(e2bw_core *core, e2bw_call *call) { sandbox_request(core, call, "POST", "/sandboxes/", "/pause", NULL, paused); }
@@ -545,7 +338,7 @@ static double paused_lifetime_left(const cJSON *detail, double now_ms) {
 static void connect_step(e2bw_core *core, e2bw_http_op *op) {
   e2bw_call *call = op->call;
   if (!ok_status(op->status)) {
-    fail_with_status(core, op, param_str(call, "sandbox_id"));
+    e2bw_sandbox_fail_status(core, op, param_str(call, "sandbox_id"));
     return;
   }
   if (call->step == CONNECT_RESUME) { /* 200 or 201: now running; read its record */
@@ -567,8 +360,8 @@ static void connect_step(e2bw_core *core, e2bw_http_op *op) {
   e2bw_sandbox_remember(core, detail);
   cJSON *rec = e2bw_record_from_detail(&core->config, detail);
   cJSON_Delete(detail);
-  if (!rec) fail_bad_record(core, op);
-  else succeed(core, op, rec);
+  if (!rec) e2bw_sandbox_fail_bad_record(core, op);
+  else e2bw_sandbox_succeed(core, op, rec);
 }
 
 void e2bw_sandbox_connect(e2bw_core *core, e2bw_call *call) {
