@@ -1,23 +1,22 @@
 /* Starting a process the way envd does: argv from cmd and args, the layered
- * environment, the working directory, a new session (so the whole process
- * group can be signalled), pipes or a PTY. In an isolated sandbox its init
- * starts it (runtime_spawn.h), as the requested user of the sandbox, so that
- * it is in the sandbox's one process tree; without isolation the backend
- * starts it on the host, as its own child, sharing the backend's memory until
- * it executes (clone_vfork), and reaps it (SIGCHLD). */
+ * environment (process_argv.h), the working directory, a new session (so
+ * the whole process group can be signalled), pipes or a PTY. In an isolated
+ * sandbox its init starts it (runtime_spawn.h), as the requested user of the
+ * sandbox, so that it is in the sandbox's one process tree; without isolation
+ * the backend starts it on the host, as its own child, sharing the backend's
+ * memory until it executes (clone_vfork), and reaps it (SIGCHLD). */
 #define _GNU_SOURCE
 #include "envd/process/process_spawn.h"
 
+#include "envd/process/process_argv.h"
 #include "http/http_connect.h"
 #include "lib/child_stack.h"
 #include "lib/clone3.h"
 #include "lib/fd_limit.h"
-#include "lib/text.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
 #include "runtime/runtime_spawn.h"
 
-#include <cJSON.h>
 #include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,109 +31,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* --- argv and environment ---------------------------------------------- */
-
-static void free_vector(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
-static char **build_argv(const char *cmd, const cJSON *args)
-{
-	size_t n = 1 + (size_t)(args ? cJSON_GetArraySize(args) : 0);
-	char **argv = calloc(n + 1, sizeof *argv);
-	if (!argv)
-		return NULL;
-	size_t i = 0;
-	argv[i++] = strdup(cmd);
-	const cJSON *a;
-	if (args) {
-		cJSON_ArrayForEach(a, args) {
-			argv[i++] = strdup(a->valuestring);
-		}
-	}
-	for (size_t k = 0; k < n; k++) {
-		if (!argv[k]) {
-			for (size_t j = 0; j < n; j++)
-				free(argv[j]);
-			free(argv);
-			return NULL;
-		}
-	}
-	return argv;
-}
-
-struct env_list {
-	char **items;
-	size_t count, cap;
-	bool failed;
-};
-
-/* Adds key=value; a later value for the same key replaces the earlier one,
- * as Go's exec does with duplicate keys. */
-static void env_set(struct env_list *env, const char *key, const char *value)
-{
-	char *entry = text_printf("%s=%s", key, value);
-	if (!entry) {
-		env->failed = true;
-		return;
-	}
-	size_t klen = strcspn(entry, "=");
-	for (size_t i = 0; i < env->count; i++) {
-		if (strncmp(env->items[i], entry, klen) == 0 && env->items[i][klen] == '=') {
-			free(env->items[i]);
-			env->items[i] = entry;
-			return;
-		}
-	}
-	if (env->count + 1 >= env->cap) {
-		size_t cap = env->cap ? env->cap * 2 : 16;
-		char **items = realloc(env->items, cap * sizeof *items);
-		if (!items) {
-			free(entry);
-			env->failed = true;
-			return;
-		}
-		env->items = items;
-		env->cap = cap;
-	}
-	env->items[env->count++] = entry;
-	env->items[env->count] = NULL;
-}
-
-static void env_set_all(struct env_list *env, const cJSON *map)
-{
-	const cJSON *e;
-	if (!map)
-		return;
-	cJSON_ArrayForEach(e, map) {
-		if (cJSON_IsString(e) && e->string)
-			env_set(env, e->string, e->valuestring);
-	}
-}
-
-static char **build_env(const struct proc_spawn *spec)
-{
-	struct env_list env = {0};
-	env_set(&env, "PATH", spec->path_env);
-	env_set(&env, "HOME", spec->home);
-	env_set(&env, "USER", spec->user);
-	env_set(&env, "LOGNAME", spec->user);
-	env_set_all(&env, spec->sandbox_envs);
-	env_set_all(&env, spec->request_envs);
-	if (env.failed) {
-		for (size_t i = 0; i < env.count; i++)
-			free(env.items[i]);
-		free(env.items);
-		return NULL;
-	}
-	return env.items;
-}
 
 /* --- file descriptors ----------------------------------------------------- */
 
@@ -286,64 +182,6 @@ __attribute__((noreturn)) static void child_exec(struct child_args *c)
 		execve(c->sh_argv[0], c->sh_argv, c->envp);
 	child_say("exec: ", c->argv[0], e);
 	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
-}
-
-/* The SDK runs every command with /bin/bash (-l -c; -i -l for a
- * terminal), which every image E2B builds has. An image without bash
- * (Alpine, busybox, distroless with a shell) runs them with /bin/sh and the
- * same arguments instead of failing them all (docs/templates.md). Only the
- * pointers are copied: freed with free(). */
-static char **sh_fallback(char **argv)
-{
-	static char sh[] = "/bin/sh";
-	if (strcmp(argv[0], "/bin/bash") != 0)
-		return NULL;
-	size_t n = 0;
-	while (argv[n])
-		n++;
-	char **v = calloc(n + 1, sizeof *v);
-	if (!v)
-		return NULL; /* then no fallback: the exec's own error stands */
-	v[0] = sh;
-	for (size_t i = 1; i < n; i++)
-		v[i] = argv[i];
-	return v;
-}
-
-/* Where execvp would look for cmd, with path as PATH (glibc's default
- * when empty): cmd itself when it names a path. NULL-terminated, malloc'd. */
-static char **exec_paths(const char *cmd, const char *path)
-{
-	if (strchr(cmd, '/')) {
-		char **v = calloc(2, sizeof *v);
-		if (v && !(v[0] = strdup(cmd))) {
-			free(v);
-			return NULL;
-		}
-		return v;
-	}
-	if (!path || !*path)
-		path = "/bin:/usr/bin";
-	size_t n = 1;
-	for (const char *p = path; *p; p++)
-		n += *p == ':';
-	char **v = calloc(n + 1, sizeof *v);
-	if (!v)
-		return NULL;
-	size_t i = 0;
-	for (const char *p = path;; p++) {
-		const char *end = strchrnul(p, ':');
-		/* An empty element is the working directory, as for execvp. */
-		v[i] = end == p ? text_printf("%s", cmd) : text_printf("%.*s/%s", (int)(end - p), p, cmd);
-		if (!v[i++]) {
-			free_vector(v);
-			return NULL;
-		}
-		if (!*end)
-			break;
-		p = end;
-	}
-	return v;
 }
 
 #define CHILD_STACK (256 * 1024)
@@ -564,10 +402,10 @@ int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out,
 		return -1;
 	}
 	struct child_args c = {.spec = spec, .parent = getpid(),
-		.argv = build_argv(spec->cmd, spec->args), .envp = build_env(spec),
-		.paths = exec_paths(spec->cmd, spec->path_env), .in_fd = -1, .out_fd = -1, .err_fd = -1,
+		.argv = process_argv_new(spec->cmd, spec->args), .envp = process_argv_env(spec),
+		.paths = process_argv_paths(spec->cmd, spec->path_env), .in_fd = -1, .out_fd = -1, .err_fd = -1,
 		.pty_slave = -1};
-	c.sh_argv = c.argv ? sh_fallback(c.argv) : NULL;
+	c.sh_argv = c.argv ? process_argv_sh_fallback(c.argv) : NULL;
 	int rc = -1;
 	if (!c.argv || !c.envp || !c.paths)
 		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
@@ -575,9 +413,9 @@ int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out,
 		rc = spawn_in_init(spec, &c, out, err);
 	else
 		rc = spec->pty ? spawn_pty(spec, &c, out, err) : spawn_pipes(spec, &c, out, err);
-	free_vector(c.argv);
-	free_vector(c.envp);
-	free_vector(c.paths);
+	process_argv_free(c.argv);
+	process_argv_free(c.envp);
+	process_argv_free(c.paths);
 	free(c.sh_argv);
 	return rc;
 }
