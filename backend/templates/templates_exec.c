@@ -5,7 +5,9 @@
  * sandbox made from the stack so far, which is then frozen and sealed into
  * the step's layer and removed: the next step that runs gets a fresh
  * sandbox on the grown stack, so each layer holds one step's changes. A
- * stack at its depth limit is squashed first (templates_squash.h). */
+ * stack at its depth limit is squashed first (templates_squash.h). The
+ * executor's state and the moves every step makes on it (its stack, its
+ * tick, its end) are templates_exec_state.h's. */
 #include "templates/templates_exec.h"
 
 #include "envd/process/process_run.h"
@@ -15,9 +17,9 @@
 #include "store/store_layers.h"
 #include "templates/templates.h"
 #include "templates/templates_accounts.h"
+#include "templates/templates_exec_state.h"
 #include "templates/templates_files.h"
 #include "templates/templates_image.h"
-#include "templates/templates_records.h"
 #include "templates/templates_squash.h"
 #include "templates/templates_stack.h"
 #include "templates/templates_steps.h"
@@ -30,152 +32,11 @@
 #include <string.h>
 #include <sys/wait.h>
 
-struct exec {
-	struct exec *next;
-	struct templates_env *env;
-	struct template_build *b;
-	cJSON *request;
-	const cJSON *steps;
-	int n, i;
-	struct sandbox *sb;
-	struct proc *proc;
-	struct templates_image *pull; /* the base image being pulled */
-	struct event *tick;
-	char *what;                /* the running step's command, for its failure message */
-	bool workdir_step;         /* the running command makes the WORKDIR */
-	char *failure;             /* why the running step failed, for the tick to report */
-	struct build_lines lines;  /* the running command's output, cut into log lines */
-	char step_name[16];
-	struct template_config cfg;
-	bool force;                /* the whole build skips the cache */
-	bool provision;            /* an image lacking E2B's account: it is made before the steps */
-	char key[TEMPLATES_KEY_LEN + 1]; /* the running file step's cache key, "" none */
-	bool sealing;              /* the build sandbox is being sealed: it must stay */
-	bool sb_lost;              /* ... and it was removed meanwhile: the layer is void */
-	char *stop;                /* the build ends with this once the seal is over */
-};
-
 /* A checked step's argument k, "" when it has fewer. */
 static const char *arg(const cJSON *step, int k)
 {
 	const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(step, "args"), k);
 	return a ? a->valuestring : "";
-}
-
-static void unlink_exec(struct exec *e)
-{
-	for (struct exec **pp = (struct exec **)&e->env->running; *pp; pp = &(*pp)->next) {
-		if (*pp == e) {
-			*pp = e->next;
-			return;
-		}
-	}
-}
-
-/* The build's stack so far, mirrored in the build so that the collector
- * (templates_stack.c) sees it in use. */
-static void mirror_layers(struct exec *e)
-{
-	cJSON_Delete(e->b->config.layers);
-	e->b->config.layers = cJSON_Duplicate(e->cfg.layers, true);
-}
-
-static void push_layer(struct exec *e, const char *id)
-{
-	cJSON_AddItemToArray(e->cfg.layers, cJSON_CreateString(id));
-	mirror_layers(e);
-}
-
-static const char *top_layer(const struct exec *e)
-{
-	int n = cJSON_GetArraySize(e->cfg.layers);
-	return n ? cJSON_GetStringValue(cJSON_GetArrayItem(e->cfg.layers, n - 1)) : "";
-}
-
-/* The next step that runs gets a fresh sandbox on the stack. */
-static void drop_sandbox(struct exec *e)
-{
-	struct sandbox *sb = e->sb;
-	e->sb = NULL; /* before the kill: the removing hook must not take it for a loss */
-	if (sb)
-		registry_kill(e->env->reg, sb);
-}
-
-/* Ends the build (reason NULL: ready) and frees the executor; while a seal
- * runs, only once it is over (sealed). */
-static void finish(struct exec *e, const char *reason)
-{
-	struct template_build *b = e->b;
-	if (e->sealing) {
-		free(e->stop);
-		e->stop = strdup(reason ? reason : "out of memory");
-		return;
-	}
-	unlink_exec(e);
-	if (e->pull)
-		templates_image_cancel(e->pull);
-	if (e->proc)
-		process_run_detach(e->proc);
-	if (e->sb)
-		registry_kill(e->env->reg, e->sb);
-	if (!b) {
-		/* Cancelled while sealing (templates_exec_cancel): the build is gone. */
-	} else if (reason) {
-		build_log(b, "error", e->step_name, "%s", reason);
-		build_finish(b, e->step_name, reason);
-	} else {
-		templates_records_build_ready(e->env->state_root, e->env->catalog, b, &e->cfg);
-	}
-	if (reason)
-		templates_stack_collect_soon(); /* its layers may be unused now */
-	if (b)
-		b->exec = NULL;
-	build_config_clear(&e->cfg);
-	if (e->tick)
-		event_free(e->tick);
-	cJSON_Delete(e->request);
-	free(e->what);
-	free(e->failure);
-	free(e->stop);
-	free(e);
-}
-
-/* Off-loop work (a seal, a squash) is over: true when the build ended
- * meanwhile or the work failed (failed says how); the build is then over. */
-static bool ended(struct exec *e, const char *failed)
-{
-	e->sealing = false;
-	if (!e->stop && !failed)
-		return false;
-	char reason[900];
-	snprintf(reason, sizeof reason, "%s", e->stop ? e->stop : failed);
-	free(e->stop);
-	e->stop = NULL;
-	finish(e, reason);
-	return true;
-}
-
-static void schedule(struct exec *e)
-{
-	struct timeval now = {0, 0};
-	evtimer_add(e->tick, &now);
-}
-
-/* The layer of a step (or of the provisioning), cached or sealed, joins
- * the stack: on to the next step. */
-static void took_layer(struct exec *e, const char *id)
-{
-	push_layer(e, id);
-	e->key[0] = '\0';
-	drop_sandbox(e); /* its stack is one layer short now */
-	if (e->provision) {
-		e->provision = false;
-		free(e->cfg.user);
-		e->cfg.user = strdup(TEMPLATES_ACCOUNT_USER);
-	} else {
-		e->i++;
-	}
-	schedule(e);
 }
 
 static void on_output(void *ctx, enum proc_output_kind kind, const uint8_t *data, size_t len)
@@ -203,7 +64,7 @@ static void on_ended(void *ctx, int wait_status)
 		free(e->failure);
 		e->failure = strdup(reason);
 	}
-	schedule(e);
+	exec_state_schedule(e);
 }
 
 static const struct process_observer observer = {.output = on_output, .ended = on_ended};
@@ -221,7 +82,7 @@ static int run(struct exec *e, const char *user, const char *shell, const char *
 		char reason[1400];
 		/* E2B's builder: Start's error as its command stream ends with it */
 		snprintf(reason, sizeof reason, "failed to run command '%.700s': command failed: %s", shown, why);
-		finish(e, reason);
+		exec_state_finish(e, reason);
 		return -1;
 	}
 	return 0;
@@ -234,7 +95,7 @@ static void step_copy(struct exec *e, const cJSON *step)
 	char *script = templates_files_copy_command(e->sb, step, e->cfg.user ? e->cfg.user : "user", e->cfg.workdir,
 		why, sizeof why);
 	if (!script) {
-		finish(e, why);
+		exec_state_finish(e, why);
 		return;
 	}
 	run(e, "root", NULL, script, shown);
@@ -247,7 +108,7 @@ static void step_workdir(struct exec *e, const char *path)
 	char *cmd = abs ? templates_steps_workdir_script(abs, e->cfg.user ? e->cfg.user : "user") : NULL;
 	free(abs);
 	if (!cmd) {
-		finish(e, "out of memory");
+		exec_state_finish(e, "out of memory");
 		return;
 	}
 	e->workdir_step = true; /* once it ran, the configuration has the directory */
@@ -263,10 +124,10 @@ static void step_cached(struct exec *e, const cJSON *s, const char *type, const 
 {
 	build_log(e->b, "info", e->step_name, "CACHED [builder %d/%d] %s%s", e->i + 1, e->n, type, args);
 	if (templates_steps_apply(&e->cfg, s) != 0) {
-		finish(e, "out of memory");
+		exec_state_finish(e, "out of memory");
 		return;
 	}
-	took_layer(e, e->key);
+	exec_state_took_layer(e, e->key);
 }
 
 /* A miss whose steps lead, with their keys alone, to a squashed stack in
@@ -274,10 +135,10 @@ static void step_cached(struct exec *e, const cJSON *s, const char *type, const 
 static void cached_ahead(struct exec *e, int next)
 {
 	e->i = next;
-	mirror_layers(e);
+	exec_state_mirror_layers(e);
 	e->key[0] = '\0';
-	drop_sandbox(e);
-	schedule(e);
+	exec_state_drop_sandbox(e);
+	exec_state_schedule(e);
 }
 
 /* A step that changes files: its cache key; true when it needs no run (its
@@ -307,7 +168,7 @@ static void step_user(struct exec *e, const cJSON *s, const char *type, const ch
 	char why[200];
 	int missing = templates_accounts_missing(e->sb, name, why, sizeof why);
 	if (missing < 0) {
-		finish(e, why);
+		exec_state_finish(e, why);
 		return;
 	}
 	if (missing && settled_before_run(e, s, type, args))
@@ -316,7 +177,7 @@ static void step_user(struct exec *e, const cJSON *s, const char *type, const ch
 	e->cfg.user = strdup(name);
 	if (!missing) { /* nothing to run, no layer */
 		e->i++;
-		schedule(e);
+		exec_state_schedule(e);
 		return;
 	}
 	char *cmd = templates_accounts_script(name);
@@ -324,7 +185,7 @@ static void step_user(struct exec *e, const cJSON *s, const char *type, const ch
 	if (cmd && shown)
 		run(e, "root", TEMPLATES_ACCOUNTS_SHELL, cmd, shown); /* then the tick seals its layer */
 	else
-		finish(e, "out of memory");
+		exec_state_finish(e, "out of memory");
 	free(cmd);
 	free(shown);
 }
@@ -335,18 +196,18 @@ static void squashed(void *ctx, const char *error, const char *line)
 	struct exec *e = ctx;
 	char failed[700];
 	snprintf(failed, sizeof failed, "cannot squash the template's layers: %s", error ? error : "");
-	if (ended(e, error ? failed : NULL))
+	if (exec_state_ended(e, error ? failed : NULL))
 		return;
 	build_log(e->b, "info", e->step_name, "%s", line);
-	mirror_layers(e);
-	schedule(e);
+	exec_state_mirror_layers(e);
+	exec_state_schedule(e);
 }
 
 /* The stack is at its depth limit: merged into [bottom, merged] first. */
 static void squash(struct exec *e)
 {
 	char why[300];
-	drop_sandbox(e); /* it stands on the old stack */
+	exec_state_drop_sandbox(e); /* it stands on the old stack */
 	e->sealing = true;
 	if (templates_squash_start(e->env->base, e->cfg.layers, squashed, e, why, sizeof why) != 0)
 		squashed(e, why, NULL);
@@ -369,7 +230,7 @@ static void step(struct exec *e)
 	build_log(e->b, "info", e->step_name, "[builder %d/%d] %s%s", e->i + 1, e->n, type, args);
 	char why[700];
 	if (!e->sb && !(e->sb = templates_stack_sandbox(e->env->reg, &e->cfg, e->b, why, sizeof why))) {
-		finish(e, why);
+		exec_state_finish(e, why);
 		return;
 	}
 	if (strcmp(type, "RUN") == 0) {
@@ -381,11 +242,11 @@ static void step(struct exec *e)
 		step_workdir(e, arg(s, 0));
 	} else if (strcmp(type, "ENV") == 0) {
 		if (templates_steps_apply(&e->cfg, s) != 0) {
-			finish(e, "out of memory");
+			exec_state_finish(e, "out of memory");
 			return;
 		}
 		e->i++;
-		schedule(e);
+		exec_state_schedule(e);
 	} else {
 		step_user(e, s, type, args);
 	}
@@ -400,21 +261,21 @@ static void provision(struct exec *e)
 	char why[700];
 	const char *not;
 	if (!s) {
-		finish(e, "out of memory");
+		exec_state_finish(e, "out of memory");
 		return;
 	}
 	templates_stack_key(e->cfg.layers, s, &e->cfg, e->key);
 	cJSON_Delete(s);
 	if (!e->force && store_layer_find(e->key)) {
 		build_log(e->b, "info", e->step_name, "CACHED Provisioning: %s", TEMPLATES_PROVISION_SHOWN);
-		took_layer(e, e->key);
+		exec_state_took_layer(e, e->key);
 	} else if (!e->sb && !(e->sb = templates_stack_sandbox(e->env->reg, &e->cfg, e->b, why, sizeof why))) {
-		finish(e, why);
+		exec_state_finish(e, why);
 	} else if ((not = templates_accounts_unprovisionable(e->sb)) != NULL) {
 		build_log(e->b, "warn", e->step_name, "Provisioning: skipped, %s: the template's user stays root", not);
 		e->key[0] = '\0';
 		e->provision = false;
-		schedule(e);
+		exec_state_schedule(e);
 	} else {
 		build_log(e->b, "info", e->step_name, "Provisioning: %s", TEMPLATES_PROVISION_SHOWN);
 		run(e, "root", TEMPLATES_ACCOUNTS_SHELL, templates_accounts_provision_script(), TEMPLATES_PROVISION_SHOWN);
@@ -429,21 +290,21 @@ static void sealed(void *ctx, const struct store_layer *layer, const char *error
 	snprintf(failed, sizeof failed, "cannot keep the files of step %s: %s", e->step_name, error ? error : "");
 	if (e->sb_lost && layer)
 		store_layer_remove(layer->id, NULL, NULL); /* copied while its sandbox went */
-	if (ended(e, layer ? NULL : failed))
+	if (exec_state_ended(e, layer ? NULL : failed))
 		return;
 	build_log(e->b, "debug", e->step_name, "Layer %s", layer->id);
-	took_layer(e, layer->id);
+	exec_state_took_layer(e, layer->id);
 }
 
 static void seal_step(struct exec *e)
 {
 	char why[400], reason[600];
 	e->sealing = true;
-	if (templates_stack_seal(e->sb, e->key, top_layer(e), sealed, e, why, sizeof why) == 0)
+	if (templates_stack_seal(e->sb, e->key, exec_state_top_layer(e), sealed, e, why, sizeof why) == 0)
 		return;
 	e->sealing = false;
 	snprintf(reason, sizeof reason, "cannot keep the files of step %s: %s", e->step_name, why);
-	finish(e, reason);
+	exec_state_finish(e, reason);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
@@ -454,7 +315,7 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
 	if (e->i < 0) { /* a command failed */
 		char *reason = e->failure;
 		e->failure = NULL;
-		finish(e, reason ? reason : "out of memory");
+		exec_state_finish(e, reason ? reason : "out of memory");
 		free(reason);
 		return;
 	}
@@ -471,7 +332,7 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
 	else if (templates_squash_due(e->cfg.layers, true))
 		squash(e); /* an image deeper than a stack may be */
 	else
-		finish(e, NULL);
+		exec_state_finish(e, NULL);
 }
 
 /* The base image is pulled (templates_image.h). */
@@ -481,11 +342,11 @@ static void image_ready(void *ctx, const char *error, bool lacks_user)
 	e->pull = NULL;
 	e->provision = lacks_user;
 	if (error) {
-		finish(e, error);
+		exec_state_finish(e, error);
 		return;
 	}
-	mirror_layers(e);
-	schedule(e);
+	exec_state_mirror_layers(e);
+	exec_state_schedule(e);
 }
 
 int templates_exec_start(struct templates_env *env, struct template *tpl, struct template_build *b,
@@ -521,24 +382,24 @@ int templates_exec_start(struct templates_env *env, struct template *tpl, struct
 	char reason[700];
 	e->force = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e->request, "force"));
 	if (templates_steps_start_cmds(e->request, &e->cfg) != 0) {
-		finish(e, "out of memory");
+		exec_state_finish(e, "out of memory");
 		return 0;
 	}
 	if (templates_stack_wants_image(e->request)) {
 		e->pull = templates_image_start(b, e->request, &e->cfg, image_ready, e, reason, sizeof reason);
 		templates_image_forget_credentials(e->request); /* the pull has its own copy */
 		if (!e->pull)
-			finish(e, reason);
+			exec_state_finish(e, reason);
 		return 0;
 	}
 	const char *bad = templates_stack_parent(e->env->catalog, e->request, &e->cfg, reason, sizeof reason);
 	if (bad) {
-		finish(e, bad);
+		exec_state_finish(e, bad);
 		return 0;
 	}
-	mirror_layers(e);
+	exec_state_mirror_layers(e);
 	build_log(b, "info", "base", "Base: template '%s'", e->cfg.base ? e->cfg.base : "base");
-	schedule(e);
+	exec_state_schedule(e);
 	return 0;
 }
 
@@ -556,7 +417,7 @@ void templates_exec_cancel(struct templates_env *env, struct template_build *b)
 			e->b = NULL;
 			templates_squash_cancel(e);
 		}
-		finish(e, "the build was cancelled");
+		exec_state_finish(e, "the build was cancelled");
 		return;
 	}
 }
@@ -570,7 +431,7 @@ void templates_exec_sandbox_removing(void *ctx, struct sandbox *sb)
 		if (e->sb == sb && e->sealing) {
 			e->sb = NULL;
 			e->sb_lost = true;
-			finish(e, "the build sandbox was removed");
+			exec_state_finish(e, "the build sandbox was removed");
 			return;
 		}
 		if (e->sb == sb) {
@@ -582,7 +443,7 @@ void templates_exec_sandbox_removing(void *ctx, struct sandbox *sb)
 			free(e->failure);
 			e->failure = strdup("the build sandbox was removed");
 			e->i = -1 - (e->i < 0 ? 0 : e->i);
-			schedule(e);
+			exec_state_schedule(e);
 			return;
 		}
 	}
@@ -594,5 +455,5 @@ void templates_exec_shutdown(struct templates_env *env)
 		templates_squash_cancel(e); /* a squash is not waited for */
 	store_helper_wait_all(); /* seals end first: their sandboxes must stay until then */
 	while (env->running)
-		finish(env->running, "the backend stopped");
+		exec_state_finish(env->running, "the backend stopped");
 }
