@@ -1,7 +1,9 @@
 /* Tracking open HTTP connections: the gate on each, the cap with the
  * control plane's reserve, requests per sandbox, the request deadline and
- * the accept back-off (see http_conns.h). */
+ * the accept back-off (see http_conns.h). The list of connections, and the
+ * records this file shares with it, are http_conns_list.h's. */
 #include "http/http_conns.h"
+#include "http/http_conns_list.h"
 #include "http/http_linger.h"
 
 #include "lib/clock.h"
@@ -27,60 +29,6 @@
 #define API_RESERVE_MAX 64
 #define LARGE_BODY (64 * 1024) /* a body whose freeing is worth a trim (lib/mem_trim.h) */
 
-/* One server the tracker makes connections for. */
-struct server {
-	struct server *next;
-	struct http_conns *tracker;
-	struct evhttp *http;
-	enum http_pool pool;
-	http_verdict_fn verdict;
-	void *verdict_arg;
-};
-
-struct conn {
-	struct conn *prev, *next; /* oldest first */
-	struct http_conns *tracker;
-	struct server *server;
-	struct evhttp_connection *evcon; /* NULL until adopted */
-	struct bufferevent *bev;
-	struct http_gate *gate;
-	struct event *deadline; /* armed while no request is in progress */
-	bool busy;
-	bool counted;           /* a request for sandbox[] is in progress */
-	uint64_t body_bytes;    /* ...whose body (READ) is being received: at most this much */
-	bool ends_itself;
-	char sandbox[64];
-	void (*user_cb)(struct evhttp_connection *, void *);
-	void *user_arg;
-};
-
-struct listener {
-	struct evconnlistener *l;
-	enum http_pool pool;
-};
-
-struct http_conns {
-	struct event_base *base;
-	size_t max, api_reserve, per_sandbox;
-	size_t count, envd_count; /* tracked + pending */
-	struct timeval request_timeout;
-	struct conn *oldest, *newest;
-	struct server *servers;
-	/* Connections evhttp has not made yet (the bevcb runs before evhttp
-	 * makes them); each holds a reference to its bufferevent, so that a
-	 * connection evhttp frees at once cannot leave us a dangling pointer. */
-	struct conn **pending;
-	size_t pending_count, pending_cap;
-	struct event *adopt;
-	struct http_linger *linger; /* closed connections whose clients still send */
-	struct listener *listeners;
-	size_t listener_count, listener_cap;
-	struct event *resume;
-	bool paused[2];
-	int64_t accept_logged_ms; /* when an accept() failure was last logged */
-	unsigned long accept_unlogged;
-};
-
 static struct http_conns *tracker; /* the one per process */
 
 static size_t default_max(void)
@@ -94,19 +42,6 @@ static size_t default_max(void)
 			max = budget;
 	}
 	return max;
-}
-
-static struct conn *find(struct http_conns *c, const struct evhttp_connection *evcon)
-{
-	for (struct conn *e = c->newest; e; e = e->prev)
-		if (e->evcon == evcon)
-			return e;
-	return NULL;
-}
-
-static void arm_deadline(struct conn *e)
-{
-	evtimer_add(e->deadline, &e->tracker->request_timeout);
 }
 
 /* --- accepting --------------------------------------------------------------- */
@@ -144,73 +79,14 @@ static void on_resume(evutil_socket_t fd, short what, void *arg)
 	set_listeners(arg, -1, true);
 }
 
-/* Closes the oldest connection with no request in progress (in pool, or
- * any with -1). */
-static bool close_oldest_idle(struct http_conns *c, int pool)
-{
-	for (struct conn *e = c->oldest; e; e = e->next) {
-		if (!e->busy && (pool < 0 || e->server->pool == (enum http_pool)pool)) {
-			evhttp_connection_free(e->evcon); /* on_close unlinks e */
-			return true;
-		}
-	}
-	return false;
-}
-
 /* --- one connection ---------------------------------------------------------- */
-
-static void conn_free(struct conn *e)
-{
-	struct http_conns *c = e->tracker;
-	http_gate_free(e->gate);
-	if (e->deadline)
-		event_free(e->deadline);
-	c->count--;
-	if (e->server->pool == HTTP_POOL_ENVD)
-		c->envd_count--;
-	free(e);
-}
-
-static void unlink_conn(struct conn *e)
-{
-	struct http_conns *c = e->tracker;
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		c->oldest = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		c->newest = e->prev;
-	conn_free(e);
-}
-
-static void on_close(struct evhttp_connection *evcon, void *arg)
-{
-	struct conn *e = arg;
-	void (*cb)(struct evhttp_connection *, void *) = e->user_cb;
-	void *cb_arg = e->user_arg;
-	unlink_conn(e);
-	if (cb)
-		cb(evcon, cb_arg);
-}
-
-static void on_deadline(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	struct conn *e = arg;
-	/* No complete request in time: a slow or idle client. */
-	if (!e->busy)
-		evhttp_connection_free(e->evcon);
-}
 
 /* Requests in progress for sandbox id, and the body bytes being received. */
 static size_t sandbox_requests(struct http_conns *c, const char *id, uint64_t *body_bytes)
 {
 	size_t n = 0;
 	*body_bytes = 0;
-	for (struct conn *e = c->oldest; e; e = e->next)
+	for (struct http_conn *e = c->oldest; e; e = e->next)
 		if (e->counted && strcmp(e->sandbox, id) == 0) {
 			n++;
 			*body_bytes += e->body_bytes;
@@ -234,7 +110,7 @@ static uint64_t read_body_bytes(const struct http_head *head, const struct http_
 /* The gate's verdict hook: the server's router, then the per-sandbox caps. */
 static void conn_verdict(const struct http_head *head, struct http_verdict *v, void *arg)
 {
-	struct conn *e = arg;
+	struct http_conn *e = arg;
 	if (e->server->verdict)
 		e->server->verdict(head, v, e->server->verdict_arg);
 	e->counted = false;
@@ -262,7 +138,7 @@ static void conn_verdict(const struct http_head *head, struct http_verdict *v, v
 
 static void conn_close(void *arg)
 {
-	struct conn *e = arg;
+	struct http_conn *e = arg;
 	if (!e->evcon)
 		return;
 	/* The answer evhttp queued may not have reached the socket yet (the
@@ -285,60 +161,26 @@ static void conn_close(void *arg)
 	evhttp_connection_free(e->evcon); /* on_close frees e */
 }
 
-/* Starts tracking the connections evhttp has made since the last call. */
-static void adopt_pending(struct http_conns *c)
-{
-	for (size_t i = 0; i < c->pending_count; i++) {
-		struct conn *e = c->pending[i];
-		struct bufferevent *bev = e->bev;
-		bufferevent_data_cb rcb, wcb;
-		bufferevent_event_cb ecb;
-		void *evcon = NULL;
-		/* evhttp's callbacks take the connection as their argument;
-		 * bufferevent_free clears them, so NULL means already gone. */
-		bufferevent_getcb(bev, &rcb, &wcb, &ecb, &evcon);
-		if (evcon && !e->gate) {
-			evhttp_connection_free(evcon); /* out of memory: not served ungated */
-			evcon = NULL;
-		}
-		if (evcon) {
-			e->evcon = evcon;
-			e->prev = c->newest;
-			if (c->newest)
-				c->newest->next = e;
-			else
-				c->oldest = e;
-			c->newest = e;
-			(evhttp_connection_set_closecb)(evcon, on_close, e);
-			arm_deadline(e);
-		} else {
-			conn_free(e);
-		}
-		bufferevent_decref(bev);
-	}
-	c->pending_count = 0;
-}
-
 static void on_adopt(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	adopt_pending(arg);
+	http_conns_list_adopt(arg);
 }
 
 /* evhttp's hook for each accepted connection, before it exists: the
  * bufferevent it will use, with the gate already on it. */
 static struct bufferevent *on_new_connection(struct event_base *base, void *arg)
 {
-	struct server *s = arg;
+	struct http_conns_server *s = arg;
 	struct http_conns *c = s->tracker;
-	adopt_pending(c);
+	http_conns_list_adopt(c);
 	/* The options evhttp would use itself. */
 	struct bufferevent *bev = bufferevent_socket_new(base, -1, 0);
-	struct conn *e = bev ? calloc(1, sizeof *e) : NULL;
+	struct http_conn *e = bev ? calloc(1, sizeof *e) : NULL;
 	if (e && c->pending_count == c->pending_cap) {
 		size_t cap = c->pending_cap ? c->pending_cap * 2 : 16;
-		struct conn **grown = realloc(c->pending, cap * sizeof *grown);
+		struct http_conn **grown = realloc(c->pending, cap * sizeof *grown);
 		if (grown) {
 			c->pending = grown;
 			c->pending_cap = cap;
@@ -351,7 +193,7 @@ static struct bufferevent *on_new_connection(struct event_base *base, void *arg)
 	e->tracker = c;
 	e->server = s;
 	e->bev = bev;
-	e->deadline = evtimer_new(c->base, on_deadline, e);
+	e->deadline = evtimer_new(c->base, http_conns_list_on_deadline, e);
 	struct http_gate_hooks hooks = {.verdict = conn_verdict, .close = conn_close, .arg = e};
 	e->gate = e->deadline ? http_gate_new(base, bev, &hooks) : NULL;
 	bufferevent_incref(bev);
@@ -363,7 +205,7 @@ static struct bufferevent *on_new_connection(struct event_base *base, void *arg)
 	/* The control plane may use every connection; envd all but the reserve. */
 	bool full = s->pool == HTTP_POOL_ENVD ? c->envd_count >= c->max - c->api_reserve
 					      : c->count >= c->max;
-	if (full && !close_oldest_idle(c, s->pool == HTTP_POOL_ENVD ? HTTP_POOL_ENVD : -1))
+	if (full && !http_conns_list_close_oldest_idle(c, s->pool == HTTP_POOL_ENVD ? HTTP_POOL_ENVD : -1))
 		pause_accepting(c, s->pool); /* every connection is busy */
 	return bev;
 }
@@ -387,11 +229,11 @@ static void on_accept_error(struct evconnlistener *listener, void *arg)
 	} else {
 		c->accept_unlogged++;
 	}
-	adopt_pending(c);
+	http_conns_list_adopt(c);
 	/* At the descriptor limit, freeing one lets the pending client in on
 	 * the next loop turn; without one to free, wait instead of spinning. */
 	bool out_of_fds = err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
-	if (!(out_of_fds && close_oldest_idle(c, -1)))
+	if (!(out_of_fds && http_conns_list_close_oldest_idle(c, -1)))
 		pause_accepting(c, -1);
 }
 
@@ -422,11 +264,11 @@ void http_conns_free(struct http_conns *c)
 {
 	if (!c)
 		return;
-	adopt_pending(c);
+	http_conns_list_adopt(c);
 	while (c->oldest) /* only if an evhttp outlived us */
-		unlink_conn(c->oldest);
+		http_conns_list_unlink(c->oldest);
 	while (c->servers) {
-		struct server *s = c->servers;
+		struct http_conns_server *s = c->servers;
 		c->servers = s->next;
 		free(s);
 	}
@@ -455,10 +297,10 @@ size_t http_conns_api_reserve(const struct http_conns *c)
 int http_conns_attach(struct http_conns *c, struct evhttp *http, enum http_pool pool,
 	http_verdict_fn verdict, void *arg)
 {
-	struct server *s = calloc(1, sizeof *s);
+	struct http_conns_server *s = calloc(1, sizeof *s);
 	if (!s)
 		return -1;
-	*s = (struct server){.next = c->servers, .tracker = c, .http = http, .pool = pool,
+	*s = (struct http_conns_server){.next = c->servers, .tracker = c, .http = http, .pool = pool,
 		.verdict = verdict, .verdict_arg = arg};
 	c->servers = s;
 	evhttp_set_bevcb(http, on_new_connection, s);
@@ -467,10 +309,10 @@ int http_conns_attach(struct http_conns *c, struct evhttp *http, enum http_pool 
 
 void http_conns_detach(struct http_conns *c, struct evhttp *http)
 {
-	adopt_pending(c); /* none may point at the server any more */
-	for (struct server **pp = &c->servers; *pp; pp = &(*pp)->next) {
+	http_conns_list_adopt(c); /* none may point at the server any more */
+	for (struct http_conns_server **pp = &c->servers; *pp; pp = &(*pp)->next) {
 		if ((*pp)->http == http) {
-			struct server *s = *pp;
+			struct http_conns_server *s = *pp;
 			*pp = s->next;
 			free(s);
 			return;
@@ -484,13 +326,13 @@ void http_conns_watch_listener(struct http_conns *c, struct evconnlistener *list
 	evconnlistener_set_error_cb(listener, on_accept_error);
 	if (c->listener_count == c->listener_cap) {
 		size_t cap = c->listener_cap ? c->listener_cap * 2 : 8;
-		struct listener *grown = realloc(c->listeners, cap * sizeof *grown);
+		struct http_conns_listener *grown = realloc(c->listeners, cap * sizeof *grown);
 		if (!grown)
 			return; /* still logged on errors, just never paused */
 		c->listeners = grown;
 		c->listener_cap = cap;
 	}
-	c->listeners[c->listener_count++] = (struct listener){.l = listener, .pool = pool};
+	c->listeners[c->listener_count++] = (struct http_conns_listener){.l = listener, .pool = pool};
 	if (c->paused[pool])
 		evconnlistener_disable(listener);
 }
@@ -510,28 +352,28 @@ void http_conns_unwatch_listener(struct http_conns *c, struct evconnlistener *li
 static void on_request_done(struct evhttp_request *req, void *arg)
 {
 	(void)req;
-	struct conn *e = arg;
+	struct http_conn *e = arg;
 	e->busy = false;
 	e->counted = false;
 	e->body_bytes = 0;
 	e->ends_itself = false;
 	http_gate_request_done(e->gate);
-	arm_deadline(e); /* for the next request on this connection */
+	http_conns_list_arm_deadline(e); /* for the next request on this connection */
 }
 
-static struct conn *conn_of(struct evhttp_request *req)
+static struct http_conn *conn_of(struct evhttp_request *req)
 {
 	struct http_conns *c = tracker;
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	if (!c || !evcon)
 		return NULL;
-	adopt_pending(c);
-	return find(c, evcon);
+	http_conns_list_adopt(c);
+	return http_conns_list_find(c, evcon);
 }
 
 const struct http_verdict *http_conns_request_begins(struct evhttp_request *req)
 {
-	struct conn *e = conn_of(req);
+	struct http_conn *e = conn_of(req);
 	if (!e)
 		return NULL;
 	e->busy = true;
@@ -546,21 +388,21 @@ const struct http_verdict *http_conns_request_begins(struct evhttp_request *req)
 
 struct http_gate *http_conns_gate(struct evhttp_request *req)
 {
-	struct conn *e = conn_of(req);
+	struct http_conn *e = conn_of(req);
 	return e ? e->gate : NULL;
 }
 
 void http_conns_ends_itself(struct evhttp_request *req)
 {
-	struct conn *e = conn_of(req);
+	struct http_conn *e = conn_of(req);
 	if (e)
 		e->ends_itself = true;
 }
 
 void http_conns_close_sandbox(struct http_conns *c, const char *id)
 {
-	adopt_pending(c);
-	for (struct conn *e = c->oldest, *next; e; e = next) {
+	http_conns_list_adopt(c);
+	for (struct http_conn *e = c->oldest, *next; e; e = next) {
 		next = e->next;
 		if (!e->counted || e->ends_itself || strcmp(e->sandbox, id) != 0)
 			continue;
@@ -581,8 +423,8 @@ void http_conn_set_closecb(struct evhttp_connection *evcon,
 {
 	struct http_conns *c = tracker;
 	if (c)
-		adopt_pending(c);
-	struct conn *e = c ? find(c, evcon) : NULL;
+		http_conns_list_adopt(c);
+	struct http_conn *e = c ? http_conns_list_find(c, evcon) : NULL;
 	if (!e) {
 		(evhttp_connection_set_closecb)(evcon, cb, arg);
 		return;

@@ -103,7 +103,7 @@ void http_conn_set_closecb(struct evhttp_connection *evcon,
 void http_conn_gone_free_request(struct evhttp_request *req);
 
 /* Any file that includes this one cannot call the libevent function by
- * mistake (http_conns.c calls it as (evhttp_connection_set_closecb)(...)). */
+ * mistake (http_conns_list.c calls it as (evhttp_connection_set_closecb)(...)). */
 #define evhttp_connection_set_closecb(...) use_http_conn_set_closecb_instead
 
 #endif
