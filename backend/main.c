@@ -9,18 +9,17 @@
  * subsystems[] in the order they open: main() opens them in turn, runs the
  * loop, and closes the opened ones in reverse, after a failed open as at
  * shutdown. An open that fails undoes what it did itself. Adding a part is
- * a pair of functions and one line of the table. */
+ * a pair of functions and one line of the table. The HTTP side's parts
+ * (the connection tracker, each sandbox's envd port, the servers, their
+ * listeners and the ready line) are serving.c's; what the parts share is
+ * struct backend (backend.h). */
+#include "backend.h"
+
 #include "api/api_ctx.h"
-#include "api/api_routes.h"
-#include "api/api_sandboxes.h"
 #include "envd/envd_listener.h"
-#include "envd/envd_port_proxy.h"
-#include "envd/fs/fs_list.h"
 #include "envd/fs/fs_watch.h"
 #include "envd/process/process_manager.h"
 #include "envd/process/process_stream.h"
-#include "http/http_conns.h"
-#include "http/http_server.h"
 #include "metrics/metrics.h"
 #include "lib/crashpoint.h"
 #include "lib/fd_limit.h"
@@ -35,6 +34,7 @@
 #include "runtime/runtime_rootless.h"
 #include "runtime/runtime_seccomp.h"
 #include "secrets/secrets.h"
+#include "serving.h"
 #include "snapshots/snapshots.h"
 #include "state_dir.h"
 #include "images/images.h"
@@ -50,74 +50,19 @@
 #include "volumes/volumes.h"
 #include "warm/warm.h"
 
-#include <cJSON.h>
 #include <errno.h>
 #include <event2/event.h>
-#include <event2/http.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Everything the subsystems open, and what they hand each other. */
-struct backend {
-	struct backend_options opt;
-	struct state_dir sd;
-	struct event_base *base;
-	struct event *sigterm, *sigint;
-	struct net_options net_opt;
-	struct registry *reg;
-	struct volumes *volumes;
-	struct secrets *secrets;
-	struct templates catalog;
-	struct templates_env templates_env;
-	struct proc_manager *pm;
-	struct fs_watchers *watchers;
-	struct http_conns_limits limits;
-	struct http_conns *conns;
-	struct envd_ctx envd_ctx;
-	struct envd_listeners *own_ports;
-	struct metrics *metrics;
-	struct api_ctx api_ctx;
-	struct sandbox_spec warm_shape;
-	struct evhttp *api, *envd;
-	char api_url[96], sandbox_url[96], domain[256];
-};
-
 static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
 {
 	(void)what;
 	fprintf(stderr, "e2b-local-backend: signal %d, shutting down\n", (int)sig);
 	event_base_loopbreak(arg);
-}
-
-/* The single stdout line test harnesses wait for. */
-static int print_ready_line(const char *api_url, const char *sandbox_url, const char *state_dir,
-	const char *domain)
-{
-	cJSON *o = cJSON_CreateObject();
-	if (!o)
-		return -1;
-	cJSON_AddStringToObject(o, "api_url", api_url);
-	cJSON_AddStringToObject(o, "sandbox_url", sandbox_url);
-	cJSON_AddStringToObject(o, "state_dir", state_dir);
-	cJSON_AddNumberToObject(o, "pid", (double)runtime_host_pid());
-	api_isolation_fields(o);
-	/* Where the sandboxes' cgroups are made (for the operator; /health,
-	 * open to anyone who reaches it, names no host path). */
-	const char *cgroups = runtime_cgroup_sandboxes();
-	if (cgroups)
-		cJSON_AddStringToObject(o, "cgroup_parent", cgroups);
-	cJSON_AddStringToObject(o, "domain", domain);
-	char *line = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!line)
-		return -1;
-	printf("%s\n", line);
-	fflush(stdout);
-	cJSON_free(line);
-	return 0;
 }
 
 /* The egress proxy's way to a secret a transform rule names. */
@@ -138,13 +83,6 @@ static void *warm_start_begin(void *ctx, struct sandbox *sb, const void *start,
 static void warm_start_abandon(void *handle)
 {
 	templates_start_abandon(handle);
-}
-
-/* What the opens from the registry on print when they fail. */
-static int no_loop(void)
-{
-	fprintf(stderr, "e2b-local-backend: cannot set up the event loop\n");
-	return -1;
 }
 
 static int state_dir_up(struct backend *b)
@@ -240,7 +178,7 @@ static int registry_up(struct backend *b)
 {
 	b->reg = registry_new(b->base, b->sd.sandboxes, b->opt.api_key);
 	if (!b->reg)
-		return no_loop();
+		return backend_no_loop();
 	/* A state directory of its own (--state-dir) outlives this process:
 	 * its sandboxes are recorded there. A mkdtemp one dies with it. */
 	if (!b->sd.owns_root)
@@ -260,7 +198,7 @@ static int volumes_up(struct backend *b)
 {
 	b->volumes = volumes_open(b->sd.root, b->reg, b->opt.api_key, runtime_full(), !b->sd.owns_root);
 	b->api_ctx.volumes = b->volumes;
-	return b->volumes ? 0 : no_loop();
+	return b->volumes ? 0 : backend_no_loop();
 }
 
 static void volumes_down(struct backend *b)
@@ -273,7 +211,7 @@ static int secrets_up(struct backend *b)
 	/* Secrets last as long as the sandboxes' records do. */
 	b->secrets = secrets_open(b->sd.owns_root ? NULL : b->sd.root);
 	if (!b->secrets)
-		return no_loop();
+		return backend_no_loop();
 	net_egress_set_secrets(secret_value, b->secrets); /* ${e2b.secrets.<name>} in transform rules */
 	b->api_ctx.secrets = b->secrets;
 	return 0;
@@ -309,7 +247,7 @@ static int templates_up(struct backend *b)
 	templates_stack_collect_soon();
 	if (!files_ok) {
 		templates_down(b);
-		return no_loop();
+		return backend_no_loop();
 	}
 	return 0;
 }
@@ -318,7 +256,7 @@ static int processes_up(struct backend *b)
 {
 	b->pm = process_manager_new(b->base, process_stream_ops());
 	b->templates_env.pm = b->pm;
-	return b->pm ? 0 : no_loop();
+	return b->pm ? 0 : backend_no_loop();
 }
 
 static void processes_down(struct backend *b)
@@ -329,7 +267,7 @@ static void processes_down(struct backend *b)
 static int watchers_up(struct backend *b)
 {
 	b->watchers = fs_watchers_new(b->base, b->reg, (size_t)b->opt.max_watches);
-	return b->watchers ? 0 : no_loop();
+	return b->watchers ? 0 : backend_no_loop();
 }
 
 static void watchers_down(struct backend *b)
@@ -337,39 +275,10 @@ static void watchers_down(struct backend *b)
 	fs_watchers_free(b->watchers); /* after the registry's removing hooks */
 }
 
-static int connections_up(struct backend *b)
-{
-	b->limits = (struct http_conns_limits){.max_connections = (size_t)b->opt.max_connections,
-		.request_timeout_s = b->opt.request_timeout_s,
-		.per_sandbox = (size_t)b->opt.max_sandbox_requests};
-	b->conns = http_conns_new(b->base, &b->limits);
-	return b->conns ? 0 : no_loop();
-}
-
-static void connections_down(struct backend *b)
-{
-	http_conns_free(b->conns); /* after every connection is gone */
-}
-
-static int envd_ports_up(struct backend *b)
-{
-	b->envd_ctx = (struct envd_ctx){.reg = b->reg, .process_manager = b->pm, .base = b->base,
-		.watchers = b->watchers, .max_upload_bytes = (uint64_t)b->opt.max_upload_mb << 20,
-		.proxy_idle_timeout_s = b->opt.proxy_idle_timeout_s, .wake = api_sandboxes_wake,
-		.wake_ctx = &b->api_ctx};
-	b->own_ports = envd_listeners_new(&b->envd_ctx, b->conns, b->opt.envd.host);
-	return b->own_ports ? 0 : no_loop();
-}
-
-static void envd_ports_down(struct backend *b)
-{
-	envd_listeners_free(b->own_ports); /* after the registry's removing hooks */
-}
-
 static int metrics_up(struct backend *b)
 {
 	b->metrics = metrics_new(b->base, b->reg, (int)b->opt.metrics_interval_s);
-	return b->metrics ? 0 : no_loop();
+	return b->metrics ? 0 : backend_no_loop();
 }
 
 static void metrics_down(struct backend *b)
@@ -418,7 +327,7 @@ static int sandboxes_up(struct backend *b)
 			"paused\n", kept, kept == 1 ? "" : "es");
 	if (!b->api_ctx.snapshots) {
 		sandboxes_down(b);
-		return no_loop();
+		return backend_no_loop();
 	}
 	return 0;
 }
@@ -457,59 +366,12 @@ static void work_down(struct backend *b)
 	store_helper_wait_all();
 }
 
-static void servers_down(struct backend *b)
-{
-	if (b->api)
-		http_server_free(b->conns, b->api);
-	port_proxy_shutdown();    /* before the listener frees the connections it took over */
-	fs_list_shutdown();       /* listings in progress, before their connections go */
-	if (b->envd)
-		http_server_free(b->conns, b->envd); /* open process streams are detached here */
-	envd_listeners_close_all(b->own_ports); /* likewise, each sandbox's own port */
-}
-
-static int servers_up(struct backend *b)
-{
-	b->api = http_server_new(b->base, b->conns, HTTP_POOL_API, api_dispatch, api_verdict, &b->api_ctx);
-	b->envd = b->api ? http_server_new(b->base, b->conns, HTTP_POOL_ENVD, envd_dispatch,
-		envd_verdict, &b->envd_ctx) : NULL;
-	if (!b->envd) {
-		servers_down(b);
-		return no_loop();
-	}
-	return 0;
-}
-
 /* Signals first, so a SIGTERM sent right after the ready line is handled. */
 static int signals_up(struct backend *b)
 {
 	if (!b->sigint || event_add(b->sigterm, NULL) != 0 || event_add(b->sigint, NULL) != 0)
-		return no_loop();
+		return backend_no_loop();
 	return 0;
-}
-
-static int listen_up(struct backend *b)
-{
-	const struct backend_options *opt = &b->opt;
-	uint16_t api_port, envd_port;
-	if (http_server_bind(b->api, b->conns, HTTP_POOL_API, opt->api.host, opt->api.port, &api_port,
-		    NULL) != 0 ||
-	    http_server_bind(b->envd, b->conns, HTTP_POOL_ENVD, opt->envd.host, opt->envd.port,
-		    &envd_port, NULL) != 0)
-		return -1;
-	http_server_url(opt->api.host, api_port, b->api_url, sizeof b->api_url);
-	http_server_url(opt->envd.host, envd_port, b->sandbox_url, sizeof b->sandbox_url);
-	/* Browsers resolve *.localhost to loopback: <port>-<id>.localhost:<envd
-	 * port> reaches the envd listener, which routes by that Host. */
-	if (opt->domain)
-		snprintf(b->domain, sizeof b->domain, "%s", opt->domain);
-	else
-		snprintf(b->domain, sizeof b->domain, "localhost:%u", (unsigned)envd_port);
-	b->api_ctx.domain = b->domain;
-	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "
-		"(%zu of them for the API only)\n", b->api_url, b->sandbox_url, b->sd.root,
-		http_conns_max(b->conns), http_conns_api_reserve(b->conns));
-	return print_ready_line(b->api_url, b->sandbox_url, b->sd.root, b->domain);
 }
 
 static int mem_trim_up(struct backend *b)
@@ -541,15 +403,15 @@ static const struct subsystem {
 	{"templates", templates_up, templates_down},
 	{"process manager", processes_up, processes_down},
 	{"watchers", watchers_up, watchers_down},
-	{"connections", connections_up, connections_down},
-	{"envd ports", envd_ports_up, envd_ports_down},
+	{"connections", serving_connections_up, serving_connections_down},
+	{"envd ports", serving_envd_ports_up, serving_envd_ports_down},
 	{"metrics", metrics_up, metrics_down},
 	{"sandboxes", sandboxes_up, sandboxes_down},
 	{"warm pool", warm_up, warm_down},
 	{"work in flight", NULL, work_down},
-	{"servers", servers_up, servers_down},
+	{"servers", serving_servers_up, serving_servers_down},
 	{"signals", signals_up, NULL}, /* caught until the loop goes */
-	{"listeners", listen_up, NULL}, /* they go with their servers */
+	{"listeners", serving_listen_up, NULL}, /* they go with their servers */
 	{"memory trim", mem_trim_up, mem_trim_down},
 };
 #define N_SUBSYSTEMS (sizeof subsystems / sizeof subsystems[0])
