@@ -16,6 +16,7 @@
 #include "json_text.h"
 #include "jsonrpc.h"
 #include "methods.h"
+#include "param_spec.h"
 #include "stream.h"
 #include "timers.h"
 

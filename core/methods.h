@@ -4,8 +4,8 @@
  * features can never run ahead of the code. The table names every handler
  * (handshake.c, sandbox.c, process.c, files*.c), so it sits above them: no
  * handler calls into it (what they share with the spec check is params.c).
- * core.c finds methods and checks params here (and e2bw_describe_methods
- * lists the table for hosts). */
+ * core.c finds methods here and checks their params with param_spec.h (and
+ * e2bw_describe_methods lists the table for hosts). */
 #ifndef E2BW_METHODS_H
 #define E2BW_METHODS_H
 
@@ -64,10 +64,5 @@ const e2bw_method *e2bw_method_find(const char *name);
 int e2bw_method_served(const e2bw_core *core, const e2bw_method *m);
 /* Features to declare in `initialize` (a new array). */
 cJSON *e2bw_features_json(void);
-/* NULL when params fit the method's spec, else an invalid_params error that
- * names the field. params may be NULL (treated as {}). A member that is no
- * parameter is ignored (an extension) unless its name is a near miss of one
- * (names.h): then the error names the parameter meant (data.did_you_mean). */
-cJSON *e2bw_params_check(const e2bw_method *m, const cJSON *params);
 
 #endif

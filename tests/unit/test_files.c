@@ -769,7 +769,7 @@ static void test_urls(void) {
   }
 }
 
-/* Long base64 content is checked in 64 KiB pieces (methods.c): what is
+/* Long base64 content is checked in 64 KiB pieces (param_spec.c): what is
  * refused and what goes through must not depend on where the pieces end. */
 static void write_b64(harness *h, const char *b64, size_t n, int valid) {
   const char *pre = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"files.write\",\"params\":{\"sandbox_id\":\"sbx1\",\"path\":\"/a\",\"encoding\":\"base64\",\"content\":\"";
