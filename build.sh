@@ -244,6 +244,7 @@ run_tests() {
   install_browser
   apt_install nftables iperf3 iproute2 uidmap # the networking tests make namespaces (ip) and look at nft's tables; bench/ uses iperf3; tests/rootless maps subordinate ids (newuidmap)
   apt_install skopeo docker-registry apache2-utils zstd # the image tests fill a loopback registry (htpasswd: its bcrypt password file)
+  apt_install clang-format # tests/node/format.test.mjs: every C file as .clang-format lays it out
   apt_install qemu-system-x86 kmod # the cgroup v2 guest (tests/guest/): QEMU and its virtiofsd; modprobe and depmod for the guest kernel's modules
   make_stage "the fuzz targets as plain programs (ASan + UBSan), to replay the corpora" replay
   make_stage "the fuzz targets (libFuzzer)" fuzz

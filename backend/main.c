@@ -164,7 +164,8 @@ static int net_up(struct backend *b)
 		.max_sandboxes = opt->max_sandboxes + opt->warm_pool * (1 + opt->warm_templates),
 		.conn_limit = opt->sandbox_conn_limit,
 		.off = !opt->sandbox_network || opt->isolation == ISOLATION_ROOTLESS,
-		.egress_ca_dir = b->sd.owns_root ? NULL : b->sd.root, .egress_ca_file = opt->egress_ca_file};
+		.egress_ca_dir = b->sd.owns_root ? NULL : b->sd.root,
+		.egress_ca_file = opt->egress_ca_file};
 	return net_init(b->base, &b->net_opt);
 }
 
@@ -183,7 +184,8 @@ static int registry_up(struct backend *b)
 	 * its sandboxes are recorded there. A mkdtemp one dies with it. */
 	if (!b->sd.owns_root)
 		registry_persist(b->reg, b->sd.root);
-	b->api_ctx = (struct api_ctx){.reg = b->reg, .api_key = b->opt.api_key,
+	b->api_ctx = (struct api_ctx){.reg = b->reg,
+		.api_key = b->opt.api_key,
 		.connect_may_shorten = b->opt.connect_may_shorten,
 		.max_sandboxes = (size_t)b->opt.max_sandboxes};
 	return 0;
@@ -233,15 +235,18 @@ static void templates_down(struct backend *b)
 
 static int templates_up(struct backend *b)
 {
-	b->templates_env = (struct templates_env){.base = b->base, .reg = b->reg,
-		.catalog = &b->catalog, .state_root = b->sd.root};
+	b->templates_env = (struct templates_env){.base = b->base,
+		.reg = b->reg,
+		.catalog = &b->catalog,
+		.state_root = b->sd.root};
 	b->api_ctx.templates = &b->templates_env;
 	bool files_ok = templates_files_init(b->sd.root) == 0 && images_init(b->base, &b->opt.images) == 0;
 	if (!files_ok)
 		fprintf(stderr, "e2b-local-backend: cannot make the template files directory\n");
 	/* The templates of earlier runs; then the layers none of them uses go. */
 	if (files_ok && templates_records_load(b->sd.root, &b->catalog) < 0 && errno != ENOENT)
-		fprintf(stderr, "e2b-local-backend: cannot read the templates' records: %s\n", strerror(errno));
+		fprintf(stderr, "e2b-local-backend: cannot read the templates' records: %s\n",
+			strerror(errno));
 	if (files_ok && templates_stack_init(b->base, &b->catalog, b->reg) != 0)
 		files_ok = false;
 	templates_stack_collect_soon();
@@ -293,7 +298,7 @@ static void sandboxes_down(struct backend *b)
 	 * too) and reaped first, then each sandbox is stopped or removed. */
 	registry_halt_all(b->reg);
 	process_manager_reap(b->pm);
-	registry_remove_all(b->reg); /* kills every sandbox (SIGKILLs its processes) */
+	registry_remove_all(b->reg);          /* kills every sandbox (SIGKILLs its processes) */
 	snapshots_free(b->api_ctx.snapshots); /* after the registry's removing hooks */
 }
 
@@ -323,8 +328,10 @@ static int sandboxes_up(struct backend *b)
 		templates_stack_add_keeper(snapshots_keep_layers, b->api_ctx.snapshots);
 	}
 	if (kept > 0)
-		fprintf(stderr, "e2b-local-backend: %zu sandbox%s of an earlier run brought back "
-			"paused\n", kept, kept == 1 ? "" : "es");
+		fprintf(stderr,
+			"e2b-local-backend: %zu sandbox%s of an earlier run brought back "
+			"paused\n",
+			kept, kept == 1 ? "" : "es");
 	if (!b->api_ctx.snapshots) {
 		sandboxes_down(b);
 		return backend_no_loop();
@@ -337,13 +344,16 @@ static int sandboxes_up(struct backend *b)
 static int warm_up(struct backend *b)
 {
 	b->warm_shape = (struct sandbox_spec){.template_id = "base",
-		.cpu_count = SANDBOX_DEFAULT_CPU_COUNT, .memory_mb = SANDBOX_DEFAULT_MEMORY_MB,
-		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB, .timeout_s = 1};
+		.cpu_count = SANDBOX_DEFAULT_CPU_COUNT,
+		.memory_mb = SANDBOX_DEFAULT_MEMORY_MB,
+		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB,
+		.timeout_s = 1};
 	b->api_ctx.warm = warm_new(b->base, b->reg, &b->warm_shape, (size_t)b->opt.warm_pool,
 		(size_t)b->opt.warm_templates, b->opt.warm_template_idle_s);
 	if (b->api_ctx.warm) {
 		templates_stack_add_keeper(warm_keep_layers, b->api_ctx.warm);
-		struct warm_starter starter = {.ctx = &b->templates_env, .begin = warm_start_begin,
+		struct warm_starter starter = {.ctx = &b->templates_env,
+			.begin = warm_start_begin,
 			.abandon = warm_start_abandon};
 		warm_set_starter(b->api_ctx.warm, &starter);
 	}
@@ -359,7 +369,7 @@ static void warm_down(struct backend *b)
  * gone, before the sandboxes it uses. */
 static void work_down(struct backend *b)
 {
-	images_cancel_all(); /* pulls are killed, not waited for */
+	images_cancel_all();                        /* pulls are killed, not waited for */
 	templates_exec_shutdown(&b->templates_env); /* running builds end, their sandboxes go */
 	/* Seals in progress finish while the registry and the snapshots they
 	 * report to still exist (their clients are gone with the listener). */
@@ -389,7 +399,7 @@ static void mem_trim_down(struct backend *b)
 /* In the order they open; they close in reverse. Either may be NULL. */
 static const struct subsystem {
 	const char *name;
-	int (*open)(struct backend *b);   /* 0, or -1 with what it made undone */
+	int (*open)(struct backend *b); /* 0, or -1 with what it made undone */
 	void (*close)(struct backend *b);
 } subsystems[] = {
 	{"state directory", state_dir_up, state_dir_down},
@@ -410,7 +420,7 @@ static const struct subsystem {
 	{"warm pool", warm_up, warm_down},
 	{"work in flight", NULL, work_down},
 	{"servers", serving_servers_up, serving_servers_down},
-	{"signals", signals_up, NULL}, /* caught until the loop goes */
+	{"signals", signals_up, NULL},          /* caught until the loop goes */
 	{"listeners", serving_listen_up, NULL}, /* they go with their servers */
 	{"memory trim", mem_trim_up, mem_trim_down},
 };
@@ -421,9 +431,12 @@ int main(int argc, char **argv)
 	crashpoint_init(); /* tests only: E2B_LOCAL_CRASH_AT */
 	static struct backend b;
 	switch (options_parse(argc, argv, &b.opt)) {
-	case OPTIONS_OK: break;
-	case OPTIONS_EXIT_OK: return 0;
-	case OPTIONS_EXIT_USAGE: return 2;
+	case OPTIONS_OK:
+		break;
+	case OPTIONS_EXIT_OK:
+		return 0;
+	case OPTIONS_EXIT_USAGE:
+		return 2;
 	}
 	fd_limit_raise(); /* before anything counts descriptors (--max-connections) */
 	char why[256];

@@ -134,8 +134,7 @@ static bool is_loopback(const char *host)
 	if (inet_pton(AF_INET, host, &v4) == 1)
 		return (ntohl(v4.s_addr) >> 24) == 127;
 	if (inet_pton(AF_INET6, host, &v6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&v6) ||
-		       (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+		return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
 	return false; /* a name could resolve anywhere */
 }
 
@@ -185,7 +184,8 @@ static const struct count_opt {
 	{"--max-image-mb", 1, 16777216, offsetof(struct backend_options, images.max_image_mb)},
 	{"--warm-pool", 0, WARM_MAX_SIZE, offsetof(struct backend_options, warm_pool)},
 	{"--warm-templates", 0, WARM_MAX_TEMPLATES, offsetof(struct backend_options, warm_templates)},
-	{"--warm-template-idle", 1, WARM_MAX_TEMPLATE_IDLE_S, offsetof(struct backend_options, warm_template_idle_s)},
+	{"--warm-template-idle", 1, WARM_MAX_TEMPLATE_IDLE_S,
+		offsetof(struct backend_options, warm_template_idle_s)},
 };
 
 /* The numeric option at argv[*i] (its value in *v), or NULL. */
@@ -209,7 +209,7 @@ static bool domain_ok(const char *d)
 		if (c == ':')
 			colons++;
 		else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			     c == '.' || c == '-'))
+				 c == '.' || c == '-'))
 			return false;
 	}
 	return colons <= 1;
@@ -293,7 +293,9 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			char host[IMAGES_HOST_MAX];
 			bool plain;
 			if (images_mirror_parse(v, host, &plain) != 0)
-				return usage_error("--registry-mirror must be http://HOST[:PORT] or https://HOST[:PORT], got ", v);
+				return usage_error(
+					"--registry-mirror must be http://HOST[:PORT] or https://HOST[:PORT], got ",
+					v);
 			if (opt->images.mirror_count == IMAGES_MAX_MIRRORS)
 				return usage_error("--registry-mirror: at most 8", NULL);
 			opt->images.mirrors[opt->images.mirror_count++] = v;
@@ -310,12 +312,16 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			 * sandbox command could read it in /proc/<pid>/cmdline. */
 			unsetenv(API_KEY_ENV);
 			return usage_error("--api-key is refused (a command line is readable by any "
-				"process): use " API_KEY_ENV " or --api-key-file", NULL);
+					   "process): use " API_KEY_ENV " or --api-key-file",
+				NULL);
 		} else if ((count = count_option(argc, argv, &i, &v))) {
-			if (parse_count(v, count->min, count->max, (long *)((char *)opt + count->field)) != 0) {
+			if (parse_count(v, count->min, count->max, (long *)((char *)opt + count->field)) !=
+				0) {
 				char range[96];
-				snprintf(range, sizeof range, " must be %ld..%ld, got ", count->min, count->max);
-				fprintf(stderr, "e2b-local-backend: %s%s%s; see --help\n", count->name, range, v);
+				snprintf(range, sizeof range, " must be %ld..%ld, got ", count->min,
+					count->max);
+				fprintf(stderr, "e2b-local-backend: %s%s%s; see --help\n", count->name, range,
+					v);
 				return OPTIONS_EXIT_USAGE;
 			}
 		} else if ((v = option_value(argc, argv, &i, "--state-dir"))) {
@@ -324,12 +330,14 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			opt->templates_dir = v;
 		} else if ((v = option_value(argc, argv, &i, "--domain"))) {
 			if (!domain_ok(v))
-				return usage_error("--domain must be a host name, optionally with :PORT, got ", v);
+				return usage_error(
+					"--domain must be a host name, optionally with :PORT, got ", v);
 			opt->domain = v;
 		} else if ((v = option_value(argc, argv, &i, "--sandbox-subnet"))) {
 			struct net_cidr subnet;
 			if (net_pool_parse_subnet(v, &subnet) != 0)
-				return usage_error("--sandbox-subnet must be an IPv4 CIDR of /8 to /30, got ", v);
+				return usage_error("--sandbox-subnet must be an IPv4 CIDR of /8 to /30, got ",
+					v);
 			opt->sandbox_subnet = v;
 		} else if ((v = option_value(argc, argv, &i, "--sandbox-network"))) {
 			if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
@@ -357,7 +365,8 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			else if (strcmp(v, "none") == 0)
 				opt->isolation = ISOLATION_NONE;
 			else
-				return usage_error("--isolation must be auto, full, rootless or none, got ", v);
+				return usage_error("--isolation must be auto, full, rootless or none, got ",
+					v);
 		} else if ((v = option_value(argc, argv, &i, "--id-range"))) {
 			opt->id_range = v;
 		} else if (strncmp(arg, "--", 2) == 0) {
@@ -373,7 +382,8 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 		unsetenv(API_KEY_ENV); /* the file wins; children get neither */
 		if (read_key_file(opt, key_file) != 0)
 			return usage_error("--api-key-file: cannot read a key (1 to 1023 printable "
-				"characters on the first line) from ", key_file);
+					   "characters on the first line) from ",
+				key_file);
 	} else {
 		const char *problem = take_env_key(opt);
 		if (problem)
@@ -396,7 +406,8 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 			return usage_error("refusing a non-loopback --listen address (use --allow-remote): ",
 				opt->api.host);
 		if (!is_loopback(opt->envd.host))
-			return usage_error("refusing a non-loopback --envd-listen address (use --allow-remote): ",
+			return usage_error(
+				"refusing a non-loopback --envd-listen address (use --allow-remote): ",
 				opt->envd.host);
 	}
 	return OPTIONS_OK;

@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 struct listen_addr {
-	char host[64];  /* literal address, brackets removed ("::1") */
-	uint16_t port;  /* 0 = ephemeral */
+	char host[64]; /* literal address, brackets removed ("::1") */
+	uint16_t port; /* 0 = ephemeral */
 };
 
 /* Where the API key comes from when --api-key-file is not given. */
@@ -31,32 +31,32 @@ struct backend_options {
 	bool allow_remote;
 	bool connect_may_shorten;
 	long max_sandboxes;
-	long max_connections;  /* 0: the default, bounded by the descriptor limit */
+	long max_connections; /* 0: the default, bounded by the descriptor limit */
 	long request_timeout_s;
-	long max_upload_mb;        /* one POST /files body, inflated */
-	long max_sandbox_requests; /* requests in progress per sandbox */
-	long proxy_idle_timeout_s; /* a proxied connection silent both ways */
-	long max_watches;          /* inotify watches per sandbox, its watchers together */
-	enum isolation isolation;  /* default ISOLATION_AUTO */
-	const char *id_range;      /* --id-range START:COUNT, NULL: the default */
-	const char *templates_dir; /* NULL: <dir of the binary>/../templates */
-	const char *domain;        /* NULL: localhost:<envd port> */
+	long max_upload_mb;         /* one POST /files body, inflated */
+	long max_sandbox_requests;  /* requests in progress per sandbox */
+	long proxy_idle_timeout_s;  /* a proxied connection silent both ways */
+	long max_watches;           /* inotify watches per sandbox, its watchers together */
+	enum isolation isolation;   /* default ISOLATION_AUTO */
+	const char *id_range;       /* --id-range START:COUNT, NULL: the default */
+	const char *templates_dir;  /* NULL: <dir of the binary>/../templates */
+	const char *domain;         /* NULL: localhost:<envd port> */
 	const char *sandbox_subnet; /* NULL: net/'s default */
 	long sandbox_conn_limit;
-	bool sandbox_network;       /* --sandbox-network on (default) | off */
-	const char *egress_ca_file; /* --egress-ca-file: more CAs the egress proxy trusts upstream */
-	long metrics_interval_s;    /* --metrics-interval: seconds between samples */
+	bool sandbox_network;         /* --sandbox-network on (default) | off */
+	const char *egress_ca_file;   /* --egress-ca-file: more CAs the egress proxy trusts upstream */
+	long metrics_interval_s;      /* --metrics-interval: seconds between samples */
 	struct images_options images; /* --registry-mirror (repeatable), --no-docker-hub, --max-image-mb */
-	long warm_pool;             /* --warm-pool: sandboxes started ahead (warm/) */
-	long warm_templates;        /* --warm-templates: built templates with a pool too */
-	long warm_template_idle_s;  /* --warm-template-idle: seconds unused before one is dropped */
-	bool cgroup_favor_dynmods;  /* --cgroup-favor-dynmods on (default) | off */
+	long warm_pool;               /* --warm-pool: sandboxes started ahead (warm/) */
+	long warm_templates;          /* --warm-templates: built templates with a pool too */
+	long warm_template_idle_s;    /* --warm-template-idle: seconds unused before one is dropped */
+	bool cgroup_favor_dynmods;    /* --cgroup-favor-dynmods on (default) | off */
 };
 
 enum options_result {
 	OPTIONS_OK,
-	OPTIONS_EXIT_OK,    /* --help was printed */
-	OPTIONS_EXIT_USAGE  /* a message was printed; exit status 2 */
+	OPTIONS_EXIT_OK,   /* --help was printed */
+	OPTIONS_EXIT_USAGE /* a message was printed; exit status 2 */
 };
 
 /* Parses argv and takes the API key from --api-key-file or $E2B_LOCAL_API_KEY

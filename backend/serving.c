@@ -30,9 +30,13 @@ void serving_connections_down(struct backend *b)
 
 int serving_envd_ports_up(struct backend *b)
 {
-	b->envd_ctx = (struct envd_ctx){.reg = b->reg, .process_manager = b->pm, .base = b->base,
-		.watchers = b->watchers, .max_upload_bytes = (uint64_t)b->opt.max_upload_mb << 20,
-		.proxy_idle_timeout_s = b->opt.proxy_idle_timeout_s, .wake = api_sandboxes_wake,
+	b->envd_ctx = (struct envd_ctx){.reg = b->reg,
+		.process_manager = b->pm,
+		.base = b->base,
+		.watchers = b->watchers,
+		.max_upload_bytes = (uint64_t)b->opt.max_upload_mb << 20,
+		.proxy_idle_timeout_s = b->opt.proxy_idle_timeout_s,
+		.wake = api_sandboxes_wake,
 		.wake_ctx = &b->api_ctx};
 	b->own_ports = envd_listeners_new(&b->envd_ctx, b->conns, b->opt.envd.host);
 	return b->own_ports ? 0 : backend_no_loop();
@@ -47,18 +51,19 @@ void serving_servers_down(struct backend *b)
 {
 	if (b->api)
 		http_server_free(b->conns, b->api);
-	port_proxy_shutdown();    /* before the listener frees the connections it took over */
-	fs_list_shutdown();       /* listings in progress, before their connections go */
+	port_proxy_shutdown(); /* before the listener frees the connections it took over */
+	fs_list_shutdown();    /* listings in progress, before their connections go */
 	if (b->envd)
 		http_server_free(b->conns, b->envd); /* open process streams are detached here */
-	envd_listeners_close_all(b->own_ports); /* likewise, each sandbox's own port */
+	envd_listeners_close_all(b->own_ports);      /* likewise, each sandbox's own port */
 }
 
 int serving_servers_up(struct backend *b)
 {
 	b->api = http_server_new(b->base, b->conns, HTTP_POOL_API, api_dispatch, api_verdict, &b->api_ctx);
-	b->envd = b->api ? http_server_new(b->base, b->conns, HTTP_POOL_ENVD, envd_dispatch,
-		envd_verdict, &b->envd_ctx) : NULL;
+	b->envd = b->api ? http_server_new(b->base, b->conns, HTTP_POOL_ENVD, envd_dispatch, envd_verdict,
+				   &b->envd_ctx)
+			 : NULL;
 	if (!b->envd) {
 		serving_servers_down(b);
 		return backend_no_loop();
@@ -100,8 +105,8 @@ int serving_listen_up(struct backend *b)
 	uint16_t api_port, envd_port;
 	if (http_server_bind(b->api, b->conns, HTTP_POOL_API, opt->api.host, opt->api.port, &api_port,
 		    NULL) != 0 ||
-	    http_server_bind(b->envd, b->conns, HTTP_POOL_ENVD, opt->envd.host, opt->envd.port,
-		    &envd_port, NULL) != 0)
+		http_server_bind(b->envd, b->conns, HTTP_POOL_ENVD, opt->envd.host, opt->envd.port,
+			&envd_port, NULL) != 0)
 		return -1;
 	http_server_url(opt->api.host, api_port, b->api_url, sizeof b->api_url);
 	http_server_url(opt->envd.host, envd_port, b->sandbox_url, sizeof b->sandbox_url);
@@ -112,8 +117,10 @@ int serving_listen_up(struct backend *b)
 	else
 		snprintf(b->domain, sizeof b->domain, "localhost:%u", (unsigned)envd_port);
 	b->api_ctx.domain = b->domain;
-	fprintf(stderr, "e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "
-		"(%zu of them for the API only)\n", b->api_url, b->sandbox_url, b->sd.root,
-		http_conns_max(b->conns), http_conns_api_reserve(b->conns));
+	fprintf(stderr,
+		"e2b-local-backend: api %s, envd %s, state %s, at most %zu connections "
+		"(%zu of them for the API only)\n",
+		b->api_url, b->sandbox_url, b->sd.root, http_conns_max(b->conns),
+		http_conns_api_reserve(b->conns));
 	return print_ready_line(b->api_url, b->sandbox_url, b->sd.root, b->domain);
 }

@@ -88,8 +88,7 @@ int state_dir_open(struct state_dir *sd, const char *requested)
 	return 0;
 
 fail:
-	fprintf(stderr, "e2b-local-backend: cannot prepare state dir %s: %s\n", resolved,
-		strerror(errno));
+	fprintf(stderr, "e2b-local-backend: cannot prepare state dir %s: %s\n", resolved, strerror(errno));
 	state_dir_close(sd);
 	return -1;
 }

@@ -37,7 +37,9 @@ static int by_value(const void *a, const void *b)
 static double cpuid_us(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	enum { N = 2000 };
+	enum {
+		N = 2000
+	};
 	unsigned a, b, c, d;
 	double t0 = now_ms();
 	for (unsigned i = 0; i < N; i++)
@@ -70,21 +72,22 @@ int main(int argc, char **argv)
 		pid_t pid = vfork();
 		if (pid == 0) {
 			if (chroot(root) != 0 || chdir("/") != 0 || setgid(uid) != 0 || setuid(uid) != 0 ||
-			    dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
+				dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
 				_exit(126);
 			execve(argv[4], argv + 4, env);
 			_exit(127);
 		}
 		int status = 0;
-		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+			WEXITSTATUS(status) != 0) {
 			fprintf(stderr, "spawn-floor: %s failed (status %d)\n", argv[4], status);
 			return 1;
 		}
 		ms[i] = now_ms() - t0;
 	}
 	qsort(ms, (size_t)runs, sizeof *ms, by_value);
-	printf("{\"median_ms\":%.3f,\"p10_ms\":%.3f,\"runs\":%d,\"cpuid_us\":%.2f}\n", ms[runs / 2], ms[runs / 10],
-		runs, cpuid_us());
+	printf("{\"median_ms\":%.3f,\"p10_ms\":%.3f,\"runs\":%d,\"cpuid_us\":%.2f}\n", ms[runs / 2],
+		ms[runs / 10], runs, cpuid_us());
 	free(ms);
 	return 0;
 }

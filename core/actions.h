@@ -14,14 +14,14 @@
 
 /* One pending output. */
 struct e2bw_action {
-  int kind;
-  int message; /* a SEND's e2bw_message bits */
-  uint32_t op;
-  char *text;
-  size_t text_len;
-  uint8_t *body;
-  size_t body_len;
-  struct e2bw_action *next;
+	int kind;
+	int message; /* a SEND's e2bw_message bits */
+	uint32_t op;
+	char *text;
+	size_t text_len;
+	uint8_t *body;
+	size_t body_len;
+	struct e2bw_action *next;
 };
 
 /* Queue an outgoing EPP message of kind `message` (e2bw_message bits); takes
@@ -39,7 +39,8 @@ void e2bw_emit_answer(e2bw_core *core, const cJSON *id, char *text, int last);
 int e2bw_reserve_answer(e2bw_core *core);
 /* Queues a message whose `member` string travels beside it (e2bw.h's
  * detached strings); takes ownership of text and value. Both are scrubbed. */
-int e2bw_emit_detached(e2bw_core *core, int message, char *text, size_t len, int member, char *value, size_t value_len);
+int e2bw_emit_detached(e2bw_core *core, int message, char *text, size_t len, int member, char *value,
+	size_t value_len);
 int e2bw_emit_http(e2bw_core *core, uint32_t op, char *head, uint8_t *body, size_t body_len);
 void e2bw_emit_cancel(e2bw_core *core, uint32_t op);
 void e2bw_actions_free(e2bw_core *core);

@@ -10,20 +10,30 @@
  * one effect is conservative (a success built while any allocation failed
  * is answered as out of memory instead). */
 static unsigned long alloc_failures;
-static void *counting_malloc(size_t n) {
-  void *p = malloc(n);
-  if (!p) alloc_failures++;
-  return p;
+static void *counting_malloc(size_t n)
+{
+	void *p = malloc(n);
+	if (!p)
+		alloc_failures++;
+	return p;
 }
-static void plain_free(void *p) { free(p); }
-unsigned long e2bw_alloc_failures(void) { return alloc_failures; }
-
-void e2bw_alloc_hooks(void) {
-  cJSON_Hooks hooks = {counting_malloc, plain_free};
-  cJSON_InitHooks(&hooks);
+static void plain_free(void *p)
+{
+	free(p);
+}
+unsigned long e2bw_alloc_failures(void)
+{
+	return alloc_failures;
 }
 
-void e2bw_enter(e2bw_core *core, double now_ms) {
-  core->now = now_ms;
-  core->alloc_mark = alloc_failures;
+void e2bw_alloc_hooks(void)
+{
+	cJSON_Hooks hooks = {counting_malloc, plain_free};
+	cJSON_InitHooks(&hooks);
+}
+
+void e2bw_enter(e2bw_core *core, double now_ms)
+{
+	core->now = now_ms;
+	core->alloc_mark = alloc_failures;
 }

@@ -7,9 +7,9 @@
 #include <stdint.h>
 
 typedef struct e2bw_buf {
-  char *data;   /* NULL until the first append */
-  size_t len;
-  size_t cap;
+	char *data; /* NULL until the first append */
+	size_t len;
+	size_t cap;
 } e2bw_buf;
 
 /* All return 0, or -1 when out of memory (the buffer is then unchanged). */
@@ -17,8 +17,8 @@ int e2bw_buf_reserve(e2bw_buf *b, size_t extra);
 int e2bw_buf_append(e2bw_buf *b, const void *data, size_t len);
 int e2bw_buf_append_str(e2bw_buf *b, const char *s);
 int e2bw_buf_append_char(e2bw_buf *b, char c);
-void e2bw_buf_reset(e2bw_buf *b);   /* len = 0, keeps the memory */
-void e2bw_buf_free(e2bw_buf *b);    /* back to the zero state */
+void e2bw_buf_reset(e2bw_buf *b); /* len = 0, keeps the memory */
+void e2bw_buf_free(e2bw_buf *b);  /* back to the zero state */
 /* Hands the bytes over (NUL-terminated) and leaves b empty; NULL if empty. */
 char *e2bw_buf_take(e2bw_buf *b, size_t *len);
 

@@ -14,22 +14,22 @@ typedef struct e2bw_method e2bw_method;
 
 /* One EPP request being served. */
 struct e2bw_call {
-  cJSON *id;                /* a copy of the request id (string, number or null) */
-  const e2bw_method *method;
-  cJSON *params;            /* the request's params (an object, owned) */
-  double request_timeout_ms;
-  int step;                 /* the handler's own progress marker */
-  cJSON *scratch;           /* the handler's own state between steps (owned) */
-  void (*then)(e2bw_core *core, e2bw_call *call); /* continuation after e2bw_envd_ensure */
-  /* Failure hook: sees the call's error first and may take it (returns 1)
+	cJSON *id; /* a copy of the request id (string, number or null) */
+	const e2bw_method *method;
+	cJSON *params; /* the request's params (an object, owned) */
+	double request_timeout_ms;
+	int step;                                       /* the handler's own progress marker */
+	cJSON *scratch;                                 /* the handler's own state between steps (owned) */
+	void (*then)(e2bw_core *core, e2bw_call *call); /* continuation after e2bw_envd_ensure */
+	/* Failure hook: sees the call's error first and may take it (returns 1)
    * to answer later; envd.c asks the control plane whether a sandbox the
    * sandbox proxy cannot find is paused or gone. */
-  int (*vet_failure)(e2bw_core *core, e2bw_call *call, cJSON *error);
-  /* Call teardown hook: what ends with this call (a stream registers
+	int (*vet_failure)(e2bw_core *core, e2bw_call *call, cJSON *error);
+	/* Call teardown hook: what ends with this call (a stream registers
    * itself here) is torn down when the call ends another way. */
-  void (*teardown)(e2bw_core *core, void *arg);
-  void *teardown_arg;
-  e2bw_call *next;
+	void (*teardown)(e2bw_core *core, void *arg);
+	void *teardown_arg;
+	e2bw_call *next;
 };
 
 /* A method's handler: starts serving the call (method table, methods.h). */
@@ -55,8 +55,7 @@ void e2bw_call_own(e2bw_http_op *op, e2bw_call *call);
 /* Ask the host for a request on behalf of `call`. headers: NULL-terminated
  * name/value pairs. Returns the op, or NULL after failing the call. */
 e2bw_http_op *e2bw_call_request(e2bw_core *core, e2bw_call *call, const char *method, const char *url,
-                                const char *what, const char *const *headers, const cJSON *json_body,
-                                e2bw_http_done_fn on_done);
+	const char *what, const char *const *headers, const cJSON *json_body, e2bw_http_done_fn on_done);
 /* Scrubs every known credential from every string of a JSON tree: for
  * backend text before it is cut to length (the emit path scrubs the rest). */
 void e2bw_redact(const e2bw_core *core, cJSON *error);

@@ -6,13 +6,13 @@
 #include "cJSON.h"
 
 typedef struct e2bw_config {
-  char *api_key;            /* secret: only ever sent as X-API-Key */
-  char *domain;             /* default "e2b.app" */
-  char *api_url;            /* no trailing slash; default https://api.<domain> */
-  char *sandbox_url;        /* NULL: envd at https://49983-<id>.<domain> */
-  double request_timeout_ms;/* per backend request; default 60 s */
-  double keepalive_interval_ms; /* asked of envd on streams; default 15 s */
-  int envd_passthrough;     /* return envd_url + token in records */
+	char *api_key;                /* secret: only ever sent as X-API-Key */
+	char *domain;                 /* default "e2b.app" */
+	char *api_url;                /* no trailing slash; default https://api.<domain> */
+	char *sandbox_url;            /* NULL: envd at https://49983-<id>.<domain> */
+	double request_timeout_ms;    /* per backend request; default 60 s */
+	double keepalive_interval_ms; /* asked of envd on streams; default 15 s */
+	int envd_passthrough;         /* return envd_url + token in records */
 } e2bw_config;
 
 #define E2BW_DEFAULT_DOMAIN "e2b.app"

@@ -24,26 +24,26 @@ typedef struct e2bw_sandbox_info e2bw_sandbox_info;
 typedef struct e2bw_timer e2bw_timer;
 
 struct e2bw_core {
-  e2bw_config config;
-  int initialized;
-  int shut_down;
-  double now;               /* the latest time an input carried */
-  uint32_t next_op_id;
-  e2bw_call *calls;
-  e2bw_http_op *ops;
-  e2bw_action *actions, *actions_tail;
-  e2bw_action *current;     /* the action the accessors describe */
-  e2bw_ndjson ndjson;
-  e2bw_stream *streams;     /* envd streams (stream.c) */
-  e2bw_timer *timers;       /* handlers waiting on time (timers.c) */
-  e2bw_sandbox_info *sandboxes; /* what the data plane knows of each sandbox (envd.c) */
-  e2bw_secrets secrets;     /* the API key and every envd token seen: never sent (redact.c) */
-  e2bw_action *reserve;     /* an answer's worth of memory for out-of-memory errors */
-  unsigned long alloc_mark; /* e2bw_alloc_failures() when the current input arrived */
-  size_t detach_min;        /* 0, or the size from which long strings leave detached (e2bw.h) */
-  char *key_hint;           /* how this transport's user sets api_key, or NULL (e2bw.h) */
-  cJSON *host_config;       /* initialize's config when the host sends none, or NULL (e2bw.h) */
-  unsigned previewed;       /* features awaiting their contract case served anyway (methods.c) */
+	e2bw_config config;
+	int initialized;
+	int shut_down;
+	double now; /* the latest time an input carried */
+	uint32_t next_op_id;
+	e2bw_call *calls;
+	e2bw_http_op *ops;
+	e2bw_action *actions, *actions_tail;
+	e2bw_action *current; /* the action the accessors describe */
+	e2bw_ndjson ndjson;
+	e2bw_stream *streams;         /* envd streams (stream.c) */
+	e2bw_timer *timers;           /* handlers waiting on time (timers.c) */
+	e2bw_sandbox_info *sandboxes; /* what the data plane knows of each sandbox (envd.c) */
+	e2bw_secrets secrets;         /* the API key and every envd token seen: never sent (redact.c) */
+	e2bw_action *reserve;         /* an answer's worth of memory for out-of-memory errors */
+	unsigned long alloc_mark;     /* e2bw_alloc_failures() when the current input arrived */
+	size_t detach_min;            /* 0, or the size from which long strings leave detached (e2bw.h) */
+	char *key_hint;               /* how this transport's user sets api_key, or NULL (e2bw.h) */
+	cJSON *host_config;           /* initialize's config when the host sends none, or NULL (e2bw.h) */
+	unsigned previewed;           /* features awaiting their contract case served anyway (methods.c) */
 };
 
 #endif

@@ -10,18 +10,21 @@
 /* The parser's state (dockerfile.c); the reading of words uses the stage's
  * variables and oom. */
 typedef struct e2bw_df {
-  cJSON *plan, *steps, *lines;
-  cJSON *vars;    /* name -> value: ARG and ENV of this stage, for $NAME */
-  cJSON *argvars; /* names whose value came from ARG (RUN sees those substituted) */
-  cJSON *globals; /* ARGs before the FROM: only FROM and `ARG NAME` after it see them */
-  char *entry, *cmd; /* ENTRYPOINT / CMD as command lines */
-  int entry_exec;    /* ENTRYPOINT was the exec form: CMD adds its arguments */
-  int line, froms, user_set, workdir_set, oom;
+	cJSON *plan, *steps, *lines;
+	cJSON *vars;       /* name -> value: ARG and ENV of this stage, for $NAME */
+	cJSON *argvars;    /* names whose value came from ARG (RUN sees those substituted) */
+	cJSON *globals;    /* ARGs before the FROM: only FROM and `ARG NAME` after it see them */
+	char *entry, *cmd; /* ENTRYPOINT / CMD as command lines */
+	int entry_exec;    /* ENTRYPOINT was the exec form: CMD adds its arguments */
+	int line, froms, user_set, workdir_set, oom;
 } e2bw_df;
 
 /* e2bw_dockerfile_command's variables: ARG values only (RUN: ENV is in its
  * environment), or none (CMD, ENTRYPOINT run later, without ARGs). */
-enum { E2BW_DF_ARGS_ONLY = 8, E2BW_DF_NO_VARS = 16 };
+enum {
+	E2BW_DF_ARGS_ONLY = 8,
+	E2BW_DF_NO_VARS = 16
+};
 
 /* A character of a variable's name (first: its first one). */
 int e2bw_dockerfile_name_char(char c, int first);

@@ -17,7 +17,7 @@
 /* Issues `method <api_url><path>` with X-API-Key (and a JSON body when
  * body != NULL). NULL after failing the call. */
 e2bw_http_op *e2bw_api_request(e2bw_core *core, e2bw_call *call, const char *method, const char *path,
-                               const cJSON *body, e2bw_http_done_fn on_done);
+	const cJSON *body, e2bw_http_done_fn on_done);
 
 /* The typed error for a non-2xx answer. sandbox_id (may be NULL) turns a
  * 404 into "sandbox not found" (-32002, E2009). */

@@ -14,12 +14,12 @@
 #define E2BW_ENVD_PORT "49983"
 
 struct e2bw_sandbox_info {
-  char *id;
-  char *token;   /* envdAccessToken, or NULL (insecure sandbox) */
-  char *traffic_token; /* trafficAccessToken (network.allowPublicTraffic false), or NULL */
-  char *domain;  /* the sandbox domain the API returned, or NULL */
-  char *envd_version; /* envdVersion the API returned, or NULL */
-  e2bw_sandbox_info *next;
+	char *id;
+	char *token;         /* envdAccessToken, or NULL (insecure sandbox) */
+	char *traffic_token; /* trafficAccessToken (network.allowPublicTraffic false), or NULL */
+	char *domain;        /* the sandbox domain the API returned, or NULL */
+	char *envd_version;  /* envdVersion the API returned, or NULL */
+	e2bw_sandbox_info *next;
 };
 
 /* Frees what the core knows of every sandbox (the core is being freed). */
@@ -41,13 +41,13 @@ void e2bw_envd_ensure(e2bw_core *core, e2bw_call *call, void (*next)(e2bw_core *
 
 /* Options of one envd request. */
 typedef struct e2bw_envd_req {
-  const char *sandbox_id;
-  const char *rpc;          /* "process.Process/Start" */
-  const cJSON *message;     /* the request message (protobuf-JSON) */
-  const char *user;         /* Basic auth user, or NULL */
-  int streaming;            /* enveloped request, server-streaming answer */
-  double lifetime_ms;       /* Connect-Timeout-Ms (streams), < 0: none */
-  double timeout_ms;        /* the core's deadline for the answer to start */
+	const char *sandbox_id;
+	const char *rpc;      /* "process.Process/Start" */
+	const cJSON *message; /* the request message (protobuf-JSON) */
+	const char *user;     /* Basic auth user, or NULL */
+	int streaming;        /* enveloped request, server-streaming answer */
+	double lifetime_ms;   /* Connect-Timeout-Ms (streams), < 0: none */
+	double timeout_ms;    /* the core's deadline for the answer to start */
 } e2bw_envd_req;
 
 /* Queues the request; the caller sets owner and callbacks. For streams the
@@ -59,7 +59,7 @@ e2bw_http_op *e2bw_envd_request(e2bw_core *core, const e2bw_envd_req *req);
  * consumed, the op is owned by call (a transport failure fails it) and done
  * gets the answer; out of memory fails the call. user may be NULL. */
 void e2bw_envd_unary(e2bw_core *core, e2bw_call *call, const char *rpc, cJSON *message, const char *user,
-                     e2bw_http_done_fn done);
+	e2bw_http_done_fn done);
 
 /* Appends envd's base URL for the sandbox, without a trailing slash: the
  * configured sandbox_url (routed by header), else https://49983-<id>.<domain>.

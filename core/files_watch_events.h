@@ -7,8 +7,9 @@
 #include "cJSON.h"
 
 cJSON *e2bw_watch_started(const char *sandbox_id, double watch_number, const char *dir);
-cJSON *e2bw_watch_event_params(const char *request_id, const char *sandbox_id, double watch_number, const char *dir,
-                               const cJSON *fs_event);
-cJSON *e2bw_watch_end_params(const char *request_id, const char *sandbox_id, double watch_number, cJSON *failure);
+cJSON *e2bw_watch_event_params(const char *request_id, const char *sandbox_id, double watch_number,
+	const char *dir, const cJSON *fs_event);
+cJSON *e2bw_watch_end_params(const char *request_id, const char *sandbox_id, double watch_number,
+	cJSON *failure);
 
 #endif

@@ -27,37 +27,37 @@ typedef void (*e2bw_http_fail_fn)(e2bw_core *core, e2bw_http_op *op, cJSON *erro
  * call (e2bw_call_own), a stream (owner), or nobody (fire-and-forget: the
  * outcome is dropped); each sets on_fail for itself. */
 struct e2bw_http_op {
-  uint32_t id;
-  e2bw_call *call;          /* the EPP call it serves (cancelled with it), or NULL */
-  void *owner;              /* the stream it serves, or NULL */
-  double deadline;          /* absolute, same clock as now_ms */
-  double timeout_ms;        /* what the deadline was set from, for messages */
-  double idle_ms;           /* > 0: the deadline moves on with every byte */
-  char *what;               /* "GET /sandboxes/<id>", for error messages */
-  char *origin;             /* "https://api.e2b.app", for error messages */
-  e2bw_core *core;          /* the core it belongs to (its secrets, for messages) */
-  int status;               /* 0 until the head arrived */
-  int held;                 /* the caller paused reading: no idle deadline */
-  int overflowed;           /* failed because the body passed E2BW_MAX_RESPONSE_BYTES */
-  e2bw_buf headers;
-  e2bw_buf body;
-  e2bw_http_done_fn on_done;  /* NULL: finish quietly */
-  e2bw_http_data_fn on_data;  /* NULL: buffer the body (up to the limit) */
-  e2bw_http_fail_fn on_fail;  /* NULL: drop the error */
-  void (*owner_free)(void *owner); /* non-NULL: frees owner with the op */
-  e2bw_http_op *next;
+	uint32_t id;
+	e2bw_call *call;   /* the EPP call it serves (cancelled with it), or NULL */
+	void *owner;       /* the stream it serves, or NULL */
+	double deadline;   /* absolute, same clock as now_ms */
+	double timeout_ms; /* what the deadline was set from, for messages */
+	double idle_ms;    /* > 0: the deadline moves on with every byte */
+	char *what;        /* "GET /sandboxes/<id>", for error messages */
+	char *origin;      /* "https://api.e2b.app", for error messages */
+	e2bw_core *core;   /* the core it belongs to (its secrets, for messages) */
+	int status;        /* 0 until the head arrived */
+	int held;          /* the caller paused reading: no idle deadline */
+	int overflowed;    /* failed because the body passed E2BW_MAX_RESPONSE_BYTES */
+	e2bw_buf headers;
+	e2bw_buf body;
+	e2bw_http_done_fn on_done;       /* NULL: finish quietly */
+	e2bw_http_data_fn on_data;       /* NULL: buffer the body (up to the limit) */
+	e2bw_http_fail_fn on_fail;       /* NULL: drop the error */
+	void (*owner_free)(void *owner); /* non-NULL: frees owner with the op */
+	e2bw_http_op *next;
 };
 
 /* A request to make: e2bw_http_start() copies everything. */
 typedef struct e2bw_http_spec {
-  const char *method;
-  const char *url;
-  const char *what;               /* short description for messages */
-  const char *const *headers;     /* name/value pairs, NULL-terminated */
-  const uint8_t *body;
-  size_t body_len;
-  double timeout_ms;              /* deadline from now */
-  uint8_t *body_given;            /* body itself, malloc'd: passes to the request, freed on every path (no copy) */
+	const char *method;
+	const char *url;
+	const char *what;           /* short description for messages */
+	const char *const *headers; /* name/value pairs, NULL-terminated */
+	const uint8_t *body;
+	size_t body_len;
+	double timeout_ms;   /* deadline from now */
+	uint8_t *body_given; /* body itself, malloc'd: passes to the request, freed on every path (no copy) */
 } e2bw_http_spec;
 
 /* Queues the request; the caller sets the op's owner and callbacks. NULL

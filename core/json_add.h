@@ -5,15 +5,19 @@
 
 #include "cJSON.h"
 
-static inline int e2bw_add(cJSON *object, const char *key, cJSON *item) {
-  if (cJSON_AddItemToObject(object, key, item)) return 1;
-  cJSON_Delete(item);
-  return 0;
+static inline int e2bw_add(cJSON *object, const char *key, cJSON *item)
+{
+	if (cJSON_AddItemToObject(object, key, item))
+		return 1;
+	cJSON_Delete(item);
+	return 0;
 }
-static inline int e2bw_push(cJSON *array, cJSON *item) {
-  if (cJSON_AddItemToArray(array, item)) return 1;
-  cJSON_Delete(item);
-  return 0;
+static inline int e2bw_push(cJSON *array, cJSON *item)
+{
+	if (cJSON_AddItemToArray(array, item))
+		return 1;
+	cJSON_Delete(item);
+	return 0;
 }
 
 #endif

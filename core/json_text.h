@@ -11,8 +11,8 @@
 #include "buf.h"
 
 typedef struct e2bw_utf8_carry {
-  uint8_t bytes[4];
-  uint8_t len;
+	uint8_t bytes[4];
+	uint8_t len;
 } e2bw_utf8_carry;
 
 /* Appends the escaped contents (no quotes) of p[0..n) preceded by what carry

@@ -10,6 +10,7 @@
 #include "buf.h"
 
 /* Appends a multipart/form-data body with one `file` part named `filename`. */
-int e2bw_multipart_file(e2bw_buf *out, const char *boundary, const char *filename, const uint8_t *data, size_t len);
+int e2bw_multipart_file(e2bw_buf *out, const char *boundary, const char *filename, const uint8_t *data,
+	size_t len);
 
 #endif

@@ -19,10 +19,13 @@ int e2bw_name_near(const char *given, const char *known);
 
 /* The known name closest to a given one, over a loop of candidates. */
 typedef struct e2bw_name_match {
-  const char *meant; /* NULL while no candidate is near */
-  int distance;
+	const char *meant; /* NULL while no candidate is near */
+	int distance;
 } e2bw_name_match;
-#define E2BW_NAME_MATCH_INIT {NULL, -1}
+#define E2BW_NAME_MATCH_INIT \
+	{ \
+		NULL, -1 \
+	}
 /* Keeps known in *m when it is near given and closer than what *m holds. */
 void e2bw_name_consider(e2bw_name_match *m, const char *given, const char *known);
 /* Keeps known in *m when it is closer to given than what *m holds, however

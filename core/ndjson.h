@@ -11,9 +11,9 @@
 #include "buf.h"
 
 typedef struct e2bw_ndjson {
-  e2bw_buf partial;       /* bytes of the current, unfinished line */
-  size_t max_line;
-  size_t dropped;         /* > 0 while discarding an oversized line */
+	e2bw_buf partial; /* bytes of the current, unfinished line */
+	size_t max_line;
+	size_t dropped; /* > 0 while discarding an oversized line */
 } e2bw_ndjson;
 
 /* on_line(ctx, line, len) gets each complete line; len == 0 with line ==

@@ -11,25 +11,29 @@
 
 /* What a secret is (e2bw_secret.is_token): the two kinds of token the core
  * hands out on purpose, each only as the value of its own member. */
-enum { E2BW_SECRET_KEY = 0, E2BW_SECRET_ENVD_TOKEN = 1, E2BW_SECRET_TRAFFIC_TOKEN = 2 };
+enum {
+	E2BW_SECRET_KEY = 0,
+	E2BW_SECRET_ENVD_TOKEN = 1,
+	E2BW_SECRET_TRAFFIC_TOKEN = 2
+};
 
 typedef struct e2bw_secret {
-  char *text;      /* as it appears in JSON text (escaped) */
-  char *raw;       /* as it is */
-  int is_token;    /* E2BW_SECRET_*: an envd token (envd_passthrough hands it out), a traffic token
+	char *text;   /* as it appears in JSON text (escaped) */
+	char *raw;    /* as it is */
+	int is_token; /* E2BW_SECRET_*: an envd token (envd_passthrough hands it out), a traffic token
                       (ports.url's e2b-traffic-access-token header), or neither */
 } e2bw_secret;
 
 typedef struct e2bw_secrets {
-  e2bw_secret *list;
-  size_t n, cap;
-  uint64_t *grams;       /* open-addressing set of 8-byte runs (0 = empty) */
-  size_t ngrams, gcap;
-  uint8_t filter[8192];  /* one bit per 16-bit hash of an 8-byte run */
-  uint8_t class_lo[16];  /* the bytes secrets are made of, as a nibble table:
+	e2bw_secret *list;
+	size_t n, cap;
+	uint64_t *grams; /* open-addressing set of 8-byte runs (0 = empty) */
+	size_t ngrams, gcap;
+	uint8_t filter[8192]; /* one bit per 16-bit hash of an 8-byte run */
+	uint8_t class_lo[16]; /* the bytes secrets are made of, as a nibble table:
                             byte c occurs iff class_lo[c & 15] has bit c >> 4
                             (ASCII; any other byte sets `wide`) */
-  int wide;
+	int wide;
 } e2bw_secrets;
 
 /* Remembers a secret (shorter than 4 bytes: ignored; already known: no-op).

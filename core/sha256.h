@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 typedef struct e2bw_sha256 {
-  uint32_t h[8];
-  uint64_t total;     /* bytes hashed so far */
-  uint8_t block[64];
-  size_t fill;        /* bytes of block[] in use */
+	uint32_t h[8];
+	uint64_t total; /* bytes hashed so far */
+	uint8_t block[64];
+	size_t fill; /* bytes of block[] in use */
 } e2bw_sha256;
 
 void e2bw_sha256_init(e2bw_sha256 *s);

@@ -19,8 +19,18 @@
 #include "http_ops.h"
 #include "json_text.h"
 
-enum e2bw_stream_kind { STREAM_RUN, STREAM_START, STREAM_ATTACH, STREAM_WATCH };
-enum { OUT_STDOUT, OUT_STDERR, OUT_PTY, OUT__COUNT };
+enum e2bw_stream_kind {
+	STREAM_RUN,
+	STREAM_START,
+	STREAM_ATTACH,
+	STREAM_WATCH
+};
+enum {
+	OUT_STDOUT,
+	OUT_STDERR,
+	OUT_PTY,
+	OUT__COUNT
+};
 
 /* exec.run keeps at most this much of each stream (the rest is counted). */
 #ifndef E2BW_MAX_RUN_OUTPUT
@@ -32,30 +42,30 @@ enum { OUT_STDOUT, OUT_STDERR, OUT_PTY, OUT__COUNT };
 typedef void (*e2bw_run_done_fn)(e2bw_core *core, e2bw_call *call, cJSON *result);
 
 struct e2bw_stream {
-  int kind;
-  e2bw_call *call;            /* the call still to answer, or NULL */
-  e2bw_http_op *op;           /* the Start/Connect answer, or NULL once over */
-  char *request_id;           /* JSON text of the originating request's id */
-  char *sandbox_id;
-  char *user;
-  double pid;                 /* 0 until the start event */
-  int base64;                 /* output as exact bytes */
-  e2bw_env_decoder dec;
-  cJSON *end;                 /* the end event, once seen */
-  uint64_t offset[OUT__COUNT];
-  e2bw_utf8_carry carry[OUT__COUNT];
-  e2bw_buf run_out[2];        /* exec.run: stdout, stderr */
-  uint64_t dropped[2];        /* exec.run: bytes past E2BW_MAX_RUN_OUTPUT */
-  e2bw_buf bytes;             /* scratch: one decoded data event */
-  double deadline;            /* the command's own timeout, or -1 */
-  double timeout_s;
-  int timed_out;
-  int wire_done;              /* the end-stream frame came: nothing to cancel */
-  e2bw_buf stdin_data;        /* exec.run: input to send after start */
-  int has_stdin;
-  e2bw_run_done_fn run_done;  /* internal run (files.chmod): gets the result */
-  char *watch_dir;            /* files.watch: the watched directory */
-  e2bw_stream *next;
+	int kind;
+	e2bw_call *call;  /* the call still to answer, or NULL */
+	e2bw_http_op *op; /* the Start/Connect answer, or NULL once over */
+	char *request_id; /* JSON text of the originating request's id */
+	char *sandbox_id;
+	char *user;
+	double pid; /* 0 until the start event */
+	int base64; /* output as exact bytes */
+	e2bw_env_decoder dec;
+	cJSON *end; /* the end event, once seen */
+	uint64_t offset[OUT__COUNT];
+	e2bw_utf8_carry carry[OUT__COUNT];
+	e2bw_buf run_out[2]; /* exec.run: stdout, stderr */
+	uint64_t dropped[2]; /* exec.run: bytes past E2BW_MAX_RUN_OUTPUT */
+	e2bw_buf bytes;      /* scratch: one decoded data event */
+	double deadline;     /* the command's own timeout, or -1 */
+	double timeout_s;
+	int timed_out;
+	int wire_done;       /* the end-stream frame came: nothing to cancel */
+	e2bw_buf stdin_data; /* exec.run: input to send after start */
+	int has_stdin;
+	e2bw_run_done_fn run_done; /* internal run (files.chmod): gets the result */
+	char *watch_dir;           /* files.watch: the watched directory */
+	e2bw_stream *next;
 };
 
 /* --- stream.c: the streams' lifecycle -------------------------------------- */

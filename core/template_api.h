@@ -14,8 +14,8 @@
 /* `method <api_url><path>` where path is parts[0] + enc(parts[1]) +
  * parts[2] + enc(parts[3]) ... (NULL-terminated: the odd parts are ids,
  * percent-encoded). NULL after failing the call. */
-e2bw_http_op *e2bw_template_request(e2bw_core *core, e2bw_call *call, const char *method, const char *const *parts,
-                                    const cJSON *body, e2bw_http_done_fn on_done);
+e2bw_http_op *e2bw_template_request(e2bw_core *core, e2bw_call *call, const char *method,
+	const char *const *parts, const cJSON *body, e2bw_http_done_fn on_done);
 
 /* The typed error for a non-2xx answer about template_id (NULL: a request
  * that names none, e.g. creating one): 404 is "template not found" (-32002,

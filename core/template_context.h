@@ -31,8 +31,8 @@ cJSON *e2bw_context_check(cJSON *context, int *oom);
 
 /* One file or directory a COPY source names. */
 typedef struct e2bw_context_entry {
-  char *path;          /* canonical; "" for the context itself */
-  const cJSON *file;   /* its context item; NULL for a directory */
+	char *path;        /* canonical; "" for the context itself */
+	const cJSON *file; /* its context item; NULL for a directory */
 } e2bw_context_entry;
 
 /* What src names: the file, or the directory and everything under it, or

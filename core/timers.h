@@ -10,10 +10,10 @@
 typedef void (*e2bw_timer_fn)(e2bw_core *core, void *arg);
 
 struct e2bw_timer {
-  double at;          /* same clock as now_ms */
-  e2bw_timer_fn fire;
-  void *arg;
-  e2bw_timer *next;
+	double at; /* same clock as now_ms */
+	e2bw_timer_fn fire;
+	void *arg;
+	e2bw_timer *next;
 };
 
 /* fire(core, arg) runs once, when an input's time reaches `at`. Returns -1

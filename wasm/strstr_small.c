@@ -6,10 +6,13 @@
 
 #include "libc_small.h"
 
-char *LIBC_SMALL(strstr)(const char *haystack, const char *needle) {
-  size_t n = strlen(needle);
-  for (;; haystack++) {
-    if (!strncmp(haystack, needle, n)) return (char *)(uintptr_t)haystack; /* C's signature drops the const */
-    if (!*haystack) return NULL;
-  }
+char *LIBC_SMALL(strstr)(const char *haystack, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (;; haystack++) {
+		if (!strncmp(haystack, needle, n))
+			return (char *)(uintptr_t)haystack; /* C's signature drops the const */
+		if (!*haystack)
+			return NULL;
+	}
 }

@@ -10,15 +10,18 @@ int32_t __imported_wasi_snapshot_preview1_fd_write(int32_t fd, int32_t iovs, int
 int32_t __imported_wasi_snapshot_preview1_fd_close(int32_t fd);
 int32_t __imported_wasi_snapshot_preview1_fd_seek(int32_t fd, int64_t offset, int32_t whence, int32_t out);
 
-int32_t __imported_wasi_snapshot_preview1_fd_write(int32_t fd, int32_t iovs, int32_t n, int32_t written) {
-  (void)fd, (void)iovs, (void)n, (void)written;
-  return WASI_ENOSYS;
+int32_t __imported_wasi_snapshot_preview1_fd_write(int32_t fd, int32_t iovs, int32_t n, int32_t written)
+{
+	(void)fd, (void)iovs, (void)n, (void)written;
+	return WASI_ENOSYS;
 }
-int32_t __imported_wasi_snapshot_preview1_fd_close(int32_t fd) {
-  (void)fd;
-  return WASI_ENOSYS;
+int32_t __imported_wasi_snapshot_preview1_fd_close(int32_t fd)
+{
+	(void)fd;
+	return WASI_ENOSYS;
 }
-int32_t __imported_wasi_snapshot_preview1_fd_seek(int32_t fd, int64_t offset, int32_t whence, int32_t out) {
-  (void)fd, (void)offset, (void)whence, (void)out;
-  return WASI_ENOSYS;
+int32_t __imported_wasi_snapshot_preview1_fd_seek(int32_t fd, int64_t offset, int32_t whence, int32_t out)
+{
+	(void)fd, (void)offset, (void)whence, (void)out;
+	return WASI_ENOSYS;
 }

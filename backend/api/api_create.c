@@ -39,10 +39,14 @@
 /* Per-sandbox limits, so that no client can grow the backend without bound
  * (a body is at most 1 MiB anyway; these keep what is stored per sandbox
  * small). E2B documents no numbers; these are generous for real use. */
-static const struct map_limits metadata_limits = {
-	.max_keys = 64, .max_key_bytes = 256, .max_value_bytes = 1024, .max_total_bytes = 16384};
-static const struct map_limits env_vars_limits = {
-	.max_keys = 256, .max_key_bytes = 256, .max_value_bytes = 16384, .max_total_bytes = 65536};
+static const struct map_limits metadata_limits = {.max_keys = 64,
+	.max_key_bytes = 256,
+	.max_value_bytes = 1024,
+	.max_total_bytes = 16384};
+static const struct map_limits env_vars_limits = {.max_keys = 256,
+	.max_key_bytes = 256,
+	.max_value_bytes = 16384,
+	.max_total_bytes = 65536};
 
 /* lifecycle.autoResume as the SDK sends it: {"enabled": bool}, which needs
  * autoPause (a sandbox that is killed on expiry has nothing to resume). */
@@ -67,8 +71,7 @@ static int read_auto_resume(const cJSON *body, struct sandbox_spec *spec, struct
 /* Fills spec from a NewSandbox (v1) or NewSandboxV2 body; the network
  * settings are api_network.c's, volumeMounts api_volume_mounts.c's. Unknown
  * fields (mcp, ...) are accepted and ignored. */
-static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spec,
-	struct body_error *err)
+static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spec, struct body_error *err)
 {
 	spec->timeout_s = v2 ? TIMEOUT_DEFAULT_V2 : TIMEOUT_DEFAULT_V1;
 	spec->secure = v2; /* v2 is always secure */
@@ -86,10 +89,10 @@ static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spe
 	}
 	bool flag = true; /* autoPauseMemory: E2B's default */
 	if (api_sandboxes_read_timeout(body, &spec->timeout_s, err) == FIELD_BAD ||
-	    field_string_map(body, "metadata", &metadata_limits, &spec->metadata, err) == FIELD_BAD ||
-	    field_string_map(body, "envVars", &env_vars_limits, &spec->env_vars, err) == FIELD_BAD ||
-	    field_bool(body, "autoPause", &spec->auto_pause, err) == FIELD_BAD ||
-	    field_bool(body, "autoPauseMemory", &flag, err) == FIELD_BAD)
+		field_string_map(body, "metadata", &metadata_limits, &spec->metadata, err) == FIELD_BAD ||
+		field_string_map(body, "envVars", &env_vars_limits, &spec->env_vars, err) == FIELD_BAD ||
+		field_bool(body, "autoPause", &spec->auto_pause, err) == FIELD_BAD ||
+		field_bool(body, "autoPauseMemory", &flag, err) == FIELD_BAD)
 		return -1;
 	spec->auto_pause_files = !flag;
 	if (!v2 && field_bool(body, "secure", &spec->secure, err) == FIELD_BAD)
@@ -203,8 +206,8 @@ static void on_ready(void *arg, const char *error)
 	free(w);
 }
 
-static int api_template_wait_ready(struct api_ctx *ctx, struct evhttp_request *req,
-	struct sandbox *sb, const struct template_config *cfg)
+static int api_template_wait_ready(struct api_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
+	const struct template_config *cfg)
 {
 	struct ready_wait *w = calloc(1, sizeof *w);
 	if (w) {
@@ -238,8 +241,7 @@ static cJSON *network_asked(const cJSON *body)
 
 /* A new sandbox's interface and rules; a warm one has them already, with
  * open rules, which the request's replace. Takes *policy. */
-static int give_network(struct sandbox *sb, bool warm, struct net_policy *policy, char *why,
-	size_t why_len)
+static int give_network(struct sandbox *sb, bool warm, struct net_policy *policy, char *why, size_t why_len)
 {
 	if (!warm)
 		return net_sandbox_attach(sb, policy, why, why_len);
@@ -254,14 +256,14 @@ static int give_network(struct sandbox *sb, bool warm, struct net_policy *policy
 struct create {
 	struct api_ctx *ctx;
 	cJSON *body, *mounts, *asked_net, *envs;
-	const char **tpl_roots;     /* a template's layers' paths */
+	const char **tpl_roots;                /* a template's layers' paths */
 	const char *roots[RUNTIME_MAX_LAYERS]; /* a snapshot's */
 	struct sandbox_spec spec;
 	struct net_policy policy;
 	bool has_policy;
 	const struct template_config *cfg; /* a built template's, or a built-in one's with a start command */
 	bool builtin_start;                /* cfg is a built-in template's (templates_builtin_cmds.h) */
-	const char *base_template; /* a snapshot's template, else spec.template_id */
+	const char *base_template;         /* a snapshot's template, else spec.template_id */
 };
 
 static void create_free(struct create *c)
@@ -291,7 +293,7 @@ static int finish(struct create *c, struct evhttp_request *req, struct sandbox *
 		sb = warm;
 	} else if (runtime_check_create(c->base_template, c->spec.cpu_count, c->spec.memory_mb,
 			   c->spec.disk_size_mb, &rerr) != 0 ||
-		   !(sb = registry_create(ctx->reg, &c->spec, &rerr))) {
+		!(sb = registry_create(ctx->reg, &c->spec, &rerr))) {
 		return reply_error(req, rerr.status, rerr.message);
 	}
 	char why[256];
@@ -329,8 +331,8 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	c->body = body;
 	struct sandbox_spec *spec = &c->spec;
 	if (read_new_sandbox(body, v2, spec, &err) != 0 ||
-	    api_volume_mounts_read(body, ctx->volumes, &c->mounts, &err) != 0 ||
-	    api_network_read_create(body, spec, &c->policy, &err) != 0) {
+		api_volume_mounts_read(body, ctx->volumes, &c->mounts, &err) != 0 ||
+		api_network_read_create(body, spec, &c->policy, &err) != 0) {
 		create_free(c);
 		return reply_error(req, err.status, err.message);
 	}
@@ -350,9 +352,11 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	int status = 0;
 	if (registry_count(ctx->reg) >= ctx->max_sandboxes) {
 		/* E2B's answer (and status) when a team is at its concurrency limit. */
-		status = reply_errorf(req, 429, "You have reached the maximum number of concurrent E2B "
+		status = reply_errorf(req, 429,
+			"You have reached the maximum number of concurrent E2B "
 			"sandboxes (%zu). If you need more, please contact us at "
-			"'https://e2b.dev/docs/getting-help'", ctx->max_sandboxes);
+			"'https://e2b.dev/docs/getting-help'",
+			ctx->max_sandboxes);
 	} else if (layers < 0) {
 		status = reply_errorf(req, 500, "snapshot '%.140s' has lost its layers", spec->template_id);
 	}
@@ -360,7 +364,8 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	 * win) and its start and ready commands. */
 	char missing[300] = "";
 	if (!status && !snap &&
-	    api_template_resolve(ctx, spec, &c->cfg, &c->envs, &c->tpl_roots, missing, sizeof missing) != 0)
+		api_template_resolve(ctx, spec, &c->cfg, &c->envs, &c->tpl_roots, missing, sizeof missing) !=
+			0)
 		status = reply_error(req, missing[0] ? 404 : 500, missing[0] ? missing : "out of memory");
 	if (status) {
 		create_free(c);
@@ -374,7 +379,8 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	 * sandboxes: unless a start command must run first, which a built-in
 	 * template's pool has run). */
 	bool poolable = !snap && !(c->cfg && c->cfg->start_cmd && !c->builtin_start);
-	status = finish(c, req, poolable ? warm_take(ctx->warm, spec, c->builtin_start ? c->cfg : NULL) : NULL);
+	status = finish(c, req,
+		poolable ? warm_take(ctx->warm, spec, c->builtin_start ? c->cfg : NULL) : NULL);
 	create_free(c);
 	return status;
 }

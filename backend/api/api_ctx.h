@@ -23,13 +23,13 @@ struct api_ctx {
 	 * endAt = now + timeout even when that is sooner, the old trap that
 	 * clients must not fall into (--connect-may-shorten). */
 	bool connect_may_shorten;
-	size_t max_sandboxes; /* running + paused; create answers 429 above */
-	const char *domain;   /* --domain: the sandboxes' `domain` (<port>-<id>.<domain>) */
+	size_t max_sandboxes;            /* running + paused; create answers 429 above */
+	const char *domain;              /* --domain: the sandboxes' `domain` (<port>-<id>.<domain>) */
 	struct templates_env *templates; /* the template catalog and its builds */
-	struct volumes *volumes; /* volumes/ (api_volumes.h) */
-	struct snapshots *snapshots; /* snapshots/ (api_snapshots.h) */
-	struct secrets *secrets;     /* secrets/ (api_secrets.h) */
-	struct warm *warm;           /* warm/: sandboxes started ahead, or NULL */
+	struct volumes *volumes;         /* volumes/ (api_volumes.h) */
+	struct snapshots *snapshots;     /* snapshots/ (api_snapshots.h) */
+	struct secrets *secrets;         /* secrets/ (api_secrets.h) */
+	struct warm *warm;               /* warm/: sandboxes started ahead, or NULL */
 };
 
 /* id is the {sandboxID} path segment, already stripped of a legacy

@@ -162,8 +162,7 @@ static bool after_cursor(const struct sandbox *sb, const struct list_cursor *c)
 {
 	if (sb->started_at_ms == c->started_at_ms)
 		return strcmp(sb->id, c->id) > 0;
-	return c->ascending ? sb->started_at_ms > c->started_at_ms
-			    : sb->started_at_ms < c->started_at_ms;
+	return c->ascending ? sb->started_at_ms > c->started_at_ms : sb->started_at_ms < c->started_at_ms;
 }
 
 static bool passes_filters(const struct sandbox *sb, const struct list_request *lr)
@@ -172,8 +171,9 @@ static bool passes_filters(const struct sandbox *sb, const struct list_request *
 		return false;
 	if (!metadata_matches(sb, &lr->metadata))
 		return false;
-	if (lr->template_id && strcmp(sb->template_ref ? sb->template_ref : sb->template_id, lr->template_id) != 0 &&
-	    !(sb->template_alias && strcmp(sb->template_alias, lr->template_id) == 0))
+	if (lr->template_id &&
+		strcmp(sb->template_ref ? sb->template_ref : sb->template_id, lr->template_id) != 0 &&
+		!(sb->template_alias && strcmp(sb->template_alias, lr->template_id) == 0))
 		return false;
 	return !lr->has_started_after || sb->started_at_ms >= lr->started_after_ms;
 }

@@ -96,8 +96,9 @@ int list_cursor_decode(const char *token, struct list_cursor *c)
 	/* IDs are lower-case alphanumerics; a secret's has one inner '_'
 	 * ("sec_..."). A trailing '_' would run into the "__asc" above. */
 	size_t idlen = strlen(id);
-	if (idlen == 0 || idlen > LIST_CURSOR_ID_MAX || strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789_") != idlen ||
-	    id[0] == '_' || id[idlen - 1] == '_')
+	if (idlen == 0 || idlen > LIST_CURSOR_ID_MAX ||
+		strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789_") != idlen || id[0] == '_' ||
+		id[idlen - 1] == '_')
 		return -1;
 	if (clock_parse_rfc3339(text, &c->started_at_ms) != 0)
 		return -1;

@@ -22,7 +22,7 @@ struct logs_query {
 	long long limit;
 	bool newest_first;
 	int min_level;
-	const char *search;       /* NULL: any message */
+	const char *search; /* NULL: any message */
 };
 
 static bool wanted(const struct registry_log_entry *e, const struct logs_query *lq)
@@ -119,7 +119,8 @@ int api_logs_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 		query_number(&q, "limit", 0, INT32_MAX, &lq.limit) < 0;
 	query_free(&q);
 	if (bad)
-		return reply_error(req, 400, "Invalid start or limit: start is Unix milliseconds, limit a count");
+		return reply_error(req, 400,
+			"Invalid start or limit: start is Unix milliseconds, limit a count");
 	const struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb)
 		return reply_not_found(req, id);
@@ -137,7 +138,9 @@ int api_logs_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 	struct query q;
 	if (parse_query(req, &q) != 0)
 		return reply_error(req, 400, "Invalid query string: malformed percent-encoding");
-	struct logs_query lq = {.from_ms = 0, .to_ms = LLONG_MAX, .limit = LOGS_LIMIT_DEFAULT,
+	struct logs_query lq = {.from_ms = 0,
+		.to_ms = LLONG_MAX,
+		.limit = LOGS_LIMIT_DEFAULT,
 		.newest_first = true};
 	long long cursor = -1;
 	const char *direction = query_get(&q, "direction"), *level = query_get(&q, "level");

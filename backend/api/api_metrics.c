@@ -48,7 +48,8 @@ int api_sandbox_metrics(struct api_ctx *ctx, struct evhttp_request *req, const c
 		return reply_error(req, 400, "Invalid query string: malformed percent-encoding");
 	/* Unix seconds: absent is fine, else digits only */
 	long long start = 0, end = LLONG_MAX;
-	int bad = query_number(&q, "start", 0, LLONG_MAX, &start) < 0 || query_number(&q, "end", 0, LLONG_MAX, &end) < 0;
+	int bad = query_number(&q, "start", 0, LLONG_MAX, &start) < 0 ||
+		query_number(&q, "end", 0, LLONG_MAX, &end) < 0;
 	query_free(&q);
 	if (bad)
 		return reply_error(req, 400, "Invalid start or end: Unix seconds expected");
@@ -56,7 +57,8 @@ int api_sandbox_metrics(struct api_ctx *ctx, struct evhttp_request *req, const c
 		return reply_error(req, 400, "start must not be after end");
 	const struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb)
-		return reply_errorf(req, 404, "Sandbox \"%s\" doesn't exist or you don't have access to it", id);
+		return reply_errorf(req, 404, "Sandbox \"%s\" doesn't exist or you don't have access to it",
+			id);
 	cJSON *list = cJSON_CreateArray();
 	for (size_t i = 0; list && i < metrics_count(sb); i++) {
 		const struct metrics_sample *s = metrics_at(sb, i);
@@ -107,7 +109,8 @@ int api_sandboxes_metrics(struct api_ctx *ctx, struct evhttp_request *req, const
 	size_t count = each_id(ctx, &q, NULL);
 	if (count == 0 || count > API_METRICS_MAX_IDS) {
 		query_free(&q);
-		return reply_errorf(req, 400, "sandbox_ids must list 1 to %d sandbox IDs", API_METRICS_MAX_IDS);
+		return reply_errorf(req, 400, "sandbox_ids must list 1 to %d sandbox IDs",
+			API_METRICS_MAX_IDS);
 	}
 	cJSON *o = cJSON_CreateObject();
 	cJSON *sandboxes = cJSON_AddObjectToObject(o, "sandboxes");

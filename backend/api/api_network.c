@@ -24,7 +24,7 @@ static int read_https_ports(const cJSON *network, struct sandbox_spec *spec, str
 	cJSON_ArrayForEach(port, ports) {
 		/* the range first: casting a double beyond long's is undefined */
 		if (!ok || !cJSON_IsNumber(port) || !(port->valuedouble >= 1 && port->valuedouble <= 65535) ||
-		    port->valuedouble != (double)(long)port->valuedouble) {
+			port->valuedouble != (double)(long)port->valuedouble) {
 			ok = false;
 			break;
 		}
@@ -74,7 +74,8 @@ static int read_policy(const cJSON *lists, int allow_internet_access, struct net
 	}
 	if (!net_enabled() && !net_policy_is_open(policy)) {
 		net_policy_free(policy);
-		body_error_set(err, "egress rules need isolated sandboxes (this backend runs with "
+		body_error_set(err,
+			"egress rules need isolated sandboxes (this backend runs with "
 			"--isolation none)");
 		return -1;
 	}
@@ -92,7 +93,8 @@ static int read_policy(const cJSON *lists, int allow_internet_access, struct net
 	}
 	if ((policy->rules.n || policy->tunnel.set) && !net_egress_available()) {
 		net_policy_free(policy);
-		body_error_set(err, "network rules and egressProxy need sandbox networking and the egress proxy, "
+		body_error_set(err,
+			"network rules and egressProxy need sandbox networking and the egress proxy, "
 			"which this backend does not run (--isolation none or rootless, or "
 			"--sandbox-network off)");
 		return -1;
@@ -108,8 +110,8 @@ static int read_allow_internet(const cJSON *body, int *out, struct body_error *e
 	return r == FIELD_BAD ? -1 : 0;
 }
 
-int api_network_read_create(const cJSON *body, struct sandbox_spec *spec,
-	struct net_policy *policy, struct body_error *err)
+int api_network_read_create(const cJSON *body, struct sandbox_spec *spec, struct net_policy *policy,
+	struct body_error *err)
 {
 	if (read_allow_internet(body, &spec->allow_internet_access, err) != 0)
 		return -1;
@@ -123,8 +125,9 @@ int api_network_read_create(const cJSON *body, struct sandbox_spec *spec,
 	if (network) {
 		bool public_traffic = true;
 		if (field_bool(network, "allowPublicTraffic", &public_traffic, err) == FIELD_BAD ||
-		    field_string(network, "maskRequestHost", &spec->mask_request_host, err) == FIELD_BAD ||
-		    read_https_ports(network, spec, err) != 0)
+			field_string(network, "maskRequestHost", &spec->mask_request_host, err) ==
+				FIELD_BAD ||
+			read_https_ports(network, spec, err) != 0)
 			return -1;
 		spec->private_traffic = !public_traffic;
 		if (spec->mask_request_host && !host_ok(spec->mask_request_host)) {
@@ -169,16 +172,18 @@ int api_update_network(struct api_ctx *ctx, struct evhttp_request *req, const ch
 	int allow_internet;
 	struct net_policy policy;
 	if (read_allow_internet(body, &allow_internet, &err) != 0 ||
-	    read_policy(body, allow_internet, &policy, &err) != 0) {
+		read_policy(body, allow_internet, &policy, &err) != 0) {
 		cJSON_Delete(body);
 		return reply_error(req, err.status, err.message);
 	}
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	cJSON *asked = sb && sb->state == SANDBOX_RUNNING ? asked_after_update(sb, body) : NULL;
 	cJSON_Delete(body);
-	int status = !sb ? reply_errorf(req, 404, "Sandbox \"%s\" doesn't exist or you don't have access to it", id)
+	int status = !sb
+		? reply_errorf(req, 404, "Sandbox \"%s\" doesn't exist or you don't have access to it", id)
 		: sb->state != SANDBOX_RUNNING ? reply_errorf(req, 409, "Sandbox \"%s\" is paused", id)
-		: !asked ? reply_error(req, 500, "out of memory") : 0;
+		: !asked                       ? reply_error(req, 500, "out of memory")
+					       : 0;
 	if (status) {
 		net_policy_free(&policy);
 		return status;
@@ -190,6 +195,6 @@ int api_update_network(struct api_ctx *ctx, struct evhttp_request *req, const ch
 		return reply_error(req, 500, "Failed to update the sandbox's network");
 	}
 	sb->allow_internet_access = allow_internet; /* left out: cleared, as every field */
-	registry_set_network(ctx->reg, sb, asked); /* a restart and forks set it up so too */
+	registry_set_network(ctx->reg, sb, asked);  /* a restart and forks set it up so too */
 	return reply_empty(req, 204);
 }

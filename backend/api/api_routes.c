@@ -112,8 +112,7 @@ struct api_route {
 /* DELETE /templates/{id}: E2B deletes snapshots through the template
  * route, so an id that names no built template is taken for a snapshot's
  * (whose own handler answers E2B's 404 for neither). */
-static int api_template_or_snapshot_delete(struct api_ctx *ctx, struct evhttp_request *req,
-	const char *id)
+static int api_template_or_snapshot_delete(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
 	if (templates_find(ctx->templates->catalog, id))
 		return api_templates_delete(ctx, req, id);
@@ -179,7 +178,6 @@ static const struct api_route routes[] = {
 	{"/volumecontent/{}/file", EVHTTP_REQ_PUT, "PUT", false, api_volume_content_write},
 };
 
-
 #define ROUTE_COUNT (sizeof routes / sizeof routes[0])
 
 static bool method_matches(enum evhttp_cmd_type route, enum evhttp_cmd_type asked)
@@ -204,8 +202,7 @@ static int reply_method_not_allowed(struct evhttp_request *req, const char *path
 
 /* The route a head asks for (NULL: none), its "{}" in id; *path_known
  * whether any route has the path. */
-static const struct api_route *find_route(const struct http_head *h, char *id, size_t cap,
-	bool *path_known)
+static const struct api_route *find_route(const struct http_head *h, char *id, size_t cap, bool *path_known)
 {
 	const char *path = http_head_path(h);
 	*path_known = false;

@@ -31,8 +31,8 @@ static int reply_not_found(struct evhttp_request *req, const char *id)
 #define TIMEOUT_DEFAULT_RESUME 15
 #define TIMEOUT_DEFAULT_CONNECT 300
 #define AUTO_RESUME_MIN_S 300
-#define REFRESH_MIN_S 15     /* and the default: E2B's SandboxTimeoutDefault */
-#define REFRESH_MAX_S 3600   /* SandboxRefreshRequest.duration's maximum */
+#define REFRESH_MIN_S 15   /* and the default: E2B's SandboxTimeoutDefault */
+#define REFRESH_MAX_S 3600 /* SandboxRefreshRequest.duration's maximum */
 
 static int reply_body_error(struct evhttp_request *req, const struct body_error *err)
 {
@@ -72,23 +72,34 @@ struct sandbox *api_sandboxes_fork(struct api_ctx *ctx, const struct sandbox *or
 	}
 	if (registry_count(ctx->reg) >= ctx->max_sandboxes) {
 		err->status = 429;
-		snprintf(err->message, sizeof err->message, "You have reached the maximum number of "
-			"concurrent E2B sandboxes (%zu)", ctx->max_sandboxes);
+		snprintf(err->message, sizeof err->message,
+			"You have reached the maximum number of "
+			"concurrent E2B sandboxes (%zu)",
+			ctx->max_sandboxes);
 		return NULL;
 	}
-	struct sandbox_spec spec = {.template_id = orig->template_id, .template_ref = orig->template_ref,
-		.template_alias = orig->template_alias, .layers = roots,
-		.layer_count = layer_count, .timeout_s = timeout_s, .metadata = orig->metadata,
-		.env_vars = orig->env_vars, .volume_mounts = orig->volume_mounts,
-		.asked_network = orig->asked_network, .default_user = orig->default_user,
-		.default_workdir = orig->default_workdir, .secure = orig->secure,
-		.allow_internet_access = orig->allow_internet_access, .cpu_count = orig->cpu_count,
-		.memory_mb = orig->memory_mb, .disk_size_mb = orig->disk_size_mb};
+	struct sandbox_spec spec = {.template_id = orig->template_id,
+		.template_ref = orig->template_ref,
+		.template_alias = orig->template_alias,
+		.layers = roots,
+		.layer_count = layer_count,
+		.timeout_s = timeout_s,
+		.metadata = orig->metadata,
+		.env_vars = orig->env_vars,
+		.volume_mounts = orig->volume_mounts,
+		.asked_network = orig->asked_network,
+		.default_user = orig->default_user,
+		.default_workdir = orig->default_workdir,
+		.secure = orig->secure,
+		.allow_internet_access = orig->allow_internet_access,
+		.cpu_count = orig->cpu_count,
+		.memory_mb = orig->memory_mb,
+		.disk_size_mb = orig->disk_size_mb};
 	struct net_policy policy;
 	struct body_error berr;
 	cJSON *empty = orig->asked_network ? NULL : cJSON_CreateObject();
-	int rc = api_network_read_create(orig->asked_network ? orig->asked_network : empty, &spec,
-		&policy, &berr);
+	int rc = api_network_read_create(orig->asked_network ? orig->asked_network : empty, &spec, &policy,
+		&berr);
 	struct sandbox *sb = rc == 0 ? registry_create(ctx->reg, &spec, err) : NULL;
 	cJSON_Delete(empty);
 	if (!sb) {
@@ -273,8 +284,8 @@ int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 	bool auto_pause = false, memory;
 	enum field_result auto_pause_given = FIELD_BAD;
 	if (api_sandboxes_read_timeout(body, &timeout, &err) == FIELD_BAD ||
-	    (auto_pause_given = field_bool(body, "autoPause", &auto_pause, &err)) == FIELD_BAD ||
-	    field_bool(body, "memory", &memory, &err) == FIELD_BAD) {
+		(auto_pause_given = field_bool(body, "autoPause", &auto_pause, &err)) == FIELD_BAD ||
+		field_bool(body, "memory", &memory, &err) == FIELD_BAD) {
 		cJSON_Delete(body);
 		return reply_body_error(req, &err);
 	}
@@ -291,8 +302,7 @@ int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 }
 
 /* Both connect routes: 200 when it was running, 201 when it was resumed. */
-static int connect_sandbox(struct api_ctx *ctx, struct evhttp_request *req, const char *id,
-	bool v2)
+static int connect_sandbox(struct api_ctx *ctx, struct evhttp_request *req, const char *id, bool v2)
 {
 	struct body_error err;
 	cJSON *body = body_parse_object(req, v2 ? BODY_OPTIONAL : BODY_REQUIRED, &err);

@@ -31,8 +31,7 @@ struct cJSON;
 struct runtime_error;
 /* A body's "timeout" in seconds: an int32, not negative, at most 24 hours
  * (E2B's message past that). */
-enum field_result api_sandboxes_read_timeout(const struct cJSON *body, int64_t *out,
-	struct body_error *err);
+enum field_result api_sandboxes_read_timeout(const struct cJSON *body, int64_t *out, struct body_error *err);
 /* A fork of orig on the stack layer_ids (its layers with its sealed
  * writable layer on top): its settings (metadata, env vars, sizes, network,
  * volumes), running for timeout_s. NULL with err. */

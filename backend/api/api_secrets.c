@@ -31,9 +31,9 @@ static cJSON *secret_json(const struct secret *s)
 	cJSON *o = cJSON_CreateObject();
 	cJSON *meta = cJSON_Duplicate(s->metadata, true);
 	if (!o || !meta || !cJSON_AddStringToObject(o, "secretID", s->id) ||
-	    !cJSON_AddStringToObject(o, "name", s->name) ||
-	    !cJSON_AddNumberToObject(o, "currentVersion", (double)s->version) ||
-	    !cJSON_AddItemToObject(o, "metadata", meta)) {
+		!cJSON_AddStringToObject(o, "name", s->name) ||
+		!cJSON_AddNumberToObject(o, "currentVersion", (double)s->version) ||
+		!cJSON_AddItemToObject(o, "metadata", meta)) {
 		cJSON_Delete(o);
 		cJSON_Delete(meta);
 		return NULL;
@@ -45,8 +45,8 @@ static cJSON *secret_json(const struct secret *s)
 
 /* The body's value (required) and metadata (optional: NULL when absent);
  * on a bad field, answers 400 and returns its status. */
-static int read_value_and_metadata(struct evhttp_request *req, const cJSON *body,
-	const char **value, const cJSON **metadata)
+static int read_value_and_metadata(struct evhttp_request *req, const cJSON *body, const char **value,
+	const cJSON **metadata)
 {
 	struct body_error berr;
 	*metadata = NULL;
@@ -54,7 +54,7 @@ static int read_value_and_metadata(struct evhttp_request *req, const cJSON *body
 	if (r == FIELD_ABSENT)
 		body_error_set(&berr, "field \"value\" is required");
 	if (r != FIELD_OK ||
-	    field_string_map(body, "metadata", &metadata_limits, metadata, &berr) == FIELD_BAD)
+		field_string_map(body, "metadata", &metadata_limits, metadata, &berr) == FIELD_BAD)
 		return reply_error(req, berr.status, berr.message);
 	return 0;
 }

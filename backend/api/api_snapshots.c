@@ -62,8 +62,8 @@ static cJSON *snapshot_info(const struct snapshot *s)
 
 /* Starts capturing sandbox id for p (snapshot or fork); the status answered
  * when it cannot start. */
-static int start_capture(struct api_ctx *ctx, struct evhttp_request *req, const char *id,
-	struct pending *p, const char *origin, snapshots_captured done)
+static int start_capture(struct api_ctx *ctx, struct evhttp_request *req, const char *id, struct pending *p,
+	const char *origin, snapshots_captured done)
 {
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb) {
@@ -78,7 +78,7 @@ static int start_capture(struct api_ctx *ctx, struct evhttp_request *req, const 
 	 * the one layer templates/ imports it as, for builds and snapshots alike. */
 	char template_layer[STORE_NAME_MAX + 1] = "";
 	if (sb->layer_count == 0 && runtime_full() &&
-	    templates_stack_builtin(sb->template_id, template_layer, why, sizeof why) != 0) {
+		templates_stack_builtin(sb->template_id, template_layer, why, sizeof why) != 0) {
 		free(p);
 		return reply_errorf(req, 500, "cannot capture the sandbox: %s", why);
 	}
@@ -103,8 +103,8 @@ static void on_snapshot_captured(void *arg, char *const *ids, size_t count, cons
 	if (!error)
 		crashpoint("snapshot-sealed");
 	if (!error && sb)
-		s = snapshots_add(p->ctx->snapshots, sb, p->name.name[0] ? p->name.name : NULL,
-			p->name.tag, (const char *const *)ids, count);
+		s = snapshots_add(p->ctx->snapshots, sb, p->name.name[0] ? p->name.name : NULL, p->name.tag,
+			(const char *const *)ids, count);
 	int status = 201;
 	if (!s)
 		snapshots_collect(p->ctx->snapshots); /* the sealed layer, now unused */
@@ -175,7 +175,8 @@ int api_snapshot_list(struct api_ctx *ctx, struct evhttp_request *req, const cha
 	bool more = false;
 	for (size_t i = snapshots_count(ctx->snapshots); list && i-- > 0;) {
 		const struct snapshot *s = snapshots_at(ctx->snapshots, i);
-		if ((name && !snapshots_matches(s, &ref, true)) || (sandbox && strcmp(s->sandbox_id, sandbox) != 0))
+		if ((name && !snapshots_matches(s, &ref, true)) ||
+			(sandbox && strcmp(s->sandbox_id, sandbox) != 0))
 			continue;
 		if (seen++ < from)
 			continue;
@@ -205,7 +206,7 @@ int api_snapshot_delete(struct api_ctx *ctx, struct evhttp_request *req, const c
 	const char *why;
 	int st;
 	if (!text || snapshots_ref_parse(text, &ref, &why) != 0 ||
-	    snapshots_delete(ctx->snapshots, &ref) == 0)
+		snapshots_delete(ctx->snapshots, &ref) == 0)
 		st = reply_errorf(req, 404, "Template '%.140s' not found", text ? text : id);
 	else
 		st = reply_empty(req, 204);
@@ -223,8 +224,9 @@ static void on_fork_captured(void *arg, char *const *ids, size_t count, const ch
 	/* A client gone (or the backend stopping) gets no forks: nobody would
 	 * know of them. */
 	if (error || !orig || !req) {
-		int status = !req ? 0 : !orig ? reply_not_found(req, p->sandbox_id)
-			: reply_errorf(req, 500, "Failed to fork the sandbox: %s", error);
+		int status = !req ? 0
+			: !orig   ? reply_not_found(req, p->sandbox_id)
+				  : reply_errorf(req, 500, "Failed to fork the sandbox: %s", error);
 		snapshots_collect(p->ctx->snapshots);
 		finish(p, req, status);
 		return;
@@ -258,7 +260,8 @@ int api_fork(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 		return reply_error(req, err.status, err.message);
 	int64_t count = 1, timeout = FORK_TIMEOUT_DEFAULT;
 	enum field_result rc = field_int(body, "count", INT32_MIN, INT32_MAX, &count, &err);
-	enum field_result rt = rc == FIELD_BAD ? FIELD_BAD
+	enum field_result rt = rc == FIELD_BAD
+		? FIELD_BAD
 		: field_int(body, "timeout", 0, SANDBOX_MAX_TIMEOUT_S, &timeout, &err);
 	cJSON_Delete(body);
 	if (rc == FIELD_BAD || rt == FIELD_BAD)

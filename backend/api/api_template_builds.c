@@ -36,8 +36,7 @@ static struct template *find(struct api_ctx *ctx, const char *id)
 }
 
 /* The template named by path segment k (its text in id). */
-static struct template *find_at(struct api_ctx *ctx, struct evhttp_request *req, int k, char *id,
-	size_t cap)
+static struct template *find_at(struct api_ctx *ctx, struct evhttp_request *req, int k, char *id, size_t cap)
 {
 	request_path_segment(req, k, id, cap);
 	return find(ctx, id);
@@ -153,7 +152,7 @@ int api_templates_delete(struct api_ctx *ctx, struct evhttp_request *req, const 
 		return reply_errorf(req, 500, "cannot delete the template's record: %s", strerror(errno));
 	templates_remove(ctx->templates->catalog, tpl);
 	warm_forget_templates(ctx->warm); /* pooled sandboxes would keep its layers */
-	templates_stack_collect_soon(); /* its layers, unless others use them */
+	templates_stack_collect_soon();   /* its layers, unless others use them */
 	return reply_empty(req, 204);
 }
 
@@ -190,7 +189,8 @@ static const cJSON *tags_field(const cJSON *body, struct body_error *err)
 		ok = ok && cJSON_IsString(t) && templates_valid_name(t->valuestring, TEMPLATES_TAG_MAX);
 	}
 	if (!ok)
-		body_error_set(err, "field \"tags\" must be a non-empty array of tags (lowercase letters, "
+		body_error_set(err,
+			"field \"tags\" must be a non-empty array of tags (lowercase letters, "
 			"digits, '.', '_', '-')");
 	return ok ? tags : NULL;
 }
@@ -207,7 +207,7 @@ int api_templates_tags_assign(struct api_ctx *ctx, struct evhttp_request *req, c
 	char name[TEMPLATES_NAME_MAX + 1], tag[TEMPLATES_TAG_MAX + 1];
 	const cJSON *tags = NULL;
 	if (field_string(body, "target", &target, &err) == FIELD_BAD || !(tags = tags_field(body, &err)) ||
-	    !target || templates_split_ref(target, name, tag) != 0) {
+		!target || templates_split_ref(target, name, tag) != 0) {
 		if (tags && (!target || templates_split_ref(target, name, tag) != 0))
 			body_error_set(&err, "field \"target\" must be \"name:tag\"");
 		cJSON_Delete(body);
@@ -220,7 +220,8 @@ int api_templates_tags_assign(struct api_ctx *ctx, struct evhttp_request *req, c
 		return reply_errorf(req, 404, "template '%.200s' not found", target);
 	}
 	const cJSON *t;
-	cJSON_ArrayForEach(t, tags) templates_tag(tpl, t->valuestring, b->id);
+	cJSON_ArrayForEach(t, tags)
+		templates_tag(tpl, t->valuestring, b->id);
 	save(ctx, tpl);
 	cJSON *o = cJSON_CreateObject();
 	if (o) {
@@ -242,7 +243,7 @@ int api_templates_tags_delete(struct api_ctx *ctx, struct evhttp_request *req, c
 	const char *name = NULL;
 	const cJSON *tags = NULL;
 	if (field_string(body, "name", &name, &err) == FIELD_BAD || !(tags = tags_field(body, &err)) ||
-	    !name) {
+		!name) {
 		if (tags && !name)
 			body_error_set(&err, "field \"name\" is required");
 		cJSON_Delete(body);
@@ -255,7 +256,8 @@ int api_templates_tags_delete(struct api_ctx *ctx, struct evhttp_request *req, c
 		return rc;
 	}
 	const cJSON *t;
-	cJSON_ArrayForEach(t, tags) cJSON_DeleteItemFromObjectCaseSensitive(tpl->tags, t->valuestring);
+	cJSON_ArrayForEach(t, tags)
+		cJSON_DeleteItemFromObjectCaseSensitive(tpl->tags, t->valuestring);
 	save(ctx, tpl);
 	cJSON_Delete(body);
 	return reply_empty(req, 204);

@@ -26,8 +26,8 @@ static int reply_template_not_found(struct evhttp_request *req, const char *id)
 	return reply_errorf(req, 404, "template '%.128s' not found", id);
 }
 
-static struct template *find_template(struct api_ctx *ctx, struct evhttp_request *req, int k,
-	char *id, size_t cap)
+static struct template *find_template(struct api_ctx *ctx, struct evhttp_request *req, int k, char *id,
+	size_t cap)
 {
 	request_path_segment(req, k, id, cap);
 	return id[0] ? templates_find(ctx->templates->catalog, id) : NULL;
@@ -56,8 +56,10 @@ static int read_tags(const cJSON *body, const char *field, cJSON *tags, struct b
 	const cJSON *t;
 	cJSON_ArrayForEach(t, given) {
 		if (!cJSON_IsString(t) || !templates_valid_name(t->valuestring, TEMPLATES_TAG_MAX)) {
-			body_error_set(err, "field \"%s\": a tag is lowercase letters, digits, '.', '_' "
-				"and '-'", field);
+			body_error_set(err,
+				"field \"%s\": a tag is lowercase letters, digits, '.', '_' "
+				"and '-'",
+				field);
 			return -1;
 		}
 		add_tags(tags, t->valuestring);
@@ -90,10 +92,12 @@ int api_templates_request(struct api_ctx *ctx, struct evhttp_request *req, const
 		(!ref && field_string(body, "alias", &ref, &err) == FIELD_BAD) ||
 		read_tags(body, "tags", tags, &err) != 0 ||
 		read_size(body, "cpuCount", 1, SANDBOX_MAX_CPU_COUNT, &cpu, &err) != 0 ||
-		read_size(body, "memoryMB", SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB, &memory, &err) != 0 ||
+		read_size(body, "memoryMB", SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB, &memory, &err) !=
+			0 ||
 		read_size(body, "minFreeDiskMb", 0, SANDBOX_MAX_DISK_SIZE_MB / 2, &free_disk, &err) != 0;
 	if (!bad && (!ref || templates_split_ref(ref, name, tag) != 0)) {
-		body_error_set(&err, "field \"name\" must be a template name, optionally with a tag "
+		body_error_set(&err,
+			"field \"name\" must be a template name, optionally with a tag "
 			"(\"my-template\" or \"my-template:v1\"): lowercase letters, digits, '.', '_' and '-'");
 		bad = 1;
 	}
@@ -133,8 +137,8 @@ int api_templates_request(struct api_ctx *ctx, struct evhttp_request *req, const
 }
 
 /* {templateID} and {hash} of /templates/{templateID}/files/{hash}. */
-static struct template *file_route(struct api_ctx *ctx, struct evhttp_request *req, char *id,
-	size_t cap, char *hash, size_t hash_cap)
+static struct template *file_route(struct api_ctx *ctx, struct evhttp_request *req, char *id, size_t cap,
+	char *hash, size_t hash_cap)
 {
 	struct template *tpl = find_template(ctx, req, 1, id, cap);
 	request_path_segment(req, 3, hash, hash_cap);

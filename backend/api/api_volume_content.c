@@ -23,15 +23,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEFAULT_OWNER 1000   /* "user": the owner of a volume's root */
+#define DEFAULT_OWNER 1000 /* "user": the owner of a volume's root */
 #define MAX_DEPTH 32
 
 /* One request's volume, its root and its query. */
 struct vreq {
 	const struct volume *v;
-	int root;                /* O_PATH of the volume's data directory */
+	int root; /* O_PATH of the volume's data directory */
 	struct query q;
-	char path[FS_PATH_MAX];  /* the `path` parameter, absolute and cleaned */
+	char path[FS_PATH_MAX]; /* the `path` parameter, absolute and cleaned */
 };
 
 static void vreq_free(struct vreq *r)
@@ -77,8 +77,10 @@ static int reply_errno(struct evhttp_request *req, const char *path, int err)
 	/* A link that loops, or a link where a write, which never follows one,
 	 * would go: the client's path, not the server, is at fault. */
 	if (err == ELOOP)
-		return reply_errorf(req, 400, "Path %s: a symbolic link on it loops, or is its last part "
-			"where the call does not follow one", path);
+		return reply_errorf(req, 400,
+			"Path %s: a symbolic link on it loops, or is its last part "
+			"where the call does not follow one",
+			path);
 	if (err == ENOSPC || err == EDQUOT)
 		return reply_errorf(req, 507, "The volume is full");
 	return reply_errorf(req, 500, "Path %s: %s", path, strerror(err));
@@ -94,7 +96,8 @@ static cJSON *entry_json(int root, const char *path)
 		return NULL;
 	int rc = fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH);
 	char target[FS_PATH_MAX] = "";
-	ssize_t tn = rc == 0 && S_ISLNK(st.st_mode) ? readlinkat(parent, leaf, target, sizeof target - 1) : -1;
+	ssize_t tn =
+		rc == 0 && S_ISLNK(st.st_mode) ? readlinkat(parent, leaf, target, sizeof target - 1) : -1;
 	int e = errno;
 	close(parent);
 	if (rc != 0) {
@@ -107,8 +110,11 @@ static cJSON *entry_json(int root, const char *path)
 	const char *slash = strrchr(path, '/');
 	cJSON_AddStringToObject(o, "name", slash && slash[1] ? slash + 1 : "");
 	cJSON_AddStringToObject(o, "path", path);
-	cJSON_AddStringToObject(o, "type", S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "directory"
-		: S_ISLNK(st.st_mode) ? "symlink" : "unknown");
+	cJSON_AddStringToObject(o, "type",
+		S_ISREG(st.st_mode)           ? "file"
+			: S_ISDIR(st.st_mode) ? "directory"
+			: S_ISLNK(st.st_mode) ? "symlink"
+					      : "unknown");
 	cJSON_AddNumberToObject(o, "size", (double)st.st_size);
 	cJSON_AddNumberToObject(o, "mode", st.st_mode & 07777);
 	cJSON_AddNumberToObject(o, "uid", st.st_uid);
@@ -136,12 +142,12 @@ static int reply_entry(struct evhttp_request *req, struct vreq *r, int status)
 }
 
 /* uid, gid and mode of a new entry from the query; -1 when one is bad. */
-static int new_entry_attrs(const struct query *q, unsigned long *uid, unsigned long *gid,
-	unsigned long *mode, unsigned long default_mode)
+static int new_entry_attrs(const struct query *q, unsigned long *uid, unsigned long *gid, unsigned long *mode,
+	unsigned long default_mode)
 {
 	long long u = DEFAULT_OWNER, g = DEFAULT_OWNER, m = (long long)default_mode;
 	if (query_number(q, "uid", 0, 0xfffffffe, &u) < 0 || query_number(q, "gid", 0, 0xfffffffe, &g) < 0 ||
-	    query_number(q, "mode", 0, 07777, &m) < 0)
+		query_number(q, "mode", 0, 07777, &m) < 0)
 		return -1;
 	*uid = (unsigned long)u;
 	*gid = (unsigned long)g;
@@ -174,12 +180,13 @@ static int list_into(cJSON *out, int root, const char *dir, int depth)
 			continue;
 		char child[FS_PATH_MAX];
 		if (snprintf(child, sizeof child, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, e->d_name) >=
-		    (int)sizeof child)
+			(int)sizeof child)
 			continue;
 		cJSON *entry = entry_json(root, child);
 		if (!entry)
 			continue; /* removed meanwhile */
-		bool is_dir = strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(entry, "type")), "directory") == 0;
+		bool is_dir =
+			strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(entry, "type")), "directory") == 0;
 		cJSON_AddItemToArray(out, entry);
 		if (is_dir && depth > 1)
 			rc = list_into(out, root, child, depth - 1);
@@ -276,8 +283,8 @@ int api_volume_content_update(struct api_ctx *ctx, struct evhttp_request *req, c
 	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &berr);
 	int64_t uid = -1, gid = -1, mode = -1;
 	if (!body || field_int(body, "uid", 0, 0xfffffffe, &uid, &berr) == FIELD_BAD ||
-	    field_int(body, "gid", 0, 0xfffffffe, &gid, &berr) == FIELD_BAD ||
-	    field_int(body, "mode", 0, 07777, &mode, &berr) == FIELD_BAD) {
+		field_int(body, "gid", 0, 0xfffffffe, &gid, &berr) == FIELD_BAD ||
+		field_int(body, "mode", 0, 07777, &mode, &berr) == FIELD_BAD) {
 		cJSON_Delete(body);
 		vreq_free(&r);
 		return reply_error(req, berr.status, berr.message);

@@ -25,8 +25,7 @@ static bool clean_absolute(const char *path)
 	return true;
 }
 
-int api_volume_mounts_read(const cJSON *body, const struct volumes *vs, cJSON **out,
-	struct body_error *err)
+int api_volume_mounts_read(const cJSON *body, const struct volumes *vs, cJSON **out, struct body_error *err)
 {
 	*out = NULL;
 	const cJSON *list = cJSON_GetObjectItemCaseSensitive(body, "volumeMounts");
@@ -44,7 +43,8 @@ int api_volume_mounts_read(const cJSON *body, const struct volumes *vs, cJSON **
 		return -1;
 	}
 	if (cJSON_GetArraySize(list) > API_VOLUME_MOUNTS_MAX) {
-		body_error_set(err, "field \"volumeMounts\" may list at most %d volumes", API_VOLUME_MOUNTS_MAX);
+		body_error_set(err, "field \"volumeMounts\" may list at most %d volumes",
+			API_VOLUME_MOUNTS_MAX);
 		return -1;
 	}
 	cJSON *mounts = cJSON_CreateArray();
@@ -53,12 +53,15 @@ int api_volume_mounts_read(const cJSON *body, const struct volumes *vs, cJSON **
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "name"));
 		const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "path"));
 		if (!name || !path) {
-			body_error_set(err, "field \"volumeMounts\" must hold objects with a name and a path");
+			body_error_set(err,
+				"field \"volumeMounts\" must hold objects with a name and a path");
 			goto fail;
 		}
 		if (!clean_absolute(path)) {
-			body_error_set(err, "volume mount path \"%.64s\" must be absolute and clean, not /, "
-				"at most %d bytes", path, API_VOLUME_MOUNT_PATH_MAX);
+			body_error_set(err,
+				"volume mount path \"%.64s\" must be absolute and clean, not /, "
+				"at most %d bytes",
+				path, API_VOLUME_MOUNT_PATH_MAX);
 			goto fail;
 		}
 		const cJSON *seen;
@@ -76,7 +79,8 @@ int api_volume_mounts_read(const cJSON *body, const struct volumes *vs, cJSON **
 		}
 		cJSON *o = cJSON_CreateObject();
 		if (!o || !cJSON_AddStringToObject(o, "name", name) ||
-		    !cJSON_AddStringToObject(o, "volumeID", v->id) || !cJSON_AddStringToObject(o, "path", path)) {
+			!cJSON_AddStringToObject(o, "volumeID", v->id) ||
+			!cJSON_AddStringToObject(o, "path", path)) {
 			cJSON_Delete(o);
 			err->status = 500;
 			strcpy(err->message, "out of memory");

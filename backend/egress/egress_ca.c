@@ -25,17 +25,17 @@
 #define KEY_FILE "egress-ca.key"
 #define CRT_FILE "egress-ca.crt"
 #define DAY 86400
-#define CA_DAYS 3652           /* ten years */
+#define CA_DAYS 3652 /* ten years */
 #define LEAF_SECONDS (7 * DAY)
 #define LEAF_BACKDATE 3600
-#define LEAF_RENEW DAY         /* a leaf with less than this left is made again */
+#define LEAF_RENEW DAY /* a leaf with less than this left is made again */
 #define HOST_MAX 253
 
 struct leaf {
 	char host[HOST_MAX + 1];
 	X509 *cert;
 	time_t not_after;
-	unsigned long long used;   /* the tick of its last use */
+	unsigned long long used; /* the tick of its last use */
 };
 
 struct egress_ca {
@@ -90,7 +90,7 @@ static int write_file(const char *dir, const char *name, const char *data, size_
 		snprintf(why, why_len, "the egress CA's directory name is too long");
 		return -1;
 	}
-	int fd = mkstemp(tmp);  /* made 0600 */
+	int fd = mkstemp(tmp); /* made 0600 */
 	if (fd < 0) {
 		snprintf(why, why_len, "cannot create a file in %s: %s", dir, strerror(errno));
 		return -1;
@@ -117,8 +117,9 @@ static char *pem_of(EVP_PKEY *key, X509 *cert)
 {
 	BIO *bio = BIO_new(BIO_s_mem());
 	char *out = NULL, *data;
-	if (bio && (key ? PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL)
-			: PEM_write_bio_X509(bio, cert)) == 1) {
+	if (bio &&
+		(key ? PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL)
+		     : PEM_write_bio_X509(bio, cert)) == 1) {
 		long n = BIO_get_mem_data(bio, &data);
 		if (n > 0 && (out = malloc((size_t)n + 1))) {
 			memcpy(out, data, (size_t)n);
@@ -170,9 +171,10 @@ static int load(struct egress_ca *ca, const char *dir, char *why, size_t why_len
 	if (!f)
 		return -1;
 	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0600) {
-		snprintf(why, why_len, "refusing %s/%s: it must be a file of this user's with mode 0600 (it is %s, mode %04o, owner %u)",
-			dir, KEY_FILE, S_ISREG(st.st_mode) ? "a file" : "not a file", (unsigned)(st.st_mode & 07777),
-			(unsigned)st.st_uid);
+		snprintf(why, why_len,
+			"refusing %s/%s: it must be a file of this user's with mode 0600 (it is %s, mode %04o, owner %u)",
+			dir, KEY_FILE, S_ISREG(st.st_mode) ? "a file" : "not a file",
+			(unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
 		fclose(f);
 		return -1;
 	}
@@ -261,7 +263,8 @@ static bool host_ok(const char *host)
 			if (label == 0)
 				return false;
 			label = 0;
-		} else if (((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-') && label < 63) {
+		} else if (((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-') &&
+			label < 63) {
 			label++;
 		} else {
 			return false;
@@ -309,7 +312,7 @@ int egress_ca_leaf_at(struct egress_ca *ca, const char *host, time_t now, X509 *
 	if (!l->cert || strcmp(l->host, host) != 0 || l->not_after - now < LEAF_RENEW) {
 		X509 *x = make_leaf(ca, host, now);
 		if (!x) {
-			if (!l->cert)   /* a slot just taken: give it back */
+			if (!l->cert) /* a slot just taken: give it back */
 				ca->n_leaves--;
 			return -1;
 		}

@@ -36,12 +36,12 @@ X509 *egress_cert_new(const char *cn, const X509 *issuer, EVP_PKEY *key, time_t 
 	X509 *x = X509_new();
 	X509_NAME *name = X509_NAME_new();
 	bool ok = x && name && X509_set_version(x, X509_VERSION_3) == 1 && random_serial(x) == 0 &&
-		X509_NAME_add_entry_by_NID(name, NID_commonName, MBSTRING_UTF8, (const unsigned char *)cn, -1, -1,
-			0) == 1 &&
+		X509_NAME_add_entry_by_NID(name, NID_commonName, MBSTRING_UTF8, (const unsigned char *)cn, -1,
+			-1, 0) == 1 &&
 		X509_set_subject_name(x, name) == 1 &&
 		X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name) == 1 &&
-		ASN1_TIME_set(X509_getm_notBefore(x), not_before) && ASN1_TIME_set(X509_getm_notAfter(x), not_after) &&
-		X509_set_pubkey(x, key) == 1;
+		ASN1_TIME_set(X509_getm_notBefore(x), not_before) &&
+		ASN1_TIME_set(X509_getm_notAfter(x), not_after) && X509_set_pubkey(x, key) == 1;
 	X509_NAME_free(name);
 	if (!ok) {
 		X509_free(x);

@@ -10,19 +10,19 @@
 
 #include "egress/egress_http_head.h"
 
-#define HEAD_KEEP 8192         /* a head buffer larger than this is let go after its head */
-#define CHUNK_LINE_MAX 4096    /* a chunk-size line with its extensions */
+#define HEAD_KEEP 8192      /* a head buffer larger than this is let go after its head */
+#define CHUNK_LINE_MAX 4096 /* a chunk-size line with its extensions */
 
 enum state {
-	S_HEAD,            /* gathering a head */
-	S_LENGTH,          /* Content-Length body bytes */
-	S_CHUNK_SIZE,      /* hex digits */
-	S_CHUNK_EXT,       /* after them: BWS, then ";" extensions, to CR */
+	S_HEAD,       /* gathering a head */
+	S_LENGTH,     /* Content-Length body bytes */
+	S_CHUNK_SIZE, /* hex digits */
+	S_CHUNK_EXT,  /* after them: BWS, then ";" extensions, to CR */
 	S_CHUNK_SIZE_LF,
 	S_CHUNK_DATA,
 	S_CHUNK_DATA_CR,
 	S_CHUNK_DATA_LF,
-	S_TRAILER_START,   /* a trailer line, or the blank line that ends the body */
+	S_TRAILER_START, /* a trailer line, or the blank line that ends the body */
 	S_TRAILER_NAME,
 	S_TRAILER_VALUE,
 	S_TRAILER_LF,
@@ -43,8 +43,8 @@ struct egress_http {
 	unsigned lines;
 	bool cr, lead_cr;
 	/* the body */
-	uint64_t left;           /* bytes of the body or of the chunk */
-	size_t chunk_line;       /* bytes of the chunk-size line so far */
+	uint64_t left;     /* bytes of the body or of the chunk */
+	size_t chunk_line; /* bytes of the chunk-size line so far */
 	bool digits, in_ext;
 	unsigned trailers;
 	size_t trailer_bytes;
@@ -109,7 +109,7 @@ static int gather(struct egress_http *h, const unsigned char *p, size_t len, siz
 {
 	while (*at < len) {
 		unsigned char ch = p[(*at)++];
-		if (h->head_len == 0 && !h->cr) {  /* CRLFs before a request line are dropped */
+		if (h->head_len == 0 && !h->cr) { /* CRLFs before a request line are dropped */
 			if (h->lead_cr) {
 				if (ch != '\n')
 					return fail(h, EGRESS_HTTP_BAD, "a CR is not followed by LF"), -1;
@@ -149,8 +149,8 @@ static enum egress_http_status head_done(struct egress_http *h)
 	struct egress_http_framing framing;
 	unsigned char *out = NULL;
 	size_t out_len = 0;
-	enum egress_http_status st = egress_http_head_rewrite(h->head, h->head_len, h->headers, h->ctx, &framing, &out,
-		&out_len, h->why, sizeof h->why);
+	enum egress_http_status st = egress_http_head_rewrite(h->head, h->head_len, h->headers, h->ctx,
+		&framing, &out, &out_len, h->why, sizeof h->why);
 	if (st != EGRESS_HTTP_OK)
 		return fail(h, st, NULL);
 	emit(h, out, out_len);
@@ -214,7 +214,8 @@ static const char *framing_byte(struct egress_http *h, unsigned char ch)
 			h->state = S_CHUNK_SIZE_LF;
 		} else if (ch == ';') {
 			h->in_ext = true;
-		} else if (h->in_ext ? !(ch == '\t' || (ch >= 0x20 && ch != 0x7f)) : !(ch == ' ' || ch == '\t')) {
+		} else if (h->in_ext ? !(ch == '\t' || (ch >= 0x20 && ch != 0x7f))
+				     : !(ch == ' ' || ch == '\t')) {
 			return "a chunk extension is malformed";
 		}
 		return NULL;
@@ -275,11 +276,12 @@ static const char *framing_byte(struct egress_http *h, unsigned char ch)
 	}
 }
 
-enum egress_http_status egress_http_feed(struct egress_http *h, const void *bytes, size_t len, const char **why)
+enum egress_http_status egress_http_feed(struct egress_http *h, const void *bytes, size_t len,
+	const char **why)
 {
 	const unsigned char *p = bytes;
-	size_t at = 0, span = 0;  /* p[span..at) is body to emit as it came */
-	while (h->status == EGRESS_HTTP_OK && at < len) {  /* (bytes may be NULL when len is 0) */
+	size_t at = 0, span = 0;                          /* p[span..at) is body to emit as it came */
+	while (h->status == EGRESS_HTTP_OK && at < len) { /* (bytes may be NULL when len is 0) */
 		switch (h->state) {
 		case S_PASS:
 			at = len;

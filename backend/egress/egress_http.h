@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define EGRESS_HTTP_HEAD_MAX 65536   /* bytes of a request head, request line to blank line */
-#define EGRESS_HTTP_HEADERS_MAX 100  /* header lines of a head, and trailer lines of a body */
+#define EGRESS_HTTP_HEAD_MAX 65536  /* bytes of a request head, request line to blank line */
+#define EGRESS_HTTP_HEADERS_MAX 100 /* header lines of a head, and trailer lines of a body */
 
 struct egress_header {
 	const char *name;
@@ -28,14 +28,14 @@ struct egress_header {
  * A name that is not a token, a value with CR, LF, NUL or another control
  * byte but HTAB, or a name that frames the stream (Content-Length,
  * Transfer-Encoding, Connection, Upgrade) is REFUSED too. */
-typedef int (*egress_http_headers_fn)(void *ctx, const char *host, const struct egress_header **headers, size_t *n,
-	const char **why);
+typedef int (*egress_http_headers_fn)(void *ctx, const char *host, const struct egress_header **headers,
+	size_t *n, const char **why);
 /* Receives the bytes to send upstream, in order. It must not free the rewriter. */
 typedef void (*egress_http_emit_fn)(void *ctx, const void *bytes, size_t len);
 
 enum egress_http_status {
 	EGRESS_HTTP_OK = 0,
-	EGRESS_HTTP_BAD = -1,     /* malformed or over a limit: answer 400 and close */
+	EGRESS_HTTP_BAD = -1, /* malformed or over a limit: answer 400 and close */
 	EGRESS_HTTP_REFUSED = -2,
 };
 
@@ -56,7 +56,8 @@ struct egress_http *egress_http_new(egress_http_headers_fn headers, egress_http_
  * headers as "Name: value\r\n", then the blank line. Body bytes (with their
  * chunk framing and trailers) are emitted as they come; on an error inside
  * a body, the bytes before the offending one have been emitted. */
-enum egress_http_status egress_http_feed(struct egress_http *h, const void *bytes, size_t len, const char **why);
+enum egress_http_status egress_http_feed(struct egress_http *h, const void *bytes, size_t len,
+	const char **why);
 /* True once the stream switched to pass-through (an Upgrade or CONNECT
  * request head was emitted): everything after is emitted unchanged. */
 bool egress_http_passthrough(const struct egress_http *h);

@@ -12,7 +12,7 @@
 struct field {
 	size_t line, end;
 	size_t name_len;
-	size_t value, value_end;  /* trimmed of OWS */
+	size_t value, value_end; /* trimmed of OWS */
 };
 
 struct head_facts {
@@ -113,8 +113,9 @@ static const char *field_line(const unsigned char *s, size_t line, size_t end, s
 		size_t k = i;
 		while (k < end && ows(s[k]))
 			k++;
-		return k > i && k < end && s[k] == ':' ? "a header name is followed by a space before its colon"
-						       : "a header line has no colon";
+		return k > i && k < end && s[k] == ':'
+			? "a header name is followed by a space before its colon"
+			: "a header line has no colon";
 	}
 	fl->line = line;
 	fl->end = end;
@@ -208,7 +209,8 @@ static enum egress_http_status check_set(const struct egress_header *set, size_t
 		}
 		for (size_t i = 0; i < sizeof framing / sizeof framing[0]; i++)
 			if (span_is((const unsigned char *)name, strlen(name), framing[i])) {
-				snprintf(why, why_len, "header %.64s cannot be set: it frames the stream", name);
+				snprintf(why, why_len, "header %.64s cannot be set: it frames the stream",
+					name);
 				return EGRESS_HTTP_REFUSED;
 			}
 		bool sendable = value != NULL;
@@ -222,7 +224,8 @@ static enum egress_http_status check_set(const struct egress_header *set, size_t
 	return EGRESS_HTTP_OK;
 }
 
-static bool replaced(const unsigned char *s, const struct field *fl, const struct egress_header *set, size_t n)
+static bool replaced(const unsigned char *s, const struct field *fl, const struct egress_header *set,
+	size_t n)
 {
 	for (size_t k = 0; k < n; k++)
 		if (span_is(s + fl->line, fl->name_len, set[k].name))
@@ -231,8 +234,8 @@ static bool replaced(const unsigned char *s, const struct field *fl, const struc
 }
 
 /* The request line and the kept lines as they came, the set headers, the blank line. */
-static unsigned char *rebuild(const unsigned char *s, size_t request_end, const struct field *fields, size_t nf,
-	const struct egress_header *set, size_t n, size_t *out_len)
+static unsigned char *rebuild(const unsigned char *s, size_t request_end, const struct field *fields,
+	size_t nf, const struct egress_header *set, size_t n, size_t *out_len)
 {
 	size_t size = request_end + 2 + 2;
 	for (size_t k = 0; k < nf; k++)
@@ -293,8 +296,9 @@ static enum egress_http_status ask(egress_http_headers_fn fn, void *ctx, const u
 	return check_set(*set, *n, why, why_len);
 }
 
-enum egress_http_status egress_http_head_rewrite(const unsigned char *head, size_t len, egress_http_headers_fn fn,
-	void *ctx, struct egress_http_framing *framing, unsigned char **out, size_t *out_len, char *why, size_t why_len)
+enum egress_http_status egress_http_head_rewrite(const unsigned char *head, size_t len,
+	egress_http_headers_fn fn, void *ctx, struct egress_http_framing *framing, unsigned char **out,
+	size_t *out_len, char *why, size_t why_len)
 {
 	struct field fields[EGRESS_HTTP_HEADERS_MAX];
 	struct head_facts f = {0};

@@ -14,8 +14,8 @@
 /* What follows the head. */
 struct egress_http_framing {
 	bool chunked;
-	bool passthrough;  /* CONNECT, or Connection: upgrade with Upgrade */
-	uint64_t length;   /* Content-Length (0 without one) */
+	bool passthrough; /* CONNECT, or Connection: upgrade with Upgrade */
+	uint64_t length;  /* Content-Length (0 without one) */
 };
 
 /* Whether ch may be in a token (RFC 9110 section 5.6.2). */
@@ -26,7 +26,8 @@ bool egress_http_head_tchar(unsigned char ch);
  * asks fn for the headers to set (with the Host value) and builds the head
  * to send in *out (malloc'd, *out_len bytes; the caller frees it), and sets
  * *framing. EGRESS_HTTP_BAD or _REFUSED with why (why_len bytes) filled. */
-enum egress_http_status egress_http_head_rewrite(const unsigned char *head, size_t len, egress_http_headers_fn fn,
-	void *ctx, struct egress_http_framing *framing, unsigned char **out, size_t *out_len, char *why, size_t why_len);
+enum egress_http_status egress_http_head_rewrite(const unsigned char *head, size_t len,
+	egress_http_headers_fn fn, void *ctx, struct egress_http_framing *framing, unsigned char **out,
+	size_t *out_len, char *why, size_t why_len);
 
 #endif

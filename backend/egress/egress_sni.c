@@ -69,7 +69,8 @@ static bool name_readable(const unsigned char *s, size_t n)
 			label = 0;
 			continue;
 		}
-		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-';
+		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+			ch == '-';
 		if (!ok || ++label > LABEL_MAX_LEN)
 			return false;
 	}
@@ -112,27 +113,27 @@ static int client_hello(struct cursor *c, const unsigned char **host, size_t *ho
 		return rc;
 	if (b[0] != 3 || b[1] < 1 || b[1] > 3)
 		return EGRESS_SNI_NOT_TLS;
-	if ((rc = take(c, end, 32, &b)) != GOT)                  /* random */
+	if ((rc = take(c, end, 32, &b)) != GOT) /* random */
 		return rc;
-	if ((rc = take_u8(c, end, &n)) != GOT)                   /* legacy_session_id */
+	if ((rc = take_u8(c, end, &n)) != GOT) /* legacy_session_id */
 		return rc;
 	if (n > 32)
 		return EGRESS_SNI_NOT_TLS;
 	if ((rc = take(c, end, n, &b)) != GOT)
 		return rc;
-	if ((rc = take_u16(c, end, &n)) != GOT)                  /* cipher_suites */
+	if ((rc = take_u16(c, end, &n)) != GOT) /* cipher_suites */
 		return rc;
 	if (n < 2 || n % 2)
 		return EGRESS_SNI_NOT_TLS;
 	if ((rc = take(c, end, n, &b)) != GOT)
 		return rc;
-	if ((rc = take_u8(c, end, &n)) != GOT)                   /* legacy_compression_methods */
+	if ((rc = take_u8(c, end, &n)) != GOT) /* legacy_compression_methods */
 		return rc;
 	if (n < 1)
 		return EGRESS_SNI_NOT_TLS;
 	if ((rc = take(c, end, n, &b)) != GOT)
 		return rc;
-	if (c->at == end)                                        /* TLS 1.0-1.2: no extensions */
+	if (c->at == end) /* TLS 1.0-1.2: no extensions */
 		return GOT;
 	if ((rc = take_u16(c, end, &n)) != GOT)
 		return rc;
@@ -194,7 +195,7 @@ enum egress_sni_result egress_sni_parse(const unsigned char *buf, size_t len, ch
 			hello_len = (size_t)hs[1] << 16 | (size_t)hs[2] << 8 | hs[3];
 			if (4 + hello_len > EGRESS_SNI_MAX_BYTES - 2 * RECORD_HEADER)
 				return EGRESS_SNI_NOT_TLS; /* could never be peeked whole */
-			if (hs_len > 4 + hello_len)      /* more than the hello in its last record */
+			if (hs_len > 4 + hello_len)        /* more than the hello in its last record */
 				return EGRESS_SNI_NOT_TLS;
 			complete = hs_len == 4 + hello_len && got == record;
 			if (hs_len == 4 + hello_len && got < record)
@@ -212,7 +213,7 @@ enum egress_sni_result egress_sni_parse(const unsigned char *buf, size_t len, ch
 	int rc = client_hello(&c, &host, &host_len);
 	if (rc != GOT)
 		return (enum egress_sni_result)rc;
-	if (!complete)                  /* read to its end, but the end is yet to come */
+	if (!complete) /* read to its end, but the end is yet to come */
 		return EGRESS_SNI_MORE;
 	if (!host)
 		return EGRESS_SNI_NONE;

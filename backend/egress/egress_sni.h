@@ -9,10 +9,10 @@
 #include <stddef.h>
 
 enum egress_sni_result {
-	EGRESS_SNI_FOUND,    /* name holds the host_name, lower-cased, NUL-terminated */
-	EGRESS_SNI_NONE,     /* a complete ClientHello without a host_name server_name */
-	EGRESS_SNI_MORE,     /* a valid prefix: peek again when more bytes have come */
-	EGRESS_SNI_NOT_TLS,  /* not a TLS handshake starting with a ClientHello, or malformed */
+	EGRESS_SNI_FOUND,   /* name holds the host_name, lower-cased, NUL-terminated */
+	EGRESS_SNI_NONE,    /* a complete ClientHello without a host_name server_name */
+	EGRESS_SNI_MORE,    /* a valid prefix: peek again when more bytes have come */
+	EGRESS_SNI_NOT_TLS, /* not a TLS handshake starting with a ClientHello, or malformed */
 };
 
 #define EGRESS_SNI_MAX_BYTES (5 + 16384 + 5 + 16384) /* at most what the caller peeks */

@@ -5,7 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { STEP_METHOD, STEP_AUTH, STEP_REPLY, STEP_DONE };
+enum {
+	STEP_METHOD,
+	STEP_AUTH,
+	STEP_REPLY,
+	STEP_DONE
+};
 
 static enum egress_socks_status failed(struct egress_socks *s, const char *why)
 {
@@ -19,8 +24,9 @@ enum egress_socks_status egress_socks_start(struct egress_socks *s, const char *
 	const char *name, uint32_t addr, uint16_t port)
 {
 	memset(s, 0, sizeof *s);
-	if ((user && strlen(user) > EGRESS_SOCKS_FIELD_MAX) || (pass && strlen(pass) > EGRESS_SOCKS_FIELD_MAX) ||
-	    (name && strlen(name) > EGRESS_SOCKS_FIELD_MAX) || (user && !*user))
+	if ((user && strlen(user) > EGRESS_SOCKS_FIELD_MAX) ||
+		(pass && strlen(pass) > EGRESS_SOCKS_FIELD_MAX) ||
+		(name && strlen(name) > EGRESS_SOCKS_FIELD_MAX) || (user && !*user))
 		return failed(s, "a SOCKS5 field over 255 bytes, or an empty username");
 	if (user) {
 		snprintf(s->user, sizeof s->user, "%s", user);
@@ -86,18 +92,22 @@ static size_t answer_length(const struct egress_socks *s)
 	if (s->in_len < 4)
 		return 0;
 	switch (s->in[3]) {
-	case 1: return 4 + 4 + 2;
-	case 4: return 4 + 16 + 2;
-	case 3: return s->in_len < 5 ? 0 : 4 + 1 + (size_t)s->in[4] + 2;
-	default: return 4; /* refused below */
+	case 1:
+		return 4 + 4 + 2;
+	case 4:
+		return 4 + 16 + 2;
+	case 3:
+		return s->in_len < 5 ? 0 : 4 + 1 + (size_t)s->in[4] + 2;
+	default:
+		return 4; /* refused below */
 	}
 }
 
 static const char *reply_text(unsigned code)
 {
-	static const char *const texts[] = {"succeeded", "general failure", "connection not allowed by ruleset",
-		"network unreachable", "host unreachable", "connection refused", "TTL expired",
-		"command not supported", "address type not supported"};
+	static const char *const texts[] = {"succeeded", "general failure",
+		"connection not allowed by ruleset", "network unreachable", "host unreachable",
+		"connection refused", "TTL expired", "command not supported", "address type not supported"};
 	return code < sizeof texts / sizeof texts[0] ? texts[code] : "an unknown reply";
 }
 
@@ -125,8 +135,9 @@ enum egress_socks_status egress_socks_feed(struct egress_socks *s, const unsigne
 		if (a[0] != 5)
 			return failed(s, "the proxy does not speak SOCKS5");
 		if (a[1] == 0xff)
-			return failed(s, s->user[0] ? "the proxy accepts no username and password"
-						    : "the proxy wants a username and password");
+			return failed(s,
+				s->user[0] ? "the proxy accepts no username and password"
+					   : "the proxy wants a username and password");
 		if (a[1] == 2 && s->user[0]) {
 			s->in_len = 0;
 			build_auth(s);

@@ -23,11 +23,11 @@ struct egress_socks {
 	int step;
 	unsigned char out[3 + 2 * (1 + EGRESS_SOCKS_FIELD_MAX) + 4]; /* the largest: authentication */
 	size_t out_len;
-	unsigned char in[4 + 1 + EGRESS_SOCKS_FIELD_MAX + 2];        /* the largest: a reply with a name */
+	unsigned char in[4 + 1 + EGRESS_SOCKS_FIELD_MAX + 2]; /* the largest: a reply with a name */
 	size_t in_len;
 	char user[EGRESS_SOCKS_FIELD_MAX + 1], pass[EGRESS_SOCKS_FIELD_MAX + 1];
 	char name[EGRESS_SOCKS_FIELD_MAX + 1]; /* CONNECT to this name, or "" for addr */
-	uint32_t addr;                          /* host byte order */
+	uint32_t addr;                         /* host byte order */
 	uint16_t port;
 	char why[160];
 };

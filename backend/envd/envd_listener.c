@@ -61,8 +61,9 @@ static void open_one(struct envd_listeners *l, struct sandbox *sb)
 	snprintf(one->id, sizeof one->id, "%s", sb->id);
 	one->http = http_server_new(l->envd->base, l->conns, HTTP_POOL_ENVD, dispatch, verdict, one);
 	uint16_t port;
-	if (!one->http || http_server_bind(one->http, l->conns, HTTP_POOL_ENVD, l->host, 0, &port,
-			&one->listener) != 0) {
+	if (!one->http ||
+		http_server_bind(one->http, l->conns, HTTP_POOL_ENVD, l->host, 0, &port, &one->listener) !=
+			0) {
 		if (one->listener)
 			http_conns_unwatch_listener(l->conns, one->listener);
 		if (one->http)
@@ -94,8 +95,7 @@ static void on_removing(void *ctx, struct sandbox *sb)
 	close_one(l, sb);
 }
 
-struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns,
-	const char *host)
+struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns, const char *host)
 {
 	struct envd_listeners *l = calloc(1, sizeof *l);
 	if (!l)

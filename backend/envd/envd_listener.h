@@ -17,8 +17,7 @@ struct envd_listeners;
 
 /* host: the address to bind (each sandbox gets an ephemeral port on it).
  * host is copied; the rest must outlive the result. */
-struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns,
-	const char *host);
+struct envd_listeners *envd_listeners_new(struct envd_ctx *envd, struct http_conns *conns, const char *host);
 /* Hooks that open a sandbox's listener when it is created and close it
  * (with its connections) when it is removed. Add them to the registry
  * first, so its streams go before its processes. */

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 struct proxy {
-	struct proxy *prev, *next;  /* live proxies, for port_proxy_shutdown */
+	struct proxy *prev, *next; /* live proxies, for port_proxy_shutdown */
 	struct evhttp_request *req;
 	struct evhttp_connection *evcon;
 	struct bufferevent *up;     /* to the sandbox port */
@@ -40,11 +40,11 @@ struct proxy {
 	int64_t idle_ms, last_ms;
 	char sandbox_id[SANDBOX_ID_LEN + 1];
 	long port;
-	struct http_framing body;   /* the request's body, as the client frames it */
-	bool tunnel;                /* an upgrade: bytes flow both ways unchanged */
-	char *mask_host;            /* maskRequestHost with the port in, or NULL */
+	struct http_framing body; /* the request's body, as the client frames it */
+	bool tunnel;              /* an upgrade: bytes flow both ways unchanged */
+	char *mask_host;          /* maskRequestHost with the port in, or NULL */
 	struct event_base *base;
-	bool https;                 /* network.httpsPorts has the port: TLS on top once connected */
+	bool https; /* network.httpsPorts has the port: TLS on top once connected */
 	bool up_eof, client_eof;
 };
 
@@ -244,8 +244,7 @@ static void write_head(struct proxy *p)
 	struct evhttp_request *req = p->req;
 	struct evbuffer *out = bufferevent_get_output(p->up);
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
-	evbuffer_add_printf(out, "%s %s HTTP/1.1\r\n", request_method_name(req),
-		evhttp_request_get_uri(req));
+	evbuffer_add_printf(out, "%s %s HTTP/1.1\r\n", request_method_name(req), evhttp_request_get_uri(req));
 	for (struct evkeyval *h = in->tqh_first; h; h = h->next.tqe_next) {
 		if (p->mask_host && strcasecmp(h->key, "Host") == 0) {
 			evbuffer_add_printf(out, "Host: %s\r\n", p->mask_host);
@@ -303,7 +302,8 @@ static struct bufferevent *tls_over(struct proxy *p)
 		SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
 	SSL *ssl = ctx ? SSL_new(ctx) : NULL;
 	struct bufferevent *tls = ssl ? bufferevent_openssl_filter_new(p->base, p->up, ssl,
-		BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE) : NULL;
+						BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE)
+				      : NULL;
 	if (!tls) {
 		SSL_free(ssl);
 		return NULL;
@@ -330,8 +330,8 @@ static void on_up_event(struct bufferevent *bev, short what, void *arg)
 	}
 	if (what & BEV_EVENT_CONNECTED) {
 		/* Only the path is logged, as for every request. */
-		fprintf(stderr, "envd %s %s -> port %ld\n", request_method_name(p->req),
-			request_path(p->req), p->port);
+		fprintf(stderr, "envd %s %s -> port %ld\n", request_method_name(p->req), request_path(p->req),
+			p->port);
 		take_over_client(p);
 		return;
 	}
@@ -384,8 +384,7 @@ static char *mask_host(const char *mask, long port)
 	return out;
 }
 
-int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
-	long port)
+int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb, long port)
 {
 	int fd = runtime_socket(sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct proxy *p = fd >= 0 ? calloc(1, sizeof *p) : NULL;

@@ -27,8 +27,7 @@
 
 /* Starts forwarding; the answer comes later. Returns the status sent, or
  * ENVD_STATUS_PENDING (the request is logged once the port answers). */
-int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
-	long port);
+int port_proxy_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb, long port);
 
 /* Ends every proxied exchange; called before the envd listener is freed. */
 void port_proxy_shutdown(void);

@@ -27,8 +27,8 @@
 #include <string.h>
 
 enum envd_auth {
-	ENVD_AUTH_NONE,  /* envd exempts /health (and /files, which checks a signature) */
-	ENVD_AUTH_TOKEN  /* X-Access-Token must equal the sandbox's envdAccessToken */
+	ENVD_AUTH_NONE, /* envd exempts /health (and /files, which checks a signature) */
+	ENVD_AUTH_TOKEN /* X-Access-Token must equal the sandbox's envdAccessToken */
 };
 
 struct envd_route {
@@ -63,7 +63,8 @@ static const struct envd_route routes[] = {
 	{"/filesystem.Filesystem/Remove", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_rpc_remove},
 	{"/filesystem.Filesystem/WatchDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_watch_dir},
 	{"/filesystem.Filesystem/CreateWatcher", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_create},
-	{"/filesystem.Filesystem/GetWatcherEvents", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_get_events},
+	{"/filesystem.Filesystem/GetWatcherEvents", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN,
+		fs_watch_rpc_get_events},
 	{"/filesystem.Filesystem/RemoveWatcher", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_remove},
 };
 
@@ -93,15 +94,16 @@ static bool traffic_token_ok(const struct http_head *h, const struct sandbox *sb
 
 static int reply_bad_traffic_token(struct evhttp_request *req, const char *id)
 {
-	const char *got = evhttp_find_header(evhttp_request_get_input_headers(req),
-		ENVD_TRAFFIC_TOKEN_HEADER);
+	const char *got =
+		evhttp_find_header(evhttp_request_get_input_headers(req), ENVD_TRAFFIC_TOKEN_HEADER);
 	cJSON *body = cJSON_CreateObject();
 	if (body) {
 		cJSON_AddStringToObject(body, "sandboxId", id);
-		cJSON_AddStringToObject(body, "message", got && *got
-			? "Sandbox is secured with traffic access token. Provided token is invalid."
-			: "Sandbox is secured with traffic access token. Token header '"
-			  ENVD_TRAFFIC_TOKEN_HEADER "' is missing");
+		cJSON_AddStringToObject(body, "message",
+			got && *got
+				? "Sandbox is secured with traffic access token. Provided token is invalid."
+				: "Sandbox is secured with traffic access token. Token header '" ENVD_TRAFFIC_TOKEN_HEADER
+				  "' is missing");
 		cJSON_AddNumberToObject(body, "code", 403);
 	}
 	return reply_json(req, 403, body);
@@ -142,25 +144,25 @@ static bool header_routed(const char *name)
 {
 	unsigned char addr[16];
 	return !*name || strcmp(name, "localhost") == 0 || inet_pton(AF_INET, name, addr) == 1 ||
-	       inet_pton(AF_INET6, name, addr) == 1 || (strncmp(name, "sandbox.", 8) == 0 && name[8]);
+		inet_pton(AF_INET6, name, addr) == 1 || (strncmp(name, "sandbox.", 8) == 0 && name[8]);
 }
 
 /* Where a request goes, worked out from its head alone: the same answer
  * before its body is read (the gate's verdict) and once it is dispatched. */
 enum envd_failure {
 	ENVD_OK,
-	ENVD_BAD_ROUTING,   /* 400 with message */
-	ENVD_BAD_SIGNATURE, /* 401: a signed URL that names no sandbox matches none */
-	ENVD_NO_SANDBOX,    /* 502: unknown or paused */
-	ENVD_NO_PATH,       /* 404 */
-	ENVD_BAD_METHOD,    /* 405 */
-	ENVD_NO_TOKEN,      /* 401 */
+	ENVD_BAD_ROUTING,     /* 400 with message */
+	ENVD_BAD_SIGNATURE,   /* 401: a signed URL that names no sandbox matches none */
+	ENVD_NO_SANDBOX,      /* 502: unknown or paused */
+	ENVD_NO_PATH,         /* 404 */
+	ENVD_BAD_METHOD,      /* 405 */
+	ENVD_NO_TOKEN,        /* 401 */
 	ENVD_NO_TRAFFIC_TOKEN /* 403: another port without the traffic token */
 };
 
 struct envd_target {
 	enum envd_failure failure;
-	const char *message;  /* ENVD_BAD_ROUTING */
+	const char *message; /* ENVD_BAD_ROUTING */
 	char id[128];
 	struct sandbox *sb;
 	long port;
@@ -211,7 +213,7 @@ static bool signed_files_url(const struct http_head *h)
 	host_name(http_head_find(h, "Host"), name, sizeof name);
 	const char *q = http_head_query(h);
 	return header_routed(name) && !http_head_find(h, "E2b-Sandbox-Id") &&
-	       strcmp(http_head_path(h), "/files") == 0 && q && strstr(q, "signature=");
+		strcmp(http_head_path(h), "/files") == 0 && q && strstr(q, "signature=");
 }
 
 /* envd's route and token check for a running sandbox's port 49983. */
@@ -224,7 +226,7 @@ static enum envd_failure find_route(const struct http_head *h, struct envd_targe
 			continue;
 		path_known = true;
 		if (routes[i].method == h->method ||
-		    (routes[i].method == EVHTTP_REQ_GET && h->method == EVHTTP_REQ_HEAD))
+			(routes[i].method == EVHTTP_REQ_GET && h->method == EVHTTP_REQ_HEAD))
 			t->route = &routes[i];
 	}
 	if (!t->route)
@@ -244,8 +246,8 @@ static bool files_allowed(const struct envd_target *t, const struct http_head *h
 	if (query_parse(http_head_query(h), &q) != 0)
 		return false;
 	char why[128];
-	bool ok = files_auth_check(t->sb, h, &q, h->method == EVHTTP_REQ_POST ? "write" : "read",
-		why, sizeof why) == 0;
+	bool ok = files_auth_check(t->sb, h, &q, h->method == EVHTTP_REQ_POST ? "write" : "read", why,
+			  sizeof why) == 0;
 	query_free(&q);
 	return ok;
 }
@@ -297,10 +299,14 @@ static void resolve(struct envd_ctx *ctx, const struct http_head *h, const char 
 static int reply_failure(struct evhttp_request *req, const struct envd_target *t)
 {
 	switch (t->failure) {
-	case ENVD_BAD_ROUTING: return reply_error(req, 400, t->message);
-	case ENVD_BAD_SIGNATURE: return reply_error(req, 401, "invalid signature");
-	case ENVD_NO_SANDBOX: return reply_sandbox_not_found(req, t->id);
-	case ENVD_NO_TRAFFIC_TOKEN: return reply_bad_traffic_token(req, t->id);
+	case ENVD_BAD_ROUTING:
+		return reply_error(req, 400, t->message);
+	case ENVD_BAD_SIGNATURE:
+		return reply_error(req, 401, "invalid signature");
+	case ENVD_NO_SANDBOX:
+		return reply_sandbox_not_found(req, t->id);
+	case ENVD_NO_TRAFFIC_TOKEN:
+		return reply_bad_traffic_token(req, t->id);
 	case ENVD_BAD_METHOD:
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
 			strcmp(request_path(req), "/health") == 0 ? "GET, HEAD" : "POST");
@@ -308,10 +314,10 @@ static int reply_failure(struct evhttp_request *req, const struct envd_target *t
 	case ENVD_NO_TOKEN:
 		return reply_error(req, 401,
 			"unauthorized access, please provide a valid access token or method signing if supported");
-	default: return reply_error(req, 404, "Not found");
+	default:
+		return reply_error(req, 404, "Not found");
 	}
 }
-
 
 static void verdict(struct envd_ctx *ctx, const struct http_head *h, struct http_verdict *v,
 	const char *fixed_id)
@@ -331,7 +337,8 @@ static void verdict(struct envd_ctx *ctx, const struct http_head *h, struct http
 		if (!files_allowed(&t, h))
 			v->kind = HTTP_VERDICT_REFUSE;
 		else if (t.route->handler == files_post)
-			*v = (struct http_verdict){.kind = HTTP_VERDICT_STREAM, .max_body = ctx->max_upload_bytes};
+			*v = (struct http_verdict){.kind = HTTP_VERDICT_STREAM,
+				.max_body = ctx->max_upload_bytes};
 		snprintf(v->sandbox, sizeof v->sandbox, "%s", t.sb->id);
 	}
 }
@@ -341,8 +348,8 @@ void envd_verdict(const struct http_head *head, struct http_verdict *v, void *ar
 	verdict(arg, head, v, NULL);
 }
 
-void envd_verdict_sandbox(struct envd_ctx *ctx, const struct http_head *head,
-	struct http_verdict *v, const char *id)
+void envd_verdict_sandbox(struct envd_ctx *ctx, const struct http_head *head, struct http_verdict *v,
+	const char *id)
 {
 	verdict(ctx, head, v, id);
 }

@@ -37,7 +37,7 @@ struct envd_ctx {
 	struct registry *reg;
 	void *process_manager; /* struct proc_manager (process_manager.h) */
 	struct event_base *base;
-	void *watchers;        /* struct fs_watchers (fs_watch.h) */
+	void *watchers;            /* struct fs_watchers (fs_watch.h) */
 	uint64_t max_upload_bytes; /* one POST /files body, inflated or not (--max-upload-mb) */
 	long proxy_idle_timeout_s; /* a proxied connection silent both ways (--proxy-idle-timeout) */
 	/* A request reached a paused sandbox: resume it if its lifecycle says
@@ -61,7 +61,7 @@ void envd_verdict(const struct http_head *head, struct http_verdict *v, void *ar
 /* The same for a listener that serves one sandbox's envd (envd_listener.h):
  * every request goes to sandbox id, whatever its headers say. */
 void envd_dispatch_sandbox(struct envd_ctx *ctx, struct evhttp_request *req, const char *id);
-void envd_verdict_sandbox(struct envd_ctx *ctx, const struct http_head *head,
-	struct http_verdict *v, const char *id);
+void envd_verdict_sandbox(struct envd_ctx *ctx, const struct http_head *head, struct http_verdict *v,
+	const char *id);
 
 #endif

@@ -16,17 +16,18 @@ struct body_error {
 	char message[200];
 };
 
-enum body_need { BODY_REQUIRED, BODY_OPTIONAL };
+enum body_need {
+	BODY_REQUIRED,
+	BODY_OPTIONAL
+};
 
 /* The body as a JSON object. An empty body is {} when optional and a 400
  * when required. Non-JSON, trailing garbage, a non-object or a string with
  * \u0000 anywhere (cJSON would cut it at the NUL) is a 400.
  * NULL on failure with err filled; the caller deletes the result. */
-struct cJSON *body_parse_object(struct evhttp_request *req, enum body_need need,
-	struct body_error *err);
+struct cJSON *body_parse_object(struct evhttp_request *req, enum body_need need, struct body_error *err);
 
 /* Fills err with a 400 and "Error when parsing request: <message>". */
-void body_error_set(struct body_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void body_error_set(struct body_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -98,8 +98,8 @@ int connect_check_request(struct evhttp_request *req, enum connect_kind kind)
 		return reply_connect_json_error(req, 415, CONNECT_UNIMPLEMENTED, message);
 	}
 	if (kind == CONNECT_UNARY) {
-		const char *enc = evhttp_find_header(evhttp_request_get_input_headers(req),
-			"Content-Encoding");
+		const char *enc =
+			evhttp_find_header(evhttp_request_get_input_headers(req), "Content-Encoding");
 		if (enc && *enc && strcasecmp(enc, "identity") != 0)
 			return reply_connect_json_error(req, 501, CONNECT_UNIMPLEMENTED,
 				"request compression is not supported");
@@ -185,15 +185,13 @@ int connect_reply_unary(struct evhttp_request *req, cJSON *msg)
 
 int connect_reply_unary_error(struct evhttp_request *req, const struct connect_error *err)
 {
-	return reply_connect_json_error(req, connect_code_http_status(err->code), err->code,
-		err->message);
+	return reply_connect_json_error(req, connect_code_http_status(err->code), err->code, err->message);
 }
 
 void connect_stream_headers(struct evhttp_request *req)
 {
 	reply_add_cors(req);
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-		"application/connect+json");
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/connect+json");
 }
 
 int connect_envelope_add(struct evbuffer *buf, uint8_t flags, const char *json, size_t len)
@@ -223,7 +221,7 @@ int connect_end_stream_add(struct evbuffer *buf, const struct connect_error *err
 	cJSON *e = root ? cJSON_AddObjectToObject(root, "error") : NULL;
 	int rc = -1;
 	if (e && cJSON_AddStringToObject(e, "code", connect_code_name(err->code)) &&
-	    cJSON_AddStringToObject(e, "message", err->message))
+		cJSON_AddStringToObject(e, "message", err->message))
 		rc = connect_envelope_add_json(buf, CONNECT_FLAG_END_STREAM, root);
 	cJSON_Delete(root);
 	return rc;

@@ -50,7 +50,10 @@ void connect_error_set(struct connect_error *err, enum connect_code code, const 
 const char *connect_code_name(enum connect_code code);
 int connect_code_http_status(enum connect_code code);
 
-enum connect_kind { CONNECT_UNARY, CONNECT_SERVER_STREAM };
+enum connect_kind {
+	CONNECT_UNARY,
+	CONNECT_SERVER_STREAM
+};
 
 /* Checks that the request's Content-Type (and encoding) is the JSON codec of
  * the method's kind. Returns 0 when it is; otherwise it has answered (415 for

@@ -37,7 +37,8 @@ static size_t default_max(void)
 	size_t max = HTTP_CONNS_DEFAULT_MAX;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
 		size_t budget = rl.rlim_cur > HTTP_CONNS_FD_RESERVE + 8
-			? (size_t)rl.rlim_cur - HTTP_CONNS_FD_RESERVE : 8;
+			? (size_t)rl.rlim_cur - HTTP_CONNS_FD_RESERVE
+			: 8;
 		if (budget < max)
 			max = budget;
 	}
@@ -123,12 +124,15 @@ static void conn_verdict(const struct http_head *head, struct http_verdict *v, v
 		v->kind = HTTP_VERDICT_REFUSE; /* a body is then read and dropped, never kept */
 		v->status = 429;
 		if (n >= e->tracker->per_sandbox)
-			snprintf(v->message, sizeof v->message, "too many requests in progress for sandbox "
-				"%.64s (at most %zu)", v->sandbox, e->tracker->per_sandbox);
+			snprintf(v->message, sizeof v->message,
+				"too many requests in progress for sandbox "
+				"%.64s (at most %zu)",
+				v->sandbox, e->tracker->per_sandbox);
 		else
-			snprintf(v->message, sizeof v->message, "too many request bodies being received for "
-				"sandbox %.64s (%" PRIu64 " bytes; at most %d MiB)", v->sandbox, receiving,
-				HTTP_CONNS_BODY_BYTES_PER_SANDBOX >> 20);
+			snprintf(v->message, sizeof v->message,
+				"too many request bodies being received for "
+				"sandbox %.64s (%" PRIu64 " bytes; at most %d MiB)",
+				v->sandbox, receiving, HTTP_CONNS_BODY_BYTES_PER_SANDBOX >> 20);
 		return;
 	}
 	snprintf(e->sandbox, sizeof e->sandbox, "%s", v->sandbox);
@@ -203,8 +207,7 @@ static struct bufferevent *on_new_connection(struct event_base *base, void *arg)
 		c->envd_count++;
 	event_active(c->adopt, EV_TIMEOUT, 1);
 	/* The control plane may use every connection; envd all but the reserve. */
-	bool full = s->pool == HTTP_POOL_ENVD ? c->envd_count >= c->max - c->api_reserve
-					      : c->count >= c->max;
+	bool full = s->pool == HTTP_POOL_ENVD ? c->envd_count >= c->max - c->api_reserve : c->count >= c->max;
 	if (full && !http_conns_list_close_oldest_idle(c, s->pool == HTTP_POOL_ENVD ? HTTP_POOL_ENVD : -1))
 		pause_accepting(c, s->pool); /* every connection is busy */
 	return bev;
@@ -221,9 +224,10 @@ static void on_accept_error(struct evconnlistener *listener, void *arg)
 	/* One line per episode: a flood would otherwise write one per attempt. */
 	int64_t now = clock_now_ms();
 	if (c->accept_logged_ms == 0 || now - c->accept_logged_ms >= ACCEPT_LOG_INTERVAL_MS) {
-		fprintf(stderr, "e2b-local-backend: accept: %s (%lu more not logged); closing idle "
-			"connections or pausing; next report in %d s at the earliest\n", strerror(err),
-			c->accept_unlogged, ACCEPT_LOG_INTERVAL_MS / 1000);
+		fprintf(stderr,
+			"e2b-local-backend: accept: %s (%lu more not logged); closing idle "
+			"connections or pausing; next report in %d s at the earliest\n",
+			strerror(err), c->accept_unlogged, ACCEPT_LOG_INTERVAL_MS / 1000);
 		c->accept_logged_ms = now;
 		c->accept_unlogged = 0;
 	} else {
@@ -294,14 +298,18 @@ size_t http_conns_api_reserve(const struct http_conns *c)
 	return c->api_reserve;
 }
 
-int http_conns_attach(struct http_conns *c, struct evhttp *http, enum http_pool pool,
-	http_verdict_fn verdict, void *arg)
+int http_conns_attach(struct http_conns *c, struct evhttp *http, enum http_pool pool, http_verdict_fn verdict,
+	void *arg)
 {
 	struct http_conns_server *s = calloc(1, sizeof *s);
 	if (!s)
 		return -1;
-	*s = (struct http_conns_server){.next = c->servers, .tracker = c, .http = http, .pool = pool,
-		.verdict = verdict, .verdict_arg = arg};
+	*s = (struct http_conns_server){.next = c->servers,
+		.tracker = c,
+		.http = http,
+		.pool = pool,
+		.verdict = verdict,
+		.verdict_arg = arg};
 	c->servers = s;
 	evhttp_set_bevcb(http, on_new_connection, s);
 	return 0;
@@ -320,8 +328,7 @@ void http_conns_detach(struct http_conns *c, struct evhttp *http)
 	}
 }
 
-void http_conns_watch_listener(struct http_conns *c, struct evconnlistener *listener,
-	enum http_pool pool)
+void http_conns_watch_listener(struct http_conns *c, struct evconnlistener *listener, enum http_pool pool)
 {
 	evconnlistener_set_error_cb(listener, on_accept_error);
 	if (c->listener_count == c->listener_cap) {
@@ -418,8 +425,8 @@ void http_conns_close_sandbox(struct http_conns *c, const char *id)
 	}
 }
 
-void http_conn_set_closecb(struct evhttp_connection *evcon,
-	void (*cb)(struct evhttp_connection *, void *), void *arg)
+void http_conn_set_closecb(struct evhttp_connection *evcon, void (*cb)(struct evhttp_connection *, void *),
+	void *arg)
 {
 	struct http_conns *c = tracker;
 	if (c)

@@ -44,12 +44,15 @@ struct evconnlistener;
 #define HTTP_CONNS_BODY_BYTES_PER_SANDBOX (16 * 1024 * 1024)
 
 /* Which share of the cap a listener's connections use. */
-enum http_pool { HTTP_POOL_API, HTTP_POOL_ENVD };
+enum http_pool {
+	HTTP_POOL_API,
+	HTTP_POOL_ENVD
+};
 
 struct http_conns_limits {
 	size_t max_connections; /* 0: the default, bounded by the descriptor limit */
 	long request_timeout_s;
-	size_t per_sandbox;     /* requests in progress for one sandbox; 0: the default */
+	size_t per_sandbox; /* requests in progress for one sandbox; 0: the default */
 };
 
 struct http_conns;
@@ -93,8 +96,8 @@ void http_conns_close_sandbox(struct http_conns *conns, const char *id);
 
 /* evhttp_connection_set_closecb for code that needs to know when a client
  * goes away; the tracker keeps its own callback. cb NULL removes it. */
-void http_conn_set_closecb(struct evhttp_connection *evcon,
-	void (*cb)(struct evhttp_connection *, void *), void *arg);
+void http_conn_set_closecb(struct evhttp_connection *evcon, void (*cb)(struct evhttp_connection *, void *),
+	void *arg);
 
 /* For a close callback set with http_conn_set_closecb: after a network
  * failure evhttp has let go of req and it is ours to free; when the whole

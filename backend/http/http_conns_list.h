@@ -39,8 +39,8 @@ struct http_conn {
 	struct http_gate *gate;
 	struct event *deadline; /* armed while no request is in progress */
 	bool busy;
-	bool counted;           /* a request for sandbox[] is in progress */
-	uint64_t body_bytes;    /* ...whose body (READ) is being received: at most this much */
+	bool counted;        /* a request for sandbox[] is in progress */
+	uint64_t body_bytes; /* ...whose body (READ) is being received: at most this much */
 	bool ends_itself;
 	char sandbox[64];
 	void (*user_cb)(struct evhttp_connection *, void *);

@@ -13,8 +13,8 @@ static const cJSON *member(const cJSON *obj, const char *name)
 	return item && !cJSON_IsNull(item) ? item : NULL;
 }
 
-enum field_result field_int(const cJSON *obj, const char *name, int64_t min, int64_t max,
-	int64_t *out, struct body_error *err)
+enum field_result field_int(const cJSON *obj, const char *name, int64_t min, int64_t max, int64_t *out,
+	struct body_error *err)
 {
 	const cJSON *item = member(obj, name);
 	if (!item)
@@ -51,8 +51,7 @@ enum field_result field_bool(const cJSON *obj, const char *name, bool *out, stru
 	return FIELD_OK;
 }
 
-enum field_result field_string(const cJSON *obj, const char *name, const char **out,
-	struct body_error *err)
+enum field_result field_string(const cJSON *obj, const char *name, const char **out, struct body_error *err)
 {
 	const cJSON *item = member(obj, name);
 	if (!item)
@@ -65,8 +64,8 @@ enum field_result field_string(const cJSON *obj, const char *name, const char **
 	return FIELD_OK;
 }
 
-enum field_result field_string_map(const cJSON *obj, const char *name,
-	const struct map_limits *limits, const cJSON **out, struct body_error *err)
+enum field_result field_string_map(const cJSON *obj, const char *name, const struct map_limits *limits,
+	const cJSON **out, struct body_error *err)
 {
 	const cJSON *item = member(obj, name);
 	if (!item)

@@ -15,14 +15,13 @@ struct cJSON;
 enum field_result {
 	FIELD_ABSENT, /* missing or JSON null (Go decodes null as "not set") */
 	FIELD_OK,
-	FIELD_BAD     /* err filled */
+	FIELD_BAD /* err filled */
 };
 
 /* An integer within [min, max]; fractions and other types are rejected. */
-enum field_result field_int(const struct cJSON *obj, const char *name, int64_t min, int64_t max,
-	int64_t *out, struct body_error *err);
-enum field_result field_bool(const struct cJSON *obj, const char *name, bool *out,
+enum field_result field_int(const struct cJSON *obj, const char *name, int64_t min, int64_t max, int64_t *out,
 	struct body_error *err);
+enum field_result field_bool(const struct cJSON *obj, const char *name, bool *out, struct body_error *err);
 enum field_result field_string(const struct cJSON *obj, const char *name, const char **out,
 	struct body_error *err);
 /* How large a string map may be; sizes are in bytes of UTF-8. */
@@ -35,7 +34,7 @@ struct map_limits {
 
 /* An object whose values are all strings (metadata, envVars), within the
  * limits: a 400 naming the field and the limit otherwise. */
-enum field_result field_string_map(const struct cJSON *obj, const char *name,
-	const struct map_limits *limits, const struct cJSON **out, struct body_error *err);
+enum field_result field_string_map(const struct cJSON *obj, const char *name, const struct map_limits *limits,
+	const struct cJSON **out, struct body_error *err);
 
 #endif

@@ -4,10 +4,15 @@
 #include <event2/buffer.h>
 #include <string.h>
 
-#define LINE_MAX_BYTES 1024        /* a chunk-size line (with extensions) */
+#define LINE_MAX_BYTES 1024 /* a chunk-size line (with extensions) */
 #define TRAILER_MAX_BYTES (8 * 1024)
 
-enum { CHUNK_SIZE, CHUNK_DATA, CHUNK_DATA_END, CHUNK_TRAILER };
+enum {
+	CHUNK_SIZE,
+	CHUNK_DATA,
+	CHUNK_DATA_END,
+	CHUNK_TRAILER
+};
 
 void http_framing_init(struct http_framing *f, enum http_framing_kind kind, uint64_t length)
 {
@@ -35,8 +40,7 @@ static void pass_framing(struct evbuffer *src, struct evbuffer *out, size_t n, b
 }
 
 /* Body bytes: at most left, max and what src holds. */
-static size_t pass_body(struct http_framing *f, struct evbuffer *src, struct evbuffer *out,
-	size_t *max)
+static size_t pass_body(struct http_framing *f, struct evbuffer *src, struct evbuffer *out, size_t *max)
 {
 	size_t n = evbuffer_get_length(src);
 	if ((uint64_t)n > f->left)
@@ -96,8 +100,8 @@ static int parse_chunk_size(const char *line, uint64_t *out)
 	return 0;
 }
 
-static int take_chunked(struct http_framing *f, struct evbuffer *src, struct evbuffer *out,
-	size_t max, bool raw)
+static int take_chunked(struct http_framing *f, struct evbuffer *src, struct evbuffer *out, size_t max,
+	bool raw)
 {
 	char line[LINE_MAX_BYTES];
 	size_t total;
@@ -153,8 +157,8 @@ static int take_chunked(struct http_framing *f, struct evbuffer *src, struct evb
 	return 0;
 }
 
-int http_framing_take(struct http_framing *f, struct evbuffer *src, struct evbuffer *out,
-	size_t max, bool raw)
+int http_framing_take(struct http_framing *f, struct evbuffer *src, struct evbuffer *out, size_t max,
+	bool raw)
 {
 	if (f->failed)
 		return -1;

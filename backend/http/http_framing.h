@@ -13,20 +13,20 @@
 struct evbuffer;
 
 enum http_framing_kind {
-	HTTP_FRAMING_NONE,    /* no body */
-	HTTP_FRAMING_LENGTH,  /* Content-Length */
-	HTTP_FRAMING_CHUNKED  /* Transfer-Encoding: chunked */
+	HTTP_FRAMING_NONE,   /* no body */
+	HTTP_FRAMING_LENGTH, /* Content-Length */
+	HTTP_FRAMING_CHUNKED /* Transfer-Encoding: chunked */
 };
 
 struct http_framing {
 	enum http_framing_kind kind;
-	uint64_t length;   /* LENGTH: the whole body */
-	uint64_t left;     /* bytes left of the body (LENGTH) or of this chunk */
-	uint64_t decoded;  /* body bytes taken so far */
-	int state;         /* chunked: which part comes next */
+	uint64_t length;  /* LENGTH: the whole body */
+	uint64_t left;    /* bytes left of the body (LENGTH) or of this chunk */
+	uint64_t decoded; /* body bytes taken so far */
+	int state;        /* chunked: which part comes next */
 	size_t trailer_bytes;
-	bool done;         /* the body is complete */
-	bool failed;       /* malformed chunked framing */
+	bool done;   /* the body is complete */
+	bool failed; /* malformed chunked framing */
 };
 
 void http_framing_init(struct http_framing *f, enum http_framing_kind kind, uint64_t length);
@@ -37,7 +37,7 @@ void http_framing_init(struct http_framing *f, enum http_framing_kind kind, uint
  * sent; otherwise out gets the body alone. Stops at the end of the body,
  * leaving whatever follows in src. Returns 0, or -1 once the framing is
  * malformed (f->failed). */
-int http_framing_take(struct http_framing *f, struct evbuffer *src, struct evbuffer *out,
-	size_t max, bool raw);
+int http_framing_take(struct http_framing *f, struct evbuffer *src, struct evbuffer *out, size_t max,
+	bool raw);
 
 #endif

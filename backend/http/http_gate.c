@@ -11,35 +11,35 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 
-#define PARK_BYTES (16 * 1024)          /* unread input before the socket is left alone */
-#define BODY_HOLD (256 * 1024)          /* raw body bytes read ahead of decoding */
-#define STREAM_HIGH (512 * 1024)        /* decoded bytes a STREAM handler has not taken */
-#define RAW_HOLD (1024 * 1024)          /* bytes a RAW handler gets when it takes over */
-#define DROP_MAX (4 * 1024 * 1024)      /* a refused body is read and dropped up to this */
-#define ROUNDS_PER_TURN 64              /* steps of one loop turn before yielding */
+#define PARK_BYTES (16 * 1024)     /* unread input before the socket is left alone */
+#define BODY_HOLD (256 * 1024)     /* raw body bytes read ahead of decoding */
+#define STREAM_HIGH (512 * 1024)   /* decoded bytes a STREAM handler has not taken */
+#define RAW_HOLD (1024 * 1024)     /* bytes a RAW handler gets when it takes over */
+#define DROP_MAX (4 * 1024 * 1024) /* a refused body is read and dropped up to this */
+#define ROUNDS_PER_TURN 64         /* steps of one loop turn before yielding */
 
 enum gate_mode {
-	GATE_HEAD,     /* waiting for the next head */
-	GATE_BODY,     /* READ: collecting the body */
-	GATE_STREAM,   /* STREAM: the handler takes the body */
-	GATE_RAW,      /* RAW: holding bytes for the handler to take over */
-	GATE_WAIT,     /* evhttp has the request: hold what follows */
-	GATE_DROP,     /* a refused body: read and dropped */
-	GATE_BROKEN,   /* framing lost: everything dropped (up to DROP_MAX) */
-	GATE_OFF       /* taken over */
+	GATE_HEAD,   /* waiting for the next head */
+	GATE_BODY,   /* READ: collecting the body */
+	GATE_STREAM, /* STREAM: the handler takes the body */
+	GATE_RAW,    /* RAW: holding bytes for the handler to take over */
+	GATE_WAIT,   /* evhttp has the request: hold what follows */
+	GATE_DROP,   /* a refused body: read and dropped */
+	GATE_BROKEN, /* framing lost: everything dropped (up to DROP_MAX) */
+	GATE_OFF     /* taken over */
 };
 
 struct http_gate {
-	struct bufferevent *bev;        /* referenced until the gate is freed */
+	struct bufferevent *bev; /* referenced until the gate is freed */
 	struct http_gate_hooks hooks;
 	struct evbuffer_cb_entry *input_cb;
 	struct event *run_ev;
 	enum gate_mode mode;
-	bool awaiting_answer;           /* evhttp has a request of ours not yet answered */
+	bool awaiting_answer; /* evhttp has a request of ours not yet answered */
 	bool delivering, in_run, free_pending, close_wanted;
-	struct evbuffer *held;          /* read, not yet used */
-	struct evbuffer *body;          /* READ: the body so far; STREAM: not yet taken */
-	struct http_head_parsed head;   /* until evhttp has it */
+	struct evbuffer *held;        /* read, not yet used */
+	struct evbuffer *body;        /* READ: the body so far; STREAM: not yet taken */
+	struct http_head_parsed head; /* until evhttp has it */
 	struct http_framing framing;
 	bool upgrade;
 	struct http_verdict verdict;
@@ -55,9 +55,12 @@ static size_t hold_cap(const struct http_gate *g)
 	case GATE_BODY:
 	case GATE_STREAM:
 	case GATE_DROP:
-	case GATE_BROKEN: return BODY_HOLD;
-	case GATE_RAW: return RAW_HOLD;
-	default: return HTTP_HEAD_MAX_BYTES + 1024;
+	case GATE_BROKEN:
+		return BODY_HOLD;
+	case GATE_RAW:
+		return RAW_HOLD;
+	default:
+		return HTTP_HEAD_MAX_BYTES + 1024;
 	}
 }
 
@@ -222,7 +225,7 @@ static bool step_head(struct http_gate *g)
 		return true;
 	}
 	if ((kind == HTTP_VERDICT_READ || kind == HTTP_VERDICT_STREAM) &&
-	    g->framing.kind == HTTP_FRAMING_LENGTH && g->framing.length > g->verdict.max_body) {
+		g->framing.kind == HTTP_FRAMING_LENGTH && g->framing.length > g->verdict.max_body) {
 		too_large(g);
 		return true;
 	}
@@ -305,14 +308,18 @@ static bool step_drop(struct http_gate *g)
 
 static bool step(struct http_gate *g)
 {
-
 	switch (g->mode) {
-	case GATE_HEAD: return step_head(g);
-	case GATE_BODY: return step_body(g);
-	case GATE_STREAM: return step_stream(g);
+	case GATE_HEAD:
+		return step_head(g);
+	case GATE_BODY:
+		return step_body(g);
+	case GATE_STREAM:
+		return step_stream(g);
 	case GATE_DROP:
-	case GATE_BROKEN: return step_drop(g);
-	default: return false; /* RAW, WAIT, OFF: hold */
+	case GATE_BROKEN:
+		return step_drop(g);
+	default:
+		return false; /* RAW, WAIT, OFF: hold */
 	}
 }
 
@@ -365,7 +372,8 @@ struct http_gate *http_gate_new(struct event_base *base, struct bufferevent *bev
 	g->body = evbuffer_new();
 	g->run_ev = event_new(base, -1, 0, run, g);
 	g->input_cb = g->held && g->body && g->run_ev
-		? evbuffer_add_cb(bufferevent_get_input(bev), on_input, g) : NULL;
+		? evbuffer_add_cb(bufferevent_get_input(bev), on_input, g)
+		: NULL;
 	if (!g->input_cb) {
 		if (g->run_ev)
 			event_free(g->run_ev);

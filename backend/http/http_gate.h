@@ -38,14 +38,19 @@ struct bufferevent;
 struct event_base;
 struct evbuffer;
 
-enum http_verdict_kind { HTTP_VERDICT_READ, HTTP_VERDICT_STREAM, HTTP_VERDICT_RAW, HTTP_VERDICT_REFUSE };
+enum http_verdict_kind {
+	HTTP_VERDICT_READ,
+	HTTP_VERDICT_STREAM,
+	HTTP_VERDICT_RAW,
+	HTTP_VERDICT_REFUSE
+};
 
 struct http_verdict {
 	enum http_verdict_kind kind;
-	uint64_t max_body;  /* READ and STREAM: a longer body is refused with 413 */
-	int status;         /* REFUSE: 0 lets the router answer; else this status... */
-	char message[160];  /* ...and message */
-	char sandbox[64];   /* the sandbox the request is for ("" none): counted per sandbox */
+	uint64_t max_body; /* READ and STREAM: a longer body is refused with 413 */
+	int status;        /* REFUSE: 0 lets the router answer; else this status... */
+	char message[160]; /* ...and message */
+	char sandbox[64];  /* the sandbox the request is for ("" none): counted per sandbox */
 };
 
 /* A server's router: fills v for a head (v starts as READ of 1 MiB). */

@@ -60,9 +60,15 @@ static const struct {
 	const char *name;
 	enum evhttp_cmd_type type;
 } methods[] = {
-	{"GET", EVHTTP_REQ_GET}, {"POST", EVHTTP_REQ_POST}, {"HEAD", EVHTTP_REQ_HEAD},
-	{"PUT", EVHTTP_REQ_PUT}, {"DELETE", EVHTTP_REQ_DELETE}, {"OPTIONS", EVHTTP_REQ_OPTIONS},
-	{"TRACE", EVHTTP_REQ_TRACE}, {"CONNECT", EVHTTP_REQ_CONNECT}, {"PATCH", EVHTTP_REQ_PATCH},
+	{"GET", EVHTTP_REQ_GET},
+	{"POST", EVHTTP_REQ_POST},
+	{"HEAD", EVHTTP_REQ_HEAD},
+	{"PUT", EVHTTP_REQ_PUT},
+	{"DELETE", EVHTTP_REQ_DELETE},
+	{"OPTIONS", EVHTTP_REQ_OPTIONS},
+	{"TRACE", EVHTTP_REQ_TRACE},
+	{"CONNECT", EVHTTP_REQ_CONNECT},
+	{"PATCH", EVHTTP_REQ_PATCH},
 };
 
 /* "METHOD SP uri SP HTTP/1.x" as evhttp reads it (the URI may hold spaces). */
@@ -85,7 +91,7 @@ static int parse_request_line(char *line, struct http_head_parsed *h)
 	}
 	const char *v = last + 1;
 	if (!known || strncmp(v, "HTTP/", 5) != 0 || (v[5] != '0' && v[5] != '1') || v[6] != '.' ||
-	    v[7] < '0' || v[7] > '9' || v[8])
+		v[7] < '0' || v[7] > '9' || v[8])
 		return -1;
 	char *uri = strndup(sp + 1, (size_t)(last - sp - 1));
 	if (!uri)
@@ -101,7 +107,7 @@ static int parse_request_line(char *line, struct http_head_parsed *h)
 static bool is_tchar(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       (c && strchr("!#$%&'*+-.^_`|~", c));
+		(c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
 static int parse_header(char *line, struct evkeyvalq *headers)
@@ -229,7 +235,7 @@ int http_head_rebuild(const struct http_head_parsed *h, uint64_t body_len, struc
 	int rc = evbuffer_add_printf(out, "%s\r\n", h->line) < 0;
 	for (struct evkeyval *kv = h->headers.tqh_first; kv; kv = kv->next.tqe_next) {
 		if (strcasecmp(kv->key, "Content-Length") == 0 ||
-		    strcasecmp(kv->key, "Transfer-Encoding") == 0 || strcasecmp(kv->key, "Expect") == 0)
+			strcasecmp(kv->key, "Transfer-Encoding") == 0 || strcasecmp(kv->key, "Expect") == 0)
 			continue;
 		rc |= evbuffer_add_printf(out, "%s: %s\r\n", kv->key, kv->value) < 0;
 	}

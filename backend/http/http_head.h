@@ -39,12 +39,12 @@ const char *http_head_find(const struct http_head *h, const char *name);
 /* A head read from raw bytes. */
 struct http_head_parsed {
 	struct http_head view;
-	char *line;           /* the request line as sent */
+	char *line; /* the request line as sent */
 	struct evkeyvalq headers;
 	struct evhttp_uri *uri;
 	struct http_framing framing; /* of the body that follows */
-	bool upgrade;         /* Connection: upgrade with an Upgrade header */
-	bool expect_continue; /* Expect: 100-continue */
+	bool upgrade;                /* Connection: upgrade with an Upgrade header */
+	bool expect_continue;        /* Expect: 100-continue */
 };
 
 /* Where the head at the front of src ends (the bytes after its empty line),

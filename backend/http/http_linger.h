@@ -17,9 +17,9 @@
 struct event_base;
 struct http_linger;
 
-#define HTTP_LINGER_MAX 16                      /* sockets at once; taken from HTTP_CONNS_FD_RESERVE */
-#define HTTP_LINGER_MS 5000                     /* at most this long per socket */
-#define HTTP_LINGER_BYTES (64u * 1024 * 1024)   /* and at most this much dropped */
+#define HTTP_LINGER_MAX 16                    /* sockets at once; taken from HTTP_CONNS_FD_RESERVE */
+#define HTTP_LINGER_MS 5000                   /* at most this long per socket */
+#define HTTP_LINGER_BYTES (64u * 1024 * 1024) /* and at most this much dropped */
 
 struct http_linger *http_linger_new(struct event_base *base);
 /* Closes every lingering socket. */

@@ -17,7 +17,7 @@ struct evhttp_connection;
 struct evhttp_request;
 
 struct http_parked {
-	struct evhttp_request *req;       /* NULL once the client has gone */
+	struct evhttp_request *req; /* NULL once the client has gone */
 	struct evhttp_connection *evcon;
 };
 

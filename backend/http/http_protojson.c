@@ -20,8 +20,8 @@ const cJSON *protojson_member(const cJSON *obj, const char *json_name, const cha
 
 static enum protojson_result bad(struct connect_error *err, const char *type, const char *name)
 {
-	connect_error_set(err, CONNECT_INVALID_ARGUMENT,
-		"unmarshal message: invalid value for %s field %s", type, name);
+	connect_error_set(err, CONNECT_INVALID_ARGUMENT, "unmarshal message: invalid value for %s field %s",
+		type, name);
 	return PROTOJSON_BAD;
 }
 
@@ -73,8 +73,8 @@ enum protojson_result protojson_uint32(const cJSON *obj, const char *json_name, 
 	return PROTOJSON_OK;
 }
 
-enum protojson_result protojson_bool(const cJSON *obj, const char *json_name, const char *proto_name, bool *out,
-	struct connect_error *err)
+enum protojson_result protojson_bool(const cJSON *obj, const char *json_name, const char *proto_name,
+	bool *out, struct connect_error *err)
 {
 	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
@@ -138,7 +138,7 @@ enum protojson_result protojson_bytes(const cJSON *obj, const char *json_name, c
 	if (!item)
 		return PROTOJSON_ABSENT;
 	if (!cJSON_IsString(item) || !item->valuestring ||
-	    base64_decode(item->valuestring, strlen(item->valuestring), out, len) != 0)
+		base64_decode(item->valuestring, strlen(item->valuestring), out, len) != 0)
 		return bad(err, "bytes", json_name);
 	return PROTOJSON_OK;
 }

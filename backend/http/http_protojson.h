@@ -14,14 +14,17 @@
 struct cJSON;
 struct connect_error;
 
-enum protojson_result { PROTOJSON_ABSENT, PROTOJSON_OK, PROTOJSON_BAD };
+enum protojson_result {
+	PROTOJSON_ABSENT,
+	PROTOJSON_OK,
+	PROTOJSON_BAD
+};
 
 /* obj may be NULL (an unset message): every field is then absent. */
-const struct cJSON *protojson_member(const struct cJSON *obj, const char *json_name,
-	const char *proto_name);
+const struct cJSON *protojson_member(const struct cJSON *obj, const char *json_name, const char *proto_name);
 
-enum protojson_result protojson_message(const struct cJSON *obj, const char *json_name, const char *proto_name,
-	const struct cJSON **out, struct connect_error *err);
+enum protojson_result protojson_message(const struct cJSON *obj, const char *json_name,
+	const char *proto_name, const struct cJSON **out, struct connect_error *err);
 enum protojson_result protojson_uint32(const struct cJSON *obj, const char *json_name, const char *proto_name,
 	uint32_t *out, struct connect_error *err);
 enum protojson_result protojson_bool(const struct cJSON *obj, const char *json_name, const char *proto_name,

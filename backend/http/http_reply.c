@@ -103,8 +103,8 @@ int reply_empty(struct evhttp_request *req, int status)
 int reply_preflight(struct evhttp_request *req)
 {
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
-	const char *asked = evhttp_find_header(evhttp_request_get_input_headers(req),
-		"Access-Control-Request-Headers");
+	const char *asked =
+		evhttp_find_header(evhttp_request_get_input_headers(req), "Access-Control-Request-Headers");
 	evhttp_add_header(out, "Access-Control-Allow-Methods",
 		"GET, POST, PUT, PATCH, DELETE, OPTIONS, HEAD");
 	/* "*" does not cover Authorization in browsers, so echo what was asked

@@ -15,9 +15,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-struct evhttp *http_server_new(struct event_base *base, struct http_conns *conns,
-	enum http_pool pool, void (*dispatch)(struct evhttp_request *req, void *arg),
-	http_verdict_fn verdict, void *arg)
+struct evhttp *http_server_new(struct event_base *base, struct http_conns *conns, enum http_pool pool,
+	void (*dispatch)(struct evhttp_request *req, void *arg), http_verdict_fn verdict, void *arg)
 {
 	struct evhttp *http = evhttp_new(base);
 	if (!http)
@@ -29,9 +28,9 @@ struct evhttp *http_server_new(struct event_base *base, struct http_conns *conns
 	evhttp_set_max_headers_size(http, HTTP_MAX_HEADER_BYTES + 1024);
 	evhttp_set_timeout(http, HTTP_IDLE_TIMEOUT_S);
 	/* Let every method reach our router, which answers 405 in JSON. */
-	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-		EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
-		EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+	evhttp_set_allowed_methods(http,
+		EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+			EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
 	evhttp_set_gencb(http, dispatch, arg);
 	if (http_conns_attach(conns, http, pool, verdict, arg) != 0) {
 		evhttp_free(http);
@@ -74,8 +73,8 @@ static int listen_numeric(const char *host, uint16_t port)
 	if (fd < 0)
 		return -1;
 	if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one) != 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-	    bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 128) != 0) {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+		bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 128) != 0) {
 		int e = errno;
 		close(fd);
 		errno = e;
@@ -84,12 +83,13 @@ static int listen_numeric(const char *host, uint16_t port)
 	return fd;
 }
 
-int http_server_bind(struct evhttp *http, struct http_conns *conns, enum http_pool pool,
-	const char *host, uint16_t port, uint16_t *bound_port, struct evconnlistener **listener_out)
+int http_server_bind(struct evhttp *http, struct http_conns *conns, enum http_pool pool, const char *host,
+	uint16_t port, uint16_t *bound_port, struct evconnlistener **listener_out)
 {
 	int made = listen_numeric(host, port);
 	struct evhttp_bound_socket *handle = made == -2 ? evhttp_bind_socket_with_handle(http, host, port)
-		: made >= 0 ? evhttp_accept_socket_with_handle(http, made) : NULL;
+		: made >= 0                             ? evhttp_accept_socket_with_handle(http, made)
+							: NULL;
 	if (made >= 0 && !handle)
 		close(made);
 	if (!handle) {

@@ -23,7 +23,7 @@ static struct {
 	bool no_docker_hub;
 	uint64_t max_bytes;
 	struct images_pull *running;
-	bool stopping;           /* images_cancel_all: pulls end with "the backend stopped" */
+	bool stopping; /* images_cancel_all: pulls end with "the backend stopped" */
 } g;
 
 int images_init(struct event_base *base, const struct images_options *opt)
@@ -89,7 +89,8 @@ static void pulled(void *ctx, const char *error)
 		/* Collected meanwhile is possible (another template's last user
 		 * deleted while this pull found the layer in the store). */
 		if (!store_layer_adopt(cJSON_GetStringValue(id))) {
-			snprintf(why, sizeof why, "layer %.80s of '%.200s' is not in the store any more; build again",
+			snprintf(why, sizeof why,
+				"layer %.80s of '%.200s' is not in the store any more; build again",
 				cJSON_GetStringValue(id) ? id->valuestring : "?", p->shown);
 			cJSON_Delete(result);
 			result = NULL;
@@ -130,8 +131,10 @@ static int hosts(struct images_pull *p, char *why, size_t len)
 	if (!g.no_docker_hub)
 		snprintf(p->hosts[p->host_count++], sizeof p->hosts[0], "%s", IMAGES_DOCKER_HUB);
 	if (p->host_count == 0) {
-		snprintf(why, len, "'%.200s' is a Docker Hub image and this backend pulls none from Docker Hub "
-			"(--no-docker-hub) and has no --registry-mirror", p->shown);
+		snprintf(why, len,
+			"'%.200s' is a Docker Hub image and this backend pulls none from Docker Hub "
+			"(--no-docker-hub) and has no --registry-mirror",
+			p->shown);
 		return -1;
 	}
 	return 0;
@@ -159,7 +162,7 @@ struct images_pull *images_pull_start(const struct images_pull_spec *spec, image
 	g.running = p;
 	bool creds = spec->username && spec->password;
 	if ((creds && (!(p->username = strdup(spec->username)) || !(p->password = strdup(spec->password)))) ||
-	    !(p->scratch = store_scratch_new())) {
+		!(p->scratch = store_scratch_new())) {
 		snprintf(why, len, "cannot start the pull: %s", strerror(errno));
 		pull_free(p);
 		return NULL;

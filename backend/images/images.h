@@ -27,8 +27,8 @@ struct event_base;
 struct images_options {
 	const char *mirrors[IMAGES_MAX_MIRRORS]; /* --registry-mirror URLs, in order */
 	size_t mirror_count;
-	bool no_docker_hub;      /* Docker Hub names go to the mirrors only */
-	long max_image_mb;       /* an image's download, and its layers unpacked */
+	bool no_docker_hub; /* Docker Hub names go to the mirrors only */
+	long max_image_mb;  /* an image's download, and its layers unpacked */
 };
 
 /* Keeps a copy of the options. 0, or -1 for a mirror that is no URL
@@ -37,11 +37,11 @@ int images_init(struct event_base *base, const struct images_options *opt);
 void images_shutdown(void);
 
 struct images_pull_spec {
-	const char *ref;        /* as fromImage gives it */
-	const char *username;   /* NULL: anonymous */
-	const char *password;   /* never logged, recorded or repeated in an error */
-	const char *origin;     /* layer.json's origin of the layers made */
-	int max_layers;         /* more layers than this fail the pull */
+	const char *ref;      /* as fromImage gives it */
+	const char *username; /* NULL: anonymous */
+	const char *password; /* never logged, recorded or repeated in an error */
+	const char *origin;   /* layer.json's origin of the layers made */
+	int max_layers;       /* more layers than this fail the pull */
 };
 
 /* What a pull gives a build: valid during the done call only. */

@@ -10,9 +10,8 @@
 
 const char *images_config_host_arch(void)
 {
-	static const char *const names[][2] = {{"x86_64", "amd64"}, {"aarch64", "arm64"},
-		{"i686", "386"}, {"armv7l", "arm"}, {"ppc64le", "ppc64le"}, {"s390x", "s390x"},
-		{"riscv64", "riscv64"}};
+	static const char *const names[][2] = {{"x86_64", "amd64"}, {"aarch64", "arm64"}, {"i686", "386"},
+		{"armv7l", "arm"}, {"ppc64le", "ppc64le"}, {"s390x", "s390x"}, {"riscv64", "riscv64"}};
 	struct utsname u;
 	if (uname(&u) != 0)
 		return "amd64";
@@ -24,7 +23,8 @@ const char *images_config_host_arch(void)
 
 static bool digest_ok(const char *d)
 {
-	return d && strncmp(d, "sha256:", 7) == 0 && strlen(d) == 71 && strspn(d + 7, "0123456789abcdef") == 64;
+	return d && strncmp(d, "sha256:", 7) == 0 && strlen(d) == 71 &&
+		strspn(d + 7, "0123456789abcdef") == 64;
 }
 
 static const char *string_of(const cJSON *o, const char *a, const char *b)
@@ -45,7 +45,6 @@ int images_config_check_platform(const cJSON *doc, const char *shown, char *why,
 	return -1;
 }
 
-
 const char *images_config_pick(const cJSON *index, const char *shown, char *why, size_t len)
 {
 	const char *arch = images_config_host_arch();
@@ -62,7 +61,8 @@ const char *images_config_pick(const cJSON *index, const char *shown, char *why,
 		if (os && a && used < sizeof seen - 1)
 			snprintf(seen + used, sizeof seen - used, "%s%.32s/%.32s", used ? ", " : "", os, a);
 	}
-	snprintf(why, len, "image '%.200s' has no linux/%s variant (it has %s)", shown, arch, seen[0] ? seen : "none");
+	snprintf(why, len, "image '%.200s' has no linux/%s variant (it has %s)", shown, arch,
+		seen[0] ? seen : "none");
 	return NULL;
 }
 
@@ -71,7 +71,8 @@ int images_config_layers(const cJSON *manifest, double *bytes, char *why, size_t
 	const cJSON *layers = cJSON_GetObjectItemCaseSensitive(manifest, "layers"), *l;
 	const cJSON *config = cJSON_GetObjectItemCaseSensitive(manifest, "config");
 	if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(manifest, "schemaVersion")) != 2 ||
-	    !cJSON_IsArray(layers) || !digest_ok(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(config, "digest")))) {
+		!cJSON_IsArray(layers) ||
+		!digest_ok(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(config, "digest")))) {
 		snprintf(why, len, "the registry's manifest is not an image manifest of schema 2");
 		return -1;
 	}
@@ -85,8 +86,9 @@ int images_config_layers(const cJSON *manifest, double *bytes, char *why, size_t
 
 cJSON *images_config_diff_ids(const cJSON *config, char *why, size_t len)
 {
-	const cJSON *ids = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(config, "rootfs"),
-		"diff_ids");
+	const cJSON *ids =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(config, "rootfs"),
+			"diff_ids");
 	if (!cJSON_IsArray(ids) || cJSON_GetArraySize(ids) == 0) {
 		snprintf(why, len, "the image's config lists no layers (rootfs.diff_ids)");
 		return NULL;
@@ -94,7 +96,8 @@ cJSON *images_config_diff_ids(const cJSON *config, char *why, size_t len)
 	const cJSON *id;
 	cJSON_ArrayForEach(id, ids) {
 		if (!digest_ok(cJSON_GetStringValue(id))) {
-			snprintf(why, len, "the image's config has a malformed layer digest (rootfs.diff_ids)");
+			snprintf(why, len,
+				"the image's config has a malformed layer digest (rootfs.diff_ids)");
 			return NULL;
 		}
 	}
@@ -118,7 +121,8 @@ static void trim(const char **s, size_t *n)
 cJSON *images_config_envs(const cJSON *config)
 {
 	cJSON *envs = cJSON_CreateObject();
-	const cJSON *list = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(config, "config"), "Env");
+	const cJSON *list =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(config, "config"), "Env");
 	const cJSON *e;
 	cJSON_ArrayForEach(e, list) {
 		const char *entry = cJSON_GetStringValue(e);
@@ -144,7 +148,8 @@ cJSON *images_config_envs(const cJSON *config)
 
 const char *images_config_workdir(const cJSON *config)
 {
-	const char *w = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(config, "config"), "WorkingDir"));
+	const char *w = cJSON_GetStringValue(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(config, "config"),
+			"WorkingDir"));
 	return w && w[0] == '/' ? w : NULL;
 }

@@ -31,14 +31,14 @@
 /* What a follower says on its pipe when it ends. */
 struct outcome {
 	bool ok;
-	dev_t dev;       /* the file it read: skopeo renames it to its digest's name */
+	dev_t dev; /* the file it read: skopeo renames it to its digest's name */
 	ino_t ino;
 	struct images_unpack_stats stats;
 };
 
 struct follower {
 	pid_t pid;
-	int fd;          /* its pipe's read end */
+	int fd; /* its pipe's read end */
 	char *dir;
 	struct outcome got;
 	bool have;
@@ -127,13 +127,15 @@ static bool open_growing(struct growing *g, const char *layout, struct outcome *
 	g->ino = o->ino = st.st_ino;
 	o->dev = st.st_dev;
 	g->file_watch = inotify_add_watch(g->inotify, g->path, IN_MODIFY | IN_CLOSE_WRITE);
-	if (g->file_watch < 0 || inotify_add_watch(g->inotify, layout, IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR) < 0)
+	if (g->file_watch < 0 ||
+		inotify_add_watch(g->inotify, layout, IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR) < 0)
 		return false;
 	check_closed(g); /* closed before the watch was there: no IN_CLOSE_WRITE will come */
 	return true;
 }
 
-__attribute__((noreturn)) static void follow(const struct images_follow *f, const char *name, pid_t parent, int out)
+__attribute__((noreturn)) static void follow(const struct images_follow *f, const char *name, pid_t parent,
+	int out)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	prctl(PR_SET_NAME, "e2b-img-follow"); /* 15 characters at most */
@@ -145,12 +147,15 @@ __attribute__((noreturn)) static void follow(const struct images_follow *f, cons
 	char *dir = text_printf("%s/follow-%d", f->scratch, (int)getpid());
 	char *root = dir ? text_printf("%s/root", dir) : NULL;
 	char why[400];
-	if (g && path && root && (g->path = path) && open_growing(g, f->layout, &o) && mkdir(dir, 0700) == 0 &&
-	    mkdir(root, 0755) == 0) {
+	if (g && path && root && (g->path = path) && open_growing(g, f->layout, &o) &&
+		mkdir(dir, 0700) == 0 && mkdir(root, 0755) == 0) {
 		/* It reads to the end of the file, which comes once skopeo has
 		 * closed it: the whole blob. */
-		const struct images_unpack_source src = {.read = growing_read, .ctx = g, .shared_total = f->shared_total};
-		o.ok = images_unpack_stream(&src, root, NULL, f->max, &o.stats, why, sizeof why) == 0 && g->closed;
+		const struct images_unpack_source src = {.read = growing_read,
+			.ctx = g,
+			.shared_total = f->shared_total};
+		o.ok = images_unpack_stream(&src, root, NULL, f->max, &o.stats, why, sizeof why) == 0 &&
+			g->closed;
 	}
 	if (o.ok)
 		syncfs(g->fd); /* beside skopeo's last steps, not after them */
@@ -167,12 +172,13 @@ struct images_follow *images_follow_start(const char *layout, const char *scratc
 	f->max = max_tar_bytes;
 	f->layout = strdup(layout);
 	f->scratch = strdup(scratch);
-	f->shared_total = mmap(NULL, sizeof *f->shared_total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	f->shared_total = mmap(NULL, sizeof *f->shared_total, PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	f->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (f->shared_total == MAP_FAILED)
 		f->shared_total = NULL;
 	if (!f->layout || !f->scratch || !f->shared_total || f->inotify < 0 ||
-	    inotify_add_watch(f->inotify, layout, IN_CREATE | IN_ONLYDIR) < 0) {
+		inotify_add_watch(f->inotify, layout, IN_CREATE | IN_ONLYDIR) < 0) {
 		int e = errno;
 		images_follow_free(f);
 		errno = e;
@@ -218,7 +224,7 @@ void images_follow_events(void *arg)
 		for (ssize_t i = 0; i < n;) {
 			const struct inotify_event *e = (const void *)(ev + i);
 			if (e->len && (e->mask & IN_CREATE) && !(e->mask & IN_ISDIR) &&
-			    strncmp(e->name, BLOB_PREFIX, strlen(BLOB_PREFIX)) == 0)
+				strncmp(e->name, BLOB_PREFIX, strlen(BLOB_PREFIX)) == 0)
 				spawn(f, e->name);
 			i += (ssize_t)(sizeof *e + e->len);
 		}
@@ -236,8 +242,8 @@ void images_follow_end(struct images_follow *f, bool skopeo_ok)
 		while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		w->pid = 0;
-		w->have = skopeo_ok && read(w->fd, &w->got, sizeof w->got) == (ssize_t)sizeof w->got && w->got.ok &&
-			memchr(w->got.stats.diff_id, '\0', sizeof w->got.stats.diff_id);
+		w->have = skopeo_ok && read(w->fd, &w->got, sizeof w->got) == (ssize_t)sizeof w->got &&
+			w->got.ok && memchr(w->got.stats.diff_id, '\0', sizeof w->got.stats.diff_id);
 		close(w->fd);
 		w->fd = -1;
 	}
@@ -252,7 +258,7 @@ const char *images_follow_take(struct images_follow *f, const char *blob, const 
 	for (size_t i = 0; i < f->n; i++) {
 		struct follower *w = &f->w[i];
 		if (w->have && w->got.dev == st.st_dev && w->got.ino == st.st_ino &&
-		    strcmp(w->got.stats.diff_id, diff_id) == 0) {
+			strcmp(w->got.stats.diff_id, diff_id) == 0) {
 			w->have = false;
 			*stats = w->got.stats;
 			return w->dir;

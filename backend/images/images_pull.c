@@ -100,8 +100,10 @@ static int inspect(struct attempt *a, const char *name, char *why, size_t len)
 	int n = images_config_layers(m, &bytes, why, len), rc = n < 0 ? -2 : 0;
 	cJSON_Delete(m);
 	if (rc == 0 && bytes > (double)a->p->max_bytes) {
-		snprintf(why, len, "image '%.200s' is %.0f MiB to download, more than the limit (%llu MiB, "
-			"--max-image-mb)", a->p->shown, MIB(bytes), (unsigned long long)(a->p->max_bytes >> 20));
+		snprintf(why, len,
+			"image '%.200s' is %.0f MiB to download, more than the limit (%llu MiB, "
+			"--max-image-mb)",
+			a->p->shown, MIB(bytes), (unsigned long long)(a->p->max_bytes >> 20));
 		rc = -2;
 	} else if (rc == 0 && n > a->p->max_layers) {
 		snprintf(why, len, "image '%.200s' has %d layers, more than a template may have (%d)",
@@ -117,14 +119,14 @@ static int read_config(struct attempt *a, char *why, size_t len)
 {
 	const char *tls = a->plain_http ? "--tls-verify=false" : "--tls-verify=true";
 	const bool creds = a->how.auth_fd >= 0;
-	const char *args[] = {"--override-os", "linux", "--override-arch", images_config_host_arch(), "inspect",
-		"--config", "--raw", tls, creds ? "--authfile" : "--no-creds",
+	const char *args[] = {"--override-os", "linux", "--override-arch", images_config_host_arch(),
+		"inspect", "--config", "--raw", tls, creds ? "--authfile" : "--no-creds",
 		creds ? IMAGES_SKOPEO_AUTHFILE : a->pinned, creds ? a->pinned : NULL, NULL};
 	a->config = run_json(a, args, INSPECT_TIMEOUT_S, why, len);
 	if (!a->config)
 		return -1;
 	if (images_config_check_platform(a->config, a->p->shown, why, len) != 0 ||
-	    !(a->diff_ids = images_config_diff_ids(a->config, why, len)))
+		!(a->diff_ids = images_config_diff_ids(a->config, why, len)))
 		return -2;
 	return 0;
 }
@@ -145,7 +147,8 @@ static pid_t config_start(struct attempt *a, const char *name)
 	int rc = read_config(a, why, sizeof why);
 	char *path = text_printf("%s/config-answer.json", a->p->scratch);
 	cJSON *answer = cJSON_CreateObject();
-	bool kept = path && answer && cJSON_AddNumberToObject(answer, "rc", rc) && cJSON_AddStringToObject(answer, "why", why) &&
+	bool kept = path && answer && cJSON_AddNumberToObject(answer, "rc", rc) &&
+		cJSON_AddStringToObject(answer, "why", why) &&
 		(!a->config || cJSON_AddItemReferenceToObject(answer, "config", a->config)) &&
 		store_json_write(path, answer, STORE_VOLATILE) == 0;
 	_exit(kept ? 0 : 1);
@@ -158,7 +161,9 @@ static int config_finish(struct attempt *a, pid_t pid, char *why, size_t len)
 	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	char *path = text_printf("%s/config-answer.json", a->p->scratch);
-	cJSON *answer = path && pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? store_json_read(path) : NULL;
+	cJSON *answer = path && pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0
+		? store_json_read(path)
+		: NULL;
 	if (path)
 		unlink(path);
 	free(path);
@@ -187,8 +192,10 @@ static bool in_store(const char *id)
 
 static char *blob_path(const char *layout, const char *digest)
 {
-	return digest && strncmp(digest, "sha256:", 7) == 0 && strlen(digest) == 71 && !strchr(digest + 7, '/')
-		? text_printf("%s/blobs/sha256/%s", layout, digest + 7) : NULL;
+	return digest && strncmp(digest, "sha256:", 7) == 0 && strlen(digest) == 71 &&
+			!strchr(digest + 7, '/')
+		? text_printf("%s/blobs/sha256/%s", layout, digest + 7)
+		: NULL;
 }
 
 static cJSON *read_blob(const char *layout, const char *digest)
@@ -209,7 +216,8 @@ static cJSON *copy(struct attempt *a, char **layout, struct images_follow **foll
 	char *dest = *layout ? text_printf("oci:%s:image", *layout) : NULL;
 	/* Without followers (none could start) every layer is unpacked from its blob. */
 	*follow = *layout && (mkdir(*layout, 0700) == 0 || errno == EEXIST)
-		? images_follow_start(*layout, a->p->scratch, a->p->max_bytes) : NULL;
+		? images_follow_start(*layout, a->p->scratch, a->p->max_bytes)
+		: NULL;
 	if (*follow) {
 		a->how.watch_fd = images_follow_fd(*follow);
 		a->how.on_watch = images_follow_events;
@@ -230,15 +238,21 @@ static cJSON *copy(struct attempt *a, char **layout, struct images_follow **foll
 	free(dest);
 	if (rc != 0)
 		return NULL;
-	note(a, "Downloaded in %lld ms (the blobs' digests checked by skopeo)", (long long)(clock_now_ms() - t0));
+	note(a, "Downloaded in %lld ms (the blobs' digests checked by skopeo)",
+		(long long)(clock_now_ms() - t0));
 	char *index_path = text_printf("%s/index.json", *layout);
 	cJSON *index = index_path ? store_json_read(index_path) : NULL;
 	free(index_path);
-	const char *mdigest = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(index, "manifests"), 0), "digest"));
+	const char *mdigest = cJSON_GetStringValue(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(index,
+									    "manifests"),
+							 0),
+			"digest"));
 	cJSON *manifest = read_blob(*layout, mdigest);
-	cJSON *config = read_blob(*layout, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(manifest, "config"), "digest")));
+	cJSON *config = read_blob(*layout,
+		cJSON_GetStringValue(
+			cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(manifest, "config"),
+				"digest")));
 	cJSON *ids = config ? images_config_diff_ids(config, why, len) : NULL;
 	cJSON *layers = cJSON_DetachItemFromObjectCaseSensitive(manifest, "layers");
 	bool same = ids && cJSON_Compare(ids, a->diff_ids, true) &&
@@ -264,8 +278,8 @@ static const char *compression(const cJSON *desc)
 /* Layer i of the copy as a new layer of the store: the tree a follower
  * unpacked while skopeo downloaded it when there is one of that blob and
  * diff id, else unpacked from its blob now. */
-static int unpack(struct attempt *a, const char *layout, struct images_follow *follow, const cJSON *desc, int i,
-	uint64_t *budget, char *why, size_t len)
+static int unpack(struct attempt *a, const char *layout, struct images_follow *follow, const cJSON *desc,
+	int i, uint64_t *budget, char *why, size_t len)
 {
 	const char *id = cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i));
 	const char *parent = i ? cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i - 1)) : NULL;
@@ -290,8 +304,8 @@ static int unpack(struct attempt *a, const char *layout, struct images_follow *f
 	if (rc == 0) {
 		*budget -= st.tar_bytes;
 		note(a, "Layer %s: unpacked %s(%.1f MiB, %s; %u entries, %u whiteouts, %u opaque directories%s)%s %lld ms",
-			id, followed ? "as it downloaded " : "", MIB(st.tar_bytes), compression(desc), st.entries,
-			st.whiteouts, st.opaque, st.dropped ? ", device nodes left out" : "",
+			id, followed ? "as it downloaded " : "", MIB(st.tar_bytes), compression(desc),
+			st.entries, st.whiteouts, st.opaque, st.dropped ? ", device nodes left out" : "",
 			followed ? ", published in" : " in", (long long)(clock_now_ms() - t0));
 		unlink(blob); /* its room back at once */
 	}
@@ -306,7 +320,11 @@ static int unpack(struct attempt *a, const char *layout, struct images_follow *f
  * /etc or an opaque /etc hides what is below. An /etc or a passwd that is
  * a symbolic link is not followed (on the host it could lead out of the
  * layer): it counts as no passwd. */
-enum account { ACCOUNT_FOUND, ACCOUNT_MISSING, ACCOUNT_NO_PASSWD };
+enum account {
+	ACCOUNT_FOUND,
+	ACCOUNT_MISSING,
+	ACCOUNT_NO_PASSWD
+};
 
 static bool opaque_dir(const char *dir)
 {
@@ -364,11 +382,11 @@ static int write_result(struct attempt *a, char *why, size_t len)
 	char *path = text_printf("%s/result.json", a->p->scratch);
 	int rc = -1;
 	if (r && path && cJSON_AddItemToObject(r, "layers", cJSON_Duplicate(a->diff_ids, true)) &&
-	    cJSON_AddItemToObject(r, "envs", images_config_envs(a->config)) &&
-	    (!workdir || cJSON_AddStringToObject(r, "workdir", workdir)) &&
-	    cJSON_AddStringToObject(r, "user", account == ACCOUNT_FOUND ? "user" : "root") &&
-	    cJSON_AddBoolToObject(r, "lacksUser", account == ACCOUNT_MISSING) &&
-	    cJSON_AddItemReferenceToObject(r, "log", a->log))
+		cJSON_AddItemToObject(r, "envs", images_config_envs(a->config)) &&
+		(!workdir || cJSON_AddStringToObject(r, "workdir", workdir)) &&
+		cJSON_AddStringToObject(r, "user", account == ACCOUNT_FOUND ? "user" : "root") &&
+		cJSON_AddBoolToObject(r, "lacksUser", account == ACCOUNT_MISSING) &&
+		cJSON_AddItemReferenceToObject(r, "log", a->log))
 		rc = store_json_write(path, r, STORE_DURABLE);
 	if (rc != 0)
 		snprintf(why, len, "cannot keep the pull's result: %s", strerror(errno));
@@ -392,7 +410,8 @@ static int attempt(struct attempt *a, char *why, size_t len)
 	if (rc != 0 && config > 0)
 		kill(config, SIGKILL); /* its answer no longer matters */
 	char config_why[400];
-	int config_rc = config < 0 ? (rc == 0 ? read_config(a, config_why, sizeof config_why) : -1) /* no child: in turn */
+	int config_rc = config < 0
+		? (rc == 0 ? read_config(a, config_why, sizeof config_why) : -1) /* no child: in turn */
 		: config_finish(a, config, config_why, sizeof config_why);
 	if (rc == 0 && config_rc != 0) {
 		snprintf(why, len, "%s", config_why);
@@ -421,7 +440,10 @@ static int attempt(struct attempt *a, char *why, size_t len)
 			snprintf(why, len, "layer %.80s left the store during the pull; build again", id);
 			rc = -2;
 		} else
-			rc = unpack(a, layout, follow, cJSON_GetArrayItem(layers, i), i, &budget, why, len) != 0 ? -2 : 0;
+			rc = unpack(a, layout, follow, cJSON_GetArrayItem(layers, i), i, &budget, why, len) !=
+					0
+				? -2
+				: 0;
 	}
 	images_follow_free(follow);
 	cJSON_Delete(layers);
@@ -441,9 +463,13 @@ int images_pull_run(void *arg, char *why, size_t why_len)
 	}
 	char first[400] = "";
 	for (size_t i = 0; i < p->host_count; i++) {
-		struct attempt a = {.p = p, .host = p->hosts[i], .plain_http = p->plain_http[i],
-			.how = {.home = p->scratch, .auth_fd = -1}, .log = cJSON_CreateArray()};
-		if (p->username && (a.how.auth_fd = images_skopeo_auth(a.host, p->username, p->password)) < 0) {
+		struct attempt a = {.p = p,
+			.host = p->hosts[i],
+			.plain_http = p->plain_http[i],
+			.how = {.home = p->scratch, .auth_fd = -1},
+			.log = cJSON_CreateArray()};
+		if (p->username &&
+			(a.how.auth_fd = images_skopeo_auth(a.host, p->username, p->password)) < 0) {
 			snprintf(why, why_len, "cannot pass the credentials to skopeo: %s", strerror(errno));
 			cJSON_Delete(a.log);
 			return -1;
@@ -463,7 +489,8 @@ int images_pull_run(void *arg, char *why, size_t why_len)
 			break;
 	}
 	if (p->host_count > 1)
-		snprintf(why, why_len, "cannot pull '%.120s' (%zu registries tried) from %s", p->shown, p->host_count, first);
+		snprintf(why, why_len, "cannot pull '%.120s' (%zu registries tried) from %s", p->shown,
+			p->host_count, first);
 	else
 		snprintf(why, why_len, "cannot pull '%.120s' from %s", p->shown, first);
 	return -1;

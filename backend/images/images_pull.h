@@ -17,7 +17,7 @@
 struct images_pull {
 	struct images_pull *next;
 	struct images_ref ref;
-	char shown[IMAGES_REF_MAX];          /* the reference as given */
+	char shown[IMAGES_REF_MAX]; /* the reference as given */
 	char hosts[IMAGES_MAX_HOSTS][IMAGES_HOST_MAX];
 	bool plain_http[IMAGES_MAX_HOSTS];
 	size_t host_count;
@@ -25,7 +25,7 @@ struct images_pull {
 	char origin[64];
 	int max_layers;
 	uint64_t max_bytes;
-	char *scratch;                       /* the store's scratch directory */
+	char *scratch; /* the store's scratch directory */
 	images_pull_done done;
 	void *ctx;
 	bool cancelled;

@@ -59,14 +59,15 @@ static bool host_ok(const char *h)
 		if (!close || close == h + 1 || (close[1] && close[1] != ':'))
 			return false;
 		for (const char *c = h + 1; c < close; c++)
-			if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') || (*c >= 'A' && *c <= 'F') || *c == ':'))
+			if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') ||
+				    (*c >= 'A' && *c <= 'F') || *c == ':'))
 				return false;
 		port = close[1] ? close + 2 : NULL;
 	} else {
 		const char *colon = strchr(h, ':');
 		for (const char *c = h; *c && c != colon; c++)
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-			      *c == '.' || *c == '-'))
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+				    (*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
 				return false;
 		if (colon == h)
 			return false;
@@ -87,7 +88,7 @@ static bool tag_ok(const char *t)
 		return false;
 	for (const char *c = t; *c; c++)
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-		      *c == '_' || *c == '.' || *c == '-'))
+			    *c == '_' || *c == '.' || *c == '-'))
 			return false;
 	return true;
 }
@@ -112,18 +113,20 @@ int images_ref_parse(const char *text, struct images_ref *ref, char *why, size_t
 		*at = '\0';
 		const char *d = at + 1;
 		if (strncmp(d, "sha256:", 7) != 0 || strlen(d + 7) != 64 ||
-		    strspn(d + 7, "0123456789abcdef") != 64)
+			strspn(d + 7, "0123456789abcdef") != 64)
 			return bad(text, "a digest must be sha256: and 64 lowercase hex digits", why, len);
 		snprintf(ref->digest, sizeof ref->digest, "%s", d);
 	}
 	char *slash = strchr(name, '/');
 	char *path = name;
-	if (slash && (memchr(name, '.', (size_t)(slash - name)) || memchr(name, ':', (size_t)(slash - name)) ||
-		      (slash - name == 9 && strncmp(name, "localhost", 9) == 0) || name[0] == '[')) {
+	if (slash &&
+		(memchr(name, '.', (size_t)(slash - name)) || memchr(name, ':', (size_t)(slash - name)) ||
+			(slash - name == 9 && strncmp(name, "localhost", 9) == 0) || name[0] == '[')) {
 		*slash = '\0';
 		if (!host_ok(name))
 			return bad(text, "the registry host is malformed", why, len);
-		snprintf(ref->host, sizeof ref->host, "%.255s", strcmp(name, "index.docker.io") == 0 ? IMAGES_DOCKER_HUB : name);
+		snprintf(ref->host, sizeof ref->host, "%.255s",
+			strcmp(name, "index.docker.io") == 0 ? IMAGES_DOCKER_HUB : name);
 		path = slash + 1;
 	} else {
 		snprintf(ref->host, sizeof ref->host, "%s", IMAGES_DOCKER_HUB);
@@ -133,16 +136,20 @@ int images_ref_parse(const char *text, struct images_ref *ref, char *why, size_t
 	if (colon) {
 		*colon = '\0';
 		if (!tag_ok(colon + 1))
-			return bad(text, "a tag is 1 to 128 of [A-Za-z0-9_.-], not starting with '.' or '-'", why, len);
+			return bad(text, "a tag is 1 to 128 of [A-Za-z0-9_.-], not starting with '.' or '-'",
+				why, len);
 		snprintf(ref->tag, sizeof ref->tag, "%s", colon + 1);
 	} else if (!ref->digest[0]) {
 		snprintf(ref->tag, sizeof ref->tag, "latest");
 	}
 	if (!path_ok(path))
-		return bad(text, "the repository must be lowercase letters and digits, in parts joined by "
-			"'.', '_' or '-' and separated by '/'", why, len);
+		return bad(text,
+			"the repository must be lowercase letters and digits, in parts joined by "
+			"'.', '_' or '-' and separated by '/'",
+			why, len);
 	bool hub = strcmp(ref->host, IMAGES_DOCKER_HUB) == 0;
-	int n = snprintf(ref->path, sizeof ref->path, "%s%s", hub && !strchr(path, '/') ? "library/" : "", path);
+	int n = snprintf(ref->path, sizeof ref->path, "%s%s", hub && !strchr(path, '/') ? "library/" : "",
+		path);
 	if (n < 0 || (size_t)n >= sizeof ref->path)
 		return bad(text, "too long", why, len);
 	return 0;
@@ -156,7 +163,7 @@ bool images_ref_is_docker_hub(const struct images_ref *ref)
 int images_ref_transport(const struct images_ref *ref, const char *host, char *out, size_t len)
 {
 	int n = ref->digest[0] ? snprintf(out, len, "docker://%s/%s@%s", host, ref->path, ref->digest)
-		: snprintf(out, len, "docker://%s/%s:%s", host, ref->path, ref->tag);
+			       : snprintf(out, len, "docker://%s/%s:%s", host, ref->path, ref->tag);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 

@@ -66,8 +66,9 @@ __attribute__((noreturn)) static void exec_skopeo(const struct images_skopeo *ho
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(126);
 	/* fd 3 is the helper's result pipe until the auth file takes its place. */
-	if (how->auth_fd == 3 ? fcntl(3, F_SETFD, 0) != 0 : how->auth_fd >= 0 ? dup2(how->auth_fd, 3) < 0
-			: close(3) != 0 && errno != EBADF)
+	if (how->auth_fd == 3               ? fcntl(3, F_SETFD, 0) != 0
+			: how->auth_fd >= 0 ? dup2(how->auth_fd, 3) < 0
+					    : close(3) != 0 && errno != EBADF)
 		_exit(126);
 	char home[4200], tmp[4200], conf[4200];
 	snprintf(home, sizeof home, "HOME=%s", how->home);

@@ -12,9 +12,9 @@
 #define IMAGES_SKOPEO_AUTHFILE "/dev/fd/3"
 
 struct images_skopeo {
-	const char *home;  /* a private directory: HOME, TMPDIR, registries.conf */
-	int auth_fd;       /* a containers auth.json (images_skopeo_auth), or -1 */
-	int timeout_s;     /* skopeo is killed past it */
+	const char *home; /* a private directory: HOME, TMPDIR, registries.conf */
+	int auth_fd;      /* a containers auth.json (images_skopeo_auth), or -1 */
+	int timeout_s;    /* skopeo is killed past it */
 	/* While skopeo runs, on_watch(watch_ctx) is called whenever watch_fd
 	 * is readable (on_watch NULL: nothing watched). */
 	int watch_fd;
@@ -29,7 +29,7 @@ int images_skopeo_auth(const char *host, const char *username, const char *passw
  * exited 0, with its standard output in *out (malloc'd, NUL-terminated, at
  * most 8 MiB); else -1 with its error message in why (the text of its
  * msg="..." when it has one). */
-int images_skopeo_run(const struct images_skopeo *how, const char *const *args, char **out,
-	char *why, size_t why_len);
+int images_skopeo_run(const struct images_skopeo *how, const char *const *args, char **out, char *why,
+	size_t why_len);
 
 #endif

@@ -26,9 +26,9 @@
 
 struct feed {
 	struct archive *outer;
-	EVP_MD_CTX *sha;         /* OpenSSL's: SHA-NI or AVX2 where the CPU has them */
+	EVP_MD_CTX *sha; /* OpenSSL's: SHA-NI or AVX2 where the CPU has them */
 	uint64_t total, max;
-	uint64_t *shared;        /* images_unpack_source.shared_total */
+	uint64_t *shared; /* images_unpack_source.shared_total */
 };
 
 /* What the image's unpacks together have unpacked, with size added: a
@@ -48,7 +48,8 @@ static la_ssize_t feed_read(struct archive *inner, void *ctx, const void **buf)
 	if (r == ARCHIVE_EOF)
 		return 0;
 	if (r < ARCHIVE_WARN) {
-		archive_set_error(inner, EIO, "cannot decompress the layer: %s", archive_error_string(f->outer));
+		archive_set_error(inner, EIO, "cannot decompress the layer: %s",
+			archive_error_string(f->outer));
 		return -1;
 	}
 	if (counted(f, size) > f->max) {
@@ -138,9 +139,9 @@ static int whiteout(int root, const char *path, struct images_unpack_stats *st, 
 	if (!opaque && strncmp(base, WHITEOUT WHITEOUT, 8) == 0)
 		return 0; /* aufs' own bookkeeping (.wh..wh.plnk, ...) */
 	int fd = open_dir(root, dir);
-	int rc = fd < 0 ? -1
+	int rc = fd < 0  ? -1
 		: opaque ? fsetxattr(fd, "trusted.overlay.opaque", "y", 1, 0)
-		: mknodat(fd, base + 4, S_IFCHR | 0600, makedev(0, 0));
+			 : mknodat(fd, base + 4, S_IFCHR | 0600, makedev(0, 0));
 	if (rc != 0 && !opaque && errno == EEXIST)
 		rc = 0; /* the same name twice */
 	if (rc != 0)
@@ -158,7 +159,11 @@ static int whiteout(int root, const char *path, struct images_unpack_stats *st, 
  * them) must not steer the overlay. */
 static void filter_xattrs(struct archive_entry *e)
 {
-	struct kept { char *name; void *value; size_t size; } kept[64];
+	struct kept {
+		char *name;
+		void *value;
+		size_t size;
+	} kept[64];
 	size_t n = 0;
 	const char *name;
 	const void *value;
@@ -208,7 +213,8 @@ static int entry(struct archive *in, struct archive *disk, int root, struct arch
 	const char *path = clean(archive_entry_pathname(e));
 	const char *link = archive_entry_hardlink(e) ? clean(archive_entry_hardlink(e)) : "";
 	if (!path || !link) {
-		snprintf(why, len, "the layer has a path that leaves its root: %.300s", archive_entry_pathname(e));
+		snprintf(why, len, "the layer has a path that leaves its root: %.300s",
+			archive_entry_pathname(e));
 		return -1;
 	}
 	const char *base = strrchr(path, '/');
@@ -222,14 +228,16 @@ static int entry(struct archive *in, struct archive *disk, int root, struct arch
 	/* No file can be larger than the tar that holds it. A size libarchive
 	 * could not read comes back as INT64_MAX, and its disk writer, failing
 	 * to extend a file that far, keeps the file's descriptor open. */
-	if (type == AE_IFREG && (archive_entry_size(e) < 0 || (uint64_t)archive_entry_size(e) > max_tar_bytes)) {
+	if (type == AE_IFREG &&
+		(archive_entry_size(e) < 0 || (uint64_t)archive_entry_size(e) > max_tar_bytes)) {
 		snprintf(why, len, "the layer has a file larger than the limit (%llu MiB unpacked): %.300s",
 			(unsigned long long)(max_tar_bytes >> 20), path);
 		return -1;
 	}
 	if (*link && !inside(root, link)) {
-		snprintf(why, len, "the layer has a hard link to what is not one of its files: %.300s -> %.300s",
-			path, link);
+		snprintf(why, len,
+			"the layer has a hard link to what is not one of its files: %.300s -> %.300s", path,
+			link);
 		return -1;
 	}
 	if (!*path)
@@ -251,7 +259,8 @@ static int entry(struct archive *in, struct archive *disk, int root, struct arch
 		archive_entry_set_gid(e, NOBODY);
 	filter_xattrs(e);
 	if (type == AE_IFREG || type == AE_IFLNK)
-		st->file_bytes += type == AE_IFREG ? (uint64_t)archive_entry_size(e)
+		st->file_bytes += type == AE_IFREG
+			? (uint64_t)archive_entry_size(e)
 			: strlen(archive_entry_symlink(e) ? archive_entry_symlink(e) : "");
 	int r = archive_write_header(disk, e);
 	if (r >= ARCHIVE_WARN && type == AE_IFREG && archive_entry_size(e) > 0)
@@ -259,7 +268,8 @@ static int entry(struct archive *in, struct archive *disk, int root, struct arch
 	if (r >= ARCHIVE_WARN)
 		r = archive_write_finish_entry(disk);
 	if (r < ARCHIVE_WARN) {
-		const char *msg = archive_error_string(disk) ? archive_error_string(disk) : archive_error_string(in);
+		const char *msg =
+			archive_error_string(disk) ? archive_error_string(disk) : archive_error_string(in);
 		snprintf(why, len, "cannot unpack %.300s: %.300s", path, msg ? msg : "error");
 		return -1;
 	}
@@ -278,7 +288,8 @@ static la_ssize_t source_read(struct archive *outer, void *ctx, const void **buf
 	const struct images_unpack_source *src = ctx;
 	ssize_t n = src->read(src->ctx, buf);
 	if (n < 0)
-		archive_set_error(outer, errno ? errno : EIO, "cannot read the layer: %s", strerror(errno ? errno : EIO));
+		archive_set_error(outer, errno ? errno : EIO, "cannot read the layer: %s",
+			strerror(errno ? errno : EIO));
 	return n;
 }
 
@@ -293,8 +304,8 @@ int images_unpack_stream(const struct images_unpack_source *src, const char *roo
 	int rc = -1;
 	memset(st, 0, sizeof *st);
 	f.sha = EVP_MD_CTX_new();
-	if (!f.sha || EVP_DigestInit_ex(f.sha, EVP_sha256(), NULL) != 1 || !f.outer || !in || !disk || cwd < 0 ||
-	    rootfd < 0 || fchdir(rootfd) != 0) {
+	if (!f.sha || EVP_DigestInit_ex(f.sha, EVP_sha256(), NULL) != 1 || !f.outer || !in || !disk ||
+		cwd < 0 || rootfd < 0 || fchdir(rootfd) != 0) {
 		snprintf(why, why_len, "cannot start unpacking into %s: %s", root, strerror(errno));
 		goto out;
 	}
@@ -304,12 +315,13 @@ int images_unpack_stream(const struct images_unpack_source *src, const char *roo
 	archive_read_support_format_tar(in);
 	/* Names relative to root (the cwd), no way out of it. No user lookup:
 	 * the tar's numeric ids are the canonical ids. */
-	archive_write_disk_set_options(disk, ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_PERM |
-		ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-		ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
+	archive_write_disk_set_options(disk,
+		ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR |
+			ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+			ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
 	struct archive_entry *raw;
 	if (archive_read_open(f.outer, &source, NULL, source_read, NULL) != ARCHIVE_OK ||
-	    archive_read_next_header(f.outer, &raw) != ARCHIVE_OK) {
+		archive_read_next_header(f.outer, &raw) != ARCHIVE_OK) {
 		snprintf(why, why_len, "cannot read the layer: %s", archive_error_string(f.outer));
 		goto out;
 	}
@@ -346,7 +358,8 @@ int images_unpack_stream(const struct images_unpack_source *src, const char *roo
 	st->tar_bytes = f.total;
 	snprintf(st->diff_id, sizeof st->diff_id, "sha256:%s", got);
 	if (diff_id && strcmp(diff_id, st->diff_id) != 0) {
-		snprintf(why, why_len, "layer %.80s does not match its digest: its content is sha256:%s", diff_id, got);
+		snprintf(why, why_len, "layer %.80s does not match its digest: its content is sha256:%s",
+			diff_id, got);
 		goto out;
 	}
 	rc = 0;

@@ -23,7 +23,7 @@ struct images_unpack_stats {
 	uint64_t tar_bytes;  /* the uncompressed stream */
 	uint64_t file_bytes; /* regular files' and links' sizes */
 	unsigned entries, whiteouts, opaque, dropped;
-	char diff_id[72];    /* "sha256:" and the uncompressed stream's digest, once read to its end */
+	char diff_id[72]; /* "sha256:" and the uncompressed stream's digest, once read to its end */
 };
 
 /* A layer's bytes as they come (plain, gzip or zstd). */
@@ -41,8 +41,8 @@ struct images_unpack_source {
 /* Unpacks the blob file into root (an existing empty directory). Fails past
  * max_tar_bytes of uncompressed stream, with the limit named. 0 ok, -1 with
  * why (root may be half-filled: the caller removes it). */
-int images_unpack_layer(const char *blob, const char *root, const char *diff_id,
-	uint64_t max_tar_bytes, struct images_unpack_stats *stats, char *why, size_t why_len);
+int images_unpack_layer(const char *blob, const char *root, const char *diff_id, uint64_t max_tar_bytes,
+	struct images_unpack_stats *stats, char *why, size_t why_len);
 /* The same from a source; diff_id NULL: not checked (stats->diff_id says
  * what it is). */
 int images_unpack_stream(const struct images_unpack_source *src, const char *root, const char *diff_id,

@@ -65,12 +65,10 @@ int clock_parse_rfc3339(const char *text, int64_t *ms)
 {
 	const char *p = text;
 	int year, mon, day, hour, min, sec;
-	if (!read_digits(&p, 4, &year) || !expect(&p, '-', '-') ||
-	    !read_digits(&p, 2, &mon) || !expect(&p, '-', '-') ||
-	    !read_digits(&p, 2, &day) || !expect(&p, 'T', 't') ||
-	    !read_digits(&p, 2, &hour) || !expect(&p, ':', ':') ||
-	    !read_digits(&p, 2, &min) || !expect(&p, ':', ':') ||
-	    !read_digits(&p, 2, &sec))
+	if (!read_digits(&p, 4, &year) || !expect(&p, '-', '-') || !read_digits(&p, 2, &mon) ||
+		!expect(&p, '-', '-') || !read_digits(&p, 2, &day) || !expect(&p, 'T', 't') ||
+		!read_digits(&p, 2, &hour) || !expect(&p, ':', ':') || !read_digits(&p, 2, &min) ||
+		!expect(&p, ':', ':') || !read_digits(&p, 2, &sec))
 		return -1;
 	if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60)
 		return -1;
@@ -98,7 +96,7 @@ int clock_parse_rfc3339(const char *text, int64_t *ms)
 		int sign = *p == '-' ? -1 : 1, oh, om;
 		p++;
 		if (!read_digits(&p, 2, &oh) || !expect(&p, ':', ':') || !read_digits(&p, 2, &om) ||
-		    oh > 23 || om > 59)
+			oh > 23 || om > 59)
 			return -1;
 		offset_min = sign * (oh * 60 + om);
 	} else {

@@ -18,15 +18,15 @@
 struct clone3_args {
 	uint64_t flags;
 	uint64_t pidfd;
-	uint64_t child_tid;   /* CLONE_CHILD_CLEARTID's word */
+	uint64_t child_tid; /* CLONE_CHILD_CLEARTID's word */
 	uint64_t parent_tid;
 	uint64_t exit_signal;
-	uint64_t stack;       /* the lowest address of the child's stack, 0 with fork's semantics */
+	uint64_t stack; /* the lowest address of the child's stack, 0 with fork's semantics */
 	uint64_t stack_size;
 	uint64_t tls;
 	uint64_t set_tid;
 	uint64_t set_tid_size;
-	uint64_t cgroup;      /* a descriptor of the cgroup's directory, with CLONE_INTO_CGROUP */
+	uint64_t cgroup; /* a descriptor of the cgroup's directory, with CLONE_INTO_CGROUP */
 };
 
 /* Starts the child: its pid, or -1 with errno. On an architecture without

@@ -77,10 +77,10 @@ enum init_wire_type {
 struct init_wire_msg {
 	uint32_t type;
 	uint32_t flags;
-	int32_t pid;        /* a command's pid in the sandbox */
-	int32_t value;      /* an errno (0: done), a signal, a wait status, a count */
+	int32_t pid;         /* a command's pid in the sandbox */
+	int32_t value;       /* an errno (0: done), a signal, a wait status, a count */
 	uint16_t cols, rows; /* a pty's size */
-	uint32_t nkeys;     /* PARK, PARKED: keys[] that follow, one per descriptor */
+	uint32_t nkeys;      /* PARK, PARKED: keys[] that follow, one per descriptor */
 };
 
 /* The memfd of an INIT_SPAWN: this header, then ngroups gids (uint32_t),
@@ -90,7 +90,7 @@ struct init_wire_msg {
 #define INIT_SPAWN_BLOB_MAX (64u * 1024 * 1024)
 #define INIT_SPAWN_GROUPS_MAX 64
 struct init_spawn_blob {
-	uint32_t size;      /* of everything, this header included */
+	uint32_t size; /* of everything, this header included */
 	uint32_t uid, gid, ngroups;
 	uint32_t argc, envc, npaths;
 	uint32_t pad;
@@ -101,9 +101,8 @@ struct init_spawn_blob {
  * without CAP_MKNOD. Enough for sudo, chown, binding low ports; not enough
  * to mount, load modules, trace or reach raw devices. */
 #define INIT_CAPS_KEPT \
-	((1ull << 0) | (1ull << 1) | (1ull << 3) | (1ull << 4) | (1ull << 5) | (1ull << 6) | \
-	 (1ull << 7) | (1ull << 8) | (1ull << 10) | (1ull << 13) | (1ull << 18) | (1ull << 29) | \
-	 (1ull << 31))
+	((1ull << 0) | (1ull << 1) | (1ull << 3) | (1ull << 4) | (1ull << 5) | (1ull << 6) | (1ull << 7) | \
+		(1ull << 8) | (1ull << 10) | (1ull << 13) | (1ull << 18) | (1ull << 29) | (1ull << 31))
 /* CAP_CHOWN 0, DAC_OVERRIDE 1, FOWNER 3, FSETID 4, KILL 5, SETGID 6, SETUID 7,
  * SETPCAP 8, NET_BIND_SERVICE 10, NET_RAW 13, SYS_CHROOT 18, AUDIT_WRITE 29,
  * SETFCAP 31. */

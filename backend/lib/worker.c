@@ -12,7 +12,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-enum job_state { JOB_NONE, JOB_QUEUED, JOB_RUNNING, JOB_FINISHED };
+enum job_state {
+	JOB_NONE,
+	JOB_QUEUED,
+	JOB_RUNNING,
+	JOB_FINISHED
+};
 
 struct worker {
 	pthread_mutex_t lock;
@@ -22,7 +27,7 @@ struct worker {
 	void (*work)(void *), (*done)(void *);
 	void *arg;
 	int nice;
-	int wake[2];          /* the thread writes a byte once a job is finished */
+	int wake[2]; /* the thread writes a byte once a job is finished */
 	struct event *finished;
 };
 
@@ -103,7 +108,7 @@ struct worker *worker_new(struct event_base *base, int priority, int nice)
 		goto fail;
 	w->finished = event_new(base, w->wake[0], EV_READ | EV_PERSIST, on_finished, w);
 	if (!w->finished || event_priority_set(w->finished, priority) != 0 ||
-	    event_add(w->finished, NULL) != 0)
+		event_add(w->finished, NULL) != 0)
 		goto fail;
 	/* Born with every signal blocked. */
 	sigset_t all, old;

@@ -10,8 +10,8 @@
 
 struct sandbox_metrics {
 	struct metrics_sample ring[METRICS_HISTORY];
-	size_t first, count;     /* the oldest sample's slot, and how many there are */
-	uint64_t last_cpu_ns;    /* the reading the next sample's CPU share starts from */
+	size_t first, count;  /* the oldest sample's slot, and how many there are */
+	uint64_t last_cpu_ns; /* the reading the next sample's CPU share starts from */
 	int64_t last_ms;
 };
 
@@ -45,8 +45,11 @@ static void sample(struct sandbox *sb)
 		sm->first = (sm->first + 1) % METRICS_HISTORY;
 	else
 		sm->count++;
-	sm->ring[slot] = (struct metrics_sample){.at_ms = now, .cpu_used_pct = (double)(int64_t)(pct * 100 + 0.5) / 100,
-		.mem_used = u.mem_used, .mem_cache = u.mem_cache, .disk_used = u.disk_used,
+	sm->ring[slot] = (struct metrics_sample){.at_ms = now,
+		.cpu_used_pct = (double)(int64_t)(pct * 100 + 0.5) / 100,
+		.mem_used = u.mem_used,
+		.mem_cache = u.mem_cache,
+		.disk_used = u.disk_used,
 		.disk_total = u.disk_total};
 }
 
@@ -115,7 +118,9 @@ void metrics_free(struct metrics *m)
 
 void metrics_registry_hooks(struct metrics *m, struct registry_hooks *hooks)
 {
-	*hooks = (struct registry_hooks){.ctx = m, .created = on_created, .resumed = on_resumed,
+	*hooks = (struct registry_hooks){.ctx = m,
+		.created = on_created,
+		.resumed = on_resumed,
 		.removing = on_removing};
 }
 

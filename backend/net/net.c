@@ -36,15 +36,15 @@ struct sandbox_net {
 	char ifname[IFNAMSIZ];
 	struct net_policy policy;
 	struct net_nft_sandbox nft; /* what exists of its rules in the table */
-	bool refuse_dns; /* nothing may leave: DNS neither */
+	bool refuse_dns;            /* nothing may leave: DNS neither */
 	struct net_dns *dns;
 	struct net_egress *egress; /* with transform rules or allowOut domains: its proxy */
 };
 
 static struct {
 	bool on;
-	int rtnl;     /* rtnetlink in the backend's namespace */
-	int self_ns;  /* the backend's network namespace */
+	int rtnl;    /* rtnetlink in the backend's namespace */
+	int self_ns; /* the backend's network namespace */
 	char ifprefix[12];
 } g = {.rtnl = -1, .self_ns = -1};
 static pthread_mutex_t rtnl_lock = PTHREAD_MUTEX_INITIALIZER; /* g.rtnl: the loop and a worker */
@@ -117,14 +117,18 @@ int net_init(struct event_base *base, const struct net_options *o)
 	char sub[32], block[32];
 	cidr_text(net_pool_subnet(), sub, sizeof sub);
 	cidr_text(net_pool_block(), block, sizeof block);
-	struct net_nft_config nc = {.ifprefix = g.ifprefix, .subnet = sub, .block = block,
+	struct net_nft_config nc = {.ifprefix = g.ifprefix,
+		.subnet = sub,
+		.block = block,
 		.conn_limit = (int)o->conn_limit};
 	if (net_nft_init(&nc, why, sizeof why) != 0 || net_dns_init(base) != 0 ||
-	    net_egress_init(base, o->egress_ca_dir, o->egress_ca_file, why, sizeof why) != 0)
+		net_egress_init(base, o->egress_ca_dir, o->egress_ca_file, why, sizeof why) != 0)
 		goto fail;
 	g.on = true;
-	fprintf(stderr, "e2b-local-backend: sandbox network %s (of %s), interfaces %s*, %d DNS "
-		"resolver(s)\n", block, sub, g.ifprefix, net_dns_upstreams());
+	fprintf(stderr,
+		"e2b-local-backend: sandbox network %s (of %s), interfaces %s*, %d DNS "
+		"resolver(s)\n",
+		block, sub, g.ifprefix, net_dns_upstreams());
 	return 0;
 fail:
 	fprintf(stderr, "e2b-local-backend: cannot set up sandbox networking: %s\n", why);
@@ -175,8 +179,8 @@ static int dns_sockets(struct sandbox *sb, int *udp_out, int *tcp_out)
 	int tcp = runtime_socket(sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	int one = 1;
 	if (udp < 0 || tcp < 0 || bind(udp, (struct sockaddr *)&at, sizeof at) != 0 ||
-	    setsockopt(tcp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-	    bind(tcp, (struct sockaddr *)&at, sizeof at) != 0 || listen(tcp, 16) != 0) {
+		setsockopt(tcp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+		bind(tcp, (struct sockaddr *)&at, sizeof at) != 0 || listen(tcp, 16) != 0) {
 		int err = errno;
 		if (udp >= 0)
 			close(udp);
@@ -308,7 +312,7 @@ int net_sandbox_attach_end(struct net_attach *a, char *why, size_t why_len)
 		else
 			rc = net_nft_apply(n->slot, n->ifname, &n->policy, &n->nft, why, why_len);
 		if (rc == 0 && net_egress_wanted(&n->policy) &&
-		    !(n->egress = net_egress_start(a->sb, n->slot, &n->policy, why, why_len))) {
+			!(n->egress = net_egress_start(a->sb, n->slot, &n->policy, why, why_len))) {
 			net_nft_forget(n->slot, n->ifname, &n->nft);
 			rc = -1;
 		}

@@ -24,10 +24,10 @@ struct sandbox;
 #define NET_DEFAULT_CONN_LIMIT 4096 /* tracked connections per sandbox */
 
 struct net_options {
-	const char *subnet;  /* --sandbox-subnet, NULL for the default */
+	const char *subnet; /* --sandbox-subnet, NULL for the default */
 	long max_sandboxes;
-	long conn_limit;     /* --sandbox-conn-limit */
-	bool off;            /* --sandbox-network off: loopback only */
+	long conn_limit;            /* --sandbox-conn-limit */
+	bool off;                   /* --sandbox-network off: loopback only */
 	const char *egress_ca_dir;  /* where the egress CA is kept (net_egress.h), NULL: memory */
 	const char *egress_ca_file; /* --egress-ca-file, or NULL */
 };

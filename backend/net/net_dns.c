@@ -127,7 +127,7 @@ static int query_send(struct query *q, int i)
 	q->upstream = i;
 	q->fd = socket(g.up[i].ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (q->fd < 0 || connect(q->fd, (struct sockaddr *)&g.up[i], g.up_len[i]) != 0 ||
-	    send(q->fd, q->msg, q->len, 0) != (ssize_t)q->len)
+		send(q->fd, q->msg, q->len, 0) != (ssize_t)q->len)
 		return -1;
 	q->ev = event_new(g.base, q->fd, EV_READ | EV_PERSIST, on_answer, q);
 	struct timeval tv = {DNS_TIMEOUT_MS / 1000, (DNS_TIMEOUT_MS % 1000) * 1000};
@@ -158,8 +158,8 @@ static void on_answer(evutil_socket_t fd, short what, void *arg)
 }
 
 /* RCODE 5 (REFUSED) in the query's own header, no records. */
-static void refuse(struct net_dns *d, unsigned char *msg, size_t len,
-	const struct sockaddr_storage *from, socklen_t from_len)
+static void refuse(struct net_dns *d, unsigned char *msg, size_t len, const struct sockaddr_storage *from,
+	socklen_t from_len)
 {
 	(void)len;
 	unsigned char out[12];
@@ -188,7 +188,7 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 			continue;
 		}
 		if (d->n_queries >= NET_DNS_MAX_PENDING || g.n_queries >= NET_DNS_MAX_PENDING_ALL ||
-		    (size_t)n > sizeof ((struct query *)0)->msg)
+			(size_t)n > sizeof((struct query *)0)->msg)
 			continue; /* dropped: the client asks again */
 		struct query *q = calloc(1, sizeof *q);
 		if (!q)
@@ -290,7 +290,7 @@ struct net_dns *net_dns_open(int udp_fd, int tcp_fd, const bool *refuse_flag)
 		d->tcp_ev = event_new(g.base, tcp_fd, EV_READ | EV_PERSIST, on_tcp, d);
 	}
 	if (!d || !d->udp_ev || !d->tcp_ev || event_add(d->udp_ev, NULL) != 0 ||
-	    event_add(d->tcp_ev, NULL) != 0) {
+		event_add(d->tcp_ev, NULL) != 0) {
 		if (d) {
 			if (d->udp_ev)
 				event_free(d->udp_ev);

@@ -17,8 +17,8 @@ struct event_base;
 struct net_dns;
 
 #define NET_DNS_ADDRESS "127.0.0.53"
-#define NET_DNS_MAX_PENDING 32    /* UDP queries in flight per sandbox */
-#define NET_DNS_MAX_TCP 8         /* TCP connections per sandbox */
+#define NET_DNS_MAX_PENDING 32 /* UDP queries in flight per sandbox */
+#define NET_DNS_MAX_TCP 8      /* TCP connections per sandbox */
 /* The same for all sandboxes together: each holds a descriptor (two for
  * TCP), and the backend's HTTP connections need theirs. */
 #define NET_DNS_MAX_PENDING_ALL 256

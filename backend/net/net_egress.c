@@ -83,9 +83,9 @@ int net_egress_init(struct event_base *base, const char *ca_dir, const char *ups
 	g.server_ctx = SSL_CTX_new(TLS_server_method());
 	g.client_ctx = SSL_CTX_new(TLS_client_method());
 	if (!g.server_ctx || !g.client_ctx ||
-	    SSL_CTX_set_min_proto_version(g.server_ctx, TLS1_2_VERSION) != 1 ||
-	    SSL_CTX_set_min_proto_version(g.client_ctx, TLS1_2_VERSION) != 1 ||
-	    SSL_CTX_set_default_verify_paths(g.client_ctx) != 1) {
+		SSL_CTX_set_min_proto_version(g.server_ctx, TLS1_2_VERSION) != 1 ||
+		SSL_CTX_set_min_proto_version(g.client_ctx, TLS1_2_VERSION) != 1 ||
+		SSL_CTX_set_default_verify_paths(g.client_ctx) != 1) {
 		snprintf(why, why_len, "cannot set up TLS");
 		net_egress_shutdown();
 		return -1;
@@ -99,7 +99,8 @@ int net_egress_init(struct event_base *base, const char *ca_dir, const char *ups
 	SSL_CTX_set_alpn_select_cb(g.server_ctx, select_alpn, NULL);
 	/* Without a resolver, names in allowOut allow nothing (said at start). */
 	if (net_egress_admit_init(base) != 0)
-		fprintf(stderr, "e2b-local-backend: the egress proxy has no nameserver in /etc/resolv.conf: "
+		fprintf(stderr,
+			"e2b-local-backend: the egress proxy has no nameserver in /etc/resolv.conf: "
 			"domain names in allowOut will allow nothing\n");
 	return 0;
 }
@@ -118,7 +119,11 @@ void net_egress_shutdown(void)
 
 /* What the sandbox's own table sends to the listener: nothing, its ports 443
  * and 80, or all its TCP (a tunnel: egressProxy). */
-enum redirect { REDIRECT_OFF, REDIRECT_WEB, REDIRECT_ALL };
+enum redirect {
+	REDIRECT_OFF,
+	REDIRECT_WEB,
+	REDIRECT_ALL
+};
 
 static enum redirect redirect_for(const struct net_policy *p)
 {
@@ -147,7 +152,8 @@ static int set_redirect(void *arg)
 			"    fib daddr type local return\n"
 			"    %s dnat to " NET_EGRESS_ADDRESS ":%d\n"
 			"  }\n"
-			"}\n", NET_EGRESS_MARK, how == REDIRECT_ALL ? "meta l4proto tcp" : "tcp dport { 80, 443 }",
+			"}\n",
+			NET_EGRESS_MARK, how == REDIRECT_ALL ? "meta l4proto tcp" : "tcp dport { 80, 443 }",
 			NET_EGRESS_PORT);
 	else
 		snprintf(script, sizeof script, "add table ip " TABLE "\ndelete table ip " TABLE "\n");
@@ -176,7 +182,7 @@ static int trust_ca(struct sandbox *sb)
 			if (strstr(text, pem))
 				rc = 0;
 			else if (write(fd, mark, sizeof mark - 1) == (ssize_t)(sizeof mark - 1) &&
-				 write(fd, pem, strlen(pem)) == (ssize_t)strlen(pem))
+				write(fd, pem, strlen(pem)) == (ssize_t)strlen(pem))
 				rc = 0;
 		}
 	}
@@ -221,7 +227,7 @@ static int listen_in_sandbox(struct sandbox *sb)
 	int fd = runtime_socket(sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	int one = 1;
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-	    bind(fd, (struct sockaddr *)&at, sizeof at) != 0 || listen(fd, 64) != 0) {
+		bind(fd, (struct sockaddr *)&at, sizeof at) != 0 || listen(fd, 64) != 0) {
 		int err = errno;
 		if (fd >= 0)
 			close(fd);
@@ -236,8 +242,8 @@ bool net_egress_wanted(const struct net_policy *policy)
 	return policy->rules.n > 0 || policy->n_domains > 0 || policy->tunnel.set;
 }
 
-struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy,
-	char *why, size_t why_len)
+struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy, char *why,
+	size_t why_len)
 {
 	if (!g.ca) {
 		snprintf(why, why_len, "the egress proxy is not running");
@@ -248,8 +254,14 @@ struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct n
 		snprintf(why, why_len, "out of memory");
 		return NULL;
 	}
-	e->env = (struct net_egress_env){.base = g.base, .sb = sb, .slot = slot, .policy = policy, .ca = g.ca,
-		.server_ctx = g.server_ctx, .client_ctx = g.client_ctx, .secret = g.secret,
+	e->env = (struct net_egress_env){.base = g.base,
+		.sb = sb,
+		.slot = slot,
+		.policy = policy,
+		.ca = g.ca,
+		.server_ctx = g.server_ctx,
+		.client_ctx = g.client_ctx,
+		.secret = g.secret,
 		.secret_ctx = g.secret_ctx};
 	int fd = listen_in_sandbox(sb);
 	if (fd < 0) {
@@ -299,7 +311,8 @@ void net_egress_stop(struct net_egress *e, bool remove_redirect)
 	if (remove_redirect) {
 		enum redirect off = REDIRECT_OFF;
 		if (runtime_in_netns(e->env.sb, set_redirect, &off) != 0)
-			fprintf(stderr, "egress proxy: a sandbox's redirect to its proxy could not be "
+			fprintf(stderr,
+				"egress proxy: a sandbox's redirect to its proxy could not be "
 				"removed: its HTTPS now fails\n");
 	}
 	net_egress_conn_close_all(&e->env);

@@ -27,16 +27,16 @@ struct event_base;
 struct net_policy;
 struct sandbox;
 
-#define NET_EGRESS_ADDRESS "127.0.0.53"  /* the DNS relay's, inside each sandbox */
+#define NET_EGRESS_ADDRESS "127.0.0.53" /* the DNS relay's, inside each sandbox */
 #define NET_EGRESS_PORT 15443
-#define NET_EGRESS_MARK 0x0e2b0443u       /* the proxy's own upstream connections */
-#define NET_EGRESS_MAX_CONNS 256          /* per sandbox */
+#define NET_EGRESS_MARK 0x0e2b0443u /* the proxy's own upstream connections */
+#define NET_EGRESS_MAX_CONNS 256    /* per sandbox */
 
 /* Loads or makes the egress CA (in ca_dir when given, else in memory) and
  * the TLS settings; upstream_ca_file (or NULL): more certificates to trust
  * upstream. -1 with why. Until it succeeds no sandbox may have rules. */
-int net_egress_init(struct event_base *base, const char *ca_dir, const char *upstream_ca_file,
-	char *why, size_t why_len);
+int net_egress_init(struct event_base *base, const char *ca_dir, const char *upstream_ca_file, char *why,
+	size_t why_len);
 void net_egress_shutdown(void);
 bool net_egress_available(void);
 
@@ -53,8 +53,8 @@ bool net_egress_wanted(const struct net_policy *policy);
 /* Starts the proxy of the sandbox whose networking has slot, for policy
  * (borrowed: the caller keeps it alive until net_egress_set_policy or
  * net_egress_stop). NULL with why. */
-struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy,
-	char *why, size_t why_len);
+struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy, char *why,
+	size_t why_len);
 /* A new policy (updateNetwork): connections already open keep going;
  * each request reads the rules anew. -1 with why when the sandbox's table
  * could not follow it (a tunnel turned on or off). */

@@ -20,11 +20,11 @@ struct net_egress_lookup {
 	struct net_egress_env *env;
 	struct evdns_getaddrinfo_request *req; /* while the resolver has it */
 	struct event *ev;                      /* the timeout, and the way back to the loop */
-	struct sockaddr_in asked;             /* its address is preferred; its port is the answer's */
+	struct sockaddr_in asked;              /* its address is preferred; its port is the answer's */
 	char name[256];
-	int result;                            /* the resolver's, once it answered */
+	int result; /* the resolver's, once it answered */
 	bool answered, found;
-	bool open;                             /* past denyOut: the sandbox's chain must let it through */
+	bool open; /* past denyOut: the sandbox's chain must let it through */
 	struct sockaddr_in to;
 	net_egress_admitted done;
 	void *ctx;
@@ -39,9 +39,10 @@ int net_egress_admit_init(struct event_base *base)
 	dns = evdns_base_new(base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
 	if (!dns)
 		return -1;
-	if (evdns_base_resolv_conf_parse(dns, DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC |
-		DNS_OPTION_NAMESERVERS_NO_DEFAULT, "/etc/resolv.conf") != 0 ||
-	    evdns_base_count_nameservers(dns) == 0) {
+	if (evdns_base_resolv_conf_parse(dns,
+		    DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC | DNS_OPTION_NAMESERVERS_NO_DEFAULT,
+		    "/etc/resolv.conf") != 0 ||
+		evdns_base_count_nameservers(dns) == 0) {
 		net_egress_admit_shutdown();
 		return -1;
 	}
@@ -80,7 +81,8 @@ static bool pick(struct net_egress_lookup *l, const struct evutil_addrinfo *ai)
 	}
 	if (!first)
 		return false;
-	l->to = (struct sockaddr_in){.sin_family = AF_INET, .sin_addr = first->sin_addr,
+	l->to = (struct sockaddr_in){.sin_family = AF_INET,
+		.sin_addr = first->sin_addr,
 		.sin_port = l->asked.sin_port};
 	return true;
 }
@@ -116,8 +118,9 @@ static void on_lookup_event(evutil_socket_t fd, short what, void *arg)
 	} else if (!l->found) {
 		snprintf(why, sizeof why, "%s has no IPv4 address: %s", l->name,
 			l->result ? evutil_gai_strerror(l->result) : "none in the answer");
-	} else if (l->open && net_nft_allow_upstream(l->env->slot, ntohl(l->to.sin_addr.s_addr),
-			   ntohs(l->to.sin_port), NET_EGRESS_PASS_SECONDS) != 0) {
+	} else if (l->open &&
+		net_nft_allow_upstream(l->env->slot, ntohl(l->to.sin_addr.s_addr), ntohs(l->to.sin_port),
+			NET_EGRESS_PASS_SECONDS) != 0) {
 		snprintf(why, sizeof why, "cannot open the sandbox's rules to %s", l->name);
 	} else {
 		to = &l->to;
@@ -137,7 +140,8 @@ static enum net_egress_verdict tunneled(const struct net_policy *p, const struct
 	const char *addr, const char *name, char *why, size_t why_len)
 {
 	uint32_t a = ntohl(dst->sin_addr.s_addr);
-	if (net_policy_in_ranges(net_policy_never, NET_POLICY_NEVER_RANGES, a) || net_cidr_contains(net_pool_subnet(), a)) {
+	if (net_policy_in_ranges(net_policy_never, NET_POLICY_NEVER_RANGES, a) ||
+		net_cidr_contains(net_pool_subnet(), a)) {
 		snprintf(why, why_len, "%s is never reachable from a sandbox", addr);
 		return NET_EGRESS_REFUSED;
 	}
@@ -146,8 +150,8 @@ static enum net_egress_verdict tunneled(const struct net_policy *p, const struct
 		return NET_EGRESS_GO;
 	if (!lan && name && net_policy_allows_name(p, name))
 		return NET_EGRESS_GO;
-	snprintf(why, why_len, "%s:%u%s%s is not allowed by the sandbox's rules", addr, (unsigned)ntohs(dst->sin_port),
-		name ? " as " : "", name ? name : "");
+	snprintf(why, why_len, "%s:%u%s%s is not allowed by the sandbox's rules", addr,
+		(unsigned)ntohs(dst->sin_port), name ? " as " : "", name ? name : "");
 	return NET_EGRESS_REFUSED;
 }
 
@@ -164,8 +168,9 @@ enum net_egress_verdict net_egress_admit(struct net_egress_env *env, const struc
 	if (by_address && !(pin && name))
 		return NET_EGRESS_GO;
 	if (!by_address && (!name || !net_policy_allows_name(p, name))) {
-		snprintf(why, why_len, "%s:%u%s%s is not allowed by allowOut", addr, (unsigned)ntohs(dst->sin_port),
-			name ? " as " : " (no server name)", name ? name : "");
+		snprintf(why, why_len, "%s:%u%s%s is not allowed by allowOut", addr,
+			(unsigned)ntohs(dst->sin_port), name ? " as " : " (no server name)",
+			name ? name : "");
 		return NET_EGRESS_REFUSED;
 	}
 	*lookup = net_egress_lookup(env, name, dst, !by_address, done, ctx, why, why_len);
@@ -173,7 +178,8 @@ enum net_egress_verdict net_egress_admit(struct net_egress_env *env, const struc
 }
 
 struct net_egress_lookup *net_egress_lookup(struct net_egress_env *env, const char *name,
-	const struct sockaddr_in *asked, bool open, net_egress_admitted done, void *ctx, char *why, size_t why_len)
+	const struct sockaddr_in *asked, bool open, net_egress_admitted done, void *ctx, char *why,
+	size_t why_len)
 {
 	struct net_egress_lookup *l = calloc(1, sizeof *l);
 	if (!l || !dns) {
@@ -190,7 +196,8 @@ struct net_egress_lookup *net_egress_lookup(struct net_egress_env *env, const ch
 		snprintf(why, why_len, "out of memory");
 		return NULL;
 	}
-	struct evutil_addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM,
+	struct evutil_addrinfo hints = {.ai_family = AF_INET,
+		.ai_socktype = SOCK_STREAM,
 		.ai_protocol = IPPROTO_TCP};
 	struct evdns_getaddrinfo_request *req = evdns_getaddrinfo(dns, l->name, NULL, &hints, on_answer, l);
 	if (!l->answered)

@@ -25,12 +25,12 @@ struct net_egress_env;
 struct net_egress_lookup;
 
 #define NET_EGRESS_LOOKUP_SECONDS 10
-#define NET_EGRESS_PASS_SECONDS 60  /* how long an address-and-port pair stays open for the SYN */
+#define NET_EGRESS_PASS_SECONDS 60 /* how long an address-and-port pair stays open for the SYN */
 
 enum net_egress_verdict {
-	NET_EGRESS_GO,       /* to dst as asked */
-	NET_EGRESS_REFUSED,  /* why says what */
-	NET_EGRESS_LOOKING,  /* done will say, later (never from within the call) */
+	NET_EGRESS_GO,      /* to dst as asked */
+	NET_EGRESS_REFUSED, /* why says what */
+	NET_EGRESS_LOOKING, /* done will say, later (never from within the call) */
 };
 
 /* to: where to connect, or NULL when the name cannot be had (why). */
@@ -51,7 +51,8 @@ enum net_egress_verdict net_egress_admit(struct net_egress_env *env, const struc
  * answer past denyOut (net_nft_allow_upstream). done is called later, never
  * from within. NULL with why. */
 struct net_egress_lookup *net_egress_lookup(struct net_egress_env *env, const char *name,
-	const struct sockaddr_in *asked, bool open, net_egress_admitted done, void *ctx, char *why, size_t why_len);
+	const struct sockaddr_in *asked, bool open, net_egress_admitted done, void *ctx, char *why,
+	size_t why_len);
 /* done will not be called. */
 void net_egress_lookup_cancel(struct net_egress_lookup *l);
 

@@ -44,32 +44,33 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define PEEK_SECONDS 10     /* for the ClientHello */
-#define CONNECT_SECONDS 10  /* for the destination, TLS included */
-#define IDLE_SECONDS 300    /* with nothing read either way */
-#define FLUSH_SECONDS 5     /* for what is left to write once one side ended */
+#define PEEK_SECONDS 10      /* for the ClientHello */
+#define CONNECT_SECONDS 10   /* for the destination, TLS included */
+#define IDLE_SECONDS 300     /* with nothing read either way */
+#define FLUSH_SECONDS 5      /* for what is left to write once one side ended */
 #define MAX_QUEUED (1 << 20) /* bytes queued towards one side before the other is paused */
-#define MAX_STEP (256 << 10)  /* per write, and per read of a TLS side (libevent 2.1 reads a plain
+#define MAX_STEP \
+	(256 << 10) /* per write, and per read of a TLS side (libevent 2.1 reads a plain
                                * socket 4 KiB at a time whatever this says) */
 
 struct net_egress_conn {
 	struct net_egress_env *env;
 	struct net_egress_conn *prev, *next;
-	int cfd, ufd;                 /* until a bufferevent owns them */
-	struct event *ev;             /* the peek, the connect, the last flush */
+	int cfd, ufd;                          /* until a bufferevent owns them */
+	struct event *ev;                      /* the peek, the connect, the last flush */
 	struct bufferevent *client, *upstream; /* intercepted */
 	struct net_egress_splice *relay;       /* passed on */
 	struct sockaddr_in dst;
-	char sni[256];                /* the server name (port 80: the Host's) */
-	bool plain;                   /* port 80: HTTP, without TLS either side */
-	int64_t peek_until_ms;        /* the end of the wait for a whole ClientHello or head
+	char sni[256];         /* the server name (port 80: the Host's) */
+	bool plain;            /* port 80: HTTP, without TLS either side */
+	int64_t peek_until_ms; /* the end of the wait for a whole ClientHello or head
 	                               * (monotonic): a sandbox sending a byte at a time
 	                               * does not extend it */
 	bool intercept, upstream_ready, finishing;
 	struct net_egress_lookup *lookup; /* while its name is being resolved */
 	struct net_egress_dial *dial;     /* while its tunnel is being opened (egressProxy) */
 	bool by_name;                     /* the tunnel CONNECTs to sni, not to dst */
-	char *failure;                /* why the destination cannot be had: answered to the next request */
+	char *failure; /* why the destination cannot be had: answered to the next request */
 	struct egress_http *http;
 	struct egress_header *headers; /* this request's, resolved */
 	char **values;                 /* theirs, owned: they may hold a secret */
@@ -196,7 +197,8 @@ static int request_headers(void *ctx, const char *host, const struct egress_head
 	*n = 0;
 	char name[256];
 	if (c->plain && (!host || !egress_host_name(host, name, sizeof name) || strcmp(name, c->sni) != 0)) {
-		snprintf(refusal, sizeof refusal, "a request for another host than %s on its connection", c->sni);
+		snprintf(refusal, sizeof refusal, "a request for another host than %s on its connection",
+			c->sni);
 		*why = refusal;
 		return -1;
 	}
@@ -363,7 +365,7 @@ static void upstream_open(struct net_egress_conn *c, const unsigned char *early,
 	int ufd = c->ufd;
 	c->ufd = -1;
 	c->upstream = !c->plain ? net_egress_tls_side(c->env, c->sni, ufd, false)
-		: bufferevent_socket_new(c->env->base, ufd, BEV_OPT_CLOSE_ON_FREE);
+				: bufferevent_socket_new(c->env->base, ufd, BEV_OPT_CLOSE_ON_FREE);
 	if (!c->upstream) {
 		close(ufd);
 		fail_upstream(c, "out of memory");
@@ -421,8 +423,8 @@ static void connect_upstream(struct net_egress_conn *c)
 {
 	if (c->env->policy->tunnel.set) {
 		char why[300];
-		c->dial = net_egress_tunnel_dial(c->env, c->by_name ? c->sni : NULL, &c->dst, on_dialed, c, why,
-			sizeof why);
+		c->dial = net_egress_tunnel_dial(c->env, c->by_name ? c->sni : NULL, &c->dst, on_dialed, c,
+			why, sizeof why);
 		if (!c->dial)
 			fail_upstream(c, why);
 		return;
@@ -431,7 +433,7 @@ static void connect_upstream(struct net_egress_conn *c)
 	unsigned mark = NET_EGRESS_MARK;
 	int one = 1;
 	if (c->ufd < 0 || setsockopt(c->ufd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) != 0 ||
-	    setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
+		setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
 		fail_upstream(c, strerror(errno));
 		return;
 	}
@@ -451,9 +453,9 @@ static void go(struct net_egress_conn *c)
 	c->intercept = c->sni[0] && net_rules_match(&c->env->policy->rules, c->sni) != NULL;
 	if (c->intercept) {
 		c->http = egress_http_new(request_headers, emit_upstream, c);
-		c->client = !c->http ? NULL : c->plain
-			? bufferevent_socket_new(c->env->base, c->cfd, BEV_OPT_CLOSE_ON_FREE)
-			: net_egress_tls_side(c->env, c->sni, c->cfd, true);
+		c->client = !c->http ? NULL
+			: c->plain   ? bufferevent_socket_new(c->env->base, c->cfd, BEV_OPT_CLOSE_ON_FREE)
+				     : net_egress_tls_side(c->env, c->sni, c->cfd, true);
 		if (!c->client) {
 			conn_free(c);
 			return;

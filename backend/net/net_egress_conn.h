@@ -19,11 +19,11 @@ struct net_egress_conn;
 struct net_egress_env {
 	struct event_base *base;
 	struct sandbox *sb;
-	int slot;                      /* its networking's (net_nft) */
+	int slot;                        /* its networking's (net_nft) */
 	const struct net_policy *policy; /* the current one: its rules read at each request */
 	struct egress_ca *ca;
-	SSL_CTX *server_ctx;           /* towards the sandbox */
-	SSL_CTX *client_ctx;           /* towards the destination, verifying */
+	SSL_CTX *server_ctx; /* towards the sandbox */
+	SSL_CTX *client_ctx; /* towards the destination, verifying */
 	net_egress_secret_fn secret;
 	void *secret_ctx;
 	struct net_egress_conn *conns; /* a list */

@@ -56,7 +56,8 @@ static void finish(struct net_egress_splice *s)
 static int drain(struct direction *d, size_t *moved)
 {
 	while (d->queued > 0) {
-		ssize_t n = splice(d->pipe[0], NULL, d->to, NULL, d->queued, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		ssize_t n =
+			splice(d->pipe[0], NULL, d->to, NULL, d->queued, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n > 0) {
 			d->queued -= (size_t)n;
 			*moved += (size_t)n;
@@ -77,7 +78,8 @@ static int pump(struct direction *d)
 	if (drain(d, &moved) != 0)
 		return -1;
 	while (!d->ended && d->queued == 0 && moved < STEP_BYTES) {
-		ssize_t n = splice(d->from, NULL, d->pipe[1], NULL, d->room, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		ssize_t n =
+			splice(d->from, NULL, d->pipe[1], NULL, d->room, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n > 0) {
 			d->queued = (size_t)n;
 			if (drain(d, &moved) != 0)
@@ -163,18 +165,24 @@ static void direction_free(struct direction *d)
 }
 
 struct net_egress_splice *net_egress_splice_new(struct event_base *base, int client, int upstream,
-	const unsigned char *early, size_t early_len, int idle_seconds, net_egress_splice_done_fn done, void *ctx)
+	const unsigned char *early, size_t early_len, int idle_seconds, net_egress_splice_done_fn done,
+	void *ctx)
 {
 	struct net_egress_splice *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
-	*s = (struct net_egress_splice){.base = base, .client = -1, .upstream = -1, .idle_seconds = idle_seconds,
-		.done = done, .ctx = ctx};
+	*s = (struct net_egress_splice){.base = base,
+		.client = -1,
+		.upstream = -1,
+		.idle_seconds = idle_seconds,
+		.done = done,
+		.ctx = ctx};
 	s->dir[0].pipe[0] = s->dir[0].pipe[1] = s->dir[1].pipe[0] = s->dir[1].pipe[1] = -1;
 	struct direction *down = &s->dir[1];
-	if (direction_init(s, &s->dir[0], client, upstream) != 0 || direction_init(s, down, upstream, client) != 0 ||
-	    !(s->idle = evtimer_new(base, on_idle, s)) ||
-	    (early_len && write(down->pipe[1], early, early_len) != (ssize_t)early_len)) {
+	if (direction_init(s, &s->dir[0], client, upstream) != 0 ||
+		direction_init(s, down, upstream, client) != 0 ||
+		!(s->idle = evtimer_new(base, on_idle, s)) ||
+		(early_len && write(down->pipe[1], early, early_len) != (ssize_t)early_len)) {
 		net_egress_splice_free(s);
 		return NULL;
 	}

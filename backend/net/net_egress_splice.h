@@ -21,7 +21,8 @@ typedef void (*net_egress_splice_done_fn)(void *ctx);
  * already read from upstream, sent to client first. NULL when out of
  * memory or pipes (the caller still owns both sockets). */
 struct net_egress_splice *net_egress_splice_new(struct event_base *base, int client, int upstream,
-	const unsigned char *early, size_t early_len, int idle_seconds, net_egress_splice_done_fn done, void *ctx);
+	const unsigned char *early, size_t early_len, int idle_seconds, net_egress_splice_done_fn done,
+	void *ctx);
 void net_egress_splice_free(struct net_egress_splice *s);
 
 #endif

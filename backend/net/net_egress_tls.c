@@ -8,7 +8,8 @@
 #include <event2/bufferevent_ssl.h>
 #include <openssl/ssl.h>
 
-struct bufferevent *net_egress_tls_side(const struct net_egress_env *env, const char *sni, int fd, bool server)
+struct bufferevent *net_egress_tls_side(const struct net_egress_env *env, const char *sni, int fd,
+	bool server)
 {
 	SSL *ssl = SSL_new(server ? env->server_ctx : env->client_ctx);
 	if (!ssl)
@@ -17,12 +18,12 @@ struct bufferevent *net_egress_tls_side(const struct net_egress_env *env, const 
 		X509 *cert;
 		EVP_PKEY *key;
 		if (egress_ca_leaf(env->ca, sni, &cert, &key) != 0 || SSL_use_certificate(ssl, cert) != 1 ||
-		    SSL_use_PrivateKey(ssl, key) != 1) {
+			SSL_use_PrivateKey(ssl, key) != 1) {
 			SSL_free(ssl);
 			return NULL;
 		}
 	} else if (SSL_set_tlsext_host_name(ssl, sni) != 1 || SSL_set1_host(ssl, sni) != 1 ||
-		   SSL_set_alpn_protos(ssl, (const unsigned char *)"\x08http/1.1", 9) != 0) {
+		SSL_set_alpn_protos(ssl, (const unsigned char *)"\x08http/1.1", 9) != 0) {
 		SSL_free(ssl);
 		return NULL;
 	}

@@ -12,6 +12,7 @@ struct net_egress_env;
 
 /* A bufferevent that owns fd once made (not before: on NULL the caller
  * still has it). */
-struct bufferevent *net_egress_tls_side(const struct net_egress_env *env, const char *sni, int fd, bool server);
+struct bufferevent *net_egress_tls_side(const struct net_egress_env *env, const char *sni, int fd,
+	bool server);
 
 #endif

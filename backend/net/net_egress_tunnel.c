@@ -26,9 +26,9 @@ struct net_egress_dial {
 	struct net_egress_lookup *lookup; /* of the proxy's name */
 	struct event *ev;                 /* connect, then each answer; and the deadline */
 	int fd;
-	int connect_err;                  /* a connect that failed at once */
+	int connect_err; /* a connect that failed at once */
 	struct egress_socks socks;
-	int64_t until_ms;                 /* the whole dial's end (monotonic): a proxy
+	int64_t until_ms; /* the whole dial's end (monotonic): a proxy
 	                                   * answering a byte at a time does not extend it */
 	net_egress_dialed done;
 	void *ctx;
@@ -146,7 +146,8 @@ static void connect_to(struct net_egress_dial *d, const struct sockaddr_in *prox
 	d->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	int one = 1;
 	if (d->fd < 0 || setsockopt(d->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
-	    (connect(d->fd, (const struct sockaddr *)proxy, sizeof *proxy) != 0 && errno != EINPROGRESS)) {
+		(connect(d->fd, (const struct sockaddr *)proxy, sizeof *proxy) != 0 &&
+			errno != EINPROGRESS)) {
 		/* Reported from the loop, as every other end. */
 		d->connect_err = errno ? errno : EIO;
 		d->ev = evtimer_new(d->env->base, on_connected, d);

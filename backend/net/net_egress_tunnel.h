@@ -17,7 +17,8 @@ struct net_egress_dial;
 /* fd: the open tunnel (the caller owns it), or -1 with why (no credential in
  * it). early/early_len: bytes of the destination's that came with the
  * proxy's reply. */
-typedef void (*net_egress_dialed)(void *ctx, int fd, const unsigned char *early, size_t early_len, const char *why);
+typedef void (
+	*net_egress_dialed)(void *ctx, int fd, const unsigned char *early, size_t early_len, const char *why);
 
 /* Dials dst (or name, when not NULL: the proxy resolves it) through env's
  * tunnel; done is called later, never from within. NULL with why. */

@@ -129,8 +129,8 @@ static void add_default_route(struct net_rtnl_batch *b, unsigned index, uint32_t
 }
 
 /* The pair, made in the namespace of the socket it is sent on. */
-static void add_pair(struct net_rtnl_batch *b, const char *host_ifname, int host_ns_fd,
-	uint32_t host_ip, uint32_t sandbox_ip)
+static void add_pair(struct net_rtnl_batch *b, const char *host_ifname, int host_ns_fd, uint32_t host_ip,
+	uint32_t sandbox_ip)
 {
 	struct nlmsghdr *nlh = net_rtnl_add(b, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
 	mnl_nlmsg_put_extra_header(nlh, sizeof(struct ifinfomsg));
@@ -160,8 +160,8 @@ static unsigned index_in(int fd, const char *name)
 	return ioctl(fd, SIOCGIFINDEX, &ifr) == 0 ? (unsigned)ifr.ifr_ifindex : 0;
 }
 
-int net_link_attach(int sandbox_fd, int host_fd, int host_ns_fd, const char *host_ifname,
-	uint32_t host_ip, uint32_t sandbox_ip, int prefix, const char **step)
+int net_link_attach(int sandbox_fd, int host_fd, int host_ns_fd, const char *host_ifname, uint32_t host_ip,
+	uint32_t sandbox_ip, int prefix, const char **step)
 {
 	struct net_rtnl_batch b = {0};
 	*step = "create the veth pair";

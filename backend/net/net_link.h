@@ -16,7 +16,7 @@
  * host_fd: one in the backend's, whose namespace file host_ns_fd is.
  * Addresses in host byte order, on a /prefix of their own. 0, or -errno
  * with *step naming what failed. */
-int net_link_attach(int sandbox_fd, int host_fd, int host_ns_fd, const char *host_ifname,
-	uint32_t host_ip, uint32_t sandbox_ip, int prefix, const char **step);
+int net_link_attach(int sandbox_fd, int host_fd, int host_ns_fd, const char *host_ifname, uint32_t host_ip,
+	uint32_t sandbox_ip, int prefix, const char **step);
 
 #endif

@@ -38,8 +38,8 @@ static void clean_stale_tables(void)
 	char *text = strdup(nft_ctx_get_output_buffer(nft));
 	for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n")) {
 		int pid = 0;
-		if (sscanf(line, "table inet " TABLE_PREFIX "%d", &pid) != 1 || pid <= 0 ||
-		    pid == getpid() || runtime_backend_alive(pid))
+		if (sscanf(line, "table inet " TABLE_PREFIX "%d", &pid) != 1 || pid <= 0 || pid == getpid() ||
+			runtime_backend_alive(pid))
 			continue;
 		char cmd[96];
 		snprintf(cmd, sizeof cmd, "delete table inet " TABLE_PREFIX "%d", pid);
@@ -85,40 +85,42 @@ int net_nft_init(const struct net_nft_config *c, char *why, size_t why_len)
 		put_ranges(f, net_policy_never, NET_POLICY_NEVER_RANGES);
 		fclose(f);
 	}
-	int n = !lan || !never ? -1 : asprintf(&script,
-		"table inet %1$s {\n"
-		"  set lan4 { type ipv4_addr; flags interval; auto-merge;\n"
-		"    elements = { %6$s } }\n"
-		"  set never4 { type ipv4_addr; flags interval; auto-merge;\n"
-		"    elements = { %7$s, %3$s } }\n"
-		"  set conns { type ifname; size 65535; flags dynamic; }\n"
-		"  map sandboxes { type ifname : verdict; }\n"
-		"  chain forward {\n"
-		"    type filter hook forward priority filter; policy accept;\n"
-		"    iifname \"%2$s*\" jump from_sandbox\n"
-		"    oifname \"%2$s*\" ct state established,related accept\n"
-		"    oifname \"%2$s*\" drop\n"
-		"  }\n"
-		"  chain from_sandbox {\n"
-		"    meta nfproto ipv6 " REFUSE "\n"
-		"    fib saddr . iif oif missing drop\n"
-		"    ct state established,related accept\n"
-		"    ip daddr @never4 " REFUSE "\n"
-		"    ct state new add @conns { iifname ct count over %5$d } " REFUSE "\n"
-		"    iifname vmap @sandboxes\n"
-		"    ip daddr @lan4 " REFUSE "\n"
-		"    accept\n"
-		"  }\n"
-		"  chain input {\n"
-		"    type filter hook input priority filter; policy accept;\n"
-		"    iifname \"%2$s*\" " REFUSE "\n"
-		"  }\n"
-		"  chain postrouting {\n"
-		"    type nat hook postrouting priority srcnat; policy accept;\n"
-		"    ip saddr %4$s oifname != \"%2$s*\" masquerade\n"
-		"  }\n"
-		"}\n",
-		table, c->ifprefix, c->subnet, c->block, c->conn_limit, lan, never);
+	int n = !lan || !never
+		? -1
+		: asprintf(&script,
+			  "table inet %1$s {\n"
+			  "  set lan4 { type ipv4_addr; flags interval; auto-merge;\n"
+			  "    elements = { %6$s } }\n"
+			  "  set never4 { type ipv4_addr; flags interval; auto-merge;\n"
+			  "    elements = { %7$s, %3$s } }\n"
+			  "  set conns { type ifname; size 65535; flags dynamic; }\n"
+			  "  map sandboxes { type ifname : verdict; }\n"
+			  "  chain forward {\n"
+			  "    type filter hook forward priority filter; policy accept;\n"
+			  "    iifname \"%2$s*\" jump from_sandbox\n"
+			  "    oifname \"%2$s*\" ct state established,related accept\n"
+			  "    oifname \"%2$s*\" drop\n"
+			  "  }\n"
+			  "  chain from_sandbox {\n"
+			  "    meta nfproto ipv6 " REFUSE "\n"
+			  "    fib saddr . iif oif missing drop\n"
+			  "    ct state established,related accept\n"
+			  "    ip daddr @never4 " REFUSE "\n"
+			  "    ct state new add @conns { iifname ct count over %5$d } " REFUSE "\n"
+			  "    iifname vmap @sandboxes\n"
+			  "    ip daddr @lan4 " REFUSE "\n"
+			  "    accept\n"
+			  "  }\n"
+			  "  chain input {\n"
+			  "    type filter hook input priority filter; policy accept;\n"
+			  "    iifname \"%2$s*\" " REFUSE "\n"
+			  "  }\n"
+			  "  chain postrouting {\n"
+			  "    type nat hook postrouting priority srcnat; policy accept;\n"
+			  "    ip saddr %4$s oifname != \"%2$s*\" masquerade\n"
+			  "  }\n"
+			  "}\n",
+			  table, c->ifprefix, c->subnet, c->block, c->conn_limit, lan, never);
 	int rc = n < 0 ? -1 : run(script, why, why_len);
 	free(script);
 	free(lan);
@@ -128,8 +130,8 @@ int net_nft_init(const struct net_nft_config *c, char *why, size_t why_len)
 	return rc;
 }
 
-int net_nft_apply(int slot, const char *ifname, const struct net_policy *p,
-	struct net_nft_sandbox *has, char *why, size_t why_len)
+int net_nft_apply(int slot, const char *ifname, const struct net_policy *p, struct net_nft_sandbox *has,
+	char *why, size_t why_len)
 {
 	if (!has->chain && p->n_allow == 0 && p->n_deny == 0 && p->n_domains == 0)
 		return 0; /* the shared rules already say it all (transform rules are net_egress's) */
@@ -147,7 +149,8 @@ int net_nft_apply(int slot, const char *ifname, const struct net_policy *p,
 		fprintf(f, "add element inet %s sandboxes { \"%s\" : jump s%d }\n", table, ifname, slot);
 	}
 	if (p->n_domains) {
-		fprintf(f, "add set inet %s p%d { type ipv4_addr . inet_service; size 65535; flags timeout; }\n",
+		fprintf(f,
+			"add set inet %s p%d { type ipv4_addr . inet_service; size 65535; flags timeout; }\n",
 			table, slot);
 		fprintf(f, "flush set inet %s p%d\n", table, slot);
 	}

@@ -18,10 +18,10 @@
 struct net_policy;
 
 struct net_nft_config {
-	const char *ifprefix;  /* every sandbox's veth end starts with it */
-	const char *subnet;    /* "a.b.c.d/n": all sandboxes of every backend */
-	const char *block;     /* this backend's part of it */
-	int conn_limit;        /* tracked connections per sandbox */
+	const char *ifprefix; /* every sandbox's veth end starts with it */
+	const char *subnet;   /* "a.b.c.d/n": all sandboxes of every backend */
+	const char *block;    /* this backend's part of it */
+	int conn_limit;       /* tracked connections per sandbox */
 };
 
 /* Removes the tables of dead backends, then makes this one's. -1 with why. */
@@ -34,8 +34,8 @@ struct net_nft_sandbox {
 
 /* Replaces the sandbox's rules (slot numbers its chain and set); the set of
  * the proxy's destinations starts empty. 0, or -1 with why. */
-int net_nft_apply(int slot, const char *ifname, const struct net_policy *p,
-	struct net_nft_sandbox *has, char *why, size_t why_len);
+int net_nft_apply(int slot, const char *ifname, const struct net_policy *p, struct net_nft_sandbox *has,
+	char *why, size_t why_len);
 /* Lets the sandbox's new connections to addr:port (host byte order) pass
  * its denyOut for the next seconds: the egress proxy's, to an address it
  * resolved for a name allowOut allows. */

@@ -72,8 +72,8 @@ static size_t merge(struct net_range *r, size_t n)
 
 /* One list into ranges; extra (0.0.0.0/0 for allow_internet_access false)
  * is added when given. */
-static int parse_list(const cJSON *list, bool allow, const struct net_range *extra,
-	struct net_range **out, size_t *count, struct net_policy *p, char *err, size_t err_len)
+static int parse_list(const cJSON *list, bool allow, const struct net_range *extra, struct net_range **out,
+	size_t *count, struct net_policy *p, char *err, size_t err_len)
 {
 	const char *field = allow ? "allowOut" : "denyOut";
 	size_t n = list ? (size_t)cJSON_GetArraySize(list) : 0;
@@ -102,8 +102,10 @@ static int parse_list(const cJSON *list, bool allow, const struct net_range *ext
 		if (kind == 1) {
 			k++;
 		} else if (kind == 2 && allow) {
-			snprintf(err, err_len, "invalid allowed address %.64s: IPv6 is not routed to "
-				"sandboxes of the local backend", item->valuestring);
+			snprintf(err, err_len,
+				"invalid allowed address %.64s: IPv6 is not routed to "
+				"sandboxes of the local backend",
+				item->valuestring);
 			goto fail;
 		} else if (kind == 0 && allow) {
 			char name[256];
@@ -140,14 +142,15 @@ int net_policy_parse(const cJSON *allow_out, const cJSON *deny_out, int allow_in
 	out->allow_internet_access = allow_internet_access;
 	static const struct net_range everything = {0, 0xffffffffu};
 	if (parse_list(allow_out, true, NULL, &out->allow, &out->n_allow, out, err, err_len) != 0 ||
-	    parse_list(deny_out, false, allow_internet_access == 0 ? &everything : NULL, &out->deny,
-		    &out->n_deny, out, err, err_len) != 0) {
+		parse_list(deny_out, false, allow_internet_access == 0 ? &everything : NULL, &out->deny,
+			&out->n_deny, out, err, err_len) != 0) {
 		net_policy_free(out);
 		return -1;
 	}
 	if (out->n_domains && !net_policy_denies_all(out)) {
 		/* E2B's rule and words: a domain allowlist means nothing else. */
-		snprintf(err, err_len, "When specifying allowed domains in allow out, you must include "
+		snprintf(err, err_len,
+			"When specifying allowed domains in allow out, you must include "
 			"'ALL_TRAFFIC' in deny out to block all other traffic.");
 		net_policy_free(out);
 		return -1;
@@ -190,12 +193,10 @@ bool net_policy_allows_name(const struct net_policy *p, const char *name)
 	return false;
 }
 
-const struct net_range net_policy_lan[NET_POLICY_LAN_RANGES] = {
-	{0x0a000000u, 0x0affffffu}, {0xac100000u, 0xac1fffffu}, {0xc0a80000u, 0xc0a8ffffu},
-	{0x64400000u, 0x647fffffu}};
-const struct net_range net_policy_never[NET_POLICY_NEVER_RANGES] = {
-	{0x00000000u, 0x00ffffffu}, {0x7f000000u, 0x7fffffffu}, {0xa9fe0000u, 0xa9feffffu},
-	{0xe0000000u, 0xffffffffu}};
+const struct net_range net_policy_lan[NET_POLICY_LAN_RANGES] = {{0x0a000000u, 0x0affffffu},
+	{0xac100000u, 0xac1fffffu}, {0xc0a80000u, 0xc0a8ffffu}, {0x64400000u, 0x647fffffu}};
+const struct net_range net_policy_never[NET_POLICY_NEVER_RANGES] = {{0x00000000u, 0x00ffffffu},
+	{0x7f000000u, 0x7fffffffu}, {0xa9fe0000u, 0xa9feffffu}, {0xe0000000u, 0xffffffffu}};
 
 bool net_policy_in_ranges(const struct net_range *r, size_t n, uint32_t addr)
 {
@@ -207,7 +208,8 @@ bool net_policy_in_ranges(const struct net_range *r, size_t n, uint32_t addr)
 
 bool net_policy_allows_address(const struct net_policy *p, uint32_t addr)
 {
-	return net_policy_in_ranges(p->allow, p->n_allow, addr) || !net_policy_in_ranges(p->deny, p->n_deny, addr);
+	return net_policy_in_ranges(p->allow, p->n_allow, addr) ||
+		!net_policy_in_ranges(p->deny, p->n_deny, addr);
 }
 
 bool net_policy_denies_all(const struct net_policy *p)

@@ -22,14 +22,14 @@ struct net_range {
 };
 
 struct net_policy {
-	int allow_internet_access;  /* -1 not given, else 0/1 */
+	int allow_internet_access; /* -1 not given, else 0/1 */
 	struct net_range *allow, *deny;
 	size_t n_allow, n_deny;
-	char **domains;             /* allowOut's domain names, lowercase ("*.x.y": below x.y) */
+	char **domains; /* allowOut's domain names, lowercase ("*.x.y": below x.y) */
 	size_t n_domains;
 	struct cJSON *allow_out, *deny_out; /* the lists as given, or NULL */
-	struct net_rules rules;     /* network.rules (net_rules_parse), none by default */
-	struct net_tunnel tunnel;   /* network.egressProxy (net_tunnel_parse), unset by default */
+	struct net_rules rules;             /* network.rules (net_rules_parse), none by default */
+	struct net_tunnel tunnel;           /* network.egressProxy (net_tunnel_parse), unset by default */
 };
 
 /* The shared rules' ranges, one table for the nftables sets every sandbox
@@ -46,8 +46,8 @@ bool net_policy_in_ranges(const struct net_range *r, size_t n, uint32_t addr);
 /* allow_out / deny_out: arrays of strings or NULL. allowOut may name domains
  * (a DNS name, or "*." and one), which need denyOut to block everything, as
  * on E2B. On failure -1 with the 400 message in err and nothing to free. */
-int net_policy_parse(const struct cJSON *allow_out, const struct cJSON *deny_out,
-	int allow_internet_access, struct net_policy *out, char *err, size_t err_len);
+int net_policy_parse(const struct cJSON *allow_out, const struct cJSON *deny_out, int allow_internet_access,
+	struct net_policy *out, char *err, size_t err_len);
 void net_policy_free(struct net_policy *p);
 /* Nothing restricted, rewritten or tunneled: no list, no transform rule, no
  * egress proxy, and internet access not turned off. */

@@ -62,7 +62,7 @@ static bool overlaps(struct net_cidr a, struct net_cidr b)
 /* Every IPv4 route of the namespace, as the scan below needs it. */
 struct route {
 	struct net_cidr dst;
-	bool claim;    /* a backend's block */
+	bool claim; /* a backend's block */
 	pid_t owner;
 	uint32_t table;
 };
@@ -81,11 +81,18 @@ static void collect(const struct nlmsghdr *nlh, void *arg)
 		return; /* default routes say nothing about the subnet */
 	struct route r = {.dst.prefix = rtm->rtm_dst_len, .table = rtm->rtm_table};
 	const struct nlattr *a;
-	mnl_attr_for_each(a, nlh, sizeof *rtm) {
+	mnl_attr_for_each(a, nlh, sizeof *rtm)
+	{
 		switch (mnl_attr_get_type(a)) {
-		case RTA_DST: r.dst.addr = ntohl(mnl_attr_get_u32(a)); break;
-		case RTA_PRIORITY: r.owner = (pid_t)mnl_attr_get_u32(a); break;
-		case RTA_TABLE: r.table = mnl_attr_get_u32(a); break;
+		case RTA_DST:
+			r.dst.addr = ntohl(mnl_attr_get_u32(a));
+			break;
+		case RTA_PRIORITY:
+			r.owner = (pid_t)mnl_attr_get_u32(a);
+			break;
+		case RTA_TABLE:
+			r.table = mnl_attr_get_u32(a);
+			break;
 		}
 	}
 	r.claim = rtm->rtm_type == RTN_BLACKHOLE && rtm->rtm_protocol == NET_POOL_PROTO;
@@ -104,8 +111,8 @@ static void collect(const struct nlmsghdr *nlh, void *arg)
 static int claim_route(int fd, struct net_cidr block, pid_t owner, bool add)
 {
 	struct net_rtnl_batch b = {0};
-	struct nlmsghdr *nlh = net_rtnl_add(&b, add ? RTM_NEWROUTE : RTM_DELROUTE,
-		add ? NLM_F_CREATE | NLM_F_EXCL : 0);
+	struct nlmsghdr *nlh =
+		net_rtnl_add(&b, add ? RTM_NEWROUTE : RTM_DELROUTE, add ? NLM_F_CREATE | NLM_F_EXCL : 0);
 	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof *rtm);
 	rtm->rtm_family = AF_INET;
 	rtm->rtm_dst_len = (unsigned char)block.prefix;
@@ -136,12 +143,12 @@ static void remove_stale_claims(int fd, struct net_cidr subnet, struct routes *r
 	for (size_t k = 0; k < rs->n; k++) {
 		struct route *r = &rs->items[k];
 		if (!r->claim || r->dst.prefix == 0 || !overlaps(r->dst, subnet) || r->owner == getpid() ||
-		    runtime_backend_alive(r->owner))
+			runtime_backend_alive(r->owner))
 			continue;
 		char text[32];
 		format_cidr(r->dst, text, sizeof text);
-		fprintf(stderr, "e2b-local-backend: removing the address claim %s left by backend %d\n",
-			text, (int)r->owner);
+		fprintf(stderr, "e2b-local-backend: removing the address claim %s left by backend %d\n", text,
+			(int)r->owner);
 		int err = claim_route(fd, r->dst, r->owner, false);
 		if (err)
 			fprintf(stderr, "e2b-local-backend: cannot remove it: %s\n", strerror(-err));
@@ -150,8 +157,8 @@ static void remove_stale_claims(int fd, struct net_cidr subnet, struct routes *r
 }
 
 /* The first block of the subnet that no route overlaps. */
-static int pick_block(int fd, struct net_cidr subnet, int block_prefix, struct net_cidr *out,
-	char *why, size_t why_len)
+static int pick_block(int fd, struct net_cidr subnet, int block_prefix, struct net_cidr *out, char *why,
+	size_t why_len)
 {
 	struct routes rs = {0};
 	int rc = net_rtnl_dump(fd, RTM_GETROUTE, sizeof(struct rtmsg), AF_INET, collect, &rs);
@@ -184,9 +191,11 @@ static int pick_block(int fd, struct net_cidr subnet, int block_prefix, struct n
 	format_cidr(subnet, sub, sizeof sub);
 	if (blocker)
 		format_cidr(blocker->dst, route, sizeof route);
-	snprintf(why, why_len, "no free block of %d addresses in the sandbox subnet %s%s%s%s "
-		"(choose another with --sandbox-subnet)", 1 << (32 - block_prefix), sub,
-		blocker ? ": it overlaps the route " : "", route, blocker ? " of this host" : "");
+	snprintf(why, why_len,
+		"no free block of %d addresses in the sandbox subnet %s%s%s%s "
+		"(choose another with --sandbox-subnet)",
+		1 << (32 - block_prefix), sub, blocker ? ": it overlaps the route " : "", route,
+		blocker ? " of this host" : "");
 	free(rs.items);
 	return -1;
 }
@@ -274,8 +283,8 @@ void net_pool_release(int fd)
 		if (err) {
 			char text[32];
 			format_cidr(pool.block, text, sizeof text);
-			fprintf(stderr, "e2b-local-backend: cannot remove the address claim %s: %s\n",
-				text, strerror(-err));
+			fprintf(stderr, "e2b-local-backend: cannot remove the address claim %s: %s\n", text,
+				strerror(-err));
 		}
 	}
 	pool.claimed = false;

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define NET_POOL_DEFAULT_SUBNET "100.96.0.0/16"
-#define NET_POOL_PROTO 226  /* rtm_protocol of a claim: none of iproute2's names */
+#define NET_POOL_PROTO 226 /* rtm_protocol of a claim: none of iproute2's names */
 
 struct net_cidr {
 	uint32_t addr; /* host byte order, host bits cleared */

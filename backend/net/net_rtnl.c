@@ -31,8 +31,8 @@ static uint32_t take_seq(uint32_t count)
 {
 	static uint32_t next;
 	uint32_t zero = 0;
-	__atomic_compare_exchange_n(&next, &zero, (uint32_t)time(NULL) << 8 | 1, false,
-		__ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	__atomic_compare_exchange_n(&next, &zero, (uint32_t)time(NULL) << 8 | 1, false, __ATOMIC_RELAXED,
+		__ATOMIC_RELAXED);
 	return __atomic_fetch_add(&next, count ? count : 1, __ATOMIC_RELAXED); /* any thread */
 }
 
@@ -79,9 +79,9 @@ int net_rtnl_send(int fd, struct net_rtnl_batch *b)
 			return n < 0 ? (int)n : -EPROTO;
 		int len = (int)n;
 		for (const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf; mnl_nlmsg_ok(nlh, len);
-		     nlh = mnl_nlmsg_next(nlh, &len)) {
+			nlh = mnl_nlmsg_next(nlh, &len)) {
 			if (nlh->nlmsg_type != NLMSG_ERROR || nlh->nlmsg_seq < b->seq ||
-			    nlh->nlmsg_seq >= b->seq + (uint32_t)b->count)
+				nlh->nlmsg_seq >= b->seq + (uint32_t)b->count)
 				continue; /* an answer to an earlier batch that failed half-way */
 			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
 			if (e->error && !first_error)
@@ -114,7 +114,7 @@ int net_rtnl_dump(int fd, uint16_t type, size_t hdr_len, unsigned char family,
 			return n < 0 ? (int)n : -EPROTO;
 		int len = (int)n;
 		for (const struct nlmsghdr *m = (const struct nlmsghdr *)buf; mnl_nlmsg_ok(m, len);
-		     m = mnl_nlmsg_next(m, &len)) {
+			m = mnl_nlmsg_next(m, &len)) {
 			if (m->nlmsg_seq != b.seq)
 				continue;
 			if (m->nlmsg_type == NLMSG_DONE)

@@ -23,7 +23,7 @@ static bool header_name_ok(const char *s)
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (!(c >= '0' && c <= '9') && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
-		    !strchr("!#$%&'*+-.^_`|~", c))
+			!strchr("!#$%&'*+-.^_`|~", c))
 			return false;
 	}
 	return true;
@@ -92,34 +92,45 @@ static int read_set(const char *key, const cJSON *list, struct net_rule_set *set
 		const cJSON *transform = cJSON_GetObjectItemCaseSensitive(rule, "transform");
 		if (!transform || cJSON_IsNull(transform))
 			continue;
-		const cJSON *headers = cJSON_IsObject(transform) ? cJSON_GetObjectItemCaseSensitive(transform, "headers") : NULL;
-		if (!cJSON_IsObject(transform) || (headers && !cJSON_IsNull(headers) && !cJSON_IsObject(headers))) {
-			snprintf(err, err_len, "network rules for '%s': transform must be an object "
-				"whose headers are an object of strings", key);
+		const cJSON *headers = cJSON_IsObject(transform)
+			? cJSON_GetObjectItemCaseSensitive(transform, "headers")
+			: NULL;
+		if (!cJSON_IsObject(transform) ||
+			(headers && !cJSON_IsNull(headers) && !cJSON_IsObject(headers))) {
+			snprintf(err, err_len,
+				"network rules for '%s': transform must be an object "
+				"whose headers are an object of strings",
+				key);
 			return -1;
 		}
 		const cJSON *h, *set_headers = cJSON_IsObject(headers) ? headers : NULL;
 		cJSON_ArrayForEach(h, set_headers) {
 			if (!header_name_ok(h->string)) {
-				snprintf(err, err_len, "network rules for '%s': '%.64s' is not a header name a rule "
+				snprintf(err, err_len,
+					"network rules for '%s': '%.64s' is not a header name a rule "
 					"may set (a token, not Content-Length, Transfer-Encoding, Connection or Upgrade)",
 					key, h->string);
 				return -1;
 			}
 			if (!cJSON_IsString(h) || !header_value_ok(h->valuestring)) {
 				/* The value may be a credential: never quoted. */
-				snprintf(err, err_len, "network rules for '%s': the value of header %s must be "
-					"a string of at most %d printable ASCII characters", key, h->string, NET_RULES_MAX_VALUE);
+				snprintf(err, err_len,
+					"network rules for '%s': the value of header %s must be "
+					"a string of at most %d printable ASCII characters",
+					key, h->string, NET_RULES_MAX_VALUE);
 				return -1;
 			}
 			if (strstr(h->valuestring, NET_RULES_IDENTITY_OPEN)) {
-				snprintf(err, err_len, "network rules for '%s': workload identity tokens "
-					"(${e2b.identity.tokens.*}) are not supported by the local backend", key);
+				snprintf(err, err_len,
+					"network rules for '%s': workload identity tokens "
+					"(${e2b.identity.tokens.*}) are not supported by the local backend",
+					key);
 				return -1;
 			}
 			int rc = set_header(set, h->string, h->valuestring);
 			if (rc == -2) {
-				snprintf(err, err_len, "network rules for '%s': at most %d headers", key, NET_RULES_MAX_HEADERS);
+				snprintf(err, err_len, "network rules for '%s': at most %d headers", key,
+					NET_RULES_MAX_HEADERS);
 				return -1;
 			}
 			if (rc != 0) {
@@ -156,8 +167,10 @@ int net_rules_parse(const cJSON *rules, struct net_rules *out, char *err, size_t
 	cJSON_ArrayForEach(item, rules) {
 		char name[256];
 		if (strcmp(item->string, "*") == 0 || !net_name_domain(item->string, name, sizeof name)) {
-			snprintf(err, err_len, "network rules: '%.64s' is not a domain name or a leading "
-				"wildcard of one (such as \"*.example.com\"); rules match the TLS server name", item->string);
+			snprintf(err, err_len,
+				"network rules: '%.64s' is not a domain name or a leading "
+				"wildcard of one (such as \"*.example.com\"); rules match the TLS server name",
+				item->string);
 			net_rules_free(out);
 			return -1;
 		}
@@ -172,7 +185,7 @@ int net_rules_parse(const cJSON *rules, struct net_rules *out, char *err, size_t
 		set->pattern = strdup(name);
 		out->n++;
 		if (!set->pattern || read_set(name, item, set, err, err_len) != 0 ||
-		    !cJSON_AddItemToObject(out->given, name, cJSON_Duplicate(item, 1))) {
+			!cJSON_AddItemToObject(out->given, name, cJSON_Duplicate(item, 1))) {
 			if (!set->pattern)
 				snprintf(err, err_len, "out of memory");
 			net_rules_free(out);

@@ -20,9 +20,9 @@
 struct cJSON;
 
 #define NET_RULES_MAX_KEYS 64
-#define NET_RULES_MAX_RULES 16       /* per key */
-#define NET_RULES_MAX_HEADERS 32     /* per key, after merging */
-#define NET_RULES_MAX_VALUE 8192     /* bytes of one header value */
+#define NET_RULES_MAX_RULES 16   /* per key */
+#define NET_RULES_MAX_HEADERS 32 /* per key, after merging */
+#define NET_RULES_MAX_VALUE 8192 /* bytes of one header value */
 #define NET_RULES_SECRET_OPEN "${e2b.secrets."
 #define NET_RULES_IDENTITY_OPEN "${e2b.identity.tokens."
 

@@ -20,8 +20,8 @@ static int string_field(const cJSON *obj, const char *name, char **out, char *er
 	if (!v || cJSON_IsNull(v))
 		return 0;
 	if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) > FIELD_MAX) {
-		snprintf(err, err_len, "field \"network.egressProxy.%s\" must be a string of 1 to %d bytes", name,
-			FIELD_MAX);
+		snprintf(err, err_len, "field \"network.egressProxy.%s\" must be a string of 1 to %d bytes",
+			name, FIELD_MAX);
 		return -1;
 	}
 	if (!(*out = strdup(v->valuestring))) {
@@ -35,7 +35,8 @@ static int string_field(const cJSON *obj, const char *name, char **out, char *er
 static bool parse_address(const char *text, struct net_tunnel *t)
 {
 	const char *colon = strrchr(text, ':');
-	if (!colon || colon == text || (size_t)(colon - text) >= sizeof t->host || memchr(text, '[', (size_t)(colon - text)))
+	if (!colon || colon == text || (size_t)(colon - text) >= sizeof t->host ||
+		memchr(text, '[', (size_t)(colon - text)))
 		return false;
 	char *end = NULL;
 	long port = strtol(colon + 1, &end, 10);
@@ -64,12 +65,14 @@ int net_tunnel_parse(const cJSON *obj, struct net_tunnel *out, char *err, size_t
 	}
 	const cJSON *address = cJSON_GetObjectItemCaseSensitive(obj, "address");
 	if (!cJSON_IsString(address) || !parse_address(address->valuestring, out)) {
-		snprintf(err, err_len, "invalid egress proxy address %.64s: expected host:port (a DNS name or an "
-			"IPv4 address, and a port from 1 to 65535)", cJSON_IsString(address) ? address->valuestring : "");
+		snprintf(err, err_len,
+			"invalid egress proxy address %.64s: expected host:port (a DNS name or an "
+			"IPv4 address, and a port from 1 to 65535)",
+			cJSON_IsString(address) ? address->valuestring : "");
 		return -1;
 	}
 	if (string_field(obj, "username", &out->user, err, err_len) != 0 ||
-	    string_field(obj, "password", &out->pass, err, err_len) != 0) {
+		string_field(obj, "password", &out->pass, err, err_len) != 0) {
 		net_tunnel_free(out);
 		return -1;
 	}
@@ -96,8 +99,9 @@ cJSON *net_tunnel_to_json(const struct net_tunnel *t)
 	cJSON *o = cJSON_CreateObject();
 	char address[300];
 	snprintf(address, sizeof address, "%s:%u", t->host, (unsigned)t->port);
-	if (o && (!cJSON_AddStringToObject(o, "address", address) ||
-		  (t->user && !cJSON_AddStringToObject(o, "username", t->user)))) {
+	if (o &&
+		(!cJSON_AddStringToObject(o, "address", address) ||
+			(t->user && !cJSON_AddStringToObject(o, "username", t->user)))) {
 		cJSON_Delete(o);
 		return NULL;
 	}

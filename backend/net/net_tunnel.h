@@ -13,7 +13,7 @@ struct cJSON;
 
 struct net_tunnel {
 	bool set;
-	char host[256];  /* a DNS name (lower-cased) or an IPv4 literal */
+	char host[256]; /* a DNS name (lower-cased) or an IPv4 literal */
 	uint16_t port;
 	char *user, *pass; /* NULL when not given; pass is wiped when freed */
 };

@@ -36,8 +36,7 @@ struct registry {
 	size_t nhooks;
 };
 
-struct registry *registry_new(struct event_base *base, const char *sandboxes_dir,
-	const char *token_key)
+struct registry *registry_new(struct event_base *base, const char *sandboxes_dir, const char *token_key)
 {
 	struct registry *reg = calloc(1, sizeof *reg);
 	if (!reg)
@@ -62,7 +61,12 @@ int registry_add_hooks(struct registry *reg, const struct registry_hooks *hooks)
 	return 0;
 }
 
-enum hook { HOOK_CREATED, HOOK_PAUSED, HOOK_RESUMED, HOOK_REMOVING };
+enum hook {
+	HOOK_CREATED,
+	HOOK_PAUSED,
+	HOOK_RESUMED,
+	HOOK_REMOVING
+};
 
 static void fire(struct registry *reg, enum hook which, struct sandbox *sb)
 {
@@ -70,8 +74,9 @@ static void fire(struct registry *reg, enum hook which, struct sandbox *sb)
 	for (size_t k = 0; k < reg->nhooks; k++) {
 		const struct registry_hooks *h = &reg->hooks[forward ? k : reg->nhooks - 1 - k];
 		void (*fn)(void *, struct sandbox *) = which == HOOK_CREATED ? h->created
-			: which == HOOK_PAUSED ? h->paused
-			: which == HOOK_RESUMED ? h->resumed : h->removing;
+			: which == HOOK_PAUSED                               ? h->paused
+			: which == HOOK_RESUMED                              ? h->resumed
+									     : h->removing;
 		if (fn)
 			fn(h->ctx, sb);
 	}
@@ -83,8 +88,9 @@ static int save(struct registry *reg, const struct sandbox *sb)
 	if (!reg->state_root)
 		return 0;
 	cJSON *record = registry_records_of(sb, clock_now_ms());
-	int rc = record ? store_records_write(reg->state_root, REGISTRY_RECORDS_KIND, sb->id, record,
-		STORE_VOLATILE) : -1;
+	int rc = record
+		? store_records_write(reg->state_root, REGISTRY_RECORDS_KIND, sb->id, record, STORE_VOLATILE)
+		: -1;
 	cJSON_Delete(record);
 	if (rc != 0)
 		fprintf(stderr, "sandbox %s: cannot write its record: %s\n", sb->id, strerror(errno));
@@ -220,8 +226,10 @@ static void watch_init(struct sandbox *sb)
 		return;
 	sb->init_watch = event_new(sb->owner->base, fd, EV_READ, on_init_ended, sb);
 	if (!sb->init_watch || event_add(sb->init_watch, NULL) != 0) {
-		fprintf(stderr, "sandbox %s: cannot watch its init; an init that ends is noticed "
-			"only by its commands\n", sb->id);
+		fprintf(stderr,
+			"sandbox %s: cannot watch its init; an init that ends is noticed "
+			"only by its commands\n",
+			sb->id);
 		unwatch_init(sb);
 	}
 }
@@ -296,13 +304,13 @@ struct sandbox *registry_launch_reserved(struct registry *reg, const struct sand
 	sb->template_id = strdup(spec->template_id);
 	sb->metadata = cJSON_CreateObject();
 	sb->env_vars = cJSON_CreateObject();
-	sb->volume_mounts = spec->volume_mounts ? cJSON_Duplicate(spec->volume_mounts, 1)
-		: cJSON_CreateArray();
+	sb->volume_mounts =
+		spec->volume_mounts ? cJSON_Duplicate(spec->volume_mounts, 1) : cJSON_CreateArray();
 	sb->expiry = evtimer_new(reg->base, on_expiry, sb);
 	if (!sb->template_id || !sb->metadata || !sb->env_vars || !sb->volume_mounts || !sb->expiry ||
-	    random_hex(sb->client_id, SANDBOX_CLIENT_ID_LEN) != 0 ||
-	    random_hex(sb->token_nonce, sizeof sb->token_nonce - 1) != 0 ||
-	    copy_layers(sb, spec) != 0 || assign_id_and_dir(reg, sb) != 0) {
+		random_hex(sb->client_id, SANDBOX_CLIENT_ID_LEN) != 0 ||
+		random_hex(sb->token_nonce, sizeof sb->token_nonce - 1) != 0 || copy_layers(sb, spec) != 0 ||
+		assign_id_and_dir(reg, sb) != 0) {
 		sandbox_free(sb);
 		return NULL;
 	}
@@ -343,10 +351,10 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	char *ref = spec->template_ref ? strdup(spec->template_ref) : NULL;
 	char *alias = spec->template_alias ? strdup(spec->template_alias) : NULL;
 	if (!metadata || !env_vars || (spec->asked_network && !network) ||
-	    (spec->mask_request_host && !mask) || (spec->default_user && !user) ||
-	    (spec->default_workdir && !workdir) || (spec->template_ref && !ref) ||
-	    (spec->template_alias && !alias) || grow(reg) != 0 ||
-	    registry_records_tokens(sb, reg->token_key, spec->secure, spec->private_traffic) != 0) {
+		(spec->mask_request_host && !mask) || (spec->default_user && !user) ||
+		(spec->default_workdir && !workdir) || (spec->template_ref && !ref) ||
+		(spec->template_alias && !alias) || grow(reg) != 0 ||
+		registry_records_tokens(sb, reg->token_key, spec->secure, spec->private_traffic) != 0) {
 		cJSON_Delete(metadata);
 		cJSON_Delete(env_vars);
 		cJSON_Delete(network);
@@ -435,7 +443,8 @@ void registry_kill(struct registry *reg, struct sandbox *sb)
 	/* The record goes first: after a crash, a directory without a record
 	 * is removed at the next start; the reverse would bring back a
 	 * sandbox without its files. */
-	if (reg->state_root && store_records_delete(reg->state_root, REGISTRY_RECORDS_KIND, sb->id, STORE_VOLATILE) != 0)
+	if (reg->state_root &&
+		store_records_delete(reg->state_root, REGISTRY_RECORDS_KIND, sb->id, STORE_VOLATILE) != 0)
 		fprintf(stderr, "sandbox %s: cannot remove its record: %s\n", sb->id, strerror(errno));
 	for (size_t i = 0; i < reg->count; i++) {
 		if (reg->items[i] != sb)
@@ -467,8 +476,7 @@ void registry_pause(struct registry *reg, struct sandbox *sb, bool memory)
 	fire(reg, HOOK_PAUSED, sb);
 }
 
-int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s,
-	struct runtime_error *err)
+int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s, struct runtime_error *err)
 {
 	bool restored = false;
 	if (runtime_sandbox_cold(sb) && runtime_checkpoint_present(sb)) {
@@ -551,8 +559,10 @@ static int restore_one(void *ctx, const char *id, cJSON *record)
 	sb->dir = text_printf("%s/%s", reg->sandboxes_dir, sb->id);
 	if (sb->dir && (stat(sb->dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
 		/* Its files are gone: so is the sandbox. */
-		fprintf(stderr, "e2b-local-backend: sandbox %s has a record but no directory; "
-			"removing the record\n", sb->id);
+		fprintf(stderr,
+			"e2b-local-backend: sandbox %s has a record but no directory; "
+			"removing the record\n",
+			sb->id);
 		store_records_delete(reg->state_root, REGISTRY_RECORDS_KIND, sb->id, STORE_VOLATILE);
 		sandbox_free(sb);
 		return 0;

@@ -25,24 +25,24 @@ struct registry;
 /* What a create request asks for; the registry copies everything. */
 struct sandbox_spec {
 	const char *template_id;
-	const char *template_ref;     /* a built template's id and name, NULL = none (struct sandbox) */
+	const char *template_ref; /* a built template's id and name, NULL = none (struct sandbox) */
 	const char *template_alias;
-	const char *const *layers;    /* bottom first, copied; NULL: the template's rootfs */
+	const char *const *layers; /* bottom first, copied; NULL: the template's rootfs */
 	size_t layer_count;
 	int64_t timeout_s;
-	const struct cJSON *metadata; /* NULL = none */
-	const struct cJSON *env_vars; /* NULL = none */
+	const struct cJSON *metadata;      /* NULL = none */
+	const struct cJSON *env_vars;      /* NULL = none */
 	const struct cJSON *volume_mounts; /* [{name, volumeID, path}], NULL = none */
 	const struct cJSON *asked_network; /* {allow_internet_access?, network?}, NULL = none */
-	const char *default_user;     /* NULL = SANDBOX_DEFAULT_USER */
-	const char *default_workdir;  /* NULL = the user's home */
+	const char *default_user;          /* NULL = SANDBOX_DEFAULT_USER */
+	const char *default_workdir;       /* NULL = the user's home */
 	bool secure;
 	bool auto_pause;
-	bool auto_pause_files;        /* autoPauseMemory false: a timeout's pause keeps files only */
+	bool auto_pause_files; /* autoPauseMemory false: a timeout's pause keeps files only */
 	bool auto_resume;
-	bool internal;                /* the backend's own: hidden from the API */
-	int allow_internet_access;    /* -1 not given */
-	bool private_traffic;         /* network.allowPublicTraffic false: issue a traffic token */
+	bool internal;                 /* the backend's own: hidden from the API */
+	int allow_internet_access;     /* -1 not given */
+	bool private_traffic;          /* network.allowPublicTraffic false: issue a traffic token */
 	const char *mask_request_host; /* network.maskRequestHost, NULL = none */
 	uint16_t https_ports[SANDBOX_HTTPS_PORTS_MAX]; /* network.httpsPorts */
 	size_t n_https_ports;
@@ -56,8 +56,12 @@ struct sandbox_spec {
  * take the network link away), FAILED (it runs on: undo BEFORE), RESTORED
  * (running again from its image: take the descriptors back, link again),
  * STOPPED (paused without memory: its processes ended, its files kept). */
-enum registry_checkpoint_step { REGISTRY_CKPT_BEFORE, REGISTRY_CKPT_FAILED, REGISTRY_CKPT_RESTORED,
-	REGISTRY_CKPT_STOPPED };
+enum registry_checkpoint_step {
+	REGISTRY_CKPT_BEFORE,
+	REGISTRY_CKPT_FAILED,
+	REGISTRY_CKPT_RESTORED,
+	REGISTRY_CKPT_STOPPED
+};
 
 /* Called around lifecycle changes. Any pointer may be NULL. */
 struct registry_hooks {
@@ -70,8 +74,7 @@ struct registry_hooks {
 };
 
 /* token_key: what the sandboxes' tokens are derived from (the API key). */
-struct registry *registry_new(struct event_base *base, const char *sandboxes_dir,
-	const char *token_key);
+struct registry *registry_new(struct event_base *base, const char *sandboxes_dir, const char *token_key);
 /* Shutdown, before registry_free: every sandbox's processes are killed at
  * once, a paused one's too (runtime_halt.h), with no hook fired and nothing
  * waited for. Their records and disks are untouched. */
@@ -129,8 +132,7 @@ void registry_pause(struct registry *reg, struct sandbox *sb, bool memory);
 /* paused -> running with endAt = now + timeout_s. A sandbox kept from an
  * earlier run (runtime_sandbox_cold) is started again on its own disk
  * first; -1 with err when that fails (it stays paused). */
-int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s,
-	struct runtime_error *err);
+int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s, struct runtime_error *err);
 /* endAt = now + timeout_s (shorter or longer) and re-arms the timer. */
 void registry_set_timeout(struct registry *reg, struct sandbox *sb, int64_t timeout_s);
 /* Its network as now asked for (updateNetwork; asked is taken, NULL none),

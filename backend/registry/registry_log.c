@@ -25,8 +25,8 @@ static size_t fields_bytes(const cJSON *fields)
 	return n;
 }
 
-void registry_log_add(struct sandbox *sb, enum registry_log_level level, cJSON *fields,
-	const char *message, size_t len)
+void registry_log_add(struct sandbox *sb, enum registry_log_level level, cJSON *fields, const char *message,
+	size_t len)
 {
 	if (len > REGISTRY_LOG_LINE_MAX) {
 		len = REGISTRY_LOG_LINE_MAX;

@@ -12,10 +12,15 @@
 struct cJSON;
 struct sandbox;
 
-#define REGISTRY_LOG_BYTES (64 * 1024)  /* a sandbox's log, messages and fields */
-#define REGISTRY_LOG_LINE_MAX 1024      /* a longer message is cut (UTF-8 kept whole) */
+#define REGISTRY_LOG_BYTES (64 * 1024) /* a sandbox's log, messages and fields */
+#define REGISTRY_LOG_LINE_MAX 1024     /* a longer message is cut (UTF-8 kept whole) */
 
-enum registry_log_level { REGISTRY_LOG_DEBUG, REGISTRY_LOG_INFO, REGISTRY_LOG_WARN, REGISTRY_LOG_ERROR };
+enum registry_log_level {
+	REGISTRY_LOG_DEBUG,
+	REGISTRY_LOG_INFO,
+	REGISTRY_LOG_WARN,
+	REGISTRY_LOG_ERROR
+};
 
 struct registry_log_entry {
 	struct registry_log_entry *next; /* newer */

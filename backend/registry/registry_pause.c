@@ -23,7 +23,8 @@ static void freeze(struct sandbox *sb)
 		fprintf(stderr, "sandbox %s: could not freeze it completely\n", sb->id);
 }
 
-void registry_pause_processes(const struct registry_hooks *hooks, size_t nhooks, struct sandbox *sb, bool memory)
+void registry_pause_processes(const struct registry_hooks *hooks, size_t nhooks, struct sandbox *sb,
+	bool memory)
 {
 	sb->pause_why[0] = 0;
 	if (!memory) {
@@ -34,7 +35,8 @@ void registry_pause_processes(const struct registry_hooks *hooks, size_t nhooks,
 		return;
 	}
 	if (!runtime_isolated()) {
-		snprintf(sb->pause_why, sizeof sb->pause_why, "the backend runs without isolation; a "
+		snprintf(sb->pause_why, sizeof sb->pause_why,
+			"the backend runs without isolation; a "
 			"checkpoint needs full isolation (root)");
 		freeze(sb);
 		return;
@@ -76,7 +78,9 @@ void registry_pause_after_restart(struct sandbox *sb)
 	runtime_checkpoint_discard(sb);
 	if (sb->pause_kind == SANDBOX_PAUSE_FILES)
 		return;
-	snprintf(sb->pause_why, sizeof sb->pause_why, "the backend stopped while its processes were %s; "
-		"only its files outlived it", sb->pause_kind == SANDBOX_PAUSE_FREEZE ? "frozen" : "running");
+	snprintf(sb->pause_why, sizeof sb->pause_why,
+		"the backend stopped while its processes were %s; "
+		"only its files outlived it",
+		sb->pause_kind == SANDBOX_PAUSE_FREEZE ? "frozen" : "running");
 	sb->pause_kind = SANDBOX_PAUSE_FILES;
 }

@@ -12,7 +12,8 @@
 #include <stddef.h>
 
 /* Sets sb->pause_kind and sb->pause_why. */
-void registry_pause_processes(const struct registry_hooks *hooks, size_t nhooks, struct sandbox *sb, bool memory);
+void registry_pause_processes(const struct registry_hooks *hooks, size_t nhooks, struct sandbox *sb,
+	bool memory);
 /* A sandbox brought back from its record, cold: a complete image makes it
  * a checkpointed one (whatever the record says: a crash may have come
  * between the two); else its processes are gone, whatever its last pause

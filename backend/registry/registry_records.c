@@ -64,7 +64,8 @@ static int load_layers(struct sandbox *sb, const cJSON *ids)
 		return -1;
 	const cJSON *id;
 	cJSON_ArrayForEach(id, ids) {
-		const struct store_layer *l = store_layer_find(cJSON_GetStringValue(id) ? id->valuestring : "");
+		const struct store_layer *l =
+			store_layer_find(cJSON_GetStringValue(id) ? id->valuestring : "");
 		if (!l || !(sb->layers[sb->layer_count] = strdup(l->root)))
 			return -1;
 		sb->layer_count++;
@@ -88,8 +89,7 @@ cJSON *registry_records_of(const struct sandbox *sb, int64_t now_ms)
 		cJSON_AddStringToObject(o, "clientID", sb->client_id) &&
 		cJSON_AddStringToObject(o, "templateID", sb->template_id) &&
 		add_copy(o, "metadata", sb->metadata) && add_copy(o, "envVars", sb->env_vars) &&
-		add_copy(o, "volumeMounts", sb->volume_mounts) &&
-		add_copy(o, "network", sb->asked_network) &&
+		add_copy(o, "volumeMounts", sb->volume_mounts) && add_copy(o, "network", sb->asked_network) &&
 		cJSON_AddItemToObject(o, "layers", layers_of(sb)) &&
 		cJSON_AddBoolToObject(o, "secure", sb->secure) &&
 		cJSON_AddBoolToObject(o, "privateTraffic", sb->traffic_token[0] != '\0') &&
@@ -158,11 +158,11 @@ int registry_records_load(struct sandbox *sb, const cJSON *r, const char *key, u
 	const char *nonce = str(r, "tokenNonce"), *state = str(r, "state");
 	double started, end_at, left, recorded, cpu, mem, disk, base, internet;
 	if (!id || strlen(id) != SANDBOX_ID_LEN || !client || strlen(client) > SANDBOX_CLIENT_ID_LEN ||
-	    !tpl || !nonce || strlen(nonce) >= sizeof sb->token_nonce || !state ||
-	    !num(r, "startedAt", &started) || !num(r, "endAt", &end_at) ||
-	    !num(r, "lifetimeLeftMs", &left) || !num(r, "recordedAt", &recorded) ||
-	    !num(r, "cpuCount", &cpu) || !num(r, "memoryMB", &mem) || !num(r, "diskSizeMB", &disk) ||
-	    !num(r, "idBase", &base) || !num(r, "allowInternetAccess", &internet))
+		!tpl || !nonce || strlen(nonce) >= sizeof sb->token_nonce || !state ||
+		!num(r, "startedAt", &started) || !num(r, "endAt", &end_at) ||
+		!num(r, "lifetimeLeftMs", &left) || !num(r, "recordedAt", &recorded) ||
+		!num(r, "cpuCount", &cpu) || !num(r, "memoryMB", &mem) || !num(r, "diskSizeMB", &disk) ||
+		!num(r, "idBase", &base) || !num(r, "allowInternetAccess", &internet))
 		return -1;
 	strcpy(sb->id, id);
 	strcpy(sb->client_id, client);
@@ -180,7 +180,7 @@ int registry_records_load(struct sandbox *sb, const cJSON *r, const char *key, u
 	const cJSON *port;
 	cJSON_ArrayForEach(port, cJSON_GetObjectItemCaseSensitive(r, "httpsPorts")) {
 		if (cJSON_IsNumber(port) && port->valuedouble >= 1 && port->valuedouble <= 65535 &&
-		    sb->n_https_ports < SANDBOX_HTTPS_PORTS_MAX)
+			sb->n_https_ports < SANDBOX_HTTPS_PORTS_MAX)
 			sb->https_ports[sb->n_https_ports++] = (uint16_t)port->valuedouble;
 	}
 	/* Records of earlier versions have neither: "user" and its home. */
@@ -192,10 +192,10 @@ int registry_records_load(struct sandbox *sb, const cJSON *r, const char *key, u
 	sb->template_ref = ref ? strdup(ref) : NULL;
 	sb->template_alias = alias ? strdup(alias) : NULL;
 	if (!sb->template_id || !sb->metadata || !sb->env_vars || !sb->volume_mounts ||
-	    (mask && !sb->mask_request_host) || (user && !sb->default_user) ||
-	    (workdir && !sb->default_workdir) || (ref && !sb->template_ref) ||
-	    (alias && !sb->template_alias) ||
-	    load_layers(sb, cJSON_GetObjectItemCaseSensitive(r, "layers")) != 0)
+		(mask && !sb->mask_request_host) || (user && !sb->default_user) ||
+		(workdir && !sb->default_workdir) || (ref && !sb->template_ref) ||
+		(alias && !sb->template_alias) ||
+		load_layers(sb, cJSON_GetObjectItemCaseSensitive(r, "layers")) != 0)
 		return -1;
 	sb->secure = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "secure"));
 	sb->auto_pause = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "autoPause"));
@@ -205,14 +205,16 @@ int registry_records_load(struct sandbox *sb, const cJSON *r, const char *key, u
 	sb->auto_pause_memory = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "autoPauseMemory"));
 	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(r, "pauseKind");
 	const cJSON *why = cJSON_GetObjectItemCaseSensitive(r, "pauseReason");
-	if (cJSON_IsNumber(kind) && kind->valueint > SANDBOX_PAUSE_NONE && kind->valueint <= SANDBOX_PAUSE_FILES)
+	if (cJSON_IsNumber(kind) && kind->valueint > SANDBOX_PAUSE_NONE &&
+		kind->valueint <= SANDBOX_PAUSE_FILES)
 		sb->pause_kind = (enum sandbox_pause_kind)kind->valueint;
 	if (cJSON_IsString(why))
 		snprintf(sb->pause_why, sizeof sb->pause_why, "%s", why->valuestring);
 	/* Records of earlier versions have none: E2B's default. */
 	const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(r, "timeoutS");
 	sb->timeout_s = cJSON_IsNumber(timeout) && timeout->valuedouble >= 0 && timeout->valuedouble < 1e9
-		? (int64_t)timeout->valuedouble : 300;
+		? (int64_t)timeout->valuedouble
+		: 300;
 	sb->allow_internet_access = (int)internet;
 	bool private_traffic = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "privateTraffic"));
 	if (registry_records_tokens(sb, key, sb->secure, private_traffic) != 0)

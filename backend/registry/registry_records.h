@@ -30,7 +30,6 @@ struct cJSON *registry_records_of(const struct sandbox *sb, int64_t now_ms);
  * it is paused, with the lifetime it had left (a sandbox that was running
  * when the record was written: endAt minus the record's time). id_base is
  * the host id range its files carry. 0, or -1 for a record that is not one. */
-int registry_records_load(struct sandbox *sb, const struct cJSON *record, const char *key,
-	uint32_t *id_base);
+int registry_records_load(struct sandbox *sb, const struct cJSON *record, const char *key, uint32_t *id_base);
 
 #endif

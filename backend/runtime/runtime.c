@@ -65,8 +65,9 @@ void runtime_limits(struct runtime_limits *out)
 	out->pids = cgroups && cgs->pids;
 	out->cpu = cgroups && cgs->cpu;
 	out->disk = runtime_self()->mode == ISOLATION_FULL;
-	out->devices = cgroups && cgs->devices ? cgs->devices
-		: runtime_self()->mode == ISOLATION_ROOTLESS ? "userns" : NULL;
+	out->devices = cgroups && cgs->devices               ? cgs->devices
+		: runtime_self()->mode == ISOLATION_ROOTLESS ? "userns"
+							     : NULL;
 }
 
 const char *runtime_cgroup_hierarchy(void)
@@ -180,12 +181,14 @@ static void say_rootless_limits(void)
 		snprintf(missing, sizeof missing, "cpu, memory or pids");
 	bool freezer = runtime_self()->cgroups.version != RT_CGROUP_NONE;
 	if (missing[0])
-		fprintf(stderr, "e2b-local-backend: rootless: sandboxes have no %s limits (%s), no "
-			"network but loopback, and pause %s\n", missing,
-			freezer ? "controllers not delegated to this user" : "no cgroup delegation",
+		fprintf(stderr,
+			"e2b-local-backend: rootless: sandboxes have no %s limits (%s), no "
+			"network but loopback, and pause %s\n",
+			missing, freezer ? "controllers not delegated to this user" : "no cgroup delegation",
 			freezer ? "freezes their cgroup" : "stops their processes with SIGSTOP");
 	else
-		fprintf(stderr, "e2b-local-backend: rootless: sandboxes have cpu, memory and pids "
+		fprintf(stderr,
+			"e2b-local-backend: rootless: sandboxes have cpu, memory and pids "
 			"limits (cgroup v2, delegated to this user), no network but loopback, and pause "
 			"freezes their cgroup\n");
 }
@@ -217,8 +220,8 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		 * subordinate ids from 1, or only 0), one range for all of them. */
 		const struct runtime_rootless *rl = runtime_rootless_state();
 		runtime_self()->single_id = rl->single_id;
-		runtime_ids_init_shared(rl->ids_base, rl->ids_count < RUNTIME_IDS_PER_SANDBOX
-			? rl->ids_count : RUNTIME_IDS_PER_SANDBOX);
+		runtime_ids_init_shared(rl->ids_base,
+			rl->ids_count < RUNTIME_IDS_PER_SANDBOX ? rl->ids_count : RUNTIME_IDS_PER_SANDBOX);
 		/* Cgroups where the machine delegates them to the user (v2);
 		 * without, sandboxes go without limits. */
 		const char *no_cgroups = runtime_cgroup_init(false, runtime_backend_alive);
@@ -240,9 +243,12 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		why = runtime_disk_init(state_root); /* after the cleaning of a dead backend's disks/ */
 	if (why) {
 		const char *mode = requested == ISOLATION_AUTO ? "isolation auto: full isolation"
-			: requested == ISOLATION_FULL ? "--isolation full" : "rootless isolation";
-		fprintf(stderr, "e2b-local-backend: %s is not possible here: %s (--isolation none, "
-			"asked for by name, runs sandbox commands on the host instead)\n", mode, why);
+			: requested == ISOLATION_FULL          ? "--isolation full"
+							       : "rootless isolation";
+		fprintf(stderr,
+			"e2b-local-backend: %s is not possible here: %s (--isolation none, "
+			"asked for by name, runs sandbox commands on the host instead)\n",
+			mode, why);
 		runtime_self()->mode = ISOLATION_NONE;
 		return -1;
 	}
@@ -314,12 +320,14 @@ int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, 
 	/* Rootless cannot idmap the template: its files must already belong to
 	 * the ids the sandboxes' root and users are (the subordinate ids). */
 	struct runtime_ids ids;
-	if (runtime_self()->mode == ISOLATION_ROOTLESS && runtime_ids_take(&ids) == 0 && st.st_uid != ids.base) {
+	if (runtime_self()->mode == ISOLATION_ROOTLESS && runtime_ids_take(&ids) == 0 &&
+		st.st_uid != ids.base) {
 		err->status = 500;
-		snprintf(err->message, sizeof err->message, "template '%.64s' is owned by uid %u in the "
+		snprintf(err->message, sizeof err->message,
+			"template '%.64s' is owned by uid %u in the "
 			"backend's namespace, not by the sandboxes' root (%u): rootless needs a template "
-			"built by this user (./build.sh) from its subordinate ids", template_id,
-			(unsigned)st.st_uid, (unsigned)ids.base);
+			"built by this user (./build.sh) from its subordinate ids",
+			template_id, (unsigned)st.st_uid, (unsigned)ids.base);
 		return -1;
 	}
 	/* Rootless has no disk limit: it cannot attach loop devices. */
@@ -404,8 +412,10 @@ int runtime_sandbox_reserve(struct sandbox *sb, struct runtime_error *err)
 	sb->rt = rt;
 	if (!rt->kept && runtime_ids_take(&rt->ids) != 0) {
 		err->status = 503;
-		snprintf(err->message, sizeof err->message, "no free id range for a new sandbox: the "
-			"%s of --id-range are all in use or still being removed", runtime_ids_describe());
+		snprintf(err->message, sizeof err->message,
+			"no free id range for a new sandbox: the "
+			"%s of --id-range are all in use or still being removed",
+			runtime_ids_describe());
 	} else if (runtime_self()->mode == ISOLATION_FULL && attach_disk(sb, rt) != 0) {
 		if (errno == ENOSPC)
 			err->status = 507; /* the host's disk is full */
@@ -466,7 +476,7 @@ void runtime_sandbox_setup_in_background(const struct sandbox *sb)
 	/* Only where the backend may give it its priority back afterwards
 	 * (root: CAP_SYS_NICE): its commands are its children, and inherit it. */
 	if (sb->rt && sb->rt->init_pid > 0 && runtime_self()->mode == ISOLATION_FULL &&
-	    setpriority(PRIO_PROCESS, (id_t)sb->rt->init_pid, 19) == 0)
+		setpriority(PRIO_PROCESS, (id_t)sb->rt->init_pid, 19) == 0)
 		sb->rt->niced = true;
 }
 
@@ -508,7 +518,7 @@ static int signal_all(struct sandbox *sb, int sig)
 {
 	struct sandbox_rt *rt = sb->rt;
 	if (rt->ns_fd[RT_NS_PID] < 0 || !runtime_sandbox_alive(sb) ||
-	    setns(rt->ns_fd[RT_NS_PID], CLONE_NEWPID) != 0)
+		setns(rt->ns_fd[RT_NS_PID], CLONE_NEWPID) != 0)
 		return -1;
 	pid_t pid = fork();
 	if (pid == 0)

@@ -44,17 +44,22 @@
 struct sandbox;
 struct event_base;
 
-enum isolation { ISOLATION_AUTO, ISOLATION_FULL, ISOLATION_ROOTLESS, ISOLATION_NONE };
+enum isolation {
+	ISOLATION_AUTO,
+	ISOLATION_FULL,
+	ISOLATION_ROOTLESS,
+	ISOLATION_NONE
+};
 
 #define SANDBOX_DEFAULT_CPU_COUNT 2
 #define SANDBOX_DEFAULT_MEMORY_MB 512
-#define SANDBOX_MIN_MEMORY_MB 128   /* E2B's own floor; below it a shell may not start */
+#define SANDBOX_MIN_MEMORY_MB 128 /* E2B's own floor; below it a shell may not start */
 #define SANDBOX_MAX_MEMORY_MB 65536
 #define SANDBOX_MAX_CPU_COUNT 64
 #define SANDBOX_DEFAULT_DISK_SIZE_MB 1024 /* diskSizeMB: the writable layer's size (runtime_disk.h) */
-#define SANDBOX_MIN_DISK_SIZE_MB 64  /* below it an ext4 image holds little more than itself */
+#define SANDBOX_MIN_DISK_SIZE_MB 64       /* below it an ext4 image holds little more than itself */
 #define SANDBOX_MAX_DISK_SIZE_MB (1024 * 1024)
-#define SANDBOX_PIDS_MAX 1024       /* per sandbox: what stops a fork bomb */
+#define SANDBOX_PIDS_MAX 1024 /* per sandbox: what stops a fork bomb */
 /* PATH of a sandbox's commands (the host's PATH means nothing there). */
 #define SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -73,9 +78,9 @@ bool runtime_isolated(void);
 const char *runtime_isolation_name(void);
 /* Which limits sandboxes get: the ready line's and /health's "limits". */
 struct runtime_limits {
-	bool memory, pids, cpu;  /* their cgroup's */
-	bool disk;               /* a disk image of diskSizeMB (full isolation) */
-	const char *devices;     /* what keeps device nodes out of reach: "cgroup" (v1's
+	bool memory, pids, cpu; /* their cgroup's */
+	bool disk;              /* a disk image of diskSizeMB (full isolation) */
+	const char *devices;    /* what keeps device nodes out of reach: "cgroup" (v1's
 	                          * devices controller), "bpf" (a cgroup v2 device program),
 	                          * "userns" (rootless: the user namespace); NULL nothing */
 };

@@ -14,15 +14,17 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer", "devices",
-	"cpuacct"};
+const char *const rt_controllers[RT_NCTRL] = {"memory", "pids", "cpu", "freezer", "devices", "cpuacct"};
 
 static const struct runtime_cgroup_ops *ops(void)
 {
 	switch (runtime_self()->cgroups.version) {
-	case RT_CGROUP_V1: return &runtime_cgroup_v1_ops;
-	case RT_CGROUP_V2: return &runtime_cgroup_v2_ops;
-	default: return NULL;
+	case RT_CGROUP_V1:
+		return &runtime_cgroup_v1_ops;
+	case RT_CGROUP_V2:
+		return &runtime_cgroup_v2_ops;
+	default:
+		return NULL;
 	}
 }
 
@@ -30,7 +32,8 @@ const char *runtime_cgroup_init(bool full, bool (*alive)(pid_t pid))
 {
 	struct statfs fs;
 	enum runtime_cgroup_version v = statfs(CGROUP_ROOT, &fs) == 0
-		? runtime_cgroup_version_of((unsigned long)fs.f_type) : RT_CGROUP_NONE;
+		? runtime_cgroup_version_of((unsigned long)fs.f_type)
+		: RT_CGROUP_NONE;
 	/* Rootless on v1: no delegation to a user there. */
 	if (v == RT_CGROUP_NONE || (v == RT_CGROUP_V1 && !full)) {
 		runtime_self()->cgroups.version = RT_CGROUP_NONE;
@@ -85,7 +88,8 @@ int runtime_cgroup_attach(const struct runtime_cgroup *cg, pid_t pid)
 			err = errno;
 		rc = -1;
 		if (errno != ESRCH) /* a child that has ended already */
-			fprintf(stderr, "e2b-local-backend: cgroup %s: %s\n", rt_controllers[i], strerror(errno));
+			fprintf(stderr, "e2b-local-backend: cgroup %s: %s\n", rt_controllers[i],
+				strerror(errno));
 	}
 	errno = err;
 	return rc;

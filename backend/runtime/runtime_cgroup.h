@@ -20,40 +20,49 @@
 #include <sys/types.h>
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
-#define CGROUP_GROUP "e2b-local"  /* v1: <root>/<ctrl>/e2b-local/b<backend pid>/<sandbox id> */
+#define CGROUP_GROUP "e2b-local" /* v1: <root>/<ctrl>/e2b-local/b<backend pid>/<sandbox id> */
 
 /* cgroup v1's controllers, a hierarchy each. cpuacct only for metrics: a
  * hierarchy of its own on some machines, mounted with cpu on others (then
  * both paths are one). */
-enum { RT_MEMORY, RT_PIDS, RT_CPU, RT_FREEZER, RT_DEVICES, RT_CPUACCT, RT_NCTRL };
+enum {
+	RT_MEMORY,
+	RT_PIDS,
+	RT_CPU,
+	RT_FREEZER,
+	RT_DEVICES,
+	RT_CPUACCT,
+	RT_NCTRL
+};
 extern const char *const rt_controllers[RT_NCTRL];
 
 /* One sandbox's cgroups. */
 struct runtime_cgroup {
-	char *dir[RT_NCTRL];     /* v1: one directory per controller; v2: dir[0] alone */
-	int procs_fd[RT_NCTRL];  /* v1: each cgroup.procs, where a child writes "0" to join */
-	int pids_fd;             /* pids.current, read with pread; -1 without a pids limit */
-	int dir_fd;              /* v2: the directory, which children are cloned into (CLONE_INTO_CGROUP) */
+	char *dir[RT_NCTRL];    /* v1: one directory per controller; v2: dir[0] alone */
+	int procs_fd[RT_NCTRL]; /* v1: each cgroup.procs, where a child writes "0" to join */
+	int pids_fd;            /* pids.current, read with pread; -1 without a pids limit */
+	int dir_fd;             /* v2: the directory, which children are cloned into (CLONE_INTO_CGROUP) */
 };
 
 /* A sandbox's usage so far. */
 struct runtime_cgroup_usage {
-	uint64_t cpu_ns;     /* CPU time of all its processes */
-	uint64_t memory;     /* bytes charged to it, page cache included */
-	uint64_t cache;      /* the page cache (and tmpfs) among them */
+	uint64_t cpu_ns; /* CPU time of all its processes */
+	uint64_t memory; /* bytes charged to it, page cache included */
+	uint64_t cache;  /* the page cache (and tmpfs) among them */
 };
 
 /* What the backend's cgroups are (runtime_self()->cgroups), settled by runtime_cgroup_init. */
 struct runtime_cgroups {
 	enum runtime_cgroup_version version; /* NONE: sandboxes get no cgroup */
-	bool memory, pids, cpu;  /* the limits a sandbox's cgroup gets */
-	const char *devices;     /* how device nodes are restricted: "cgroup" (v1), "bpf" (v2); NULL not by a cgroup */
-	char *parent[RT_NCTRL];  /* v1: <root>/<ctrl>/e2b-local/b<pid>; v2: parent[0], <home>/b<owner> */
-	char *home;              /* v2: where backends make their b<pid> (runtime_cgroup_enter.h) */
-	char *started;           /* v2: the cgroup to return to at exit (the root's), NULL: none */
-	pid_t owner;             /* the <pid> of b<pid> */
-	bool entered;            /* v2: the backend runs in <parent>/backend */
-	int devices_prog;        /* v2: the loaded devices program; -1 none */
+	bool memory, pids, cpu;              /* the limits a sandbox's cgroup gets */
+	const char *
+		devices; /* how device nodes are restricted: "cgroup" (v1), "bpf" (v2); NULL not by a cgroup */
+	char *parent[RT_NCTRL]; /* v1: <root>/<ctrl>/e2b-local/b<pid>; v2: parent[0], <home>/b<owner> */
+	char *home;             /* v2: where backends make their b<pid> (runtime_cgroup_enter.h) */
+	char *started;          /* v2: the cgroup to return to at exit (the root's), NULL: none */
+	pid_t owner;            /* the <pid> of b<pid> */
+	bool entered;           /* v2: the backend runs in <parent>/backend */
+	int devices_prog;       /* v2: the loaded devices program; -1 none */
 };
 
 /* Each hierarchy's side of the interface below. */

@@ -34,7 +34,7 @@ static int enable(const char *dir, const char *controller)
 {
 	char list[256], plus[32];
 	if (runtime_read_at(dir, "cgroup.subtree_control", list, sizeof list) == 0 &&
-	    runtime_cgroup_lists(list, controller))
+		runtime_cgroup_lists(list, controller))
 		return 0;
 	snprintf(plus, sizeof plus, "+%s", controller);
 	if (runtime_write_at(dir, "cgroup.subtree_control", plus) == 0)
@@ -65,7 +65,7 @@ static long other_process(const char *dir)
 static const char *run_hint(void)
 {
 	return geteuid() == 0 ? "systemd-run --scope -p Delegate=yes <backend> ..."
-		: "systemd-run --user --scope -p Delegate=yes <backend> ...";
+			      : "systemd-run --user --scope -p Delegate=yes <backend> ...";
 }
 
 /* Whether <home> (not the root) can be this backend's: writable, and no
@@ -73,9 +73,10 @@ static const char *run_hint(void)
 static const char *check_home(const char *home)
 {
 	if (access(home, W_OK | X_OK) != 0) {
-		snprintf(why, sizeof why, "cgroup v2: the backend's cgroup %s is not writable by uid %u "
-			"(not delegated to it: start the backend with %s)", home, (unsigned)geteuid(),
-			run_hint());
+		snprintf(why, sizeof why,
+			"cgroup v2: the backend's cgroup %s is not writable by uid %u "
+			"(not delegated to it: start the backend with %s)",
+			home, (unsigned)geteuid(), run_hint());
 		return why;
 	}
 	static const char *const files[] = {"cgroup.procs", "cgroup.subtree_control"};
@@ -83,16 +84,20 @@ static const char *check_home(const char *home)
 		char path[PATH_MAX];
 		snprintf(path, sizeof path, "%s/%s", home, files[i]);
 		if (access(path, W_OK) != 0) {
-			snprintf(why, sizeof why, "cgroup v2: %s is not writable by uid %u (the cgroup is "
-				"not delegated: start the backend with %s)", path, (unsigned)geteuid(), run_hint());
+			snprintf(why, sizeof why,
+				"cgroup v2: %s is not writable by uid %u (the cgroup is "
+				"not delegated: start the backend with %s)",
+				path, (unsigned)geteuid(), run_hint());
 			return why;
 		}
 	}
 	long other = other_process(home);
 	if (other) {
-		snprintf(why, sizeof why, "cgroup v2: the backend's cgroup %s holds other processes "
+		snprintf(why, sizeof why,
+			"cgroup v2: the backend's cgroup %s holds other processes "
 			"(pid %ld), and cgroup v2 enables controllers only below a cgroup without "
-			"processes: start the backend in a cgroup of its own (%s)", home, other, run_hint());
+			"processes: start the backend in a cgroup of its own (%s)",
+			home, other, run_hint());
 		return why;
 	}
 	return NULL;
@@ -107,10 +112,13 @@ static const char *available(const char *top, bool full)
 		*limit_flag(i) = runtime_cgroup_lists(list, wanted[i]);
 		if (*limit_flag(i))
 			continue;
-		snprintf(why, sizeof why, "cgroup v2: controller %s is not available in "
-			"%s/cgroup.controllers (%s)", wanted[i], top,
-			strcmp(top, CGROUP_ROOT) == 0 ? "bound to a cgroup v1 hierarchy, or not in this kernel"
-			: "the cgroup above does not delegate it");
+		snprintf(why, sizeof why,
+			"cgroup v2: controller %s is not available in "
+			"%s/cgroup.controllers (%s)",
+			wanted[i], top,
+			strcmp(top, CGROUP_ROOT) == 0
+				? "bound to a cgroup v1 hierarchy, or not in this kernel"
+				: "the cgroup above does not delegate it");
 		if (full)
 			return why;
 		fprintf(stderr, "e2b-local-backend: %s: sandboxes get no %s limit\n", why, wanted[i]);
@@ -123,11 +131,11 @@ static const char *enter(bool full)
 	struct runtime_cgroups *cgs = &runtime_self()->cgroups;
 	struct statfs fs;
 	if (statfs(CGROUP_ROOT, &fs) != 0 ||
-	    runtime_cgroup_version_of((unsigned long)fs.f_type) != RT_CGROUP_V2)
+		runtime_cgroup_version_of((unsigned long)fs.f_type) != RT_CGROUP_V2)
 		return NULL;
 	char text[4096], own[PATH_MAX - 64];
 	if (runtime_read_at("/proc/self", "cgroup", text, sizeof text) != 0 ||
-	    runtime_cgroup_parse_self(text, own, sizeof own) != 0)
+		runtime_cgroup_parse_self(text, own, sizeof own) != 0)
 		return "cgroup v2: cannot tell the backend's own cgroup from /proc/self/cgroup";
 	bool at_root = strcmp(own, "/") == 0;
 	if (at_root && !full)
@@ -152,7 +160,7 @@ static const char *enter(bool full)
 	snprintf(group, sizeof group, "%s/b%d", home, (int)owner);
 	snprintf(leaf, sizeof leaf, "%s/backend", group);
 	if ((mkdir(group, 0755) != 0 && errno != EEXIST) || (mkdir(leaf, 0755) != 0 && errno != EEXIST) ||
-	    runtime_write_at(leaf, "cgroup.procs", "0") != 0) {
+		runtime_write_at(leaf, "cgroup.procs", "0") != 0) {
 		snprintf(why, sizeof why, "cgroup v2: cannot move the backend into %s: %s", leaf,
 			strerror(errno));
 		return why;

@@ -10,7 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum runtime_cgroup_version { RT_CGROUP_NONE, RT_CGROUP_V1, RT_CGROUP_V2 };
+enum runtime_cgroup_version {
+	RT_CGROUP_NONE,
+	RT_CGROUP_V1,
+	RT_CGROUP_V2
+};
 
 /* From statfs(/sys/fs/cgroup).f_type, as runc and crun decide: cgroup2's
  * magic is v2 (the unified hierarchy alone); a tmpfs holds v1 controllers

@@ -126,7 +126,8 @@ static void clean_stale(bool (*alive)(pid_t pid))
 			pid_t owner = (pid_t)atoi(e->d_name + 1);
 			if (owner <= 0 || owner == runtime_self()->cgroups.owner || alive(owner))
 				continue;
-			fprintf(stderr, "e2b-local-backend: removing cgroups left by backend %d\n", (int)owner);
+			fprintf(stderr, "e2b-local-backend: removing cgroups left by backend %d\n",
+				(int)owner);
 			clean_backend_groups(e->d_name);
 		}
 		closedir(d);
@@ -155,7 +156,7 @@ static const char *make_parents(void)
 			return why;
 		}
 		continue;
-fail:
+	fail:
 		snprintf(why, sizeof why, "cannot create cgroup %s: %s", path, strerror(errno));
 		return why;
 	}
@@ -209,20 +210,21 @@ static int v1_make(struct runtime_cgroup *cg, const char *id, int memory_mb, int
 	snprintf(text, sizeof text, "%lld", (long long)memory_mb * 1024 * 1024);
 	if (runtime_write_at(cg->dir[RT_MEMORY], "memory.limit_in_bytes", text) != 0)
 		return -1;
-	runtime_write_at(cg->dir[RT_MEMORY], "memory.memsw.limit_in_bytes", text); /* only with swap accounting */
+	runtime_write_at(cg->dir[RT_MEMORY], "memory.memsw.limit_in_bytes",
+		text); /* only with swap accounting */
 	/* Socket buffers (TCP's and, on the same counter, UDP's receive queues)
 	 * are charged to a cgroup v1 only once this is set: without it a
 	 * sandbox holds gigabytes of them outside its limit. A kernel without
 	 * the file (no kmem accounting) is left as it is. */
 	if (runtime_write_at(cg->dir[RT_MEMORY], "memory.kmem.tcp.limit_in_bytes", text) != 0 &&
-	    errno != ENOENT)
+		errno != ENOENT)
 		return -1;
 	snprintf(text, sizeof text, "%d", SANDBOX_PIDS_MAX);
 	if (runtime_write_at(cg->dir[RT_PIDS], "pids.max", text) != 0)
 		return -1;
 	snprintf(text, sizeof text, "%d", cpu_count * 100000);
 	if (runtime_write_at(cg->dir[RT_CPU], "cpu.cfs_period_us", "100000") != 0 ||
-	    runtime_write_at(cg->dir[RT_CPU], "cpu.cfs_quota_us", text) != 0)
+		runtime_write_at(cg->dir[RT_CPU], "cpu.cfs_quota_us", text) != 0)
 		return -1;
 	for (int i = 0; i < RT_NCTRL; i++) {
 		char path[512];
@@ -295,9 +297,9 @@ static int v1_usage(const struct runtime_cgroup *cg, struct runtime_cgroup_usage
 {
 	char stat[4096];
 	if (!cg->dir[RT_MEMORY] || !cg->dir[RT_CPUACCT] ||
-	    read_number(cg->dir[RT_CPUACCT], "cpuacct.usage", &out->cpu_ns) != 0 ||
-	    read_number(cg->dir[RT_MEMORY], "memory.usage_in_bytes", &out->memory) != 0 ||
-	    runtime_read_at(cg->dir[RT_MEMORY], "memory.stat", stat, sizeof stat) != 0)
+		read_number(cg->dir[RT_CPUACCT], "cpuacct.usage", &out->cpu_ns) != 0 ||
+		read_number(cg->dir[RT_MEMORY], "memory.usage_in_bytes", &out->memory) != 0 ||
+		runtime_read_at(cg->dir[RT_MEMORY], "memory.stat", stat, sizeof stat) != 0)
 		return -1;
 	if (runtime_cgroup_keyed(stat, "total_cache", &out->cache) != 0)
 		out->cache = 0;

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FREEZE_WAIT_MS 5000  /* a task in uninterruptible sleep freezes only when it wakes */
+#define FREEZE_WAIT_MS 5000 /* a task in uninterruptible sleep freezes only when it wakes */
 #define EMPTY_WAIT_MS 10000
 
 static long now_ms(void)
@@ -120,7 +120,7 @@ static void clean_stale(bool (*alive)(pid_t pid))
 			continue;
 		long owner = strtol(e->d_name + 1, &end, 10);
 		if (*end || owner <= 0 || owner > INT_MAX || owner == (long)runtime_self()->cgroups.owner ||
-		    alive((pid_t)owner))
+			alive((pid_t)owner))
 			continue;
 		fprintf(stderr, "e2b-local-backend: removing cgroups left by backend %ld\n", owner);
 		char group[PATH_MAX];
@@ -255,10 +255,11 @@ static int v2_usage(const struct runtime_cgroup *cg, struct runtime_cgroup_usage
 {
 	char cpu[1024], memory[64], stat[8192];
 	uint64_t usec;
-	if (!runtime_self()->cgroups.memory || runtime_read_at(cg->dir[0], "cpu.stat", cpu, sizeof cpu) != 0 ||
-	    runtime_cgroup_keyed(cpu, "usage_usec", &usec) != 0 ||
-	    runtime_read_at(cg->dir[0], "memory.current", memory, sizeof memory) != 0 ||
-	    runtime_read_at(cg->dir[0], "memory.stat", stat, sizeof stat) != 0)
+	if (!runtime_self()->cgroups.memory ||
+		runtime_read_at(cg->dir[0], "cpu.stat", cpu, sizeof cpu) != 0 ||
+		runtime_cgroup_keyed(cpu, "usage_usec", &usec) != 0 ||
+		runtime_read_at(cg->dir[0], "memory.current", memory, sizeof memory) != 0 ||
+		runtime_read_at(cg->dir[0], "memory.stat", stat, sizeof stat) != 0)
 		return -1;
 	char *end;
 	errno = 0;

@@ -39,8 +39,8 @@
 static struct {
 	bool started, done;
 	pid_t pid;
-	int fd;                  /* `criu check`'s output, until read */
-	char why[256];           /* "" when checkpoints work */
+	int fd;        /* `criu check`'s output, until read */
+	char why[256]; /* "" when checkpoints work */
 } probe = {.fd = -1};
 
 void runtime_checkpoint_probe(void)
@@ -49,8 +49,10 @@ void runtime_checkpoint_probe(void)
 		return;
 	probe.started = true;
 	if (runtime_self()->mode != ISOLATION_FULL) {
-		snprintf(probe.why, sizeof probe.why, "the backend runs with %s isolation; a checkpoint "
-			"needs full isolation (root)", runtime_isolation_name());
+		snprintf(probe.why, sizeof probe.why,
+			"the backend runs with %s isolation; a checkpoint "
+			"needs full isolation (root)",
+			runtime_isolation_name());
 		probe.done = true;
 		return;
 	}
@@ -107,8 +109,8 @@ static void probe_finish(void)
 	char text[8192];
 	size_t len = 0;
 	ssize_t n;
-	while (len < sizeof text - 1 && ((n = read(probe.fd, text + len, sizeof text - 1 - len)) > 0 ||
-		(n < 0 && errno == EINTR)))
+	while (len < sizeof text - 1 &&
+		((n = read(probe.fd, text + len, sizeof text - 1 - len)) > 0 || (n < 0 && errno == EINTR)))
 		len += n > 0 ? (size_t)n : 0;
 	text[len] = 0;
 	close(probe.fd);
@@ -240,7 +242,8 @@ static int give_image(const char *dir, uid_t owner)
 		return -1;
 	int rc = fchown(dirfd(d), owner, owner) == 0 && fchmod(dirfd(d), 0711) == 0 ? 0 : -1;
 	for (struct dirent *e; rc == 0 && (e = readdir(d));)
-		if (e->d_name[0] != '.' && fchownat(dirfd(d), e->d_name, owner, owner, AT_SYMLINK_NOFOLLOW) != 0)
+		if (e->d_name[0] != '.' &&
+			fchownat(dirfd(d), e->d_name, owner, owner, AT_SYMLINK_NOFOLLOW) != 0)
 			rc = -1;
 	closedir(d);
 	return rc;
@@ -290,9 +293,8 @@ int runtime_checkpoint_dump(struct sandbox *sb, char *why, size_t why_len)
 	snprintf(ext_ev, sizeof ext_ev, "unix[%lu]", ev);
 	snprintf(sockets, sizeof sockets, "%s/" SOCKETS_FILE, tmp);
 	char *argv[] = {"criu", "dump", "-t", pid, "-D", tmp, "-o", "dump.log", "-v2", "--ext-unix-sk",
-		"--external", ext_req, "--external", ext_ev,
-		"--external", "mnt[" INIT_SELF_PATH "]:" INIT_MOUNT_KEY, "--manage-cgroups=ignore",
-		"--tcp-close", NULL};
+		"--external", ext_req, "--external", ext_ev, "--external",
+		"mnt[" INIT_SELF_PATH "]:" INIT_MOUNT_KEY, "--manage-cgroups=ignore", "--tcp-close", NULL};
 	/* Dumpable while CRIU looks at it (INIT_DUMPABLE says why); a command of
 	 * the sandbox still cannot trace it meanwhile: it lacks CAP_SYS_PTRACE
 	 * and capabilities the init has. */
@@ -350,7 +352,8 @@ int runtime_checkpoint_restore(struct sandbox *sb, struct runtime_error *err)
 		return -1;
 	}
 	if (sb->rt->rebase) {
-		snprintf(err->message, sizeof err->message, "the checkpoint's id range is another "
+		snprintf(err->message, sizeof err->message,
+			"the checkpoint's id range is another "
 			"backend's now; the sandbox cannot be restored");
 		return -1;
 	}
@@ -358,7 +361,7 @@ int runtime_checkpoint_restore(struct sandbox *sb, struct runtime_error *err)
 		return -1;
 	struct sandbox_rt *rt = sb->rt;
 	int mounted = runtime_sandbox_mount(sb, err); /* its directories exist: kept */
-	rt->kept = false; /* from here a stop unmounts it all again */
+	rt->kept = false;                             /* from here a stop unmounts it all again */
 	if (mounted != 0) {
 		runtime_sandbox_stop(sb);
 		return -1;

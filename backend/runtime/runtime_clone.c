@@ -56,9 +56,10 @@
  * for its next init once this one has executed or ended. */
 struct init_launch {
 	char *stack, *stack_top; /* lib/child_stack.h */
-	int running;            /* 1 until the child executes or ends: the kernel clears it (CLONE_CHILD_CLEARTID) */
-	int go_fd, go_write_fd; /* the socket pair the parent says "go" on: the child reads, and closes its copy of the other end */
-	int report_fd;          /* the report pipe's write end */
+	int running; /* 1 until the child executes or ends: the kernel clears it (CLONE_CHILD_CLEARTID) */
+	int go_fd,
+		go_write_fd; /* the socket pair the parent says "go" on: the child reads, and closes its copy of the other end */
+	int report_fd; /* the report pipe's write end */
 	pid_t parent;
 };
 static __thread struct init_launch launch;
@@ -88,7 +89,9 @@ static void init_become_root(const struct init_launch *l, int served[2])
 		struct cmsghdr align;
 	} control;
 	struct iovec iov = {.iov_base = &c, .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+	struct msghdr mh = {.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
 		.msg_controllen = sizeof control.buf};
 	while (recvmsg(l->go_fd, &mh, MSG_CMSG_CLOEXEC) < 0 && errno == EINTR)
 		;
@@ -128,8 +131,9 @@ static int init_main(void *arg)
 	int req_fd = fcntl(served[0], F_DUPFD_CLOEXEC, 64);
 	int ev_fd = fcntl(served[1], F_DUPFD_CLOEXEC, 64);
 	if (init_fd < 0 || filter_fd < 0 || report_fd < 0 || req_fd < 0 || ev_fd < 0 ||
-	    dup2(report_fd, 3) != 3 || dup2(filter_fd, 4) != 4 ||
-	    dup2(req_fd, INIT_FD_REQUESTS) != INIT_FD_REQUESTS || dup2(ev_fd, INIT_FD_EVENTS) != INIT_FD_EVENTS)
+		dup2(report_fd, 3) != 3 || dup2(filter_fd, 4) != 4 ||
+		dup2(req_fd, INIT_FD_REQUESTS) != INIT_FD_REQUESTS ||
+		dup2(ev_fd, INIT_FD_EVENTS) != INIT_FD_EVENTS)
 		init_fail(l->report_fd, "set up descriptors");
 	syscall(SYS_close_range, (unsigned)INIT_FD_EVENTS + 1, (unsigned)init_fd - 1, 0U);
 	syscall(SYS_close_range, (unsigned)init_fd + 1, ~0U, 0U);
@@ -197,7 +201,8 @@ static pid_t clone_init_child(struct init_launch *l, int ns_flags, int cgroup_fd
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid_t pid;
 	if (cgroup_fd >= 0) {
-		struct clone3_args a = {.flags = (uint64_t)flags | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
+		struct clone3_args a = {.flags = (uint64_t)flags | CLONE_INTO_CGROUP,
+			.exit_signal = SIGCHLD,
 			.cgroup = (uint64_t)cgroup_fd};
 		if (shared) {
 			a.stack = (uint64_t)(uintptr_t)l->stack;
@@ -225,7 +230,9 @@ static int say_go(int fd, const int served[2])
 		struct cmsghdr align;
 	} control;
 	struct iovec iov = {.iov_base = &g, .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+	struct msghdr mh = {.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
 		.msg_controllen = sizeof control.buf};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	c->cmsg_level = SOL_SOCKET;
@@ -277,15 +284,18 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 	int cgroup_fd = runtime_cgroup_clone_fd(&rt->cg);
 	int bits = cgroup_fd >= 0 ? prctl(PR_GET_SECUREBITS) : -1;
 	if (l && fchdir(rt->root_fd) == 0 &&
-	    (bits < 0 || prctl(PR_SET_SECUREBITS, bits | SECBIT_NO_SETUID_FIXUP) == 0)) {
+		(bits < 0 || prctl(PR_SET_SECUREBITS, bits | SECBIT_NO_SETUID_FIXUP) == 0)) {
 		if (syscall(SYS_setresuid, (uid_t)-1, rt->ids.base, (uid_t)-1) == 0) {
 			prctl(PR_SET_DUMPABLE, 1);
-			pid = clone_init_child(l, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
-				CLONE_NEWIPC | CLONE_NEWNET, cgroup_fd);
+			pid = clone_init_child(l,
+				CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC |
+					CLONE_NEWNET,
+				cgroup_fd);
 		}
 		int e = errno;
-		if (syscall(SYS_setresuid, (uid_t)-1, 0, (uid_t)-1) != 0 || fchdir(runtime_self()->cwd_fd) != 0 ||
-		    (bits >= 0 && prctl(PR_SET_SECUREBITS, bits) != 0)) {
+		if (syscall(SYS_setresuid, (uid_t)-1, 0, (uid_t)-1) != 0 ||
+			fchdir(runtime_self()->cwd_fd) != 0 ||
+			(bits >= 0 && prctl(PR_SET_SECUREBITS, bits) != 0)) {
 			fprintf(stderr, "e2b-local-backend: cannot become root again in its own directory\n");
 			abort();
 		}

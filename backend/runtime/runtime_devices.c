@@ -38,7 +38,12 @@ static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off,
 size_t runtime_devices_program(struct bpf_insn *out, size_t max)
 {
 	size_t n = 0;
-#define EMIT(i) do { if (n >= max) return 0; out[n++] = (i); } while (0)
+#define EMIT(i) \
+	do { \
+		if (n >= max) \
+			return 0; \
+		out[n++] = (i); \
+	} while (0)
 	EMIT(insn(BPF_LDX | BPF_W | BPF_MEM, 2, 1, offsetof(struct bpf_cgroup_dev_ctx, access_type), 0));
 	EMIT(insn(BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, 0xffff));
 	EMIT(insn(BPF_LDX | BPF_W | BPF_MEM, 4, 1, offsetof(struct bpf_cgroup_dev_ctx, major), 0));
@@ -70,7 +75,7 @@ static int load(const struct bpf_insn *prog, size_t n, char *log, size_t log_siz
 	attr.expected_attach_type = BPF_CGROUP_DEVICE;
 	attr.insns = (uint64_t)(uintptr_t)prog;
 	attr.insn_cnt = (uint32_t)n;
-	attr.license = (uint64_t)(uintptr_t)"GPL";
+	attr.license = (uint64_t)(uintptr_t) "GPL";
 	if (log) {
 		attr.log_buf = (uint64_t)(uintptr_t)log;
 		attr.log_size = (uint32_t)log_size;
@@ -97,8 +102,8 @@ int runtime_devices_load(char *why, size_t why_len)
 	char *nl = strchr(log, '\n');
 	if (nl)
 		*nl = '\0';
-	snprintf(why, why_len, "cannot load the devices program (bpf BPF_PROG_LOAD): %s%s%s",
-		strerror(e), log[0] ? ": " : "", log);
+	snprintf(why, why_len, "cannot load the devices program (bpf BPF_PROG_LOAD): %s%s%s", strerror(e),
+		log[0] ? ": " : "", log);
 	errno = e;
 	return -1;
 }

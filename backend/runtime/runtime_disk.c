@@ -40,20 +40,20 @@
 #define HELPER_WAIT_MS 10000 /* how long a create or the shutdown waits for the helper */
 
 struct pool_image {
-	int slot;  /* 0..RUNTIME_DISK_POOL-1: pool-<slot>.img, mounted at pool-<slot>/ */
+	int slot; /* 0..RUNTIME_DISK_POOL-1: pool-<slot>.img, mounted at pool-<slot>/ */
 	int loop;
 };
 
 static struct {
-	char *dir;             /* <state_root>/disks, NULL until runtime_disk_init */
-	pid_t helper;          /* -1: none (the pool stays empty, images are made on demand) */
-	int sock;              /* to the helper "<slot> <MiB>\n", back "<slot> <loop or -1>\n" */
+	char *dir;    /* <state_root>/disks, NULL until runtime_disk_init */
+	pid_t helper; /* -1: none (the pool stays empty, images are made on demand) */
+	int sock;     /* to the helper "<slot> <MiB>\n", back "<slot> <loop or -1>\n" */
 	struct event *ev;
 	struct event *refill_ev; /* a zero timer: the next loop turn asks for a new image */
 	struct pool_image ready[RUNTIME_DISK_POOL];
 	int nready, pending;
-	unsigned busy;         /* slots ready or asked for, one bit each */
-	char in[256];          /* the helper's answers not yet complete */
+	unsigned busy; /* slots ready or asked for, one bit each */
+	char in[256];  /* the helper's answers not yet complete */
 	size_t in_len;
 } dk = {.helper = -1, .sock = -1};
 
@@ -266,7 +266,7 @@ static int move_in(const struct pool_image *p, const char *img, const char *mnt)
 	pool_paths(p->slot, from_img, from_mnt);
 	dk.busy &= ~(1u << p->slot); /* pool-<slot>/ stays, for the slot's next image */
 	if (rename(from_img, img) == 0 && mkdir(mnt, 0755) == 0 &&
-	    mount(from_mnt, mnt, NULL, MS_MOVE, NULL) == 0)
+		mount(from_mnt, mnt, NULL, MS_MOVE, NULL) == 0)
 		return 0;
 	/* Not expected; drop the image (autoclear detaches its device). */
 	int err = errno;

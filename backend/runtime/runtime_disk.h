@@ -18,8 +18,8 @@
 
 #include "runtime/runtime_state.h"
 
-#define RUNTIME_DISK_MOUNT "disk"   /* <sandbox dir>/disk: upper/ and work/ are in it */
-#define RUNTIME_DISK_POOL 4         /* images of the default size kept ready */
+#define RUNTIME_DISK_MOUNT "disk" /* <sandbox dir>/disk: upper/ and work/ are in it */
+#define RUNTIME_DISK_POOL 4       /* images of the default size kept ready */
 
 /* Makes <state_root>/disks and starts the pool's helper. Call in the
  * backend's private mount namespace. NULL ok, else why not. */

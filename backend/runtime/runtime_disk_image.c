@@ -29,8 +29,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MASTERS_MAX 8        /* other sizes whose master image is kept; beyond, mke2fs each time */
-#define DETACH_WAIT_MS 2000  /* how long to wait for a loop device to let go */
+#define MASTERS_MAX 8       /* other sizes whose master image is kept; beyond, mke2fs each time */
+#define DETACH_WAIT_MS 2000 /* how long to wait for a loop device to let go */
 /* noinit_itable: the image is sparse, so its inode tables already read as
  * zeros; ext4 must not write 16 MiB of zeros per GiB in the background.
  * discard: space freed in the sandbox is punched out of the sparse image. */
@@ -66,9 +66,8 @@ static int run_mke2fs(const char *img)
 	 * price of about 6% of the size for inode tables (sparse: they cost the
 	 * host nothing). No journal (the image dies with its sandbox), no
 	 * reserved blocks (the sandbox gets all of it). */
-	char *argv[] = {"mke2fs", "-q", "-F", "-t", "ext4", "-b", "4096", "-i", "4096", "-I", "256",
-		"-m", "0", "-O", "^has_journal,^resize_inode", "-E", "lazy_itable_init=1,nodiscard",
-		path, NULL};
+	char *argv[] = {"mke2fs", "-q", "-F", "-t", "ext4", "-b", "4096", "-i", "4096", "-I", "256", "-m",
+		"0", "-O", "^has_journal,^resize_inode", "-E", "lazy_itable_init=1,nodiscard", path, NULL};
 	char *envp[] = {NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -236,7 +235,8 @@ static void warm_up(int dev_fd, const char *img)
 		if (hole < 0)
 			break;
 		for (off_t at = data; at < hole; at += (off_t)sizeof buf)
-			if (pread(dev_fd, buf, (size_t)(hole - at < (off_t)sizeof buf ? hole - at : (off_t)sizeof buf),
+			if (pread(dev_fd, buf,
+				    (size_t)(hole - at < (off_t)sizeof buf ? hole - at : (off_t)sizeof buf),
 				    at) <= 0)
 				break;
 		pos = hole;
@@ -266,8 +266,8 @@ static int attach_and_mount(const char *img, const char *mnt, struct runtime_dis
 	return rc;
 }
 
-int runtime_disk_image_prepare(const char *masters_dir, int size_mb, const char *img,
-	const char *mnt, struct runtime_disk *disk, bool warm)
+int runtime_disk_image_prepare(const char *masters_dir, int size_mb, const char *img, const char *mnt,
+	struct runtime_disk *disk, bool warm)
 {
 	if (make_image(masters_dir, img, size_mb) != 0) {
 		int err = errno;
@@ -366,7 +366,7 @@ int runtime_disk_image_loops_under(const char *root, bool detach)
 	while (d && (e = readdir(d)) != NULL) {
 		int n, end = 0;
 		if (sscanf(e->d_name, "loop%d%n", &n, &end) != 1 || e->d_name[end] != '\0' ||
-		    !loop_holds(n, prefix))
+			!loop_holds(n, prefix))
 			continue;
 		count++;
 		if (!detach)
@@ -391,7 +391,7 @@ void runtime_disk_image_unmount_below(const char *dir)
 	size_t len = strlen(dir);
 	while (f && fgets(line, sizeof line, f))
 		if (sscanf(line, "%*s %*s %*s %*s %2047s", mp) == 1 && strncmp(mp, dir, len) == 0 &&
-		    mp[len] == '/')
+			mp[len] == '/')
 			umount2(mp, MNT_DETACH);
 	if (f)
 		fclose(f);

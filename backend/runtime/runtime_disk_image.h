@@ -16,8 +16,8 @@ const char *runtime_disk_image_missing(void);
  * device (autoclear, direct I/O) and mounts it at mnt. warm: its metadata is
  * read ahead, so the first writes do not wait for the disk. 0, or -1 with
  * errno and img removed; disk says what to release either way. */
-int runtime_disk_image_prepare(const char *masters_dir, int size_mb, const char *img,
-	const char *mnt, struct runtime_disk *disk, bool warm);
+int runtime_disk_image_prepare(const char *masters_dir, int size_mb, const char *img, const char *mnt,
+	struct runtime_disk *disk, bool warm);
 /* Attaches img, an image made earlier (a volume's, or the disk of a sandbox
  * an earlier backend left paused), and mounts it at mnt (made if missing).
  * 0, or -1 with errno; the image is kept either way. */

@@ -22,13 +22,16 @@ void runtime_dynmods_start(const char *state_root)
 	if (!mount_point)
 		return;
 	if (mkdir(mount_point, 0700) != 0 && errno != EEXIST) {
-		fprintf(stderr, "e2b-local-backend: %s: %s; cgroup migrations keep waiting for the "
-			"kernel's grace periods\n", mount_point, strerror(errno));
+		fprintf(stderr,
+			"e2b-local-backend: %s: %s; cgroup migrations keep waiting for the "
+			"kernel's grace periods\n",
+			mount_point, strerror(errno));
 		return;
 	}
-	if (mount("cgroup", mount_point, "cgroup", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		    HIERARCHY_OPTIONS) != 0) {
-		fprintf(stderr, "e2b-local-backend: the kernel has no cgroup favordynmods mode (%s): "
+	if (mount("cgroup", mount_point, "cgroup", MS_NOSUID | MS_NODEV | MS_NOEXEC, HIERARCHY_OPTIONS) !=
+		0) {
+		fprintf(stderr,
+			"e2b-local-backend: the kernel has no cgroup favordynmods mode (%s): "
 			"each cgroup migration may wait for a grace period (up to tens of ms)\n",
 			strerror(errno));
 		rmdir(mount_point);

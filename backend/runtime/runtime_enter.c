@@ -92,8 +92,11 @@ int runtime_socket(const struct sandbox *sb, int domain, int type, int protocol)
 {
 	if (!sb->rt)
 		return socket(domain, type | SOCK_CLOEXEC, protocol);
-	struct socket_request r = {.ns_fd = sandbox_ns(sb->rt, RT_NS_NET), .domain = domain,
-		.type = type, .protocol = protocol, .fd = -1};
+	struct socket_request r = {.ns_fd = sandbox_ns(sb->rt, RT_NS_NET),
+		.domain = domain,
+		.type = type,
+		.protocol = protocol,
+		.fd = -1};
 	if (r.ns_fd < 0)
 		return -1;
 	/* A socket belongs to the namespace it was made in, for good. */

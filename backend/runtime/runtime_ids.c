@@ -51,14 +51,15 @@ int runtime_ids_configure(const char *spec, char *why, size_t why_len)
 	const char *colon = strchr(spec, ':');
 	unsigned long start, count;
 	if (!colon || parse_ulong(spec, (size_t)(colon - spec), &start) != 0 ||
-	    parse_ulong(colon + 1, strlen(colon + 1), &count) != 0) {
+		parse_ulong(colon + 1, strlen(colon + 1), &count) != 0) {
 		snprintf(why, why_len, "--id-range must be START:COUNT (decimal host ids)");
 		return -1;
 	}
 	/* Below 65536 are the host's own accounts; 2^32-1 is no id at all. */
 	if (start < RUNTIME_IDS_PER_SANDBOX || count < RUNTIME_IDS_PER_SANDBOX ||
-	    count % RUNTIME_IDS_PER_SANDBOX != 0 || (uint64_t)start + count > UINT32_MAX) {
-		snprintf(why, why_len, "--id-range: START must be at least 65536, COUNT a multiple "
+		count % RUNTIME_IDS_PER_SANDBOX != 0 || (uint64_t)start + count > UINT32_MAX) {
+		snprintf(why, why_len,
+			"--id-range: START must be at least 65536, COUNT a multiple "
 			"of 65536 (one range per sandbox), and START+COUNT at most 4294967295");
 		return -1;
 	}
@@ -80,13 +81,15 @@ static const char *overlap_in(const char *file)
 		line[strcspn(line, "\n")] = '\0';
 		char *first = strchr(line, ':'), *second = first ? strchr(first + 1, ':') : NULL;
 		unsigned long s, c;
-		if (line[0] == '#' || !second || parse_ulong(first + 1, (size_t)(second - first - 1), &s) != 0 ||
-		    parse_ulong(second + 1, strlen(second + 1), &c) != 0)
+		if (line[0] == '#' || !second ||
+			parse_ulong(first + 1, (size_t)(second - first - 1), &s) != 0 ||
+			parse_ulong(second + 1, strlen(second + 1), &c) != 0)
 			continue;
 		if ((uint64_t)s < (uint64_t)ids.start + ids.count && (uint64_t)s + c > ids.start) {
-			snprintf(why, sizeof why, "the sandboxes' id range %lu:%lu overlaps %s line %d "
-				"(%.200s): choose another with --id-range START:COUNT", ids.start, ids.count,
-				file, n, line);
+			snprintf(why, sizeof why,
+				"the sandboxes' id range %lu:%lu overlaps %s line %d "
+				"(%.200s): choose another with --id-range START:COUNT",
+				ids.start, ids.count, file, n, line);
 			found = why;
 		}
 	}
@@ -118,8 +121,10 @@ const char *runtime_ids_init_pool(void)
 	 * backend, only not across backends. */
 	ids.lock_fd = open(RUNTIME_IDS_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (ids.lock_fd < 0)
-		fprintf(stderr, "e2b-local-backend: cannot open %s (%s): id ranges are not "
-			"coordinated with other backends\n", RUNTIME_IDS_LOCK_FILE, strerror(errno));
+		fprintf(stderr,
+			"e2b-local-backend: cannot open %s (%s): id ranges are not "
+			"coordinated with other backends\n",
+			RUNTIME_IDS_LOCK_FILE, strerror(errno));
 	snprintf(ids.describe, sizeof ids.describe, "%lu:%lu", ids.start, ids.count);
 	return NULL;
 }
@@ -174,7 +179,7 @@ int runtime_ids_take_base(uid_t base, struct runtime_ids *out)
 		return runtime_ids_take(out);
 	}
 	if (base < ids.start || (base - ids.start) % RUNTIME_IDS_PER_SANDBOX != 0 ||
-	    (base - ids.start) / RUNTIME_IDS_PER_SANDBOX >= ids.slots) {
+		(base - ids.start) / RUNTIME_IDS_PER_SANDBOX >= ids.slots) {
 		errno = ERANGE; /* not in this backend's --id-range */
 		return -1;
 	}

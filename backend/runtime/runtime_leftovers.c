@@ -26,7 +26,6 @@
 
 #define LEFTOVER_LOOP_WAIT_MS 10000
 
-
 /* This backend's pid as backend.pid files and cgroup names record it: the
  * machine's (rootless, the backend is pid 1 of a namespace of its own). */
 static pid_t self_pid(void)
@@ -60,7 +59,7 @@ static void forget_disks(const char *root, int owner)
 	 * outlive it for a moment (a sandbox that was frozen dies only once the
 	 * cgroup cleaning has thawed and killed it): wait for the kernel. */
 	for (int ms = 0; ms < LEFTOVER_LOOP_WAIT_MS && runtime_disk_image_loops_under(root, false) > 0;
-	     ms += 5)
+		ms += 5)
 		runtime_sleep_ms(5);
 	int n = runtime_disk_image_loops_under(root, true);
 	if (n > 0)
@@ -147,4 +146,3 @@ void runtime_clean_stale_dirs(const char *state_root)
 	if (d)
 		closedir(d);
 }
-

@@ -11,11 +11,12 @@
 struct sandbox;
 
 struct runtime_usage {
-	uint64_t cpu_ns;     /* CPU time of every process of the sandbox so far (cpuacct.usage; v2 cpu.stat usage_usec) */
-	int64_t mem_used;    /* bytes charged to its memory cgroup, page cache not counted */
-	int64_t mem_cache;   /* the page cache charged to it (memory.stat total_cache; v2 file) */
-	int64_t disk_used;   /* bytes used on its disk image, ext4's own metadata included */
-	int64_t disk_total;  /* the image's size as its filesystem reports it */
+	uint64_t
+		cpu_ns; /* CPU time of every process of the sandbox so far (cpuacct.usage; v2 cpu.stat usage_usec) */
+	int64_t mem_used;   /* bytes charged to its memory cgroup, page cache not counted */
+	int64_t mem_cache;  /* the page cache charged to it (memory.stat total_cache; v2 file) */
+	int64_t disk_used;  /* bytes used on its disk image, ext4's own metadata included */
+	int64_t disk_total; /* the image's size as its filesystem reports it */
 };
 
 /* 0 with *out filled; -1 when the sandbox has no cgroups of its own (with

@@ -56,17 +56,21 @@ static int check_rootless(const char *const *layers, size_t n, const struct sand
 	struct stat st;
 	err->status = 400;
 	if (n > 1) {
-		snprintf(err->message, sizeof err->message, "rootless isolation starts sandboxes from one "
-			"layer only (it has no idmapped mounts), not a stack of %zu", n);
+		snprintf(err->message, sizeof err->message,
+			"rootless isolation starts sandboxes from one "
+			"layer only (it has no idmapped mounts), not a stack of %zu",
+			n);
 		return -1;
 	}
 	if (stat(layers[0], &st) != 0)
 		return failed(err, 500, "cannot find the sandbox's layer");
 	if (st.st_uid != rt->ids.base) {
 		err->status = 500;
-		snprintf(err->message, sizeof err->message, "the sandbox's layer is owned by uid %u in the "
+		snprintf(err->message, sizeof err->message,
+			"the sandbox's layer is owned by uid %u in the "
 			"backend's namespace, not by the sandboxes' root (%u): rootless needs layers made "
-			"by this user from its subordinate ids", (unsigned)st.st_uid, (unsigned)rt->ids.base);
+			"by this user from its subordinate ids",
+			(unsigned)st.st_uid, (unsigned)rt->ids.base);
 		return -1;
 	}
 	return 0;
@@ -122,8 +126,8 @@ static int mount_layers(const char *const *layers, size_t n, struct sandbox_rt *
 int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runtime_error *err)
 {
 	char *template = sb->layer_count ? NULL : runtime_template_rootfs(sb->template_id);
-	const char *const *layers = sb->layer_count ? (const char *const *)sb->layers
-		: (const char *const *)&template;
+	const char *const *layers =
+		sb->layer_count ? (const char *const *)sb->layers : (const char *const *)&template;
 	size_t n = sb->layer_count ? sb->layer_count : 1;
 	char upper[4096], work[4096], opts[8192];
 	/* On the sandbox's disk image (runtime_disk.h): its size is the limit.
@@ -136,14 +140,16 @@ int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runt
 	int rc = -1;
 	err->status = 400;
 	if (n > RUNTIME_MAX_LAYERS)
-		snprintf(err->message, sizeof err->message, "a stack of %zu layers is more than the %d a "
-			"sandbox can start from", n, RUNTIME_MAX_LAYERS);
+		snprintf(err->message, sizeof err->message,
+			"a stack of %zu layers is more than the %d a "
+			"sandbox can start from",
+			n, RUNTIME_MAX_LAYERS);
 	else if (!rt->rootfs || !layers[0] || dir_fd < 0)
 		failed(err, 500, "cannot mount the sandbox's root");
 	else if (runtime_self()->mode == ISOLATION_ROOTLESS && check_rootless(layers, n, rt, err) != 0)
 		rc = -1; /* err says why */
 	else if (overlay_options(opts, sizeof opts, n, on) != 0 || made(mkdir(upper, 0755), rt) != 0 ||
-		 made(mkdir(work, 0700), rt) != 0)
+		made(mkdir(work, 0700), rt) != 0)
 		failed(err, 500, "cannot mount the sandbox's root");
 	else
 		rc = mount_layers(layers, n, rt, dir_fd, err);
@@ -159,7 +165,7 @@ int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runt
 	 * user.overlay.* (userxattr). "/" of the sandbox is the upper layer's root
 	 * directory. */
 	if (made(mkdir(rt->rootfs, 0755), rt) != 0 || chown(upper, rt->ids.base, rt->ids.base) != 0 ||
-	    chdir(sb->dir) != 0)
+		chdir(sb->dir) != 0)
 		return failed(err, 500, "cannot mount the sandbox's root");
 	rc = mount("overlay", "rootfs", "overlay", 0, opts);
 	int e = errno;

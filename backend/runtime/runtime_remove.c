@@ -189,7 +189,8 @@ void runtime_sandbox_remove(struct sandbox *sb)
 		/* A finished removal is the loop's last concern: the base's lowest
 		 * priority. */
 		int priorities = event_base_get_npriorities(runtime_self()->base);
-		cl.worker = worker_new(runtime_self()->base, priorities > 1 ? priorities - 1 : 0, CLEANER_NICE);
+		cl.worker =
+			worker_new(runtime_self()->base, priorities > 1 ? priorities - 1 : 0, CLEANER_NICE);
 	}
 	struct removal *r = calloc(1, sizeof *r);
 	if (r && (!sb->dir || (r->dir = strdup(sb->dir)))) {

@@ -5,7 +5,6 @@
 #ifndef E2B_BACKEND_RUNTIME_REMOVE_H
 #define E2B_BACKEND_RUNTIME_REMOVE_H
 
-
 struct sandbox;
 struct sandbox_rt;
 

@@ -71,8 +71,7 @@ static bool on_path(const char *prog)
 }
 
 /* newuidmap/newgidmap <pid> 0 <own id> 1 1 <start> <count>: exit status. */
-static int run_map_tool(const char *tool, pid_t pid, unsigned own, unsigned long start,
-	unsigned long count)
+static int run_map_tool(const char *tool, pid_t pid, unsigned own, unsigned long start, unsigned long count)
 {
 	char a[5][24];
 	snprintf(a[4], sizeof a[4], "%s", tool);
@@ -117,7 +116,9 @@ static const char *enter_userns(void)
 		if (read(go[0], &c, 1) != 1)
 			_exit(1);
 		c = run_map_tool("newuidmap", self, uid, us, uc) == 0 &&
-			run_map_tool("newgidmap", self, gid, gs, gc) == 0 ? 'y' : 'n';
+				run_map_tool("newgidmap", self, gid, gs, gc) == 0
+			? 'y'
+			: 'n';
 		_exit(write(done[1], &c, 1) == 1 ? 0 : 1);
 	}
 	if (sub) {
@@ -125,8 +126,10 @@ static const char *enter_userns(void)
 		close(done[1]);
 	}
 	if (unshare(CLONE_NEWUSER) != 0) {
-		snprintf(why, sizeof why, "cannot create a user namespace (%s); check that user "
-			"namespaces are enabled (sysctl user.max_user_namespaces)", strerror(errno));
+		snprintf(why, sizeof why,
+			"cannot create a user namespace (%s); check that user "
+			"namespaces are enabled (sysctl user.max_user_namespaces)",
+			strerror(errno));
 		if (sub) {
 			close(go[1]);
 			close(done[0]);
@@ -142,8 +145,10 @@ static const char *enter_userns(void)
 		close(done[0]);
 		waitpid(helper, NULL, 0);
 		if (c != 'y') {
-			snprintf(why, sizeof why, "newuidmap/newgidmap could not map the subordinate ids "
-				"of %s (/etc/subuid, /etc/subgid)", rl.user);
+			snprintf(why, sizeof why,
+				"newuidmap/newgidmap could not map the subordinate ids "
+				"of %s (/etc/subuid, /etc/subgid)",
+				rl.user);
 			return why;
 		}
 		rl.ids_base = 1;
@@ -152,7 +157,7 @@ static const char *enter_userns(void)
 		char map[64];
 		snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
 		if (runtime_write_at("/proc/self", "setgroups", "deny") != 0 ||
-		    runtime_write_at("/proc/self", "uid_map", map) != 0)
+			runtime_write_at("/proc/self", "uid_map", map) != 0)
 			return "cannot write this process's uid_map";
 		snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
 		if (runtime_write_at("/proc/self", "gid_map", map) != 0)
@@ -241,12 +246,15 @@ int runtime_rootless_prepare(enum isolation *mode)
 	if (*mode == ISOLATION_NONE || (*mode != ISOLATION_ROOTLESS && root))
 		return 0; /* auto as root: full, checked by runtime_init */
 	if (*mode == ISOLATION_FULL) {
-		fprintf(stderr, "e2b-local-backend: --isolation full needs root (this backend runs as "
-			"uid %u); --isolation rootless (or auto) isolates without it\n", (unsigned)geteuid());
+		fprintf(stderr,
+			"e2b-local-backend: --isolation full needs root (this backend runs as "
+			"uid %u); --isolation rootless (or auto) isolates without it\n",
+			(unsigned)geteuid());
 		return -1;
 	}
 	if (root) {
-		fprintf(stderr, "e2b-local-backend: --isolation rootless is for a backend started by a "
+		fprintf(stderr,
+			"e2b-local-backend: --isolation rootless is for a backend started by a "
 			"user other than root; as root, --isolation full (or auto) applies\n");
 		return -1;
 	}
@@ -265,9 +273,11 @@ int runtime_rootless_prepare(enum isolation *mode)
 	}
 	rl.entered = true;
 	if (rl.single_id)
-		fprintf(stderr, "e2b-local-backend: rootless with a single id: %s has no subordinate "
+		fprintf(stderr,
+			"e2b-local-backend: rootless with a single id: %s has no subordinate "
 			"ids in /etc/subuid and /etc/subgid (or no newuidmap/newgidmap, Debian package "
-			"uidmap), so every account of a sandbox runs as %s's own id\n", rl.user, rl.user);
+			"uidmap), so every account of a sandbox runs as %s's own id\n",
+			rl.user, rl.user);
 	*mode = ISOLATION_ROOTLESS;
 	return 0;
 }

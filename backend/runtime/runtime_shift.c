@@ -18,7 +18,7 @@ static int shift_one(const char *path, const struct stat *st, int type, struct F
 		return -1;
 	/* chown drops setuid/setgid bits: give them back (not through a link). */
 	if (!S_ISLNK(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)) &&
-	    chmod(path, st->st_mode & 07777) != 0)
+		chmod(path, st->st_mode & 07777) != 0)
 		return -1;
 	return 0;
 }

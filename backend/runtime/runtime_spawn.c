@@ -52,7 +52,7 @@ static void *make_pairs(void *arg)
 {
 	struct pairs *p = arg;
 	if (setns(p->ns_fd, CLONE_NEWNET) != 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p->req) != 0)
+		socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p->req) != 0)
 		p->err = errno;
 	else if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, p->ev) != 0) {
 		p->err = errno;
@@ -96,8 +96,7 @@ void runtime_spawn_close(struct sandbox_rt *rt)
 
 /* --- messages ----------------------------------------------------------------- */
 
-static int send_request(int fd, struct init_wire_msg *m, size_t len, const int *fds, size_t nfds,
-	int flags)
+static int send_request(int fd, struct init_wire_msg *m, size_t len, const int *fds, size_t nfds, int flags)
 {
 	union {
 		char buf[CMSG_SPACE(INIT_WIRE_FDS_MAX * sizeof(int))];
@@ -161,7 +160,9 @@ static int receive(int fd, struct received *r, int timeout_ms)
 		struct cmsghdr align;
 	} control;
 	struct iovec iov = {.iov_base = &r->in, .iov_len = sizeof r->in};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+	struct msghdr mh = {.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
 		.msg_controllen = sizeof control.buf};
 	ssize_t n;
 	while ((n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT)) < 0 && errno == EINTR)
@@ -187,7 +188,7 @@ static int receive(int fd, struct received *r, int timeout_ms)
 		}
 	}
 	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || r->len < sizeof r->in.m ||
-	    r->len != sizeof r->in.m + (size_t)r->in.m.nkeys * sizeof(uint64_t)) {
+		r->len != sizeof r->in.m + (size_t)r->in.m.nkeys * sizeof(uint64_t)) {
 		close_received(r); /* not a message of the protocol: the sandbox's doing */
 		errno = EPROTO;
 		return -1;
@@ -295,9 +296,10 @@ static int nonblocking(int fd)
 static int take_started(struct received *r, const struct runtime_command *c, struct runtime_started *out)
 {
 	uint32_t f = r->in.m.flags;
-	size_t want = !!(f & INIT_REPLY_HAS_PIDFD) + !!(f & INIT_REPLY_HAS_OUT) +
-		!!(f & INIT_REPLY_HAS_ERR) + !!(f & INIT_REPLY_HAS_IN);
-	bool shape = (f & INIT_REPLY_HAS_OUT) && !(c->pty && (f & (INIT_REPLY_HAS_ERR | INIT_REPLY_HAS_IN))) &&
+	size_t want = !!(f & INIT_REPLY_HAS_PIDFD) + !!(f & INIT_REPLY_HAS_OUT) + !!(f & INIT_REPLY_HAS_ERR) +
+		!!(f & INIT_REPLY_HAS_IN);
+	bool shape = (f & INIT_REPLY_HAS_OUT) &&
+		!(c->pty && (f & (INIT_REPLY_HAS_ERR | INIT_REPLY_HAS_IN))) &&
 		(c->pty || (f & INIT_REPLY_HAS_ERR)) && (c->pty || !c->stdin_pipe || (f & INIT_REPLY_HAS_IN));
 	if (r->nfds != want || !shape || r->in.m.pid <= 0) {
 		close_received(r);
@@ -309,9 +311,11 @@ static int take_started(struct received *r, const struct runtime_command *c, str
 	out->pidfd = f & INIT_REPLY_HAS_PIDFD ? r->fds[i++] : -1;
 	out->out_fd = r->fds[i++];
 	out->err_fd = f & INIT_REPLY_HAS_ERR ? r->fds[i++] : -1;
-	out->in_fd = f & INIT_REPLY_HAS_IN ? r->fds[i++] : c->pty ? fcntl(out->out_fd, F_DUPFD_CLOEXEC, 3) : -1;
+	out->in_fd = f & INIT_REPLY_HAS_IN ? r->fds[i++]
+		: c->pty                   ? fcntl(out->out_fd, F_DUPFD_CLOEXEC, 3)
+					   : -1;
 	if (nonblocking(out->out_fd) != 0 || (out->err_fd >= 0 && nonblocking(out->err_fd) != 0) ||
-	    (out->in_fd >= 0 && nonblocking(out->in_fd) != 0) || (c->pty && out->in_fd < 0)) {
+		(out->in_fd >= 0 && nonblocking(out->in_fd) != 0) || (c->pty && out->in_fd < 0)) {
 		int e = errno;
 		int mine[] = {out->pidfd, out->out_fd, out->err_fd, out->in_fd};
 		for (size_t k = 0; k < 4; k++)
@@ -333,7 +337,9 @@ int runtime_spawn(const struct sandbox *sb, const struct runtime_command *c, str
 	int blob = command_blob(c);
 	if (blob < 0)
 		return -1;
-	struct init_wire_msg m = {.type = INIT_SPAWN, .cols = c->cols, .rows = c->rows,
+	struct init_wire_msg m = {.type = INIT_SPAWN,
+		.cols = c->cols,
+		.rows = c->rows,
 		.flags = (c->pty ? INIT_SPAWN_PTY : 0) | (c->stdin_pipe ? INIT_SPAWN_STDIN_PIPE : 0) |
 			(runtime_self()->single_id ? INIT_SPAWN_NO_GROUPS : 0)};
 	int rc = send_request(fd, &m, sizeof m, &blob, 1, 0);
@@ -346,8 +352,9 @@ int runtime_spawn(const struct sandbox *sb, const struct runtime_command *c, str
 	if (r->in.m.value != 0) {
 		close_received(r);
 		uint32_t f = r->in.m.flags;
-		*step = f & INIT_REPLY_FAILED_PTY ? RUNTIME_SPAWN_PTY : f & INIT_REPLY_FAILED_PIPES
-			? RUNTIME_SPAWN_PIPES : RUNTIME_SPAWN_FORK;
+		*step = f & INIT_REPLY_FAILED_PTY     ? RUNTIME_SPAWN_PTY
+			: f & INIT_REPLY_FAILED_PIPES ? RUNTIME_SPAWN_PIPES
+						      : RUNTIME_SPAWN_FORK;
 		errno = r->in.m.value > 0 && r->in.m.value < 4096 ? r->in.m.value : EIO;
 		free(r);
 		return -1;
@@ -509,7 +516,8 @@ int runtime_spawn_swap(struct sandbox *sb)
 	}
 	struct init_wire_msg m = {.type = INIT_SWAP};
 	struct received *r = malloc(sizeof *r);
-	int rc = r && send_request(old_req, &m, sizeof m, init_fds, 2, 0) == 0 ? await_reply(rt->req_fd, r) : -1;
+	int rc = r && send_request(old_req, &m, sizeof m, init_fds, 2, 0) == 0 ? await_reply(rt->req_fd, r)
+									       : -1;
 	if (rc == 0) {
 		close_received(r);
 		if (r->in.m.value != 0) {

@@ -33,7 +33,12 @@ struct runtime_started {
 	pid_t ns_pid;
 	int pidfd, out_fd, err_fd, in_fd;
 };
-enum runtime_spawn_step { RUNTIME_SPAWN_INIT, RUNTIME_SPAWN_PTY, RUNTIME_SPAWN_PIPES, RUNTIME_SPAWN_FORK };
+enum runtime_spawn_step {
+	RUNTIME_SPAWN_INIT,
+	RUNTIME_SPAWN_PTY,
+	RUNTIME_SPAWN_PIPES,
+	RUNTIME_SPAWN_FORK
+};
 /* 0, or -1 with errno and which step failed: INIT (ESRCH: its init has
  * ended, or never answered), PTY, PIPES, FORK (EAGAIN: the sandbox's pids
  * limit). Blocks until the init answers: it is the sandbox's to run (a

@@ -3,8 +3,11 @@
 
 #include <string.h>
 
-static struct runtime self = {.mode = ISOLATION_NONE, .self_pid_ns = -1, .cwd_fd = -1,
-	.init_fd = -1, .cgroups = {.devices_prog = -1}};
+static struct runtime self = {.mode = ISOLATION_NONE,
+	.self_pid_ns = -1,
+	.cwd_fd = -1,
+	.init_fd = -1,
+	.cgroups = {.devices_prog = -1}};
 
 struct runtime *runtime_self(void)
 {

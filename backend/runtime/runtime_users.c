@@ -197,8 +197,8 @@ int runtime_user_resolve(const struct sandbox *sb, const char *name, struct sand
 	return 0;
 }
 
-int runtime_user_by_name(const struct sandbox *sb, const char *name, uid_t *uid, gid_t *gid,
-	char *home, size_t home_len)
+int runtime_user_by_name(const struct sandbox *sb, const char *name, uid_t *uid, gid_t *gid, char *home,
+	size_t home_len)
 {
 	struct sandbox_user u;
 	if (runtime_user_resolve(sb, name, &u) != 0 || strlen(u.home) >= home_len)

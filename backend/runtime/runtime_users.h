@@ -15,8 +15,8 @@ struct sandbox;
  * --isolation none there are no accounts of the sandbox's own: by_name maps
  * any name to the backend's uid/gid with home sb->dir (which names envd
  * accepts is checked in process_rpc.c), and the other three answer -1. */
-int runtime_user_by_name(const struct sandbox *sb, const char *name, uid_t *uid, gid_t *gid,
-	char *home, size_t home_len);
+int runtime_user_by_name(const struct sandbox *sb, const char *name, uid_t *uid, gid_t *gid, char *home,
+	size_t home_len);
 int runtime_user_name(const struct sandbox *sb, uid_t uid, char *buf, size_t len);
 int runtime_group_by_name(const struct sandbox *sb, const char *name, gid_t *gid);
 int runtime_group_name(const struct sandbox *sb, gid_t gid, char *buf, size_t len);

@@ -59,8 +59,7 @@ static int grow(struct secrets *ss)
 
 static bool sorts_before(const struct secret *a, const struct secret *b)
 {
-	return a->created_ms != b->created_ms ? a->created_ms < b->created_ms
-					      : strcmp(a->id, b->id) < 0;
+	return a->created_ms != b->created_ms ? a->created_ms < b->created_ms : strcmp(a->id, b->id) < 0;
 }
 
 /* Into its place in creation order (a new one goes last: its time is now). */
@@ -136,7 +135,7 @@ static size_t index_of(const struct secrets *ss, const char *ref)
 		lower[i] = ref[i] >= 'A' && ref[i] <= 'Z' ? (char)(ref[i] - 'A' + 'a') : ref[i];
 	size_t i = 0;
 	while (i < ss->count && strcmp(ss->items[i]->pub.id, lower) != 0 &&
-	       strcmp(ss->items[i]->pub.name, lower) != 0)
+		strcmp(ss->items[i]->pub.name, lower) != 0)
 		i++;
 	return i;
 }
@@ -183,14 +182,18 @@ static bool value_sendable(const char *value, struct secrets_error *err)
 		if (*p == '\t' || (*p >= 0x20 && *p != 0x7f))
 			continue;
 		if (*p == '\r')
-			fail(err, 400, "value must not contain a carriage return (CR, \\r): it goes into HTTP "
+			fail(err, 400,
+				"value must not contain a carriage return (CR, \\r): it goes into HTTP "
 				"headers, which cannot carry one");
 		else if (*p == '\n')
-			fail(err, 400, "value must not contain a line feed (LF, \\n): it goes into HTTP headers, "
+			fail(err, 400,
+				"value must not contain a line feed (LF, \\n): it goes into HTTP headers, "
 				"which cannot carry one");
 		else
-			fail(err, 400, "value must not contain the control character 0x%02X: it goes into HTTP "
-				"headers, which cannot carry one", *p);
+			fail(err, 400,
+				"value must not contain the control character 0x%02X: it goes into HTTP "
+				"headers, which cannot carry one",
+				*p);
 		return false;
 	}
 	return true;
@@ -242,7 +245,7 @@ const struct secret *secrets_create(struct secrets *ss, const char *name, const 
 	}
 	struct item *it = calloc(1, sizeof *it);
 	if (!it || grow(ss) != 0 || !(it->pub.metadata = metadata_copy(metadata)) ||
-	    !(it->value = strdup(value)) || secrets_names_new_id(it->pub.id) != 0) {
+		!(it->value = strdup(value)) || secrets_names_new_id(it->pub.id) != 0) {
 		item_free(it);
 		fail(err, 500, "out of memory");
 		return NULL;

@@ -35,9 +35,9 @@ struct secrets;
 /* What a caller may read of a secret: everything but its value. */
 struct secret {
 	char id[SECRETS_ID_LEN + 1];
-	char name[SECRETS_NAME_MAX + 1];  /* canonical: lower-cased */
-	struct cJSON *metadata;           /* an object of strings, {} when unset */
-	int64_t version;                  /* 1 at create, +1 per update */
+	char name[SECRETS_NAME_MAX + 1]; /* canonical: lower-cased */
+	struct cJSON *metadata;          /* an object of strings, {} when unset */
+	int64_t version;                 /* 1 at create, +1 per update */
 	int64_t created_ms, updated_ms;
 };
 

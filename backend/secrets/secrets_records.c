@@ -64,7 +64,7 @@ static int64_t integer(const cJSON *record, const char *name, int64_t min)
 {
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(record, name);
 	if (!cJSON_IsNumber(n) || !(n->valuedouble >= (double)min && n->valuedouble < 9.0e15) ||
-	    (double)(int64_t)n->valuedouble != n->valuedouble)
+		(double)(int64_t)n->valuedouble != n->valuedouble)
 		return -1;
 	return (int64_t)n->valuedouble;
 }
@@ -82,12 +82,13 @@ static int load_one(void *arg, const char *id, cJSON *record)
 	const char *value = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(record, "value"));
 	cJSON *meta = cJSON_GetObjectItemCaseSensitive(record, "metadata");
 	struct secret s = {.version = integer(record, "version", 1),
-		.created_ms = integer(record, "createdAt", 0), .updated_ms = integer(record, "updatedAt", 0)};
+		.created_ms = integer(record, "createdAt", 0),
+		.updated_ms = integer(record, "updatedAt", 0)};
 	size_t vlen = value ? strlen(value) : 0;
 	bool whole = name && rid && strcmp(rid, id) == 0 && secrets_names_is_id(id) &&
-		secrets_names_canonical(name, s.name) == NULL && strcmp(name, s.name) == 0 &&
-		vlen > 0 && vlen <= SECRETS_VALUE_MAX && metadata_valid(meta) && s.version >= 1 &&
-		s.created_ms >= 0 && s.updated_ms >= 0;
+		secrets_names_canonical(name, s.name) == NULL && strcmp(name, s.name) == 0 && vlen > 0 &&
+		vlen <= SECRETS_VALUE_MAX && metadata_valid(meta) && s.version >= 1 && s.created_ms >= 0 &&
+		s.updated_ms >= 0;
 	char *copy = whole ? strdup(value) : NULL;
 	if (copy)
 		s.metadata = cJSON_DetachItemViaPointer(record, meta);

@@ -20,8 +20,8 @@
 
 struct snapshots {
 	struct registry *reg;
-	char *state_root;         /* records are kept there, or NULL */
-	struct snapshot **items;  /* oldest first */
+	char *state_root;        /* records are kept there, or NULL */
+	struct snapshot **items; /* oldest first */
 	size_t count, cap;
 	struct event *collect_ev; /* a zero timer: collect once the loop turns */
 };
@@ -96,16 +96,16 @@ static struct snapshot *from_record(const char *id, const cJSON *r)
 	const char *tpl = str(r, "templateID");
 	const cJSON *layers = cJSON_GetObjectItemCaseSensitive(r, "layers");
 	if (strlen(id) != SNAPSHOT_ID_LEN || !tag || !snapshots_tag_valid(tag, strlen(tag)) ||
-	    (name && !snapshots_name_valid(name, strlen(name))) || !sandbox ||
-	    strlen(sandbox) > SNAPSHOT_ID_LEN || !tpl || !cJSON_IsArray(layers) ||
-	    cJSON_GetArraySize(layers) < 1)
+		(name && !snapshots_name_valid(name, strlen(name))) || !sandbox ||
+		strlen(sandbox) > SNAPSHOT_ID_LEN || !tpl || !cJSON_IsArray(layers) ||
+		cJSON_GetArraySize(layers) < 1)
 		return NULL;
 	struct snapshot *s = calloc(1, sizeof *s);
 	size_t n = (size_t)cJSON_GetArraySize(layers);
 	const char *user = str(r, "defaultUser"), *workdir = str(r, "defaultWorkdir");
 	if (!s || !(s->layers = calloc(n, sizeof *s->layers)) || !(s->template_id = strdup(tpl)) ||
-	    (name && !(s->name = strdup(name))) || (user && !(s->default_user = strdup(user))) ||
-	    (workdir && !(s->default_workdir = strdup(workdir)))) {
+		(name && !(s->name = strdup(name))) || (user && !(s->default_user = strdup(user))) ||
+		(workdir && !(s->default_workdir = strdup(workdir)))) {
 		snapshot_free(s);
 		return NULL;
 	}
@@ -142,8 +142,9 @@ static void forget(struct snapshots *ss, size_t i)
 static size_t find_name(const struct snapshots *ss, const char *name, const char *tag)
 {
 	size_t i = 0;
-	while (i < ss->count && !(ss->items[i]->name && strcmp(ss->items[i]->name, name) == 0 &&
-				    strcmp(ss->items[i]->tag, tag) == 0))
+	while (i < ss->count &&
+		!(ss->items[i]->name && strcmp(ss->items[i]->name, name) == 0 &&
+			strcmp(ss->items[i]->tag, tag) == 0))
 		i++;
 	return i;
 }
@@ -195,8 +196,8 @@ static void on_sandbox_removing(void *ctx, struct sandbox *sb)
 		evtimer_add(ss->collect_ev, &now);
 }
 
-struct snapshots *snapshots_new(struct event_base *base, struct registry *reg,
-	const char *state_root, bool persist)
+struct snapshots *snapshots_new(struct event_base *base, struct registry *reg, const char *state_root,
+	bool persist)
 {
 	struct snapshots *ss = calloc(1, sizeof *ss);
 	if (!ss)
@@ -289,15 +290,15 @@ size_t snapshots_delete(struct snapshots *ss, const struct snapshot_ref *ref)
 	return n;
 }
 
-const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox *sb,
-	const char *name, const char *tag, const char *const *layer_ids, size_t layer_count)
+const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox *sb, const char *name,
+	const char *tag, const char *const *layer_ids, size_t layer_count)
 {
 	struct snapshot *s = calloc(1, sizeof *s);
 	if (!s || grow(ss) != 0 || random_lower_alnum(s->id, SNAPSHOT_ID_LEN) != 0 ||
-	    !(s->template_id = strdup(sb->template_id)) || (name && !(s->name = strdup(name))) ||
-	    (sb->default_user && !(s->default_user = strdup(sb->default_user))) ||
-	    (sb->default_workdir && !(s->default_workdir = strdup(sb->default_workdir))) ||
-	    !(s->layers = calloc(layer_count, sizeof *s->layers))) {
+		!(s->template_id = strdup(sb->template_id)) || (name && !(s->name = strdup(name))) ||
+		(sb->default_user && !(s->default_user = strdup(sb->default_user))) ||
+		(sb->default_workdir && !(s->default_workdir = strdup(sb->default_workdir))) ||
+		!(s->layers = calloc(layer_count, sizeof *s->layers))) {
 		snapshot_free(s);
 		return NULL;
 	}
@@ -314,7 +315,9 @@ const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox 
 	s->disk_size_mb = sb->disk_size_mb;
 	s->created_ms = clock_now_ms();
 	cJSON *r = ss->state_root ? record_of(s) : NULL;
-	int rc = !ss->state_root ? 0 : r ? store_records_write(ss->state_root, RECORDS_KIND, s->id, r, STORE_DURABLE) : -1;
+	int rc = !ss->state_root ? 0
+		: r              ? store_records_write(ss->state_root, RECORDS_KIND, s->id, r, STORE_DURABLE)
+				 : -1;
 	cJSON_Delete(r);
 	if (rc != 0) {
 		fprintf(stderr, "snapshot of %s: cannot write its record: %s\n", sb->id, strerror(errno));
@@ -368,12 +371,13 @@ void snapshots_collect(struct snapshots *ss)
 	for (size_t i = store_layers_count(); i-- > 0;) {
 		const struct store_layer *l = store_layers_at(i);
 		if (!l || (strcmp(l->origin, "snapshot") != 0 && strcmp(l->origin, "fork") != 0) ||
-		    in_use(ss, l))
+			in_use(ss, l))
 			continue;
 		char id[sizeof l->id];
 		snprintf(id, sizeof id, "%s", l->id);
 		if (store_layer_remove(id, NULL, NULL) != 0)
-			fprintf(stderr, "e2b-local-backend: cannot remove layer %s: %s\n", id, strerror(errno));
+			fprintf(stderr, "e2b-local-backend: cannot remove layer %s: %s\n", id,
+				strerror(errno));
 	}
 }
 

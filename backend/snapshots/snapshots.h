@@ -27,22 +27,22 @@ struct snapshots;
 #define SNAPSHOT_ID_LEN 20
 
 struct snapshot {
-	char id[SNAPSHOT_ID_LEN + 1];   /* raw id: the record's name */
-	char *name;                     /* NULL: unnamed */
+	char id[SNAPSHOT_ID_LEN + 1]; /* raw id: the record's name */
+	char *name;                   /* NULL: unnamed */
 	char tag[SNAPSHOTS_NAME_MAX + 1];
 	char sandbox_id[SNAPSHOT_ID_LEN + 1]; /* the sandbox it was taken of */
-	char *template_id;              /* that sandbox's template */
-	char *default_user;             /* that sandbox's (registry.h), NULL none */
+	char *template_id;                    /* that sandbox's template */
+	char *default_user;                   /* that sandbox's (registry.h), NULL none */
 	char *default_workdir;
-	char **layers;                  /* layer ids, bottom first */
+	char **layers; /* layer ids, bottom first */
 	size_t layer_count;
 	int cpu_count, memory_mb, disk_size_mb;
 	int64_t created_ms;
 };
 
 /* persist: keep records (--state-dir) and load those of an earlier run. */
-struct snapshots *snapshots_new(struct event_base *base, struct registry *reg,
-	const char *state_root, bool persist);
+struct snapshots *snapshots_new(struct event_base *base, struct registry *reg, const char *state_root,
+	bool persist);
 void snapshots_free(struct snapshots *ss);
 
 size_t snapshots_count(const struct snapshots *ss);
@@ -66,8 +66,8 @@ size_t snapshots_delete(struct snapshots *ss, const struct snapshot_ref *ref);
  * the sandbox's stack with its sealed layer on top. A name:tag taken is
  * given to the new one (E2B assigns a new build to the name). The record is
  * written first; NULL when that fails. */
-const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox *sb,
-	const char *name, const char *tag, const char *const *layer_ids, size_t layer_count);
+const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox *sb, const char *name,
+	const char *tag, const char *const *layer_ids, size_t layer_count);
 
 /* Removes the layers it sealed that nothing stands on (off the loop). */
 void snapshots_collect(struct snapshots *ss);

@@ -16,10 +16,10 @@
 #include <string.h>
 
 struct capture {
-	struct capture *next;     /* in progress (g_captures) */
+	struct capture *next; /* in progress (g_captures) */
 	struct registry *reg;
 	char sandbox_id[SANDBOX_ID_LEN + 1];
-	char **ids;               /* the stack, with room for the new layer */
+	char **ids; /* the stack, with room for the new layer */
 	size_t count;
 	snapshots_captured done;
 	void *ctx;
@@ -44,8 +44,7 @@ void snapshots_capture_keep_layers(void (*keep)(void *set, const char *id), void
 
 /* The layer ids sb stands on, bottom first, with room for one more on top
  * (*ids to free with snapshots_capture_free_ids). 0, or -1 with errno. */
-static int stack_of(const struct sandbox *sb, const char *template_layer, char ***ids,
-	size_t *count)
+static int stack_of(const struct sandbox *sb, const char *template_layer, char ***ids, size_t *count)
 {
 	size_t n = sb->layer_count ? sb->layer_count : 1;
 	char **out = calloc(n + 1, sizeof *out);
@@ -90,8 +89,7 @@ static void on_sealed(void *arg, const struct store_layer *layer, const char *er
 }
 
 int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *template_layer,
-	const char *origin, snapshots_captured done, void *ctx, int *status, char *why,
-	size_t why_len)
+	const char *origin, snapshots_captured done, void *ctx, int *status, char *why, size_t why_len)
 {
 	*status = 500;
 	if (!runtime_full()) {
@@ -114,7 +112,7 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *temp
 	unsigned long id_count;
 	struct capture *c = calloc(1, sizeof *c);
 	if (!c || runtime_sandbox_upper(sb, upper, sizeof upper, &base, &id_count) != 0 ||
-	    stack_of(sb, template_layer, &c->ids, &c->count) != 0) {
+		stack_of(sb, template_layer, &c->ids, &c->count) != 0) {
 		snprintf(why, why_len, "cannot capture the sandbox: %s", strerror(errno));
 		free(c);
 		return -1;
@@ -131,8 +129,11 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *temp
 		free(c);
 		return -1;
 	}
-	struct store_seal_spec spec = {.upper = upper, .id_base = base, .id_count = id_count,
-		.parent = c->ids[c->count - 1], .origin = origin};
+	struct store_seal_spec spec = {.upper = upper,
+		.id_base = base,
+		.id_count = id_count,
+		.parent = c->ids[c->count - 1],
+		.origin = origin};
 	if (store_layer_seal(&spec, on_sealed, c, NULL) != 0) {
 		snprintf(why, why_len, "cannot seal the sandbox's files: %s", strerror(errno));
 		runtime_sandbox_freeze(sb, false);

@@ -25,8 +25,7 @@ typedef void (*snapshots_captured)(void *ctx, char *const *ids, size_t count, co
  * will run from the loop; -1 with why (409 for a paused sandbox: resume it
  * first; 500 otherwise) and done will not. */
 int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *template_layer,
-	const char *origin, snapshots_captured done, void *ctx, int *status, char *why,
-	size_t why_len);
+	const char *origin, snapshots_captured done, void *ctx, int *status, char *why, size_t why_len);
 void snapshots_capture_free_ids(char **ids, size_t count);
 /* Names every layer a capture in progress stands on by calling keep(set,
  * id): its snapshot or forks are not recorded yet. */

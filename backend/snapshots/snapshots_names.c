@@ -37,7 +37,7 @@ int snapshots_ref_parse(const char *text, struct snapshot_ref *ref, const char *
 	const char *slash = strchr(text, '/');
 	if (slash) {
 		if ((size_t)(slash - text) != strlen(SNAPSHOTS_NAMESPACE) ||
-		    strncmp(text, SNAPSHOTS_NAMESPACE, (size_t)(slash - text)) != 0) {
+			strncmp(text, SNAPSHOTS_NAMESPACE, (size_t)(slash - text)) != 0) {
 			*why = "snapshots live in the namespace \"" SNAPSHOTS_NAMESPACE "\" of this backend";
 			return -1;
 		}

@@ -43,7 +43,8 @@ static void finish(struct helper *h)
 	close(h->fd);
 	h->said[h->len] = '\0';
 	const char *error = strncmp(h->said, "ok\n", 3) == 0 ? NULL
-		: h->len > 0 ? h->said : "the helper died before it finished";
+		: h->len > 0                                 ? h->said
+							     : "the helper died before it finished";
 	char *nl = strchr(h->said, '\n');
 	if (nl)
 		*nl = '\0';

@@ -34,7 +34,7 @@ struct seal_job {
 	char *upper;
 	uid_t id_base;
 	unsigned long id_count;
-	char *tmp;               /* layers/.tmp-<random>, where the helper builds it */
+	char *tmp; /* layers/.tmp-<random>, where the helper builds it */
 	store_layer_done done;
 	void *ctx;
 };
@@ -48,7 +48,7 @@ struct remove_job {
 
 static struct {
 	struct event_base *base;
-	char *dir;               /* <state>/layers */
+	char *dir; /* <state>/layers */
 	struct store_layer **items;
 	size_t count, cap;
 	struct seal_job *sealing;
@@ -115,8 +115,8 @@ static struct store_layer *layer_load(const char *id)
 	const char *external = json ? string_of(json, "external") : NULL;
 	const cJSON *size = cJSON_GetObjectItemCaseSensitive(json, "size");
 	bool ok = l && got && strcmp(got, id) == 0 && store_name_valid(id) && origin &&
-		(!parent || store_name_valid(parent)) && strlen(origin) < sizeof l->origin &&
-		created && clock_parse_rfc3339(created, &l->created_ms) == 0 && cJSON_IsNumber(size) &&
+		(!parent || store_name_valid(parent)) && strlen(origin) < sizeof l->origin && created &&
+		clock_parse_rfc3339(created, &l->created_ms) == 0 && cJSON_IsNumber(size) &&
 		size->valuedouble >= 0;
 	if (ok) {
 		snprintf(l->id, sizeof l->id, "%s", id);
@@ -146,11 +146,12 @@ static int write_layer_json(const char *tmp, const char *id, const char *parent,
 	char *path = text_printf("%s/layer.json", tmp);
 	int rc = -1;
 	if (o && path && cJSON_AddStringToObject(o, "id", id) &&
-	    (parent && parent[0] ? cJSON_AddStringToObject(o, "parent", parent) != NULL
-				 : cJSON_AddNullToObject(o, "parent") != NULL) &&
-	    cJSON_AddStringToObject(o, "origin", origin) && cJSON_AddNumberToObject(o, "size", (double)size) &&
-	    cJSON_AddStringToObject(o, "created", created) &&
-	    (!external || cJSON_AddStringToObject(o, "external", external)))
+		(parent && parent[0] ? cJSON_AddStringToObject(o, "parent", parent) != NULL
+				     : cJSON_AddNullToObject(o, "parent") != NULL) &&
+		cJSON_AddStringToObject(o, "origin", origin) &&
+		cJSON_AddNumberToObject(o, "size", (double)size) &&
+		cJSON_AddStringToObject(o, "created", created) &&
+		(!external || cJSON_AddStringToObject(o, "external", external)))
 		rc = store_json_write(path, o, STORE_DURABLE);
 	else
 		errno = ENOMEM;
@@ -207,7 +208,8 @@ int store_layer_publish(const char *dir, const char *id, const char *parent, con
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc = fd >= 0 && syncfs(fd) == 0 && write_layer_json(dir, id, parent, origin, NULL, size) == 0
-		? publish(dir, id) : -1;
+		? publish(dir, id)
+		: -1;
 	int e = errno;
 	if (fd >= 0)
 		close(fd);
@@ -262,7 +264,8 @@ int store_layers_init(struct event_base *base, const char *state_root)
 	g.dir = text_printf("%s/layers", state_root);
 	DIR *d = g.dir && (mkdir(g.dir, 0700) == 0 || errno == EEXIST) ? opendir(g.dir) : NULL;
 	if (!d) {
-		fprintf(stderr, "e2b-local-backend: cannot open %s/layers: %s\n", state_root, strerror(errno));
+		fprintf(stderr, "e2b-local-backend: cannot open %s/layers: %s\n", state_root,
+			strerror(errno));
 		return -1;
 	}
 	char **leftovers = calloc(1, sizeof *leftovers);
@@ -353,8 +356,10 @@ int store_layer_add_external(const char *id, const char *dir, const char *origin
 	char *tmp = new_tmp_path();
 	char *link = tmp ? text_printf("%s/root", tmp) : NULL;
 	int rc = link && mkdir(tmp, 0700) == 0 && symlink(abs, link) == 0 &&
-		write_layer_json(tmp, id, NULL, origin ? origin : "external", abs, 0) == 0 &&
-		publish(tmp, id) == 0 ? 0 : -1;
+			write_layer_json(tmp, id, NULL, origin ? origin : "external", abs, 0) == 0 &&
+			publish(tmp, id) == 0
+		? 0
+		: -1;
 	int e = errno == ENOTEMPTY ? EEXIST : errno;
 	if (rc != 0 && tmp)
 		tree_remove(tmp);
@@ -387,7 +392,8 @@ static int seal_run(void *arg, char *why, size_t why_len)
 	/* One syncfs, not an fsync per file: the tree is on disk before
 	 * layer.json says it is complete. */
 	int fd = rc == 0 ? open(job->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (rc == 0 && (fd < 0 || syncfs(fd) != 0 ||
+	if (rc == 0 &&
+		(fd < 0 || syncfs(fd) != 0 ||
 			write_layer_json(job->tmp, job->id, job->parent, job->origin, NULL, bytes) != 0 ||
 			publish(job->tmp, job->id) != 0)) {
 		snprintf(why, why_len, "cannot write layer %s: %s", job->id, strerror(errno));
@@ -423,7 +429,8 @@ static void seal_done(void *ctx, const char *error)
 		if (!l || add(l) != 0) {
 			layer_free(l);
 			l = NULL;
-			snprintf(message, sizeof message, "layer %s was made but cannot be read back", job->id);
+			snprintf(message, sizeof message, "layer %s was made but cannot be read back",
+				job->id);
 			error = message;
 		}
 	} else {
@@ -444,12 +451,12 @@ static bool id_in_use(const char *id)
 	return store_layer_find(id) != NULL;
 }
 
-int store_layer_seal(const struct store_seal_spec *spec, store_layer_done done, void *ctx,
-	char *id_out)
+int store_layer_seal(const struct store_seal_spec *spec, store_layer_done done, void *ctx, char *id_out)
 {
 	const char *origin = spec->origin ? spec->origin : "sealed";
-	if (!g.dir || !spec->upper || !done || spec->id_count == 0 || (spec->id && !store_name_valid(spec->id)) ||
-	    (spec->parent && !store_name_valid(spec->parent)) || strlen(origin) >= 64) {
+	if (!g.dir || !spec->upper || !done || spec->id_count == 0 ||
+		(spec->id && !store_name_valid(spec->id)) ||
+		(spec->parent && !store_name_valid(spec->parent)) || strlen(origin) >= 64) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -478,7 +485,7 @@ int store_layer_seal(const struct store_seal_spec *spec, store_layer_done done, 
 	job->next = g.sealing;
 	g.sealing = job;
 	if (!job->upper || !job->tmp ||
-	    store_helper_run(g.base, "e2b-layer-seal", seal_run, job, seal_done, job) != 0) {
+		store_helper_run(g.base, "e2b-layer-seal", seal_run, job, seal_done, job) != 0) {
 		int e = errno;
 		seal_job_free(job);
 		errno = e;

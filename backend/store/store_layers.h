@@ -38,10 +38,10 @@ struct event_base;
 struct store_layer {
 	char id[STORE_NAME_MAX + 1];
 	char parent[STORE_NAME_MAX + 1]; /* the layer it was sealed on, "" none */
-	char origin[64];        /* how it was made: "sealed", "external", ... (the caller's word) */
-	char *root;             /* absolute: <state>/layers/<id>/root, what runtime stacks take */
-	char *external;         /* the directory an external layer stands for, else NULL */
-	uint64_t size;          /* bytes of its files and links (0 for an external one) */
+	char origin[64];                 /* how it was made: "sealed", "external", ... (the caller's word) */
+	char *root;                      /* absolute: <state>/layers/<id>/root, what runtime stacks take */
+	char *external;                  /* the directory an external layer stands for, else NULL */
+	uint64_t size;                   /* bytes of its files and links (0 for an external one) */
 	int64_t created_ms;
 };
 
@@ -81,8 +81,7 @@ struct store_seal_spec {
  * until done has run. The new id is written to id_out (STORE_NAME_MAX + 1
  * bytes) when not NULL. 0 ok (done will be called), -1 with errno (EINVAL,
  * EEXIST for an id in use, or the fork's) and done will not be. */
-int store_layer_seal(const struct store_seal_spec *spec, store_layer_done done, void *ctx,
-	char *id_out);
+int store_layer_seal(const struct store_seal_spec *spec, store_layer_done done, void *ctx, char *id_out);
 /* Removes the layer: it is gone from lookups and from layers/ at once
  * (renamed to a .tmp-* directory), and deleted in a helper; done (may be
  * NULL) then runs. The caller must know that no sandbox is stacked on it:

@@ -58,7 +58,7 @@ int store_json_write(const char *path, const cJSON *json, enum store_sync sync)
 	if (!text || !tmp)
 		errno = ENOMEM;
 	else if (fd >= 0 && write_all(fd, text, strlen(text)) == 0 && write_all(fd, "\n", 1) == 0 &&
-		 (sync == STORE_VOLATILE || fsync(fd) == 0) && close(fd) == 0) {
+		(sync == STORE_VOLATILE || fsync(fd) == 0) && close(fd) == 0) {
 		fd = -1;
 		rc = rename(tmp, path) != 0 ? -1 : sync == STORE_DURABLE ? sync_parent(path) : 0;
 	}
@@ -82,7 +82,7 @@ cJSON *store_json_read(const char *path)
 	char *text = NULL;
 	ssize_t n = -1;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= RECORD_MAX_BYTES &&
-	    (text = malloc((size_t)st.st_size + 1)) != NULL) {
+		(text = malloc((size_t)st.st_size + 1)) != NULL) {
 		size_t got = 0;
 		while (got < (size_t)st.st_size) {
 			n = read(fd, text + got, (size_t)st.st_size - got);
@@ -114,7 +114,7 @@ static char *record_path(const char *state_root, const char *kind, const char *i
 		return NULL;
 	}
 	char *path = id ? text_printf("%s/records/%s/%s.json", state_root, kind, id)
-		: text_printf("%s/records/%s", state_root, kind);
+			: text_printf("%s/records/%s", state_root, kind);
 	if (!path)
 		errno = ENOMEM;
 	return path;
@@ -128,7 +128,7 @@ int store_records_write(const char *state_root, const char *kind, const char *id
 	char *path = dir ? record_path(state_root, kind, id) : NULL;
 	int rc = -1;
 	if (dir && records && path && (mkdir(records, 0700) == 0 || errno == EEXIST) &&
-	    (mkdir(dir, 0700) == 0 || errno == EEXIST))
+		(mkdir(dir, 0700) == 0 || errno == EEXIST))
 		rc = store_json_write(path, record, sync);
 	int e = errno;
 	free(dir);
@@ -153,7 +153,9 @@ int store_records_delete(const char *state_root, const char *kind, const char *i
 	char *path = record_path(state_root, kind, id);
 	if (!path)
 		return -1;
-	int rc = unlink(path) != 0 ? (errno == ENOENT ? 0 : -1) : sync == STORE_DURABLE ? sync_parent(path) : 0;
+	int rc = unlink(path) != 0      ? (errno == ENOENT ? 0 : -1)
+		: sync == STORE_DURABLE ? sync_parent(path)
+					: 0;
 	int e = errno;
 	free(path);
 	errno = e;

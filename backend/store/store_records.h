@@ -14,7 +14,10 @@
 
 struct cJSON;
 
-enum store_sync { STORE_VOLATILE, STORE_DURABLE };
+enum store_sync {
+	STORE_VOLATILE,
+	STORE_DURABLE
+};
 
 /* Kinds and ids are one path element of [A-Za-z0-9._:-], not starting with
  * '.', at most STORE_NAME_MAX bytes. */
@@ -30,14 +33,13 @@ struct cJSON *store_json_read(const char *path);
 
 /* Writes records/<kind>/<id>.json (the directories are made when missing).
  * 0 ok, -1 with errno (EINVAL for a bad kind or id). */
-int store_records_write(const char *state_root, const char *kind, const char *id,
-	const struct cJSON *record, enum store_sync sync);
+int store_records_write(const char *state_root, const char *kind, const char *id, const struct cJSON *record,
+	enum store_sync sync);
 /* The record, or NULL with errno (ENOENT when there is none). */
 struct cJSON *store_records_read(const char *state_root, const char *kind, const char *id);
 /* Removes the record (STORE_DURABLE: and fsyncs the directory). A missing
  * record is not an error. 0 ok, -1 with errno. */
-int store_records_delete(const char *state_root, const char *kind, const char *id,
-	enum store_sync sync);
+int store_records_delete(const char *state_root, const char *kind, const char *id, enum store_sync sync);
 
 /* Calls fn for each record of kind, in no particular order; record is the
  * callee's to keep or delete. Files that are not a valid <id>.json object

@@ -41,9 +41,9 @@ struct shift {
 	unsigned long count;
 	uint64_t bytes;
 	int dst_root;
-	int bottom;           /* merging (store_shift_merge): the bottom layer's root; else -1 */
-	void *links;          /* tsearch tree of struct link_seen */
-	char path[PATH_MAX];  /* the entry being copied, relative to the root */
+	int bottom;          /* merging (store_shift_merge): the bottom layer's root; else -1 */
+	void *links;         /* tsearch tree of struct link_seen */
+	char path[PATH_MAX]; /* the entry being copied, relative to the root */
 	size_t len;
 	char *why;
 	size_t why_len;
@@ -65,8 +65,10 @@ static uid_t canonical(struct shift *s, uid_t id)
 {
 	if (id >= s->base && (unsigned long)(id - s->base) < s->count)
 		return id - s->base;
-	fprintf(stderr, "e2b-local-backend: sealing: /%.*s has id %u outside the sandbox's range; "
-		"it becomes %d\n", (int)s->len, s->path, (unsigned)id, NOBODY);
+	fprintf(stderr,
+		"e2b-local-backend: sealing: /%.*s has id %u outside the sandbox's range; "
+		"it becomes %d\n",
+		(int)s->len, s->path, (unsigned)id, NOBODY);
 	return NOBODY;
 }
 
@@ -147,8 +149,8 @@ static int copy_xattrs(struct shift *s, int in, int out)
 		if (n < 0)
 			return fail(s, "cannot read xattr %s of", name);
 		int rc = opaque ? (n == 1 && value[0] == 'y' ? fsetxattr(out, OPAQUE_XATTR, "y", 1, 0) : 0)
-			: caps ? set_capability(s, out, value, n)
-			: fsetxattr(out, name, value, (size_t)n, 0);
+			: caps  ? set_capability(s, out, value, n)
+				: fsetxattr(out, name, value, (size_t)n, 0);
 		if (rc != 0)
 			return fail(s, "cannot set xattr %s on", name);
 	}
@@ -165,7 +167,7 @@ static int clear_xattrs(struct shift *s, int fd)
 		return errno == ENOTSUP ? 0 : fail(s, "cannot list the xattrs of");
 	for (const char *name = names; name < names + len; name += strlen(name) + 1)
 		if ((strncmp(name, "user.", 5) == 0 || strcmp(name, CAPS_XATTR) == 0) &&
-		    fremovexattr(fd, name) != 0)
+			fremovexattr(fd, name) != 0)
 			return fail(s, "cannot remove xattr %s of", name);
 	return 0;
 }
@@ -175,7 +177,7 @@ static int finish_fd(struct shift *s, int fd, const struct stat *st)
 {
 	struct timespec times[2] = {st->st_atim, st->st_mtim};
 	if (fchown(fd, canonical(s, st->st_uid), canonical(s, st->st_gid)) != 0 ||
-	    fchmod(fd, st->st_mode & 07777) != 0 || futimens(fd, times) != 0)
+		fchmod(fd, st->st_mode & 07777) != 0 || futimens(fd, times) != 0)
 		return fail(s, "cannot set the owner, mode or times of");
 	return 0;
 }
@@ -183,10 +185,10 @@ static int finish_fd(struct shift *s, int fd, const struct stat *st)
 static int finish_at(struct shift *s, int dfd, const char *name, const struct stat *st)
 {
 	struct timespec times[2] = {st->st_atim, st->st_mtim};
-	if (fchownat(dfd, name, canonical(s, st->st_uid), canonical(s, st->st_gid),
-		    AT_SYMLINK_NOFOLLOW) != 0 ||
-	    (!S_ISLNK(st->st_mode) && fchmodat(dfd, name, st->st_mode & 07777, 0) != 0) ||
-	    utimensat(dfd, name, times, AT_SYMLINK_NOFOLLOW) != 0)
+	if (fchownat(dfd, name, canonical(s, st->st_uid), canonical(s, st->st_gid), AT_SYMLINK_NOFOLLOW) !=
+			0 ||
+		(!S_ISLNK(st->st_mode) && fchmodat(dfd, name, st->st_mode & 07777, 0) != 0) ||
+		utimensat(dfd, name, times, AT_SYMLINK_NOFOLLOW) != 0)
 		return fail(s, "cannot set the owner, mode or times of");
 	return 0;
 }
@@ -241,10 +243,12 @@ static int copy_file(struct shift *s, int sfd, int dfd, const char *name, const 
 			return rc;
 	}
 	int in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	int out = in >= 0 ? openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
-	int rc = out < 0 ? fail(s, "cannot open")
+	int out =
+		in >= 0 ? openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+	int rc = out < 0                                ? fail(s, "cannot open")
 		: copy_bytes(in, out, st->st_size) != 0 ? fail(s, "cannot copy")
-		: copy_xattrs(s, in, out) != 0 ? -1 : finish_fd(s, out, st);
+		: copy_xattrs(s, in, out) != 0          ? -1
+							: finish_fd(s, out, st);
 	if (in >= 0)
 		close(in);
 	if (out >= 0)
@@ -286,8 +290,9 @@ static int copy_subdir(struct shift *s, int sfd, int dfd, const char *name, cons
 {
 	bool keep = false, opaque = false;
 	int in = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int rc = in < 0 ? fail(s, "cannot open the directory")
-		: s->bottom >= 0 ? merge_dir(s, in, dfd, name, &keep, &opaque) : 0;
+	int rc = in < 0          ? fail(s, "cannot open the directory")
+		: s->bottom >= 0 ? merge_dir(s, in, dfd, name, &keep, &opaque)
+				 : 0;
 	if (rc == 0 && !keep && mkdirat(dfd, name, 0700) != 0)
 		rc = fail(s, "cannot make the directory");
 	int out = rc == 0 ? openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
@@ -338,8 +343,8 @@ static int copy_entry(struct shift *s, int sfd, int dfd, const char *name, int d
 			return fail(s, "cannot make");
 		return finish_at(s, dfd, name, &st);
 	}
-	fprintf(stderr, "e2b-local-backend: sealing: /%.*s is a device or socket; left out\n",
-		(int)s->len, s->path);
+	fprintf(stderr, "e2b-local-backend: sealing: /%.*s is a device or socket; left out\n", (int)s->len,
+		s->path);
 	return 0;
 }
 
@@ -386,7 +391,8 @@ static int shift_tree(struct shift *s, const char *src, const char *dst)
 	bool merge = s->bottom >= 0;
 	int in = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (merge ? 0 : O_NOFOLLOW));
 	int rc = in < 0 || fstat(in, &st) != 0 ? fail(s, "cannot open the layer to copy")
-		: mkdir(dst, 0700) != 0 && (!merge || errno != EEXIST) ? fail(s, "cannot make the layer's root")
+		: mkdir(dst, 0700) != 0 && (!merge || errno != EEXIST)
+		? fail(s, "cannot make the layer's root")
 		: 0;
 	if (rc == 0 && (s->dst_root = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		rc = fail(s, "cannot open the layer's root");
@@ -406,11 +412,11 @@ static int shift_tree(struct shift *s, const char *src, const char *dst)
 	return rc;
 }
 
-int store_shift_copy(const char *src, const char *dst, uid_t base, unsigned long count,
-	uint64_t *bytes, char *why, size_t why_len)
+int store_shift_copy(const char *src, const char *dst, uid_t base, unsigned long count, uint64_t *bytes,
+	char *why, size_t why_len)
 {
-	struct shift s = {.base = base, .count = count, .dst_root = -1, .bottom = -1, .why = why,
-		.why_len = why_len};
+	struct shift s =
+		{.base = base, .count = count, .dst_root = -1, .bottom = -1, .why = why, .why_len = why_len};
 	int rc = shift_tree(&s, src, dst);
 	*bytes = s.bytes;
 	return rc;

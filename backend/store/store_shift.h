@@ -26,8 +26,8 @@
  * base..base+count-1 shifted down by base. *bytes: the sizes of the regular
  * files and symbolic links copied. 0 ok, -1 with why filled in (dst may be
  * left half-made: the caller removes it). */
-int store_shift_copy(const char *src, const char *dst, uid_t base, unsigned long count,
-	uint64_t *bytes, char *why, size_t why_len);
+int store_shift_copy(const char *src, const char *dst, uid_t base, unsigned long count, uint64_t *bytes,
+	char *why, size_t why_len);
 
 /* Merges the layer tree src into dst (made when missing) as an overlay
  * stacks it over the layers merged there before: what src has at a name

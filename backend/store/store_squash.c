@@ -23,7 +23,7 @@ struct squash_job {
 	char id[STORE_NAME_MAX + 1];
 	char parent[STORE_NAME_MAX + 1];
 	char origin[64];
-	char *scratch;  /* layers/.tmp-<random>, where the helper makes it */
+	char *scratch; /* layers/.tmp-<random>, where the helper makes it */
 	store_layer_done done;
 	void *ctx;
 };
@@ -86,10 +86,12 @@ static int squash_run(void *arg, char *why, size_t why_len)
 	struct squash_job *job = arg;
 	uint64_t bytes = 0;
 	char *root = text_printf("%s/root", job->scratch);
-	int rc = root ? store_squash_merge((const char *const *)job->roots, job->n, root, &bytes, why, why_len)
+	int rc = root
+		? store_squash_merge((const char *const *)job->roots, job->n, root, &bytes, why, why_len)
 		: -1;
 	if (rc == 0)
-		rc = store_layer_publish(job->scratch, job->id, job->parent, job->origin, bytes, why, why_len);
+		rc = store_layer_publish(job->scratch, job->id, job->parent, job->origin, bytes, why,
+			why_len);
 	if (rc != 0)
 		tree_remove(job->scratch);
 	free(root);

@@ -22,8 +22,7 @@ bool templates_valid_name(const char *name, size_t max)
 	return true;
 }
 
-int templates_split_ref(const char *ref, char name[TEMPLATES_NAME_MAX + 1],
-	char tag[TEMPLATES_TAG_MAX + 1])
+int templates_split_ref(const char *ref, char name[TEMPLATES_NAME_MAX + 1], char tag[TEMPLATES_TAG_MAX + 1])
 {
 	const char *colon = strchr(ref, ':');
 	size_t n = colon ? (size_t)(colon - ref) : strlen(ref);
@@ -48,7 +47,7 @@ struct template *templates_find(struct templates *t, const char *id_or_name)
 	size_t n = colon ? (size_t)(colon - id_or_name) : strlen(id_or_name);
 	for (struct template *tpl = t->head; tpl; tpl = tpl->next) {
 		if ((strlen(tpl->id) == n && memcmp(tpl->id, id_or_name, n) == 0) ||
-		    (strlen(tpl->name) == n && memcmp(tpl->name, id_or_name, n) == 0))
+			(strlen(tpl->name) == n && memcmp(tpl->name, id_or_name, n) == 0))
 			return tpl;
 	}
 	return NULL;
@@ -139,7 +138,7 @@ int templates_tag(struct template *tpl, const char *tag, const char *build_id)
 	clock_format_rfc3339(clock_now_ms(), when);
 	cJSON *t = cJSON_CreateObject();
 	if (!t || !cJSON_AddStringToObject(t, "buildID", build_id) ||
-	    !cJSON_AddStringToObject(t, "createdAt", when)) {
+		!cJSON_AddStringToObject(t, "createdAt", when)) {
 		cJSON_Delete(t);
 		return -1;
 	}
@@ -149,8 +148,8 @@ int templates_tag(struct template *tpl, const char *tag, const char *build_id)
 	return 0;
 }
 
-struct template *templates_tag_build(struct templates *catalog, const char *template_id,
-	const cJSON *tags, const char *build_id)
+struct template *templates_tag_build(struct templates *catalog, const char *template_id, const cJSON *tags,
+	const char *build_id)
 {
 	struct template *tpl = templates_find(catalog, template_id);
 	const cJSON *t;

@@ -24,7 +24,8 @@ struct cJSON;
 #define TEMPLATES_TAG_MAX 128
 #define TEMPLATES_DEFAULT_TAG "default"
 
-struct template {
+struct template
+{
 	struct template *next;
 	char id[TEMPLATES_ID_LEN + 1];
 	char *name;                    /* its alias */
@@ -32,7 +33,7 @@ struct template {
 	struct template_build *builds; /* newest first */
 	int64_t created_ms, updated_ms, last_spawned_ms;
 	int64_t spawn_count;
-	bool builtin;                  /* a built-in one (templates_builtin.h): public */
+	bool builtin; /* a built-in one (templates_builtin.h): public */
 };
 
 struct templates {
@@ -44,8 +45,7 @@ struct templates {
  * letters, digits, '.', '_', '-', starting with a letter or digit. */
 bool templates_valid_name(const char *name, size_t max);
 /* Splits "name[:tag]" into name and tag ("" when none); -1 when malformed. */
-int templates_split_ref(const char *ref, char name[TEMPLATES_NAME_MAX + 1],
-	char tag[TEMPLATES_TAG_MAX + 1]);
+int templates_split_ref(const char *ref, char name[TEMPLATES_NAME_MAX + 1], char tag[TEMPLATES_TAG_MAX + 1]);
 
 /* By id or name (a ":tag" suffix is ignored). */
 struct template *templates_find(struct templates *t, const char *id_or_name);

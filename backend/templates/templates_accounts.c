@@ -42,18 +42,15 @@
 	"shell=/bin/sh; if [ -x /bin/bash ]; then shell=/bin/bash; fi\n"
 
 static const char provision_script[] =
-	"set -e\nname=" TEMPLATES_ACCOUNT_USER "; home=/home/" TEMPLATES_ACCOUNT_USER "\n"
-	ACCOUNT_FUNCTIONS ACCOUNT_IDS
-	"mkdir -p /home\n"
+	"set -e\nname=" TEMPLATES_ACCOUNT_USER "; home=/home/" TEMPLATES_ACCOUNT_USER
+	"\n" ACCOUNT_FUNCTIONS ACCOUNT_IDS "mkdir -p /home\n"
 	"if command -v useradd >/dev/null 2>&1; then tool=useradd\n"
 	"  if [ -n \"$group\" ]; then groupadd --gid \"$gid\" \"$name\"; fi\n"
 	"  useradd --create-home --home-dir \"$home\" --uid \"$uid\" --gid \"$gid\" --shell \"$shell\" \"$name\"\n"
 	"elif command -v adduser >/dev/null 2>&1 && command -v addgroup >/dev/null 2>&1; then tool='adduser -D'\n"
 	"  if [ -n \"$group\" ]; then addgroup -g \"$gid\" \"$name\"; fi\n"
 	"  adduser -D -h \"$home\" -u \"$uid\" -G \"$name\" -s \"$shell\" \"$name\"\n"
-	"else tool='/etc/passwd and /etc/group written'\n"
-	ACCOUNT_BY_HAND
-	"fi\n"
+	"else tool='/etc/passwd and /etc/group written'\n" ACCOUNT_BY_HAND "fi\n"
 	"mkdir -p \"$home\"; chown \"$uid:$gid\" \"$home\"\n"
 	"sudo=\n"
 	"if [ -e /etc/sudoers ] || [ -d /etc/sudoers.d ]; then sudo=', sudo without a password'\n"
@@ -79,10 +76,14 @@ int templates_accounts_missing(const struct sandbox *sb, const char *name, char 
 char *templates_accounts_script(const char *name)
 {
 	char *q = templates_steps_quote(name);
-	char *script = q ? text_printf("set -e\nname=%s; home=\"/home/$name\"\n" ACCOUNT_FUNCTIONS
-		"if command -v useradd >/dev/null 2>&1; then useradd --create-home \"$name\"\n"
-		"elif command -v adduser >/dev/null 2>&1 && command -v addgroup >/dev/null 2>&1; then adduser -D \"$name\"\n"
-		"else\n" ACCOUNT_IDS ACCOUNT_BY_HAND "fi\n", q) : NULL;
+	char *script = q
+		? text_printf(
+			  "set -e\nname=%s; home=\"/home/$name\"\n" ACCOUNT_FUNCTIONS
+			  "if command -v useradd >/dev/null 2>&1; then useradd --create-home \"$name\"\n"
+			  "elif command -v adduser >/dev/null 2>&1 && command -v addgroup >/dev/null 2>&1; then adduser -D \"$name\"\n"
+			  "else\n" ACCOUNT_IDS ACCOUNT_BY_HAND "fi\n",
+			  q)
+		: NULL;
 	free(q);
 	return script;
 }
@@ -97,8 +98,8 @@ cJSON *templates_accounts_provision_step(void)
 	cJSON *step = cJSON_CreateObject();
 	cJSON *args = cJSON_AddArrayToObject(step, "args");
 	if (!cJSON_AddStringToObject(step, "type", "PROVISION") || !args ||
-	    !cJSON_AddItemToArray(args, cJSON_CreateString(TEMPLATES_PROVISION_SHOWN)) ||
-	    !cJSON_AddItemToArray(args, cJSON_CreateString(provision_script))) {
+		!cJSON_AddItemToArray(args, cJSON_CreateString(TEMPLATES_PROVISION_SHOWN)) ||
+		!cJSON_AddItemToArray(args, cJSON_CreateString(provision_script))) {
 		cJSON_Delete(step);
 		return NULL;
 	}

@@ -66,9 +66,10 @@ int build_config_copy(struct template_config *dst, const struct template_config 
 	memset(dst, 0, sizeof *dst);
 	dst->envs = cJSON_Duplicate(src->envs, true);
 	dst->layers = src->layers ? cJSON_Duplicate(src->layers, true) : cJSON_CreateArray();
-	if (!dst->envs || !dst->layers || dup_or_null(&dst->base, src->base) || dup_or_null(&dst->workdir, src->workdir) ||
-	    dup_or_null(&dst->user, src->user) || dup_or_null(&dst->start_cmd, src->start_cmd) ||
-	    dup_or_null(&dst->ready_cmd, src->ready_cmd)) {
+	if (!dst->envs || !dst->layers || dup_or_null(&dst->base, src->base) ||
+		dup_or_null(&dst->workdir, src->workdir) || dup_or_null(&dst->user, src->user) ||
+		dup_or_null(&dst->start_cmd, src->start_cmd) ||
+		dup_or_null(&dst->ready_cmd, src->ready_cmd)) {
 		build_config_clear(dst);
 		return -1;
 	}
@@ -168,10 +169,14 @@ void build_finish(struct template_build *b, const char *step, const char *reason
 const char *build_status_name(enum build_status s)
 {
 	switch (s) {
-	case BUILD_WAITING: return "waiting";
-	case BUILD_BUILDING: return "building";
-	case BUILD_READY: return "ready";
-	case BUILD_ERROR: break;
+	case BUILD_WAITING:
+		return "waiting";
+	case BUILD_BUILDING:
+		return "building";
+	case BUILD_READY:
+		return "ready";
+	case BUILD_ERROR:
+		break;
 	}
 	return "error";
 }

@@ -10,36 +10,41 @@
 
 struct cJSON;
 
-#define TEMPLATES_ID_LEN 20       /* [a-z0-9], like a sandbox's */
-#define TEMPLATES_BUILD_ID_LEN 36 /* a UUID, as E2B's */
+#define TEMPLATES_ID_LEN 20             /* [a-z0-9], like a sandbox's */
+#define TEMPLATES_BUILD_ID_LEN 36       /* a UUID, as E2B's */
 #define TEMPLATES_MAX_LOG_ENTRIES 20000 /* past it, further entries are dropped */
 
-enum build_status { BUILD_WAITING, BUILD_BUILDING, BUILD_READY, BUILD_ERROR };
+enum build_status {
+	BUILD_WAITING,
+	BUILD_BUILDING,
+	BUILD_READY,
+	BUILD_ERROR
+};
 
 /* What a sandbox of the template starts with. */
 struct template_config {
-	char *base;          /* the built-in template at the stack's bottom ("base") */
+	char *base;           /* the built-in template at the stack's bottom ("base") */
 	struct cJSON *layers; /* the stack: layer ids, bottom first (templates_stack.h) */
-	struct cJSON *envs;  /* object of strings, never NULL */
-	char *workdir;       /* NULL: the user's home */
-	char *user;          /* NULL: "user" */
-	char *start_cmd;     /* NULL: none */
-	char *ready_cmd;     /* NULL: ready as soon as the start command runs */
+	struct cJSON *envs;   /* object of strings, never NULL */
+	char *workdir;        /* NULL: the user's home */
+	char *user;           /* NULL: "user" */
+	char *start_cmd;      /* NULL: none */
+	char *ready_cmd;      /* NULL: ready as soon as the start command runs */
 };
 
 struct template_build {
-	struct template_build *next;     /* the template's builds, newest first */
+	struct template_build *next; /* the template's builds, newest first */
 	char id[TEMPLATES_BUILD_ID_LEN + 1];
 	char template_id[TEMPLATES_ID_LEN + 1];
 	enum build_status status;
-	struct cJSON *logs;              /* array of BuildLogEntry */
-	char *reason;                    /* status error: the message */
-	char *reason_step;               /* "base", "1".., "finalize", or NULL */
-	struct template_config config;   /* valid once ready */
+	struct cJSON *logs;            /* array of BuildLogEntry */
+	char *reason;                  /* status error: the message */
+	char *reason_step;             /* "base", "1".., "finalize", or NULL */
+	struct template_config config; /* valid once ready */
 	int cpu_count, memory_mb, disk_mb;
 	int64_t created_ms, updated_ms, finished_ms;
-	struct cJSON *tags;              /* the tags it gets once ready (array of strings) */
-	void *exec;                      /* the running executor (templates_exec.h), or NULL */
+	struct cJSON *tags; /* the tags it gets once ready (array of strings) */
+	void *exec;         /* the running executor (templates_exec.h), or NULL */
 };
 
 struct template_build *build_new(const char *template_id, int cpu, int memory_mb, int disk_mb);

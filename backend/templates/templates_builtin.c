@@ -21,8 +21,8 @@ static void build_id(const char *name, long long mtime_ms, char out[TEMPLATES_BU
 	d[6] = (uint8_t)((d[6] & 0x0f) | 0x50); /* version 5 (name-based, here SHA-256) */
 	d[8] = (uint8_t)((d[8] & 0x3f) | 0x80); /* the RFC 4122 variant */
 	snprintf(out, TEMPLATES_BUILD_ID_LEN + 1,
-		"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15]);
+		"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", d[0], d[1], d[2],
+		d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15]);
 }
 
 bool templates_builtin_find(const char *name, struct templates_builtin *out)

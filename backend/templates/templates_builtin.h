@@ -12,7 +12,7 @@
 #include <stdbool.h>
 
 struct templates_builtin {
-	struct template tpl;        /* for templates_json and templates_with_builds_json */
+	struct template tpl; /* for templates_json and templates_with_builds_json */
 	struct template_build build;
 	char name[TEMPLATES_ID_LEN + 1];
 };

@@ -82,7 +82,7 @@ int templates_envd_file_write(const struct sandbox *sb, char *why, size_t why_le
 		fd = openat(dir, TMP_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	}
 	if (fd >= 0 && write_all(fd, text, strlen(text)) == 0 && fchown(fd, root_uid, root_gid) == 0 &&
-	    renameat(dir, TMP_NAME, dir, TEMPLATES_ENVD_FILE_NAME) == 0)
+		renameat(dir, TMP_NAME, dir, TEMPLATES_ENVD_FILE_NAME) == 0)
 		rc = 0;
 	if (rc != 0)
 		snprintf(why, why_len, "%s: %s", step, strerror(errno));

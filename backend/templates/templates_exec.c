@@ -54,9 +54,13 @@ static void on_ended(void *ctx, int wait_status)
 	char reason[1024] = "out of memory";
 	if (!ok)
 		snprintf(reason, sizeof reason, "failed to run command '%.700s': %s %d", e->what,
-			exited ? "exit status" : "signal", exited ? WEXITSTATUS(wait_status)
-			: WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
-	if (ok && (!e->workdir_step || templates_steps_apply(&e->cfg, cJSON_GetArrayItem(e->steps, e->i)) == 0)) {
+			exited ? "exit status" : "signal",
+			exited                             ? WEXITSTATUS(wait_status)
+				: WIFSIGNALED(wait_status) ? WTERMSIG(wait_status)
+							   : 0);
+	if (ok &&
+		(!e->workdir_step ||
+			templates_steps_apply(&e->cfg, cJSON_GetArrayItem(e->steps, e->i)) == 0)) {
 		if (!e->key[0]) /* else the tick seals the step's layer first */
 			e->i++;
 	} else {
@@ -74,14 +78,19 @@ static int run(struct exec *e, const char *user, const char *shell, const char *
 {
 	free(e->what);
 	e->what = strdup(shown);
-	struct process_run_spec spec = {.sb = e->sb, .user = user, .cwd = e->provision ? "/" : e->cfg.workdir,
-		.command = command, .envs = e->cfg.envs, .shell = shell};
+	struct process_run_spec spec = {.sb = e->sb,
+		.user = user,
+		.cwd = e->provision ? "/" : e->cfg.workdir,
+		.command = command,
+		.envs = e->cfg.envs,
+		.shell = shell};
 	char why[600];
 	e->proc = process_run(e->env->pm, &spec, &observer, e, why, sizeof why);
 	if (!e->proc) {
 		char reason[1400];
 		/* E2B's builder: Start's error as its command stream ends with it */
-		snprintf(reason, sizeof reason, "failed to run command '%.700s': command failed: %s", shown, why);
+		snprintf(reason, sizeof reason, "failed to run command '%.700s': command failed: %s", shown,
+			why);
 		exec_state_finish(e, reason);
 		return -1;
 	}
@@ -92,8 +101,8 @@ static void step_copy(struct exec *e, const cJSON *step)
 {
 	char shown[1200], why[1400];
 	snprintf(shown, sizeof shown, "COPY %.500s %.500s", arg(step, 0), arg(step, 1));
-	char *script = templates_files_copy_command(e->sb, step, e->cfg.user ? e->cfg.user : "user", e->cfg.workdir,
-		why, sizeof why);
+	char *script = templates_files_copy_command(e->sb, step, e->cfg.user ? e->cfg.user : "user",
+		e->cfg.workdir, why, sizeof why);
 	if (!script) {
 		exec_state_finish(e, why);
 		return;
@@ -259,7 +268,7 @@ static void provision(struct exec *e)
 {
 	cJSON *s = templates_accounts_provision_step();
 	char why[700];
-	const char *not;
+	const char * not ;
 	if (!s) {
 		exec_state_finish(e, "out of memory");
 		return;
@@ -269,16 +278,19 @@ static void provision(struct exec *e)
 	if (!e->force && store_layer_find(e->key)) {
 		build_log(e->b, "info", e->step_name, "CACHED Provisioning: %s", TEMPLATES_PROVISION_SHOWN);
 		exec_state_took_layer(e, e->key);
-	} else if (!e->sb && !(e->sb = templates_stack_sandbox(e->env->reg, &e->cfg, e->b, why, sizeof why))) {
+	} else if (!e->sb &&
+		!(e->sb = templates_stack_sandbox(e->env->reg, &e->cfg, e->b, why, sizeof why))) {
 		exec_state_finish(e, why);
 	} else if ((not = templates_accounts_unprovisionable(e->sb)) != NULL) {
-		build_log(e->b, "warn", e->step_name, "Provisioning: skipped, %s: the template's user stays root", not);
+		build_log(e->b, "warn", e->step_name,
+			"Provisioning: skipped, %s: the template's user stays root", not );
 		e->key[0] = '\0';
 		e->provision = false;
 		exec_state_schedule(e);
 	} else {
 		build_log(e->b, "info", e->step_name, "Provisioning: %s", TEMPLATES_PROVISION_SHOWN);
-		run(e, "root", TEMPLATES_ACCOUNTS_SHELL, templates_accounts_provision_script(), TEMPLATES_PROVISION_SHOWN);
+		run(e, "root", TEMPLATES_ACCOUNTS_SHELL, templates_accounts_provision_script(),
+			TEMPLATES_PROVISION_SHOWN);
 	}
 }
 
@@ -287,7 +299,8 @@ static void sealed(void *ctx, const struct store_layer *layer, const char *error
 {
 	struct exec *e = ctx;
 	char failed[700];
-	snprintf(failed, sizeof failed, "cannot keep the files of step %s: %s", e->step_name, error ? error : "");
+	snprintf(failed, sizeof failed, "cannot keep the files of step %s: %s", e->step_name,
+		error ? error : "");
 	if (e->sb_lost && layer)
 		store_layer_remove(layer->id, NULL, NULL); /* copied while its sandbox went */
 	if (exec_state_ended(e, layer ? NULL : failed))
@@ -354,13 +367,13 @@ int templates_exec_start(struct templates_env *env, struct template *tpl, struct
 {
 	(void)tpl;
 	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(request, "steps");
-	if (templates_steps_check(steps, why, why_len) != 0 || templates_image_check(request, why, why_len) != 0 ||
-	    templates_steps_check_strings(request, why, why_len) != 0)
+	if (templates_steps_check(steps, why, why_len) != 0 ||
+		templates_image_check(request, why, why_len) != 0 ||
+		templates_steps_check_strings(request, why, why_len) != 0)
 		return -1;
 	struct exec *e = calloc(1, sizeof *e);
-	if (!e || !(e->request = cJSON_Duplicate(request, true)) ||
-	    !(e->cfg.envs = cJSON_CreateObject()) || !(e->cfg.user = strdup("user")) ||
-	    !(e->tick = evtimer_new(env->base, on_tick, e))) {
+	if (!e || !(e->request = cJSON_Duplicate(request, true)) || !(e->cfg.envs = cJSON_CreateObject()) ||
+		!(e->cfg.user = strdup("user")) || !(e->tick = evtimer_new(env->base, on_tick, e))) {
 		if (e) {
 			cJSON_Delete(e->request);
 			build_config_clear(&e->cfg);
@@ -386,7 +399,8 @@ int templates_exec_start(struct templates_env *env, struct template *tpl, struct
 		return 0;
 	}
 	if (templates_stack_wants_image(e->request)) {
-		e->pull = templates_image_start(b, e->request, &e->cfg, image_ready, e, reason, sizeof reason);
+		e->pull =
+			templates_image_start(b, e->request, &e->cfg, image_ready, e, reason, sizeof reason);
 		templates_image_forget_credentials(e->request); /* the pull has its own copy */
 		if (!e->pull)
 			exec_state_finish(e, reason);
@@ -453,7 +467,7 @@ void templates_exec_shutdown(struct templates_env *env)
 {
 	for (struct exec *e = env->running; e; e = e->next)
 		templates_squash_cancel(e); /* a squash is not waited for */
-	store_helper_wait_all(); /* seals end first: their sandboxes must stay until then */
+	store_helper_wait_all();            /* seals end first: their sandboxes must stay until then */
 	while (env->running)
 		exec_state_finish(env->running, "the backend stopped");
 }

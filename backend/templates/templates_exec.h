@@ -29,8 +29,8 @@ struct templates_env {
 	struct registry *reg;
 	struct proc_manager *pm;
 	struct templates *catalog;
-	const char *state_root;  /* where the templates' records are (templates_records.h) */
-	void *running;           /* the executors (templates_exec_state.h) */
+	const char *state_root; /* where the templates' records are (templates_records.h) */
+	void *running;          /* the executors (templates_exec_state.h) */
 };
 
 /* Checks the request (400 text in why when malformed: an unknown step

@@ -30,20 +30,19 @@ struct exec {
 	struct proc *proc;
 	struct templates_image *pull; /* the base image being pulled */
 	struct event *tick;
-	char *what;                /* the running step's command, for its failure message */
-	bool workdir_step;         /* the running command makes the WORKDIR */
-	char *failure;             /* why the running step failed, for the tick to report */
-	struct build_lines lines;  /* the running command's output, cut into log lines */
+	char *what;               /* the running step's command, for its failure message */
+	bool workdir_step;        /* the running command makes the WORKDIR */
+	char *failure;            /* why the running step failed, for the tick to report */
+	struct build_lines lines; /* the running command's output, cut into log lines */
 	char step_name[16];
 	struct template_config cfg;
-	bool force;                /* the whole build skips the cache */
-	bool provision;            /* an image lacking E2B's account: it is made before the steps */
+	bool force;                      /* the whole build skips the cache */
+	bool provision;                  /* an image lacking E2B's account: it is made before the steps */
 	char key[TEMPLATES_KEY_LEN + 1]; /* the running file step's cache key, "" none */
-	bool sealing;              /* the build sandbox is being sealed: it must stay */
-	bool sb_lost;              /* ... and it was removed meanwhile: the layer is void */
-	char *stop;                /* the build ends with this once the seal is over */
+	bool sealing;                    /* the build sandbox is being sealed: it must stay */
+	bool sb_lost;                    /* ... and it was removed meanwhile: the layer is void */
+	char *stop;                      /* the build ends with this once the seal is over */
 };
-
 
 /* The build's stack so far, mirrored in the build so that the collector
  * (templates_stack.c) sees it in use. */

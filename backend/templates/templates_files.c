@@ -62,7 +62,7 @@ bool templates_files_present(const char *hash)
 {
 	struct stat st;
 	return templates_files_valid_hash(hash) && stat(templates_files_path(hash), &st) == 0 &&
-	       S_ISREG(st.st_mode);
+		S_ISREG(st.st_mode);
 }
 
 void templates_files_token(const char *hash, char *out)
@@ -128,8 +128,7 @@ int templates_files_place(struct sandbox *sb, const char *hash, char *inside, si
 	int in = open(templates_files_path(hash), O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -1;
-	int out = runtime_isolated() ? runtime_open_in_root(sb, inside, O_WRONLY | O_CREAT | O_TRUNC)
-		: -1;
+	int out = runtime_isolated() ? runtime_open_in_root(sb, inside, O_WRONLY | O_CREAT | O_TRUNC) : -1;
 	if (out < 0) {
 		close(in);
 		return -1;
@@ -153,26 +152,27 @@ static const char *arg(const cJSON *step, int k)
 	return k < cJSON_GetArraySize(args) ? cJSON_GetArrayItem(args, k)->valuestring : "";
 }
 
-char *templates_files_copy_command(struct sandbox *sb, const cJSON *step, const char *user, const char *workdir,
-	char *why, size_t len)
+char *templates_files_copy_command(struct sandbox *sb, const cJSON *step, const char *user,
+	const char *workdir, char *why, size_t len)
 {
 	const char *hash = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "filesHash"));
 	char inside[128];
 	if (!templates_files_present(hash)) {
-		snprintf(why, len, "COPY %.500s %.500s: the files of hash %.64s were not uploaded", arg(step, 0),
-			arg(step, 1), hash);
+		snprintf(why, len, "COPY %.500s %.500s: the files of hash %.64s were not uploaded",
+			arg(step, 0), arg(step, 1), hash);
 		return NULL;
 	}
 	if (templates_files_place(sb, hash, inside, sizeof inside) != 0) {
-		snprintf(why, len, "COPY %.500s %.500s: cannot put the files in the build sandbox: %s", arg(step, 0),
-			arg(step, 1), strerror(errno));
+		snprintf(why, len, "COPY %.500s %.500s: cannot put the files in the build sandbox: %s",
+			arg(step, 0), arg(step, 1), strerror(errno));
 		return NULL;
 	}
 	if (arg(step, 2)[0])
 		user = arg(step, 2);
 	char *owner = strchr(user, ':') ? strdup(user) : text_printf("%s:", user);
 	char *script = owner ? templates_steps_copy_script(inside, arg(step, 0), arg(step, 1),
-		workdir ? workdir : "/home/user", owner, arg(step, 3)) : NULL;
+				       workdir ? workdir : "/home/user", owner, arg(step, 3))
+			     : NULL;
 	free(owner);
 	if (!script)
 		snprintf(why, len, "out of memory");

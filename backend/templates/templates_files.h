@@ -16,7 +16,7 @@
 struct cJSON;
 struct sandbox;
 
-#define TEMPLATES_HASH_LEN 64                   /* sha256, hex */
+#define TEMPLATES_HASH_LEN 64 /* sha256, hex */
 #define TEMPLATES_TOKEN_LEN 64
 #define TEMPLATES_MAX_UPLOAD_BYTES (256LL * 1024 * 1024)
 

@@ -32,8 +32,10 @@ int templates_image_check(const cJSON *request, char *why, size_t len)
 		return -1;
 	}
 	if (strcmp(type, "aws") == 0 || strcmp(type, "gcp") == 0) {
-		snprintf(why, len, "fromImageRegistry of type '%s' is not supported by this backend: give the "
-			"registry's username and password (type 'registry')", type);
+		snprintf(why, len,
+			"fromImageRegistry of type '%s' is not supported by this backend: give the "
+			"registry's username and password (type 'registry')",
+			type);
 		return -1;
 	}
 	if (strcmp(type, "registry") != 0) {
@@ -87,8 +89,9 @@ static void pulled(void *ctx, const struct images_pulled *got, const char *error
 	if (got && take(t->cfg, got) != 0)
 		error = "out of memory";
 	if (got && !error)
-		build_log(t->b, "info", "base", "Base: image, user '%s', working directory '%s', %d variables",
-			t->cfg->user, t->cfg->workdir ? t->cfg->workdir : "(home)", cJSON_GetArraySize(t->cfg->envs));
+		build_log(t->b, "info", "base",
+			"Base: image, user '%s', working directory '%s', %d variables", t->cfg->user,
+			t->cfg->workdir ? t->cfg->workdir : "(home)", cJSON_GetArraySize(t->cfg->envs));
 	templates_image_done done = t->done;
 	void *done_ctx = t->ctx;
 	free(t);
@@ -99,16 +102,19 @@ struct templates_image *templates_image_start(struct template_build *b, const cJ
 	struct template_config *cfg, templates_image_done done, void *ctx, char *why, size_t len)
 {
 	if (strcmp(runtime_isolation_name(), "full") != 0) {
-		snprintf(why, len, "images from registries need the backend's full isolation (it is %s): their "
-			"files are unpacked with the owners they have inside a sandbox", runtime_isolation_name());
+		snprintf(why, len,
+			"images from registries need the backend's full isolation (it is %s): their "
+			"files are unpacked with the owners they have inside a sandbox",
+			runtime_isolation_name());
 		return NULL;
 	}
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(request, "fromImageRegistry");
-	struct images_pull_spec spec = {
-		.ref = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(request, "fromImage")),
+	struct images_pull_spec spec = {.ref = cJSON_GetStringValue(
+						cJSON_GetObjectItemCaseSensitive(request, "fromImage")),
 		.username = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "username")),
 		.password = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "password")),
-		.origin = TEMPLATES_ORIGIN_IMAGE, .max_layers = TEMPLATES_IMAGE_MAX_LAYERS};
+		.origin = TEMPLATES_ORIGIN_IMAGE,
+		.max_layers = TEMPLATES_IMAGE_MAX_LAYERS};
 	struct templates_image *t = calloc(1, sizeof *t);
 	if (!t) {
 		snprintf(why, len, "out of memory");
@@ -132,7 +138,8 @@ void templates_image_cancel(struct templates_image *t)
 void templates_image_forget_credentials(cJSON *request)
 {
 	cJSON *password = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(request,
-		"fromImageRegistry"), "password");
+								   "fromImageRegistry"),
+		"password");
 	if (cJSON_IsString(password))
 		explicit_bzero(password->valuestring, strlen(password->valuestring));
 	cJSON_DeleteItemFromObjectCaseSensitive(request, "fromImageRegistry");

@@ -107,14 +107,15 @@ static struct template_build *build_from(const struct template *tpl, const cJSON
 	const cJSON *envs = cJSON_GetObjectItemCaseSensitive(c, "envs");
 	const char *id = str(j, "buildID");
 	if (!id || strlen(id) != TEMPLATES_BUILD_ID_LEN || !cJSON_IsArray(layers) ||
-	    cJSON_GetArraySize(layers) == 0 || !cJSON_IsObject(envs))
+		cJSON_GetArraySize(layers) == 0 || !cJSON_IsObject(envs))
 		return NULL;
 	const cJSON *l;
 	cJSON_ArrayForEach(l, layers) {
 		if (!store_layer_find(cJSON_GetStringValue(l))) {
-			fprintf(stderr, "e2b-local-backend: template %s: build %s stands on layer %s, which "
-				"is not in the store; left out\n", tpl->id, id,
-				cJSON_IsString(l) ? l->valuestring : "?");
+			fprintf(stderr,
+				"e2b-local-backend: template %s: build %s stands on layer %s, which "
+				"is not in the store; left out\n",
+				tpl->id, id, cJSON_IsString(l) ? l->valuestring : "?");
 			return NULL;
 		}
 	}
@@ -131,8 +132,9 @@ static struct template_build *build_from(const struct template *tpl, const cJSON
 	cfg->envs = cJSON_Duplicate(envs, true);
 	cfg->layers = cJSON_Duplicate(layers, true);
 	if (!cfg->envs || !cfg->layers || dup_opt(&cfg->base, str(c, "base")) ||
-	    dup_opt(&cfg->workdir, str(c, "workdir")) || dup_opt(&cfg->user, str(c, "user")) ||
-	    dup_opt(&cfg->start_cmd, str(c, "startCmd")) || dup_opt(&cfg->ready_cmd, str(c, "readyCmd"))) {
+		dup_opt(&cfg->workdir, str(c, "workdir")) || dup_opt(&cfg->user, str(c, "user")) ||
+		dup_opt(&cfg->start_cmd, str(c, "startCmd")) ||
+		dup_opt(&cfg->ready_cmd, str(c, "readyCmd"))) {
 		build_free(b);
 		return NULL;
 	}
@@ -146,10 +148,11 @@ static int load_one(void *ctx, const char *id, cJSON *record)
 	const cJSON *tags = cJSON_GetObjectItemCaseSensitive(record, "tags");
 	struct template *tpl = NULL;
 	if (strlen(id) == TEMPLATES_ID_LEN && name && templates_valid_name(name, TEMPLATES_NAME_MAX) &&
-	    cJSON_IsObject(tags) && !templates_find(catalog, id) && !templates_find(catalog, name))
+		cJSON_IsObject(tags) && !templates_find(catalog, id) && !templates_find(catalog, name))
 		tpl = templates_add(catalog, name);
 	if (!tpl) {
-		fprintf(stderr, "e2b-local-backend: records/templates/%s.json is not a template; ignored\n", id);
+		fprintf(stderr, "e2b-local-backend: records/templates/%s.json is not a template; ignored\n",
+			id);
 		cJSON_Delete(record);
 		return 0;
 	}

@@ -64,8 +64,10 @@ static void merged(void *ctx, const struct store_layer *layer, const char *error
 	if (layer && replace(q->layers, layer->id) != 0)
 		error = "out of memory";
 	if (layer && !error) {
-		snprintf(line, sizeof line, "Stack of %d layers squashed: layers 2 to %d merged into %s (%.1f MiB) "
-			"in %lld ms", q->depth, q->depth, layer->id, (double)layer->size / (1 << 20),
+		snprintf(line, sizeof line,
+			"Stack of %d layers squashed: layers 2 to %d merged into %s (%.1f MiB) "
+			"in %lld ms",
+			q->depth, q->depth, layer->id, (double)layer->size / (1 << 20),
 			(long long)(clock_now_ms() - q->started_ms));
 		templates_stack_collect_soon(); /* the layers it replaced may be unused now */
 	}
@@ -95,7 +97,10 @@ int templates_squash_start(struct event_base *base, cJSON *layers, templates_squ
 	for (int i = 0; ids && i < n; i++)
 		ids[i] = cJSON_GetStringValue(cJSON_GetArrayItem(layers, i));
 	if (ids && q) {
-		*q = (struct squash){.layers = layers, .depth = n, .started_ms = clock_now_ms(), .done = done,
+		*q = (struct squash){.layers = layers,
+			.depth = n,
+			.started_ms = clock_now_ms(),
+			.done = done,
 			.ctx = ctx};
 		rc = store_squash_start(base, ids, (size_t)n, id, TEMPLATES_ORIGIN_SQUASH, merged, q);
 	}
@@ -127,8 +132,8 @@ static void log_ahead(struct template_build *b, const cJSON *steps, int i, int n
 		char args[600], name[16];
 		templates_steps_describe(s, args, sizeof args);
 		snprintf(name, sizeof name, "%d", k + 1);
-		build_log(b, "info", name, "%s[builder %d/%d] %s%s", strcmp(type, "ENV") ? "CACHED " : "", k + 1,
-			cJSON_GetArraySize(steps), type, args);
+		build_log(b, "info", name, "%s[builder %d/%d] %s%s", strcmp(type, "ENV") ? "CACHED " : "",
+			k + 1, cJSON_GetArraySize(steps), type, args);
 	}
 	build_log(b, "info", NULL, "Stack squashed: %s, in the store already", merged);
 }
@@ -159,7 +164,8 @@ bool templates_squash_ahead(const cJSON *steps, int i, bool force, struct templa
 			break;
 		char key[TEMPLATES_KEY_LEN + 1];
 		templates_stack_key(c.layers, s, &c, key);
-		if (!cJSON_AddItemToArray(c.layers, cJSON_CreateString(key)) || templates_steps_apply(&c, s) != 0)
+		if (!cJSON_AddItemToArray(c.layers, cJSON_CreateString(key)) ||
+			templates_steps_apply(&c, s) != 0)
 			break;
 	}
 	if (found) {

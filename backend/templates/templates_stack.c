@@ -137,9 +137,13 @@ const char **templates_stack_roots(const cJSON *layers, size_t *n, char *why, si
 struct sandbox *templates_stack_sandbox(struct registry *reg, const struct template_config *cfg,
 	const struct template_build *b, char *why, size_t len)
 {
-	struct sandbox_spec spec = {.template_id = cfg->base, .timeout_s = BUILD_SANDBOX_TIMEOUT_S,
-		.internal = true, .allow_internet_access = -1, .cpu_count = b->cpu_count,
-		.memory_mb = b->memory_mb, .disk_size_mb = b->disk_mb};
+	struct sandbox_spec spec = {.template_id = cfg->base,
+		.timeout_s = BUILD_SANDBOX_TIMEOUT_S,
+		.internal = true,
+		.allow_internet_access = -1,
+		.cpu_count = b->cpu_count,
+		.memory_mb = b->memory_mb,
+		.disk_size_mb = b->disk_mb};
 	struct runtime_error rerr;
 	struct sandbox *sb = NULL;
 	const char **roots = templates_stack_roots(cfg->layers, &spec.layer_count, why, len);
@@ -147,7 +151,8 @@ struct sandbox *templates_stack_sandbox(struct registry *reg, const struct templ
 		return NULL;
 	spec.layers = roots;
 	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, spec.disk_size_mb,
-		    &rerr) != 0 || !(sb = registry_create(reg, &spec, &rerr)))
+		    &rerr) != 0 ||
+		!(sb = registry_create(reg, &spec, &rerr)))
 		snprintf(why, len, "cannot create the build sandbox: %s", rerr.message);
 	free(roots);
 	/* The same network rules as any sandbox: egress as --sandbox-network allows. */
@@ -161,8 +166,8 @@ struct sandbox *templates_stack_sandbox(struct registry *reg, const struct templ
 	return sb;
 }
 
-int templates_stack_seal(struct sandbox *sb, const char *key, const char *parent,
-	store_layer_done done, void *ctx, char *why, size_t len)
+int templates_stack_seal(struct sandbox *sb, const char *key, const char *parent, store_layer_done done,
+	void *ctx, char *why, size_t len)
 {
 	char upper[4096];
 	struct store_seal_spec spec = {.upper = upper, .parent = parent, .origin = TEMPLATES_ORIGIN_STEP};
@@ -176,7 +181,7 @@ int templates_stack_seal(struct sandbox *sb, const char *key, const char *parent
 	/* Frozen, the sandbox writes nothing while its layer is copied: the copy
 	 * is consistent (the sandbox is removed after, never thawed). */
 	if (runtime_sandbox_freeze(sb, true) != 0 ||
-	    runtime_sandbox_upper(sb, upper, sizeof upper, &spec.id_base, &spec.id_count) != 0) {
+		runtime_sandbox_upper(sb, upper, sizeof upper, &spec.id_base, &spec.id_count) != 0) {
 		snprintf(why, len, "cannot freeze the build sandbox: %s", strerror(errno));
 		return -1;
 	}
@@ -194,8 +199,8 @@ bool templates_stack_wants_image(const cJSON *req)
 {
 	const char *image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "fromImage"));
 	const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "fromTemplate"));
-	static const char *const names[] = {"e2bdev/base", "e2bdev/base:latest",
-		"docker.io/e2bdev/base", "docker.io/e2bdev/base:latest"};
+	static const char *const names[] = {"e2bdev/base", "e2bdev/base:latest", "docker.io/e2bdev/base",
+		"docker.io/e2bdev/base:latest"};
 	if (from || !image)
 		return false;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -204,8 +209,8 @@ bool templates_stack_wants_image(const cJSON *req)
 	return true;
 }
 
-const char *templates_stack_parent(struct templates *catalog, const cJSON *req,
-	struct template_config *cfg, char *why, size_t len)
+const char *templates_stack_parent(struct templates *catalog, const cJSON *req, struct template_config *cfg,
+	char *why, size_t len)
 {
 	const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "fromTemplate"));
 	if (!from)
@@ -282,7 +287,8 @@ static cJSON *in_use(void)
 		for (const struct template_build *b = t->builds; b; b = b->next) {
 			const cJSON *id;
 			if (b->status != BUILD_ERROR)
-				cJSON_ArrayForEach(id, b->config.layers) mark(set, cJSON_GetStringValue(id));
+				cJSON_ArrayForEach(id, b->config.layers)
+					mark(set, cJSON_GetStringValue(id));
 		}
 	}
 	for (size_t i = 0; i < registry_count(g.reg); i++) {

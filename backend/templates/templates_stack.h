@@ -36,7 +36,7 @@ struct templates;
  * as state directories of earlier versions hold it: still stood on by their
  * snapshots and forks, collected with the others once nothing is. */
 #define TEMPLATES_ORIGIN_LEGACY_BASE "template"
-#define TEMPLATES_ORIGIN_IMAGE "template-image" /* a registry image's layer (images/) */
+#define TEMPLATES_ORIGIN_IMAGE "template-image"   /* a registry image's layer (images/) */
 #define TEMPLATES_ORIGIN_SQUASH "template-squash" /* layers merged into one (templates_squash.h) */
 
 /* Collection runs on the loop, soon after templates_stack_collect_soon. */
@@ -87,7 +87,7 @@ struct sandbox *templates_stack_sandbox(struct registry *reg, const struct templ
  * or a random one when key is taken (a forced step, or the same step being
  * sealed by another build). The caller keeps sb until done has run.
  * 0 ok, -1 with why (done will not run). */
-int templates_stack_seal(struct sandbox *sb, const char *key, const char *parent,
-	store_layer_done done, void *ctx, char *why, size_t len);
+int templates_stack_seal(struct sandbox *sb, const char *key, const char *parent, store_layer_done done,
+	void *ctx, char *why, size_t len);
 
 #endif

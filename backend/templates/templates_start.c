@@ -23,10 +23,10 @@ struct templates_start {
 	void *ctx;
 	struct proc *start, *ready;
 	struct event *timer;
-	int64_t started_ms;  /* the limit counts the ready command's own runs too */
+	int64_t started_ms; /* the limit counts the ready command's own runs too */
 	char error[700];
 	bool done;
-	bool pooled;  /* a warm pool's sandbox: in no list; the pool abandons it before removing it */
+	bool pooled; /* a warm pool's sandbox: in no list; the pool abandons it before removing it */
 };
 
 static void s_free(struct templates_start *s)
@@ -67,8 +67,10 @@ static void on_start_ended(void *ctx, int status)
 	if (s->done)
 		return;
 	char why[700];
-	snprintf(why, sizeof why, "the template's start command '%.500s' ended (%s %d) before the "
-		"sandbox was ready", s->cfg.start_cmd, WIFEXITED(status) ? "exit status" : "signal",
+	snprintf(why, sizeof why,
+		"the template's start command '%.500s' ended (%s %d) before the "
+		"sandbox was ready",
+		s->cfg.start_cmd, WIFEXITED(status) ? "exit status" : "signal",
 		WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 	conclude(s, why);
 }
@@ -91,11 +93,15 @@ static const struct process_observer ready_obs = {.output = ignore_output, .ende
 
 /* The start command's output goes to the sandbox's log, as on E2B; the
  * ready checks', every TEMPLATES_READY_INTERVAL_MS, does not. */
-static struct proc *run(struct templates_start *s, const char *command,
-	const struct process_observer *obs, char *why, size_t len)
+static struct proc *run(struct templates_start *s, const char *command, const struct process_observer *obs,
+	char *why, size_t len)
 {
-	struct process_run_spec spec = {.sb = s->sb, .user = s->cfg.user ? s->cfg.user : "user",
-		.cwd = s->cfg.workdir, .command = command, .envs = s->cfg.envs, .log = obs == &start_obs};
+	struct process_run_spec spec = {.sb = s->sb,
+		.user = s->cfg.user ? s->cfg.user : "user",
+		.cwd = s->cfg.workdir,
+		.command = command,
+		.envs = s->cfg.envs,
+		.log = obs == &start_obs};
 	return process_run(s->env->pm, &spec, obs, s, why, len);
 }
 
@@ -120,8 +126,10 @@ static void on_timer(evutil_socket_t fd, short what, void *ctx)
 	}
 	if (clock_now_ms() - s->started_ms > TEMPLATES_READY_TIMEOUT_MS) {
 		char why[700];
-		snprintf(why, sizeof why, "the template's ready command '%.500s' did not succeed within "
-			"%d s", s->cfg.ready_cmd, TEMPLATES_READY_TIMEOUT_MS / 1000);
+		snprintf(why, sizeof why,
+			"the template's ready command '%.500s' did not succeed within "
+			"%d s",
+			s->cfg.ready_cmd, TEMPLATES_READY_TIMEOUT_MS / 1000);
 		conclude(s, why);
 		return;
 	}

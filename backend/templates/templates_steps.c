@@ -86,7 +86,8 @@ static int check_one(const cJSON *step, int i, char *why, size_t len)
 			return fail(why, len, i, "WORKDIR and USER take one non-empty argument");
 	} else {
 		char what[200];
-		snprintf(what, sizeof what, "unknown step type '%.64s' (RUN, COPY, ENV, WORKDIR, USER)", type);
+		snprintf(what, sizeof what, "unknown step type '%.64s' (RUN, COPY, ENV, WORKDIR, USER)",
+			type);
 		return fail(why, len, i, what);
 	}
 #undef ARG
@@ -165,7 +166,8 @@ char *templates_steps_copy_script(const char *tar_path, const char *src, const c
 	char *script = NULL;
 	if (q[0] && q[1] && q[2] && q[3] && q[4] && q[5])
 		script = text_printf("set -e\ntar=%s; src=%s; dest=%s; owner=%s; mode=%s\n"
-			"cd %s 2>/dev/null || cd /\n%s", q[0], q[1], q[2], q[3], q[4], q[5], copy_script);
+				     "cd %s 2>/dev/null || cd /\n%s",
+			q[0], q[1], q[2], q[3], q[4], q[5], copy_script);
 	for (int i = 0; i < 6; i++)
 		free(q[i]);
 	return script;
@@ -177,8 +179,10 @@ char *templates_steps_workdir_script(const char *dir, const char *user)
 	char *q[2] = {templates_steps_quote(dir), owner ? templates_steps_quote(owner) : NULL};
 	char *script = NULL;
 	if (q[0] && q[1])
-		script = text_printf("d=%s; new=; while [ ! -d \"$d\" ]; do new=$d; d=$(dirname \"$d\"); done; "
-			"mkdir -p %s && { [ -z \"$new\" ] || chown -R %s \"$new\"; }", q[0], q[0], q[1]);
+		script = text_printf(
+			"d=%s; new=; while [ ! -d \"$d\" ]; do new=$d; d=$(dirname \"$d\"); done; "
+			"mkdir -p %s && { [ -z \"$new\" ] || chown -R %s \"$new\"; }",
+			q[0], q[0], q[1]);
 	free(owner);
 	free(q[0]);
 	free(q[1]);
@@ -203,7 +207,9 @@ int templates_steps_start_cmds(const cJSON *request, struct template_config *cfg
 	const char *start = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(request, "startCmd"));
 	const char *ready = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(request, "readyCmd"));
 	return (start && start[0] && !(cfg->start_cmd = strdup(start))) ||
-		(ready && ready[0] && !(cfg->ready_cmd = strdup(ready))) ? -1 : 0;
+			(ready && ready[0] && !(cfg->ready_cmd = strdup(ready)))
+		? -1
+		: 0;
 }
 
 char *templates_steps_workdir_abs(const char *workdir, const char *path)
@@ -226,7 +232,8 @@ static int apply_env(cJSON *envs, const cJSON *step)
 int templates_steps_apply(struct template_config *cfg, const cJSON *step)
 {
 	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "type"));
-	const char *arg0 = cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(step, "args"), 0));
+	const char *arg0 =
+		cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(step, "args"), 0));
 	char *value = NULL;
 	if (strcmp(type, "ENV") == 0)
 		return apply_env(cfg->envs, step);
@@ -249,5 +256,6 @@ void templates_steps_describe(const cJSON *step, char *out, size_t len)
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(step, "args");
 	out[0] = '\0';
 	for (int k = 0; k < cJSON_GetArraySize(args) && strlen(out) + 100 < len; k++)
-		snprintf(out + strlen(out), len - strlen(out), " %.400s", cJSON_GetArrayItem(args, k)->valuestring);
+		snprintf(out + strlen(out), len - strlen(out), " %.400s",
+			cJSON_GetArrayItem(args, k)->valuestring);
 }

@@ -28,8 +28,8 @@
 #define RECORDS_KIND "volumes"
 
 struct volumes {
-	char *dir;            /* <state>/volumes */
-	char *state_root;     /* records are kept there, or NULL */
+	char *dir;        /* <state>/volumes */
+	char *state_root; /* records are kept there, or NULL */
 	struct registry *reg;
 	char *token_key;
 	bool images;
@@ -70,8 +70,8 @@ static int restore_one(void *ctx, const char *id, cJSON *record)
 	char *img = text_printf("%s/%s/disk.img", vs->dir, id);
 	int rc = -1;
 	if (v && img && name && volumes_name_valid(name) && cJSON_IsNumber(size) &&
-	    strlen(id) == VOLUME_ID_LEN && grow(vs) == 0 && (v->name = strdup(name)) &&
-	    (v->data_dir = runtime_volumes_data_dir(id))) {
+		strlen(id) == VOLUME_ID_LEN && grow(vs) == 0 && (v->name = strdup(name)) &&
+		(v->data_dir = runtime_volumes_data_dir(id))) {
 		strcpy(v->id, id);
 		v->size_mb = size->valueint;
 		v->created_ms = cJSON_IsNumber(created) ? (int64_t)created->valuedouble : 0;
@@ -105,13 +105,13 @@ static void remove_orphans(struct volumes *vs)
 	DIR *d = opendir(vs->dir);
 	struct dirent *e;
 	while (d && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.' || strncmp(e->d_name, "ext4-", 5) == 0 ||
-		    volumes_find(vs, e->d_name))
+		if (e->d_name[0] == '.' || strncmp(e->d_name, "ext4-", 5) == 0 || volumes_find(vs, e->d_name))
 			continue;
 		/* A volume with a record that could not be brought back (its image
 		 * busy, say) keeps its data for a later start. */
 		cJSON *record = store_name_valid(e->d_name)
-			? store_records_read(vs->state_root, RECORDS_KIND, e->d_name) : NULL;
+			? store_records_read(vs->state_root, RECORDS_KIND, e->d_name)
+			: NULL;
 		if (record || (errno != ENOENT && store_name_valid(e->d_name))) {
 			cJSON_Delete(record);
 			continue;
@@ -127,8 +127,8 @@ static void remove_orphans(struct volumes *vs)
 		closedir(d);
 }
 
-struct volumes *volumes_open(const char *state_root, struct registry *reg, const char *token_key,
-	bool images, bool persist)
+struct volumes *volumes_open(const char *state_root, struct registry *reg, const char *token_key, bool images,
+	bool persist)
 {
 	struct volumes *vs = calloc(1, sizeof *vs);
 	if (!vs)
@@ -263,10 +263,11 @@ static int save(struct volumes *vs, const struct volume *v)
 		return 0;
 	cJSON *r = cJSON_CreateObject();
 	int rc = r && cJSON_AddStringToObject(r, "volumeID", v->id) &&
-		cJSON_AddStringToObject(r, "name", v->name) &&
-		cJSON_AddNumberToObject(r, "sizeMB", v->size_mb) &&
-		cJSON_AddNumberToObject(r, "createdAt", (double)v->created_ms)
-		? store_records_write(vs->state_root, RECORDS_KIND, v->id, r, STORE_DURABLE) : -1;
+			cJSON_AddStringToObject(r, "name", v->name) &&
+			cJSON_AddNumberToObject(r, "sizeMB", v->size_mb) &&
+			cJSON_AddNumberToObject(r, "createdAt", (double)v->created_ms)
+		? store_records_write(vs->state_root, RECORDS_KIND, v->id, r, STORE_DURABLE)
+		: -1;
 	cJSON_Delete(r);
 	return rc;
 }
@@ -275,7 +276,8 @@ const struct volume *volumes_create(struct volumes *vs, const char *name, int si
 	struct volumes_error *err)
 {
 	if (!volumes_name_valid(name)) {
-		fail(err, 400, "name must be 1 to 64 of A-Z a-z 0-9 . _ - and start with a letter, "
+		fail(err, 400,
+			"name must be 1 to 64 of A-Z a-z 0-9 . _ - and start with a letter, "
 			"a digit or _");
 		return NULL;
 	}
@@ -296,7 +298,7 @@ const struct volume *volumes_create(struct volumes *vs, const char *name, int si
 	}
 	struct volume *v = calloc(1, sizeof *v);
 	if (!v || random_lower_alnum(v->id, VOLUME_ID_LEN) != 0 || !(v->name = strdup(name)) ||
-	    !(v->data_dir = runtime_volumes_data_dir(v->id))) {
+		!(v->data_dir = runtime_volumes_data_dir(v->id))) {
 		volume_free(v);
 		fail(err, 500, "out of memory");
 		return NULL;
@@ -330,7 +332,8 @@ static const struct sandbox *mounted_by(const struct volumes *vs, const char *id
 		const struct sandbox *sb = registry_at(vs->reg, i);
 		const cJSON *m;
 		cJSON_ArrayForEach(m, sb->volume_mounts) {
-			const char *vid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "volumeID"));
+			const char *vid =
+				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "volumeID"));
 			if (vid && strcmp(vid, id) == 0)
 				return sb;
 		}
@@ -352,8 +355,10 @@ int volumes_delete(struct volumes *vs, const char *id, struct volumes_error *err
 	const struct sandbox *user = mounted_by(vs, id);
 	if (user) {
 		err->status = 409;
-		snprintf(err->message, sizeof err->message, "Volume '%s' is mounted by sandbox %s "
-			"(running or paused); kill the sandbox first", v->name, user->id);
+		snprintf(err->message, sizeof err->message,
+			"Volume '%s' is mounted by sandbox %s "
+			"(running or paused); kill the sandbox first",
+			v->name, user->id);
 		return -1;
 	}
 	if (vs->state_root && store_records_delete(vs->state_root, RECORDS_KIND, v->id, STORE_DURABLE) != 0) {

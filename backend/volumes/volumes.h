@@ -32,9 +32,9 @@ struct volume {
 	char *name;
 	int size_mb;
 	int64_t created_ms;
-	char *data_dir;  /* <state>/volumes/<id>/data */
-	int loop;        /* the image's loop device, -1 none */
-	bool mounted;    /* the image is mounted at data_dir */
+	char *data_dir; /* <state>/volumes/<id>/data */
+	int loop;       /* the image's loop device, -1 none */
+	bool mounted;   /* the image is mounted at data_dir */
 };
 
 /* Opens <state_root>/volumes (images: full isolation's ext4 images). The
@@ -43,8 +43,8 @@ struct volume {
  * is made and removed before its data is; the volumes of the records are
  * brought back (their images mounted again) and data without a record (a
  * crash half-way) is removed. NULL with a message on stderr. */
-struct volumes *volumes_open(const char *state_root, struct registry *reg, const char *token_key,
-	bool images, bool persist);
+struct volumes *volumes_open(const char *state_root, struct registry *reg, const char *token_key, bool images,
+	bool persist);
 /* Unmounts every volume (what was written is kept). */
 void volumes_close(struct volumes *vs);
 

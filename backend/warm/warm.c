@@ -43,13 +43,13 @@
  * worker's link, then ready. */
 struct warming {
 	struct warm *w;
-	struct warm_pool *p;      /* the pool it is for */
-	struct sandbox *sb;       /* NULL: the slot is free */
-	struct event *report;     /* its init's report pipe */
-	int built;                /* runtime_sandbox_build's result, and its error */
+	struct warm_pool *p;  /* the pool it is for */
+	struct sandbox *sb;   /* NULL: the slot is free */
+	struct event *report; /* its init's report pipe */
+	int built;            /* runtime_sandbox_build's result, and its error */
 	struct runtime_error build_err;
 	struct net_attach *linking; /* net_sandbox_attach's middle part */
-	bool wants_link;          /* its init reported: the worker links it next */
+	bool wants_link;            /* its init reported: the worker links it next */
 };
 
 /* A pooled sandbox whose template's start command is not ready yet. */
@@ -57,28 +57,28 @@ struct warm_start_wait {
 	struct warm *w;
 	struct warm_pool *p;
 	struct sandbox *sb;
-	void *handle;             /* the starter's */
+	void *handle; /* the starter's */
 	struct warm_start_wait *next;
 };
 
 struct warm {
 	struct event_base *base;
 	struct registry *reg;
-	size_t size;              /* each pool's */
-	size_t templates;         /* at most this many templates' pools */
-	long template_idle_s;     /* a template's pool unused this long is dropped */
+	size_t size;                             /* each pool's */
+	size_t templates;                        /* at most this many templates' pools */
+	long template_idle_s;                    /* a template's pool unused this long is dropped */
 	struct warm_pool *pools[WARM_MAX_POOLS]; /* the standing one first */
 	size_t npools;
 	struct warming flight[WARM_IN_FLIGHT];
 	size_t nflight;
-	uint64_t taken;           /* creates served by a pooled sandbox */
+	uint64_t taken; /* creates served by a pooled sandbox */
 	struct event *launch;
-	bool pausing;             /* launch is a refill's pause, not a back-off */
-	struct event *sweep;      /* drops idle template pools */
-	struct worker *worker;    /* runs the long steps, one at a time (worker.h) */
+	bool pausing;          /* launch is a refill's pause, not a back-off */
+	struct event *sweep;   /* drops idle template pools */
+	struct worker *worker; /* runs the long steps, one at a time (worker.h) */
 	bool worker_busy;
-	bool closing;             /* warm_free: a step that ends only cleans up */
-	unsigned failures;        /* in a row: the back-off, one log line per streak */
+	bool closing;                /* warm_free: a step that ends only cleans up */
+	unsigned failures;           /* in a row: the back-off, one log line per streak */
 	struct warm_starter starter; /* begin NULL: none */
 	struct warm_start_wait *starting;
 };
@@ -235,7 +235,7 @@ static void start_link(struct warming *f)
 	char why[256];
 	struct net_policy open;
 	if (net_policy_parse(NULL, NULL, -1, &open, why, sizeof why) != 0 ||
-	    net_sandbox_attach_begin(f->sb, &open, &f->linking, why, sizeof why) != 0) {
+		net_sandbox_attach_begin(f->sb, &open, &f->linking, why, sizeof why) != 0) {
 		failed(f, why);
 		return;
 	}
@@ -286,7 +286,7 @@ static void build_done(void *arg)
 	if (report < 0) {
 		f->wants_link = true;
 	} else if (event_assign(f->report, w->base, report, EV_READ, on_report, f) != 0 ||
-		   event_priority_set(f->report, WARM_PRIORITY) != 0 || event_add(f->report, NULL) != 0) {
+		event_priority_set(f->report, WARM_PRIORITY) != 0 || event_add(f->report, NULL) != 0) {
 		/* event_assign forgets the priority: set again for each pipe */
 		failed(f, "cannot watch its init");
 		return;
@@ -439,8 +439,10 @@ struct warm *warm_new(struct event_base *base, struct registry *reg, const struc
 	w->size = size;
 	w->templates = templates < WARM_MAX_TEMPLATES ? templates : WARM_MAX_TEMPLATES;
 	w->template_idle_s = template_idle_s > 0 ? template_idle_s : WARM_DEFAULT_TEMPLATE_IDLE_S;
-	struct sandbox_spec standing = {.template_id = shape->template_id, .cpu_count = shape->cpu_count,
-		.memory_mb = shape->memory_mb, .disk_size_mb = shape->disk_size_mb};
+	struct sandbox_spec standing = {.template_id = shape->template_id,
+		.cpu_count = shape->cpu_count,
+		.memory_mb = shape->memory_mb,
+		.disk_size_mb = shape->disk_size_mb};
 	if ((w->pools[0] = warm_pool_new(&standing, NULL, size, true)))
 		w->npools = 1;
 	w->launch = evtimer_new(base, on_launch, w);

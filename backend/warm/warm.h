@@ -77,10 +77,10 @@ void warm_set_starter(struct warm *w, const struct warm_starter *starter);
 struct sandbox *warm_take(struct warm *w, const struct sandbox_spec *spec, const void *start);
 /* What GET /health says of the pools (all 0 without them). */
 struct warm_counts {
-	size_t ready, size;          /* the default shape's pool: ready, kept */
-	size_t templates;            /* templates with a pool */
-	size_t templates_ready;      /* ready in those */
-	uint64_t taken;              /* creates served by a pooled sandbox since the start */
+	size_t ready, size;     /* the default shape's pool: ready, kept */
+	size_t templates;       /* templates with a pool */
+	size_t templates_ready; /* ready in those */
+	uint64_t taken;         /* creates served by a pooled sandbox since the start */
 };
 void warm_counts(const struct warm *w, struct warm_counts *out);
 /* Drops every template's pool (a template was deleted: the layers only

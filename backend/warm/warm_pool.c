@@ -17,8 +17,11 @@ struct warm_pool *warm_pool_new(const struct sandbox_spec *shape, const void *st
 	p->size = size;
 	p->standing = standing;
 	p->used_ms = clock_now_ms();
-	p->shape = (struct sandbox_spec){.template_id = NULL, .cpu_count = shape->cpu_count,
-		.memory_mb = shape->memory_mb, .disk_size_mb = shape->disk_size_mb, .timeout_s = 1};
+	p->shape = (struct sandbox_spec){.template_id = NULL,
+		.cpu_count = shape->cpu_count,
+		.memory_mb = shape->memory_mb,
+		.disk_size_mb = shape->disk_size_mb,
+		.timeout_s = 1};
 	p->shape.template_id = p->template_id = strdup(shape->template_id);
 	p->ready = calloc(size ? size : 1, sizeof *p->ready);
 	p->layers = calloc(shape->layer_count ? shape->layer_count : 1, sizeof *p->layers);
@@ -36,9 +39,9 @@ struct warm_pool *warm_pool_new(const struct sandbox_spec *shape, const void *st
 bool warm_pool_fits(const struct warm_pool *p, const struct sandbox_spec *spec)
 {
 	if (p->dropped || strcmp(spec->template_id, p->shape.template_id) != 0 ||
-	    spec->layer_count != p->shape.layer_count || cJSON_GetArraySize(spec->volume_mounts) != 0 ||
-	    spec->cpu_count != p->shape.cpu_count || spec->memory_mb != p->shape.memory_mb ||
-	    spec->disk_size_mb != p->shape.disk_size_mb)
+		spec->layer_count != p->shape.layer_count || cJSON_GetArraySize(spec->volume_mounts) != 0 ||
+		spec->cpu_count != p->shape.cpu_count || spec->memory_mb != p->shape.memory_mb ||
+		spec->disk_size_mb != p->shape.disk_size_mb)
 		return false;
 	for (size_t i = 0; i < spec->layer_count; i++)
 		if (strcmp(spec->layers[i], p->layers[i]) != 0)

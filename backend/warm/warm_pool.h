@@ -14,15 +14,15 @@ struct warm_pool {
 	struct sandbox_spec shape; /* template_id, layers and resources: the pool's own copies */
 	char *template_id;
 	char **layers;
-	size_t size;               /* how many it keeps ready */
-	struct sandbox **ready;    /* started, attached, nobody's: taken from the end */
+	size_t size;            /* how many it keeps ready */
+	struct sandbox **ready; /* started, attached, nobody's: taken from the end */
 	size_t nready;
-	size_t nflight;            /* being made for it */
-	const void *start;         /* its template's start command (warm_starter), or NULL */
-	size_t nstarting;          /* made, their start command not ready yet */
-	int64_t used_ms;           /* its last take (or its making) */
-	bool standing;             /* the default shape's: never dropped */
-	bool dropped;              /* no longer taken from or filled; freed once nothing is in flight */
+	size_t nflight;    /* being made for it */
+	const void *start; /* its template's start command (warm_starter), or NULL */
+	size_t nstarting;  /* made, their start command not ready yet */
+	int64_t used_ms;   /* its last take (or its making) */
+	bool standing;     /* the default shape's: never dropped */
+	bool dropped;      /* no longer taken from or filled; freed once nothing is in flight */
 };
 
 /* A pool of size for shape's template, layers and resources (copied) and

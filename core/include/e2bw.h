@@ -53,12 +53,12 @@ typedef struct e2bw_core e2bw_core;
 
 /* Action kinds returned by e2bw_core_next_action(). */
 typedef enum e2bw_action_kind {
-  E2BW_ACTION_NONE = 0,   /* nothing pending */
-  E2BW_ACTION_SEND = 1,   /* text = one EPP message (JSON, no newline) */
-  E2BW_ACTION_HTTP = 2,   /* op = request id; text = request head as JSON:
+	E2BW_ACTION_NONE = 0,  /* nothing pending */
+	E2BW_ACTION_SEND = 1,  /* text = one EPP message (JSON, no newline) */
+	E2BW_ACTION_HTTP = 2,  /* op = request id; text = request head as JSON:
                              {"op":N,"method":"GET","url":"...","headers":[["k","v"],...]}
                              body = request body bytes (may be empty) */
-  E2BW_ACTION_CANCEL = 3  /* op = request to abort; report nothing more for it */
+	E2BW_ACTION_CANCEL = 3 /* op = request to abort; report nothing more for it */
 } e2bw_action_kind;
 
 /* What a SEND carries, from e2bw_action_message(), so a loader can route
@@ -70,19 +70,19 @@ typedef enum e2bw_action_kind {
  * notifications (a stream: exec.start, pty.open, process.attach,
  * files.watch) up to the one marked last (exec.exit, files.watch_end). */
 typedef enum e2bw_message {
-  E2BW_MESSAGE_ANSWER = 1,        /* the answer to a request */
-  E2BW_MESSAGE_NOTIFICATION = 2,  /* a notification of a call */
-  E2BW_MESSAGE_LAST = 4           /* flag: the call's last message */
+	E2BW_MESSAGE_ANSWER = 1,       /* the answer to a request */
+	E2BW_MESSAGE_NOTIFICATION = 2, /* a notification of a call */
+	E2BW_MESSAGE_LAST = 4          /* flag: the call's last message */
 } e2bw_message;
 
 /* Transport failures the caller reports with e2bw_core_http_fail(). */
 typedef enum e2bw_net_failure {
-  E2BW_NET_REFUSED = 1,  /* connection refused / no route: nothing listens */
-  E2BW_NET_DNS = 2,      /* the host name did not resolve */
-  E2BW_NET_RESET = 3,    /* connection cut before or during the response */
-  E2BW_NET_TLS = 4,      /* TLS handshake or certificate failure */
-  E2BW_NET_OTHER = 5,    /* anything else the platform reports */
-  E2BW_NET_PROTOCOL = 6  /* the peer answered with something that is not HTTP */
+	E2BW_NET_REFUSED = 1, /* connection refused / no route: nothing listens */
+	E2BW_NET_DNS = 2,     /* the host name did not resolve */
+	E2BW_NET_RESET = 3,   /* connection cut before or during the response */
+	E2BW_NET_TLS = 4,     /* TLS handshake or certificate failure */
+	E2BW_NET_OTHER = 5,   /* anything else the platform reports */
+	E2BW_NET_PROTOCOL = 6 /* the peer answered with something that is not HTTP */
 } e2bw_net_failure;
 
 /* Returns a new core, or NULL when out of memory. */
@@ -111,13 +111,13 @@ void e2bw_core_submit(e2bw_core *core, const char *msg, size_t len, double now_m
  * always. Either form may arrive whatever the setting when it changes
  * between calls. */
 typedef enum e2bw_detached {
-  E2BW_DETACHED_DATA = 1,     /* params.data */
-  E2BW_DETACHED_CONTENT = 2,  /* result.content */
-  E2BW_DETACHED_ASCII = 256   /* flag: the value is ASCII only */
+	E2BW_DETACHED_DATA = 1,    /* params.data */
+	E2BW_DETACHED_CONTENT = 2, /* result.content */
+	E2BW_DETACHED_ASCII = 256  /* flag: the value is ASCII only */
 } e2bw_detached;
 
-void e2bw_core_submit_detached(e2bw_core *core, const char *msg, size_t len, const char *member, size_t member_len,
-                               const char *value, size_t value_len, double now_ms);
+void e2bw_core_submit_detached(e2bw_core *core, const char *msg, size_t len, const char *member,
+	size_t member_len, const char *value, size_t value_len, double now_ms);
 void e2bw_core_set_detach(e2bw_core *core, size_t min_len);
 
 /* How a user of this transport sets the API key, quoted when initialize's
@@ -145,10 +145,9 @@ void e2bw_core_ndjson_end(e2bw_core *core, double now_ms);
 
 /* HTTP events for request `op`. Headers are "name: value" lines separated by
  * '\n' (any case). Events for an unknown or cancelled op are ignored. */
-void e2bw_core_http_head(e2bw_core *core, uint32_t op, int status,
-                         const char *headers, size_t headers_len, double now_ms);
-void e2bw_core_http_body(e2bw_core *core, uint32_t op, const uint8_t *data,
-                         size_t len, double now_ms);
+void e2bw_core_http_head(e2bw_core *core, uint32_t op, int status, const char *headers, size_t headers_len,
+	double now_ms);
+void e2bw_core_http_body(e2bw_core *core, uint32_t op, const uint8_t *data, size_t len, double now_ms);
 void e2bw_core_http_end(e2bw_core *core, uint32_t op, double now_ms);
 void e2bw_core_http_fail(e2bw_core *core, uint32_t op, int failure, double now_ms);
 

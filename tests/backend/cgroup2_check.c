@@ -139,8 +139,11 @@ int main(int argc, char **argv)
 	/* A vfork child on a stack of its own, cloned into the cgroup. */
 	char *stack = NULL, *top = child_stack_top(&stack, STACK);
 	CHECK(pipe2(report, O_CLOEXEC) == 0, "pipe");
-	struct clone3_args a = {.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
-		.stack = (uint64_t)(uintptr_t)(top - STACK), .stack_size = STACK, .cgroup = (uint64_t)cg.dir_fd};
+	struct clone3_args a = {.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP,
+		.exit_signal = SIGCHLD,
+		.stack = (uint64_t)(uintptr_t)(top - STACK),
+		.stack_size = STACK,
+		.cgroup = (uint64_t)cg.dir_fd};
 	pid_t cat = clone3_start(&a, exec_cat, NULL);
 	CHECK(cat > 0, "clone3 (CLONE_VM): %s", strerror(errno));
 	char *said = read_pipe();
@@ -158,15 +161,19 @@ int main(int argc, char **argv)
 	char tmp[] = "/tmp/cgroup2-check.XXXXXX";
 	CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
 	CHECK(pipe2(report, O_CLOEXEC) == 0, "pipe");
-	struct clone3_args f = {.flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)cg.dir_fd};
+	struct clone3_args f = {.flags = CLONE_INTO_CGROUP,
+		.exit_signal = SIGCHLD,
+		.cgroup = (uint64_t)cg.dir_fd};
 	pid_t dev = clone3_start(&f, try_devices, tmp);
 	CHECK(dev > 0, "clone3 (a copy): %s", strerror(errno));
 	said = read_pipe();
 	if (dev > 0)
 		reaped(dev);
 	char want[256];
-	snprintf(want, sizeof want, "null=0 zero=0 full=0 urandom=0 console=%d loop-control=%d "
-		"mknod-null=0 mknod-console=%d", EPERM, EPERM, EPERM);
+	snprintf(want, sizeof want,
+		"null=0 zero=0 full=0 urandom=0 console=%d loop-control=%d "
+		"mknod-null=0 mknod-console=%d",
+		EPERM, EPERM, EPERM);
 	CHECK(strcmp(said, want) == 0, "devices: %s (want %s)", said, want);
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/null", tmp);

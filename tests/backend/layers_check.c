@@ -115,8 +115,13 @@ static void wait_for(struct outcome *o)
 
 static struct sandbox *create(struct registry *reg, const char *const *layers, size_t n)
 {
-	struct sandbox_spec spec = {.template_id = "base", .layers = layers, .layer_count = n,
-		.timeout_s = 60, .allow_internet_access = -1, .cpu_count = 1, .memory_mb = 256,
+	struct sandbox_spec spec = {.template_id = "base",
+		.layers = layers,
+		.layer_count = n,
+		.timeout_s = 60,
+		.allow_internet_access = -1,
+		.cpu_count = 1,
+		.memory_mb = 256,
 		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB};
 	struct runtime_error err;
 	struct sandbox *sb = registry_create(reg, &spec, &err);
@@ -124,15 +129,13 @@ static struct sandbox *create(struct registry *reg, const char *const *layers, s
 	return sb;
 }
 
-static const char WRITES_AS_ROOT[] =
-	"set -e; umask 022\n"
-	"rm /etc/debian_version\n"
-	"echo hi > /root/a; ln /root/a /root/b; ln -s /root/a /root/link\n"
-	"cp /bin/true /usr/local/bin/suid; chmod 4755 /usr/local/bin/suid\n"
-	"rm -rf /etc/apt; mkdir /etc/apt; echo new > /etc/apt/new\n"
-	"mkfifo /root/fifo\n";
-static const char WRITES_AS_USER[] =
-	"set -e; umask 022; echo u > /home/user/u.txt; mkdir /home/user/d\n";
+static const char WRITES_AS_ROOT[] = "set -e; umask 022\n"
+				     "rm /etc/debian_version\n"
+				     "echo hi > /root/a; ln /root/a /root/b; ln -s /root/a /root/link\n"
+				     "cp /bin/true /usr/local/bin/suid; chmod 4755 /usr/local/bin/suid\n"
+				     "rm -rf /etc/apt; mkdir /etc/apt; echo new > /etc/apt/new\n"
+				     "mkfifo /root/fifo\n";
+static const char WRITES_AS_USER[] = "set -e; umask 022; echo u > /home/user/u.txt; mkdir /home/user/d\n";
 
 static const char SEE[] =
 	"stat -c '%n %u %g %a %h %F' /root/a /root/b /root/link /usr/local/bin/suid "
@@ -141,15 +144,14 @@ static const char SEE[] =
 	"test -e /etc/debian_version && echo debian_version here || echo debian_version gone\n"
 	"test -s /etc/passwd && echo passwd here\n"
 	"grep -m1 -o 'lowerdir=[^,]*' /proc/self/mountinfo\n"; /* the first: /dev/console is a bind from it too */
-static const char SEEN[] =
-	"/root/a 0 0 644 2 regular file\n"
-	"/root/b 0 0 644 2 regular file\n"
-	"/root/link 0 0 777 1 symbolic link\n"
-	"/usr/local/bin/suid 0 0 4755 1 regular file\n"
-	"/home/user/u.txt 1000 1000 644 1 regular file\n"
-	"/home/user/d 1000 1000 755 2 directory\n"
-	"/root/fifo 0 0 644 1 fifo\n"
-	"/root/a\nnew\nhi\ndebian_version gone\npasswd here\nlowerdir=lower1:lower0\n";
+static const char SEEN[] = "/root/a 0 0 644 2 regular file\n"
+			   "/root/b 0 0 644 2 regular file\n"
+			   "/root/link 0 0 777 1 symbolic link\n"
+			   "/usr/local/bin/suid 0 0 4755 1 regular file\n"
+			   "/home/user/u.txt 1000 1000 644 1 regular file\n"
+			   "/home/user/d 1000 1000 755 2 directory\n"
+			   "/root/fifo 0 0 644 1 fifo\n"
+			   "/root/a\nnew\nhi\ndebian_version gone\npasswd here\nlowerdir=lower1:lower0\n";
 
 static void check_layer_tree(const struct store_layer *l)
 {
@@ -157,7 +159,8 @@ static void check_layer_tree(const struct store_layer *l)
 	struct stat a, b, st;
 #define AT(rel) (snprintf(path, sizeof path, "%s%s", l->root, rel), path)
 	CHECK(lstat(AT("/root/a"), &a) == 0 && S_ISREG(a.st_mode) && a.st_uid == 0 && a.st_gid == 0 &&
-		a.st_nlink == 2, "/root/a: root's, two links (uid %u)", (unsigned)a.st_uid);
+			a.st_nlink == 2,
+		"/root/a: root's, two links (uid %u)", (unsigned)a.st_uid);
 	CHECK(lstat(AT("/root/b"), &b) == 0 && b.st_ino == a.st_ino, "/root/b is a hard link of /root/a");
 	char target[64] = "";
 	CHECK(readlink(AT("/root/link"), target, sizeof target - 1) > 0 && strcmp(target, "/root/a") == 0,
@@ -169,10 +172,12 @@ static void check_layer_tree(const struct store_layer *l)
 	CHECK(lstat(AT("/home/user/d"), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 1000,
 		"d: the user's directory");
 	CHECK(lstat(AT("/etc/debian_version"), &st) == 0 && S_ISCHR(st.st_mode) &&
-		st.st_rdev == makedev(0, 0), "the deleted template file is a whiteout");
+			st.st_rdev == makedev(0, 0),
+		"the deleted template file is a whiteout");
 	char opaque[4] = "";
 	CHECK(getxattr(AT("/etc/apt"), "trusted.overlay.opaque", opaque, sizeof opaque) == 1 &&
-		opaque[0] == 'y', "/etc/apt is opaque");
+			opaque[0] == 'y',
+		"/etc/apt is opaque");
 	CHECK(lstat(AT("/root/fifo"), &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO");
 	/* Only what the sandbox wrote: the template's files are not copied. */
 	CHECK(lstat(AT("/etc/passwd"), &st) != 0 && lstat(AT("/usr/bin/sudo"), &st) != 0,
@@ -210,7 +215,8 @@ static void seal_and_stack(struct registry *reg, const char *templates, const ch
 	struct store_seal_spec spec = {.parent = "base"};
 	char upper[4096];
 	CHECK(runtime_sandbox_upper(a, upper, sizeof upper, &spec.id_base, &spec.id_count) == 0 &&
-		spec.id_base >= 65536, "the upper and the sandbox's ids (base %u)", (unsigned)spec.id_base);
+			spec.id_base >= 65536,
+		"the upper and the sandbox's ids (base %u)", (unsigned)spec.id_base);
 	spec.upper = upper;
 	CHECK(runtime_sandbox_freeze(a, true) == 0, "freeze");
 	struct outcome sealed = {0};
@@ -227,7 +233,8 @@ static void seal_and_stack(struct registry *reg, const char *templates, const ch
 	if (!sealed.layer)
 		return;
 	CHECK(store_layer_find(id) == sealed.layer && strcmp(sealed.layer->parent, "base") == 0 &&
-		strcmp(sealed.layer->origin, "sealed") == 0, "found, with its parent and origin");
+			strcmp(sealed.layer->origin, "sealed") == 0,
+		"found, with its parent and origin");
 	CHECK(tmp_dirs(state) == 0, "no .tmp-* after a seal");
 	check_layer_tree(sealed.layer);
 
@@ -249,11 +256,15 @@ static void seal_and_stack(struct registry *reg, const char *templates, const ch
 	CHECK(run_in(c, "root", SEE, out, sizeof out) == 0 && strcmp(out, SEEN) == 0,
 		"a sandbox from [base, sealed] sees:\n%s\nwanted:\n%s", out, SEEN);
 	CHECK(run_in(c, "user", "id -u; echo more >> /home/user/u.txt && echo user writes", out,
-		sizeof out) == 0 && strcmp(out, "1000\nuser writes\n") == 0, "the user owns its file: %s", out);
+		      sizeof out) == 0 &&
+			strcmp(out, "1000\nuser writes\n") == 0,
+		"the user owns its file: %s", out);
 	CHECK(run_in(c, "root", "echo c > /root/only-c; echo changed > /root/a", out, sizeof out) == 0,
 		"c writes");
 	CHECK(run_in(d, "root", "test -e /root/only-c && echo seen || echo unseen; cat /root/a", out,
-		sizeof out) == 0 && strcmp(out, "unseen\nhi\n") == 0, "d is independent of c: %s", out);
+		      sizeof out) == 0 &&
+			strcmp(out, "unseen\nhi\n") == 0,
+		"d is independent of c: %s", out);
 	CHECK(run_in(d, "root", SEE, out, sizeof out) == 0 && strcmp(out, SEEN) == 0, "d sees:\n%s", out);
 	registry_kill(reg, a);
 	registry_kill(reg, c);
@@ -265,12 +276,14 @@ static void seal_and_stack(struct registry *reg, const char *templates, const ch
 	*strrchr(dir, '/') = '\0';
 	struct outcome removed = {0}, removed_base = {0};
 	CHECK(store_layer_remove(id, on_done, &removed) == 0, "remove starts");
-	CHECK(store_layer_find(id) == NULL && access(dir, F_OK) != 0, "gone from lookups and layers/ at once");
+	CHECK(store_layer_find(id) == NULL && access(dir, F_OK) != 0,
+		"gone from lookups and layers/ at once");
 	CHECK(store_layer_remove(id, on_done, &unused) == -1 && errno == ENOENT, "removed twice");
 	CHECK(store_layer_remove("base", on_done, &removed_base) == 0, "base removed");
 	wait_for(&removed);
 	wait_for(&removed_base);
-	CHECK(!removed.error[0] && !removed_base.error[0], "removals: %s %s", removed.error, removed_base.error);
+	CHECK(!removed.error[0] && !removed_base.error[0], "removals: %s %s", removed.error,
+		removed_base.error);
 	CHECK(tmp_dirs(state) == 0, "nothing left in layers/");
 	snprintf(rootfs, sizeof rootfs, "%s/base/rootfs/etc/passwd", templates);
 	CHECK(access(rootfs, F_OK) == 0, "the template itself is untouched");

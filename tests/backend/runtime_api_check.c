@@ -59,8 +59,12 @@ int main(int argc, char **argv)
 	snprintf(sandboxes, sizeof sandboxes, "%s/sandboxes", state);
 	mkdir(sandboxes, 0700);
 	struct registry *reg = registry_new(base, sandboxes, "runtime-api-check");
-	struct sandbox_spec spec = {.template_id = "base", .timeout_s = 60, .allow_internet_access = -1,
-		.cpu_count = 1, .memory_mb = 256, .disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB};
+	struct sandbox_spec spec = {.template_id = "base",
+		.timeout_s = 60,
+		.allow_internet_access = -1,
+		.cpu_count = 1,
+		.memory_mb = 256,
+		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB};
 	struct runtime_error err;
 	struct sandbox *a = registry_create(reg, &spec, &err);
 	struct sandbox *b = a ? registry_create(reg, &spec, &err) : NULL;
@@ -92,16 +96,21 @@ int main(int argc, char **argv)
 	gid_t gid = 0;
 	char home[64] = "", name[32] = "";
 	CHECK(runtime_user_by_name(a, "user", &uid, &gid, home, sizeof home) == 0, "user exists");
-	CHECK(uid == 1000 && gid == 1000 && strcmp(home, "/home/user") == 0, "user is %u:%u %s", uid, gid, home);
+	CHECK(uid == 1000 && gid == 1000 && strcmp(home, "/home/user") == 0, "user is %u:%u %s", uid, gid,
+		home);
 	CHECK(runtime_user_by_name(a, "root", &uid, &gid, home, sizeof home) == 0 && uid == 0 &&
-		strcmp(home, "/root") == 0, "root is 0 with /root");
+			strcmp(home, "/root") == 0,
+		"root is 0 with /root");
 	CHECK(runtime_user_by_name(a, "nobody-here", &uid, &gid, home, sizeof home) == -1, "unknown user");
-	CHECK(runtime_user_by_name(a, "user", &uid, &gid, home, 4) == -1, "a home that does not fit is an error");
-	CHECK(runtime_user_name(a, 1000, name, sizeof name) == 0 && strcmp(name, "user") == 0, "uid 1000 is user");
+	CHECK(runtime_user_by_name(a, "user", &uid, &gid, home, 4) == -1,
+		"a home that does not fit is an error");
+	CHECK(runtime_user_name(a, 1000, name, sizeof name) == 0 && strcmp(name, "user") == 0,
+		"uid 1000 is user");
 	CHECK(runtime_user_name(a, 4242, name, sizeof name) == -1, "unknown uid");
 	gid_t g = 0;
 	CHECK(runtime_group_by_name(a, "sudo", &g) == 0 && g == 27, "group sudo is 27 (%u)", g);
-	CHECK(runtime_group_name(a, 1000, name, sizeof name) == 0 && strcmp(name, "user") == 0, "gid 1000 is user");
+	CHECK(runtime_group_name(a, 1000, name, sizeof name) == 0 && strcmp(name, "user") == 0,
+		"gid 1000 is user");
 	CHECK(runtime_group_by_name(a, "no-such-group", &g) == -1, "unknown group");
 
 	/* The root directory is the overlay, and it is the sandbox's own. */

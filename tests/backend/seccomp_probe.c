@@ -45,8 +45,14 @@ struct probe {
 	long a[6];
 	long (*fn)(void); /* instead of nr and a */
 };
-#define CALL(call, want, nr, ...) {call, want, nr, {__VA_ARGS__}, NULL}
-#define FN(call, want, fn) {call, want, 0, {0}, fn}
+#define CALL(call, want, nr, ...) \
+	{ \
+		call, want, nr, {__VA_ARGS__}, NULL \
+	}
+#define FN(call, want, fn) \
+	{ \
+		call, want, 0, {0}, fn \
+	}
 
 /* A real new user namespace: without the policy this succeeds. */
 static long clone_newuser(void)
@@ -101,7 +107,8 @@ static void run(const struct probe *p)
 		_exit(2);
 	}
 	if (pid == 0) {
-		long r = p->fn ? p->fn() : syscall(p->nr, p->a[0], p->a[1], p->a[2], p->a[3], p->a[4], p->a[5]);
+		long r = p->fn ? p->fn()
+			       : syscall(p->nr, p->a[0], p->a[1], p->a[2], p->a[3], p->a[4], p->a[5]);
 		_exit(r == -1 ? (errno & 0xff) : 0);
 	}
 	int status;
@@ -111,9 +118,11 @@ static void run(const struct probe *p)
 			_exit(2);
 		}
 	if (WIFSIGNALED(status))
-		printf("{\"call\":\"%s\",\"want\":\"%s\",\"signal\":%d}\n", p->call, p->want, WTERMSIG(status));
+		printf("{\"call\":\"%s\",\"want\":\"%s\",\"signal\":%d}\n", p->call, p->want,
+			WTERMSIG(status));
 	else
-		printf("{\"call\":\"%s\",\"want\":\"%s\",\"errno\":%d}\n", p->call, p->want, WEXITSTATUS(status));
+		printf("{\"call\":\"%s\",\"want\":\"%s\",\"errno\":%d}\n", p->call, p->want,
+			WEXITSTATUS(status));
 }
 
 int main(void)
@@ -186,7 +195,8 @@ int main(void)
 		/* socket families moby refuses, also with high bits the kernel ignores */
 		CALL("socket(AF_VSOCK)", "EPERM", SYS_socket, AF_VSOCK_FAMILY, SOCK_STREAM, 0),
 		CALL("socket(AF_ALG)", "EPERM", SYS_socket, AF_ALG_FAMILY, SOCK_SEQPACKET, 0),
-		CALL("socket(1<<32|AF_VSOCK)", "EPERM", SYS_socket, (1L << 32) | AF_VSOCK_FAMILY, SOCK_STREAM, 0),
+		CALL("socket(1<<32|AF_VSOCK)", "EPERM", SYS_socket, (1L << 32) | AF_VSOCK_FAMILY, SOCK_STREAM,
+			0),
 		/* what must keep working */
 		CALL("getpid", "allowed", SYS_getpid, 0),
 		FN("clone(SIGCHLD)", "allowed", clone_fork),

@@ -15,47 +15,56 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int ended(const char *field, size_t cap) { return memchr(field, '\0', cap) != NULL; }
+static int ended(const char *field, size_t cap)
+{
+	return memchr(field, '\0', cap) != NULL;
+}
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char text[1200];
-  if (size >= sizeof text) return 0;
-  memcpy(text, data, size);
-  text[size] = '\0';
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char text[1200];
+	if (size >= sizeof text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
 
-  struct images_ref ref;
-  char why[300] = "";
-  if (images_ref_parse(text, &ref, why, sizeof why) != 0) {
-    REQUIRE(why[0] && ended(why, sizeof why), "refused \"%s\" without a reason", text);
-  } else {
-    REQUIRE(ended(ref.host, sizeof ref.host) && ended(ref.path, sizeof ref.path) && ended(ref.tag, sizeof ref.tag) &&
-                ended(ref.digest, sizeof ref.digest),
-            "a field of \"%s\" runs past its array", text);
-    REQUIRE(ref.host[0] && ref.path[0], "\"%s\": no host or path", text);
-    REQUIRE(ref.tag[0] || ref.digest[0], "\"%s\": neither tag nor digest", text);
-    REQUIRE(!ref.digest[0] || (strncmp(ref.digest, "sha256:", 7) == 0 && strlen(ref.digest) == 71),
-            "\"%s\": digest '%s'", text, ref.digest);
-    char name[2048];
-    if (images_ref_transport(&ref, ref.host, name, sizeof name) == 0) {
-      REQUIRE(strncmp(name, "docker://", 9) == 0, "\"%s\": transport '%s'", text, name);
-    }
-    /* The full name of a short one (docker.io/library/ added) may pass the
+	struct images_ref ref;
+	char why[300] = "";
+	if (images_ref_parse(text, &ref, why, sizeof why) != 0) {
+		REQUIRE(why[0] && ended(why, sizeof why), "refused \"%s\" without a reason", text);
+	} else {
+		REQUIRE(ended(ref.host, sizeof ref.host) && ended(ref.path, sizeof ref.path) &&
+				ended(ref.tag, sizeof ref.tag) && ended(ref.digest, sizeof ref.digest),
+			"a field of \"%s\" runs past its array", text);
+		REQUIRE(ref.host[0] && ref.path[0], "\"%s\": no host or path", text);
+		REQUIRE(ref.tag[0] || ref.digest[0], "\"%s\": neither tag nor digest", text);
+		REQUIRE(!ref.digest[0] ||
+				(strncmp(ref.digest, "sha256:", 7) == 0 && strlen(ref.digest) == 71),
+			"\"%s\": digest '%s'", text, ref.digest);
+		char name[2048];
+		if (images_ref_transport(&ref, ref.host, name, sizeof name) == 0) {
+			REQUIRE(strncmp(name, "docker://", 9) == 0, "\"%s\": transport '%s'", text, name);
+		}
+		/* The full name of a short one (docker.io/library/ added) may pass the
      * limit on what a request may write: read back only what fits it. */
-    if (images_ref_transport(&ref, ref.host, name, sizeof name) == 0 && strlen(name + 9) < IMAGES_REF_MAX) {
-      struct images_ref again;
-      char why2[300];
-      REQUIRE(images_ref_parse(name + 9, &again, why2, sizeof why2) == 0, "\"%s\": '%s' does not read back: %s", text,
-              name + 9, why2);
-      REQUIRE(strcmp(again.host, ref.host) == 0 && strcmp(again.path, ref.path) == 0 &&
-                  strcmp(again.digest, ref.digest) == 0 && (ref.digest[0] || strcmp(again.tag, ref.tag) == 0),
-              "\"%s\": '%s' reads back as another reference", text, name + 9);
-    }
-    (void)images_ref_is_docker_hub(&ref);
-  }
+		if (images_ref_transport(&ref, ref.host, name, sizeof name) == 0 &&
+			strlen(name + 9) < IMAGES_REF_MAX) {
+			struct images_ref again;
+			char why2[300];
+			REQUIRE(images_ref_parse(name + 9, &again, why2, sizeof why2) == 0,
+				"\"%s\": '%s' does not read back: %s", text, name + 9, why2);
+			REQUIRE(strcmp(again.host, ref.host) == 0 && strcmp(again.path, ref.path) == 0 &&
+					strcmp(again.digest, ref.digest) == 0 &&
+					(ref.digest[0] || strcmp(again.tag, ref.tag) == 0),
+				"\"%s\": '%s' reads back as another reference", text, name + 9);
+		}
+		(void)images_ref_is_docker_hub(&ref);
+	}
 
-  char host[IMAGES_HOST_MAX];
-  bool plain = false;
-  if (images_mirror_parse(text, host, &plain) == 0) REQUIRE(host[0] && ended(host, sizeof host), "mirror \"%s\"", text);
-  (void)images_host_is_loopback(text);
-  return 0;
+	char host[IMAGES_HOST_MAX];
+	bool plain = false;
+	if (images_mirror_parse(text, host, &plain) == 0)
+		REQUIRE(host[0] && ended(host, sizeof host), "mirror \"%s\"", text);
+	(void)images_host_is_loopback(text);
+	return 0;
 }

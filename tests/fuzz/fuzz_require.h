@@ -8,12 +8,12 @@
 #include <stdlib.h>
 
 #define REQUIRE(cond, ...) \
-  do { \
-    if (!(cond)) { \
-      fprintf(stderr, __VA_ARGS__); \
-      fprintf(stderr, "\n"); \
-      abort(); \
-    } \
-  } while (0)
+	do { \
+		if (!(cond)) { \
+			fprintf(stderr, __VA_ARGS__); \
+			fprintf(stderr, "\n"); \
+			abort(); \
+		} \
+	} while (0)
 
 #endif

@@ -12,29 +12,29 @@
 #define H_MAX 256
 
 typedef struct h_http {
-  uint32_t op;
-  char method[16];
-  char url[1024];
-  cJSON *headers;   /* [[name, value], ...] */
-  char *body;       /* NUL-terminated copy, NULL when empty */
-  size_t body_len;  /* its length (a body may hold NUL bytes) */
+	uint32_t op;
+	char method[16];
+	char url[1024];
+	cJSON *headers;  /* [[name, value], ...] */
+	char *body;      /* NUL-terminated copy, NULL when empty */
+	size_t body_len; /* its length (a body may hold NUL bytes) */
 } h_http;
 
 typedef struct harness {
-  e2bw_core *core;
-  double now;
-  cJSON *sends[H_MAX];
-  char *send_text[H_MAX];
-  int nsend, send_pos;
-  h_http https[H_MAX];
-  int nhttp, http_pos;
-  uint32_t cancels[H_MAX];
-  int ncancel, cancel_pos;
-  struct h_call {      /* calls by id: how many are open (e2bw_message) */
-    char *id;
-    int open;
-  } calls[H_MAX];
-  int ncalls;
+	e2bw_core *core;
+	double now;
+	cJSON *sends[H_MAX];
+	char *send_text[H_MAX];
+	int nsend, send_pos;
+	h_http https[H_MAX];
+	int nhttp, http_pos;
+	uint32_t cancels[H_MAX];
+	int ncancel, cancel_pos;
+	struct h_call { /* calls by id: how many are open (e2bw_message) */
+		char *id;
+		int open;
+	} calls[H_MAX];
+	int ncalls;
 } harness;
 
 /* Detached strings (e2bw.h): when nonzero, every new harness sets this
@@ -51,14 +51,15 @@ void h_drain(harness *h);
 void h_submit(harness *h, const char *json);
 /* initialize with the given config object text; checks it succeeded. */
 void h_init(harness *h, const char *config_json);
-#define H_CONFIG "{\"api_key\":\"sk-test-SECRET-1234\",\"api_url\":\"http://api.test\",\"request_timeout\":10}"
+#define H_CONFIG \
+	"{\"api_key\":\"sk-test-SECRET-1234\",\"api_url\":\"http://api.test\",\"request_timeout\":10}"
 
 /* Next queued message (owned by the harness) or NULL. */
 cJSON *h_send(harness *h);
 const char *h_send_text_last(harness *h);
 h_http *h_http_next(harness *h);
 uint32_t h_cancel_next(harness *h);
-int h_pending(harness *h);  /* queued, unread items of every kind */
+int h_pending(harness *h); /* queued, unread items of every kind */
 
 void h_respond(harness *h, uint32_t op, int status, const char *headers, const char *body);
 

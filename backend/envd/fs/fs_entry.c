@@ -69,9 +69,12 @@ void fs_rfc3339(const struct timespec *ts, char *buf, size_t cap)
 static const char *type_name(mode_t mode)
 {
 	switch (mode & S_IFMT) {
-	case S_IFREG: return "FILE_TYPE_FILE";
-	case S_IFDIR: return "FILE_TYPE_DIRECTORY";
-	default: return NULL; /* envd has no type for devices, pipes, sockets */
+	case S_IFREG:
+		return "FILE_TYPE_FILE";
+	case S_IFDIR:
+		return "FILE_TYPE_DIRECTORY";
+	default:
+		return NULL; /* envd has no type for devices, pipes, sockets */
 	}
 }
 
@@ -100,8 +103,7 @@ static void add_metadata(cJSON *entry, int fd)
 	}
 }
 
-cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path,
-	const struct fs_owners *owners)
+cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path, const struct fs_owners *owners)
 {
 	const char *leaf;
 	int parent = fs_open_parent(root_fd, path, &leaf);
@@ -136,7 +138,8 @@ cJSON *fs_entry_info(const struct sandbox *sb, int root_fd, const char *path,
 			st = lst;
 			const char *bleaf;
 			int bparent = fs_open_parent(root_fd, path, &bleaf);
-			ssize_t tn = bparent >= 0 ? readlinkat(bparent, bleaf, target, sizeof target - 1) : -1;
+			ssize_t tn =
+				bparent >= 0 ? readlinkat(bparent, bleaf, target, sizeof target - 1) : -1;
 			target[tn > 0 ? tn : 0] = '\0';
 			if (bparent >= 0)
 				close(bparent);

@@ -17,8 +17,7 @@ void files_req_free(struct files_req *f)
 		close(f->root_fd);
 }
 
-static int prelude(struct evhttp_request *req, struct sandbox *sb, const char *op,
-	struct files_req *f)
+static int prelude(struct evhttp_request *req, struct sandbox *sb, const char *op, struct files_req *f)
 {
 	f->root_fd = -1;
 	f->q.pairs = NULL;
@@ -36,8 +35,8 @@ static int prelude(struct evhttp_request *req, struct sandbox *sb, const char *o
 	if (!name || !*name)
 		name = registry_default_user(sb);
 	if (fs_user_lookup(sb, name, &f->user) != 0)
-		return reply_errorf(req, 401, "error looking up user '%.64s': user: unknown user %.64s",
-			name, name);
+		return reply_errorf(req, 401, "error looking up user '%.64s': user: unknown user %.64s", name,
+			name);
 	const char *path = query_get(&f->q, "path");
 	f->has_path = path != NULL;
 	if (fs_expand(path ? path : "", &f->user, f->path, sizeof f->path) != 0)
@@ -48,8 +47,7 @@ static int prelude(struct evhttp_request *req, struct sandbox *sb, const char *o
 	return 0;
 }
 
-int files_prelude(struct evhttp_request *req, struct sandbox *sb, const char *op,
-	struct files_req *f)
+int files_prelude(struct evhttp_request *req, struct sandbox *sb, const char *op, struct files_req *f)
 {
 	int st = prelude(req, sb, op, f);
 	if (st)

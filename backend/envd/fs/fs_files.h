@@ -24,8 +24,7 @@ struct files_req {
 /* 0 when the request may go on (f filled; the caller calls files_req_free
  * later); else the status it answered with, f already freed. op: "read" or
  * "write". */
-int files_prelude(struct evhttp_request *req, struct sandbox *sb, const char *op,
-	struct files_req *f);
+int files_prelude(struct evhttp_request *req, struct sandbox *sb, const char *op, struct files_req *f);
 void files_req_free(struct files_req *f);
 
 /* The last component of a path ("/" for "/"). */

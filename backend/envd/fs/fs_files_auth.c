@@ -16,8 +16,8 @@
 #include <time.h>
 
 /* "v1_..." for these inputs into out (at least 64 bytes). */
-static void expected_signature(const char *path, const char *op, const char *user,
-	const char *token, const char *expiration, char *out)
+static void expected_signature(const char *path, const char *op, const char *user, const char *token,
+	const char *expiration, char *out)
 {
 	char *raw = expiration ? text_printf("%s:%s:%s:%s:%s", path, op, user, token, expiration)
 			       : text_printf("%s:%s:%s:%s", path, op, user, token);
@@ -47,8 +47,8 @@ static bool is_unix_seconds(const char *s)
 }
 
 /* The signature alone (no header): 0 valid, -1 with why. */
-static int check_signature(const struct sandbox *sb, const struct query *q, const char *op,
-	bool check_expiry, char *why, size_t cap)
+static int check_signature(const struct sandbox *sb, const struct query *q, const char *op, bool check_expiry,
+	char *why, size_t cap)
 {
 	const char *sig = query_get(q, "signature");
 	const char *exp = query_get(q, "signature_expiration");
@@ -102,7 +102,7 @@ struct sandbox *files_auth_find_signer(const struct registry *reg, const struct 
 		for (size_t i = 0; i < registry_count(reg) && !found; i++) {
 			struct sandbox *sb = registry_at(reg, i);
 			if (sb->state == SANDBOX_RUNNING && sb->secure && sb->access_token[0] &&
-			    check_signature(sb, &q, op, false, why, sizeof why) == 0)
+				check_signature(sb, &q, op, false, why, sizeof why) == 0)
 				found = sb;
 		}
 	}

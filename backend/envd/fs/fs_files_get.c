@@ -137,7 +137,7 @@ static int parse_range(const char *h, uint64_t n, uint64_t *start, uint64_t *len
 struct file_send {
 	struct evhttp_request *req;
 	struct evhttp_connection *evcon;
-	struct event *again;  /* the next step, when one used up its budget */
+	struct event *again; /* the next step, when one used up its budget */
 	int fd;
 	uint64_t pos, remaining;
 	bool gzip;
@@ -227,7 +227,8 @@ static void pump(struct file_send *s)
 		}
 		bool done = s->remaining == 0;
 		if (!done) {
-			size_t want = s->remaining < FILES_READ_CHUNK ? (size_t)s->remaining : FILES_READ_CHUNK;
+			size_t want =
+				s->remaining < FILES_READ_CHUNK ? (size_t)s->remaining : FILES_READ_CHUNK;
 			ssize_t got = pread(s->fd, s->in, want, (off_t)s->pos);
 			if (got <= 0) {
 				/* The file shrank or failed under us: the body is cut short,
@@ -302,8 +303,8 @@ int files_get(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *
 	evhttp_add_header(out, "Vary", "Accept-Encoding");
 	const char *range = evhttp_find_header(in, "Range");
 	if (range || evhttp_find_header(in, "If-Modified-Since") || evhttp_find_header(in, "If-None-Match") ||
-	    evhttp_find_header(in, "If-Range") || evhttp_find_header(in, "If-Match") ||
-	    evhttp_find_header(in, "If-Unmodified-Since"))
+		evhttp_find_header(in, "If-Range") || evhttp_find_header(in, "If-Match") ||
+		evhttp_find_header(in, "If-Unmodified-Since"))
 		enc = 0; /* envd keeps http.ServeContent's range handling */
 	uint64_t size = (uint64_t)sst.st_size, start = 0, len = size;
 	int r = enc ? 0 : parse_range(range, size, &start, &len);
@@ -326,7 +327,8 @@ int files_get(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *
 		evhttp_add_header(out, "Content-Length", num);
 	}
 	if (r > 0) {
-		snprintf(num, sizeof num, "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, start, start + len - 1, size);
+		snprintf(num, sizeof num, "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, start, start + len - 1,
+			size);
 		evhttp_add_header(out, "Content-Range", num);
 	}
 	int status = r > 0 ? 206 : 200;
@@ -340,8 +342,10 @@ int files_get(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *
 	fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	struct file_send *s = calloc(1, sizeof *s);
 	if (!s || !(s->in = malloc(FILES_READ_CHUNK)) || !(s->out = evbuffer_new()) ||
-	    !(s->again = event_new(ctx->base, -1, 0, on_again, s)) ||
-	    (enc && deflateInit2(&s->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)) {
+		!(s->again = event_new(ctx->base, -1, 0, on_again, s)) ||
+		(enc &&
+			deflateInit2(&s->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+				Z_OK)) {
 		if (s) {
 			free(s->in);
 			if (s->out)

@@ -183,8 +183,7 @@ static bool header_param(const char *value, const char *key, char *out, size_t c
 static bool seen_before(const cJSON *result, const char *path)
 {
 	const cJSON *e;
-	cJSON_ArrayForEach(e, result)
-	{
+	cJSON_ArrayForEach(e, result) {
 		const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "path");
 		if (cJSON_IsString(p) && strcmp(p->valuestring, path) == 0)
 			return true;
@@ -272,8 +271,8 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 
 /* What the headers alone decide: 0 and the body's form, or the status of
  * the error answer. */
-static int check_request(struct evhttp_request *req, const struct files_req *f, bool *gzip,
-	char *boundary, size_t cap, struct fs_upload_error *e)
+static int check_request(struct evhttp_request *req, const struct files_req *f, bool *gzip, char *boundary,
+	size_t cap, struct fs_upload_error *e)
 {
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	const char *ctype = evhttp_find_header(in, "Content-Type");
@@ -288,14 +287,16 @@ static int check_request(struct evhttp_request *req, const struct files_req *f, 
 	if (check_metadata(in, e) != 0)
 		return -1;
 	if (mlen == 24 && strncasecmp(ctype, "application/octet-stream", 24) == 0)
-		return f->has_path ? 0
-				   : fs_upload_fail(e, 400, "path is required for application/octet-stream uploads");
+		return f->has_path
+			? 0
+			: fs_upload_fail(e, 400, "path is required for application/octet-stream uploads");
 	if (mlen == 19 && strncasecmp(ctype, "multipart/form-data", 19) == 0) {
 		if (!header_param(ctype, "boundary", boundary, cap) || !boundary[0])
 			return fs_upload_fail(e, 400, "multipart upload without a boundary");
 		return 0;
 	}
-	return fs_upload_fail(e, 400, "unsupported Content-Type '%.80s': use multipart/form-data or application/octet-stream",
+	return fs_upload_fail(e, 400,
+		"unsupported Content-Type '%.80s': use multipart/form-data or application/octet-stream",
 		ctype ? ctype : "");
 }
 

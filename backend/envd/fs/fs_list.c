@@ -43,12 +43,12 @@ struct list_job {
 	struct evhttp_connection *evcon;
 	int root_fd;
 	struct fs_owners *owners; /* account names, read once for the listing */
-	struct event *tick; /* the next slice */
+	struct event *tick;       /* the next slice */
 	struct level *stack;
 	size_t depth, cap;
 	struct evbuffer *body; /* the entries, as JSON text joined by commas */
-	size_t count;   /* entries in body */
-	size_t pending; /* names read but not yet visited, every level */
+	size_t count;          /* entries in body */
+	size_t pending;        /* names read but not yet visited, every level */
 	struct connect_error err;
 	bool failed;
 };
@@ -143,8 +143,7 @@ static int visit(struct list_job *j, const struct sandbox *sb)
 	j->pending--;
 	char child[FS_PATH_MAX], display[FS_PATH_MAX];
 	int cn = snprintf(child, sizeof child, "%s/%s", strcmp(l->path, "/") ? l->path : "", name);
-	int dn = snprintf(display, sizeof display, "%s/%s",
-		strcmp(l->display, "/") ? l->display : "", name);
+	int dn = snprintf(display, sizeof display, "%s/%s", strcmp(l->display, "/") ? l->display : "", name);
 	free(name);
 	if (cn < 0 || dn < 0 || (size_t)cn >= sizeof child || (size_t)dn >= sizeof display)
 		return 0; /* longer than any path the sandbox can open */
@@ -164,8 +163,8 @@ static int visit(struct list_job *j, const struct sandbox *sb)
 	struct stat st;
 	const char *leaf;
 	int parent = fs_open_parent(j->root_fd, child, &leaf);
-	bool is_dir = parent >= 0 && fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		      S_ISDIR(st.st_mode);
+	bool is_dir =
+		parent >= 0 && fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 	if (parent >= 0)
 		close(parent);
 	return is_dir && depth > 1 ? push(j, child, display, depth - 1) : 0;
@@ -267,8 +266,8 @@ static void step(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-int fs_list_start(struct envd_ctx *ctx, struct evhttp_request *req, const struct sandbox *sb,
-	int root_fd, const char *path, uint32_t depth)
+int fs_list_start(struct envd_ctx *ctx, struct evhttp_request *req, const struct sandbox *sb, int root_fd,
+	const char *path, uint32_t depth)
 {
 	struct list_job *j = calloc(1, sizeof *j);
 	if (j) {

@@ -19,8 +19,8 @@ struct sandbox;
  * (the caller returns ENVD_STATUS_PENDING), -1 when out of memory (nothing
  * sent). If the sandbox is removed meanwhile, the connection is cut, as
  * E2B's proxy cuts it. */
-int fs_list_start(struct envd_ctx *ctx, struct evhttp_request *req, const struct sandbox *sb,
-	int root_fd, const char *path, uint32_t depth);
+int fs_list_start(struct envd_ctx *ctx, struct evhttp_request *req, const struct sandbox *sb, int root_fd,
+	const char *path, uint32_t depth);
 /* Ends every listing in progress, unanswered; called before the envd
  * listener is freed. */
 void fs_list_shutdown(void);

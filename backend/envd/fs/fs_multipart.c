@@ -11,7 +11,13 @@
 
 #define PART_HEADERS_MAX (16 * 1024)
 
-enum mp_state { MP_START, MP_AFTER_DELIM, MP_HEADERS, MP_DATA, MP_END };
+enum mp_state {
+	MP_START,
+	MP_AFTER_DELIM,
+	MP_HEADERS,
+	MP_DATA,
+	MP_END
+};
 
 struct fs_multipart {
 	enum mp_state state;
@@ -123,7 +129,9 @@ static int step(struct fs_multipart *m, struct evbuffer *in, char *err, size_t c
 		}
 		struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
 		if (end.pos < 0)
-			return len > PART_HEADERS_MAX ? malformed(err, cap, "malformed multipart part headers") : 0;
+			return len > PART_HEADERS_MAX
+				? malformed(err, cap, "malformed multipart part headers")
+				: 0;
 		if ((size_t)end.pos > PART_HEADERS_MAX)
 			return malformed(err, cap, "malformed multipart part headers");
 		char *text = malloc((size_t)end.pos + 3);
@@ -172,8 +180,8 @@ int fs_multipart_finish(struct fs_multipart *m, char *err, size_t cap)
 	if (m->state == MP_END)
 		return 0;
 	if (m->state == MP_DATA || m->state == MP_HEADERS)
-		return malformed(err, cap, m->state == MP_DATA
-			? "malformed multipart body: missing closing boundary"
-			: "malformed multipart part headers");
+		return malformed(err, cap,
+			m->state == MP_DATA ? "malformed multipart body: missing closing boundary"
+					    : "malformed multipart part headers");
 	return malformed(err, cap, "malformed multipart body");
 }

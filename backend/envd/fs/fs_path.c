@@ -93,7 +93,8 @@ int fs_expand(const char *path, const struct fs_user *u, char *out, size_t cap)
 
 static int openat2_call(int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve)
 {
-	struct open_how how = {.flags = (unsigned long long)flags | O_CLOEXEC, .mode = mode,
+	struct open_how how = {.flags = (unsigned long long)flags | O_CLOEXEC,
+		.mode = mode,
 		.resolve = resolve};
 	if (!(flags & (O_CREAT | O_TMPFILE)))
 		how.mode = 0;

@@ -21,8 +21,8 @@ struct level {
 };
 
 struct remove_job {
-	struct event *tick;      /* the next slice */
-	int parent;              /* the target's parent directory */
+	struct event *tick; /* the next slice */
+	int parent;         /* the target's parent directory */
 	char leaf[NAME_MAX + 1];
 	struct level *stack;
 	size_t depth, cap;
@@ -118,8 +118,8 @@ static void step(evutil_socket_t fd, short what, void *arg)
 		schedule(j);
 }
 
-int fs_remove_start(struct event_base *base, int root_fd, const char *path,
-	void (*done)(void *arg, int err), void *arg)
+int fs_remove_start(struct event_base *base, int root_fd, const char *path, void (*done)(void *arg, int err),
+	void *arg)
 {
 	const char *leaf;
 	struct remove_job *j = calloc(1, sizeof *j);
@@ -174,8 +174,8 @@ static void on_removed_for_request(void *arg, int err)
 	free(r);
 }
 
-int fs_remove_for_request(struct event_base *base, int root_fd, const char *path,
-	struct evhttp_request *req, const char *server, fs_remove_answer answer)
+int fs_remove_for_request(struct event_base *base, int root_fd, const char *path, struct evhttp_request *req,
+	const char *server, fs_remove_answer answer)
 {
 	struct for_request *r = calloc(1, sizeof *r);
 	if (!r)

@@ -12,8 +12,8 @@ struct evhttp_request;
 
 /* done(arg, 0) on success or done(arg, errno) runs exactly once, from the
  * loop (never from inside this call). 0 when started, -1 (errno) when not. */
-int fs_remove_start(struct event_base *base, int root_fd, const char *path,
-	void (*done)(void *arg, int err), void *arg);
+int fs_remove_start(struct event_base *base, int root_fd, const char *path, void (*done)(void *arg, int err),
+	void *arg);
 
 /* Answers the request of a removal that has ended (err 0 or an errno):
  * the status sent. */
@@ -22,7 +22,7 @@ typedef int (*fs_remove_answer)(struct evhttp_request *req, const char *path, in
  * once the removal has ended, answer replies and the reply is logged under
  * server ("api", "envd"), unless the client has gone (the removal goes on
  * regardless). 0 when started; -1 when not (req is the caller's to answer). */
-int fs_remove_for_request(struct event_base *base, int root_fd, const char *path,
-	struct evhttp_request *req, const char *server, fs_remove_answer answer);
+int fs_remove_for_request(struct event_base *base, int root_fd, const char *path, struct evhttp_request *req,
+	const char *server, fs_remove_answer answer);
 
 #endif

@@ -50,8 +50,7 @@ int fs_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_
 	return 0;
 }
 
-int fs_rpc_path(const char *raw, const struct fs_user *u, char *out, size_t cap,
-	struct connect_error *err)
+int fs_rpc_path(const char *raw, const struct fs_user *u, char *out, size_t cap, struct connect_error *err)
 {
 	if (fs_expand(raw, u, out, cap) != 0) {
 		connect_error_set(err, CONNECT_INVALID_ARGUMENT, "invalid path '%.200s'", raw);
@@ -89,8 +88,7 @@ static int begin(struct evhttp_request *req, struct sandbox *sb, struct call *c)
 	return 0;
 }
 
-static int finish(struct evhttp_request *req, struct call *c, cJSON *answer,
-	const struct connect_error *err)
+static int finish(struct evhttp_request *req, struct call *c, cJSON *answer, const struct connect_error *err)
 {
 	if (c->root_fd >= 0)
 		close(c->root_fd);
@@ -128,8 +126,8 @@ static cJSON *entry_or_error(const struct sandbox *sb, int root_fd, const char *
 		int en = errno;
 		fs_rpc_errno_text(en, t, sizeof t);
 		if (en == ENOENT || en == ENOTDIR)
-			connect_error_set(err, CONNECT_NOT_FOUND, "%s: %s %s: %s", missing_prefix, op,
-				path, t);
+			connect_error_set(err, CONNECT_NOT_FOUND, "%s: %s %s: %s", missing_prefix, op, path,
+				t);
 		else
 			connect_error_set(err, CONNECT_INTERNAL, "error getting file info: %s %s: %s", op,
 				path, t);
@@ -178,7 +176,7 @@ int fs_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct san
 	char path[FS_PATH_MAX];
 	uint32_t depth = 1;
 	if (path_field(&c, "path", path, &err) != 0 ||
-	    protojson_uint32(c.msg, "depth", "depth", &depth, &err) == PROTOJSON_BAD)
+		protojson_uint32(c.msg, "depth", "depth", &depth, &err) == PROTOJSON_BAD)
 		return finish(req, &c, NULL, &err);
 	if (depth == 0)
 		depth = 1;
@@ -190,10 +188,11 @@ int fs_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct san
 		if (en == ENOENT)
 			connect_error_set(&err, CONNECT_NOT_FOUND, "path not found: %s", path);
 		else if (en == ELOOP)
-			connect_error_set(&err, CONNECT_FAILED_PRECONDITION,
-				"symlink loop: %s: %s", path, fs_rpc_errno_text(en, t, sizeof t));
+			connect_error_set(&err, CONNECT_FAILED_PRECONDITION, "symlink loop: %s: %s", path,
+				fs_rpc_errno_text(en, t, sizeof t));
 		else if (en == ENOTDIR)
-			connect_error_set(&err, CONNECT_INVALID_ARGUMENT, "path is not a directory: %s", path);
+			connect_error_set(&err, CONNECT_INVALID_ARGUMENT, "path is not a directory: %s",
+				path);
 		else
 			connect_error_set(&err, CONNECT_INTERNAL, "error resolving path %s: %s", path,
 				fs_rpc_errno_text(en, t, sizeof t));
@@ -233,8 +232,7 @@ static cJSON *make_dir_answer(const struct sandbox *sb, struct call *c, struct c
 	} else if (fs_mkdir_all(c->root_fd, path, c->user.host_uid, c->user.host_gid) != 0) {
 		int en = errno;
 		connect_error_set(err, en == ENOTDIR ? CONNECT_INVALID_ARGUMENT : CONNECT_INTERNAL,
-			"error creating directory: mkdir %s: %s", path,
-			fs_rpc_errno_text(en, t, sizeof t));
+			"error creating directory: mkdir %s: %s", path, fs_rpc_errno_text(en, t, sizeof t));
 	} else {
 		answer = wrap("entry", entry_or_error(sb, c->root_fd, path, "file not found", "lstat", err));
 	}
@@ -272,8 +270,7 @@ static cJSON *move_answer(const struct sandbox *sb, struct call *c, struct conne
 	cJSON *answer = NULL;
 	int dp = -1;
 	if (fs_mkdir_all(c->root_fd, dparent, c->user.host_uid, c->user.host_gid) != 0 ||
-	    (dp = fs_open_parent(c->root_fd, dst, &dleaf)) < 0 ||
-	    renameat(sp, sleaf, dp, dleaf) != 0) {
+		(dp = fs_open_parent(c->root_fd, dst, &dleaf)) < 0 || renameat(sp, sleaf, dp, dleaf) != 0) {
 		connect_error_set(err, CONNECT_INTERNAL, "error renaming: rename %s %s: %s", src, dst,
 			fs_rpc_errno_text(errno, t, sizeof t));
 	} else {
@@ -297,8 +294,8 @@ static int answer_remove(struct evhttp_request *req, const char *path, int err)
 		return connect_reply_unary(req, cJSON_CreateObject());
 	struct connect_error e;
 	char t[128];
-	connect_error_set(&e, CONNECT_INTERNAL, "error removing file or directory: unlinkat %s: %s",
-		path, fs_rpc_errno_text(err, t, sizeof t));
+	connect_error_set(&e, CONNECT_INTERNAL, "error removing file or directory: unlinkat %s: %s", path,
+		fs_rpc_errno_text(err, t, sizeof t));
 	return connect_reply_unary_error(req, &e);
 }
 

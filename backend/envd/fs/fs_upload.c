@@ -25,10 +25,10 @@ struct fs_upload {
 	bool started;
 	bool gzip, z_ready, z_ended;
 	z_stream z;
-	uint8_t *zin;             /* compressed bytes inflate is working on */
-	struct evbuffer *plain;   /* decoded, not yet written or parsed */
-	struct fs_multipart *mp;  /* NULL: the body is one file */
-	int fd;                   /* the file being written; -1 none, or FS_UPLOAD_SKIP */
+	uint8_t *zin;            /* compressed bytes inflate is working on */
+	struct evbuffer *plain;  /* decoded, not yet written or parsed */
+	struct fs_multipart *mp; /* NULL: the body is one file */
+	int fd;                  /* the file being written; -1 none, or FS_UPLOAD_SKIP */
 	char path[FS_PATH_MAX];
 	uint64_t written, max_bytes;
 	uint64_t file_written, file_room;
@@ -200,7 +200,7 @@ static void finish(struct fs_upload *u)
 static bool body_over(struct fs_upload *u)
 {
 	return http_gate_body_done(u->gate) && evbuffer_get_length(http_gate_body(u->gate)) == 0 &&
-	       (!u->gzip || u->z_ended || u->z.avail_in == 0);
+		(!u->gzip || u->z_ended || u->z.avail_in == 0);
 }
 
 static void slice(evutil_socket_t fd, short what, void *arg)
@@ -266,8 +266,10 @@ struct fs_upload *fs_upload_start(struct event_base *base, struct http_gate *gat
 	u->fd = -1;
 	u->gzip = gzip;
 	u->max_bytes = max_bytes;
-	struct fs_multipart_events ev = {.part_begin = on_part_begin, .part_data = on_part_data,
-		.part_end = on_part_end, .arg = u};
+	struct fs_multipart_events ev = {.part_begin = on_part_begin,
+		.part_data = on_part_data,
+		.part_end = on_part_end,
+		.arg = u};
 	u->plain = evbuffer_new();
 	u->slice_ev = event_new(base, -1, 0, slice, u);
 	bool ok = u->plain && u->slice_ev && (!boundary || (u->mp = fs_multipart_new(boundary, &ev)));

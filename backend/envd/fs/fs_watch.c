@@ -59,8 +59,7 @@ static void sandbox_watches_put(struct fs_watchers *ws, struct sandbox_watches *
 	free(sw);
 }
 
-struct fs_watchers *fs_watchers_new(struct event_base *base, struct registry *reg,
-	size_t max_watches)
+struct fs_watchers *fs_watchers_new(struct event_base *base, struct registry *reg, size_t max_watches)
 {
 	struct fs_watchers *w = calloc(1, sizeof *w);
 	if (w) {
@@ -150,8 +149,8 @@ void fs_watchers_free(struct fs_watchers *ws)
 }
 
 static void emit(struct fs_watch *w, cJSON *event);
-static void emit_event(struct fs_watch *w, struct sandbox *sb, int root_fd, const char *rel,
-	const char *full, const char *type, bool entry);
+static void emit_event(struct fs_watch *w, struct sandbox *sb, int root_fd, const char *rel, const char *full,
+	const char *type, bool entry);
 static void schedule(struct fs_watch *w);
 
 /* A CreateWatcher watcher at a limit: its watches and events are given
@@ -194,7 +193,8 @@ static void emit(struct fs_watch *w, cJSON *event)
 			struct connect_error err;
 			connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED,
 				"watcher %s was dropped: its events were not read (at most %d unread per "
-				"watcher, %d per sandbox)", w->id, FS_WATCH_QUEUE_MAX, FS_WATCH_SANDBOX_EVENTS_MAX);
+				"watcher, %d per sandbox)",
+				w->id, FS_WATCH_QUEUE_MAX, FS_WATCH_SANDBOX_EVENTS_MAX);
 			drop(w, &err);
 			return;
 		}
@@ -220,8 +220,8 @@ static void emit(struct fs_watch *w, cJSON *event)
 
 /* One event: its name below the watched root, its type and, when asked, the
  * entry it is about. */
-static void emit_event(struct fs_watch *w, struct sandbox *sb, int root_fd, const char *rel,
-	const char *full, const char *type, bool entry)
+static void emit_event(struct fs_watch *w, struct sandbox *sb, int root_fd, const char *rel, const char *full,
+	const char *type, bool entry)
 {
 	cJSON *ev = cJSON_CreateObject();
 	if (!ev)
@@ -277,7 +277,8 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 		struct inotify_event *ie = (struct inotify_event *)p;
 		p += sizeof *ie + ie->len;
 		if (ie->mask & IN_Q_OVERFLOW) {
-			connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED, "the host's inotify event queue "
+			connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED,
+				"the host's inotify event queue "
 				"overflowed (fs.inotify.max_queued_events): events were lost");
 			failed = true;
 			break;
@@ -306,7 +307,7 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 		/* After the directory's own event, what it already holds: queued
 		 * for the walk, in slices like the first one. */
 		if (w->dirs.recursive && (ie->mask & IN_ISDIR) && (ie->mask & (IN_CREATE | IN_MOVED_TO)) &&
-		    sb && !w->dropped) {
+			sb && !w->dropped) {
 			if (fs_watch_dirs_push(&w->dirs, full, rel, true, &err) != 0)
 				failed = true;
 			else
@@ -322,8 +323,8 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 	if (walk)
 		schedule(w);
 	if (w->stream && w->evcon &&
-	    evbuffer_get_length(bufferevent_get_output(evhttp_connection_get_bufferevent(w->evcon))) >
-		    FS_WATCH_STREAM_HIGH_WATER) {
+		evbuffer_get_length(bufferevent_get_output(evhttp_connection_get_bufferevent(w->evcon))) >
+			FS_WATCH_STREAM_HIGH_WATER) {
 		connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED, "watch events are not being read");
 		stream_end(w, &err);
 		return;
@@ -337,19 +338,21 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 }
 
 /* User, message fields, and the directory check (envd's codes). */
-int fs_watch_parse(struct evhttp_request *req, struct sandbox *sb, const cJSON *msg,
-	struct watch_request *r, struct connect_error *err)
+int fs_watch_parse(struct evhttp_request *req, struct sandbox *sb, const cJSON *msg, struct watch_request *r,
+	struct connect_error *err)
 {
 	struct fs_user u;
 	const char *raw = "";
 	bool network = false;
 	r->recursive = r->include_entry = false;
 	if (fs_rpc_user(req, sb, &u, err) != 0 ||
-	    protojson_string(msg, "path", "path", &raw, err) == PROTOJSON_BAD ||
-	    protojson_bool(msg, "recursive", "recursive", &r->recursive, err) == PROTOJSON_BAD ||
-	    protojson_bool(msg, "includeEntry", "include_entry", &r->include_entry, err) == PROTOJSON_BAD ||
-	    protojson_bool(msg, "allowNetworkMounts", "allow_network_mounts", &network, err) == PROTOJSON_BAD ||
-	    fs_rpc_path(raw, &u, r->path, sizeof r->path, err) != 0)
+		protojson_string(msg, "path", "path", &raw, err) == PROTOJSON_BAD ||
+		protojson_bool(msg, "recursive", "recursive", &r->recursive, err) == PROTOJSON_BAD ||
+		protojson_bool(msg, "includeEntry", "include_entry", &r->include_entry, err) ==
+			PROTOJSON_BAD ||
+		protojson_bool(msg, "allowNetworkMounts", "allow_network_mounts", &network, err) ==
+			PROTOJSON_BAD ||
+		fs_rpc_path(raw, &u, r->path, sizeof r->path, err) != 0)
 		return -1;
 	return 0;
 }
@@ -362,8 +365,8 @@ static void answer_ready(struct fs_watch *w);
 static void answer_failed(struct fs_watch *w, const struct connect_error *err)
 {
 	http_conn_set_closecb(w->evcon, NULL, NULL);
-	int status = w->stream ? connect_reply_stream_error(w->req, err)
-			       : connect_reply_unary_error(w->req, err);
+	int status =
+		w->stream ? connect_reply_stream_error(w->req, err) : connect_reply_unary_error(w->req, err);
 	request_log("envd", w->req, status);
 	fs_watch_free(w);
 }
@@ -417,8 +420,8 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 
 /* Checks the directory and starts its walk; answer_ready answers once the
  * walk is done, answer_failed if it fails. */
-struct fs_watch *fs_watch_new(struct envd_ctx *ctx, struct evhttp_request *req,
-	struct sandbox *sb, const struct watch_request *r, bool stream, struct connect_error *err)
+struct fs_watch *fs_watch_new(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
+	const struct watch_request *r, bool stream, struct connect_error *err)
 {
 	int root_fd = fs_root_open(sb);
 	int fd = root_fd >= 0 ? fs_open(root_fd, r->path, O_PATH, 0, false) : -1;
@@ -461,12 +464,13 @@ struct fs_watch *fs_watch_new(struct envd_ctx *ctx, struct evhttp_request *req,
 	w->next = ws->list;
 	ws->list = w;
 	if (w->ifd < 0 && (en == EMFILE || en == ENFILE))
-		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED, en == EMFILE
-			? "the host's limit of inotify instances is reached (fs.inotify.max_user_instances)"
-			: "the host's limit of open files is reached");
+		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED,
+			en == EMFILE
+				? "the host's limit of inotify instances is reached (fs.inotify.max_user_instances)"
+				: "the host's limit of open files is reached");
 	else if (w->ifd < 0 || !w->sw || (!stream && !(w->queue = cJSON_CreateArray())) ||
-		 !(w->ev = event_new(ws->base, w->ifd, EV_READ | EV_PERSIST, on_inotify, w)) ||
-		 !(w->tick = evtimer_new(ws->base, walk_step, w)))
+		!(w->ev = event_new(ws->base, w->ifd, EV_READ | EV_PERSIST, on_inotify, w)) ||
+		!(w->tick = evtimer_new(ws->base, walk_step, w)))
 		connect_error_set(err, CONNECT_INTERNAL, "error creating watcher: %s", strerror(en));
 	else if (fs_watch_dirs_push(&w->dirs, r->path, "", false, err) == 0) {
 		w->req = req;

@@ -19,9 +19,9 @@
 
 #include "envd/envd_routes.h"
 
-#define FS_WATCH_QUEUE_MAX 10000        /* unread events per CreateWatcher watcher */
+#define FS_WATCH_QUEUE_MAX 10000          /* unread events per CreateWatcher watcher */
 #define FS_WATCH_SANDBOX_EVENTS_MAX 20000 /* ... and per sandbox, its watchers together */
-#define FS_WATCH_DEFAULT_MAX 8192       /* inotify watches per sandbox (--max-watches) */
+#define FS_WATCH_DEFAULT_MAX 8192         /* inotify watches per sandbox (--max-watches) */
 #define FS_WATCH_STREAM_HIGH_WATER (4 * 1024 * 1024)
 
 struct cJSON;
@@ -32,8 +32,7 @@ struct registry_hooks;
 struct watch_request;
 
 /* max_watches: inotify watches one sandbox's watchers may hold together. */
-struct fs_watchers *fs_watchers_new(struct event_base *base, struct registry *reg,
-	size_t max_watches);
+struct fs_watchers *fs_watchers_new(struct event_base *base, struct registry *reg, size_t max_watches);
 void fs_watchers_free(struct fs_watchers *w);
 /* Registry hooks that cut a removed sandbox's WatchDir streams (the
  * connection drops, as E2B's proxy drops it) and free its watchers. */

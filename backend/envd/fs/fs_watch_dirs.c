@@ -15,8 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define WATCH_MASK (IN_CREATE | IN_MOVED_TO | IN_MODIFY | IN_DELETE | IN_DELETE_SELF | \
-	IN_MOVED_FROM | IN_MOVE_SELF | IN_ATTRIB | IN_ONLYDIR)
+#define WATCH_MASK \
+	(IN_CREATE | IN_MOVED_TO | IN_MODIFY | IN_DELETE | IN_DELETE_SELF | IN_MOVED_FROM | IN_MOVE_SELF | \
+		IN_ATTRIB | IN_ONLYDIR)
 #define MAX_DEPTH 64 /* levels below the watched root, as before the walk was sliced */
 
 struct fs_watch_dir {
@@ -33,8 +34,7 @@ struct fs_watch_todo {
 static void budget_error(const struct fs_watch_dirs *d, struct connect_error *err)
 {
 	connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED,
-		"the sandbox has reached its limit of %zu inotify watches (--max-watches)",
-		d->budget->max);
+		"the sandbox has reached its limit of %zu inotify watches (--max-watches)", d->budget->max);
 }
 
 /* The array of n elements (of cap) with room for one more, doubled when
@@ -141,8 +141,8 @@ oom:
 
 /* Queues the subdirectories of t (open as fd, which this closes) and
  * announces its entries when asked. */
-static int descend(struct fs_watch_dirs *d, int fd, const struct fs_watch_todo *t,
-	fs_watch_announce announce, void *arg, struct connect_error *err)
+static int descend(struct fs_watch_dirs *d, int fd, const struct fs_watch_todo *t, fs_watch_announce announce,
+	void *arg, struct connect_error *err)
 {
 	DIR *dir = fdopendir(fd);
 	if (!dir) {
@@ -153,7 +153,7 @@ static int descend(struct fs_watch_dirs *d, int fd, const struct fs_watch_todo *
 	struct dirent *e;
 	while (rc == 0 && (e = readdir(dir)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-		    (e->d_type != DT_DIR && !t->announce))
+			(e->d_type != DT_DIR && !t->announce))
 			continue;
 		char sub[FS_PATH_MAX], subrel[FS_PATH_MAX];
 		int sn = snprintf(sub, sizeof sub, "%s/%s", strcmp(t->dir, "/") ? t->dir : "", e->d_name);
@@ -163,8 +163,9 @@ static int descend(struct fs_watch_dirs *d, int fd, const struct fs_watch_todo *
 		if (t->announce) {
 			struct stat st;
 			announce(arg, subrel, sub, "EVENT_TYPE_CREATE");
-			if (e->d_type == DT_REG && fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    st.st_size > 0)
+			if (e->d_type == DT_REG &&
+				fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				st.st_size > 0)
 				announce(arg, subrel, sub, "EVENT_TYPE_WRITE");
 		}
 		if (e->d_type == DT_DIR)
@@ -175,8 +176,8 @@ static int descend(struct fs_watch_dirs *d, int fd, const struct fs_watch_todo *
 }
 
 /* Watches t and queues what is below it; the budget already counts t. */
-static int visit(struct fs_watch_dirs *d, int root_fd, struct fs_watch_todo *t,
-	fs_watch_announce announce, void *arg, struct connect_error *err)
+static int visit(struct fs_watch_dirs *d, int root_fd, struct fs_watch_todo *t, fs_watch_announce announce,
+	void *arg, struct connect_error *err)
 {
 	int fd = fs_open(root_fd, t->dir, O_RDONLY | O_DIRECTORY, 0, false);
 	int wd = -1, en = errno;
@@ -208,8 +209,8 @@ static int visit(struct fs_watch_dirs *d, int root_fd, struct fs_watch_todo *t,
 	return descend(d, fd, t, announce, arg, err);
 }
 
-int fs_watch_dirs_step(struct fs_watch_dirs *d, int root_fd, fs_watch_announce announce,
-	void *arg, struct connect_error *err)
+int fs_watch_dirs_step(struct fs_watch_dirs *d, int root_fd, fs_watch_announce announce, void *arg,
+	struct connect_error *err)
 {
 	for (int budget = FS_WATCH_DIRS_SLICE; budget > 0 && d->ntodo > 0; budget--) {
 		struct fs_watch_todo t = d->todo[--d->ntodo];

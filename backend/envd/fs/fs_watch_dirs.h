@@ -24,7 +24,7 @@ struct fs_watch_budget {
 };
 
 struct fs_watch_dirs {
-	int ifd;                   /* the watcher's inotify descriptor */
+	int ifd; /* the watcher's inotify descriptor */
 	bool recursive;
 	struct fs_watch_budget *budget;
 	struct fs_watch_dir *dirs; /* watched: wd and path below the root, by wd */
@@ -46,8 +46,8 @@ int fs_watch_dirs_push(struct fs_watch_dirs *d, const char *dir, const char *rel
  * watches each, and queues its subdirectories when recursive. 0, or -1 with
  * err set (resource_exhausted at a limit; the watched root itself cannot be
  * watched). */
-int fs_watch_dirs_step(struct fs_watch_dirs *d, int root_fd, fs_watch_announce announce,
-	void *arg, struct connect_error *err);
+int fs_watch_dirs_step(struct fs_watch_dirs *d, int root_fd, fs_watch_announce announce, void *arg,
+	struct connect_error *err);
 /* The path below the root of watch descriptor wd, or NULL. */
 const char *fs_watch_dirs_rel(const struct fs_watch_dirs *d, int wd);
 /* Forgets every directory (the inotify descriptor is the caller's) and

@@ -38,8 +38,8 @@ int fs_watch_rpc_create(struct envd_ctx *ctx, struct evhttp_request *req, struct
 	return ENVD_STATUS_PENDING;
 }
 
-static struct fs_watch *find_watcher(struct envd_ctx *ctx, const struct sandbox *sb,
-	const cJSON *msg, struct connect_error *err)
+static struct fs_watch *find_watcher(struct envd_ctx *ctx, const struct sandbox *sb, const cJSON *msg,
+	struct connect_error *err)
 {
 	const char *id = "";
 	if (protojson_string(msg, "watcherId", "watcher_id", &id, err) == PROTOJSON_BAD)

@@ -24,8 +24,8 @@ struct sandbox_watches {
 	struct sandbox_watches *next;
 	char sandbox_id[SANDBOX_ID_LEN + 1];
 	struct fs_watch_budget budget;
-	size_t events;  /* queued in its CreateWatcher watchers */
-	size_t users;   /* watchers that point here */
+	size_t events; /* queued in its CreateWatcher watchers */
+	size_t users;  /* watchers that point here */
 };
 
 struct fs_watch {
@@ -33,14 +33,14 @@ struct fs_watch {
 	struct fs_watchers *owner;
 	struct sandbox_watches *sw;
 	char sandbox_id[SANDBOX_ID_LEN + 1];
-	char id[24];                /* CreateWatcher's id */
-	char path[FS_PATH_MAX];     /* the watched directory, as requested */
+	char id[24];            /* CreateWatcher's id */
+	char path[FS_PATH_MAX]; /* the watched directory, as requested */
 	bool include_entry;
-	bool stream;                /* WatchDir; else CreateWatcher */
-	bool ready;                 /* the first walk is done and answered */
+	bool stream; /* WatchDir; else CreateWatcher */
+	bool ready;  /* the first walk is done and answered */
 	int ifd;
 	struct event *ev;
-	struct event *tick;         /* the walk's next slice */
+	struct event *tick; /* the walk's next slice */
 	struct fs_watch_dirs dirs;
 	/* The WatchDir stream, or the CreateWatcher request until it is answered. */
 	struct evhttp_request *req;
@@ -48,7 +48,7 @@ struct fs_watch {
 	/* queue mode (CreateWatcher) */
 	struct cJSON *queue;
 	size_t queued;
-	bool dropped;               /* at a limit: the next GetWatcherEvents says so */
+	bool dropped; /* at a limit: the next GetWatcherEvents says so */
 	struct connect_error drop_reason;
 	/* stream mode (WatchDir) */
 	struct event *keepalive, *deadline;

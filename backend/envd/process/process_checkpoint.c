@@ -11,7 +11,11 @@
 #include <unistd.h>
 
 /* A parked descriptor's key: the command's pid in the sandbox and which. */
-enum { PARK_OUT, PARK_ERR, PARK_IN };
+enum {
+	PARK_OUT,
+	PARK_ERR,
+	PARK_IN
+};
 #define PARK_KEY(ns_pid, which) (((uint64_t)(uint32_t)(ns_pid) << 2) | (uint64_t)(which))
 
 static bool parked_here(const struct proc *p, const struct sandbox *sb)

@@ -207,7 +207,8 @@ void process_send_input(struct proc *p, struct evhttp_request *req, const uint8_
 	if (pending + len > PROC_INPUT_PENDING_MAX) {
 		connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED,
 			"too much input waiting for the sandbox's processes to read it (%zu bytes; at most "
-			"%d MiB)", pending, PROC_INPUT_PENDING_MAX >> 20);
+			"%d MiB)",
+			pending, PROC_INPUT_PENDING_MAX >> 20);
 		connect_reply_unary_error(req, &err);
 		return;
 	}
@@ -257,8 +258,8 @@ int process_input_init(struct proc *p)
 	p->in_queue = evbuffer_new();
 	if (!p->in_queue)
 		return -1;
-	if (p->in_fd >= 0 && !(p->in_ev = event_new(p->pm->base, p->in_fd, EV_WRITE | EV_PERSIST,
-			on_input_writable, p)))
+	if (p->in_fd >= 0 &&
+		!(p->in_ev = event_new(p->pm->base, p->in_fd, EV_WRITE | EV_PERSIST, on_input_writable, p)))
 		return -1;
 	return 0;
 }

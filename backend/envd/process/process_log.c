@@ -74,7 +74,8 @@ static void line_out(struct proc *p, int stream)
 		cJSON *f = fields(p, "process_output");
 		if (f)
 			cJSON_AddStringToObject(f, "stream", stream ? "stderr" : "stdout");
-		registry_log_add(p->sb, stream ? REGISTRY_LOG_WARN : REGISTRY_LOG_INFO, f, l->line[stream], l->len[stream]);
+		registry_log_add(p->sb, stream ? REGISTRY_LOG_WARN : REGISTRY_LOG_INFO, f, l->line[stream],
+			l->len[stream]);
 	}
 	l->len[stream] = 0;
 }

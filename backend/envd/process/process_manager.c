@@ -55,8 +55,8 @@ static void unlink_proc(struct proc *p)
 	p->prev = p->next = NULL;
 }
 
-struct proc *process_find(struct proc_manager *pm, const struct sandbox *sb, uint32_t pid,
-	const char *tag, bool ended)
+struct proc *process_find(struct proc_manager *pm, const struct sandbox *sb, uint32_t pid, const char *tag,
+	bool ended)
 {
 	for (struct proc *p = pm->head; p; p = p->next) {
 		if (p->sb != sb || p->ended != ended)
@@ -133,7 +133,7 @@ void process_kill_group(struct proc *p, int sig)
 	 * number means now. A kernel without that (before 6.9) gets the
 	 * number only while the unreaped leader still holds it. */
 	if (p->pidfd >= 0 &&
-	    syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, PIDFD_SIGNAL_PROCESS_GROUP) == 0)
+		syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, PIDFD_SIGNAL_PROCESS_GROUP) == 0)
 		return;
 	if (p->reaped)
 		return;
@@ -196,8 +196,8 @@ static void trim_retained(struct proc_manager *pm, const struct sandbox *sb)
 			bytes += retained_bytes(q);
 		}
 	}
-	for (struct proc *q = pm->head, *next; q && (count > PROC_RETAINED_MAX ||
-		     bytes > PROC_RETAINED_BYTES_MAX); q = next) {
+	for (struct proc *q = pm->head, *next;
+		q && (count > PROC_RETAINED_MAX || bytes > PROC_RETAINED_BYTES_MAX); q = next) {
 		next = q->next;
 		if (!q->ended || q->sb != sb)
 			continue;
@@ -343,7 +343,9 @@ struct proc *process_register(struct proc_manager *pm, struct sandbox *sb, const
 		p->init_child = sp->init_child;
 		/* Not reaped yet: the loop reaps (or its init, which says so), and
 		 * it is here. */
-		p->pidfd = sp->pidfd >= 0 ? sp->pidfd : p->init_child ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
+		p->pidfd = sp->pidfd >= 0 ? sp->pidfd
+			: p->init_child   ? -1
+					  : (int)syscall(SYS_pidfd_open, pid, 0);
 		p->is_pty = is_pty;
 		p->config = config;
 		p->tag = tag;
@@ -351,9 +353,8 @@ struct proc *process_register(struct proc_manager *pm, struct sandbox *sb, const
 		p->out[0].fd = p->out[1].fd = -1;
 	}
 	if (!p || setup_output(p, 0, is_pty ? PROC_OUT_PTY : PROC_OUT_STDOUT, out_fd) != 0 ||
-	    setup_output(p, 1, PROC_OUT_STDERR, err_fd) != 0 ||
-	    process_input_init(p) != 0 ||
-	    process_timer_init(&p->lifetime, pm->base, on_lifetime_over, p) != 0) {
+		setup_output(p, 1, PROC_OUT_STDERR, err_fd) != 0 || process_input_init(p) != 0 ||
+		process_timer_init(&p->lifetime, pm->base, on_lifetime_over, p) != 0) {
 		if (sp->init_child) {
 			if (sp->pidfd >= 0)
 				syscall(SYS_pidfd_send_signal, sp->pidfd, SIGKILL, NULL, 0);
@@ -395,7 +396,7 @@ struct proc *process_register(struct proc_manager *pm, struct sandbox *sb, const
 	for (struct proc *q = pm->head, *next; q; q = next) {
 		next = q->next;
 		if (q->ended && q->sb == sb &&
-		    (q->ns_pid == p->ns_pid || (tag && q->tag && strcmp(q->tag, tag) == 0)))
+			(q->ns_pid == p->ns_pid || (tag && q->tag && strcmp(q->tag, tag) == 0)))
 			proc_free(q);
 	}
 	link_tail(pm, p);
@@ -491,8 +492,7 @@ void process_manager_registry_hooks(struct proc_manager *pm, struct registry_hoo
 
 /* --- the manager ----------------------------------------------------------- */
 
-struct proc_manager *process_manager_new(struct event_base *base,
-	const struct process_stream_ops *streams)
+struct proc_manager *process_manager_new(struct event_base *base, const struct process_stream_ops *streams)
 {
 	struct proc_manager *pm = calloc(1, sizeof *pm);
 	if (!pm)
@@ -509,7 +509,7 @@ struct proc_manager *process_manager_new(struct event_base *base,
 	pm->sigchld = evsignal_new(base, SIGCHLD, on_sigchld, pm);
 	runtime_spawn_on_exit(on_init_child_exit, pm);
 	if (!pm->user_name || !pm->path_env || !pm->scratch || !pm->sigchld ||
-	    event_add(pm->sigchld, NULL) != 0) {
+		event_add(pm->sigchld, NULL) != 0) {
 		process_manager_free(pm);
 		return NULL;
 	}

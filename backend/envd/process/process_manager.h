@@ -20,8 +20,7 @@ struct registry_hooks;
 
 /* Installs the SIGCHLD handler on base; streams are the ops of
  * process_stream.c. NULL on failure. */
-struct proc_manager *process_manager_new(struct event_base *base,
-	const struct process_stream_ops *streams);
+struct proc_manager *process_manager_new(struct event_base *base, const struct process_stream_ops *streams);
 
 /* The paused/resumed/removing hooks for registry_add_hooks (ctx = pm). */
 void process_manager_registry_hooks(struct proc_manager *pm, struct registry_hooks *hooks);
@@ -35,8 +34,8 @@ void process_manager_reap(struct proc_manager *pm);
  * streams are detached by then) and after registry_free. */
 void process_manager_free(struct proc_manager *pm);
 
-struct proc *process_find(struct proc_manager *pm, const struct sandbox *sb, uint32_t pid,
-	const char *tag, bool ended);
+struct proc *process_find(struct proc_manager *pm, const struct sandbox *sb, uint32_t pid, const char *tag,
+	bool ended);
 /* Reads the process's output while it is neither paused nor blocked by a
  * stream over the high-water mark (p->blocked), and has a stream to take it
  * or has ended: with nobody reading, nothing is read, so a process that

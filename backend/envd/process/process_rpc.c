@@ -49,8 +49,8 @@ static long long timeout_ms(struct evhttp_request *req, struct connect_error *er
  * /etc/passwd; without, root, user and the name of the backend's uid are
  * known and everything runs as the backend's uid. A header that is not
  * valid Basic is ignored, as Go's Request.BasicAuth does. */
-static int check_user(const struct proc_manager *pm, const struct sandbox *sb,
-	struct evhttp_request *req, char user[64], struct connect_error *err)
+static int check_user(const struct proc_manager *pm, const struct sandbox *sb, struct evhttp_request *req,
+	char user[64], struct connect_error *err)
 {
 	user[0] = '\0';
 	char name[256];
@@ -58,10 +58,10 @@ static int check_user(const struct proc_manager *pm, const struct sandbox *sb,
 	if (given == 0)
 		return 0;
 	struct sandbox_user account;
-	bool known = given > 0 && (runtime_isolated()
-		? strlen(name) < 64 && runtime_user_resolve(sb, name, &account) == 0
-		: strcmp(name, "root") == 0 || strcmp(name, "user") == 0 ||
-			  strcmp(name, pm->user_name) == 0);
+	bool known = given > 0 &&
+		(runtime_isolated() ? strlen(name) < 64 && runtime_user_resolve(sb, name, &account) == 0
+				    : strcmp(name, "root") == 0 || strcmp(name, "user") == 0 ||
+					strcmp(name, pm->user_name) == 0);
 	if (!known) {
 		/* connectrpc.com/authn's answer in envd (AuthenticateUsername). */
 		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
@@ -141,8 +141,8 @@ static void not_found(const struct selector *sel, struct connect_error *err)
 		connect_error_set(err, CONNECT_NOT_FOUND, "process with pid %u not found", sel->pid);
 }
 
-static struct proc *find(struct envd_ctx *ctx, const struct sandbox *sb,
-	const struct selector *sel, bool ended)
+static struct proc *find(struct envd_ctx *ctx, const struct sandbox *sb, const struct selector *sel,
+	bool ended)
 {
 	return process_find(ctx->process_manager, sb, sel->pid, sel->tag, ended);
 }
@@ -150,7 +150,8 @@ static struct proc *find(struct envd_ctx *ctx, const struct sandbox *sb,
 /* The live process the selector names, or NULL with err set to envd's
  * not_found. Called after the whole message is read, as envd unmarshals
  * first and looks up second. */
-static struct proc *lookup(struct envd_ctx *ctx, struct sandbox *sb, const struct selector *sel, struct connect_error *err)
+static struct proc *lookup(struct envd_ctx *ctx, struct sandbox *sb, const struct selector *sel,
+	struct connect_error *err)
 {
 	struct proc *p = find(ctx, sb, sel, false);
 	if (!p)
@@ -209,24 +210,24 @@ static int parse_start(const cJSON *msg, struct start_request *r, struct connect
 	r->stdin_pipe = true; /* envd: an unset stdin means true */
 	const cJSON *process = NULL, *pty = NULL, *size = NULL;
 	if (protojson_message(msg, "process", "process", &process, err) == PROTOJSON_BAD ||
-	    protojson_string(process, "cmd", "cmd", &r->cmd, err) == PROTOJSON_BAD ||
-	    protojson_string_list(process, "args", "args", &r->args, err) == PROTOJSON_BAD ||
-	    protojson_string_map(process, "envs", "envs", &r->envs, err) == PROTOJSON_BAD ||
-	    protojson_string(process, "cwd", "cwd", &r->cwd, err) == PROTOJSON_BAD)
+		protojson_string(process, "cmd", "cmd", &r->cmd, err) == PROTOJSON_BAD ||
+		protojson_string_list(process, "args", "args", &r->args, err) == PROTOJSON_BAD ||
+		protojson_string_map(process, "envs", "envs", &r->envs, err) == PROTOJSON_BAD ||
+		protojson_string(process, "cwd", "cwd", &r->cwd, err) == PROTOJSON_BAD)
 		return -1;
 	enum protojson_result rp = protojson_message(msg, "pty", "pty", &pty, err);
 	if (rp == PROTOJSON_BAD || protojson_message(pty, "size", "size", &size, err) == PROTOJSON_BAD ||
-	    protojson_uint32(size, "cols", "cols", &r->cols, err) == PROTOJSON_BAD ||
-	    protojson_uint32(size, "rows", "rows", &r->rows, err) == PROTOJSON_BAD ||
-	    protojson_string(msg, "tag", "tag", &r->tag, err) == PROTOJSON_BAD ||
-	    protojson_bool(msg, "stdin", "stdin", &r->stdin_pipe, err) == PROTOJSON_BAD)
+		protojson_uint32(size, "cols", "cols", &r->cols, err) == PROTOJSON_BAD ||
+		protojson_uint32(size, "rows", "rows", &r->rows, err) == PROTOJSON_BAD ||
+		protojson_string(msg, "tag", "tag", &r->tag, err) == PROTOJSON_BAD ||
+		protojson_bool(msg, "stdin", "stdin", &r->stdin_pipe, err) == PROTOJSON_BAD)
 		return -1;
 	r->pty = rp == PROTOJSON_OK;
 	return 0;
 }
 
-static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
-	const char *user, const cJSON *msg, struct connect_error *err)
+static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb, const char *user,
+	const cJSON *msg, struct connect_error *err)
 {
 	struct proc_manager *pm = ctx->process_manager;
 	struct start_request r;
@@ -243,7 +244,8 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 		if (user[0])
 			connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
 		else
-			connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid default user: '%.64s'", name);
+			connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid default user: '%.64s'",
+				name);
 		return -1;
 	}
 	/* Without isolation every name is the backend's own user (see check_user). */
@@ -355,9 +357,9 @@ int process_rpc_list(struct envd_ctx *ctx, struct evhttp_request *req, struct sa
 		cJSON *info = cJSON_CreateObject();
 		cJSON *config = cJSON_Duplicate(p->config, 1);
 		ok = info && config && cJSON_AddItemToObject(info, "config", config) &&
-		     cJSON_AddNumberToObject(info, "pid", (double)p->ns_pid) &&
-		     (!p->tag || cJSON_AddStringToObject(info, "tag", p->tag)) &&
-		     cJSON_AddItemToArray(list, info);
+			cJSON_AddNumberToObject(info, "pid", (double)p->ns_pid) &&
+			(!p->tag || cJSON_AddStringToObject(info, "tag", p->tag)) &&
+			cJSON_AddItemToArray(list, info);
 		if (!ok) {
 			if (info && !cJSON_GetObjectItemCaseSensitive(info, "config"))
 				cJSON_Delete(config);
@@ -395,9 +397,10 @@ int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, str
 	enum protojson_result rs = PROTOJSON_ABSENT, rp = PROTOJSON_ABSENT;
 	int rc = -1;
 	if (read_selector(msg, &sel, &err) == 0 &&
-	    protojson_message(msg, "input", "input", &input, &err) != PROTOJSON_BAD &&
-	    (rs = protojson_bytes(input, "stdin", "stdin", &stdin_data, &stdin_len, &err)) != PROTOJSON_BAD &&
-	    (rp = protojson_bytes(input, "pty", "pty", &pty_data, &pty_len, &err)) != PROTOJSON_BAD) {
+		protojson_message(msg, "input", "input", &input, &err) != PROTOJSON_BAD &&
+		(rs = protojson_bytes(input, "stdin", "stdin", &stdin_data, &stdin_len, &err)) !=
+			PROTOJSON_BAD &&
+		(rp = protojson_bytes(input, "pty", "pty", &pty_data, &pty_len, &err)) != PROTOJSON_BAD) {
 		rc = 0;
 		if (rs == PROTOJSON_OK && rp == PROTOJSON_OK) {
 			connect_error_set(&err, CONNECT_INVALID_ARGUMENT,
@@ -455,8 +458,9 @@ int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, st
 	int32_t signal_number = 0;
 	struct proc *p = NULL;
 	if (read_selector(msg, &sel, &err) == 0 &&
-	    protojson_enum(msg, "signal", "signal", signal_values,
-		    sizeof signal_values / sizeof signal_values[0], &signal_number, &err) != PROTOJSON_BAD) {
+		protojson_enum(msg, "signal", "signal", signal_values,
+			sizeof signal_values / sizeof signal_values[0], &signal_number,
+			&err) != PROTOJSON_BAD) {
 		p = lookup(ctx, sb, &sel, &err);
 	}
 	cJSON_Delete(msg);
@@ -466,7 +470,8 @@ int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, st
 		if (signal_number == 0)
 			connect_error_set(&err, CONNECT_UNIMPLEMENTED, "invalid signal: SIGNAL_UNSPECIFIED");
 		else
-			connect_error_set(&err, CONNECT_UNIMPLEMENTED, "invalid signal: %d", (int)signal_number);
+			connect_error_set(&err, CONNECT_UNIMPLEMENTED, "invalid signal: %d",
+				(int)signal_number);
 		return connect_reply_unary_error(req, &err);
 	}
 	/* The whole process group, so a shell's children go too. */
@@ -514,10 +519,10 @@ int process_rpc_update(struct envd_ctx *ctx, struct evhttp_request *req, struct 
 	enum protojson_result rp = PROTOJSON_ABSENT;
 	struct proc *p = NULL;
 	if (read_selector(msg, &sel, &err) == 0 &&
-	    (rp = protojson_message(msg, "pty", "pty", &pty, &err)) != PROTOJSON_BAD &&
-	    protojson_message(pty, "size", "size", &size, &err) != PROTOJSON_BAD &&
-	    protojson_uint32(size, "cols", "cols", &cols, &err) != PROTOJSON_BAD &&
-	    protojson_uint32(size, "rows", "rows", &rows, &err) != PROTOJSON_BAD) {
+		(rp = protojson_message(msg, "pty", "pty", &pty, &err)) != PROTOJSON_BAD &&
+		protojson_message(pty, "size", "size", &size, &err) != PROTOJSON_BAD &&
+		protojson_uint32(size, "cols", "cols", &cols, &err) != PROTOJSON_BAD &&
+		protojson_uint32(size, "rows", "rows", &rows, &err) != PROTOJSON_BAD) {
 		p = lookup(ctx, sb, &sel, &err);
 	}
 	cJSON_Delete(msg);

@@ -20,8 +20,8 @@ struct proc *process_run(struct proc_manager *pm, const struct process_run_spec 
 {
 	struct sandbox_user account;
 	if (strlen(spec->user) >= 64 || runtime_user_resolve(spec->sb, spec->user, &account) != 0) {
-		snprintf(why, why_len, "%s: invalid username: '%.64s'", connect_code_name(CONNECT_UNAUTHENTICATED),
-			spec->user);
+		snprintf(why, why_len, "%s: invalid username: '%.64s'",
+			connect_code_name(CONNECT_UNAUTHENTICATED), spec->user);
 		return NULL;
 	}
 	const char *user_name = runtime_isolated() ? account.name : pm->user_name;

@@ -15,12 +15,12 @@ struct cJSON;
 
 struct process_run_spec {
 	struct sandbox *sb;
-	const char *user;          /* an account of the sandbox */
-	const char *cwd;           /* absolute, or NULL for the user's home */
-	const char *command;       /* run as /bin/bash -l -c <command>, as E2B runs them */
-	const char *shell;         /* NULL, or a shell to run it with instead: <shell> -c <command> */
-	const struct cJSON *envs;  /* object of strings or NULL, after the sandbox's envVars */
-	bool log;                  /* its start, output and end go to the sandbox's log (process_log.h) */
+	const char *user;         /* an account of the sandbox */
+	const char *cwd;          /* absolute, or NULL for the user's home */
+	const char *command;      /* run as /bin/bash -l -c <command>, as E2B runs them */
+	const char *shell;        /* NULL, or a shell to run it with instead: <shell> -c <command> */
+	const struct cJSON *envs; /* object of strings or NULL, after the sandbox's envVars */
+	bool log;                 /* its start, output and end go to the sandbox's log (process_log.h) */
 };
 
 /* Starts it; obs is told of its output and its end (never from inside this

@@ -105,7 +105,7 @@ static void close_from_3(void)
  * of glibc that takes a lock. */
 struct child_args {
 	const struct proc_spawn *spec;
-	pid_t parent;              /* what getppid() must say */
+	pid_t parent; /* what getppid() must say */
 	char **argv, **envp;
 	char **paths;              /* where to look for argv[0], in order */
 	char **sh_argv;            /* argv with /bin/sh for /bin/bash, for an image without bash; else NULL */
@@ -144,7 +144,7 @@ __attribute__((noreturn)) static void child_exec(struct child_args *c)
 		 * the pty. */
 		setsid();
 		if (ioctl(c->pty_slave, TIOCSCTTY, 0) != 0 || dup2(c->pty_slave, 0) < 0 ||
-		    dup2(c->pty_slave, 1) < 0 || dup2(c->pty_slave, 2) < 0)
+			dup2(c->pty_slave, 1) < 0 || dup2(c->pty_slave, 2) < 0)
 			_exit(125);
 	} else if (c->out_fd >= 0) {
 		setsid();
@@ -173,7 +173,7 @@ __attribute__((noreturn)) static void child_exec(struct child_args *c)
 		if (errno == EACCES)
 			e = EACCES; /* as execvp: remembered, the search goes on */
 		else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV &&
-			 errno != ETIMEDOUT) {
+			errno != ETIMEDOUT) {
 			e = errno;
 			break;
 		}
@@ -246,22 +246,31 @@ static pid_t clone_vfork(struct child_args *c)
 static void sandbox_refused(struct connect_error *err)
 {
 	if (errno == EAGAIN)
-		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED, "the sandbox has reached its limit "
-			"of %d processes (pids.max): end some before starting more", SANDBOX_PIDS_MAX);
+		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED,
+			"the sandbox has reached its limit "
+			"of %d processes (pids.max): end some before starting more",
+			SANDBOX_PIDS_MAX);
 	else
-		connect_error_set(err, CONNECT_UNAVAILABLE, "the sandbox's init process has ended (killed "
+		connect_error_set(err, CONNECT_UNAVAILABLE,
+			"the sandbox's init process has ended (killed "
 			"from outside, or out of memory), and with it every process of the sandbox: it "
 			"can start nothing more; kill it and create another");
 }
 
 /* --- in an isolated sandbox: its init starts it ------------------------------ */
 
-static int spawn_in_init(const struct proc_spawn *spec, const struct child_args *c,
-	struct proc_spawned *out, struct connect_error *err)
+static int spawn_in_init(const struct proc_spawn *spec, const struct child_args *c, struct proc_spawned *out,
+	struct connect_error *err)
 {
-	struct runtime_command cmd = {.argv = c->argv, .envp = c->envp, .paths = c->paths,
-		.cwd = spec->cwd, .account = spec->account, .pty = spec->pty,
-		.stdin_pipe = spec->stdin_pipe, .cols = spec->cols, .rows = spec->rows};
+	struct runtime_command cmd = {.argv = c->argv,
+		.envp = c->envp,
+		.paths = c->paths,
+		.cwd = spec->cwd,
+		.account = spec->account,
+		.pty = spec->pty,
+		.stdin_pipe = spec->stdin_pipe,
+		.cols = spec->cols,
+		.rows = spec->rows};
 	struct runtime_started st;
 	enum runtime_spawn_step step;
 	if (!runtime_sandbox_alive(spec->sb)) {
@@ -278,15 +287,21 @@ static int spawn_in_init(const struct proc_spawn *spec, const struct child_args 
 			connect_error_set(err, CONNECT_INTERNAL, "error creating pipes for command '%s': %s",
 				spec->cmd, strerror(errno));
 		else if ((step == RUNTIME_SPAWN_FORK && errno == EAGAIN) ||
-			 (step == RUNTIME_SPAWN_INIT && errno == ESRCH))
+			(step == RUNTIME_SPAWN_INIT && errno == ESRCH))
 			sandbox_refused(err);
 		else
 			connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
-				errno == EPROTO ? "the sandbox's init answered out of turn" : strerror(errno));
+				errno == EPROTO ? "the sandbox's init answered out of turn"
+						: strerror(errno));
 		return -1;
 	}
-	*out = (struct proc_spawned){.pid = 0, .ns_pid = st.ns_pid, .pidfd = st.pidfd,
-		.init_child = true, .out_fd = st.out_fd, .err_fd = st.err_fd, .in_fd = st.in_fd};
+	*out = (struct proc_spawned){.pid = 0,
+		.ns_pid = st.ns_pid,
+		.pidfd = st.pidfd,
+		.init_child = true,
+		.out_fd = st.out_fd,
+		.err_fd = st.err_fd,
+		.in_fd = st.in_fd};
 	return 0;
 }
 
@@ -294,8 +309,7 @@ static int spawn_in_init(const struct proc_spawn *spec, const struct child_args 
 
 /* Starts c's child; -1 with err set (the caller closes the descriptors it
  * made for it). */
-static pid_t start_on_host(const struct proc_spawn *spec, struct child_args *c,
-	struct connect_error *err)
+static pid_t start_on_host(const struct proc_spawn *spec, struct child_args *c, struct connect_error *err)
 {
 	pid_t pid = clone_vfork(c);
 	if (pid < 0)
@@ -351,9 +365,10 @@ static int spawn_pipes(const struct proc_spawn *spec, struct child_args *c, stru
 	int o[2] = {-1, -1}, e[2] = {-1, -1}, in[2] = {-1, -1};
 	int null_fd = -1;
 	if (private_pipe(o) != 0 || private_pipe(e) != 0 ||
-	    (spec->stdin_pipe ? private_pipe(in) : (null_fd = private_fd(open("/dev/null", O_RDONLY)))) < 0 ||
-	    set_nonblocking(o[0]) != 0 || set_nonblocking(e[0]) != 0 ||
-	    (spec->stdin_pipe && set_nonblocking(in[1]) != 0)) {
+		(spec->stdin_pipe ? private_pipe(in) : (null_fd = private_fd(open("/dev/null", O_RDONLY)))) <
+			0 ||
+		set_nonblocking(o[0]) != 0 || set_nonblocking(e[0]) != 0 ||
+		(spec->stdin_pipe && set_nonblocking(in[1]) != 0)) {
 		connect_error_set(err, CONNECT_INTERNAL, "error creating pipes for command '%s': %s",
 			spec->cmd, strerror(errno));
 		goto fail;
@@ -401,9 +416,14 @@ int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out,
 			"error starting process '%s': chdir %s: not a directory", spec->cmd, spec->cwd);
 		return -1;
 	}
-	struct child_args c = {.spec = spec, .parent = getpid(),
-		.argv = process_argv_new(spec->cmd, spec->args), .envp = process_argv_env(spec),
-		.paths = process_argv_paths(spec->cmd, spec->path_env), .in_fd = -1, .out_fd = -1, .err_fd = -1,
+	struct child_args c = {.spec = spec,
+		.parent = getpid(),
+		.argv = process_argv_new(spec->cmd, spec->args),
+		.envp = process_argv_env(spec),
+		.paths = process_argv_paths(spec->cmd, spec->path_env),
+		.in_fd = -1,
+		.out_fd = -1,
+		.err_fd = -1,
 		.pty_slave = -1};
 	c.sh_argv = c.argv ? process_argv_sh_fallback(c.argv) : NULL;
 	int rc = -1;

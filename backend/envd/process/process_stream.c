@@ -179,13 +179,13 @@ static void on_conn_closed(struct evhttp_connection *evcon, void *arg)
 	http_conn_gone_free_request(req);
 }
 
-int process_stream_open(struct proc *p, struct evhttp_request *req, int64_t keepalive_ms,
-	int64_t deadline_ms, bool kill_on_deadline)
+int process_stream_open(struct proc *p, struct evhttp_request *req, int64_t keepalive_ms, int64_t deadline_ms,
+	bool kill_on_deadline)
 {
 	struct proc_stream *s = calloc(1, sizeof *s);
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	if (!s || !evcon || !(s->keepalive = evtimer_new(p->pm->base, on_keepalive, s)) ||
-	    process_timer_init(&s->deadline, p->pm->base, on_deadline, s) != 0) {
+		process_timer_init(&s->deadline, p->pm->base, on_deadline, s) != 0) {
 		if (s) {
 			if (s->keepalive)
 				event_free(s->keepalive);
@@ -245,7 +245,8 @@ int process_stream_replay(struct proc *p, struct evhttp_request *req)
 	if (end)
 		sprintf(end, "{\"event\":{\"end\":%s}}", p->end_json);
 	if (!buf || !end || connect_envelope_add(buf, 0, start, (size_t)n) != 0 ||
-	    connect_envelope_add(buf, 0, end, strlen(end)) != 0 || connect_end_stream_add(buf, NULL) != 0) {
+		connect_envelope_add(buf, 0, end, strlen(end)) != 0 ||
+		connect_end_stream_add(buf, NULL) != 0) {
 		if (buf)
 			evbuffer_free(buf);
 		free(end);
@@ -260,15 +261,14 @@ int process_stream_replay(struct proc *p, struct evhttp_request *req)
 	return 200;
 }
 
-static void stream_broadcast_data(struct proc *p, enum proc_output_kind kind, const uint8_t *data,
-	size_t len)
+static void stream_broadcast_data(struct proc *p, enum proc_output_kind kind, const uint8_t *data, size_t len)
 {
 	if (!p->streams)
 		return; /* like envd: output nobody listens to is dropped */
 	static const char *const names[] = {"stdout", "stderr", "pty"};
 	char *frame = p->pm->frame_buf;
-	int head = snprintf(frame + CONNECT_ENVELOPE_HEADER, 64, "{\"event\":{\"data\":{\"%s\":\"",
-		names[kind]);
+	int head =
+		snprintf(frame + CONNECT_ENVELOPE_HEADER, 64, "{\"event\":{\"data\":{\"%s\":\"", names[kind]);
 	char *b64 = frame + CONNECT_ENVELOPE_HEADER + head;
 	base64_encode(data, len, b64);
 	char *tail = b64 + base64_encoded_len(len);

@@ -11,8 +11,8 @@
 
 /* Answers req with a stream subscribed to p: 200, the start event, then
  * whatever p produces. deadline_ms 0 = none; kill_on_deadline for Start. */
-int process_stream_open(struct proc *p, struct evhttp_request *req, int64_t keepalive_ms,
-	int64_t deadline_ms, bool kill_on_deadline);
+int process_stream_open(struct proc *p, struct evhttp_request *req, int64_t keepalive_ms, int64_t deadline_ms,
+	bool kill_on_deadline);
 /* A retained (ended) process: start, end, end-stream in one answer. */
 int process_stream_replay(struct proc *p, struct evhttp_request *req);
 /* What the manager calls on a process's streams (process_manager_new). */

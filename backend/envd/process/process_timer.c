@@ -22,7 +22,8 @@ void process_timer_add_event(struct event *ev, int64_t ms)
 	evtimer_add(ev, &tv);
 }
 
-int process_timer_init(struct process_timer *t, struct event_base *base, void (*cb)(int, short, void *), void *arg)
+int process_timer_init(struct process_timer *t, struct event_base *base, void (*cb)(int, short, void *),
+	void *arg)
 {
 	memset(t, 0, sizeof *t);
 	t->ev = evtimer_new(base, cb, arg);

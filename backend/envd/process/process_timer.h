@@ -18,7 +18,8 @@ struct process_timer {
 	bool suspended;
 };
 
-int process_timer_init(struct process_timer *t, struct event_base *base, void (*cb)(int, short, void *), void *arg);
+int process_timer_init(struct process_timer *t, struct event_base *base, void (*cb)(int, short, void *),
+	void *arg);
 void process_timer_start(struct process_timer *t, int64_t ms);
 void process_timer_stop(struct process_timer *t);
 void process_timer_suspend(struct process_timer *t);

@@ -48,7 +48,7 @@ static void standard_fds(const struct init_child_fds *fds)
 	if (fds->slave >= 0) {
 		/* login_tty(3)'s steps: the pty becomes the session's terminal. */
 		if (ioctl(fds->slave, TIOCSCTTY, 0) != 0 || dup2(fds->slave, 0) < 0 ||
-		    dup2(fds->slave, 1) < 0 || dup2(fds->slave, 2) < 0)
+			dup2(fds->slave, 1) < 0 || dup2(fds->slave, 2) < 0)
 			_exit(125);
 		return;
 	}
@@ -87,7 +87,7 @@ static int become(const struct init_command *c, uint32_t flags)
 	if (flags & INIT_SPAWN_NO_GROUPS)
 		return setgid(0) == 0 && setuid(0) == 0 ? 0 : -1;
 	if (setgroups(c->head->ngroups, c->groups) != 0 || setgid(c->head->gid) != 0 ||
-	    setuid(c->head->uid) != 0)
+		setuid(c->head->uid) != 0)
 		return -1;
 	return 0;
 }
@@ -125,7 +125,7 @@ void init_child_run(const struct init_child_fds *fds, uint32_t flags)
 		if (errno == EACCES)
 			e = EACCES; /* as execvp: remembered, the search goes on */
 		else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV &&
-			 errno != ETIMEDOUT) {
+			errno != ETIMEDOUT) {
 			e = errno;
 			break;
 		}

@@ -40,7 +40,7 @@ int init_command_parse(char *base, size_t size, struct init_command *c)
 		return -1;
 	c->head = (const void *)base;
 	if (c->head->size != size || c->head->ngroups > INIT_SPAWN_GROUPS_MAX || c->head->argc == 0 ||
-	    c->head->npaths == 0)
+		c->head->npaths == 0)
 		return -1;
 	size_t groups_end = sizeof *c->head + (size_t)c->head->ngroups * sizeof(uint32_t);
 	if (groups_end > size)
@@ -54,8 +54,8 @@ int init_command_parse(char *base, size_t size, struct init_command *c)
 	c->cwd = at;
 	at += nul - at + 1;
 	if (strings(&at, end, c->head->argc, &c->argv) != 0 ||
-	    strings(&at, end, c->head->envc, &c->envp) != 0 ||
-	    strings(&at, end, c->head->npaths, &c->paths) != 0) {
+		strings(&at, end, c->head->envc, &c->envp) != 0 ||
+		strings(&at, end, c->head->npaths, &c->paths) != 0) {
 		int e = errno;
 		init_command_free(c);
 		errno = e;

@@ -29,9 +29,9 @@
  * is refused as if it had met one. */
 #define COMMANDS_MAX 4096
 static struct command {
-	pid_t pid;      /* 0: free */
+	pid_t pid; /* 0: free */
 	int status;
-	bool ended;     /* reaped; its report waits for room on the events socket */
+	bool ended; /* reaped; its report waits for room on the events socket */
 } commands[COMMANDS_MAX];
 static unsigned commands_used; /* slots at or above this were never used */
 static unsigned ended_unreported;
@@ -101,7 +101,7 @@ static void report_ended(void)
 			continue;
 		struct init_wire_msg m = {.type = INIT_EXITED, .pid = c->pid, .value = c->status};
 		if (ev_fd >= 0 && send_msg(ev_fd, &m, sizeof m, NULL, 0, MSG_DONTWAIT) != 0 &&
-		    (errno == EAGAIN || errno == ENOBUFS))
+			(errno == EAGAIN || errno == ENOBUFS))
 			return;
 		c->pid = 0;
 		c->ended = false;
@@ -165,15 +165,18 @@ static void spawn(const struct init_wire_msg *m, int blob)
 			r.flags = INIT_REPLY_FAILED_PTY;
 		}
 	} else if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
-		   ((m->flags & INIT_SPAWN_STDIN_PIPE) && pipe2(in, O_CLOEXEC) != 0)) {
+		((m->flags & INIT_SPAWN_STDIN_PIPE) && pipe2(in, O_CLOEXEC) != 0)) {
 		r.value = errno;
 		r.flags = INIT_REPLY_FAILED_PIPES;
 	}
 	if (r.value == 0) {
 		pid_t pid = fork();
 		if (pid == 0) {
-			struct init_child_fds f = {.in = in[0], .out = out[1], .err = err[1],
-				.slave = slave, .blob = blob};
+			struct init_child_fds f = {.in = in[0],
+				.out = out[1],
+				.err = err[1],
+				.slave = slave,
+				.blob = blob};
 			init_child_run(&f, m->flags);
 		}
 		if (pid < 0) {
@@ -283,7 +286,9 @@ static int serve_one(void)
 		struct cmsghdr align;
 	} control;
 	struct iovec iov = {.iov_base = &in, .iov_len = sizeof in};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+	struct msghdr mh = {.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
 		.msg_controllen = sizeof control.buf};
 	ssize_t n = recvmsg(req_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	if (n < 0)

@@ -80,7 +80,7 @@ static void read_only(const char *path)
 	if (access(path, F_OK) != 0)
 		return; /* not in this kernel */
 	if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0 ||
-	    mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
+		mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
 		fail(path);
 }
 
@@ -144,7 +144,7 @@ static void install_syscall_policy(int fd)
 		fail("syscall policy on fd 4");
 	size_t size = (size_t)st.st_size;
 	if (size == 0 || size % sizeof(struct sock_filter) != 0 ||
-	    size > BPF_MAXINSNS * sizeof(struct sock_filter)) {
+		size > BPF_MAXINSNS * sizeof(struct sock_filter)) {
 		errno = EINVAL;
 		fail("syscall policy on fd 4");
 	}
@@ -184,8 +184,8 @@ static void bind_self(const char *self)
 		fail("make the init's mount point");
 	close(fd);
 	if (mount(self, "." INIT_SELF_PATH, NULL, MS_BIND, NULL) != 0 ||
-	    mount(NULL, "." INIT_SELF_PATH, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
-		  NULL) != 0)
+		mount(NULL, "." INIT_SELF_PATH, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+			NULL) != 0)
 		fail("bind the init's binary");
 }
 
@@ -238,7 +238,8 @@ int main(int argc, char **argv)
 	/* The overlay came from the backend's namespace, so it is locked in
 	 * this less privileged one, and pivot_root refuses it. A copy of it made
 	 * here is ours: put it on top and move into it. */
-	int tree = (int)syscall(SYS_open_tree, AT_FDCWD, ".", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	int tree = (int)syscall(SYS_open_tree, AT_FDCWD, ".",
+		OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 	if (tree < 0)
 		fail("clone the root");
 	if (syscall(SYS_move_mount, tree, "", AT_FDCWD, ".", MOVE_MOUNT_F_EMPTY_PATH) != 0)
@@ -260,9 +261,10 @@ int main(int argc, char **argv)
 	/* A private devpts, so ptys opened inside the sandbox are its own; with
 	 * a single id (rootless without subordinate ids) there is no group tty. */
 	if (mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=0620,gid=5,max=" SANDBOX_PTYS_MAX) != 0 &&
-	    (errno != EINVAL || mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=0600,max=" SANDBOX_PTYS_MAX) != 0))
+		    "newinstance,ptmxmode=0666,mode=0620,gid=5,max=" SANDBOX_PTYS_MAX) != 0 &&
+		(errno != EINVAL ||
+			mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+				"newinstance,ptmxmode=0666,mode=0600,max=" SANDBOX_PTYS_MAX) != 0))
 		fail("mount /dev/pts");
 	if (mount("dev/pts/ptmx", "dev/ptmx", NULL, MS_BIND, NULL) != 0)
 		fail("bind /dev/ptmx");

@@ -41,7 +41,9 @@ static void keyed_is(const char *text, const char *key, int rc, uint64_t want)
 static int run(const struct bpf_insn *prog, size_t n, uint32_t type, uint32_t access, uint32_t major,
 	uint32_t minor)
 {
-	struct bpf_cgroup_dev_ctx ctx = {.access_type = (access << 16) | type, .major = major, .minor = minor};
+	struct bpf_cgroup_dev_ctx ctx = {.access_type = (access << 16) | type,
+		.major = major,
+		.minor = minor};
 	uint64_t r[11] = {0};
 	size_t steps = 0;
 	for (size_t pc = 0; pc < n && steps < 1000; pc++, steps++) {
@@ -103,17 +105,18 @@ static void suite_devices_program(void)
 	const uint32_t rwm = BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE | BPF_DEVCG_ACC_MKNOD;
 	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_READ, 1, 3), 1);   /* null */
 	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_WRITE, 1, 9), 1);  /* urandom */
-	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, rwm, 5, 2), 1);                 /* ptmx */
+	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, rwm, 5, 2), 1);                  /* ptmx */
 	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_READ, 136, 0), 1); /* pts/0 */
 	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_READ, 136, 255), 1);
-	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_WRITE, 5, 1), 0);  /* the host's console */
-	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_READ, 1, 1), 0);   /* mem */
-	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_READ, 1, 2), 0);   /* kmem */
-	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_READ, 4, 0), 0);   /* tty0 */
+	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_WRITE, 5, 1), 0);   /* the host's console */
+	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_READ, 1, 1), 0);    /* mem */
+	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_READ, 1, 2), 0);    /* kmem */
+	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_READ, 4, 0), 0);    /* tty0 */
 	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_READ, 10, 237), 0); /* loop-control */
-	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_BLOCK, BPF_DEVCG_ACC_READ, 1, 3), 0);  /* a block 1:3 is not null */
-	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_BLOCK, BPF_DEVCG_ACC_READ, 7, 0), 0);  /* loop0 */
-	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_BLOCK, BPF_DEVCG_ACC_READ, 8, 0), 0);  /* sda */
+	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_BLOCK, BPF_DEVCG_ACC_READ, 1, 3),
+		0); /* a block 1:3 is not null */
+	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_BLOCK, BPF_DEVCG_ACC_READ, 7, 0), 0); /* loop0 */
+	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_BLOCK, BPF_DEVCG_ACC_READ, 8, 0), 0); /* sda */
 	CHECK_NUM(run(prog, n, BPF_DEVCG_DEV_CHAR, BPF_DEVCG_ACC_MKNOD, 5, 1), 0);
 
 	/* And every device class: exactly the list. */
@@ -132,35 +135,36 @@ void suite_cgroup(void)
 {
 	CHECK_NUM(runtime_cgroup_version_of(0x63677270UL), RT_CGROUP_V2); /* CGROUP2_SUPER_MAGIC */
 	CHECK_NUM(runtime_cgroup_version_of(0x01021994UL), RT_CGROUP_V1); /* TMPFS_MAGIC: v1 or hybrid */
-	CHECK_NUM(runtime_cgroup_version_of(0x27e0ebUL), RT_CGROUP_NONE); /* cgroup v1's own magic: no tmpfs above */
-	CHECK_NUM(runtime_cgroup_version_of(0xEF53UL), RT_CGROUP_NONE);   /* ext4: no cgroups mounted there */
+	CHECK_NUM(runtime_cgroup_version_of(0x27e0ebUL),
+		RT_CGROUP_NONE); /* cgroup v1's own magic: no tmpfs above */
+	CHECK_NUM(runtime_cgroup_version_of(0xEF53UL), RT_CGROUP_NONE); /* ext4: no cgroups mounted there */
 
 	/* /proc/self/cgroup: v2's "0::" line, wherever it is. */
 	self_is("0::/\n", "/");
 	self_is("0::/system.slice/e2b.service\n", "/system.slice/e2b.service");
 	self_is("12:pids:/x\n1:name=systemd:/user.slice\n0::/user.slice/user-1000.slice/session-2.scope\n",
 		"/user.slice/user-1000.slice/session-2.scope");
-	self_is("0::/a/b", "/a/b");                 /* no newline at the end */
+	self_is("0::/a/b", "/a/b");                       /* no newline at the end */
 	self_is("9:name=systemd:/\n4:memory:/x\n", NULL); /* v1 only */
 	self_is("0::\n", NULL);
 	self_is("0::relative\n", NULL);
-	self_is("0::/../..\n", NULL);               /* outside the cgroup namespace */
+	self_is("0::/../..\n", NULL); /* outside the cgroup namespace */
 	self_is("0::/a/../b\n", NULL);
 	self_is("0::/a/..\n", NULL);
-	self_is("0::/a/..b/c\n", "/a/..b/c");       /* a name, not "..": fine */
+	self_is("0::/a/..b/c\n", "/a/..b/c"); /* a name, not "..": fine */
 	self_is("0::/a/b..\n", "/a/b..");
 	self_is("", NULL);
 	char longer[200];
 	memset(longer, 'x', sizeof longer);
 	memcpy(longer, "0::/", 4);
 	longer[sizeof longer - 1] = '\0';
-	self_is(longer, NULL);                      /* does not fit in 64 */
+	self_is(longer, NULL); /* does not fit in 64 */
 
 	/* Controller lists. */
 	CHECK(runtime_cgroup_lists("cpuset cpu io memory hugetlb pids rdma misc\n", "cpu"));
 	CHECK(runtime_cgroup_lists("cpuset cpu io memory hugetlb pids rdma misc\n", "misc"));
 	CHECK(runtime_cgroup_lists("memory pids", "pids"));
-	CHECK(!runtime_cgroup_lists("cpuset io memory", "cpu"));  /* a prefix of cpuset is not cpu */
+	CHECK(!runtime_cgroup_lists("cpuset io memory", "cpu")); /* a prefix of cpuset is not cpu */
 	CHECK(!runtime_cgroup_lists("cpuset cpu io", "cpus"));
 	CHECK(!runtime_cgroup_lists("", "memory"));
 	CHECK(!runtime_cgroup_lists("\n", "memory"));
@@ -170,7 +174,7 @@ void suite_cgroup(void)
 	keyed_is("populated 1\nfrozen 0\n", "populated", 0, 1);
 	keyed_is("populated 1\nfrozen 0\n", "frozen", 0, 0);
 	keyed_is("populated 0\nfrozen 1", "frozen", 0, 1);
-	keyed_is("populated 1\n", "frozen", -1, 0);        /* a kernel before the v2 freezer */
+	keyed_is("populated 1\n", "frozen", -1, 0); /* a kernel before the v2 freezer */
 	/* cpu.stat */
 	keyed_is("usage_usec 123456789\nuser_usec 100\nsystem_usec 23\n", "usage_usec", 0, 123456789);
 	keyed_is("usage_usec 18446744073709551615\n", "usage_usec", 0, UINT64_MAX);

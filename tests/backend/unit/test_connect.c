@@ -41,12 +41,22 @@ void suite_connect(void)
 		enum connect_code code;
 		int status;
 	} statuses[] = {
-		{CONNECT_CANCELED, 499}, {CONNECT_UNKNOWN, 500}, {CONNECT_INVALID_ARGUMENT, 400},
-		{CONNECT_DEADLINE_EXCEEDED, 504}, {CONNECT_NOT_FOUND, 404}, {CONNECT_ALREADY_EXISTS, 409},
-		{CONNECT_PERMISSION_DENIED, 403}, {CONNECT_RESOURCE_EXHAUSTED, 429},
-		{CONNECT_FAILED_PRECONDITION, 400}, {CONNECT_ABORTED, 409}, {CONNECT_OUT_OF_RANGE, 400},
-		{CONNECT_UNIMPLEMENTED, 501}, {CONNECT_INTERNAL, 500}, {CONNECT_UNAVAILABLE, 503},
-		{CONNECT_DATA_LOSS, 500}, {CONNECT_UNAUTHENTICATED, 401},
+		{CONNECT_CANCELED, 499},
+		{CONNECT_UNKNOWN, 500},
+		{CONNECT_INVALID_ARGUMENT, 400},
+		{CONNECT_DEADLINE_EXCEEDED, 504},
+		{CONNECT_NOT_FOUND, 404},
+		{CONNECT_ALREADY_EXISTS, 409},
+		{CONNECT_PERMISSION_DENIED, 403},
+		{CONNECT_RESOURCE_EXHAUSTED, 429},
+		{CONNECT_FAILED_PRECONDITION, 400},
+		{CONNECT_ABORTED, 409},
+		{CONNECT_OUT_OF_RANGE, 400},
+		{CONNECT_UNIMPLEMENTED, 501},
+		{CONNECT_INTERNAL, 500},
+		{CONNECT_UNAVAILABLE, 503},
+		{CONNECT_DATA_LOSS, 500},
+		{CONNECT_UNAUTHENTICATED, 401},
 	};
 	for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++)
 		CHECK_NUM(connect_code_http_status(statuses[i].code), statuses[i].status);
@@ -69,7 +79,8 @@ void suite_connect(void)
 	connect_error_set(&err, CONNECT_NOT_FOUND, "process with pid %d not found", 42);
 	CHECK(connect_end_stream_add(buf, &err) == 0);
 	bytes = take(buf, &len);
-	const char *want = "{\"error\":{\"code\":\"not_found\",\"message\":\"process with pid 42 not found\"}}";
+	const char *want =
+		"{\"error\":{\"code\":\"not_found\",\"message\":\"process with pid 42 not found\"}}";
 	CHECK(len == 5 + strlen(want) && bytes[0] == CONNECT_FLAG_END_STREAM);
 	CHECK(((uint8_t)bytes[3] << 8 | (uint8_t)bytes[4]) == (int)strlen(want));
 	CHECK_STR(bytes + 5, want);
@@ -98,13 +109,16 @@ void suite_connect(void)
 		const char *message;
 	} bad[] = {
 		{"\0\0\0", 3, "protocol error: the request has no enveloped message"},
-		{"\x01\0\0\0\x02{}", 7, "protocol error: received a compressed message without Connect-Content-Encoding"},
+		{"\x01\0\0\0\x02{}", 7,
+			"protocol error: received a compressed message without Connect-Content-Encoding"},
 		{"\0\0\0\0\x03{}", 7, "protocol error: expected exactly one message envelope of 2 bytes"},
-		{"\0\0\0\0\x02{}\0\0\0\0\0", 12, "protocol error: expected exactly one message envelope of 7 bytes"},
+		{"\0\0\0\0\x02{}\0\0\0\0\0", 12,
+			"protocol error: expected exactly one message envelope of 7 bytes"},
 		{"\0\0\0\0\x02[]", 7, "unmarshal message: the request is not a JSON object"},
 		{"\0\0\0\0\x05{} {}", 10, "unmarshal message: the request is not a JSON object"},
 		{"\0\0\0\0\x08{\"a\":\"\xff\"}", 13, "unmarshal message: invalid UTF-8 in string"},
-		{"\0\0\0\0\x0d{\"a\":\"\\u0000\"}", 18, "unmarshal message: strings must not contain NUL (\\u0000)"},
+		{"\0\0\0\0\x0d{\"a\":\"\\u0000\"}", 18,
+			"unmarshal message: strings must not contain NUL (\\u0000)"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		msg = read_stream(bad[i].body, bad[i].len, &err);

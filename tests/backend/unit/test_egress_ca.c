@@ -93,7 +93,7 @@ static void on_disk(void)
 	snprintf(path, sizeof path, "%s/egress-ca.crt", dir);
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0644);
 
-	ca = egress_ca_open(dir, why, sizeof why);            /* read back: the same CA */
+	ca = egress_ca_open(dir, why, sizeof why); /* read back: the same CA */
 	CHECK(ca && strcmp(egress_ca_pem(ca), pem) == 0);
 	egress_ca_free(ca);
 
@@ -179,7 +179,7 @@ static void leaves(struct egress_ca *ca, X509 *ca_cert)
 	struct egress_ca *ca2 = egress_ca_open(NULL, (char[64]){0}, 64);
 	EVP_PKEY *k2;
 	CHECK(ca2 && egress_ca_leaf(ca2, "api.example.com", &other, &k2) == 0);
-	CHECK(other && verify(ca_cert, other, NULL) != 1);   /* another CA's leaf */
+	CHECK(other && verify(ca_cert, other, NULL) != 1); /* another CA's leaf */
 	egress_ca_free(ca2);
 
 	/* cached: the same certificate again; another host, another; one key */
@@ -211,7 +211,7 @@ static void leaves(struct egress_ca *ca, X509 *ca_cert)
 	/* b.example.com went first (api. was used after it); h0 is now the oldest */
 	CHECK(egress_ca_leaf(ca, "h1.example", &leaf, &key) == 0);
 	BIGNUM *h1 = serial_of(leaf);
-	CHECK(egress_ca_leaf(ca, "h0.example", &leaf, &key) == 0);  /* h0 was gone: made again, evicting h2 */
+	CHECK(egress_ca_leaf(ca, "h0.example", &leaf, &key) == 0); /* h0 was gone: made again, evicting h2 */
 	CHECK(egress_ca_leaf(ca, "h1.example", &leaf, &key) == 0);
 	s = serial_of(leaf);
 	CHECK(BN_cmp(s, h1) == 0);
@@ -270,9 +270,10 @@ static bool tls_to(struct egress_ca *ca, X509 *ca_cert, const char *want_host)
 	SSL_set_connect_state(client);
 	SSL_set_accept_state(server);
 	bool ok = handshake(client, server) && SSL_get_verify_result(client) == X509_V_OK;
-	if (ok) {  /* and bytes go through */
+	if (ok) { /* and bytes go through */
 		char buf[8] = "";
-		ok = SSL_write(client, "ping", 4) == 4 && SSL_read(server, buf, sizeof buf) == 4 && memcmp(buf, "ping", 4) == 0;
+		ok = SSL_write(client, "ping", 4) == 4 && SSL_read(server, buf, sizeof buf) == 4 &&
+			memcmp(buf, "ping", 4) == 0;
 	}
 	SSL_free(client);
 	SSL_free(server);

@@ -26,12 +26,14 @@ static void every_prefix(const char *head, enum egress_host_result want, const c
 static void bad(const char *head)
 {
 	char got[256];
-	CHECK(egress_host_parse((const unsigned char *)head, strlen(head), got, sizeof got) == EGRESS_HOST_BAD);
+	CHECK(egress_host_parse((const unsigned char *)head, strlen(head), got, sizeof got) ==
+		EGRESS_HOST_BAD);
 }
 
 void suite_egress_host(void)
 {
-	every_prefix("GET / HTTP/1.1\r\nHost: api.world.test\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n",
+	every_prefix(
+		"GET / HTTP/1.1\r\nHost: api.world.test\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n",
 		EGRESS_HOST_FOUND, "api.world.test");
 	every_prefix("GET /simple?x=1 HTTP/1.0\r\nhost:API.World.Test:8080\t\r\n\r\n", EGRESS_HOST_FOUND,
 		"api.world.test");
@@ -40,34 +42,35 @@ void suite_egress_host(void)
 	/* The body after the head is not looked at. */
 	char got[256];
 	const char *post = "POST /u HTTP/1.1\r\nContent-Length: 5\r\nHost: a.test\r\n\r\nHost:";
-	CHECK(egress_host_parse((const unsigned char *)post, strlen(post), got, sizeof got) == EGRESS_HOST_FOUND);
+	CHECK(egress_host_parse((const unsigned char *)post, strlen(post), got, sizeof got) ==
+		EGRESS_HOST_FOUND);
 	CHECK_STR(got, "a.test");
 
-	bad("GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n");      /* two */
-	bad("GET / HTTP/1.1\r\nAccept: */*\r\n\r\n");                       /* none */
-	bad("GET http://b.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n");          /* absolute form */
-	bad("CONNECT b.test:443 HTTP/1.1\r\nHost: a.test\r\n\r\n");          /* authority form */
-	bad("GET / HTTP/1.1\nHost: a.test\n\n");                             /* bare LF */
-	bad("GET / HTTP/1.1\r\nHost: a.test\rX: y\r\n\r\n");                 /* bare CR */
-	bad("GET / HTTP/1.1\r\nHost : a.test\r\n\r\n");                      /* space before the colon */
-	bad("GET / HTTP/1.1\r\nX: y\r\n Host: a.test\r\n\r\n");              /* folded */
-	bad("GET / HTTP/1.1\r\nHost: [::1]:80\r\n\r\n");                     /* IPv6 */
-	bad("GET / HTTP/1.1\r\nHost: a..test\r\n\r\n");                      /* empty label */
+	bad("GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n"); /* two */
+	bad("GET / HTTP/1.1\r\nAccept: */*\r\n\r\n");                  /* none */
+	bad("GET http://b.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n");    /* absolute form */
+	bad("CONNECT b.test:443 HTTP/1.1\r\nHost: a.test\r\n\r\n");    /* authority form */
+	bad("GET / HTTP/1.1\nHost: a.test\n\n");                       /* bare LF */
+	bad("GET / HTTP/1.1\r\nHost: a.test\rX: y\r\n\r\n");           /* bare CR */
+	bad("GET / HTTP/1.1\r\nHost : a.test\r\n\r\n");                /* space before the colon */
+	bad("GET / HTTP/1.1\r\nX: y\r\n Host: a.test\r\n\r\n");        /* folded */
+	bad("GET / HTTP/1.1\r\nHost: [::1]:80\r\n\r\n");               /* IPv6 */
+	bad("GET / HTTP/1.1\r\nHost: a..test\r\n\r\n");                /* empty label */
 	bad("GET / HTTP/1.1\r\nHost: .a.test\r\n\r\n");
 	bad("GET / HTTP/1.1\r\nHost: a.test..\r\n\r\n");
 	bad("GET / HTTP/1.1\r\nHost: a_b.test\r\n\r\n");
-	bad("GET / HTTP/1.1\r\nHost: a.test:\r\n\r\n");                      /* empty port */
+	bad("GET / HTTP/1.1\r\nHost: a.test:\r\n\r\n"); /* empty port */
 	bad("GET / HTTP/1.1\r\nHost: a.test:8o\r\n\r\n");
 	bad("GET / HTTP/1.1\r\nHost: \r\n\r\n");
 	bad("GET / HTTP/2\r\nHost: a.test\r\n\r\n");
-	bad("\x16\x03\x01\x02");                                             /* TLS on port 80: at once */
+	bad("\x16\x03\x01\x02"); /* TLS on port 80: at once */
 	bad("get / HTTP/1.1\r\nHost: a.test\r\n\r\n");
 
 	/* One Host value alone, as a rewriter sees each request's. */
 	CHECK(egress_host_name("API.World.Test:80", got, sizeof got) && strcmp(got, "api.world.test") == 0);
 	CHECK(egress_host_name("a.test.", got, sizeof got) && strcmp(got, "a.test") == 0);
 	CHECK(!egress_host_name("[::1]", got, sizeof got) && !egress_host_name("", got, sizeof got) &&
-	      !egress_host_name("a b", got, sizeof got));
+		!egress_host_name("a b", got, sizeof got));
 
 	/* A name that does not fit is refused, never cut. */
 	const char *longer = "GET / HTTP/1.1\r\nHost: abcdefgh.test\r\n\r\n";

@@ -16,7 +16,7 @@
 struct rules {
 	const struct egress_header *set;
 	size_t n;
-	const char *refuse;   /* refuse a request with this Host value */
+	const char *refuse; /* refuse a request with this Host value */
 };
 
 struct seen {
@@ -37,7 +37,8 @@ static void emit_cb(void *ctx, const void *bytes, size_t len)
 	s->len += len;
 }
 
-static int headers_cb(void *ctx, const char *host, const struct egress_header **headers, size_t *n, const char **why)
+static int headers_cb(void *ctx, const char *host, const struct egress_header **headers, size_t *n,
+	const char **why)
 {
 	struct seen *s = ctx;
 	size_t at = strlen(s->hosts);
@@ -53,10 +54,10 @@ static int headers_cb(void *ctx, const char *host, const struct egress_header **
 
 struct want {
 	enum egress_http_status status;
-	const char *out;      /* emitted, up to the error if there is one */
-	size_t out_len;       /* 0: strlen(out) */
-	const char *hosts;    /* NULL: not checked */
-	const char *why;      /* NULL: not checked */
+	const char *out;   /* emitted, up to the error if there is one */
+	size_t out_len;    /* 0: strlen(out) */
+	const char *hosts; /* NULL: not checked */
+	const char *why;   /* NULL: not checked */
 	bool pass;
 };
 
@@ -78,15 +79,16 @@ static bool run(const struct rules *rules, const char *in, size_t len, const siz
 	bool ok = st == w->status && s.len == want_len && memcmp(s.out ? s.out : "", w->out, want_len) == 0 &&
 		egress_http_passthrough(h) == w->pass && (!w->hosts || strcmp(s.hosts, w->hosts) == 0) &&
 		(!w->why || (why && strcmp(why, w->why) == 0)) && (st == EGRESS_HTTP_OK) == (why == NULL);
-	if (ok && st != EGRESS_HTTP_OK) {  /* an error stays, and emits nothing more */
+	if (ok && st != EGRESS_HTTP_OK) { /* an error stays, and emits nothing more */
 		size_t before = s.len;
 		const char *again = NULL;
-		ok = egress_http_feed(h, "GET / HTTP/1.1\r\n\r\n", 18, &again) == st && again && strcmp(again, why) == 0 &&
-			s.len == before;
+		ok = egress_http_feed(h, "GET / HTTP/1.1\r\n\r\n", 18, &again) == st && again &&
+			strcmp(again, why) == 0 && s.len == before;
 	}
 	if (!ok)
-		fprintf(stderr, "  %s: status %d (%s), %zu bytes out: %.*s\n    hosts %s\n", how, st, why ? why : "-", s.len,
-			(int)(s.len < 400 ? s.len : 400), s.out ? s.out : "", s.hosts);
+		fprintf(stderr, "  %s: status %d (%s), %zu bytes out: %.*s\n    hosts %s\n", how, st,
+			why ? why : "-", s.len, (int)(s.len < 400 ? s.len : 400), s.out ? s.out : "",
+			s.hosts);
 	egress_http_free(h);
 	free(s.out);
 	return ok;
@@ -115,9 +117,11 @@ static const struct egress_header auth[] = {{"Authorization", "Bearer sk-test"}}
 static const struct rules AUTH = {auth, 1, NULL};
 
 #define OK_CASE(in, out, hosts) \
-	CHECK(every_chunking(&AUTH, in, strlen(in), &(struct want){EGRESS_HTTP_OK, out, 0, hosts, NULL, false}))
+	CHECK(every_chunking(&AUTH, in, strlen(in), \
+		&(struct want){EGRESS_HTTP_OK, out, 0, hosts, NULL, false}))
 #define BAD_CASE(in, out, why) \
-	CHECK(every_chunking(&AUTH, in, strlen(in), &(struct want){EGRESS_HTTP_BAD, out, 0, NULL, why, false}))
+	CHECK(every_chunking(&AUTH, in, strlen(in), \
+		&(struct want){EGRESS_HTTP_BAD, out, 0, NULL, why, false}))
 
 static void requests(void)
 {
@@ -126,10 +130,11 @@ static void requests(void)
 		"api.example.com|");
 	/* replaced case-insensitively, every one of that name; OWS and the rest kept as sent */
 	OK_CASE("GET / HTTP/1.1\r\nauthorization: old\r\nHost:  h.example \t\r\nX-A:b \r\nAUTHORIZATION:x\r\n\r\n",
-		"GET / HTTP/1.1\r\nHost:  h.example \t\r\nX-A:b \r\nAuthorization: Bearer sk-test\r\n\r\n", "h.example|");
+		"GET / HTTP/1.1\r\nHost:  h.example \t\r\nX-A:b \r\nAuthorization: Bearer sk-test\r\n\r\n",
+		"h.example|");
 	/* no Host, HTTP/1.0, an empty value, CRLFs before a request line dropped */
-	OK_CASE("\r\n\r\nGET / HTTP/1.0\r\nX-Empty:\r\n\r\n", "GET / HTTP/1.0\r\nX-Empty:\r\nAuthorization: Bearer sk-test\r\n\r\n",
-		"(none)|");
+	OK_CASE("\r\n\r\nGET / HTTP/1.0\r\nX-Empty:\r\n\r\n",
+		"GET / HTTP/1.0\r\nX-Empty:\r\nAuthorization: Bearer sk-test\r\n\r\n", "(none)|");
 	/* pipelined: a body by Content-Length, a chunked one, a GET */
 	OK_CASE("POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello"
 		"POST /b HTTP/1.1\r\nHost: b\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n"
@@ -146,20 +151,25 @@ static void requests(void)
 		"(none)|");
 	/* a body is bytes, whatever they look like */
 	OK_CASE("POST / HTTP/1.1\r\nContent-Length: 12\r\n\r\n\r\nGET \n\0x\r\r\n",
-		"POST / HTTP/1.1\r\nContent-Length: 12\r\nAuthorization: Bearer sk-test\r\n\r\n\r\nGET \n", "(none)|");
+		"POST / HTTP/1.1\r\nContent-Length: 12\r\nAuthorization: Bearer sk-test\r\n\r\n\r\nGET \n",
+		"(none)|");
 	/* the largest Content-Length is taken (the body is not all there) */
 	OK_CASE("POST / HTTP/1.1\r\nContent-Length: 9007199254740992\r\n\r\nab",
-		"POST / HTTP/1.1\r\nContent-Length: 9007199254740992\r\nAuthorization: Bearer sk-test\r\n\r\nab", NULL);
+		"POST / HTTP/1.1\r\nContent-Length: 9007199254740992\r\nAuthorization: Bearer sk-test\r\n\r\nab",
+		NULL);
 	/* no headers to set: the head as it came */
 	static const struct rules none = {NULL, 0, NULL};
 	const char *plain = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
-	CHECK(every_chunking(&none, plain, strlen(plain), &(struct want){EGRESS_HTTP_OK, plain, 0, "x|", NULL, false}));
+	CHECK(every_chunking(&none, plain, strlen(plain),
+		&(struct want){EGRESS_HTTP_OK, plain, 0, "x|", NULL, false}));
 	/* several set, one replacing a header of the request */
 	static const struct egress_header two[] = {{"X-Api-Key", "k"}, {"user-agent", "proxy"}};
 	static const struct rules tworules = {two, 2, NULL};
 	const char *in = "GET / HTTP/1.1\r\nUser-Agent: curl\r\nAccept: */*\r\n\r\n";
-	CHECK(every_chunking(&tworules, in, strlen(in), &(struct want){EGRESS_HTTP_OK,
-		"GET / HTTP/1.1\r\nAccept: */*\r\nX-Api-Key: k\r\nuser-agent: proxy\r\n\r\n", 0, NULL, NULL, false}));
+	CHECK(every_chunking(&tworules, in, strlen(in),
+		&(struct want){EGRESS_HTTP_OK,
+			"GET / HTTP/1.1\r\nAccept: */*\r\nX-Api-Key: k\r\nuser-agent: proxy\r\n\r\n", 0, NULL,
+			NULL, false}));
 }
 
 static void smuggling(void)
@@ -173,8 +183,10 @@ static void smuggling(void)
 	CHECK(every_chunking(&AUTH, nul, sizeof nul - 1,
 		&(struct want){EGRESS_HTTP_BAD, "", 0, NULL, "a header value holds a control byte", false}));
 	BAD_CASE("GET / HTTP/1.1\r\nX: a\x7f\r\n\r\n", "", "a header value holds a control byte");
-	BAD_CASE("GET / HTTP/1.1\r\nHost : x\r\n\r\n", "", "a header name is followed by a space before its colon");
-	BAD_CASE("GET / HTTP/1.1\r\nHost\t: x\r\n\r\n", "", "a header name is followed by a space before its colon");
+	BAD_CASE("GET / HTTP/1.1\r\nHost : x\r\n\r\n", "",
+		"a header name is followed by a space before its colon");
+	BAD_CASE("GET / HTTP/1.1\r\nHost\t: x\r\n\r\n", "",
+		"a header name is followed by a space before its colon");
 	BAD_CASE("GET / HTTP/1.1\r\n: x\r\n\r\n", "", "a header line has no name");
 	BAD_CASE("GET / HTTP/1.1\r\nHost x\r\n\r\n", "", "a header line has no colon");
 	BAD_CASE("GET / HTTP/1.1\r\nHo\"st: x\r\n\r\n", "", "a header line has no colon");
@@ -182,21 +194,30 @@ static void smuggling(void)
 		"the request has both Content-Length and Transfer-Encoding");
 	BAD_CASE("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", "",
 		"the request has both Content-Length and Transfer-Encoding");
-	BAD_CASE("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", "", "the request has differing Content-Lengths");
-	BAD_CASE("POST / HTTP/1.1\r\nContent-Length: 3, 4\r\n\r\n", "", "the request has differing Content-Lengths");
+	BAD_CASE("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", "",
+		"the request has differing Content-Lengths");
+	BAD_CASE("POST / HTTP/1.1\r\nContent-Length: 3, 4\r\n\r\n", "",
+		"the request has differing Content-Lengths");
 	BAD_CASE("POST / HTTP/1.1\r\nContent-Length: +3\r\n\r\n", "", "a Content-Length is not a number");
 	BAD_CASE("POST / HTTP/1.1\r\nContent-Length: 0x3\r\n\r\n", "", "a Content-Length is not a number");
 	BAD_CASE("POST / HTTP/1.1\r\nContent-Length: 3 4\r\n\r\n", "", "a Content-Length is not a number");
 	BAD_CASE("POST / HTTP/1.1\r\nContent-Length: \r\n\r\n", "", "a Content-Length is empty");
-	BAD_CASE("POST / HTTP/1.1\r\nContent-Length: 9007199254740993\r\n\r\n", "", "a Content-Length is over 2^53");
-	BAD_CASE("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n", "", "a Content-Length is over 2^53");
-	BAD_CASE("POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", "", "a transfer coding follows chunked");
+	BAD_CASE("POST / HTTP/1.1\r\nContent-Length: 9007199254740993\r\n\r\n", "",
+		"a Content-Length is over 2^53");
+	BAD_CASE("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n", "",
+		"a Content-Length is over 2^53");
+	BAD_CASE("POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", "",
+		"a transfer coding follows chunked");
 	BAD_CASE("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", "",
 		"a transfer coding follows chunked");
-	BAD_CASE("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", "", "the request's last transfer coding is not chunked");
-	BAD_CASE("POST / HTTP/1.1\r\nTransfer-Encoding: \r\n\r\n", "", "the request's last transfer coding is not chunked");
-	BAD_CASE("POST / HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n", "", "the request's last transfer coding is not chunked");
-	BAD_CASE("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", "", "an HTTP/1.0 request has a Transfer-Encoding");
+	BAD_CASE("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", "",
+		"the request's last transfer coding is not chunked");
+	BAD_CASE("POST / HTTP/1.1\r\nTransfer-Encoding: \r\n\r\n", "",
+		"the request's last transfer coding is not chunked");
+	BAD_CASE("POST / HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n", "",
+		"the request's last transfer coding is not chunked");
+	BAD_CASE("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", "",
+		"an HTTP/1.0 request has a Transfer-Encoding");
 	BAD_CASE("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", "", "the request has two Host headers");
 	const char *line = "the request line is not METHOD target HTTP/1.x";
 	BAD_CASE("GET  / HTTP/1.1\r\n\r\n", "", line);
@@ -208,8 +229,11 @@ static void smuggling(void)
 	BAD_CASE("GET\r\n\r\n", "", line);
 	/* chunk framing: what came before the wrong byte went out */
 	const char *head = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
-	const char *emitted = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nAuthorization: Bearer sk-test\r\n\r\n";
-	struct { const char *body, *out, *why; } chunks[] = {
+	const char *emitted =
+		"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nAuthorization: Bearer sk-test\r\n\r\n";
+	struct {
+		const char *body, *out, *why;
+	} chunks[] = {
 		{"zz\r\n", "", "a chunk-size is not hexadecimal"},
 		{";x\r\n", "", "a chunk-size is not hexadecimal"},
 		{"5\nhello\r\n", "5", "a chunk-size line does not end in CRLF"},
@@ -219,7 +243,8 @@ static void smuggling(void)
 		{"5\r\nhello\rX", "5\r\nhello\r", "a chunk's data does not end in CRLF"},
 		{"20000000000001\r\n", "2000000000000", "a chunk is over 2^53 bytes"},
 		{"0\r\n x: 1\r\n\r\n", "0\r\n", "a trailer line is folded (obs-fold)"},
-		{"0\r\nX : 1\r\n\r\n", "0\r\nX", "a trailer name is not a token, or a space comes before its colon"},
+		{"0\r\nX : 1\r\n\r\n", "0\r\nX",
+			"a trailer name is not a token, or a space comes before its colon"},
 		{"0\r\nX: \x01\r\n\r\n", "0\r\nX: ", "a trailer value holds a control byte"},
 		{"0\r\nX: 1\n\r\n", "0\r\nX: 1", "a trailer value holds a control byte"},
 		{"0\r\nX: 1\r\r\n", "0\r\nX: 1\r", "a trailer line does not end in CRLF"},
@@ -231,7 +256,8 @@ static void smuggling(void)
 		snprintf(in, sizeof in, "%s%s", head, chunks[i].body);
 		size_t len = strlen(head) + strlen(chunks[i].body);
 		snprintf(out, sizeof out, "%s%s", emitted, chunks[i].out);
-		if (!every_chunking(&AUTH, in, len, &(struct want){EGRESS_HTTP_BAD, out, 0, NULL, chunks[i].why, false})) {
+		if (!every_chunking(&AUTH, in, len,
+			    &(struct want){EGRESS_HTTP_BAD, out, 0, NULL, chunks[i].why, false})) {
 			fprintf(stderr, "  chunk case %zu\n", i);
 			CHECK(false);
 		}
@@ -257,7 +283,8 @@ static void limits(void)
 {
 	static const struct rules none = {NULL, 0, NULL};
 	char *s = head_of(EGRESS_HTTP_HEAD_MAX, 3);
-	CHECK(every_chunking(&none, s, EGRESS_HTTP_HEAD_MAX, &(struct want){EGRESS_HTTP_OK, s, 0, NULL, NULL, false}));
+	CHECK(every_chunking(&none, s, EGRESS_HTTP_HEAD_MAX,
+		&(struct want){EGRESS_HTTP_OK, s, 0, NULL, NULL, false}));
 	free(s);
 	s = head_of(EGRESS_HTTP_HEAD_MAX + 1, 3);
 	CHECK(every_chunking(&none, s, EGRESS_HTTP_HEAD_MAX + 1,
@@ -268,7 +295,8 @@ static void limits(void)
 	free(s);
 	s = head_of(4000, EGRESS_HTTP_HEADERS_MAX + 1);
 	CHECK(every_chunking(&none, s, 4000,
-		&(struct want){EGRESS_HTTP_BAD, "", 0, NULL, "the request has more than 100 headers", false}));
+		&(struct want){EGRESS_HTTP_BAD, "", 0, NULL, "the request has more than 100 headers",
+			false}));
 	free(s);
 	/* trailers: 100, then 101 */
 	char in[4096];
@@ -279,18 +307,21 @@ static void limits(void)
 	CHECK(every_chunking(&none, in, n + 2, &(struct want){EGRESS_HTTP_OK, in, 0, NULL, NULL, false}));
 	sprintf(in + n, "T: v\r\n\r\n");
 	in[n + 1] = '\0';
-	CHECK(every_chunking(&none, in, n + 1, &(struct want){EGRESS_HTTP_BAD, in, n, NULL,
-		"the request has more than 100 trailers", false}));
+	CHECK(every_chunking(&none, in, n + 1,
+		&(struct want){EGRESS_HTTP_BAD, in, n, NULL, "the request has more than 100 trailers",
+			false}));
 }
 
 static void refusals(void)
 {
 	/* the callback refuses: what came before went out, nothing of that head */
 	static const struct rules refuse = {auth, 1, "evil.example"};
-	const char *in = "GET /a HTTP/1.1\r\nHost: ok.example\r\n\r\nGET /b HTTP/1.1\r\nHost: evil.example\r\n\r\n";
-	CHECK(every_chunking(&refuse, in, strlen(in), &(struct want){EGRESS_HTTP_REFUSED,
-		"GET /a HTTP/1.1\r\nHost: ok.example\r\nAuthorization: Bearer sk-test\r\n\r\n", 0,
-		"ok.example|evil.example|", "no rule lets this host be reached", false}));
+	const char *in =
+		"GET /a HTTP/1.1\r\nHost: ok.example\r\n\r\nGET /b HTTP/1.1\r\nHost: evil.example\r\n\r\n";
+	CHECK(every_chunking(&refuse, in, strlen(in),
+		&(struct want){EGRESS_HTTP_REFUSED,
+			"GET /a HTTP/1.1\r\nHost: ok.example\r\nAuthorization: Bearer sk-test\r\n\r\n", 0,
+			"ok.example|evil.example|", "no rule lets this host be reached", false}));
 	/* what the callback gives is checked */
 	in = "GET / HTTP/1.1\r\nHost: h\r\n\r\n";
 	static const struct egress_header crlf[] = {{"Authorization", "Bearer a\r\nX-Injected: 1"}};
@@ -299,7 +330,10 @@ static void refusals(void)
 	static const struct egress_header empty[] = {{"", "v"}};
 	static const struct egress_header framing[] = {{"content-length", "0"}};
 	static const struct egress_header te[] = {{"Transfer-Encoding", "chunked"}};
-	struct { struct rules r; const char *why; } bad[] = {
+	struct {
+		struct rules r;
+		const char *why;
+	} bad[] = {
 		{{crlf, 1, NULL}, "header Authorization has a value that cannot be sent"},
 		{{ctl, 2, NULL}, "header Authorization has a value that cannot be sent"},
 		{{name, 1, NULL}, "a header to set has a name that is not a token"},
@@ -315,21 +349,27 @@ static void refusals(void)
 static void passthrough(void)
 {
 	/* after an upgrade's head, anything goes through as it is */
-	const char ws[] = "GET /ws HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n\r\n"
-			  "\x81\x05hello\0\n\r GET / HTTP/1.1\n\n";
+	const char ws[] =
+		"GET /ws HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n\r\n"
+		"\x81\x05hello\0\n\r GET / HTTP/1.1\n\n";
 	char out[512];
-	size_t n = (size_t)sprintf(out, "GET /ws HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade\r\n"
+	size_t n = (size_t)sprintf(out,
+		"GET /ws HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade\r\n"
 		"Upgrade: websocket\r\nAuthorization: Bearer sk-test\r\n\r\n");
 	size_t body = sizeof ws - 1 - (strstr(ws, "\r\n\r\n") + 4 - ws);
 	memcpy(out + n, strstr(ws, "\r\n\r\n") + 4, body);
-	CHECK(every_chunking(&AUTH, ws, sizeof ws - 1, &(struct want){EGRESS_HTTP_OK, out, n + body, "h|", NULL, true}));
+	CHECK(every_chunking(&AUTH, ws, sizeof ws - 1,
+		&(struct want){EGRESS_HTTP_OK, out, n + body, "h|", NULL, true}));
 	const char *connect = "CONNECT db.example:5432 HTTP/1.1\r\nHost: db.example:5432\r\n\r\n\x16\x03\x01";
-	CHECK(every_chunking(&AUTH, connect, strlen(connect), &(struct want){EGRESS_HTTP_OK,
-		"CONNECT db.example:5432 HTTP/1.1\r\nHost: db.example:5432\r\nAuthorization: Bearer sk-test\r\n\r\n\x16\x03\x01",
-		0, "db.example:5432|", NULL, true}));
+	CHECK(every_chunking(&AUTH, connect, strlen(connect),
+		&(struct want){EGRESS_HTTP_OK,
+			"CONNECT db.example:5432 HTTP/1.1\r\nHost: db.example:5432\r\nAuthorization: Bearer sk-test\r\n\r\n\x16\x03\x01",
+			0, "db.example:5432|", NULL, true}));
 	/* Upgrade without Connection: upgrade is no upgrade: what follows is a request */
-	BAD_CASE("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n\x81\x05 x\r\n\r\n", "GET / HTTP/1.1\r\nUpgrade: websocket\r\n"
-		"Authorization: Bearer sk-test\r\n\r\n", "the request line is not METHOD target HTTP/1.x");
+	BAD_CASE("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n\x81\x05 x\r\n\r\n",
+		"GET / HTTP/1.1\r\nUpgrade: websocket\r\n"
+		"Authorization: Bearer sk-test\r\n\r\n",
+		"the request line is not METHOD target HTTP/1.x");
 }
 
 void suite_egress_http(void)

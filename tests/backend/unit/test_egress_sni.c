@@ -41,7 +41,8 @@ static size_t openssl_hello(int version, const char *sni, size_t big, unsigned f
 	if (version < TLS1_2_VERSION)
 		SSL_CTX_set_cipher_list(ctx, "DEFAULT:@SECLEVEL=0");
 	if (big)
-		SSL_CTX_add_custom_ext(ctx, BIG_EXT, SSL_EXT_CLIENT_HELLO, big_add, big_free, &big, NULL, NULL);
+		SSL_CTX_add_custom_ext(ctx, BIG_EXT, SSL_EXT_CLIENT_HELLO, big_add, big_free, &big, NULL,
+			NULL);
 	SSL *ssl = SSL_new(ctx);
 	if (fragment)
 		SSL_set_max_send_fragment(ssl, fragment);
@@ -56,7 +57,8 @@ static size_t openssl_hello(int version, const char *sni, size_t big, unsigned f
 }
 
 /* Every proper prefix is MORE; the whole is want (with name). */
-static bool every_prefix(const unsigned char *hello, size_t len, enum egress_sni_result want, const char *name)
+static bool every_prefix(const unsigned char *hello, size_t len, enum egress_sni_result want,
+	const char *name)
 {
 	char got[256];
 	for (size_t i = 0; i < len; i++) {
@@ -106,9 +108,19 @@ static void garble_lengths(const unsigned char *h, size_t len)
 	CHECK(sni < len);
 	if (sni >= len)
 		return;
-	struct { size_t at; int width; } fields[] = {
-		{6, 1} /* hs length's low byte */, {7, 2}, {sid, 1}, {cs, 2}, {comp, 1}, {exts, 2},
-		{sni + 2, 2} /* extension */, {sni + 4, 2} /* server_name list */, {sni + 7, 2} /* host_name */,
+	struct {
+		size_t at;
+		int width;
+	} fields[] = {
+		{6, 1} /* hs length's low byte */,
+		{7, 2},
+		{sid, 1},
+		{cs, 2},
+		{comp, 1},
+		{exts, 2},
+		{sni + 2, 2} /* extension */,
+		{sni + 4, 2} /* server_name list */,
+		{sni + 7, 2} /* host_name */,
 	};
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
 		for (int d = -1; d <= 1; d += 2) {
@@ -123,7 +135,7 @@ static void garble_lengths(const unsigned char *h, size_t len)
 	CHECK(garbled(h, len, 3, 2, 1) == EGRESS_SNI_NOT_TLS);
 	enum egress_sni_result r = garbled(h, len, 3, 2, -1);
 	CHECK(r == (h[len - 1] == 22 ? EGRESS_SNI_MORE : EGRESS_SNI_NOT_TLS));
-	CHECK(garbled(h, len, 3, 2, -(int)get16(h + 3)) == EGRESS_SNI_NOT_TLS);  /* an empty record */
+	CHECK(garbled(h, len, 3, 2, -(int)get16(h + 3)) == EGRESS_SNI_NOT_TLS); /* an empty record */
 	CHECK(garbled(h, len, 3, 2, 16385 - (int)get16(h + 3)) == EGRESS_SNI_NOT_TLS);
 }
 
@@ -161,8 +173,8 @@ static void from_openssl(void)
 	/* a hello the caller could never peek whole */
 	n = openssl_hello(TLS1_3_VERSION, "huge.example.net", 40000, 0, hello, sizeof hello);
 	char name[64];
-	CHECK(egress_sni_parse(hello, n > EGRESS_SNI_MAX_BYTES ? EGRESS_SNI_MAX_BYTES : n, name, sizeof name) ==
-		EGRESS_SNI_NOT_TLS);
+	CHECK(egress_sni_parse(hello, n > EGRESS_SNI_MAX_BYTES ? EGRESS_SNI_MAX_BYTES : n, name,
+		      sizeof name) == EGRESS_SNI_NOT_TLS);
 
 	/* names OpenSSL sends as given */
 	n = openssl_hello(TLS1_3_VERSION, "API.Example.COM", 0, 0, hello, sizeof hello);
@@ -238,26 +250,27 @@ static void fields(void)
 	memset(sid, 7, sizeof sid);
 	unsigned char copy[2048];
 #define EDIT(at, cut, add, add_len) (memcpy(copy, hello, base), n = splice(copy, base, at, cut, add, add_len))
-	EDIT(43, 1, "\x20", 1);                                 /* a session id of 32 bytes */
+	EDIT(43, 1, "\x20", 1); /* a session id of 32 bytes */
 	n = splice(copy, n, 44, 0, sid, 32);
 	CHECK(every_prefix(copy, n, EGRESS_SNI_FOUND, "x.example"));
-	EDIT(43, 1, "\x21", 1);                                 /* of 33 */
+	EDIT(43, 1, "\x21", 1); /* of 33 */
 	n = splice(copy, n, 44, 0, sid, 33);
 	CHECK(egress_sni_parse(copy, n, name, sizeof name) == EGRESS_SNI_NOT_TLS);
-	EDIT(44, 4, "\x00\x00", 2);                             /* no cipher suite */
+	EDIT(44, 4, "\x00\x00", 2); /* no cipher suite */
 	CHECK(egress_sni_parse(copy, n, name, sizeof name) == EGRESS_SNI_NOT_TLS);
-	EDIT(44, 4, "\x00\x01\x13", 3);                         /* half of one */
+	EDIT(44, 4, "\x00\x01\x13", 3); /* half of one */
 	CHECK(egress_sni_parse(copy, n, name, sizeof name) == EGRESS_SNI_NOT_TLS);
-	EDIT(44, 4, "\x00\x04\x13\x01\x13\x02", 6);             /* two */
+	EDIT(44, 4, "\x00\x04\x13\x01\x13\x02", 6); /* two */
 	CHECK(every_prefix(copy, n, EGRESS_SNI_FOUND, "x.example"));
-	EDIT(48, 2, "\x00", 1);                                 /* no compression method */
+	EDIT(48, 2, "\x00", 1); /* no compression method */
 	CHECK(egress_sni_parse(copy, n, name, sizeof name) == EGRESS_SNI_NOT_TLS);
-	EDIT(50, 0, "\x00", 1);                                 /* a byte between them and the extensions */
+	EDIT(50, 0, "\x00", 1); /* a byte between them and the extensions */
 	CHECK(egress_sni_parse(copy, n, name, sizeof name) == EGRESS_SNI_NOT_TLS);
 #undef EDIT
 	n = hand_hello(ext, sni_ext(ext, 0, NULL, NULL), 1000, hello); /* an empty server_name list */
 	CHECK(egress_sni_parse(hello, n, name, sizeof name) == EGRESS_SNI_NOT_TLS);
-	n = hand_hello((const unsigned char *)"\0\0\0\0", 4, 1000, hello); /* an empty server_name extension */
+	n = hand_hello((const unsigned char *)"\0\0\0\0", 4, 1000,
+		hello); /* an empty server_name extension */
 	CHECK(egress_sni_parse(hello, n, name, sizeof name) == EGRESS_SNI_NOT_TLS);
 }
 
@@ -265,18 +278,18 @@ static void hand_made(void)
 {
 	unsigned char hello[2048], ext[512];
 	char name[256];
-	size_t n = hand_hello(NULL, 0, 1000, hello);           /* TLS 1.0-1.2 without extensions */
+	size_t n = hand_hello(NULL, 0, 1000, hello); /* TLS 1.0-1.2 without extensions */
 	CHECK(every_prefix(hello, n, EGRESS_SNI_NONE, NULL));
-	n = hand_hello((const unsigned char *)"", 0, 1000, hello);  /* an empty extensions block */
+	n = hand_hello((const unsigned char *)"", 0, 1000, hello); /* an empty extensions block */
 	CHECK(every_prefix(hello, n, EGRESS_SNI_NONE, NULL));
 
 	const char *one[] = {"x.example"}, *two[] = {"x.example", "y.example"};
 	size_t e = sni_ext(ext, 1, (const unsigned char *)"\0", one);
-	n = hand_hello(ext, e, 1, hello);                       /* one byte a record */
+	n = hand_hello(ext, e, 1, hello); /* one byte a record */
 	CHECK(every_prefix(hello, n, EGRESS_SNI_FOUND, "x.example"));
-	n = hand_hello(ext, e, 2, hello);                       /* the handshake header split */
+	n = hand_hello(ext, e, 2, hello); /* the handshake header split */
 	CHECK(every_prefix(hello, n, EGRESS_SNI_FOUND, "x.example"));
-	memcpy(ext + e, ext, e);                                /* the extension twice */
+	memcpy(ext + e, ext, e); /* the extension twice */
 	n = hand_hello(ext, 2 * e, 1000, hello);
 	CHECK(egress_sni_parse(hello, n, name, sizeof name) == EGRESS_SNI_NOT_TLS);
 	e = sni_ext(ext, 2, (const unsigned char *)"\0\0", two); /* two host_names */
@@ -285,19 +298,19 @@ static void hand_made(void)
 	e = sni_ext(ext, 2, (const unsigned char *)"\x07\0", two); /* an unknown name type first */
 	n = hand_hello(ext, e, 1000, hello);
 	CHECK(every_prefix(hello, n, EGRESS_SNI_FOUND, "y.example"));
-	e = sni_ext(ext, 1, (const unsigned char *)"\x07", one);  /* no host_name */
+	e = sni_ext(ext, 1, (const unsigned char *)"\x07", one); /* no host_name */
 	n = hand_hello(ext, e, 1000, hello);
 	CHECK(every_prefix(hello, n, EGRESS_SNI_NONE, NULL));
 	char label[80], longname[300];
-	memset(label, 'a', 64), label[64] = '\0';               /* a label over 63 bytes */
+	memset(label, 'a', 64), label[64] = '\0'; /* a label over 63 bytes */
 	const char *l64[] = {label};
 	e = sni_ext(ext, 1, (const unsigned char *)"\0", l64);
 	n = hand_hello(ext, e, 1000, hello);
 	CHECK(egress_sni_parse(hello, n, name, sizeof name) == EGRESS_SNI_NOT_TLS);
-	label[63] = '\0';                                      /* 63 is fine */
+	label[63] = '\0'; /* 63 is fine */
 	n = hand_hello(ext, sni_ext(ext, 1, (const unsigned char *)"\0", l64), 1000, hello);
 	CHECK(egress_sni_parse(hello, n, name, sizeof name) == EGRESS_SNI_FOUND);
-	for (size_t i = 0; i < 254; i++)                       /* a name over 253 bytes */
+	for (size_t i = 0; i < 254; i++) /* a name over 253 bytes */
 		longname[i] = i % 2 ? '.' : 'a';
 	longname[253] = 'a', longname[254] = '\0';
 	const char *ln[] = {longname};
@@ -316,18 +329,18 @@ static void hand_made(void)
 	CHECK(egress_sni_parse(hello, n, name, sizeof name) == EGRESS_SNI_NOT_TLS);
 	hello[0] = 22, hello[5] = 2;
 	CHECK(egress_sni_parse(hello, 6, name, sizeof name) == EGRESS_SNI_NOT_TLS);
-	hello[5] = 1, hello[9] = 3, hello[10] = 4;               /* legacy_version 0x0304 */
+	hello[5] = 1, hello[9] = 3, hello[10] = 4; /* legacy_version 0x0304 */
 	CHECK(egress_sni_parse(hello, n, name, sizeof name) == EGRESS_SNI_NOT_TLS);
-	hello[10] = 0;                                           /* SSL 3.0 */
+	hello[10] = 0; /* SSL 3.0 */
 	CHECK(egress_sni_parse(hello, n, name, sizeof name) == EGRESS_SNI_NOT_TLS);
 	hello[2] = 5;
 	CHECK(egress_sni_parse(hello, 3, name, sizeof name) == EGRESS_SNI_NOT_TLS);
 	/* a hello longer than could ever be peeked: refused at its length */
 	memcpy(hello, "\x16\x03\x01\x40\x00\x01\xff\xff\xff", 9);
 	CHECK(egress_sni_parse(hello, 9, name, sizeof name) == EGRESS_SNI_NOT_TLS);
-	memcpy(hello, "\x16\x03\x01\x40\x00\x01\x00\x7f\xfd", 9);  /* one byte over two full records */
+	memcpy(hello, "\x16\x03\x01\x40\x00\x01\x00\x7f\xfd", 9); /* one byte over two full records */
 	CHECK(egress_sni_parse(hello, 9, name, sizeof name) == EGRESS_SNI_NOT_TLS);
-	hello[8] = 0xfc;                                         /* two full records */
+	hello[8] = 0xfc; /* two full records */
 	CHECK(egress_sni_parse(hello, 9, name, sizeof name) == EGRESS_SNI_MORE);
 }
 
@@ -336,10 +349,12 @@ static void not_tls(void)
 	char name[64];
 	const char *http = "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n";
 	CHECK(egress_sni_parse((const unsigned char *)http, 1, name, sizeof name) == EGRESS_SNI_NOT_TLS);
-	CHECK(egress_sni_parse((const unsigned char *)http, strlen(http), name, sizeof name) == EGRESS_SNI_NOT_TLS);
+	CHECK(egress_sni_parse((const unsigned char *)http, strlen(http), name, sizeof name) ==
+		EGRESS_SNI_NOT_TLS);
 	CHECK(egress_sni_parse((const unsigned char *)"\x80\x2e\x01\x03\x01", 5, name, sizeof name) ==
-		EGRESS_SNI_NOT_TLS);                                 /* SSLv2's hello */
-	CHECK(egress_sni_parse((const unsigned char *)"\x16\x02", 2, name, sizeof name) == EGRESS_SNI_NOT_TLS);
+		EGRESS_SNI_NOT_TLS); /* SSLv2's hello */
+	CHECK(egress_sni_parse((const unsigned char *)"\x16\x02", 2, name, sizeof name) ==
+		EGRESS_SNI_NOT_TLS);
 	CHECK(egress_sni_parse((const unsigned char *)"", 0, name, sizeof name) == EGRESS_SNI_MORE);
 	CHECK(egress_sni_parse((const unsigned char *)"\x16", 1, name, sizeof name) == EGRESS_SNI_MORE);
 }

@@ -13,8 +13,9 @@
 /* Runs a handshake against answers (each a whole answer of one step) fed in
  * pieces of chunk bytes, the destination's first bytes after the last one.
  * Returns the final status; sent collects every message sent. */
-static enum egress_socks_status run(struct egress_socks *s, const char *user, const char *pass, const char *name,
-	const unsigned char *answers, size_t len, size_t chunk, unsigned char *sent, size_t *sent_len, size_t *rest)
+static enum egress_socks_status run(struct egress_socks *s, const char *user, const char *pass,
+	const char *name, const unsigned char *answers, size_t len, size_t chunk, unsigned char *sent,
+	size_t *sent_len, size_t *rest)
 {
 	enum egress_socks_status st = egress_socks_start(s, user, pass, name, 0xcb00710au, 443);
 	*sent_len = 0;
@@ -46,7 +47,8 @@ void suite_egress_socks(void)
 	 * address; two bytes of the destination's come after it. */
 	const unsigned char plain[] = {5, 0, 5, 0, 0, 1, 10, 0, 0, 1, 0x1f, 0x90, 'h', 'i'};
 	for (size_t chunk = 1; chunk <= sizeof plain; chunk++) {
-		CHECK(run(&s, NULL, NULL, NULL, plain, sizeof plain, chunk, sent, &sent_len, &rest) == EGRESS_SOCKS_OPEN);
+		CHECK(run(&s, NULL, NULL, NULL, plain, sizeof plain, chunk, sent, &sent_len, &rest) ==
+			EGRESS_SOCKS_OPEN);
 		CHECK_NUM(rest, 2);
 		const unsigned char want[] = {5, 1, 0, 5, 1, 0, 1, 203, 0, 113, 10, 1, 0xbb};
 		CHECK(sent_len == sizeof want && memcmp(sent, want, sizeof want) == 0);
@@ -54,11 +56,12 @@ void suite_egress_socks(void)
 	/* Username and password, CONNECT by name; a reply binding a name, then one binding IPv6. */
 	const unsigned char authed[] = {5, 2, 1, 0, 5, 0, 0, 3, 3, 'a', '.', 'b', 0, 80};
 	for (size_t chunk = 1; chunk <= sizeof authed; chunk++) {
-		CHECK(run(&s, "me", "s3cret", "api.world.test", authed, sizeof authed, chunk, sent, &sent_len, &rest) ==
-			EGRESS_SOCKS_OPEN);
+		CHECK(run(&s, "me", "s3cret", "api.world.test", authed, sizeof authed, chunk, sent, &sent_len,
+			      &rest) == EGRESS_SOCKS_OPEN);
 		CHECK_NUM(rest, 0);
-		const unsigned char want[] = {5, 1, 2, 1, 2, 'm', 'e', 6, 's', '3', 'c', 'r', 'e', 't', 5, 1, 0, 3, 14,
-			'a', 'p', 'i', '.', 'w', 'o', 'r', 'l', 'd', '.', 't', 'e', 's', 't', 1, 0xbb};
+		const unsigned char want[] = {5, 1, 2, 1, 2, 'm', 'e', 6, 's', '3', 'c', 'r', 'e', 't', 5, 1,
+			0, 3, 14, 'a', 'p', 'i', '.', 'w', 'o', 'r', 'l', 'd', '.', 't', 'e', 's', 't', 1,
+			0xbb};
 		CHECK(sent_len == sizeof want && memcmp(sent, want, sizeof want) == 0);
 		CHECK(!memmem(&s, sizeof s, "s3cret", 6)); /* wiped once used */
 	}
@@ -66,21 +69,29 @@ void suite_egress_socks(void)
 	CHECK(run(&s, NULL, NULL, NULL, v6, sizeof v6, 3, sent, &sent_len, &rest) == EGRESS_SOCKS_OPEN);
 
 	/* Refusals, each with its reason and no credential in it. */
-	struct { const unsigned char *a; size_t n; const char *user; const char *why; } bad[] = {
+	struct {
+		const unsigned char *a;
+		size_t n;
+		const char *user;
+		const char *why;
+	} bad[] = {
 		{(const unsigned char *)"\x04\x00", 2, NULL, "does not speak SOCKS5"},
 		{(const unsigned char *)"\x05\xff", 2, NULL, "wants a username and password"},
 		{(const unsigned char *)"\x05\xff", 2, "me", "accepts no username and password"},
 		{(const unsigned char *)"\x05\x02", 2, NULL, "a method that was not offered"},
 		{(const unsigned char *)"\x05\x00", 2, "me", "a method that was not offered"},
 		{(const unsigned char *)"\x05\x02\x01\x01", 4, "me", "refused the username and password"},
-		{(const unsigned char *)"\x05\x00\x05\x05\x00\x01\0\0\0\0\0\0", 12, NULL, "could not connect: connection refused"},
-		{(const unsigned char *)"\x05\x00\x05\x02\x00\x01\0\0\0\0\0\0", 12, NULL, "not allowed by ruleset"},
+		{(const unsigned char *)"\x05\x00\x05\x05\x00\x01\0\0\0\0\0\0", 12, NULL,
+			"could not connect: connection refused"},
+		{(const unsigned char *)"\x05\x00\x05\x02\x00\x01\0\0\0\0\0\0", 12, NULL,
+			"not allowed by ruleset"},
 		{(const unsigned char *)"\x05\x00\x05\x00\x00\x07", 6, NULL, "reply is not SOCKS5"},
-		{(const unsigned char *)"\x05\x00\x04\x00\x00\x01\0\0\0\0\0\0", 12, NULL, "reply is not SOCKS5"},
+		{(const unsigned char *)"\x05\x00\x04\x00\x00\x01\0\0\0\0\0\0", 12, NULL,
+			"reply is not SOCKS5"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		CHECK(run(&s, bad[i].user, bad[i].user ? "s3cret" : NULL, NULL, bad[i].a, bad[i].n, 1, sent, &sent_len,
-			&rest) == EGRESS_SOCKS_FAILED);
+		CHECK(run(&s, bad[i].user, bad[i].user ? "s3cret" : NULL, NULL, bad[i].a, bad[i].n, 1, sent,
+			      &sent_len, &rest) == EGRESS_SOCKS_FAILED);
 		CHECK(strstr(s.why, bad[i].why) != NULL);
 		CHECK(!strstr(s.why, "s3cret") && !memmem(&s, sizeof s, "s3cret", 6));
 	}

@@ -38,7 +38,7 @@ static int tcp_pair(int *a, int *b)
 	socklen_t len = sizeof addr;
 	int l = socket(AF_INET, SOCK_STREAM, 0);
 	if (l < 0 || bind(l, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(l, 1) != 0 ||
-	    getsockname(l, (struct sockaddr *)&addr, &len) != 0) {
+		getsockname(l, (struct sockaddr *)&addr, &len) != 0) {
 		close(l);
 		return -1;
 	}
@@ -85,7 +85,7 @@ static uint64_t read_pattern(int fd, uint64_t from, bool *intact)
 }
 
 struct ends {
-	int sandbox, destination;       /* the test's ends */
+	int sandbox, destination; /* the test's ends */
 	uint64_t up_got, down_got;
 	bool up_intact, down_intact, early_ok;
 	const char *early;
@@ -147,7 +147,8 @@ static void both_ways(void)
 	nonblocking(upstream);
 	struct run r = {.base = event_base_new()};
 	struct ends e = {.sandbox = sandbox_end, .destination = destination_end, .early = "EARLY"};
-	r.s = net_egress_splice_new(r.base, client, upstream, (const unsigned char *)"EARLY", 5, 30, on_done, &r);
+	r.s = net_egress_splice_new(r.base, client, upstream, (const unsigned char *)"EARLY", 5, 30, on_done,
+		&r);
 	CHECK(r.s != NULL);
 	pthread_t t1, t2;
 	pthread_create(&t1, NULL, destination, &e);
@@ -159,7 +160,7 @@ static void both_ways(void)
 	CHECK(e.up_got == UP_BYTES && e.up_intact);
 	CHECK(e.early_ok);
 	CHECK(e.down_got == DOWN_BYTES && e.down_intact); /* the answer after the half close */
-	net_egress_splice_free(r.s); /* NULL once done */
+	net_egress_splice_free(r.s);                      /* NULL once done */
 	event_base_free(r.base);
 }
 

@@ -108,9 +108,11 @@ static void configs(void)
 {
 	char why[300], text[600];
 	const char *arch = images_config_host_arch();
-	snprintf(text, sizeof text, "{\"os\":\"linux\",\"architecture\":\"%s\",\"config\":{\"Env\":["
+	snprintf(text, sizeof text,
+		"{\"os\":\"linux\",\"architecture\":\"%s\",\"config\":{\"Env\":["
 		"\"PATH=/usr/bin\",\"A= spaced \",\"EMPTY=\",\"NOEQ\",\"=v\",\"A=later\"],\"WorkingDir\":\"/app\"},"
-		"\"rootfs\":{\"diff_ids\":[\"sha256:%064d\"]}}", arch, 7);
+		"\"rootfs\":{\"diff_ids\":[\"sha256:%064d\"]}}",
+		arch, 7);
 	cJSON *c = json(text);
 	CHECK(images_config_check_platform(c, "x", why, sizeof why) == 0);
 	cJSON *envs = images_config_envs(c);
@@ -124,7 +126,8 @@ static void configs(void)
 	cJSON_Delete(ids);
 	cJSON_Delete(c);
 
-	c = json("{\"os\":\"linux\",\"architecture\":\"s390x\",\"config\":{\"WorkingDir\":\"rel\"},\"rootfs\":{\"diff_ids\":[\"md5:1\"]}}");
+	c = json(
+		"{\"os\":\"linux\",\"architecture\":\"s390x\",\"config\":{\"WorkingDir\":\"rel\"},\"rootfs\":{\"diff_ids\":[\"md5:1\"]}}");
 	CHECK(images_config_check_platform(c, "img", why, sizeof why) == -1);
 	CHECK(strstr(why, "image 'img' is for linux/s390x, not linux/") != NULL);
 	CHECK(images_config_workdir(c) == NULL);
@@ -134,18 +137,23 @@ static void configs(void)
 	CHECK(images_config_diff_ids(c, why, sizeof why) == NULL && strstr(why, "no layers"));
 	cJSON_Delete(c);
 
-	snprintf(text, sizeof text, "{\"manifests\":[{\"digest\":\"sha256:%064d\",\"platform\":{\"os\":\"linux\",\"architecture\":\"mips\"}},"
-		"{\"digest\":\"sha256:%064d\",\"platform\":{\"os\":\"linux\",\"architecture\":\"%s\"}}]}", 1, 2, arch);
+	snprintf(text, sizeof text,
+		"{\"manifests\":[{\"digest\":\"sha256:%064d\",\"platform\":{\"os\":\"linux\",\"architecture\":\"mips\"}},"
+		"{\"digest\":\"sha256:%064d\",\"platform\":{\"os\":\"linux\",\"architecture\":\"%s\"}}]}",
+		1, 2, arch);
 	c = json(text);
 	const char *picked = images_config_pick(c, "x", why, sizeof why);
 	CHECK(picked && picked[70] == '2');
 	cJSON_Delete(c);
-	c = json("{\"manifests\":[{\"digest\":\"sha256:1\",\"platform\":{\"os\":\"windows\",\"architecture\":\"amd64\"}}]}");
+	c = json(
+		"{\"manifests\":[{\"digest\":\"sha256:1\",\"platform\":{\"os\":\"windows\",\"architecture\":\"amd64\"}}]}");
 	CHECK(images_config_pick(c, "img", why, sizeof why) == NULL);
 	CHECK(strstr(why, "has no linux/") && strstr(why, "(it has windows/amd64)"));
 	cJSON_Delete(c);
 	double bytes;
-	snprintf(text, sizeof text, "{\"schemaVersion\":2,\"config\":{\"digest\":\"sha256:%064d\"},\"layers\":[{\"size\":10},{\"size\":5}]}", 3);
+	snprintf(text, sizeof text,
+		"{\"schemaVersion\":2,\"config\":{\"digest\":\"sha256:%064d\"},\"layers\":[{\"size\":10},{\"size\":5}]}",
+		3);
 	c = json(text);
 	CHECK(images_config_layers(c, &bytes, why, sizeof why) == 2 && bytes == 15);
 	cJSON_Delete(c);
@@ -159,7 +167,7 @@ static void configs(void)
 struct item {
 	const char *path;
 	mode_t type;
-	const char *data;   /* a file's bytes, a link's target */
+	const char *data; /* a file's bytes, a link's target */
 	unsigned uid;
 };
 
@@ -244,11 +252,12 @@ static void layers(void)
 	char dir[] = "/tmp/e2bw-unpack-XXXXXX", path[400], why[400], value[8];
 	CHECK(mkdtemp(dir) != NULL);
 	struct images_unpack_stats st;
-	static const struct item good[] = {
-		{"./", AE_IFDIR, NULL, 0}, {"a/", AE_IFDIR, NULL, 1000}, {"a/f", AE_IFREG, "hello\n", 1000},
-		{"a/h", AE_IFLNK + 1, "a/f", 0}, {"l", AE_IFLNK, "a/f", 0}, {"big", AE_IFREG, "id", 70000},
-		{".wh.gone", AE_IFREG, "", 0}, {"a/.wh..wh..opq", AE_IFREG, "", 0}, {"x/y/.wh.z", AE_IFREG, "", 0},
-		{"dev/null", AE_IFCHR, NULL, 0}, {".wh..wh.plnk", AE_IFREG, "", 0}, {"/abs/name", AE_IFREG, "in\n", 0}};
+	static const struct item good[] = {{"./", AE_IFDIR, NULL, 0}, {"a/", AE_IFDIR, NULL, 1000},
+		{"a/f", AE_IFREG, "hello\n", 1000}, {"a/h", AE_IFLNK + 1, "a/f", 0},
+		{"l", AE_IFLNK, "a/f", 0}, {"big", AE_IFREG, "id", 70000}, {".wh.gone", AE_IFREG, "", 0},
+		{"a/.wh..wh..opq", AE_IFREG, "", 0}, {"x/y/.wh.z", AE_IFREG, "", 0},
+		{"dev/null", AE_IFCHR, NULL, 0}, {".wh..wh.plnk", AE_IFREG, "", 0},
+		{"/abs/name", AE_IFREG, "in\n", 0}};
 	const size_t ngood = sizeof good / sizeof good[0];
 	for (int f = 0; f < 3; f++) {
 		const char *filter = f == 0 ? "none" : f == 1 ? "gzip" : "zstd";
@@ -256,14 +265,16 @@ static void layers(void)
 		CHECK(st.whiteouts == 2 && st.opaque == 1 && st.dropped == 1 && st.tar_bytes > 0);
 		struct stat s;
 		snprintf(path, sizeof path, "%s/root/a/f", dir);
-		CHECK(lstat(path, &s) == 0 && s.st_uid == 1000 && (s.st_mode & 07777) == 04711 && s.st_nlink == 2);
+		CHECK(lstat(path, &s) == 0 && s.st_uid == 1000 && (s.st_mode & 07777) == 04711 &&
+			s.st_nlink == 2);
 		CHECK(getxattr(path, "user.kept", value, sizeof value) == 1);
 		CHECK(getxattr(path, "trusted.overlay.redirect", value, sizeof value) == -1);
 		snprintf(path, sizeof path, "%s/root/a", dir);
 		CHECK(lstat(path, &s) == 0 && S_ISDIR(s.st_mode) && (s.st_mode & 07777) == 0750);
 		CHECK(getxattr(path, "trusted.overlay.opaque", value, sizeof value) == 1 && value[0] == 'y');
 		snprintf(path, sizeof path, "%s/root/gone", dir);
-		CHECK(lstat(path, &s) == 0 && S_ISCHR(s.st_mode) && s.st_rdev == makedev(0, 0) && s.st_uid == 0);
+		CHECK(lstat(path, &s) == 0 && S_ISCHR(s.st_mode) && s.st_rdev == makedev(0, 0) &&
+			s.st_uid == 0);
 		snprintf(path, sizeof path, "%s/root/x/y/z", dir);
 		CHECK(lstat(path, &s) == 0 && S_ISCHR(s.st_mode));
 		snprintf(path, sizeof path, "%s/root/big", dir);
@@ -287,8 +298,9 @@ static void layers(void)
 	tree_remove(root);
 	mkdir(root, 0755);
 	make_tar(blob, "gzip", good, ngood);
-	CHECK(images_unpack_layer(blob, root, "sha256:0000000000000000000000000000000000000000000000000000000000000000",
-		1 << 20, &st, why, sizeof why) == -1);
+	CHECK(images_unpack_layer(blob, root,
+		      "sha256:0000000000000000000000000000000000000000000000000000000000000000", 1 << 20, &st,
+		      why, sizeof why) == -1);
 	CHECK(strstr(why, "does not match its digest") != NULL);
 
 	/* Ways out of the root, refused; nothing is written outside. */
@@ -297,18 +309,23 @@ static void layers(void)
 	mkdir(outside, 0755);
 	snprintf(target, sizeof target, "%s/pwned", outside);
 	const struct item dotdot[] = {{"a/../../pwned", AE_IFREG, "x", 0}};
-	CHECK(unpack(dir, "none", dotdot, 1, 1 << 20, why, sizeof why, &st) == -1 && strstr(why, "leaves its root"));
+	CHECK(unpack(dir, "none", dotdot, 1, 1 << 20, why, sizeof why, &st) == -1 &&
+		strstr(why, "leaves its root"));
 	const struct item through[] = {{"evil", AE_IFLNK, outside, 0}, {"evil/pwned", AE_IFREG, "x", 0}};
 	CHECK(unpack(dir, "none", through, 2, 1 << 20, why, sizeof why, &st) == -1);
-	const struct item wh_through[] = {{"evil", AE_IFLNK, outside, 0}, {"evil/.wh.pwned", AE_IFREG, "", 0}};
+	const struct item wh_through[] = {{"evil", AE_IFLNK, outside, 0},
+		{"evil/.wh.pwned", AE_IFREG, "", 0}};
 	CHECK(unpack(dir, "none", wh_through, 2, 1 << 20, why, sizeof why, &st) == -1);
 	const struct item link_out[] = {{"h", AE_IFLNK + 1, "../../../etc/passwd", 0}};
-	CHECK(unpack(dir, "none", link_out, 1, 1 << 20, why, sizeof why, &st) == -1 && strstr(why, "leaves its root"));
+	CHECK(unpack(dir, "none", link_out, 1, 1 << 20, why, sizeof why, &st) == -1 &&
+		strstr(why, "leaves its root"));
 	snprintf(path, sizeof path, "%s/secret", outside);
 	int fd = open(path, O_CREAT | O_WRONLY, 0600);
 	close(fd);
-	const struct item link_through[] = {{"evil", AE_IFLNK, outside, 0}, {"h", AE_IFLNK + 1, "evil/secret", 0}};
-	CHECK(unpack(dir, "none", link_through, 2, 1 << 20, why, sizeof why, &st) == -1 && strstr(why, "hard link"));
+	const struct item link_through[] = {{"evil", AE_IFLNK, outside, 0},
+		{"h", AE_IFLNK + 1, "evil/secret", 0}};
+	CHECK(unpack(dir, "none", link_through, 2, 1 << 20, why, sizeof why, &st) == -1 &&
+		strstr(why, "hard link"));
 	struct stat s;
 	CHECK(lstat(target, &s) != 0);
 	CHECK(lstat(path, &s) == 0 && s.st_nlink == 1);
@@ -324,7 +341,8 @@ static void layers(void)
 	CHECK(mkdir("etc", 0755) == 0);
 	const struct item then_refused[] = {{"./", AE_IFDIR, NULL, 0}, {"etc/", AE_IFDIR, NULL, 0},
 		{"a/../../pwned", AE_IFREG, "x", 0}};
-	CHECK(unpack(dir, "none", then_refused, 3, 1 << 20, why, sizeof why, &st) == -1 && strstr(why, "leaves its root"));
+	CHECK(unpack(dir, "none", then_refused, 3, 1 << 20, why, sizeof why, &st) == -1 &&
+		strstr(why, "leaves its root"));
 	struct stat cwd_st, etc_st;
 	CHECK(stat(".", &cwd_st) == 0 && (cwd_st.st_mode & 07777) == 0755);
 	CHECK(stat("etc", &etc_st) == 0 && (etc_st.st_mode & 07777) == 0755);
@@ -334,8 +352,9 @@ static void layers(void)
 	fd = open(blob, O_CREAT | O_TRUNC | O_WRONLY, 0600);
 	CHECK(write(fd, "\x1f\x8b garbage that is no gzip", 27) == 27);
 	close(fd);
-	CHECK(images_unpack_layer(blob, root, "sha256:0000000000000000000000000000000000000000000000000000000000000000",
-		1 << 20, &st, why, sizeof why) == -1);
+	CHECK(images_unpack_layer(blob, root,
+		      "sha256:0000000000000000000000000000000000000000000000000000000000000000", 1 << 20, &st,
+		      why, sizeof why) == -1);
 	tree_remove(dir);
 }
 

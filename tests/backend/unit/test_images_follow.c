@@ -215,9 +215,11 @@ static void follow_cases(void)
 	images_follow_end(f, true);
 
 	struct images_unpack_stats st;
-	CHECK(images_follow_take(f, blob_at(layout, &one), two.diff_id, &st) == NULL); /* another layer's diff id */
+	CHECK(images_follow_take(f, blob_at(layout, &one), two.diff_id, &st) ==
+		NULL); /* another layer's diff id */
 	const char *dir1 = images_follow_take(f, blob_at(layout, &one), one.diff_id, &st);
-	CHECK(dir1 && file_is(dir1, "root/first", "one\n") && st.entries == 2 && strcmp(st.diff_id, one.diff_id) == 0);
+	CHECK(dir1 && file_is(dir1, "root/first", "one\n") && st.entries == 2 &&
+		strcmp(st.diff_id, one.diff_id) == 0);
 	CHECK(images_follow_take(f, blob_at(layout, &one), one.diff_id, &st) == NULL); /* taken once */
 	const char *dir2 = images_follow_take(f, blob_at(layout, &two), two.diff_id, &st);
 	CHECK(dir2 && file_is(dir2, "root/first", "two\n") && st.tar_bytes == two.len);

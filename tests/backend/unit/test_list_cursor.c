@@ -45,7 +45,8 @@ void suite_list_cursor(void)
 	free(token);
 
 	/* A secret's ID (one inner '_'), in ascending order as GET /secrets pages. */
-	struct list_cursor sec = {.started_at_ms = 1767323045678LL, .id = "sec_0a1b2c3d4e5f6g7h8i9j",
+	struct list_cursor sec = {.started_at_ms = 1767323045678LL,
+		.id = "sec_0a1b2c3d4e5f6g7h8i9j",
 		.ascending = true};
 	token = list_cursor_encode(&sec);
 	CHECK(decode(token, &back) == 0);
@@ -71,15 +72,13 @@ void suite_list_cursor(void)
 		CHECK(list_cursor_limit(bad_limits[i], &limit) == -1);
 
 	const char *bad[] = {
-		"",
-		"!!!!",
-		"MjAyNi0wMS0wMlQwMzowNDowNS42Nzha",           /* no "__<id>" */
-		"MjAyNi0wMS0wMlQwMzowNDowNS42NzhaX18",        /* empty id */
-		"bm90IGEgdGltZV9faWQ",                        /* "not a time__id" */
-		"MjAyNi0wMS0wMlQwMzowNDowNS42NzhaX19JRA",     /* upper-case id */
+		"", "!!!!", "MjAyNi0wMS0wMlQwMzowNDowNS42Nzha",   /* no "__<id>" */
+		"MjAyNi0wMS0wMlQwMzowNDowNS42NzhaX18",            /* empty id */
+		"bm90IGEgdGltZV9faWQ",                            /* "not a time__id" */
+		"MjAyNi0wMS0wMlQwMzowNDowNS42NzhaX19JRA",         /* upper-case id */
 		"MjAyNi0wMS0wMlQwMzowNDowNS42NzhaX19pZF9fZGVzYw", /* "__desc" */
-		"MjAyNi0wMS0wMlQwMzowNDowNS42NzhaX19pZAA",    /* a NUL inside */
-		"A",                                           /* a length base64 cannot have */
+		"MjAyNi0wMS0wMlQwMzowNDowNS42NzhaX19pZAA",        /* a NUL inside */
+		"A",                                              /* a length base64 cannot have */
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		if (decode(bad[i], &back) != -1)

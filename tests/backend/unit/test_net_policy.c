@@ -44,7 +44,8 @@ void suite_net_policy(void)
 	net_policy_free(&p);
 
 	/* bare addresses are /32, host bits are cleared, overlaps and neighbours merge */
-	CHECK(parse("[\"10.1.2.3/8\", \"10.200.0.0/16\", \"11.0.0.0/8\", \"1.2.3.4\"]", "[]", -1, &p, err) == 0);
+	CHECK(parse("[\"10.1.2.3/8\", \"10.200.0.0/16\", \"11.0.0.0/8\", \"1.2.3.4\"]", "[]", -1, &p, err) ==
+		0);
 	CHECK_NUM(p.n_allow, 2);
 	RANGE(p.allow[0], 0x01020304u, 0x01020304u);
 	RANGE(p.allow[1], 0x0a000000u, 0x0bffffffu);
@@ -52,7 +53,8 @@ void suite_net_policy(void)
 	cJSON *net = cJSON_CreateObject();
 	net_policy_to_json(&p, net);
 	char *text = cJSON_PrintUnformatted(net);
-	CHECK_STR(text, "{\"allowOut\":[\"10.1.2.3/8\",\"10.200.0.0/16\",\"11.0.0.0/8\",\"1.2.3.4\"],\"denyOut\":[]}");
+	CHECK_STR(text,
+		"{\"allowOut\":[\"10.1.2.3/8\",\"10.200.0.0/16\",\"11.0.0.0/8\",\"1.2.3.4\"],\"denyOut\":[]}");
 	free(text);
 	cJSON_Delete(net);
 	net_policy_free(&p);
@@ -80,7 +82,8 @@ void suite_net_policy(void)
 	refused(NULL, "[\"10.0.0.0/ 8\"]", "invalid denied CIDR");
 	refused(NULL, "[\"10.0.0.0/+8\"]", "invalid denied CIDR");
 	/* domain names: with denyOut blocking everything, as on E2B; exact or below "*." */
-	CHECK(parse("[\"World.Test\", \"*.api.example\", \"10.0.0.1\"]", "[\"0.0.0.0/0\"]", -1, &p, err) == 0);
+	CHECK(parse("[\"World.Test\", \"*.api.example\", \"10.0.0.1\"]", "[\"0.0.0.0/0\"]", -1, &p, err) ==
+		0);
 	CHECK_NUM(p.n_domains, 2);
 	CHECK_NUM(p.n_allow, 1);
 	CHECK(!net_policy_blocks_all(&p) && !net_policy_is_open(&p));
@@ -89,7 +92,8 @@ void suite_net_policy(void)
 	CHECK(net_policy_allows_name(&p, "v1.api.example") && net_policy_allows_name(&p, "a.b.api.example"));
 	CHECK(!net_policy_allows_name(&p, "api.example") && !net_policy_allows_name(&p, "xapi.example"));
 	net_policy_free(&p);
-	CHECK(parse("[\"world.test\"]", NULL, 0, &p, err) == 0); /* allow_internet_access false blocks all too */
+	CHECK(parse("[\"world.test\"]", NULL, 0, &p, err) ==
+		0); /* allow_internet_access false blocks all too */
 	net_policy_free(&p);
 	refused("[\"example.com\"]", NULL, "you must include 'ALL_TRAFFIC' in deny out");
 	refused("[\"example.com\"]", "[\"10.0.0.0/8\"]", "you must include 'ALL_TRAFFIC'");
@@ -119,11 +123,12 @@ void suite_net_policy(void)
 	CHECK(net_policy_in_ranges(net_policy_lan, NET_POLICY_LAN_RANGES, 0x647fffffu));
 	CHECK(!net_policy_in_ranges(net_policy_lan, NET_POLICY_LAN_RANGES, 0xac200000u));
 	CHECK(!net_policy_in_ranges(net_policy_never, NET_POLICY_NEVER_RANGES, 0xcb00710au) &&
-	      !net_policy_in_ranges(net_policy_lan, NET_POLICY_LAN_RANGES, 0xcb00710au));
+		!net_policy_in_ranges(net_policy_lan, NET_POLICY_LAN_RANGES, 0xcb00710au));
 
 	/* egressProxy: host:port, credentials, what getInfo shows. */
 	struct net_tunnel t;
-	cJSON *j = cJSON_Parse("{\"address\":\"Proxy.Example.com:1080\",\"username\":\"u\",\"password\":\"pw-s3cret\"}");
+	cJSON *j = cJSON_Parse(
+		"{\"address\":\"Proxy.Example.com:1080\",\"username\":\"u\",\"password\":\"pw-s3cret\"}");
 	CHECK(net_tunnel_parse(j, &t, err, sizeof err) == 0 && t.set && t.port == 1080);
 	CHECK_STR(t.host, "proxy.example.com");
 	cJSON *shown = net_tunnel_to_json(&t);
@@ -133,8 +138,9 @@ void suite_net_policy(void)
 	cJSON_Delete(shown);
 	net_tunnel_free(&t);
 	cJSON_Delete(j);
-	const char *bad_tunnels[] = {"{\"address\":\"x\"}", "{\"address\":\"[::1]:80\"}", "{\"address\":\"1.2.3.4:0\"}",
-		"{\"address\":\"a.b:65536\"}", "{\"address\":\"*.b:80\"}", "{\"address\":\"a.b:80\",\"password\":\"pw-s3cret\"}",
+	const char *bad_tunnels[] = {"{\"address\":\"x\"}", "{\"address\":\"[::1]:80\"}",
+		"{\"address\":\"1.2.3.4:0\"}", "{\"address\":\"a.b:65536\"}", "{\"address\":\"*.b:80\"}",
+		"{\"address\":\"a.b:80\",\"password\":\"pw-s3cret\"}",
 		"{\"address\":\"a.b:80\",\"username\":\"\"}", "\"a.b:80\"", "{}", "{\"address\":\"a.b: 80\"}",
 		"{\"address\":\"a.b:+80\"}", "{\"address\":\"a.b:80 \"}"};
 	for (size_t i = 0; i < sizeof bad_tunnels / sizeof bad_tunnels[0]; i++) {

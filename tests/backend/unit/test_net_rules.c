@@ -48,7 +48,8 @@ void suite_net_rules(void)
 	CHECK(parse("{\"API.Example.com\":[{\"transform\":{\"headers\":{\"Authorization\":\"a\",\"X-One\":\"1\"}}},"
 		    "{\"transform\":{\"headers\":{\"authorization\":\"b\"}}},{}],"
 		    "\"*.example.com\":[{\"transform\":{\"headers\":{\"X-Wild\":\"w\"}}}],"
-		    "\"*.deep.example.com\":[{\"transform\":{\"headers\":{\"X-Deep\":\"d\"}}}]}", &r, err) == 0);
+		    "\"*.deep.example.com\":[{\"transform\":{\"headers\":{\"X-Deep\":\"d\"}}}]}",
+		      &r, err) == 0);
 	CHECK_NUM(r.n, 3);
 	const struct net_rule_set *api = net_rules_match(&r, "api.example.com");
 	CHECK(api && strcmp(api->pattern, "api.example.com") == 0);
@@ -56,8 +57,9 @@ void suite_net_rules(void)
 	CHECK_STR(header(api, "Authorization"), "b");
 	CHECK_STR(header(api, "X-One"), "1");
 	CHECK_STR(header(net_rules_match(&r, "a.b.example.com"), "X-Wild"), "w");
-	CHECK_STR(header(net_rules_match(&r, "x.deep.example.com"), "X-Deep"), "d"); /* the longest wildcard */
-	CHECK(net_rules_match(&r, "example.com") == NULL);                  /* never the apex */
+	CHECK_STR(header(net_rules_match(&r, "x.deep.example.com"), "X-Deep"),
+		"d");                                      /* the longest wildcard */
+	CHECK(net_rules_match(&r, "example.com") == NULL); /* never the apex */
 	CHECK(net_rules_match(&r, "badexample.com") == NULL);
 	CHECK(net_rules_match(&r, "example.org") == NULL);
 	char *given = cJSON_PrintUnformatted(r.given);
@@ -76,10 +78,13 @@ void suite_net_rules(void)
 	refused("{\"a.test\":{}}", "must be a list of rules");
 	refused("{\"a.test\":[1]}", "each rule must be an object");
 	refused("{\"a.test\":[{\"transform\":[]}]}", "transform must be an object");
-	refused("{\"a.test\":[{\"transform\":{\"headers\":{\"Bad Name\":\"s3cr3t\"}}}]}", "is not a header name");
-	refused("{\"a.test\":[{\"transform\":{\"headers\":{\"A\":\"s3cr3t\\r\\nX: y\"}}}]}", "must be a string");
+	refused("{\"a.test\":[{\"transform\":{\"headers\":{\"Bad Name\":\"s3cr3t\"}}}]}",
+		"is not a header name");
+	refused("{\"a.test\":[{\"transform\":{\"headers\":{\"A\":\"s3cr3t\\r\\nX: y\"}}}]}",
+		"must be a string");
 	refused("{\"a.test\":[{\"transform\":{\"headers\":{\"A\":7}}}]}", "must be a string");
-	refused("{\"a.test\":[{\"transform\":{\"headers\":{\"content-length\":\"5\"}}}]}", "not Content-Length");
+	refused("{\"a.test\":[{\"transform\":{\"headers\":{\"content-length\":\"5\"}}}]}",
+		"not Content-Length");
 	refused("{\"a.test\":[{\"transform\":{\"headers\":{\"A\":\"${e2b.identity.tokens.aws} s3cr3t\"}}}]}",
 		"workload identity tokens");
 	refused("{\"A.test\":[],\"a.test\":[]}", "is given twice");

@@ -11,16 +11,19 @@
 #include "suites.h"
 
 static const struct protojson_enum_value signals[] = {
-	{"SIGNAL_UNSPECIFIED", 0}, {"SIGNAL_SIGTERM", 15}, {"SIGNAL_SIGKILL", 9},
+	{"SIGNAL_UNSPECIFIED", 0},
+	{"SIGNAL_SIGTERM", 15},
+	{"SIGNAL_SIGKILL", 9},
 };
 
 void suite_protojson(void)
 {
-	cJSON *m = cJSON_Parse("{\"tag\":\"t1\",\"keepalive_ms\":\"42\",\"pid\":7,\"stdin\":false,\"cwd\":null,"
-			       "\"args\":[\"-c\",\"x\"],\"envs\":{\"A\":\"1\"},\"data\":\"aGk-_w\","
-			       "\"signal\":\"SIGNAL_SIGKILL\",\"code\":15,\"process\":{\"pid\":3},"
-			       "\"bad_uint\":-1,\"frac\":1.5,\"big\":\"4294967296\",\"str_num\":7,"
-			       "\"args_bad\":[\"a\",1],\"envs_bad\":{\"A\":1},\"data_bad\":\"***\",\"signal_bad\":\"SIGHUP\"}");
+	cJSON *m = cJSON_Parse(
+		"{\"tag\":\"t1\",\"keepalive_ms\":\"42\",\"pid\":7,\"stdin\":false,\"cwd\":null,"
+		"\"args\":[\"-c\",\"x\"],\"envs\":{\"A\":\"1\"},\"data\":\"aGk-_w\","
+		"\"signal\":\"SIGNAL_SIGKILL\",\"code\":15,\"process\":{\"pid\":3},"
+		"\"bad_uint\":-1,\"frac\":1.5,\"big\":\"4294967296\",\"str_num\":7,"
+		"\"args_bad\":[\"a\",1],\"envs_bad\":{\"A\":1},\"data_bad\":\"***\",\"signal_bad\":\"SIGHUP\"}");
 	CHECK(m != NULL);
 	struct connect_error err = {0};
 	const char *s = NULL;
@@ -51,7 +54,8 @@ void suite_protojson(void)
 
 	uint8_t *bytes = NULL;
 	size_t len = 0;
-	CHECK(protojson_bytes(m, "data", "data", &bytes, &len, &err) == PROTOJSON_OK); /* URL-safe, unpadded */
+	CHECK(protojson_bytes(m, "data", "data", &bytes, &len, &err) ==
+		PROTOJSON_OK); /* URL-safe, unpadded */
 	CHECK(len == 4 && memcmp(bytes, "hi>\xff", 4) == 0);
 	free(bytes);
 
@@ -61,11 +65,11 @@ void suite_protojson(void)
 	CHECK_NUM(e, 15);
 
 	/* each wrong value is invalid_argument naming the field (its JSON name) */
-#define BAD(call, text)                                              \
-	do {                                                         \
-		memset(&err, 0, sizeof err);                         \
-		CHECK((call) == PROTOJSON_BAD);                      \
-		CHECK(err.code == CONNECT_INVALID_ARGUMENT);         \
+#define BAD(call, text) \
+	do { \
+		memset(&err, 0, sizeof err); \
+		CHECK((call) == PROTOJSON_BAD); \
+		CHECK(err.code == CONNECT_INVALID_ARGUMENT); \
 		CHECK_STR(err.message, "unmarshal message: invalid value for " text); \
 	} while (0)
 	BAD(protojson_uint32(m, "badUint", "bad_uint", &u, &err), "uint32 field badUint");

@@ -24,10 +24,10 @@ void suite_query(void)
 	decode_is("a+b", false, "a+b");
 	decode_is("%e2%82%ac", false, "\xe2\x82\xac");
 	decode_is("", false, "");
-	decode_is("%zz", false, NULL);  /* evhttp would pass this through */
-	decode_is("%4", false, NULL);   /* cut short */
+	decode_is("%zz", false, NULL); /* evhttp would pass this through */
+	decode_is("%4", false, NULL);  /* cut short */
 	decode_is("abc%", false, NULL);
-	decode_is("%00", false, NULL);  /* a NUL would cut the C string */
+	decode_is("%00", false, NULL); /* a NUL would cut the C string */
 
 	/* only len bytes are read */
 	char *part = query_percent_decode("abcdef", 3, false);
@@ -60,7 +60,8 @@ void suite_query(void)
 
 	/* numbers: digits only, within their range; absent leaves the default */
 	CHECK(query_parse("n=42&zero=0&big=123456789012345678&huge=1234567890123456789&e=&sp=%205&plus=%2B5"
-		"&neg=-1&hex=0x10&tail=5x&lead=05", &q) == 0);
+			  "&neg=-1&hex=0x10&tail=5x&lead=05",
+		      &q) == 0);
 	long long v = 7;
 	CHECK(query_number(&q, "missing", 0, 100, &v) == 0 && v == 7);
 	CHECK(query_number(&q, "n", 0, 100, &v) == 1 && v == 42);

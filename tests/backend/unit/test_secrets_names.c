@@ -27,8 +27,8 @@ void suite_secrets_names(void)
 	CHECK(secrets_names_canonical(longest, out) != NULL);
 
 	/* Refused, each with a reason that never quotes the name. */
-	const char *bad[] = {"", "sec_x", "SEC_X", "Sec_", "-x", ".x", "_x", "a b", "a{b", "a}b",
-		"a/b", "a\nb", "na\xc3\xafve", "a:b", "a$b"};
+	const char *bad[] = {"", "sec_x", "SEC_X", "Sec_", "-x", ".x", "_x", "a b", "a{b", "a}b", "a/b",
+		"a\nb", "na\xc3\xafve", "a:b", "a$b"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		const char *why = secrets_names_canonical(bad[i], out);
 		CHECK(why != NULL);
@@ -42,8 +42,8 @@ void suite_secrets_names(void)
 	CHECK(strcmp(id, other) != 0);
 	/* An ID is never a name: the reserved prefix keeps them apart. */
 	CHECK(secrets_names_canonical(id, out) != NULL);
-	const char *not_ids[] = {"", "sec_", "sec_abc", "sec_ABCDEFGHIJ0123456789", "abc_0123456789abcdefghij",
-		"sec_0123456789abcdefghijk", "sec_0123456789abcdefgh-j"};
+	const char *not_ids[] = {"", "sec_", "sec_abc", "sec_ABCDEFGHIJ0123456789",
+		"abc_0123456789abcdefghij", "sec_0123456789abcdefghijk", "sec_0123456789abcdefgh-j"};
 	for (size_t i = 0; i < sizeof not_ids / sizeof not_ids[0]; i++)
 		CHECK(!secrets_names_is_id(not_ids[i]));
 	CHECK(secrets_names_is_id("sec_0123456789abcdefghij"));

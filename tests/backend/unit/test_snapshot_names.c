@@ -20,8 +20,8 @@ static void refs(void)
 	CHECK(strcmp(r.name, "my_snap") == 0 && strcmp(r.tag, "V2") == 0);
 	CHECK(snapshots_ref_parse("abcdefghij0123456789:default", &r, &why) == 0);
 	/* Refused, each with a reason. */
-	const char *bad[] = {"", "other/x", "local/", "Big", "-x", "x:", "x:.hidden", "x:a/b", "a b",
-		"x:y:z", "../x", "x\n"};
+	const char *bad[] = {"", "other/x", "local/", "Big", "-x", "x:", "x:.hidden", "x:a/b", "a b", "x:y:z",
+		"../x", "x\n"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		why = NULL;
 		CHECK(snapshots_ref_parse(bad[i], &r, &why) == -1 && why != NULL);

@@ -125,7 +125,8 @@ static void make_layers(void)
 	dir("l3", "data", 0775, 1000);
 	file("l3", "data/three", "from l3\n", 0644, 1000);
 	dir("l3", "made", 0711, 1000);
-	CHECK(symlink("/etc/keep", at("l3", "made/one")) == 0 && lchown(at("l3", "made/one"), 1000, 1000) == 0);
+	CHECK(symlink("/etc/keep", at("l3", "made/one")) == 0 &&
+		lchown(at("l3", "made/one"), 1000, 1000) == 0);
 	CHECK(mkfifo(at("l3", "fifo"), 0600) == 0 && chmod(at("l3", "fifo"), 0620) == 0);
 }
 
@@ -134,16 +135,16 @@ static void check_merged(const char *m)
 	char p[600], v[8];
 	struct stat st, st2;
 #define IN(rel) (snprintf(p, sizeof p, "%s/%s", m, rel), p)
-	CHECK(is_whiteout(IN("etc/issue")));                 /* the base has it: it stays hidden */
-	CHECK(missing(IN("etc/keep")));                       /* the base's alone: not copied */
-	CHECK(missing(IN("gone")));                           /* made and deleted above the base: nothing */
-	CHECK(is_opaque(IN("opt")));                          /* a layer's own opaque directory */
+	CHECK(is_whiteout(IN("etc/issue"))); /* the base has it: it stays hidden */
+	CHECK(missing(IN("etc/keep")));      /* the base's alone: not copied */
+	CHECK(missing(IN("gone")));          /* made and deleted above the base: nothing */
+	CHECK(is_opaque(IN("opt")));         /* a layer's own opaque directory */
 	CHECK(lstat(IN("opt"), &st) == 0 && (st.st_mode & 07777) == 0750 && st.st_uid == 1000);
 	CHECK(lstat(IN("opt/new"), &st) == 0 && (st.st_mode & 07777) == 0640 && st.st_gid == 1000);
-	CHECK(is_opaque(IN("data")));                         /* over l2's file, which hid the base's */
+	CHECK(is_opaque(IN("data"))); /* over l2's file, which hid the base's */
 	CHECK(lstat(IN("data/three"), &st) == 0 && S_ISREG(st.st_mode));
 	CHECK(missing(IN("data/b")));
-	CHECK(!is_opaque(IN("made")));                        /* above the base only: nothing to hide */
+	CHECK(!is_opaque(IN("made"))); /* above the base only: nothing to hide */
 	CHECK(lstat(IN("made"), &st) == 0 && (st.st_mode & 07777) == 0711); /* the top layer's */
 	CHECK(lstat(IN("made/one"), &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid == 1000);
 	CHECK(lstat(IN("made/two"), &st) == 0 && S_ISREG(st.st_mode));
@@ -166,8 +167,9 @@ static int compare(const char *a, const char *b)
 	}
 	int bad = 0;
 	if (x.st_mode != y.st_mode || x.st_uid != y.st_uid || x.st_gid != y.st_gid ||
-	    (!S_ISDIR(x.st_mode) && (x.st_size != y.st_size || x.st_mtim.tv_sec != y.st_mtim.tv_sec ||
-		    x.st_mtim.tv_nsec != y.st_mtim.tv_nsec))) {
+		(!S_ISDIR(x.st_mode) &&
+			(x.st_size != y.st_size || x.st_mtim.tv_sec != y.st_mtim.tv_sec ||
+				x.st_mtim.tv_nsec != y.st_mtim.tv_nsec))) {
 		fprintf(stderr, "  differ: %s (mode %o/%o, uid %u/%u)\n", a, x.st_mode, y.st_mode,
 			(unsigned)x.st_uid, (unsigned)y.st_uid);
 		bad++;
@@ -229,9 +231,9 @@ static int same_view(void)
 		at("bottom", ""));
 	snprintf(squashed, sizeof squashed, "lowerdir=%s:%s", at("merged", ""), at("bottom", ""));
 	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-	    mkdir(at("view-whole", ""), 0755) != 0 || mkdir(at("view-squashed", ""), 0755) != 0 ||
-	    mount("overlay", at("view-whole", ""), "overlay", MS_RDONLY, whole) != 0 ||
-	    mount("overlay", at("view-squashed", ""), "overlay", MS_RDONLY, squashed) != 0) {
+		mkdir(at("view-whole", ""), 0755) != 0 || mkdir(at("view-squashed", ""), 0755) != 0 ||
+		mount("overlay", at("view-whole", ""), "overlay", MS_RDONLY, whole) != 0 ||
+		mount("overlay", at("view-squashed", ""), "overlay", MS_RDONLY, squashed) != 0) {
 		perror("  cannot mount the two overlays");
 		return 1;
 	}
@@ -258,8 +260,9 @@ void suite_store_squash(void)
 		fprintf(stderr, "  %s\n", why);
 	check_merged(merged);
 	/* new + one's link target + two + hard (once per name) + three */
-	CHECK_NUM(bytes, strlen("new\n") + strlen("/etc/keep") + strlen("from l2\n") + 2 * strlen("hard\n") +
-		strlen("from l3\n"));
+	CHECK_NUM(bytes,
+		strlen("new\n") + strlen("/etc/keep") + strlen("from l2\n") + 2 * strlen("hard\n") +
+			strlen("from l3\n"));
 	fflush(stderr);
 	pid_t pid = fork();
 	if (pid == 0)

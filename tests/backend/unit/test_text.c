@@ -30,14 +30,19 @@ void suite_text(void)
 	CHECK(text_utf8_valid("", 0));
 	CHECK(text_utf8_valid("h\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 10));
 	CHECK(!text_utf8_valid("\xff", 1));
-	CHECK(!text_utf8_valid("\xc3", 1));              /* cut short */
-	CHECK(!text_utf8_valid("\xc0\xaf", 2));          /* overlong */
-	CHECK(!text_utf8_valid("\xed\xa0\x80", 3));      /* a surrogate */
-	CHECK(!text_utf8_valid("\xf4\x90\x80\x80", 4));  /* above U+10FFFF */
-	CHECK(text_utf8_valid("a\0b", 3));               /* NUL is UTF-8 */
+	CHECK(!text_utf8_valid("\xc3", 1));             /* cut short */
+	CHECK(!text_utf8_valid("\xc0\xaf", 2));         /* overlong */
+	CHECK(!text_utf8_valid("\xed\xa0\x80", 3));     /* a surrogate */
+	CHECK(!text_utf8_valid("\xf4\x90\x80\x80", 4)); /* above U+10FFFF */
+	CHECK(text_utf8_valid("a\0b", 3));              /* NUL is UTF-8 */
 
 	/* one U+FFFD per bad byte, as Go */
-	replaced_is("a\xff" "b", 3, "a\xef\xbf\xbd" "b", 5);
+	replaced_is("a\xff"
+		    "b",
+		3,
+		"a\xef\xbf\xbd"
+		"b",
+		5);
 	replaced_is("\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd", 6);
 	replaced_is("\xe2\x82", 2, "\xef\xbf\xbd\xef\xbf\xbd", 6);
 	replaced_is("ok\xe2\x82\xac", 5, "ok\xe2\x82\xac", 5);
