@@ -182,7 +182,7 @@ backend: $(BUILD)/bin/seccomp-probe $(BUILD)/bin/seccomp-apply
 $(BUILD)/bin/seccomp-probe: tests/backend/seccomp_probe.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 -O2 -static $(WARN) $< -o $@
-$(BUILD)/bin/seccomp-apply: $(call objects,$(BUILD)/backend/obj,tests/backend/seccomp_apply.c backend/runtime/runtime_seccomp.c)
+$(BUILD)/bin/seccomp-apply: $(call objects,$(BUILD)/backend/obj,tests/backend/seccomp_apply.c backend/runtime/runtime_seccomp.c backend/lib/err.c)
 	@mkdir -p $(@D)
 	$(CC) -g $^ -lseccomp -o $@
 
@@ -265,19 +265,19 @@ fuzz: $(FUZZ_BIN)
 # (FUZZ_LIBS_<stem>: libevent for those on evbuffers). Every target links
 # the core and cJSON (libe2bw.a) and $(SMALL_SRC) (libsmall.a) as archives:
 # only the members it uses.
-FUZZ_BACKEND_fuzz_image_ref := backend/images/images_ref.c
-FUZZ_BACKEND_fuzz_layer_unpack := backend/images/images_unpack.c
+FUZZ_BACKEND_fuzz_image_ref := backend/images/images_ref.c backend/lib/err.c
+FUZZ_BACKEND_fuzz_layer_unpack := backend/images/images_unpack.c backend/lib/err.c
 FUZZ_LIBS_fuzz_layer_unpack := -larchive -lcrypto
 FUZZ_BACKEND_fuzz_http_request := -D_DEFAULT_SOURCE backend/http/http_head.c backend/http/http_framing.c
 FUZZ_LIBS_fuzz_http_request := -levent
-FUZZ_BACKEND_fuzz_protojson := -D_DEFAULT_SOURCE backend/http/http_protojson.c backend/http/http_connect.c backend/http/http_reply.c backend/lib/text.c backend/lib/base64.c
+FUZZ_BACKEND_fuzz_protojson := -D_DEFAULT_SOURCE backend/http/http_protojson.c backend/http/http_connect.c backend/http/http_reply.c backend/lib/text.c backend/lib/base64.c backend/lib/err.c
 FUZZ_LIBS_fuzz_protojson := -levent
 FUZZ_BACKEND_fuzz_egress_sni := backend/egress/egress_sni.c
 FUZZ_BACKEND_fuzz_egress_host := backend/egress/egress_host.c
-FUZZ_BACKEND_fuzz_egress_socks := backend/egress/egress_socks.c
+FUZZ_BACKEND_fuzz_egress_socks := backend/egress/egress_socks.c backend/lib/err.c
 NET_POLICY_SRC := backend/net/net_policy.c backend/net/net_rules.c backend/net/net_tunnel.c backend/net/net_name.c
-FUZZ_BACKEND_fuzz_net_policy := -D_DEFAULT_SOURCE $(NET_POLICY_SRC)
-FUZZ_BACKEND_fuzz_egress_http := backend/egress/egress_http.c backend/egress/egress_http_head.c
+FUZZ_BACKEND_fuzz_net_policy := -D_DEFAULT_SOURCE $(NET_POLICY_SRC) backend/lib/err.c
+FUZZ_BACKEND_fuzz_egress_http := backend/egress/egress_http.c backend/egress/egress_http_head.c backend/lib/err.c
 
 FUZZ_BACKEND_fuzz_cgroup_files := backend/runtime/runtime_cgroup_parse.c
 $(BUILD)/fuzz/fuzz_cgroup_files $(BUILD)/replay/fuzz_cgroup_files: backend/runtime/runtime_cgroup_parse.c backend/runtime/runtime_cgroup_parse.h

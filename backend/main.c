@@ -22,6 +22,7 @@
 #include "envd/process/process_stream.h"
 #include "metrics/metrics.h"
 #include "lib/crashpoint.h"
+#include "lib/err.h"
 #include "lib/fd_limit.h"
 #include "lib/mem_trim.h"
 #include "net/net.h"
@@ -439,9 +440,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fd_limit_raise(); /* before anything counts descriptors (--max-connections) */
-	char why[256];
-	if (runtime_ids_configure(b.opt.id_range, why, sizeof why) != 0) {
-		fprintf(stderr, "e2b-local-backend: %s\n", why);
+	struct err why;
+	if (runtime_ids_configure(b.opt.id_range, &why) != 0) {
+		fprintf(stderr, "e2b-local-backend: %s\n", why.msg);
 		return 2;
 	}
 	/* First: rootless, the backend continues in namespaces of its own (as

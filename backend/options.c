@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include "images/images_ref.h"
+#include "lib/err.h"
 #include "metrics/metrics.h"
 
 #include "net/net_pool.h"
@@ -246,11 +247,11 @@ static int read_key_file(struct backend_options *opt, const char *path)
 /* Takes the key out of the environment so that no process the backend
  * starts inherits it, and wipes it in place: /proc/<pid>/environ shows the
  * original environment block, which unsetenv() alone leaves intact. */
-static const char *take_env_key(struct backend_options *opt)
+static int take_env_key(struct backend_options *opt, struct err *err)
 {
 	char *value = getenv(API_KEY_ENV);
 	if (!value)
-		return "no API key: set " API_KEY_ENV " or give --api-key-file";
+		return err_set(err, ENOENT, "no API key: set " API_KEY_ENV " or give --api-key-file");
 	int rc = take_key(opt, value, strlen(value));
 	/* The initial block holds "NAME=value" in one piece: blank all of it. */
 	char *entry = value - strlen(API_KEY_ENV "=");
@@ -258,7 +259,7 @@ static const char *take_env_key(struct backend_options *opt)
 	size_t len = strlen(whole ? entry : value);
 	unsetenv(API_KEY_ENV);
 	memset(whole ? entry : value, 0, len);
-	return rc == 0 ? NULL : API_KEY_ENV " must be 1 to 1023 printable characters";
+	return rc == 0 ? 0 : err_set(err, EINVAL, API_KEY_ENV " must be 1 to 1023 printable characters");
 }
 
 enum options_result options_parse(int argc, char **argv, struct backend_options *opt)
@@ -385,9 +386,9 @@ enum options_result options_parse(int argc, char **argv, struct backend_options 
 					   "characters on the first line) from ",
 				key_file);
 	} else {
-		const char *problem = take_env_key(opt);
-		if (problem)
-			return usage_error(problem, NULL);
+		struct err problem;
+		if (take_env_key(opt, &problem) != 0)
+			return usage_error(problem.msg, NULL);
 	}
 	if (!listen)
 		return usage_error("--listen is required", NULL);

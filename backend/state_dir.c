@@ -1,4 +1,5 @@
 /* Creating and deleting the backend's directories on disk. */
+#include "lib/err.h"
 #include "state_dir.h"
 
 #include "lib/text.h"
@@ -71,10 +72,10 @@ int state_dir_open(struct state_dir *sd, const char *requested)
 		return -1;
 	}
 	free(made);
-	char why[4200];
-	sd->lock_fd = store_lock_take(resolved, (int)runtime_host_pid(), why, sizeof why);
+	struct err why;
+	sd->lock_fd = store_lock_take(resolved, (int)runtime_host_pid(), &why);
 	if (sd->lock_fd < 0) {
-		fprintf(stderr, "e2b-local-backend: %s\n", why);
+		fprintf(stderr, "e2b-local-backend: %.4199s\n", why.msg);
 		return -1;
 	}
 	sd->root = strdup(resolved);

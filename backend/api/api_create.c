@@ -10,6 +10,7 @@
 #include "http/http_reply.h"
 #include "http/http_request.h"
 #include "lib/clock.h"
+#include "lib/err.h"
 #include "net/net.h"
 #include "net/net_policy.h"
 #include "registry/registry.h"
@@ -50,7 +51,7 @@ static const struct map_limits env_vars_limits = {.max_keys = 256,
 
 /* lifecycle.autoResume as the SDK sends it: {"enabled": bool}, which needs
  * autoPause (a sandbox that is killed on expiry has nothing to resume). */
-static int read_auto_resume(const cJSON *body, struct sandbox_spec *spec, struct body_error *err)
+static int read_auto_resume(const cJSON *body, struct sandbox_spec *spec, struct err *err)
 {
 	const cJSON *ar = cJSON_GetObjectItemCaseSensitive(body, "autoResume");
 	if (!ar || cJSON_IsNull(ar))
@@ -71,7 +72,7 @@ static int read_auto_resume(const cJSON *body, struct sandbox_spec *spec, struct
 /* Fills spec from a NewSandbox (v1) or NewSandboxV2 body; the network
  * settings are api_network.c's, volumeMounts api_volume_mounts.c's. Unknown
  * fields (mcp, ...) are accepted and ignored. */
-static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spec, struct body_error *err)
+static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spec, struct err *err)
 {
 	spec->timeout_s = v2 ? TIMEOUT_DEFAULT_V2 : TIMEOUT_DEFAULT_V1;
 	spec->secure = v2; /* v2 is always secure */
@@ -127,10 +128,10 @@ static int read_new_sandbox(const cJSON *body, bool v2, struct sandbox_spec *spe
 /* spec->template_id names a built template: its ready build's config, the
  * spec pointed at its base, *envs its environment merged with the
  * request's (spec->env_vars points into it), its user and workdir the
- * sandbox's defaults. -1 with missing set (404) or
- * empty (out of memory). Any other name is left to the runtime. */
+ * sandbox's defaults. -1 with err set (404 for a build or layer that is
+ * missing, 500 out of memory). Any other name is left to the runtime. */
 static int api_template_resolve(struct api_ctx *ctx, struct sandbox_spec *spec,
-	const struct template_config **cfg, cJSON **envs, const char ***roots, char *missing, size_t len)
+	const struct template_config **cfg, cJSON **envs, const char ***roots, struct err *err)
 {
 	struct template *tpl = templates_find(ctx->templates->catalog, spec->template_id);
 	if (!tpl)
@@ -138,23 +139,22 @@ static int api_template_resolve(struct api_ctx *ctx, struct sandbox_spec *spec,
 	const char *colon = strchr(spec->template_id, ':');
 	struct template_build *b = templates_ready_build(tpl, colon ? colon + 1 : NULL);
 	if (!b) {
-		snprintf(missing, len, "template '%.200s' has no ready build", spec->template_id);
-		return -1;
+		return err_set(err, 404, "template '%.200s' has no ready build", spec->template_id);
 	}
 	/* Its stack of layers, started from without a copy. */
-	*roots = templates_stack_roots(b->config.layers, &spec->layer_count, missing, len);
-	if (!*roots)
+	*roots = templates_stack_roots(b->config.layers, &spec->layer_count, err);
+	if (!*roots) {
+		err->status = 404;
 		return -1;
+	}
 	*envs = cJSON_Duplicate(b->config.envs, true);
 	const cJSON *e, *given = *envs ? spec->env_vars : NULL;
 	cJSON_ArrayForEach(e, given) {
 		cJSON_DeleteItemFromObjectCaseSensitive(*envs, e->string);
 		cJSON_AddStringToObject(*envs, e->string, e->valuestring);
 	}
-	if (!*envs) {
-		missing[0] = '\0';
-		return -1;
-	}
+	if (!*envs)
+		return err_set(err, 500, "out of memory");
 	spec->env_vars = *envs;
 	spec->layers = *roots;
 	spec->template_ref = tpl->id;
@@ -241,15 +241,15 @@ static cJSON *network_asked(const cJSON *body)
 
 /* A new sandbox's interface and rules; a warm one has them already, with
  * open rules, which the request's replace. Takes *policy. */
-static int give_network(struct sandbox *sb, bool warm, struct net_policy *policy, char *why, size_t why_len)
+static int give_network(struct sandbox *sb, bool warm, struct net_policy *policy, struct err *err)
 {
 	if (!warm)
-		return net_sandbox_attach(sb, policy, why, why_len);
+		return net_sandbox_attach(sb, policy, err);
 	if (net_policy_is_open(policy)) {
 		net_policy_free(policy);
 		return 0;
 	}
-	return net_sandbox_update(sb, policy, why, why_len);
+	return net_sandbox_update(sb, policy, err);
 }
 
 /* One create, from its body to its answer: what the spec points into. */
@@ -283,30 +283,31 @@ static void create_free(struct create *c)
 static int finish(struct create *c, struct evhttp_request *req, struct sandbox *warm)
 {
 	struct api_ctx *ctx = c->ctx;
-	struct runtime_error rerr;
+	struct err rerr;
 	struct sandbox *sb = NULL;
 	if (warm && registry_claim(ctx->reg, warm, &c->spec, &rerr) != 0) {
 		registry_discard(ctx->reg, warm);
-		return reply_error(req, rerr.status, rerr.message);
+		return reply_error(req, rerr.status, rerr.msg);
 	}
 	if (warm) {
 		sb = warm;
 	} else if (runtime_check_create(c->base_template, c->spec.cpu_count, c->spec.memory_mb,
 			   c->spec.disk_size_mb, &rerr) != 0 ||
 		!(sb = registry_create(ctx->reg, &c->spec, &rerr))) {
-		return reply_error(req, rerr.status, rerr.message);
+		return reply_error(req, rerr.status, rerr.msg);
 	}
-	char why[256];
+	struct err why;
 	c->has_policy = false;
-	if (give_network(sb, warm != NULL, &c->policy, why, sizeof why) != 0) {
-		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
+	if (give_network(sb, warm != NULL, &c->policy, &why) != 0) {
+		fprintf(stderr, "sandbox %s: %.255s\n", sb->id, why.msg);
 		registry_kill(ctx->reg, sb);
 		return reply_error(req, 500, "Failed to create sandbox: no network");
 	}
 	/* What its start command's servers may ask envd for on E2B (its
 	 * environment, whether a request's token is its own). */
-	if (c->cfg && c->cfg->start_cmd && sb->rt && templates_envd_file_write(sb, why, sizeof why) != 0) {
-		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
+	struct err envd_file;
+	if (c->cfg && c->cfg->start_cmd && sb->rt && templates_envd_file_write(sb, &envd_file) != 0) {
+		fprintf(stderr, "sandbox %s: %.255s\n", sb->id, envd_file.msg);
 		registry_kill(ctx->reg, sb);
 		return reply_error(req, 500, "Failed to create sandbox: cannot give it its environment");
 	}
@@ -318,10 +319,10 @@ static int finish(struct create *c, struct evhttp_request *req, struct sandbox *
 
 static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 {
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, BODY_REQUIRED, &err);
 	if (!body)
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	struct create *c = calloc(1, sizeof *c);
 	if (!c) {
 		cJSON_Delete(body);
@@ -334,7 +335,7 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 		api_volume_mounts_read(body, ctx->volumes, &c->mounts, &err) != 0 ||
 		api_network_read_create(body, spec, &c->policy, &err) != 0) {
 		create_free(c);
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	}
 	c->has_policy = true;
 	spec->volume_mounts = c->mounts;
@@ -362,11 +363,10 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	}
 	/* A built template: its stack, its environment (the request's envVars
 	 * win) and its start and ready commands. */
-	char missing[300] = "";
+	struct err missing;
 	if (!status && !snap &&
-		api_template_resolve(ctx, spec, &c->cfg, &c->envs, &c->tpl_roots, missing, sizeof missing) !=
-			0)
-		status = reply_error(req, missing[0] ? 404 : 500, missing[0] ? missing : "out of memory");
+		api_template_resolve(ctx, spec, &c->cfg, &c->envs, &c->tpl_roots, &missing) != 0)
+		status = reply_error(req, missing.status, missing.msg);
 	if (status) {
 		create_free(c);
 		return status;

@@ -3,6 +3,7 @@
 
 #include "http/http_field.h"
 #include "http/http_reply.h"
+#include "lib/err.h"
 #include "net/net.h"
 #include "net/net_egress.h"
 #include "net/net_policy.h"
@@ -14,7 +15,7 @@
 #include <string.h>
 
 /* network.httpsPorts: ports 1-65535 (repeats kept once). */
-static int read_https_ports(const cJSON *network, struct sandbox_spec *spec, struct body_error *err)
+static int read_https_ports(const cJSON *network, struct sandbox_spec *spec, struct err *err)
 {
 	const cJSON *ports = cJSON_GetObjectItemCaseSensitive(network, "httpsPorts");
 	if (!ports || cJSON_IsNull(ports))
@@ -63,12 +64,12 @@ static bool host_ok(const char *s)
 
 /* allowOut/denyOut of obj plus allow_internet_access into policy. */
 static int read_policy(const cJSON *lists, int allow_internet_access, struct net_policy *policy,
-	struct body_error *err)
+	struct err *err)
 {
 	const cJSON *allow = lists ? cJSON_GetObjectItemCaseSensitive(lists, "allowOut") : NULL;
 	const cJSON *deny = lists ? cJSON_GetObjectItemCaseSensitive(lists, "denyOut") : NULL;
 	if (net_policy_parse(cJSON_IsNull(allow) ? NULL : allow, cJSON_IsNull(deny) ? NULL : deny,
-		    allow_internet_access, policy, err->message, sizeof err->message) != 0) {
+		    allow_internet_access, policy, err) != 0) {
 		err->status = 400;
 		return -1;
 	}
@@ -80,13 +81,13 @@ static int read_policy(const cJSON *lists, int allow_internet_access, struct net
 		return -1;
 	}
 	const cJSON *rules = lists ? cJSON_GetObjectItemCaseSensitive(lists, "rules") : NULL;
-	if (net_rules_parse(rules, &policy->rules, err->message, sizeof err->message) != 0) {
+	if (net_rules_parse(rules, &policy->rules, err) != 0) {
 		net_policy_free(policy);
 		err->status = 400;
 		return -1;
 	}
 	const cJSON *tunnel = lists ? cJSON_GetObjectItemCaseSensitive(lists, "egressProxy") : NULL;
-	if (net_tunnel_parse(tunnel, &policy->tunnel, err->message, sizeof err->message) != 0) {
+	if (net_tunnel_parse(tunnel, &policy->tunnel, err) != 0) {
 		net_policy_free(policy);
 		err->status = 400;
 		return -1;
@@ -102,7 +103,7 @@ static int read_policy(const cJSON *lists, int allow_internet_access, struct net
 	return 0;
 }
 
-static int read_allow_internet(const cJSON *body, int *out, struct body_error *err)
+static int read_allow_internet(const cJSON *body, int *out, struct err *err)
 {
 	bool flag;
 	enum field_result r = field_bool(body, "allow_internet_access", &flag, err);
@@ -111,7 +112,7 @@ static int read_allow_internet(const cJSON *body, int *out, struct body_error *e
 }
 
 int api_network_read_create(const cJSON *body, struct sandbox_spec *spec, struct net_policy *policy,
-	struct body_error *err)
+	struct err *err)
 {
 	if (read_allow_internet(body, &spec->allow_internet_access, err) != 0)
 		return -1;
@@ -165,16 +166,16 @@ static cJSON *asked_after_update(const struct sandbox *sb, const cJSON *update)
 
 int api_update_network(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
 	if (!body)
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	int allow_internet;
 	struct net_policy policy;
 	if (read_allow_internet(body, &allow_internet, &err) != 0 ||
 		read_policy(body, allow_internet, &policy, &err) != 0) {
 		cJSON_Delete(body);
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	}
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	cJSON *asked = sb && sb->state == SANDBOX_RUNNING ? asked_after_update(sb, body) : NULL;
@@ -188,9 +189,9 @@ int api_update_network(struct api_ctx *ctx, struct evhttp_request *req, const ch
 		net_policy_free(&policy);
 		return status;
 	}
-	char why[256];
-	if (net_sandbox_update(sb, &policy, why, sizeof why) != 0) {
-		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
+	struct err why;
+	if (net_sandbox_update(sb, &policy, &why) != 0) {
+		fprintf(stderr, "sandbox %s: %.255s\n", sb->id, why.msg);
 		cJSON_Delete(asked);
 		return reply_error(req, 500, "Failed to update the sandbox's network");
 	}

@@ -15,7 +15,7 @@ struct sandbox_spec;
  * token, maskRequestHost, which point into body) and policy (egress). -1
  * with a 400 in err; policy then needs no freeing. */
 int api_network_read_create(const struct cJSON *body, struct sandbox_spec *spec, struct net_policy *policy,
-	struct body_error *err);
+	struct err *err);
 int api_update_network(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 
 #endif

@@ -19,6 +19,7 @@
 #include "http/http_request.h"
 #include "http/http_route.h"
 #include "http/http_server.h"
+#include "lib/err.h"
 #include "lib/text.h"
 #include "templates/templates.h"
 #include "templates/templates_exec.h"
@@ -80,12 +81,13 @@ static int api_health_details(struct api_ctx *ctx, struct evhttp_request *req, c
 		/* How pauses keep processes here: checkpoints (CRIU), or freezing
 		 * and why. */
 		cJSON *ckpt = cJSON_AddObjectToObject(o, "checkpoint");
-		const char *why = runtime_checkpoint_unavailable();
+		struct err why;
+		bool available = runtime_checkpoint_available(&why) == 0;
 		if (ckpt) {
-			cJSON_AddBoolToObject(ckpt, "available", !why);
-			cJSON_AddStringToObject(ckpt, "pause", why ? "freeze" : "checkpoint");
-			if (why)
-				cJSON_AddStringToObject(ckpt, "reason", why);
+			cJSON_AddBoolToObject(ckpt, "available", available);
+			cJSON_AddStringToObject(ckpt, "pause", available ? "checkpoint" : "freeze");
+			if (!available)
+				cJSON_AddStringToObject(ckpt, "reason", why.msg);
 		}
 		cJSON *warm = cJSON_AddObjectToObject(o, "warm");
 		if (warm) {

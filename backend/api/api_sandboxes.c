@@ -34,12 +34,12 @@ static int reply_not_found(struct evhttp_request *req, const char *id)
 #define REFRESH_MIN_S 15   /* and the default: E2B's SandboxTimeoutDefault */
 #define REFRESH_MAX_S 3600 /* SandboxRefreshRequest.duration's maximum */
 
-static int reply_body_error(struct evhttp_request *req, const struct body_error *err)
+static int reply_body_error(struct evhttp_request *req, const struct err *err)
 {
-	return reply_error(req, err->status, err->message);
+	return reply_error(req, err->status, err->msg);
 }
 
-enum field_result api_sandboxes_read_timeout(const cJSON *body, int64_t *out, struct body_error *err)
+enum field_result api_sandboxes_read_timeout(const cJSON *body, int64_t *out, struct err *err)
 {
 	enum field_result r = field_int(body, "timeout", INT32_MIN, INT32_MAX, out, err);
 	if (r != FIELD_OK)
@@ -49,19 +49,17 @@ enum field_result api_sandboxes_read_timeout(const cJSON *body, int64_t *out, st
 		return FIELD_BAD;
 	}
 	if (*out > SANDBOX_MAX_TIMEOUT_S) {
-		err->status = 400;
-		snprintf(err->message, sizeof err->message, "Timeout cannot be greater than 24 hours");
+		err_set(err, 400, "Timeout cannot be greater than 24 hours");
 		return FIELD_BAD;
 	}
 	return FIELD_OK;
 }
 
 struct sandbox *api_sandboxes_fork(struct api_ctx *ctx, const struct sandbox *orig,
-	const char *const *layer_ids, size_t layer_count, int64_t timeout_s, struct runtime_error *err)
+	const char *const *layer_ids, size_t layer_count, int64_t timeout_s, struct err *err)
 {
 	const char *roots[RUNTIME_MAX_LAYERS];
-	err->status = 500;
-	snprintf(err->message, sizeof err->message, "Failed to create sandbox: its layers are missing");
+	err_set(err, 500, "Failed to create sandbox: its layers are missing");
 	if (layer_count > RUNTIME_MAX_LAYERS)
 		return NULL;
 	for (size_t i = 0; i < layer_count; i++) {
@@ -71,8 +69,7 @@ struct sandbox *api_sandboxes_fork(struct api_ctx *ctx, const struct sandbox *or
 		roots[i] = l->root;
 	}
 	if (registry_count(ctx->reg) >= ctx->max_sandboxes) {
-		err->status = 429;
-		snprintf(err->message, sizeof err->message,
+		err_set(err, 429,
 			"You have reached the maximum number of "
 			"concurrent E2B sandboxes (%zu)",
 			ctx->max_sandboxes);
@@ -96,7 +93,7 @@ struct sandbox *api_sandboxes_fork(struct api_ctx *ctx, const struct sandbox *or
 		.memory_mb = orig->memory_mb,
 		.disk_size_mb = orig->disk_size_mb};
 	struct net_policy policy;
-	struct body_error berr;
+	struct err berr;
 	cJSON *empty = orig->asked_network ? NULL : cJSON_CreateObject();
 	int rc = api_network_read_create(orig->asked_network ? orig->asked_network : empty, &spec, &policy,
 		&berr);
@@ -107,11 +104,11 @@ struct sandbox *api_sandboxes_fork(struct api_ctx *ctx, const struct sandbox *or
 			net_policy_free(&policy);
 		return NULL;
 	}
-	char why[256];
-	if (net_sandbox_attach(sb, &policy, why, sizeof why) != 0) {
-		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
+	struct err why;
+	if (net_sandbox_attach(sb, &policy, &why) != 0) {
+		fprintf(stderr, "sandbox %s: %.255s\n", sb->id, why.msg);
 		registry_kill(ctx->reg, sb);
-		snprintf(err->message, sizeof err->message, "Failed to create sandbox: no network");
+		err_set(err, 500, "Failed to create sandbox: no network");
 		return NULL;
 	}
 	return sb;
@@ -136,7 +133,7 @@ int api_kill(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 
 int api_set_timeout(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, BODY_REQUIRED, &err);
 	if (!body)
 		return reply_body_error(req, &err);
@@ -163,7 +160,7 @@ int api_set_timeout(struct api_ctx *ctx, struct evhttp_request *req, const char 
  * shortening it (e2b-dev/infra's KeepAliveFor(allowShorter=false)). */
 int api_refresh(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
 	if (!body)
 		return reply_body_error(req, &err);
@@ -186,7 +183,7 @@ int api_refresh(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 
 int api_pause(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
 	if (!body)
 		return reply_body_error(req, &err);
@@ -212,17 +209,16 @@ static int attach_network(struct sandbox *sb, const cJSON *asked)
 {
 	struct sandbox_spec spec = {0};
 	struct net_policy policy;
-	struct body_error err;
+	struct err err;
 	cJSON *empty = asked ? NULL : cJSON_CreateObject();
-	char why[256];
 	int rc = api_network_read_create(asked ? asked : empty, &spec, &policy, &err);
 	cJSON_Delete(empty);
 	if (rc != 0) {
-		fprintf(stderr, "sandbox %s: its network: %s\n", sb->id, err.message);
+		fprintf(stderr, "sandbox %s: its network: %s\n", sb->id, err.msg);
 		return -1;
 	}
-	if (net_sandbox_attach(sb, &policy, why, sizeof why) != 0) {
-		fprintf(stderr, "sandbox %s: %s\n", sb->id, why);
+	if (net_sandbox_attach(sb, &policy, &err) != 0) {
+		fprintf(stderr, "sandbox %s: %.255s\n", sb->id, err.msg);
 		return -1;
 	}
 	return 0;
@@ -230,7 +226,7 @@ static int attach_network(struct sandbox *sb, const cJSON *asked)
 
 /* paused -> running; a sandbox kept from an earlier run gets its network
  * again. -1 with rerr when it stays paused. */
-static int resume(struct registry *reg, struct sandbox *sb, int64_t timeout, struct runtime_error *rerr)
+static int resume(struct registry *reg, struct sandbox *sb, int64_t timeout, struct err *rerr)
 {
 	/* Its network kept across a checkpoint within this run (net/ links it
 	 * again); one kept from an earlier run, or paused without memory, gets
@@ -240,9 +236,7 @@ static int resume(struct registry *reg, struct sandbox *sb, int64_t timeout, str
 		return -1;
 	if (unlinked && attach_network(sb, sb->asked_network) != 0) {
 		registry_pause(reg, sb, false);
-		*rerr = (struct runtime_error){.status = 500};
-		snprintf(rerr->message, sizeof rerr->message, "no network");
-		return -1;
+		return err_set(rerr, 500, "no network");
 	}
 	return 0;
 }
@@ -251,9 +245,9 @@ static int resume(struct registry *reg, struct sandbox *sb, int64_t timeout, str
 static int resume_sandbox(struct api_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
 	int64_t timeout)
 {
-	struct runtime_error rerr;
+	struct err rerr;
 	if (resume(ctx->reg, sb, timeout, &rerr) != 0)
-		return reply_errorf(req, rerr.status, "Failed to resume sandbox: %s", rerr.message);
+		return reply_errorf(req, rerr.status, "Failed to resume sandbox: %s", rerr.msg);
 	return reply_json(req, 201, sandbox_json_created(sb, ctx->domain));
 }
 
@@ -264,9 +258,9 @@ int api_sandboxes_wake(void *arg, struct sandbox *sb)
 		return -1;
 	/* E2B's: the timeout it was created with, and at least five minutes. */
 	int64_t timeout = sb->timeout_s > AUTO_RESUME_MIN_S ? sb->timeout_s : AUTO_RESUME_MIN_S;
-	struct runtime_error rerr;
+	struct err rerr;
 	if (resume(ctx->reg, sb, timeout, &rerr) != 0) {
-		fprintf(stderr, "sandbox %s: cannot auto-resume: %s\n", sb->id, rerr.message);
+		fprintf(stderr, "sandbox %s: cannot auto-resume: %s\n", sb->id, rerr.msg);
 		return -1;
 	}
 	fprintf(stderr, "sandbox %s: resumed by a request to it (autoResume), for %lld s\n", sb->id,
@@ -276,7 +270,7 @@ int api_sandboxes_wake(void *arg, struct sandbox *sb)
 
 int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
 	if (!body)
 		return reply_body_error(req, &err);
@@ -304,7 +298,7 @@ int api_resume(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 /* Both connect routes: 200 when it was running, 201 when it was resumed. */
 static int connect_sandbox(struct api_ctx *ctx, struct evhttp_request *req, const char *id, bool v2)
 {
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, v2 ? BODY_OPTIONAL : BODY_REQUIRED, &err);
 	if (!body)
 		return reply_body_error(req, &err);

@@ -26,16 +26,15 @@ int api_sandboxes_wake(void *arg, struct sandbox *sb);
 int api_connect_v1(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 int api_connect_v2(struct api_ctx *ctx, struct evhttp_request *req, const char *id);
 
-struct body_error;
+struct err;
 struct cJSON;
-struct runtime_error;
 /* A body's "timeout" in seconds: an int32, not negative, at most 24 hours
  * (E2B's message past that). */
-enum field_result api_sandboxes_read_timeout(const struct cJSON *body, int64_t *out, struct body_error *err);
+enum field_result api_sandboxes_read_timeout(const struct cJSON *body, int64_t *out, struct err *err);
 /* A fork of orig on the stack layer_ids (its layers with its sealed
  * writable layer on top): its settings (metadata, env vars, sizes, network,
  * volumes), running for timeout_s. NULL with err. */
 struct sandbox *api_sandboxes_fork(struct api_ctx *ctx, const struct sandbox *orig,
-	const char *const *layer_ids, size_t layer_count, int64_t timeout_s, struct runtime_error *err);
+	const char *const *layer_ids, size_t layer_count, int64_t timeout_s, struct err *err);
 
 #endif

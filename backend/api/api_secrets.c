@@ -48,23 +48,22 @@ static cJSON *secret_json(const struct secret *s)
 static int read_value_and_metadata(struct evhttp_request *req, const cJSON *body, const char **value,
 	const cJSON **metadata)
 {
-	struct body_error berr;
+	struct err berr;
 	*metadata = NULL;
 	enum field_result r = field_string(body, "value", value, &berr);
 	if (r == FIELD_ABSENT)
 		body_error_set(&berr, "field \"value\" is required");
 	if (r != FIELD_OK ||
 		field_string_map(body, "metadata", &metadata_limits, metadata, &berr) == FIELD_BAD)
-		return reply_error(req, berr.status, berr.message);
+		return reply_error(req, berr.status, berr.msg);
 	return 0;
 }
 
 /* Answers s, or the refusal err holds. */
-static int reply_secret(struct evhttp_request *req, int status, const struct secret *s,
-	const struct secrets_error *err)
+static int reply_secret(struct evhttp_request *req, int status, const struct secret *s, const struct err *err)
 {
 	if (!s)
-		return reply_error(req, err->status, err->message);
+		return reply_error(req, err->status, err->msg);
 	cJSON *o = secret_json(s);
 	return o ? reply_json(req, status, o) : reply_error(req, 500, "out of memory");
 }
@@ -72,19 +71,19 @@ static int reply_secret(struct evhttp_request *req, int status, const struct sec
 int api_secret_create(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
 	(void)id;
-	struct body_error berr;
+	struct err berr;
 	cJSON *body = body_parse_object(req, BODY_REQUIRED, &berr);
 	if (!body)
-		return reply_error(req, berr.status, berr.message);
+		return reply_error(req, berr.status, berr.msg);
 	const char *name = NULL, *value = NULL;
 	const cJSON *metadata = NULL;
 	enum field_result r = field_string(body, "name", &name, &berr);
 	if (r == FIELD_ABSENT)
 		body_error_set(&berr, "field \"name\" is required");
 	int status = r == FIELD_OK ? read_value_and_metadata(req, body, &value, &metadata)
-				   : reply_error(req, berr.status, berr.message);
+				   : reply_error(req, berr.status, berr.msg);
 	if (status == 0) {
-		struct secrets_error err;
+		struct err err;
 		const struct secret *s = secrets_create(ctx->secrets, name, value, metadata, &err);
 		status = reply_secret(req, 201, s, &err);
 	}
@@ -116,14 +115,14 @@ int api_secret_update(struct api_ctx *ctx, struct evhttp_request *req, const cha
 		free(ref);
 		return reply_errorf(req, 404, "Secret '%.128s' not found", id);
 	}
-	struct body_error berr;
+	struct err berr;
 	cJSON *body = body_parse_object(req, BODY_REQUIRED, &berr);
 	const char *value = NULL;
 	const cJSON *metadata = NULL;
 	int status = body ? read_value_and_metadata(req, body, &value, &metadata)
-			  : reply_error(req, berr.status, berr.message);
+			  : reply_error(req, berr.status, berr.msg);
 	if (status == 0) {
-		struct secrets_error err;
+		struct err err;
 		const struct secret *s = secrets_update(ctx->secrets, ref, value, metadata, &err);
 		status = reply_secret(req, 200, s, &err);
 	}
@@ -135,11 +134,11 @@ int api_secret_update(struct api_ctx *ctx, struct evhttp_request *req, const cha
 int api_secret_delete(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
 	char *ref = path_ref(id);
-	struct secrets_error err = {.status = 404};
-	snprintf(err.message, sizeof err.message, "Secret '%.128s' not found", id);
+	struct err err;
+	err_set(&err, 404, "Secret '%.128s' not found", id);
 	int rc = ref ? secrets_delete(ctx->secrets, ref, &err) : -1;
 	free(ref);
-	return rc == 0 ? reply_empty(req, 204) : reply_error(req, err.status, err.message);
+	return rc == 0 ? reply_empty(req, 204) : reply_error(req, err.status, err.msg);
 }
 
 /* Oldest first, ties by id: the order secrets_at keeps. The cursor names

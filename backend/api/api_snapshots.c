@@ -3,6 +3,7 @@
 
 #include "api/api_sandbox_json.h"
 #include "api/api_sandboxes.h"
+#include "lib/err.h"
 #include "runtime/runtime.h"
 #include "http/http_body.h"
 #include "http/http_field.h"
@@ -72,22 +73,21 @@ static int start_capture(struct api_ctx *ctx, struct evhttp_request *req, const 
 	}
 	p->ctx = ctx;
 	strcpy(p->sandbox_id, sb->id);
-	int status;
-	char why[256];
+	struct err why;
 	/* A sandbox of a built-in template stands on its root filesystem alone:
 	 * the one layer templates/ imports it as, for builds and snapshots alike. */
 	char template_layer[STORE_NAME_MAX + 1] = "";
 	if (sb->layer_count == 0 && runtime_full() &&
-		templates_stack_builtin(sb->template_id, template_layer, why, sizeof why) != 0) {
+		templates_stack_builtin(sb->template_id, template_layer, &why) != 0) {
 		free(p);
-		return reply_errorf(req, 500, "cannot capture the sandbox: %s", why);
+		return reply_errorf(req, 500, "cannot capture the sandbox: %.255s", why.msg);
 	}
 	http_parked_hold(&p->parked, req);
 	if (snapshots_capture(ctx->reg, sb, template_layer[0] ? template_layer : NULL, origin, done, p,
-		    &status, why, sizeof why) != 0) {
+		    &why) != 0) {
 		http_parked_take(&p->parked);
 		free(p);
-		return reply_error(req, status, why);
+		return reply_errorf(req, why.status, "%.255s", why.msg);
 	}
 	return API_STATUS_PENDING;
 }
@@ -120,19 +120,19 @@ static void on_snapshot_captured(void *arg, char *const *ids, size_t count, cons
 
 int api_snapshot_create(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
 	if (!body)
-		return reply_error(req, err.status, err.message);
-	const char *name = NULL, *why = NULL;
+		return reply_error(req, err.status, err.msg);
+	const char *name = NULL;
 	struct pending *p = calloc(1, sizeof *p);
 	int st = 0;
 	if (!p)
 		st = reply_error(req, 500, "out of memory");
 	else if (field_string(body, "name", &name, &err) == FIELD_BAD)
-		st = reply_error(req, err.status, err.message);
-	else if (name && name[0] && snapshots_ref_parse(name, &p->name, &why) != 0)
-		st = reply_errorf(req, 400, "invalid snapshot name: %s", why);
+		st = reply_error(req, err.status, err.msg);
+	else if (name && name[0] && snapshots_ref_parse(name, &p->name, &err) != 0)
+		st = reply_errorf(req, err.status, "invalid snapshot name: %s", err.msg);
 	else if (!name || !name[0])
 		strcpy(p->name.tag, SNAPSHOTS_DEFAULT_TAG);
 	cJSON_Delete(body);
@@ -154,13 +154,13 @@ int api_snapshot_list(struct api_ctx *ctx, struct evhttp_request *req, const cha
 		return reply_error(req, 400, "malformed query string");
 	const char *name = query_get(&q, "name"), *sandbox = query_get(&q, "sandboxID");
 	struct snapshot_ref ref;
-	const char *why;
+	struct err err;
 	long long limit = LIST_LIMIT_DEFAULT, from = 0;
 	bool bad_limit = query_number(&q, "limit", 1, 100, &limit) < 0;
 	bool bad_token = query_number(&q, "nextToken", 0, LLONG_MAX, &from) < 0;
 	int st = 0;
-	if (name && snapshots_ref_parse(name, &ref, &why) != 0)
-		st = reply_errorf(req, 400, "invalid name filter: %s", why);
+	if (name && snapshots_ref_parse(name, &ref, &err) != 0)
+		st = reply_errorf(req, err.status, "invalid name filter: %s", err.msg);
 	else if (bad_limit)
 		st = reply_error(req, 400, "limit must be between 1 and 100");
 	else if (bad_token)
@@ -203,9 +203,8 @@ int api_snapshot_delete(struct api_ctx *ctx, struct evhttp_request *req, const c
 	/* The SDK sends the snapshotID percent-encoded ("local%2Fname%3Atag"). */
 	char *text = query_percent_decode(id, strlen(id), false);
 	struct snapshot_ref ref;
-	const char *why;
 	int st;
-	if (!text || snapshots_ref_parse(text, &ref, &why) != 0 ||
+	if (!text || snapshots_ref_parse(text, &ref, NULL) != 0 ||
 		snapshots_delete(ctx->snapshots, &ref) == 0)
 		st = reply_errorf(req, 404, "Template '%.140s' not found", text ? text : id);
 	else
@@ -234,7 +233,7 @@ static void on_fork_captured(void *arg, char *const *ids, size_t count, const ch
 	crashpoint("fork-sealed");
 	cJSON *results = cJSON_CreateArray();
 	for (int i = 0; i < p->count; i++) {
-		struct runtime_error rerr;
+		struct err rerr;
 		struct sandbox *fork = api_sandboxes_fork(p->ctx, orig, (const char *const *)ids, count,
 			p->timeout_s, &rerr);
 		cJSON *r = cJSON_CreateObject();
@@ -243,7 +242,7 @@ static void on_fork_captured(void *arg, char *const *ids, size_t count, const ch
 		} else {
 			cJSON *e = cJSON_AddObjectToObject(r, "error");
 			cJSON_AddNumberToObject(e, "code", rerr.status);
-			cJSON_AddStringToObject(e, "message", rerr.message);
+			cJSON_AddStringToObject(e, "message", rerr.msg);
 		}
 		cJSON_AddItemToArray(results, r);
 	}
@@ -254,10 +253,10 @@ static void on_fork_captured(void *arg, char *const *ids, size_t count, const ch
 
 int api_fork(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &err);
 	if (!body)
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	int64_t count = 1, timeout = FORK_TIMEOUT_DEFAULT;
 	enum field_result rc = field_int(body, "count", INT32_MIN, INT32_MAX, &count, &err);
 	enum field_result rt = rc == FIELD_BAD
@@ -265,7 +264,7 @@ int api_fork(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 		: field_int(body, "timeout", 0, SANDBOX_MAX_TIMEOUT_S, &timeout, &err);
 	cJSON_Delete(body);
 	if (rc == FIELD_BAD || rt == FIELD_BAD)
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	if (count < 1 || count > API_FORK_MAX)
 		return reply_errorf(req, 400, "count must be between 1 and %d", API_FORK_MAX);
 	struct pending *p = calloc(1, sizeof *p);

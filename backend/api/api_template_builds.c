@@ -6,6 +6,7 @@
 #include "http/http_field.h"
 #include "http/http_reply.h"
 #include "http/http_request.h"
+#include "lib/err.h"
 #include "lib/query.h"
 #include "templates/templates.h"
 #include "templates/templates_builtin.h"
@@ -65,15 +66,14 @@ int api_templates_build_start(struct api_ctx *ctx, struct evhttp_request *req, c
 		return reply_errorf(req, 404, "build '%.64s' of template '%.128s' not found", build_id, id);
 	if (b->status != BUILD_WAITING)
 		return reply_errorf(req, 409, "build '%s' was already started", b->id);
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, BODY_REQUIRED, &err);
 	if (!body)
-		return reply_error(req, err.status, err.message);
-	char why[300];
-	int rc = templates_exec_start(ctx->templates, tpl, b, body, why, sizeof why);
+		return reply_error(req, err.status, err.msg);
+	int rc = templates_exec_start(ctx->templates, tpl, b, body, &err);
 	cJSON_Delete(body);
 	if (rc != 0)
-		return reply_errorf(req, 400, "Error when parsing request: %s", why);
+		return reply_errorf(req, 400, "Error when parsing request: %.299s", err.msg);
 	return reply_empty(req, 202);
 }
 
@@ -179,7 +179,7 @@ int api_templates_tags_list(struct api_ctx *ctx, struct evhttp_request *req, con
 }
 
 /* The tags array of a tags request: valid names, at least one. */
-static const cJSON *tags_field(const cJSON *body, struct body_error *err)
+static const cJSON *tags_field(const cJSON *body, struct err *err)
 {
 	const cJSON *tags = cJSON_GetObjectItemCaseSensitive(body, "tags");
 	const cJSON *t;
@@ -199,10 +199,10 @@ static const cJSON *tags_field(const cJSON *body, struct body_error *err)
 int api_templates_tags_assign(struct api_ctx *ctx, struct evhttp_request *req, const char *unused)
 {
 	(void)unused;
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, BODY_REQUIRED, &err);
 	if (!body)
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	const char *target = NULL;
 	char name[TEMPLATES_NAME_MAX + 1], tag[TEMPLATES_TAG_MAX + 1];
 	const cJSON *tags = NULL;
@@ -211,7 +211,7 @@ int api_templates_tags_assign(struct api_ctx *ctx, struct evhttp_request *req, c
 		if (tags && (!target || templates_split_ref(target, name, tag) != 0))
 			body_error_set(&err, "field \"target\" must be \"name:tag\"");
 		cJSON_Delete(body);
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	}
 	struct template *tpl = find(ctx, name);
 	struct template_build *b = tpl ? templates_ready_build(tpl, tag) : NULL;
@@ -236,10 +236,10 @@ int api_templates_tags_assign(struct api_ctx *ctx, struct evhttp_request *req, c
 int api_templates_tags_delete(struct api_ctx *ctx, struct evhttp_request *req, const char *unused)
 {
 	(void)unused;
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, BODY_REQUIRED, &err);
 	if (!body)
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	const char *name = NULL;
 	const cJSON *tags = NULL;
 	if (field_string(body, "name", &name, &err) == FIELD_BAD || !(tags = tags_field(body, &err)) ||
@@ -247,7 +247,7 @@ int api_templates_tags_delete(struct api_ctx *ctx, struct evhttp_request *req, c
 		if (tags && !name)
 			body_error_set(&err, "field \"name\" is required");
 		cJSON_Delete(body);
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	}
 	struct template *tpl = find(ctx, name);
 	if (!tpl) {

@@ -44,7 +44,7 @@ static int add_tags(cJSON *tags, const char *tag)
 }
 
 /* The tags of a request: an array of valid tag names. */
-static int read_tags(const cJSON *body, const char *field, cJSON *tags, struct body_error *err)
+static int read_tags(const cJSON *body, const char *field, cJSON *tags, struct err *err)
 {
 	const cJSON *given = cJSON_GetObjectItemCaseSensitive(body, field);
 	if (!given || cJSON_IsNull(given))
@@ -67,8 +67,7 @@ static int read_tags(const cJSON *body, const char *field, cJSON *tags, struct b
 	return 0;
 }
 
-static int read_size(const cJSON *body, const char *name, int64_t min, int64_t max, int *out,
-	struct body_error *err)
+static int read_size(const cJSON *body, const char *name, int64_t min, int64_t max, int *out, struct err *err)
 {
 	int64_t n;
 	enum field_result r = field_int(body, name, min, max, &n, err);
@@ -80,10 +79,10 @@ static int read_size(const cJSON *body, const char *name, int64_t min, int64_t m
 int api_templates_request(struct api_ctx *ctx, struct evhttp_request *req, const char *unused)
 {
 	(void)unused;
-	struct body_error err;
+	struct err err;
 	cJSON *body = body_parse_object(req, BODY_REQUIRED, &err);
 	if (!body)
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	const char *ref = NULL;
 	int cpu = SANDBOX_DEFAULT_CPU_COUNT, memory = SANDBOX_DEFAULT_MEMORY_MB, free_disk = 0;
 	cJSON *tags = cJSON_CreateArray();
@@ -104,7 +103,7 @@ int api_templates_request(struct api_ctx *ctx, struct evhttp_request *req, const
 	cJSON_Delete(body);
 	if (bad) {
 		cJSON_Delete(tags);
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	}
 	if (tag[0])
 		add_tags(tags, tag);

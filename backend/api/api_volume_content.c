@@ -279,7 +279,7 @@ int api_volume_content_update(struct api_ctx *ctx, struct evhttp_request *req, c
 		vreq_free(&r);
 		return st;
 	}
-	struct body_error berr;
+	struct err berr;
 	cJSON *body = body_parse_object(req, BODY_OPTIONAL, &berr);
 	int64_t uid = -1, gid = -1, mode = -1;
 	if (!body || field_int(body, "uid", 0, 0xfffffffe, &uid, &berr) == FIELD_BAD ||
@@ -287,7 +287,7 @@ int api_volume_content_update(struct api_ctx *ctx, struct evhttp_request *req, c
 		field_int(body, "mode", 0, 07777, &mode, &berr) == FIELD_BAD) {
 		cJSON_Delete(body);
 		vreq_free(&r);
-		return reply_error(req, berr.status, berr.message);
+		return reply_error(req, berr.status, berr.msg);
 	}
 	cJSON_Delete(body);
 	const char *leaf;

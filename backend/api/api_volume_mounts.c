@@ -25,7 +25,7 @@ static bool clean_absolute(const char *path)
 	return true;
 }
 
-int api_volume_mounts_read(const cJSON *body, const struct volumes *vs, cJSON **out, struct body_error *err)
+int api_volume_mounts_read(const cJSON *body, const struct volumes *vs, cJSON **out, struct err *err)
 {
 	*out = NULL;
 	const cJSON *list = cJSON_GetObjectItemCaseSensitive(body, "volumeMounts");
@@ -38,8 +38,7 @@ int api_volume_mounts_read(const cJSON *body, const struct volumes *vs, cJSON **
 	if (cJSON_GetArraySize(list) == 0)
 		return 0;
 	if (!runtime_isolated()) {
-		err->status = 400;
-		strcpy(err->message, "volumeMounts need sandbox isolation (not --isolation none)");
+		err_set(err, 400, "volumeMounts need sandbox isolation (not --isolation none)");
 		return -1;
 	}
 	if (cJSON_GetArraySize(list) > API_VOLUME_MOUNTS_MAX) {
@@ -73,8 +72,7 @@ int api_volume_mounts_read(const cJSON *body, const struct volumes *vs, cJSON **
 		}
 		const struct volume *v = volumes_find_name(vs, name);
 		if (!v) {
-			err->status = 400;
-			snprintf(err->message, sizeof err->message, "volume '%.64s' not found", name);
+			err_set(err, 400, "volume '%.64s' not found", name);
 			goto fail;
 		}
 		cJSON *o = cJSON_CreateObject();
@@ -82,8 +80,7 @@ int api_volume_mounts_read(const cJSON *body, const struct volumes *vs, cJSON **
 			!cJSON_AddStringToObject(o, "volumeID", v->id) ||
 			!cJSON_AddStringToObject(o, "path", path)) {
 			cJSON_Delete(o);
-			err->status = 500;
-			strcpy(err->message, "out of memory");
+			err_set(err, 500, "out of memory");
 			goto fail;
 		}
 		cJSON_AddItemToArray(mounts, o);

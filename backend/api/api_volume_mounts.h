@@ -15,7 +15,7 @@ struct volumes;
 /* *out: NULL when absent, else [{name, volumeID, path}] (the caller deletes
  * it). 0, or -1 with err (400). */
 int api_volume_mounts_read(const struct cJSON *body, const struct volumes *vs, struct cJSON **out,
-	struct body_error *err);
+	struct err *err);
 /* [{name, path}] of a sandbox's mounts, E2B's SandboxVolumeMount list. */
 struct cJSON *api_volume_mounts_json(const struct cJSON *mounts);
 

@@ -28,10 +28,10 @@ static cJSON *volume_json(const struct api_ctx *ctx, const struct volume *v, boo
 int api_volume_create(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
 	(void)id;
-	struct body_error berr;
+	struct err berr;
 	cJSON *body = body_parse_object(req, BODY_REQUIRED, &berr);
 	if (!body)
-		return reply_error(req, berr.status, berr.message);
+		return reply_error(req, berr.status, berr.msg);
 	const char *name = NULL;
 	int64_t size_mb = VOLUME_DEFAULT_SIZE_MB;
 	enum field_result r = field_string(body, "name", &name, &berr);
@@ -39,13 +39,13 @@ int api_volume_create(struct api_ctx *ctx, struct evhttp_request *req, const cha
 		body_error_set(&berr, "field \"name\" is required");
 	if (r != FIELD_OK || field_int(body, "sizeMB", 1, INT32_MAX, &size_mb, &berr) == FIELD_BAD) {
 		cJSON_Delete(body);
-		return reply_error(req, berr.status, berr.message);
+		return reply_error(req, berr.status, berr.msg);
 	}
-	struct volumes_error err;
+	struct err err;
 	const struct volume *v = volumes_create(ctx->volumes, name, (int)size_mb, &err);
 	cJSON_Delete(body);
 	if (!v)
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	return reply_json(req, 201, volume_json(ctx, v, true));
 }
 
@@ -68,8 +68,8 @@ int api_volume_get(struct api_ctx *ctx, struct evhttp_request *req, const char *
 
 int api_volume_delete(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 {
-	struct volumes_error err;
+	struct err err;
 	if (volumes_delete(ctx->volumes, id, &err) != 0)
-		return reply_error(req, err.status, err.message);
+		return reply_error(req, err.status, err.msg);
 	return reply_empty(req, 204);
 }

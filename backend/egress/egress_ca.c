@@ -19,6 +19,7 @@
 #include <openssl/x509v3.h>
 
 #include "egress/egress_cert.h"
+#include "lib/err.h"
 #include "lib/write_all.h"
 
 #define CA_NAME "e2b-local-backend egress CA"
@@ -48,14 +49,14 @@ struct egress_ca {
 	unsigned long long tick;
 };
 
-/* why = what failed, with OpenSSL's first queued error; the queue is emptied. */
-static void ssl_why(char *why, size_t why_len, const char *what)
+/* err = what failed, with OpenSSL's first queued error; the queue is emptied. */
+static void ssl_fail(struct err *err, const char *what)
 {
 	unsigned long e = ERR_get_error();
 	char detail[256] = "";
 	if (e)
 		ERR_error_string_n(e, detail, sizeof detail);
-	snprintf(why, why_len, "%s%s%s", what, e ? ": " : "", detail);
+	err_set(err, 0, "%s%s%s", what, e ? ": " : "", detail);
 	ERR_clear_error();
 }
 
@@ -81,33 +82,33 @@ static X509 *make_ca(EVP_PKEY *key)
 }
 
 /* dir/name through a temporary file in dir, renamed over it. */
-static int write_file(const char *dir, const char *name, const char *data, size_t len, mode_t mode, char *why,
-	size_t why_len)
+static int write_file(const char *dir, const char *name, const char *data, size_t len, mode_t mode,
+	struct err *err)
 {
 	char tmp[4096], path[4096];
 	if ((size_t)snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, name) >= sizeof tmp ||
 		(size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
-		snprintf(why, why_len, "the egress CA's directory name is too long");
+		err_set(err, 0, "the egress CA's directory name is too long");
 		return -1;
 	}
 	int fd = mkstemp(tmp); /* made 0600 */
 	if (fd < 0) {
-		snprintf(why, why_len, "cannot create a file in %s: %s", dir, strerror(errno));
+		err_set(err, errno, "cannot create a file in %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	int rc = fchmod(fd, mode) == 0 && write_all(fd, data, len) == 0 && fsync(fd) == 0 ? 0 : -1;
-	int err = errno;
+	int en = errno;
 	if (close(fd) != 0 && rc == 0) {
 		rc = -1;
-		err = errno;
+		en = errno;
 	}
 	if (rc == 0 && rename(tmp, path) != 0) {
 		rc = -1;
-		err = errno;
+		en = errno;
 	}
 	if (rc != 0) {
 		unlink(tmp);
-		snprintf(why, why_len, "cannot write %s: %s", path, strerror(err));
+		err_set(err, en, "cannot write %s: %s", path, strerror(en));
 	}
 	return rc;
 }
@@ -130,48 +131,48 @@ static char *pem_of(EVP_PKEY *key, X509 *cert)
 	return out;
 }
 
-static int save(const struct egress_ca *ca, const char *dir, char *why, size_t why_len)
+static int save(const struct egress_ca *ca, const char *dir, struct err *err)
 {
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		snprintf(why, why_len, "cannot make %s: %s", dir, strerror(errno));
+		err_set(err, errno, "cannot make %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	char *key = pem_of(ca->key, NULL);
 	if (!key) {
-		ssl_why(why, why_len, "cannot encode the egress CA's key");
+		ssl_fail(err, "cannot encode the egress CA's key");
 		return -1;
 	}
-	int rc = write_file(dir, KEY_FILE, key, strlen(key), 0600, why, why_len);
+	int rc = write_file(dir, KEY_FILE, key, strlen(key), 0600, err);
 	OPENSSL_cleanse(key, strlen(key));
 	free(key);
 	if (rc == 0)
-		rc = write_file(dir, CRT_FILE, ca->pem, strlen(ca->pem), 0644, why, why_len);
+		rc = write_file(dir, CRT_FILE, ca->pem, strlen(ca->pem), 0644, err);
 	return rc;
 }
 
 /* A file of dir opened for reading, not through a symbolic link. */
-static FILE *open_in(const char *dir, const char *name, struct stat *st, char *why, size_t why_len)
+static FILE *open_in(const char *dir, const char *name, struct stat *st, struct err *err)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	FILE *f = fd >= 0 && fstat(fd, st) == 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
-		snprintf(why, why_len, "cannot read %s: %s", path, strerror(errno));
+		err_set(err, errno, "cannot read %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 	}
 	return f;
 }
 
-static int load(struct egress_ca *ca, const char *dir, char *why, size_t why_len)
+static int load(struct egress_ca *ca, const char *dir, struct err *err)
 {
 	struct stat st;
-	FILE *f = open_in(dir, KEY_FILE, &st, why, why_len);
+	FILE *f = open_in(dir, KEY_FILE, &st, err);
 	if (!f)
 		return -1;
 	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0600) {
-		snprintf(why, why_len,
+		err_set(err, 0,
 			"refusing %s/%s: it must be a file of this user's with mode 0600 (it is %s, mode %04o, owner %u)",
 			dir, KEY_FILE, S_ISREG(st.st_mode) ? "a file" : "not a file",
 			(unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
@@ -181,19 +182,19 @@ static int load(struct egress_ca *ca, const char *dir, char *why, size_t why_len
 	ca->key = PEM_read_PrivateKey(f, NULL, no_pass, NULL);
 	fclose(f);
 	if (!ca->key) {
-		ssl_why(why, why_len, "cannot read the egress CA's key");
+		ssl_fail(err, "cannot read the egress CA's key");
 		return -1;
 	}
-	if (!(f = open_in(dir, CRT_FILE, &st, why, why_len)))
+	if (!(f = open_in(dir, CRT_FILE, &st, err)))
 		return -1;
 	ca->cert = PEM_read_X509(f, NULL, no_pass, NULL);
 	fclose(f);
 	if (!ca->cert) {
-		ssl_why(why, why_len, "cannot read the egress CA's certificate");
+		ssl_fail(err, "cannot read the egress CA's certificate");
 		return -1;
 	}
 	if (X509_check_private_key(ca->cert, ca->key) != 1) {
-		ssl_why(why, why_len, "the egress CA's key and certificate do not match");
+		ssl_fail(err, "the egress CA's key and certificate do not match");
 		return -1;
 	}
 	return 0;
@@ -207,36 +208,36 @@ static bool exists(const char *dir, const char *name)
 	return lstat(path, &st) == 0;
 }
 
-struct egress_ca *egress_ca_open(const char *dir, char *why, size_t why_len)
+struct egress_ca *egress_ca_open(const char *dir, struct err *err)
 {
 	struct egress_ca *ca = calloc(1, sizeof *ca);
 	if (!ca) {
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return NULL;
 	}
 	int rc;
 	bool made = !(dir && exists(dir, KEY_FILE) && exists(dir, CRT_FILE));
 	if (!made) {
-		rc = load(ca, dir, why, why_len);
+		rc = load(ca, dir, err);
 	} else {
 		rc = -1;
 		if (!(ca->key = egress_cert_key()) || !(ca->cert = make_ca(ca->key)))
-			ssl_why(why, why_len, "cannot make the egress CA");
+			ssl_fail(err, "cannot make the egress CA");
 		else
 			rc = 0;
 	}
 	if (rc == 0 && !(ca->pem = pem_of(NULL, ca->cert))) {
-		ssl_why(why, why_len, "cannot encode the egress CA's certificate");
+		ssl_fail(err, "cannot encode the egress CA's certificate");
 		rc = -1;
 	}
 	if (rc == 0 && dir && made)
-		rc = save(ca, dir, why, why_len);
+		rc = save(ca, dir, err);
 	if (rc == 0 && !(ca->leaf_key = egress_cert_key())) {
-		ssl_why(why, why_len, "cannot make the egress leaves' key");
+		ssl_fail(err, "cannot make the egress leaves' key");
 		rc = -1;
 	}
 	if (rc == 0 && !(ca->leaves = calloc(EGRESS_CA_LEAVES_MAX, sizeof *ca->leaves))) {
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		rc = -1;
 	}
 	if (rc != 0) {

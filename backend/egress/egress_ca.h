@@ -13,6 +13,7 @@
 #define EGRESS_CA_LEAVES_MAX 1024 /* hosts whose leaves are kept */
 
 struct egress_ca;
+struct err;
 
 /* dir != NULL: loads dir/egress-ca.key and dir/egress-ca.crt when both
  * exist (refusing a key file not mode 0600 or not owned by us, or one that
@@ -22,8 +23,8 @@ struct egress_ca;
  * EC P-256 key, self-signed X.509 v3, subject CN "e2b-local-backend egress
  * CA", basicConstraints critical CA:TRUE pathlen:0, keyUsage critical
  * keyCertSign+cRLSign, subjectKeyIdentifier, validity from 1 day ago for 10
- * years, random 128-bit serial. NULL with why. */
-struct egress_ca *egress_ca_open(const char *dir, char *why, size_t why_len);
+ * years, random 128-bit serial. NULL with err (status: the errno, or 0). */
+struct egress_ca *egress_ca_open(const char *dir, struct err *err);
 /* The CA certificate in PEM, NUL-terminated (what sandboxes are told to
  * trust); owned by ca, valid until egress_ca_free. */
 const char *egress_ca_pem(const struct egress_ca *ca);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "egress/egress_http_head.h"
+#include "lib/err.h"
 
 #define HEAD_KEEP 8192      /* a head buffer larger than this is let go after its head */
 #define CHUNK_LINE_MAX 4096 /* a chunk-size line with its extensions */
@@ -48,7 +49,7 @@ struct egress_http {
 	bool digits, in_ext;
 	unsigned trailers;
 	size_t trailer_bytes;
-	char why[160];
+	struct err err; /* once status is not OK: what went wrong */
 };
 
 struct egress_http *egress_http_new(egress_http_headers_fn headers, egress_http_emit_fn emit, void *ctx)
@@ -77,8 +78,7 @@ bool egress_http_passthrough(const struct egress_http *h)
 
 static enum egress_http_status fail(struct egress_http *h, enum egress_http_status st, const char *why)
 {
-	if (why)
-		snprintf(h->why, sizeof h->why, "%s", why);
+	err_set(&h->err, 0, "%s", why);
 	h->status = st;
 	return st;
 }
@@ -150,9 +150,11 @@ static enum egress_http_status head_done(struct egress_http *h)
 	unsigned char *out = NULL;
 	size_t out_len = 0;
 	enum egress_http_status st = egress_http_head_rewrite(h->head, h->head_len, h->headers, h->ctx,
-		&framing, &out, &out_len, h->why, sizeof h->why);
-	if (st != EGRESS_HTTP_OK)
-		return fail(h, st, NULL);
+		&framing, &out, &out_len, &h->err);
+	if (st != EGRESS_HTTP_OK) {
+		h->status = st;
+		return st;
+	}
 	emit(h, out, out_len);
 	free(out);
 	h->head_len = h->line_start = 0;
@@ -190,94 +192,96 @@ static int hex(unsigned char ch)
 	return -1;
 }
 
-/* One byte of chunk framing or trailers: NULL, or why it is wrong. */
-static const char *framing_byte(struct egress_http *h, unsigned char ch)
+/* One byte of chunk framing or trailers: 0, or -1 with why it is wrong in
+ * err. */
+static int framing_byte(struct egress_http *h, unsigned char ch, struct err *err)
 {
 	switch (h->state) {
 	case S_CHUNK_SIZE:
 	case S_CHUNK_EXT:
 		if (++h->chunk_line > CHUNK_LINE_MAX)
-			return "a chunk-size line is too long";
+			return err_set(err, 0, "a chunk-size line is too long");
 		if (h->state == S_CHUNK_SIZE && hex(ch) >= 0) {
 			h->left = h->left * 16 + (uint64_t)hex(ch);
 			h->digits = true;
 			if (h->left > EGRESS_HTTP_LENGTH_MAX)
-				return "a chunk is over 2^53 bytes";
-			return NULL;
+				return err_set(err, 0, "a chunk is over 2^53 bytes");
+			return 0;
 		}
 		if (!h->digits)
-			return "a chunk-size is not hexadecimal";
+			return err_set(err, 0, "a chunk-size is not hexadecimal");
 		h->state = S_CHUNK_EXT;
 		if (ch == '\n')
-			return "a chunk-size line does not end in CRLF";
+			return err_set(err, 0, "a chunk-size line does not end in CRLF");
 		if (ch == '\r') {
 			h->state = S_CHUNK_SIZE_LF;
 		} else if (ch == ';') {
 			h->in_ext = true;
 		} else if (h->in_ext ? !(ch == '\t' || (ch >= 0x20 && ch != 0x7f))
 				     : !(ch == ' ' || ch == '\t')) {
-			return "a chunk extension is malformed";
+			return err_set(err, 0, "a chunk extension is malformed");
 		}
-		return NULL;
+		return 0;
 	case S_CHUNK_SIZE_LF:
 		if (ch != '\n')
-			return "a chunk-size line does not end in CRLF";
+			return err_set(err, 0, "a chunk-size line does not end in CRLF");
 		h->state = h->left ? S_CHUNK_DATA : S_TRAILER_START;
 		h->trailers = 0;
 		h->trailer_bytes = 0;
-		return NULL;
+		return 0;
 	case S_CHUNK_DATA_CR:
 		h->state = S_CHUNK_DATA_LF;
-		return ch == '\r' ? NULL : "a chunk's data does not end in CRLF";
+		return ch == '\r' ? 0 : err_set(err, 0, "a chunk's data does not end in CRLF");
 	case S_CHUNK_DATA_LF:
 		h->state = S_CHUNK_SIZE;
 		h->chunk_line = 0;
 		h->digits = h->in_ext = false;
-		return ch == '\n' ? NULL : "a chunk's data does not end in CRLF";
+		return ch == '\n' ? 0 : err_set(err, 0, "a chunk's data does not end in CRLF");
 	default:
 		break;
 	}
 	if (++h->trailer_bytes > EGRESS_HTTP_HEAD_MAX)
-		return "the trailers are over 64 KiB";
+		return err_set(err, 0, "the trailers are over 64 KiB");
 	switch (h->state) {
 	case S_TRAILER_START:
 		if (ch == '\r') {
 			h->state = S_END_LF;
-			return NULL;
+			return 0;
 		}
 		if (ch == ' ' || ch == '\t')
-			return "a trailer line is folded (obs-fold)";
+			return err_set(err, 0, "a trailer line is folded (obs-fold)");
 		if (!egress_http_head_tchar(ch))
-			return "a trailer line has no name";
+			return err_set(err, 0, "a trailer line has no name");
 		if (++h->trailers > EGRESS_HTTP_HEADERS_MAX)
-			return "the request has more than 100 trailers";
+			return err_set(err, 0, "the request has more than 100 trailers");
 		h->state = S_TRAILER_NAME;
-		return NULL;
+		return 0;
 	case S_TRAILER_NAME:
 		if (ch == ':')
 			h->state = S_TRAILER_VALUE;
 		else if (!egress_http_head_tchar(ch))
-			return "a trailer name is not a token, or a space comes before its colon";
-		return NULL;
+			return err_set(err, 0,
+				"a trailer name is not a token, or a space comes before its colon");
+		return 0;
 	case S_TRAILER_VALUE:
 		if (ch == '\r')
 			h->state = S_TRAILER_LF;
 		else if (!(ch == '\t' || (ch >= 0x20 && ch != 0x7f)))
-			return "a trailer value holds a control byte";
-		return NULL;
+			return err_set(err, 0, "a trailer value holds a control byte");
+		return 0;
 	case S_TRAILER_LF:
 		h->state = S_TRAILER_START;
-		return ch == '\n' ? NULL : "a trailer line does not end in CRLF";
+		return ch == '\n' ? 0 : err_set(err, 0, "a trailer line does not end in CRLF");
 	case S_END_LF:
 		h->state = S_HEAD;
-		return ch == '\n' ? NULL : "the trailers do not end in CRLF";
+		return ch == '\n' ? 0 : err_set(err, 0, "the trailers do not end in CRLF");
 	default:
-		return "internal: no such state";
+		return err_set(err, 0, "internal: no such state");
 	}
 }
 
 enum egress_http_status egress_http_feed(struct egress_http *h, const void *bytes, size_t len,
-	const char **why)
+	struct err *err)
 {
 	const unsigned char *p = bytes;
 	size_t at = 0, span = 0;                          /* p[span..at) is body to emit as it came */
@@ -304,11 +308,10 @@ enum egress_http_status egress_http_feed(struct egress_http *h, const void *byte
 			break;
 		}
 		default: {
-			const char *wrong = framing_byte(h, p[at]);
-			if (wrong) {
+			if (framing_byte(h, p[at], &h->err) != 0) {
 				emit(h, p + span, at - span);
 				span = at;
-				fail(h, EGRESS_HTTP_BAD, wrong);
+				h->status = EGRESS_HTTP_BAD;
 			} else {
 				at++;
 			}
@@ -317,7 +320,7 @@ enum egress_http_status egress_http_feed(struct egress_http *h, const void *byte
 	}
 	if (h->status == EGRESS_HTTP_OK && at > span)
 		emit(h, p + span, at - span);
-	if (why)
-		*why = h->status == EGRESS_HTTP_OK ? NULL : h->why;
+	if (err && h->status != EGRESS_HTTP_OK)
+		*err = h->err;
 	return h->status;
 }

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct err;
+
 #define EGRESS_HTTP_HEAD_MAX 65536  /* bytes of a request head, request line to blank line */
 #define EGRESS_HTTP_HEADERS_MAX 100 /* header lines of a head, and trailer lines of a body */
 
@@ -23,13 +25,14 @@ struct egress_header {
  * replaces every header of that name, case-insensitively, and is appended
  * after the others), or NULL/n=0 for none; host is the request's Host value
  * (NULL without one). The returned array must stay valid until the next
- * call or egress_http_free. Return -1 to refuse the request (the rewriter
- * then fails with EGRESS_HTTP_REFUSED and *why from the callback, copied).
- * A name that is not a token, a value with CR, LF, NUL or another control
- * byte but HTAB, or a name that frames the stream (Content-Length,
+ * call or egress_http_free. Return -1 with err filled to refuse the request
+ * (the rewriter then fails with EGRESS_HTTP_REFUSED and that message; err
+ * comes empty, and one left empty says "the request was refused"). A name
+ * that is not a token, a value with CR, LF, NUL or another control byte but
+ * HTAB, or a name that frames the stream (Content-Length,
  * Transfer-Encoding, Connection, Upgrade) is REFUSED too. */
 typedef int (*egress_http_headers_fn)(void *ctx, const char *host, const struct egress_header **headers,
-	size_t *n, const char **why);
+	size_t *n, struct err *err);
 /* Receives the bytes to send upstream, in order. It must not free the rewriter. */
 typedef void (*egress_http_emit_fn)(void *ctx, const void *bytes, size_t len);
 
@@ -42,9 +45,9 @@ enum egress_http_status {
 /* NULL when out of memory. */
 struct egress_http *egress_http_new(egress_http_headers_fn headers, egress_http_emit_fn emit, void *ctx);
 /* Feeds bytes from the client in any chunking; emits the rewritten stream.
- * After an error every later call returns the same error. *why (may be
- * NULL) names the problem in words (never echoing header values); it is
- * valid until egress_http_free.
+ * After an error every later call returns the same error, and err (may be
+ * NULL; left as it was on OK) names the problem in words (never echoing
+ * header values), with status 0.
  * The request line is METHOD SP target SP HTTP/1.0 or 1.1. BAD: a head over
  * EGRESS_HTTP_HEAD_MAX bytes or EGRESS_HTTP_HEADERS_MAX headers, obs-fold,
  * a bare LF or lone CR, NUL or another control byte in a field, a space
@@ -57,7 +60,7 @@ struct egress_http *egress_http_new(egress_http_headers_fn headers, egress_http_
  * chunk framing and trailers) are emitted as they come; on an error inside
  * a body, the bytes before the offending one have been emitted. */
 enum egress_http_status egress_http_feed(struct egress_http *h, const void *bytes, size_t len,
-	const char **why);
+	struct err *err);
 /* True once the stream switched to pass-through (an Upgrade or CONNECT
  * request head was emitted): everything after is emitted unchanged. */
 bool egress_http_passthrough(const struct egress_http *h);

@@ -4,6 +4,8 @@
  * the head rebuilt from the original bytes of what is kept. */
 #include "egress/egress_http_head.h"
 
+#include "lib/err.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,30 +101,32 @@ static bool request_line(const unsigned char *s, size_t n, struct head_facts *f)
 	return true;
 }
 
-/* name ":" OWS value OWS, where the line is s[line..end). NULL or a why. */
-static const char *field_line(const unsigned char *s, size_t line, size_t end, struct field *fl)
+/* name ":" OWS value OWS, where the line is s[line..end). 0, or -1 with
+ * why not in err. */
+static int field_line(const unsigned char *s, size_t line, size_t end, struct field *fl, struct err *err)
 {
 	if (ows(s[line]))
-		return "a header line is folded (obs-fold)";
+		return err_set(err, 0, "a header line is folded (obs-fold)");
 	size_t i = line;
 	while (i < end && egress_http_head_tchar(s[i]))
 		i++;
 	if (i == line)
-		return "a header line has no name";
+		return err_set(err, 0, "a header line has no name");
 	if (i == end || s[i] != ':') {
 		size_t k = i;
 		while (k < end && ows(s[k]))
 			k++;
-		return k > i && k < end && s[k] == ':'
-			? "a header name is followed by a space before its colon"
-			: "a header line has no colon";
+		return err_set(err, 0, "%s",
+			k > i && k < end && s[k] == ':'
+				? "a header name is followed by a space before its colon"
+				: "a header line has no colon");
 	}
 	fl->line = line;
 	fl->end = end;
 	fl->name_len = i - line;
 	for (size_t k = i + 1; k < end; k++)
 		if (!value_char(s[k]))
-			return "a header value holds a control byte";
+			return err_set(err, 0, "a header value holds a control byte");
 	size_t a = i + 1, z = end;
 	while (a < z && ows(s[a]))
 		a++;
@@ -130,11 +134,12 @@ static const char *field_line(const unsigned char *s, size_t line, size_t end, s
 		z--;
 	fl->value = a;
 	fl->value_end = z;
-	return NULL;
+	return 0;
 }
 
 /* Content-Length: a list of equal decimal numbers, each equal to any seen before. */
-static const char *content_length(const unsigned char *s, const struct field *fl, struct head_facts *f)
+static int content_length(const unsigned char *s, const struct field *fl, struct head_facts *f,
+	struct err *err)
 {
 	size_t at = fl->value, a, z;
 	bool any = false;
@@ -142,41 +147,41 @@ static const char *content_length(const unsigned char *s, const struct field *fl
 		uint64_t v = 0;
 		for (size_t i = a; i < z; i++) {
 			if (s[i] < '0' || s[i] > '9')
-				return "a Content-Length is not a number";
+				return err_set(err, 0, "a Content-Length is not a number");
 			v = v * 10 + (uint64_t)(s[i] - '0');
 			if (v > EGRESS_HTTP_LENGTH_MAX)
-				return "a Content-Length is over 2^53";
+				return err_set(err, 0, "a Content-Length is over 2^53");
 		}
 		if (f->cl_seen && v != f->length)
-			return "the request has differing Content-Lengths";
+			return err_set(err, 0, "the request has differing Content-Lengths");
 		f->cl_seen = true;
 		f->length = v;
 		any = true;
 	}
-	return any ? NULL : "a Content-Length is empty";
+	return any ? 0 : err_set(err, 0, "a Content-Length is empty");
 }
 
 /* What the header lines say about the body, the Host and an upgrade. */
-static const char *facts(const unsigned char *s, const struct field *fields, size_t n, struct head_facts *f)
+static int facts(const unsigned char *s, const struct field *fields, size_t n, struct head_facts *f,
+	struct err *err)
 {
-	const char *why;
 	for (size_t k = 0; k < n; k++) {
 		const struct field *fl = &fields[k];
 		const unsigned char *name = s + fl->line;
 		size_t at = fl->value, a, z;
 		if (span_is(name, fl->name_len, "content-length")) {
-			if ((why = content_length(s, fl, f)))
-				return why;
+			if (content_length(s, fl, f, err) != 0)
+				return -1;
 		} else if (span_is(name, fl->name_len, "transfer-encoding")) {
 			f->te_seen = true;
 			while (list_next(s, &at, fl->value_end, &a, &z)) {
 				if (f->te_chunked_last)
-					return "a transfer coding follows chunked";
+					return err_set(err, 0, "a transfer coding follows chunked");
 				f->te_chunked_last = span_is(s + a, z - a, "chunked");
 			}
 		} else if (span_is(name, fl->name_len, "host")) {
 			if (f->host)
-				return "the request has two Host headers";
+				return err_set(err, 0, "the request has two Host headers");
 			f->host = fl;
 		} else if (span_is(name, fl->name_len, "connection")) {
 			while (list_next(s, &at, fl->value_end, &a, &z))
@@ -186,16 +191,16 @@ static const char *facts(const unsigned char *s, const struct field *fields, siz
 		}
 	}
 	if (f->te_seen && f->http10)
-		return "an HTTP/1.0 request has a Transfer-Encoding";
+		return err_set(err, 0, "an HTTP/1.0 request has a Transfer-Encoding");
 	if (f->te_seen && f->cl_seen)
-		return "the request has both Content-Length and Transfer-Encoding";
+		return err_set(err, 0, "the request has both Content-Length and Transfer-Encoding");
 	if (f->te_seen && !f->te_chunked_last)
-		return "the request's last transfer coding is not chunked";
-	return NULL;
+		return err_set(err, 0, "the request's last transfer coding is not chunked");
+	return 0;
 }
 
 /* The headers fn gave: tokens for names, values that can be sent, nothing that frames. */
-static enum egress_http_status check_set(const struct egress_header *set, size_t n, char *why, size_t why_len)
+static enum egress_http_status check_set(const struct egress_header *set, size_t n, struct err *err)
 {
 	static const char *const framing[] = {"content-length", "transfer-encoding", "connection", "upgrade"};
 	for (size_t k = 0; k < n; k++) {
@@ -204,20 +209,19 @@ static enum egress_http_status check_set(const struct egress_header *set, size_t
 		for (const char *c = name; token && *c; c++)
 			token = egress_http_head_tchar((unsigned char)*c);
 		if (!token) {
-			snprintf(why, why_len, "a header to set has a name that is not a token");
+			err_set(err, 0, "a header to set has a name that is not a token");
 			return EGRESS_HTTP_REFUSED;
 		}
 		for (size_t i = 0; i < sizeof framing / sizeof framing[0]; i++)
 			if (span_is((const unsigned char *)name, strlen(name), framing[i])) {
-				snprintf(why, why_len, "header %.64s cannot be set: it frames the stream",
-					name);
+				err_set(err, 0, "header %.64s cannot be set: it frames the stream", name);
 				return EGRESS_HTTP_REFUSED;
 			}
 		bool sendable = value != NULL;
 		for (const char *c = value; sendable && *c; c++)
 			sendable = *c == '\t' || ((unsigned char)*c >= 0x20 && *c != 0x7f);
 		if (!sendable) {
-			snprintf(why, why_len, "header %.64s has a value that cannot be sent", name);
+			err_set(err, 0, "header %.64s has a value that cannot be sent", name);
 			return EGRESS_HTTP_REFUSED;
 		}
 	}
@@ -268,7 +272,7 @@ static unsigned char *rebuild(const unsigned char *s, size_t request_end, const 
 
 /* Asks fn for this request's headers, with the Host value as a string. */
 static enum egress_http_status ask(egress_http_headers_fn fn, void *ctx, const unsigned char *s,
-	const struct field *host, const struct egress_header **set, size_t *n, char *why, size_t why_len)
+	const struct field *host, const struct egress_header **set, size_t *n, struct err *err)
 {
 	*set = NULL;
 	*n = 0;
@@ -278,57 +282,56 @@ static enum egress_http_status ask(egress_http_headers_fn fn, void *ctx, const u
 	if (host) {
 		size_t len = host->value_end - host->value;
 		if (!(h = malloc(len + 1))) {
-			snprintf(why, why_len, "out of memory");
+			err_set(err, 0, "out of memory");
 			return EGRESS_HTTP_BAD;
 		}
 		memcpy(h, s + host->value, len);
 		h[len] = '\0';
 	}
-	const char *refusal = NULL;
-	int rc = fn(ctx, h, set, n, &refusal);
+	err_clear(err);
+	int rc = fn(ctx, h, set, n, err);
 	free(h);
 	if (rc != 0) {
-		snprintf(why, why_len, "%s", refusal ? refusal : "the request was refused");
+		if (err && !err->msg[0])
+			err_set(err, 0, "the request was refused");
 		return EGRESS_HTTP_REFUSED;
 	}
 	if (!*set)
 		*n = 0;
-	return check_set(*set, *n, why, why_len);
+	return check_set(*set, *n, err);
 }
 
 enum egress_http_status egress_http_head_rewrite(const unsigned char *head, size_t len,
 	egress_http_headers_fn fn, void *ctx, struct egress_http_framing *framing, unsigned char **out,
-	size_t *out_len, char *why, size_t why_len)
+	size_t *out_len, struct err *err)
 {
 	struct field fields[EGRESS_HTTP_HEADERS_MAX];
 	struct head_facts f = {0};
-	const char *bad = NULL;
+	int bad = 0;
 	size_t nf = 0;
 	const unsigned char *cr = memchr(head, '\r', len);
 	size_t request_end = (size_t)(cr - head);
 	if (!request_line(head, request_end, &f))
-		bad = "the request line is not METHOD target HTTP/1.x";
+		bad = err_set(err, 0, "the request line is not METHOD target HTTP/1.x");
 	for (size_t at = request_end + 2; !bad && at < len - 2; nf++) {
 		size_t end = (size_t)((const unsigned char *)memchr(head + at, '\r', len - at) - head);
 		if (nf == EGRESS_HTTP_HEADERS_MAX)
-			bad = "the request has more than 100 headers";
+			bad = err_set(err, 0, "the request has more than 100 headers");
 		else
-			bad = field_line(head, at, end, &fields[nf]);
+			bad = field_line(head, at, end, &fields[nf], err);
 		at = end + 2;
 	}
 	if (!bad)
-		bad = facts(head, fields, nf, &f);
-	if (bad) {
-		snprintf(why, why_len, "%s", bad);
+		bad = facts(head, fields, nf, &f, err);
+	if (bad)
 		return EGRESS_HTTP_BAD;
-	}
 	const struct egress_header *set;
 	size_t n;
-	enum egress_http_status st = ask(fn, ctx, head, f.host, &set, &n, why, why_len);
+	enum egress_http_status st = ask(fn, ctx, head, f.host, &set, &n, err);
 	if (st != EGRESS_HTTP_OK)
 		return st;
 	if (!(*out = rebuild(head, request_end, fields, nf, set, n, out_len))) {
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return EGRESS_HTTP_BAD;
 	}
 	framing->chunked = f.te_seen;

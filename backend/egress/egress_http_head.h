@@ -9,6 +9,8 @@
 
 #include "egress/egress_http.h"
 
+struct err;
+
 #define EGRESS_HTTP_LENGTH_MAX (UINT64_C(1) << 53) /* the largest Content-Length (or chunk) taken */
 
 /* What follows the head. */
@@ -25,9 +27,9 @@ bool egress_http_head_tchar(unsigned char ch);
  * ending in CRLF and no other CR or LF (the stream checked that). Checks it,
  * asks fn for the headers to set (with the Host value) and builds the head
  * to send in *out (malloc'd, *out_len bytes; the caller frees it), and sets
- * *framing. EGRESS_HTTP_BAD or _REFUSED with why (why_len bytes) filled. */
+ * *framing. EGRESS_HTTP_BAD or _REFUSED with err filled (its status 0). */
 enum egress_http_status egress_http_head_rewrite(const unsigned char *head, size_t len,
 	egress_http_headers_fn fn, void *ctx, struct egress_http_framing *framing, unsigned char **out,
-	size_t *out_len, char *why, size_t why_len);
+	size_t *out_len, struct err *err);
 
 #endif

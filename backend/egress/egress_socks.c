@@ -2,6 +2,9 @@
 #define _GNU_SOURCE
 #include "egress/egress_socks.h"
 
+#include "lib/err.h"
+
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,22 +15,29 @@ enum {
 	STEP_DONE
 };
 
-static enum egress_socks_status failed(struct egress_socks *s, const char *why)
+/* Ends the handshake with err set from fmt (status 0). */
+static enum egress_socks_status failed(struct egress_socks *s, struct err *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static enum egress_socks_status failed(struct egress_socks *s, struct err *err, const char *fmt, ...)
 {
-	snprintf(s->why, sizeof s->why, "%s", why);
+	va_list ap;
+	va_start(ap, fmt);
+	err_setv(err, 0, fmt, ap);
+	va_end(ap);
 	s->step = STEP_DONE;
 	egress_socks_clear(s);
 	return EGRESS_SOCKS_FAILED;
 }
 
 enum egress_socks_status egress_socks_start(struct egress_socks *s, const char *user, const char *pass,
-	const char *name, uint32_t addr, uint16_t port)
+	const char *name, uint32_t addr, uint16_t port, struct err *err)
 {
 	memset(s, 0, sizeof *s);
 	if ((user && strlen(user) > EGRESS_SOCKS_FIELD_MAX) ||
 		(pass && strlen(pass) > EGRESS_SOCKS_FIELD_MAX) ||
 		(name && strlen(name) > EGRESS_SOCKS_FIELD_MAX) || (user && !*user))
-		return failed(s, "a SOCKS5 field over 255 bytes, or an empty username");
+		return failed(s, err, "a SOCKS5 field over 255 bytes, or an empty username");
 	if (user) {
 		snprintf(s->user, sizeof s->user, "%s", user);
 		snprintf(s->pass, sizeof s->pass, "%s", pass ? pass : "");
@@ -112,11 +122,11 @@ static const char *reply_text(unsigned code)
 }
 
 enum egress_socks_status egress_socks_feed(struct egress_socks *s, const unsigned char *buf, size_t len,
-	size_t *used)
+	size_t *used, struct err *err)
 {
 	*used = 0;
 	if (s->step == STEP_DONE)
-		return failed(s, "the SOCKS5 handshake is over");
+		return failed(s, err, "the SOCKS5 handshake is over");
 	for (;;) {
 		size_t want = answer_length(s);
 		size_t need = want ? want : (s->step == STEP_REPLY && s->in_len < 4 ? 4 : 5);
@@ -129,13 +139,12 @@ enum egress_socks_status egress_socks_feed(struct egress_socks *s, const unsigne
 		break;
 	}
 	const unsigned char *a = s->in;
-	char why[sizeof s->why];
 	switch (s->step) {
 	case STEP_METHOD:
 		if (a[0] != 5)
-			return failed(s, "the proxy does not speak SOCKS5");
+			return failed(s, err, "the proxy does not speak SOCKS5");
 		if (a[1] == 0xff)
-			return failed(s,
+			return failed(s, err, "%s",
 				s->user[0] ? "the proxy accepts no username and password"
 					   : "the proxy wants a username and password");
 		if (a[1] == 2 && s->user[0]) {
@@ -144,24 +153,22 @@ enum egress_socks_status egress_socks_feed(struct egress_socks *s, const unsigne
 			return EGRESS_SOCKS_SEND;
 		}
 		if (a[1] != 0 || s->user[0])
-			return failed(s, "the proxy chose a method that was not offered");
+			return failed(s, err, "the proxy chose a method that was not offered");
 		s->in_len = 0;
 		build_connect(s);
 		return EGRESS_SOCKS_SEND;
 	case STEP_AUTH:
 		if (a[0] != 1 || a[1] != 0)
-			return failed(s, "the proxy refused the username and password");
+			return failed(s, err, "the proxy refused the username and password");
 		egress_socks_clear(s);
 		s->in_len = 0;
 		build_connect(s);
 		return EGRESS_SOCKS_SEND;
 	default:
 		if (a[0] != 5 || a[2] != 0 || (a[3] != 1 && a[3] != 3 && a[3] != 4))
-			return failed(s, "the proxy's reply is not SOCKS5");
-		if (a[1] != 0) {
-			snprintf(why, sizeof why, "the proxy could not connect: %s", reply_text(a[1]));
-			return failed(s, why);
-		}
+			return failed(s, err, "the proxy's reply is not SOCKS5");
+		if (a[1] != 0)
+			return failed(s, err, "the proxy could not connect: %s", reply_text(a[1]));
 		s->step = STEP_DONE;
 		egress_socks_clear(s);
 		return EGRESS_SOCKS_OPEN;

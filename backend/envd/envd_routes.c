@@ -14,6 +14,7 @@
 #include "http/http_head.h"
 #include "http/http_reply.h"
 #include "http/http_request.h"
+#include "lib/err.h"
 #include "lib/query.h"
 #include "lib/text.h"
 #include "registry/registry.h"
@@ -245,9 +246,8 @@ static bool files_allowed(const struct envd_target *t, const struct http_head *h
 	struct query q;
 	if (query_parse(http_head_query(h), &q) != 0)
 		return false;
-	char why[128];
-	bool ok = files_auth_check(t->sb, h, &q, h->method == EVHTTP_REQ_POST ? "write" : "read", why,
-			  sizeof why) == 0;
+	struct err why;
+	bool ok = files_auth_check(t->sb, h, &q, h->method == EVHTTP_REQ_POST ? "write" : "read", &why) == 0;
 	query_free(&q);
 	return ok;
 }

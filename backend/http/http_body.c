@@ -11,15 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-void body_error_set(struct body_error *err, const char *fmt, ...)
+void body_error_set(struct err *err, const char *fmt, ...)
 {
-	static const char prefix[] = "Error when parsing request: ";
-	err->status = 400;
-	memcpy(err->message, prefix, sizeof prefix);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err->message + sizeof prefix - 1, sizeof err->message - (sizeof prefix - 1), fmt, ap);
+	err_setv(err, 400, fmt, ap);
 	va_end(ap);
+	err_wrap(err, "Error when parsing request");
 }
 
 static bool only_whitespace(const char *p, const char *end)
@@ -30,15 +28,14 @@ static bool only_whitespace(const char *p, const char *end)
 	return true;
 }
 
-cJSON *body_parse_object(struct evhttp_request *req, enum body_need need, struct body_error *err)
+cJSON *body_parse_object(struct evhttp_request *req, enum body_need need, struct err *err)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(req);
 	size_t len = evbuffer_get_length(in);
 	/* evhttp_set_max_body_size already capped len (413 above it). */
 	const char *text = len ? (const char *)evbuffer_pullup(in, -1) : "";
 	if (len && !text) {
-		err->status = 500;
-		snprintf(err->message, sizeof err->message, "out of memory");
+		err_set(err, 500, "out of memory");
 		return NULL;
 	}
 	if (only_whitespace(text, text + len)) {
@@ -57,8 +54,7 @@ cJSON *body_parse_object(struct evhttp_request *req, enum body_need need, struct
 	if (!text_utf8_valid(text, len)) {
 		fixed = text_utf8_replace_invalid(text, len, &len);
 		if (!fixed) {
-			err->status = 500;
-			snprintf(err->message, sizeof err->message, "out of memory");
+			err_set(err, 500, "out of memory");
 			return NULL;
 		}
 		text = fixed;

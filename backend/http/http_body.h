@@ -8,13 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/err.h"
+
 struct cJSON;
 struct evhttp_request;
-
-struct body_error {
-	int status;
-	char message[200];
-};
 
 enum body_need {
 	BODY_REQUIRED,
@@ -25,9 +22,9 @@ enum body_need {
  * when required. Non-JSON, trailing garbage, a non-object or a string with
  * \u0000 anywhere (cJSON would cut it at the NUL) is a 400.
  * NULL on failure with err filled; the caller deletes the result. */
-struct cJSON *body_parse_object(struct evhttp_request *req, enum body_need need, struct body_error *err);
+struct cJSON *body_parse_object(struct evhttp_request *req, enum body_need need, struct err *err);
 
 /* Fills err with a 400 and "Error when parsing request: <message>". */
-void body_error_set(struct body_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void body_error_set(struct err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -15,15 +15,6 @@
 #include <string.h>
 #include <strings.h>
 
-void connect_error_set(struct connect_error *err, enum connect_code code, const char *fmt, ...)
-{
-	err->code = code;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof err->message, fmt, ap);
-	va_end(ap);
-}
-
 static const struct {
 	const char *name;
 	int status;
@@ -107,17 +98,16 @@ int connect_check_request(struct evhttp_request *req, enum connect_kind kind)
 	return 0;
 }
 
-static cJSON *parse_message(const char *text, size_t len, struct connect_error *err)
+static cJSON *parse_message(const char *text, size_t len, struct err *err)
 {
 	/* protojson refuses invalid UTF-8; a NUL would be cut short by cJSON
 	 * (and no program, argument or variable can hold one). */
 	if (!text_utf8_valid(text, len)) {
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
-			"unmarshal message: invalid UTF-8 in string");
+		err_set(err, CONNECT_INVALID_ARGUMENT, "unmarshal message: invalid UTF-8 in string");
 		return NULL;
 	}
 	if (text_json_has_nul_escape(text, len)) {
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+		err_set(err, CONNECT_INVALID_ARGUMENT,
 			"unmarshal message: strings must not contain NUL (\\u0000)");
 		return NULL;
 	}
@@ -130,14 +120,13 @@ static cJSON *parse_message(const char *text, size_t len, struct connect_error *
 				trailing = true;
 	if (!root || trailing || !cJSON_IsObject(root)) {
 		cJSON_Delete(root);
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
-			"unmarshal message: the request is not a JSON object");
+		err_set(err, CONNECT_INVALID_ARGUMENT, "unmarshal message: the request is not a JSON object");
 		return NULL;
 	}
 	return root;
 }
 
-cJSON *connect_read_unary(struct evhttp_request *req, struct connect_error *err)
+cJSON *connect_read_unary(struct evhttp_request *req, struct err *err)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(req);
 	size_t len = evbuffer_get_length(in);
@@ -145,30 +134,30 @@ cJSON *connect_read_unary(struct evhttp_request *req, struct connect_error *err)
 		return cJSON_CreateObject(); /* an empty body is the empty message */
 	const char *text = (const char *)evbuffer_pullup(in, -1);
 	if (!text) {
-		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+		err_set(err, CONNECT_INTERNAL, "out of memory");
 		return NULL;
 	}
 	return parse_message(text, len, err);
 }
 
-cJSON *connect_read_stream_request(struct evhttp_request *req, struct connect_error *err)
+cJSON *connect_read_stream_request(struct evhttp_request *req, struct err *err)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(req);
 	size_t len = evbuffer_get_length(in);
 	const uint8_t *p = len ? evbuffer_pullup(in, -1) : NULL;
 	if (len < CONNECT_ENVELOPE_HEADER || !p) {
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+		err_set(err, CONNECT_INVALID_ARGUMENT,
 			"protocol error: the request has no enveloped message");
 		return NULL;
 	}
 	uint32_t n = (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 8 | p[4];
 	if (p[0] & CONNECT_FLAG_COMPRESSED) {
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+		err_set(err, CONNECT_INVALID_ARGUMENT,
 			"protocol error: received a compressed message without Connect-Content-Encoding");
 		return NULL;
 	}
 	if (p[0] != 0 || (size_t)n != len - CONNECT_ENVELOPE_HEADER) {
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+		err_set(err, CONNECT_INVALID_ARGUMENT,
 			"protocol error: expected exactly one message envelope of %zu bytes",
 			len - CONNECT_ENVELOPE_HEADER);
 		return NULL;
@@ -183,9 +172,9 @@ int connect_reply_unary(struct evhttp_request *req, cJSON *msg)
 	return reply_json(req, 200, msg);
 }
 
-int connect_reply_unary_error(struct evhttp_request *req, const struct connect_error *err)
+int connect_reply_unary_error(struct evhttp_request *req, const struct err *err)
 {
-	return reply_connect_json_error(req, connect_code_http_status(err->code), err->code, err->message);
+	return reply_connect_json_error(req, connect_code_http_status(err->status), err->status, err->msg);
 }
 
 void connect_stream_headers(struct evhttp_request *req)
@@ -213,21 +202,21 @@ int connect_envelope_add_json(struct evbuffer *buf, uint8_t flags, const cJSON *
 	return rc;
 }
 
-int connect_end_stream_add(struct evbuffer *buf, const struct connect_error *err)
+int connect_end_stream_add(struct evbuffer *buf, const struct err *err)
 {
 	if (!err)
 		return connect_envelope_add(buf, CONNECT_FLAG_END_STREAM, "{}", 2);
 	cJSON *root = cJSON_CreateObject();
 	cJSON *e = root ? cJSON_AddObjectToObject(root, "error") : NULL;
 	int rc = -1;
-	if (e && cJSON_AddStringToObject(e, "code", connect_code_name(err->code)) &&
-		cJSON_AddStringToObject(e, "message", err->message))
+	if (e && cJSON_AddStringToObject(e, "code", connect_code_name(err->status)) &&
+		cJSON_AddStringToObject(e, "message", err->msg))
 		rc = connect_envelope_add_json(buf, CONNECT_FLAG_END_STREAM, root);
 	cJSON_Delete(root);
 	return rc;
 }
 
-int connect_reply_stream_error(struct evhttp_request *req, const struct connect_error *err)
+int connect_reply_stream_error(struct evhttp_request *req, const struct err *err)
 {
 	struct evbuffer *buf = evbuffer_new();
 	if (!buf || connect_end_stream_add(buf, err) != 0) {

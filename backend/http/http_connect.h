@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/err.h"
+
 struct cJSON;
 struct evbuffer;
 struct evhttp_request;
@@ -38,13 +40,8 @@ enum connect_code {
 #define CONNECT_FLAG_END_STREAM 0x02
 #define CONNECT_ENVELOPE_HEADER 5
 
-struct connect_error {
-	enum connect_code code;
-	char message[512];
-};
-
-void connect_error_set(struct connect_error *err, enum connect_code code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* The struct err of every function here and of envd's Connect handlers
+ * carries an enum connect_code as its status. */
 
 /* "not_found" etc., and the HTTP status connect-go uses for it. */
 const char *connect_code_name(enum connect_code code);
@@ -64,13 +61,13 @@ int connect_check_request(struct evhttp_request *req, enum connect_kind kind);
 /* The request message of a unary call, or of a server-streaming call (one
  * envelope). NULL with err filled (invalid_argument) on malformed input; the
  * caller deletes the result. */
-struct cJSON *connect_read_unary(struct evhttp_request *req, struct connect_error *err);
-struct cJSON *connect_read_stream_request(struct evhttp_request *req, struct connect_error *err);
+struct cJSON *connect_read_unary(struct evhttp_request *req, struct err *err);
+struct cJSON *connect_read_stream_request(struct evhttp_request *req, struct err *err);
 
 /* Unary answers: 200 application/json with msg (deleted), or the error with
  * its HTTP status and body {"code":"<name>","message":"..."}. */
 int connect_reply_unary(struct evhttp_request *req, struct cJSON *msg);
-int connect_reply_unary_error(struct evhttp_request *req, const struct connect_error *err);
+int connect_reply_unary_error(struct evhttp_request *req, const struct err *err);
 
 /* Streaming answers. */
 /* Content-Type application/connect+json and CORS headers. */
@@ -79,10 +76,10 @@ void connect_stream_headers(struct evhttp_request *req);
 int connect_envelope_add(struct evbuffer *buf, uint8_t flags, const char *json, size_t len);
 int connect_envelope_add_json(struct evbuffer *buf, uint8_t flags, const struct cJSON *msg);
 /* The end-stream envelope: {} on success (err NULL), else {"error":{...}}. */
-int connect_end_stream_add(struct evbuffer *buf, const struct connect_error *err);
+int connect_end_stream_add(struct evbuffer *buf, const struct err *err);
 /* A whole streaming answer made of one end-stream error, with HTTP 200, as
  * connect-go sends errors from streaming handlers. */
-int connect_reply_stream_error(struct evhttp_request *req, const struct connect_error *err);
+int connect_reply_stream_error(struct evhttp_request *req, const struct err *err);
 
 /* Keepalive-Ping-Interval (seconds) in ms, for server streams: envd's
  * 90 s when absent or unusable, at least CONNECT_KEEPALIVE_MIN_MS. envd

@@ -14,7 +14,7 @@ static const cJSON *member(const cJSON *obj, const char *name)
 }
 
 enum field_result field_int(const cJSON *obj, const char *name, int64_t min, int64_t max, int64_t *out,
-	struct body_error *err)
+	struct err *err)
 {
 	const cJSON *item = member(obj, name);
 	if (!item)
@@ -38,7 +38,7 @@ enum field_result field_int(const cJSON *obj, const char *name, int64_t min, int
 	return FIELD_OK;
 }
 
-enum field_result field_bool(const cJSON *obj, const char *name, bool *out, struct body_error *err)
+enum field_result field_bool(const cJSON *obj, const char *name, bool *out, struct err *err)
 {
 	const cJSON *item = member(obj, name);
 	if (!item)
@@ -51,7 +51,7 @@ enum field_result field_bool(const cJSON *obj, const char *name, bool *out, stru
 	return FIELD_OK;
 }
 
-enum field_result field_string(const cJSON *obj, const char *name, const char **out, struct body_error *err)
+enum field_result field_string(const cJSON *obj, const char *name, const char **out, struct err *err)
 {
 	const cJSON *item = member(obj, name);
 	if (!item)
@@ -65,7 +65,7 @@ enum field_result field_string(const cJSON *obj, const char *name, const char **
 }
 
 enum field_result field_string_map(const cJSON *obj, const char *name, const struct map_limits *limits,
-	const cJSON **out, struct body_error *err)
+	const cJSON **out, struct err *err)
 {
 	const cJSON *item = member(obj, name);
 	if (!item)

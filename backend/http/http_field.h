@@ -20,10 +20,9 @@ enum field_result {
 
 /* An integer within [min, max]; fractions and other types are rejected. */
 enum field_result field_int(const struct cJSON *obj, const char *name, int64_t min, int64_t max, int64_t *out,
-	struct body_error *err);
-enum field_result field_bool(const struct cJSON *obj, const char *name, bool *out, struct body_error *err);
-enum field_result field_string(const struct cJSON *obj, const char *name, const char **out,
-	struct body_error *err);
+	struct err *err);
+enum field_result field_bool(const struct cJSON *obj, const char *name, bool *out, struct err *err);
+enum field_result field_string(const struct cJSON *obj, const char *name, const char **out, struct err *err);
 /* How large a string map may be; sizes are in bytes of UTF-8. */
 struct map_limits {
 	size_t max_keys;
@@ -35,6 +34,6 @@ struct map_limits {
 /* An object whose values are all strings (metadata, envVars), within the
  * limits: a 400 naming the field and the limit otherwise. */
 enum field_result field_string_map(const struct cJSON *obj, const char *name, const struct map_limits *limits,
-	const struct cJSON **out, struct body_error *err);
+	const struct cJSON **out, struct err *err);
 
 #endif

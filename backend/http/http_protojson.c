@@ -18,15 +18,15 @@ const cJSON *protojson_member(const cJSON *obj, const char *json_name, const cha
 	return item && !cJSON_IsNull(item) ? item : NULL;
 }
 
-static enum protojson_result bad(struct connect_error *err, const char *type, const char *name)
+static enum protojson_result bad(struct err *err, const char *type, const char *name)
 {
-	connect_error_set(err, CONNECT_INVALID_ARGUMENT, "unmarshal message: invalid value for %s field %s",
-		type, name);
+	err_set(err, CONNECT_INVALID_ARGUMENT, "unmarshal message: invalid value for %s field %s", type,
+		name);
 	return PROTOJSON_BAD;
 }
 
 enum protojson_result protojson_message(const cJSON *obj, const char *json_name, const char *proto_name,
-	const cJSON **out, struct connect_error *err)
+	const cJSON **out, struct err *err)
 {
 	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
@@ -61,7 +61,7 @@ static bool integer_value(const cJSON *item, double max, double *out)
 }
 
 enum protojson_result protojson_uint32(const cJSON *obj, const char *json_name, const char *proto_name,
-	uint32_t *out, struct connect_error *err)
+	uint32_t *out, struct err *err)
 {
 	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
@@ -74,7 +74,7 @@ enum protojson_result protojson_uint32(const cJSON *obj, const char *json_name, 
 }
 
 enum protojson_result protojson_bool(const cJSON *obj, const char *json_name, const char *proto_name,
-	bool *out, struct connect_error *err)
+	bool *out, struct err *err)
 {
 	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
@@ -86,7 +86,7 @@ enum protojson_result protojson_bool(const cJSON *obj, const char *json_name, co
 }
 
 enum protojson_result protojson_string(const cJSON *obj, const char *json_name, const char *proto_name,
-	const char **out, struct connect_error *err)
+	const char **out, struct err *err)
 {
 	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
@@ -98,7 +98,7 @@ enum protojson_result protojson_string(const cJSON *obj, const char *json_name, 
 }
 
 enum protojson_result protojson_string_list(const cJSON *obj, const char *json_name, const char *proto_name,
-	const cJSON **out, struct connect_error *err)
+	const cJSON **out, struct err *err)
 {
 	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
@@ -115,7 +115,7 @@ enum protojson_result protojson_string_list(const cJSON *obj, const char *json_n
 }
 
 enum protojson_result protojson_string_map(const cJSON *obj, const char *json_name, const char *proto_name,
-	const cJSON **out, struct connect_error *err)
+	const cJSON **out, struct err *err)
 {
 	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
@@ -132,7 +132,7 @@ enum protojson_result protojson_string_map(const cJSON *obj, const char *json_na
 }
 
 enum protojson_result protojson_bytes(const cJSON *obj, const char *json_name, const char *proto_name,
-	uint8_t **out, size_t *len, struct connect_error *err)
+	uint8_t **out, size_t *len, struct err *err)
 {
 	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)
@@ -144,7 +144,7 @@ enum protojson_result protojson_bytes(const cJSON *obj, const char *json_name, c
 }
 
 enum protojson_result protojson_enum(const cJSON *obj, const char *json_name, const char *proto_name,
-	const struct protojson_enum_value *values, size_t count, int32_t *out, struct connect_error *err)
+	const struct protojson_enum_value *values, size_t count, int32_t *out, struct err *err)
 {
 	const cJSON *item = protojson_member(obj, json_name, proto_name);
 	if (!item)

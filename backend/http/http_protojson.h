@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 struct cJSON;
-struct connect_error;
+struct err;
 
 enum protojson_result {
 	PROTOJSON_ABSENT,
@@ -24,22 +24,22 @@ enum protojson_result {
 const struct cJSON *protojson_member(const struct cJSON *obj, const char *json_name, const char *proto_name);
 
 enum protojson_result protojson_message(const struct cJSON *obj, const char *json_name,
-	const char *proto_name, const struct cJSON **out, struct connect_error *err);
+	const char *proto_name, const struct cJSON **out, struct err *err);
 enum protojson_result protojson_uint32(const struct cJSON *obj, const char *json_name, const char *proto_name,
-	uint32_t *out, struct connect_error *err);
+	uint32_t *out, struct err *err);
 enum protojson_result protojson_bool(const struct cJSON *obj, const char *json_name, const char *proto_name,
-	bool *out, struct connect_error *err);
+	bool *out, struct err *err);
 enum protojson_result protojson_string(const struct cJSON *obj, const char *json_name, const char *proto_name,
-	const char **out, struct connect_error *err);
+	const char **out, struct err *err);
 /* repeated string: *out is the (possibly empty) array. */
 enum protojson_result protojson_string_list(const struct cJSON *obj, const char *json_name,
-	const char *proto_name, const struct cJSON **out, struct connect_error *err);
+	const char *proto_name, const struct cJSON **out, struct err *err);
 /* map<string,string>: *out is the object. */
 enum protojson_result protojson_string_map(const struct cJSON *obj, const char *json_name,
-	const char *proto_name, const struct cJSON **out, struct connect_error *err);
+	const char *proto_name, const struct cJSON **out, struct err *err);
 /* bytes: a fresh buffer in *out (caller frees), length in *len. */
 enum protojson_result protojson_bytes(const struct cJSON *obj, const char *json_name, const char *proto_name,
-	uint8_t **out, size_t *len, struct connect_error *err);
+	uint8_t **out, size_t *len, struct err *err);
 
 struct protojson_enum_value {
 	const char *name;
@@ -47,6 +47,6 @@ struct protojson_enum_value {
 };
 /* A name from values, or any int32 number (proto3 enums are open). */
 enum protojson_result protojson_enum(const struct cJSON *obj, const char *json_name, const char *proto_name,
-	const struct protojson_enum_value *values, size_t count, int32_t *out, struct connect_error *err);
+	const struct protojson_enum_value *values, size_t count, int32_t *out, struct err *err);
 
 #endif

@@ -4,6 +4,7 @@
 #include "images/images.h"
 
 #include "images/images_pull.h"
+#include "lib/err.h"
 #include "lib/text.h"
 #include "store/store_helper.h"
 #include "store/store_layers.h"
@@ -115,7 +116,7 @@ static void pulled(void *ctx, const char *error)
 }
 
 /* The registries ref may come from, in the order they are tried. */
-static int hosts(struct images_pull *p, char *why, size_t len)
+static int hosts(struct images_pull *p, struct err *err)
 {
 	if (!images_ref_is_docker_hub(&p->ref)) {
 		snprintf(p->hosts[0], sizeof p->hosts[0], "%s", p->ref.host);
@@ -131,7 +132,7 @@ static int hosts(struct images_pull *p, char *why, size_t len)
 	if (!g.no_docker_hub)
 		snprintf(p->hosts[p->host_count++], sizeof p->hosts[0], "%s", IMAGES_DOCKER_HUB);
 	if (p->host_count == 0) {
-		snprintf(why, len,
+		err_set(err, 0,
 			"'%.200s' is a Docker Hub image and this backend pulls none from Docker Hub "
 			"(--no-docker-hub) and has no --registry-mirror",
 			p->shown);
@@ -141,15 +142,15 @@ static int hosts(struct images_pull *p, char *why, size_t len)
 }
 
 struct images_pull *images_pull_start(const struct images_pull_spec *spec, images_pull_done done, void *ctx,
-	char *why, size_t len)
+	struct err *err)
 {
 	struct images_pull *p = calloc(1, sizeof *p);
 	if (!p) {
-		snprintf(why, len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return NULL;
 	}
 	snprintf(p->shown, sizeof p->shown, "%s", spec->ref ? spec->ref : "");
-	if (images_ref_parse(spec->ref, &p->ref, why, len) != 0 || hosts(p, why, len) != 0) {
+	if (images_ref_parse(spec->ref, &p->ref, err) != 0 || hosts(p, err) != 0) {
 		free(p);
 		return NULL;
 	}
@@ -163,12 +164,12 @@ struct images_pull *images_pull_start(const struct images_pull_spec *spec, image
 	bool creds = spec->username && spec->password;
 	if ((creds && (!(p->username = strdup(spec->username)) || !(p->password = strdup(spec->password)))) ||
 		!(p->scratch = store_scratch_new())) {
-		snprintf(why, len, "cannot start the pull: %s", strerror(errno));
+		err_set(err, errno, "cannot start the pull: %s", strerror(errno));
 		pull_free(p);
 		return NULL;
 	}
 	if (store_helper_run(g.base, "e2b-image-pull", images_pull_run, p, pulled, p) != 0) {
-		snprintf(why, len, "cannot start the pull: %s", strerror(errno));
+		err_set(err, errno, "cannot start the pull: %s", strerror(errno));
 		pull_free(p);
 		return NULL;
 	}

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 struct cJSON;
+struct err;
 struct event_base;
 
 #define IMAGES_MAX_MIRRORS 8
@@ -59,10 +60,10 @@ typedef void (*images_pull_done)(void *ctx, const struct images_pulled *got, con
 struct images_pull;
 
 /* Starts pulling; done runs on the loop once, after which the pull is
- * gone. NULL with why when it cannot start (a malformed reference, a Docker
+ * gone. NULL with err when it cannot start (a malformed reference, a Docker
  * Hub name with Docker Hub off and no mirror, no helper). */
 struct images_pull *images_pull_start(const struct images_pull_spec *spec, images_pull_done done, void *ctx,
-	char *why, size_t len);
+	struct err *err);
 /* Stops a pull: skopeo and the helper are killed, what they made is
  * removed; done is not called. */
 void images_pull_cancel(struct images_pull *p);

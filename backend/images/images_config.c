@@ -1,6 +1,8 @@
 /* An image's summary and config (images_config.h). */
 #include "images/images_config.h"
 
+#include "lib/err.h"
+
 #include <cJSON.h>
 #include <ctype.h>
 #include <stdbool.h>
@@ -33,19 +35,19 @@ static const char *string_of(const cJSON *o, const char *a, const char *b)
 	return v ? v : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, b));
 }
 
-int images_config_check_platform(const cJSON *doc, const char *shown, char *why, size_t len)
+int images_config_check_platform(const cJSON *doc, const char *shown, struct err *err)
 {
 	const char *os = string_of(doc, "os", "Os");
 	const char *arch = string_of(doc, "architecture", "Architecture");
 	const char *host = images_config_host_arch();
 	if (os && arch && strcmp(os, "linux") == 0 && strcmp(arch, host) == 0)
 		return 0;
-	snprintf(why, len, "image '%.200s' is for %.32s/%.32s, not linux/%s (this machine's)", shown,
+	err_set(err, 0, "image '%.200s' is for %.32s/%.32s, not linux/%s (this machine's)", shown,
 		os ? os : "?", arch ? arch : "?", host);
 	return -1;
 }
 
-const char *images_config_pick(const cJSON *index, const char *shown, char *why, size_t len)
+const char *images_config_pick(const cJSON *index, const char *shown, struct err *err)
 {
 	const char *arch = images_config_host_arch();
 	char seen[200] = "";
@@ -61,19 +63,19 @@ const char *images_config_pick(const cJSON *index, const char *shown, char *why,
 		if (os && a && used < sizeof seen - 1)
 			snprintf(seen + used, sizeof seen - used, "%s%.32s/%.32s", used ? ", " : "", os, a);
 	}
-	snprintf(why, len, "image '%.200s' has no linux/%s variant (it has %s)", shown, arch,
+	err_set(err, 0, "image '%.200s' has no linux/%s variant (it has %s)", shown, arch,
 		seen[0] ? seen : "none");
 	return NULL;
 }
 
-int images_config_layers(const cJSON *manifest, double *bytes, char *why, size_t len)
+int images_config_layers(const cJSON *manifest, double *bytes, struct err *err)
 {
 	const cJSON *layers = cJSON_GetObjectItemCaseSensitive(manifest, "layers"), *l;
 	const cJSON *config = cJSON_GetObjectItemCaseSensitive(manifest, "config");
 	if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(manifest, "schemaVersion")) != 2 ||
 		!cJSON_IsArray(layers) ||
 		!digest_ok(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(config, "digest")))) {
-		snprintf(why, len, "the registry's manifest is not an image manifest of schema 2");
+		err_set(err, 0, "the registry's manifest is not an image manifest of schema 2");
 		return -1;
 	}
 	*bytes = 0;
@@ -84,26 +86,25 @@ int images_config_layers(const cJSON *manifest, double *bytes, char *why, size_t
 	return cJSON_GetArraySize(layers);
 }
 
-cJSON *images_config_diff_ids(const cJSON *config, char *why, size_t len)
+cJSON *images_config_diff_ids(const cJSON *config, struct err *err)
 {
 	const cJSON *ids =
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(config, "rootfs"),
 			"diff_ids");
 	if (!cJSON_IsArray(ids) || cJSON_GetArraySize(ids) == 0) {
-		snprintf(why, len, "the image's config lists no layers (rootfs.diff_ids)");
+		err_set(err, 0, "the image's config lists no layers (rootfs.diff_ids)");
 		return NULL;
 	}
 	const cJSON *id;
 	cJSON_ArrayForEach(id, ids) {
 		if (!digest_ok(cJSON_GetStringValue(id))) {
-			snprintf(why, len,
-				"the image's config has a malformed layer digest (rootfs.diff_ids)");
+			err_set(err, 0, "the image's config has a malformed layer digest (rootfs.diff_ids)");
 			return NULL;
 		}
 	}
 	cJSON *copy = cJSON_Duplicate(ids, true);
 	if (!copy)
-		snprintf(why, len, "out of memory");
+		err_set(err, 0, "out of memory");
 	return copy;
 }
 

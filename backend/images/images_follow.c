@@ -3,6 +3,7 @@
 #include "images/images_follow.h"
 
 #include "lib/child_fds.h"
+#include "lib/err.h"
 #include "lib/text.h"
 #include "lib/write_all.h"
 
@@ -146,7 +147,7 @@ __attribute__((noreturn)) static void follow(const struct images_follow *f, cons
 	char *path = text_printf("%s/%s", f->layout, name);
 	char *dir = text_printf("%s/follow-%d", f->scratch, (int)getpid());
 	char *root = dir ? text_printf("%s/root", dir) : NULL;
-	char why[400];
+	struct err why;
 	if (g && path && root && (g->path = path) && open_growing(g, f->layout, &o) &&
 		mkdir(dir, 0700) == 0 && mkdir(root, 0755) == 0) {
 		/* It reads to the end of the file, which comes once skopeo has
@@ -154,8 +155,7 @@ __attribute__((noreturn)) static void follow(const struct images_follow *f, cons
 		const struct images_unpack_source src = {.read = growing_read,
 			.ctx = g,
 			.shared_total = f->shared_total};
-		o.ok = images_unpack_stream(&src, root, NULL, f->max, &o.stats, why, sizeof why) == 0 &&
-			g->closed;
+		o.ok = images_unpack_stream(&src, root, NULL, f->max, &o.stats, &why) == 0 && g->closed;
 	}
 	if (o.ok)
 		syncfs(g->fd); /* beside skopeo's last steps, not after them */

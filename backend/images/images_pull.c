@@ -7,6 +7,7 @@
 #include "images/images_skopeo.h"
 #include "images/images_unpack.h"
 #include "lib/clock.h"
+#include "lib/err.h"
 #include "lib/text.h"
 #include "store/store_layers.h"
 #include "store/store_records.h"
@@ -39,17 +40,17 @@ struct attempt {
 	int64_t started_ms;
 };
 
-static cJSON *run_json(struct attempt *a, const char *const *args, int timeout_s, char *why, size_t len)
+static cJSON *run_json(struct attempt *a, const char *const *args, int timeout_s, struct err *err)
 {
 	char *out = NULL;
 	a->how.timeout_s = timeout_s;
-	if (images_skopeo_run(&a->how, args, &out, why, len) != 0)
+	if (images_skopeo_run(&a->how, args, &out, err) != 0)
 		return NULL;
 	cJSON *j = cJSON_Parse(out);
 	free(out);
 	if (!cJSON_IsObject(j)) {
 		cJSON_Delete(j);
-		snprintf(why, len, "the registry's answer is not an image manifest or config");
+		err_set(err, 0, "the registry's answer is not an image manifest or config");
 		return NULL;
 	}
 	return j;
@@ -66,24 +67,24 @@ static void note(struct attempt *a, const char *fmt, ...)
 	cJSON_AddItemToArray(a->log, cJSON_CreateString(line));
 }
 
-static cJSON *raw_manifest(struct attempt *a, const char *name, char *why, size_t len)
+static cJSON *raw_manifest(struct attempt *a, const char *name, struct err *err)
 {
 	const char *tls = a->plain_http ? "--tls-verify=false" : "--tls-verify=true";
 	const bool creds = a->how.auth_fd >= 0;
 	const char *args[] = {"inspect", "--raw", tls, creds ? "--authfile" : "--no-creds",
 		creds ? IMAGES_SKOPEO_AUTHFILE : name, creds ? name : NULL, NULL};
-	return run_json(a, args, INSPECT_TIMEOUT_S, why, len);
+	return run_json(a, args, INSPECT_TIMEOUT_S, err);
 }
 
 /* The manifest (of this machine's platform, from an index), its size and
  * layer count within the limits, and the name to pin the rest of the pull
  * to. 0, -1 (this registry failed), -2 (the image will not do). */
-static int inspect(struct attempt *a, const char *name, char *why, size_t len)
+static int inspect(struct attempt *a, const char *name, struct err *err)
 {
-	cJSON *m = raw_manifest(a, name, why, len);
+	cJSON *m = raw_manifest(a, name, err);
 	snprintf(a->pinned, sizeof a->pinned, "%s", name);
 	if (m && cJSON_GetObjectItemCaseSensitive(m, "manifests")) {
-		const char *digest = images_config_pick(m, a->p->shown, why, len);
+		const char *digest = images_config_pick(m, a->p->shown, err);
 		struct images_ref pinned = a->p->ref;
 		if (!digest) {
 			cJSON_Delete(m);
@@ -92,21 +93,21 @@ static int inspect(struct attempt *a, const char *name, char *why, size_t len)
 		snprintf(pinned.digest, sizeof pinned.digest, "%s", digest);
 		images_ref_transport(&pinned, a->host, a->pinned, sizeof a->pinned);
 		cJSON_Delete(m);
-		m = raw_manifest(a, a->pinned, why, len);
+		m = raw_manifest(a, a->pinned, err);
 	}
 	if (!m)
 		return -1;
 	double bytes;
-	int n = images_config_layers(m, &bytes, why, len), rc = n < 0 ? -2 : 0;
+	int n = images_config_layers(m, &bytes, err), rc = n < 0 ? -2 : 0;
 	cJSON_Delete(m);
 	if (rc == 0 && bytes > (double)a->p->max_bytes) {
-		snprintf(why, len,
+		err_set(err, 0,
 			"image '%.200s' is %.0f MiB to download, more than the limit (%llu MiB, "
 			"--max-image-mb)",
 			a->p->shown, MIB(bytes), (unsigned long long)(a->p->max_bytes >> 20));
 		rc = -2;
 	} else if (rc == 0 && n > a->p->max_layers) {
-		snprintf(why, len, "image '%.200s' has %d layers, more than a template may have (%d)",
+		err_set(err, 0, "image '%.200s' has %d layers, more than a template may have (%d)",
 			a->p->shown, n, a->p->max_layers);
 		rc = -2;
 	} else if (rc == 0) {
@@ -115,18 +116,18 @@ static int inspect(struct attempt *a, const char *name, char *why, size_t len)
 	return rc;
 }
 
-static int read_config(struct attempt *a, char *why, size_t len)
+static int read_config(struct attempt *a, struct err *err)
 {
 	const char *tls = a->plain_http ? "--tls-verify=false" : "--tls-verify=true";
 	const bool creds = a->how.auth_fd >= 0;
 	const char *args[] = {"--override-os", "linux", "--override-arch", images_config_host_arch(),
 		"inspect", "--config", "--raw", tls, creds ? "--authfile" : "--no-creds",
 		creds ? IMAGES_SKOPEO_AUTHFILE : a->pinned, creds ? a->pinned : NULL, NULL};
-	a->config = run_json(a, args, INSPECT_TIMEOUT_S, why, len);
+	a->config = run_json(a, args, INSPECT_TIMEOUT_S, err);
 	if (!a->config)
 		return -1;
-	if (images_config_check_platform(a->config, a->p->shown, why, len) != 0 ||
-		!(a->diff_ids = images_config_diff_ids(a->config, why, len)))
+	if (images_config_check_platform(a->config, a->p->shown, err) != 0 ||
+		!(a->diff_ids = images_config_diff_ids(a->config, err)))
 		return -2;
 	return 0;
 }
@@ -142,20 +143,21 @@ static pid_t config_start(struct attempt *a, const char *name)
 	if (pid != 0)
 		return pid;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	char why[400] = "";
+	struct err why;
+	err_clear(&why);
 	snprintf(a->pinned, sizeof a->pinned, "%s", name);
-	int rc = read_config(a, why, sizeof why);
+	int rc = read_config(a, &why);
 	char *path = text_printf("%s/config-answer.json", a->p->scratch);
 	cJSON *answer = cJSON_CreateObject();
 	bool kept = path && answer && cJSON_AddNumberToObject(answer, "rc", rc) &&
-		cJSON_AddStringToObject(answer, "why", why) &&
+		cJSON_AddStringToObject(answer, "why", why.msg) &&
 		(!a->config || cJSON_AddItemReferenceToObject(answer, "config", a->config)) &&
 		store_json_write(path, answer, STORE_VOLATILE) == 0;
 	_exit(kept ? 0 : 1);
 }
 
 /* The child's answer: as read_config's. */
-static int config_finish(struct attempt *a, pid_t pid, char *why, size_t len)
+static int config_finish(struct attempt *a, pid_t pid, struct err *err)
 {
 	int status = -1;
 	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -170,10 +172,10 @@ static int config_finish(struct attempt *a, pid_t pid, char *why, size_t len)
 	const cJSON *rc = cJSON_GetObjectItemCaseSensitive(answer, "rc");
 	int r = cJSON_IsNumber(rc) ? rc->valueint : -1;
 	const char *said = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "why"));
-	snprintf(why, len, "%s", said && *said ? said : "cannot read the image's config");
+	err_set(err, 0, "%s", said && *said ? said : "cannot read the image's config");
 	if (r == 0) {
 		a->config = cJSON_DetachItemFromObjectCaseSensitive(answer, "config");
-		a->diff_ids = a->config ? images_config_diff_ids(a->config, why, len) : NULL;
+		a->diff_ids = a->config ? images_config_diff_ids(a->config, err) : NULL;
 		r = a->diff_ids ? 0 : -2;
 	}
 	cJSON_Delete(answer);
@@ -208,7 +210,7 @@ static cJSON *read_blob(const char *layout, const char *digest)
 
 /* skopeo copy into <scratch>/oci, its layers unpacked as they come where
  * that works (images_follow.h), then the manifest's layer digests. */
-static cJSON *copy(struct attempt *a, char **layout, struct images_follow **follow, char *why, size_t len)
+static cJSON *copy(struct attempt *a, char **layout, struct images_follow **follow, struct err *err)
 {
 	const char *tls = a->plain_http ? "--src-tls-verify=false" : "--src-tls-verify=true";
 	const bool creds = a->how.auth_fd >= 0;
@@ -230,7 +232,7 @@ static cJSON *copy(struct attempt *a, char **layout, struct images_follow **foll
 	char *out = NULL;
 	a->how.timeout_s = COPY_TIMEOUT_S;
 	int64_t t0 = clock_now_ms();
-	int rc = dest ? images_skopeo_run(&a->how, args, &out, why, len) : -1;
+	int rc = dest ? images_skopeo_run(&a->how, args, &out, err) : -1;
 	a->how.on_watch = NULL;
 	if (*follow)
 		images_follow_end(*follow, rc == 0);
@@ -253,7 +255,7 @@ static cJSON *copy(struct attempt *a, char **layout, struct images_follow **foll
 		cJSON_GetStringValue(
 			cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(manifest, "config"),
 				"digest")));
-	cJSON *ids = config ? images_config_diff_ids(config, why, len) : NULL;
+	cJSON *ids = config ? images_config_diff_ids(config, err) : NULL;
 	cJSON *layers = cJSON_DetachItemFromObjectCaseSensitive(manifest, "layers");
 	bool same = ids && cJSON_Compare(ids, a->diff_ids, true) &&
 		cJSON_GetArraySize(layers) == cJSON_GetArraySize(ids);
@@ -263,7 +265,7 @@ static cJSON *copy(struct attempt *a, char **layout, struct images_follow **foll
 	cJSON_Delete(ids);
 	if (!same) {
 		cJSON_Delete(layers);
-		snprintf(why, len, "the image copied is not the one inspected (its layers differ)");
+		err_set(err, 0, "the image copied is not the one inspected (its layers differ)");
 		return NULL;
 	}
 	return layers;
@@ -279,7 +281,7 @@ static const char *compression(const cJSON *desc)
  * unpacked while skopeo downloaded it when there is one of that blob and
  * diff id, else unpacked from its blob now. */
 static int unpack(struct attempt *a, const char *layout, struct images_follow *follow, const cJSON *desc,
-	int i, uint64_t *budget, char *why, size_t len)
+	int i, uint64_t *budget, struct err *err)
 {
 	const char *id = cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i));
 	const char *parent = i ? cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i - 1)) : NULL;
@@ -296,11 +298,11 @@ static int unpack(struct attempt *a, const char *layout, struct images_follow *f
 	if (followed && root)
 		rc = 0;
 	else if (!blob || !root || mkdir(dir, 0700) != 0 || mkdir(root, 0755) != 0)
-		snprintf(why, len, "cannot make a layer for %.80s: %s", id, strerror(errno));
+		err_set(err, errno, "cannot make a layer for %.80s: %s", id, strerror(errno));
 	else
-		rc = images_unpack_layer(blob, root, id, *budget, &st, why, len);
+		rc = images_unpack_layer(blob, root, id, *budget, &st, err);
 	if (rc == 0)
-		rc = store_layer_publish(dir, id, parent, a->p->origin, st.file_bytes, why, len);
+		rc = store_layer_publish(dir, id, parent, a->p->origin, st.file_bytes, err);
 	if (rc == 0) {
 		*budget -= st.tar_bytes;
 		note(a, "Layer %s: unpacked %s(%.1f MiB, %s; %u entries, %u whiteouts, %u opaque directories%s)%s %lld ms",
@@ -374,7 +376,7 @@ static enum account has_account(const cJSON *ids, const char *name)
 	return found;
 }
 
-static int write_result(struct attempt *a, char *why, size_t len)
+static int write_result(struct attempt *a, struct err *err)
 {
 	cJSON *r = cJSON_CreateObject();
 	const char *workdir = images_config_workdir(a->config);
@@ -389,32 +391,31 @@ static int write_result(struct attempt *a, char *why, size_t len)
 		cJSON_AddItemReferenceToObject(r, "log", a->log))
 		rc = store_json_write(path, r, STORE_DURABLE);
 	if (rc != 0)
-		snprintf(why, len, "cannot keep the pull's result: %s", strerror(errno));
+		err_set(err, errno, "cannot keep the pull's result: %s", strerror(errno));
 	cJSON_Delete(r);
 	free(path);
 	return rc;
 }
 
 /* 0 pulled, -1 failed here (another registry may have it), -2 failed for good. */
-static int attempt(struct attempt *a, char *why, size_t len)
+static int attempt(struct attempt *a, struct err *err)
 {
 	char name[sizeof a->pinned];
 	if (images_ref_transport(&a->p->ref, a->host, name, sizeof name) != 0) {
-		snprintf(why, len, "the image reference is too long");
+		err_set(err, 0, "the image reference is too long");
 		return -2;
 	}
 	note(a, "Pulling %s from %s", a->p->shown, a->host);
 	int64_t t0 = clock_now_ms();
 	pid_t config = config_start(a, name);
-	int rc = inspect(a, name, why, len);
+	int rc = inspect(a, name, err);
 	if (rc != 0 && config > 0)
 		kill(config, SIGKILL); /* its answer no longer matters */
-	char config_why[400];
-	int config_rc = config < 0
-		? (rc == 0 ? read_config(a, config_why, sizeof config_why) : -1) /* no child: in turn */
-		: config_finish(a, config, config_why, sizeof config_why);
+	struct err config_why;
+	int config_rc = config < 0 ? (rc == 0 ? read_config(a, &config_why) : -1) /* no child: in turn */
+				   : config_finish(a, config, &config_why);
 	if (rc == 0 && config_rc != 0) {
-		snprintf(why, len, "%s", config_why);
+		*err = config_why;
 		rc = config_rc;
 	}
 	if (rc != 0)
@@ -425,7 +426,7 @@ static int attempt(struct attempt *a, char *why, size_t len)
 		missing += !in_store(cJSON_GetStringValue(cJSON_GetArrayItem(a->diff_ids, i)));
 	char *layout = NULL;
 	struct images_follow *follow = NULL;
-	cJSON *layers = missing ? copy(a, &layout, &follow, why, len) : NULL;
+	cJSON *layers = missing ? copy(a, &layout, &follow, err) : NULL;
 	if (missing && !layers) {
 		images_follow_free(follow);
 		free(layout);
@@ -437,28 +438,27 @@ static int attempt(struct attempt *a, char *why, size_t len)
 		if (in_store(id))
 			note(a, "Layer %s: in the store already", id);
 		else if (!layers) {
-			snprintf(why, len, "layer %.80s left the store during the pull; build again", id);
+			err_set(err, 0, "layer %.80s left the store during the pull; build again", id);
 			rc = -2;
 		} else
-			rc = unpack(a, layout, follow, cJSON_GetArrayItem(layers, i), i, &budget, why, len) !=
-					0
+			rc = unpack(a, layout, follow, cJSON_GetArrayItem(layers, i), i, &budget, err) != 0
 				? -2
 				: 0;
 	}
 	images_follow_free(follow);
 	cJSON_Delete(layers);
 	free(layout);
-	return rc == 0 ? write_result(a, why, len) == 0 ? 0 : -2 : rc;
+	return rc == 0 ? write_result(a, err) == 0 ? 0 : -2 : rc;
 }
 
-int images_pull_run(void *arg, char *why, size_t why_len)
+int images_pull_run(void *arg, struct err *err)
 {
 	struct images_pull *p = arg;
 	char *conf = text_printf("%s/registries.conf", p->scratch);
 	FILE *f = conf ? fopen(conf, "w") : NULL;
 	free(conf);
 	if (!f || fclose(f) != 0) {
-		snprintf(why, why_len, "cannot prepare the pull: %s", strerror(errno));
+		err_set(err, errno, "cannot prepare the pull: %s", strerror(errno));
 		return -1;
 	}
 	char first[400] = "";
@@ -470,12 +470,13 @@ int images_pull_run(void *arg, char *why, size_t why_len)
 			.log = cJSON_CreateArray()};
 		if (p->username &&
 			(a.how.auth_fd = images_skopeo_auth(a.host, p->username, p->password)) < 0) {
-			snprintf(why, why_len, "cannot pass the credentials to skopeo: %s", strerror(errno));
+			err_set(err, errno, "cannot pass the credentials to skopeo: %s", strerror(errno));
 			cJSON_Delete(a.log);
 			return -1;
 		}
-		char here[400];
-		int rc = a.log ? attempt(&a, here, sizeof here) : -2;
+		struct err here;
+		err_set(&here, 0, "out of memory");
+		int rc = a.log ? attempt(&a, &here) : -2;
 		if (a.how.auth_fd >= 0)
 			close(a.how.auth_fd);
 		cJSON_Delete(a.config);
@@ -484,14 +485,14 @@ int images_pull_run(void *arg, char *why, size_t why_len)
 		if (rc == 0)
 			return 0;
 		if (!first[0] || rc == -2)
-			snprintf(first, sizeof first, "%.80s: %.300s", p->hosts[i], here);
+			snprintf(first, sizeof first, "%.80s: %.300s", p->hosts[i], here.msg);
 		if (rc == -2)
 			break;
 	}
 	if (p->host_count > 1)
-		snprintf(why, why_len, "cannot pull '%.120s' (%zu registries tried) from %s", p->shown,
+		err_set(err, 0, "cannot pull '%.120s' (%zu registries tried) from %s", p->shown,
 			p->host_count, first);
 	else
-		snprintf(why, why_len, "cannot pull '%.120s' from %s", p->shown, first);
+		err_set(err, 0, "cannot pull '%.120s' from %s", p->shown, first);
 	return -1;
 }

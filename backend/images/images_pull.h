@@ -12,6 +12,8 @@
 #include "images/images.h"
 #include "images/images_ref.h"
 
+struct err;
+
 #define IMAGES_MAX_HOSTS (IMAGES_MAX_MIRRORS + 1)
 
 struct images_pull {
@@ -31,7 +33,7 @@ struct images_pull {
 	bool cancelled;
 };
 
-/* The helper's job (store_helper_job): 0, or -1 with why. */
-int images_pull_run(void *arg, char *why, size_t why_len);
+/* The helper's job (store_helper_job): 0, or -1 with err. */
+int images_pull_run(void *arg, struct err *err);
 
 #endif

@@ -2,6 +2,8 @@
  * reference grammar reads them. */
 #include "images/images_ref.h"
 
+#include "lib/err.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -93,20 +95,20 @@ static bool tag_ok(const char *t)
 	return true;
 }
 
-static int bad(const char *text, const char *what, char *why, size_t len)
+static int bad(const char *text, const char *what, struct err *err)
 {
-	snprintf(why, len, "image reference '%.200s': %s", text, what);
+	err_set(err, 0, "image reference '%.200s': %s", text, what);
 	return -1;
 }
 
-int images_ref_parse(const char *text, struct images_ref *ref, char *why, size_t len)
+int images_ref_parse(const char *text, struct images_ref *ref, struct err *err)
 {
 	char name[IMAGES_REF_MAX];
 	memset(ref, 0, sizeof *ref);
 	if (!text || !*text)
-		return bad("", "empty", why, len);
+		return bad("", "empty", err);
 	if (strlen(text) >= sizeof name)
-		return bad(text, "too long", why, len);
+		return bad(text, "too long", err);
 	snprintf(name, sizeof name, "%s", text);
 	char *at = strchr(name, '@');
 	if (at) {
@@ -114,7 +116,7 @@ int images_ref_parse(const char *text, struct images_ref *ref, char *why, size_t
 		const char *d = at + 1;
 		if (strncmp(d, "sha256:", 7) != 0 || strlen(d + 7) != 64 ||
 			strspn(d + 7, "0123456789abcdef") != 64)
-			return bad(text, "a digest must be sha256: and 64 lowercase hex digits", why, len);
+			return bad(text, "a digest must be sha256: and 64 lowercase hex digits", err);
 		snprintf(ref->digest, sizeof ref->digest, "%s", d);
 	}
 	char *slash = strchr(name, '/');
@@ -124,7 +126,7 @@ int images_ref_parse(const char *text, struct images_ref *ref, char *why, size_t
 			(slash - name == 9 && strncmp(name, "localhost", 9) == 0) || name[0] == '[')) {
 		*slash = '\0';
 		if (!host_ok(name))
-			return bad(text, "the registry host is malformed", why, len);
+			return bad(text, "the registry host is malformed", err);
 		snprintf(ref->host, sizeof ref->host, "%.255s",
 			strcmp(name, "index.docker.io") == 0 ? IMAGES_DOCKER_HUB : name);
 		path = slash + 1;
@@ -137,7 +139,7 @@ int images_ref_parse(const char *text, struct images_ref *ref, char *why, size_t
 		*colon = '\0';
 		if (!tag_ok(colon + 1))
 			return bad(text, "a tag is 1 to 128 of [A-Za-z0-9_.-], not starting with '.' or '-'",
-				why, len);
+				err);
 		snprintf(ref->tag, sizeof ref->tag, "%s", colon + 1);
 	} else if (!ref->digest[0]) {
 		snprintf(ref->tag, sizeof ref->tag, "latest");
@@ -146,12 +148,12 @@ int images_ref_parse(const char *text, struct images_ref *ref, char *why, size_t
 		return bad(text,
 			"the repository must be lowercase letters and digits, in parts joined by "
 			"'.', '_' or '-' and separated by '/'",
-			why, len);
+			err);
 	bool hub = strcmp(ref->host, IMAGES_DOCKER_HUB) == 0;
 	int n = snprintf(ref->path, sizeof ref->path, "%s%s", hub && !strchr(path, '/') ? "library/" : "",
 		path);
 	if (n < 0 || (size_t)n >= sizeof ref->path)
-		return bad(text, "too long", why, len);
+		return bad(text, "too long", err);
 	return 0;
 }
 

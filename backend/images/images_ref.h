@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct err;
+
 #define IMAGES_REF_MAX 512
 #define IMAGES_HOST_MAX 256
 #define IMAGES_DOCKER_HUB "docker.io"
@@ -20,8 +22,8 @@ struct images_ref {
 	char digest[80];            /* "sha256:<64 hex>", or "" */
 };
 
-/* 0, or -1 with why ("image reference 'X': ..."). */
-int images_ref_parse(const char *text, struct images_ref *ref, char *why, size_t len);
+/* 0, or -1 with err ("image reference 'X': ..."). */
+int images_ref_parse(const char *text, struct images_ref *ref, struct err *err);
 bool images_ref_is_docker_hub(const struct images_ref *ref);
 /* skopeo's name of the image on host (the ref's own, or a mirror's):
  * docker://host/path@digest when there is a digest, else docker://host/path:tag.

@@ -4,6 +4,7 @@
 
 #include "lib/base64.h"
 #include "lib/clock.h"
+#include "lib/err.h"
 #include "lib/text.h"
 #include "lib/write_all.h"
 
@@ -87,31 +88,34 @@ __attribute__((noreturn)) static void exec_skopeo(const struct images_skopeo *ho
 
 /* The message of skopeo's last log line: the text of msg="..." unquoted,
  * else the line itself. */
-static void message(const char *err, char *why, size_t len)
+static void message(const char *log, struct err *err)
 {
+	char why[ERR_MSG_MAX];
 	const char *m = NULL;
-	for (const char *p = strstr(err, "msg=\""); p; p = strstr(p + 1, "msg=\""))
+	for (const char *p = strstr(log, "msg=\""); p; p = strstr(p + 1, "msg=\""))
 		m = p + 5;
 	size_t w = 0;
 	if (m) {
-		for (; *m && *m != '"' && w + 1 < len; m++) {
+		for (; *m && *m != '"' && w + 1 < sizeof why; m++) {
 			if (*m == '\\' && m[1])
 				m++;
 			why[w++] = *m;
 		}
 	} else {
-		size_t n = strlen(err);
-		while (n && (err[n - 1] == '\n' || err[n - 1] == ' '))
+		size_t n = strlen(log);
+		while (n && (log[n - 1] == '\n' || log[n - 1] == ' '))
 			n--;
-		const char *line = err + n;
-		while (line > err && line[-1] != '\n')
+		const char *line = log + n;
+		while (line > log && line[-1] != '\n')
 			line--;
-		for (; line < err + n && w + 1 < len; line++)
+		for (; line < log + n && w + 1 < sizeof why; line++)
 			why[w++] = *line;
 	}
 	why[w] = '\0';
-	if (!w)
-		snprintf(why, len, "skopeo failed without a message");
+	if (w)
+		err_set(err, 0, "%s", why);
+	else
+		err_set(err, 0, "skopeo failed without a message");
 }
 
 struct sink {
@@ -141,13 +145,12 @@ static int drain(struct sink *s)
 	return s->len > s->max ? -1 : 0;
 }
 
-int images_skopeo_run(const struct images_skopeo *how, const char *const *args, char **out, char *why,
-	size_t why_len)
+int images_skopeo_run(const struct images_skopeo *how, const char *const *args, char **out, struct err *err)
 {
 	int po[2] = {-1, -1}, pe[2] = {-1, -1};
 	*out = NULL;
 	if (pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0) {
-		snprintf(why, why_len, "cannot run skopeo: %s", strerror(errno));
+		err_set(err, errno, "cannot run skopeo: %s", strerror(errno));
 		return -1;
 	}
 	pid_t pid = fork();
@@ -186,13 +189,13 @@ int images_skopeo_run(const struct images_skopeo *how, const char *const *args, 
 	close(pe[0]);
 	int rc = -1;
 	if (pid < 0)
-		snprintf(why, why_len, "cannot run skopeo: %s", strerror(errno));
+		err_set(err, errno, "cannot run skopeo: %s", strerror(errno));
 	else if (late)
-		snprintf(why, why_len, "the registry did not answer within %d s", how->timeout_s);
+		err_set(err, 0, "the registry did not answer within %d s", how->timeout_s);
 	else if (too_much)
-		snprintf(why, why_len, "the registry's answer is too large");
+		err_set(err, 0, "the registry's answer is too large");
 	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		message(s[1].buf ? s[1].buf : "", why, why_len);
+		message(s[1].buf ? s[1].buf : "", err);
 	else
 		rc = 0;
 	free(s[1].buf);

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+struct err;
+
 #define IMAGES_SKOPEO_AUTHFILE "/dev/fd/3"
 
 struct images_skopeo {
@@ -27,9 +29,8 @@ struct images_skopeo {
 int images_skopeo_auth(const char *host, const char *username, const char *password);
 /* Runs skopeo with args (NULL-terminated, without "skopeo"). 0 when it
  * exited 0, with its standard output in *out (malloc'd, NUL-terminated, at
- * most 8 MiB); else -1 with its error message in why (the text of its
+ * most 8 MiB); else -1 with its error message in err (the text of its
  * msg="..." when it has one). */
-int images_skopeo_run(const struct images_skopeo *how, const char *const *args, char **out, char *why,
-	size_t why_len);
+int images_skopeo_run(const struct images_skopeo *how, const char *const *args, char **out, struct err *err);
 
 #endif

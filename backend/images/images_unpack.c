@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include "images/images_unpack.h"
 
+#include "lib/err.h"
+
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
@@ -129,7 +131,7 @@ static bool inside(int root, const char *path)
 }
 
 /* A ".wh." entry at path: a whiteout, or its directory made opaque. */
-static int whiteout(int root, const char *path, struct images_unpack_stats *st, char *why, size_t len)
+static int whiteout(int root, const char *path, struct images_unpack_stats *st, struct err *err)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
@@ -145,7 +147,7 @@ static int whiteout(int root, const char *path, struct images_unpack_stats *st, 
 	if (rc != 0 && !opaque && errno == EEXIST)
 		rc = 0; /* the same name twice */
 	if (rc != 0)
-		snprintf(why, len, "cannot apply %s in the layer: %s", path, strerror(errno));
+		err_set(err, errno, "cannot apply %s in the layer: %s", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	if (rc == 0 && opaque)
@@ -208,18 +210,18 @@ static int copy_data(struct archive *in, struct archive *out)
 
 /* One entry of the tar. */
 static int entry(struct archive *in, struct archive *disk, int root, struct archive_entry *e,
-	uint64_t max_tar_bytes, struct images_unpack_stats *st, char *why, size_t len)
+	uint64_t max_tar_bytes, struct images_unpack_stats *st, struct err *err)
 {
 	const char *path = clean(archive_entry_pathname(e));
 	const char *link = archive_entry_hardlink(e) ? clean(archive_entry_hardlink(e)) : "";
 	if (!path || !link) {
-		snprintf(why, len, "the layer has a path that leaves its root: %.300s",
+		err_set(err, 0, "the layer has a path that leaves its root: %.300s",
 			archive_entry_pathname(e));
 		return -1;
 	}
 	const char *base = strrchr(path, '/');
 	if (strncmp(base ? base + 1 : path, WHITEOUT, 4) == 0)
-		return whiteout(root, path, st, why, len);
+		return whiteout(root, path, st, err);
 	mode_t type = archive_entry_filetype(e);
 	if (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFSOCK) {
 		st->dropped++;
@@ -230,14 +232,13 @@ static int entry(struct archive *in, struct archive *disk, int root, struct arch
 	 * to extend a file that far, keeps the file's descriptor open. */
 	if (type == AE_IFREG &&
 		(archive_entry_size(e) < 0 || (uint64_t)archive_entry_size(e) > max_tar_bytes)) {
-		snprintf(why, len, "the layer has a file larger than the limit (%llu MiB unpacked): %.300s",
+		err_set(err, 0, "the layer has a file larger than the limit (%llu MiB unpacked): %.300s",
 			(unsigned long long)(max_tar_bytes >> 20), path);
 		return -1;
 	}
 	if (*link && !inside(root, link)) {
-		snprintf(why, len,
-			"the layer has a hard link to what is not one of its files: %.300s -> %.300s", path,
-			link);
+		err_set(err, 0, "the layer has a hard link to what is not one of its files: %.300s -> %.300s",
+			path, link);
 		return -1;
 	}
 	if (!*path)
@@ -245,7 +246,7 @@ static int entry(struct archive *in, struct archive *disk, int root, struct arch
 	char *p = strdup(path), *l = *link ? strdup(link) : NULL;
 	if (!p || (*link && !l)) {
 		free(p);
-		snprintf(why, len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return -1;
 	}
 	archive_entry_set_pathname(e, p);
@@ -270,7 +271,7 @@ static int entry(struct archive *in, struct archive *disk, int root, struct arch
 	if (r < ARCHIVE_WARN) {
 		const char *msg =
 			archive_error_string(disk) ? archive_error_string(disk) : archive_error_string(in);
-		snprintf(why, len, "cannot unpack %.300s: %.300s", path, msg ? msg : "error");
+		err_set(err, 0, "cannot unpack %.300s: %.300s", path, msg ? msg : "error");
 		return -1;
 	}
 	st->entries++;
@@ -294,7 +295,7 @@ static la_ssize_t source_read(struct archive *outer, void *ctx, const void **buf
 }
 
 int images_unpack_stream(const struct images_unpack_source *src, const char *root, const char *diff_id,
-	uint64_t max_tar_bytes, struct images_unpack_stats *st, char *why, size_t why_len)
+	uint64_t max_tar_bytes, struct images_unpack_stats *st, struct err *err)
 {
 	struct images_unpack_source source = *src; /* libarchive's callback data is not const */
 	struct feed f = {.outer = archive_read_new(), .max = max_tar_bytes, .shared = src->shared_total};
@@ -306,7 +307,7 @@ int images_unpack_stream(const struct images_unpack_source *src, const char *roo
 	f.sha = EVP_MD_CTX_new();
 	if (!f.sha || EVP_DigestInit_ex(f.sha, EVP_sha256(), NULL) != 1 || !f.outer || !in || !disk ||
 		cwd < 0 || rootfd < 0 || fchdir(rootfd) != 0) {
-		snprintf(why, why_len, "cannot start unpacking into %s: %s", root, strerror(errno));
+		err_set(err, errno, "cannot start unpacking into %s: %s", root, strerror(errno));
 		goto out;
 	}
 	archive_read_support_filter_gzip(f.outer);
@@ -322,24 +323,24 @@ int images_unpack_stream(const struct images_unpack_source *src, const char *roo
 	struct archive_entry *raw;
 	if (archive_read_open(f.outer, &source, NULL, source_read, NULL) != ARCHIVE_OK ||
 		archive_read_next_header(f.outer, &raw) != ARCHIVE_OK) {
-		snprintf(why, why_len, "cannot read the layer: %s", archive_error_string(f.outer));
+		err_set(err, 0, "cannot read the layer: %s", archive_error_string(f.outer));
 		goto out;
 	}
 	if (archive_read_open(in, &f, NULL, feed_read, NULL) != ARCHIVE_OK) {
-		snprintf(why, why_len, "the layer is not a tar: %s", archive_error_string(in));
+		err_set(err, 0, "the layer is not a tar: %s", archive_error_string(in));
 		goto out;
 	}
 	struct archive_entry *e;
 	int r;
 	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN)
-		if (entry(in, disk, rootfd, e, max_tar_bytes, st, why, why_len) != 0)
+		if (entry(in, disk, rootfd, e, max_tar_bytes, st, err) != 0)
 			goto out;
 	if (r != ARCHIVE_EOF) {
-		snprintf(why, why_len, "the layer is not a valid tar: %s", archive_error_string(in));
+		err_set(err, 0, "the layer is not a valid tar: %s", archive_error_string(in));
 		goto out;
 	}
 	if (archive_write_close(disk) != ARCHIVE_OK) {
-		snprintf(why, why_len, "cannot finish the layer: %s", archive_error_string(disk));
+		err_set(err, 0, "cannot finish the layer: %s", archive_error_string(disk));
 		goto out;
 	}
 	/* The tar's end may leave padding unread: it counts in the diff id. */
@@ -348,7 +349,7 @@ int images_unpack_stream(const struct images_unpack_source *src, const char *roo
 	while ((n = feed_read(in, &f, &buf)) > 0)
 		;
 	if (n < 0) {
-		snprintf(why, why_len, "%s", archive_error_string(in));
+		err_set(err, 0, "%s", archive_error_string(in));
 		goto out;
 	}
 	uint8_t d[EVP_MAX_MD_SIZE];
@@ -358,8 +359,8 @@ int images_unpack_stream(const struct images_unpack_source *src, const char *roo
 	st->tar_bytes = f.total;
 	snprintf(st->diff_id, sizeof st->diff_id, "sha256:%s", got);
 	if (diff_id && strcmp(diff_id, st->diff_id) != 0) {
-		snprintf(why, why_len, "layer %.80s does not match its digest: its content is sha256:%s",
-			diff_id, got);
+		err_set(err, 0, "layer %.80s does not match its digest: its content is sha256:%s", diff_id,
+			got);
 		goto out;
 	}
 	rc = 0;
@@ -396,19 +397,19 @@ static ssize_t file_read(void *ctx, const void **buf)
 }
 
 int images_unpack_layer(const char *blob, const char *root, const char *diff_id, uint64_t max_tar_bytes,
-	struct images_unpack_stats *st, char *why, size_t why_len)
+	struct images_unpack_stats *st, struct err *err)
 {
 	struct file_source *f = malloc(sizeof *f);
 	if (f)
 		f->fd = open(blob, O_RDONLY | O_CLOEXEC);
 	if (!f || f->fd < 0) {
 		memset(st, 0, sizeof *st);
-		snprintf(why, why_len, "cannot read the layer: %s", strerror(errno));
+		err_set(err, errno, "cannot read the layer: %s", strerror(errno));
 		free(f);
 		return -1;
 	}
 	const struct images_unpack_source src = {.read = file_read, .ctx = f};
-	int rc = images_unpack_stream(&src, root, diff_id, max_tar_bytes, st, why, why_len);
+	int rc = images_unpack_stream(&src, root, diff_id, max_tar_bytes, st, err);
 	close(f->fd);
 	free(f);
 	return rc;

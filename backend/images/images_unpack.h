@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct err;
+
 struct images_unpack_stats {
 	uint64_t tar_bytes;  /* the uncompressed stream */
 	uint64_t file_bytes; /* regular files' and links' sizes */
@@ -40,12 +42,12 @@ struct images_unpack_source {
 
 /* Unpacks the blob file into root (an existing empty directory). Fails past
  * max_tar_bytes of uncompressed stream, with the limit named. 0 ok, -1 with
- * why (root may be half-filled: the caller removes it). */
+ * err (root may be half-filled: the caller removes it). */
 int images_unpack_layer(const char *blob, const char *root, const char *diff_id, uint64_t max_tar_bytes,
-	struct images_unpack_stats *stats, char *why, size_t why_len);
+	struct images_unpack_stats *stats, struct err *err);
 /* The same from a source; diff_id NULL: not checked (stats->diff_id says
  * what it is). */
 int images_unpack_stream(const struct images_unpack_source *src, const char *root, const char *diff_id,
-	uint64_t max_tar_bytes, struct images_unpack_stats *stats, char *why, size_t why_len);
+	uint64_t max_tar_bytes, struct images_unpack_stats *stats, struct err *err);
 
 #endif

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "net/net.h"
 
+#include "lib/err.h"
 #include "net/net_dns.h"
 #include "net/net_egress.h"
 #include "net/net_link.h"
@@ -93,26 +94,27 @@ int net_init(struct event_base *base, const struct net_options *o)
 {
 	if (!runtime_isolated() || o->off)
 		return 0;
-	char why[512] = "";
+	struct err why;
+	err_clear(&why);
 	struct net_cidr subnet;
 	if (net_pool_parse_subnet(o->subnet ? o->subnet : NET_POOL_DEFAULT_SUBNET, &subnet) != 0) {
-		snprintf(why, sizeof why, "bad sandbox subnet");
+		err_set(&why, EINVAL, "bad sandbox subnet");
 		goto fail;
 	}
 	make_ifprefix();
 	g.rtnl = net_rtnl_open();
 	g.self_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (g.rtnl < 0 || g.self_ns < 0) {
-		snprintf(why, sizeof why, "no rtnetlink: %s", strerror(errno));
+		err_set(&why, errno, "no rtnetlink: %s", strerror(errno));
 		goto fail;
 	}
 	/* Forwarding is what lets sandboxes out: in the host's namespace this
 	 * is a host-wide setting (Docker turns it on the same way). */
 	if (write_sysctl("/proc/sys/net/ipv4/ip_forward", "1") != 0) {
-		snprintf(why, sizeof why, "cannot turn on net.ipv4.ip_forward: %s", strerror(errno));
+		err_set(&why, errno, "cannot turn on net.ipv4.ip_forward: %s", strerror(errno));
 		goto fail;
 	}
-	if (net_pool_claim(g.rtnl, subnet, (int)o->max_sandboxes, why, sizeof why) != 0)
+	if (net_pool_claim(g.rtnl, subnet, (int)o->max_sandboxes, &why) != 0)
 		goto fail;
 	char sub[32], block[32];
 	cidr_text(net_pool_subnet(), sub, sizeof sub);
@@ -121,8 +123,8 @@ int net_init(struct event_base *base, const struct net_options *o)
 		.subnet = sub,
 		.block = block,
 		.conn_limit = (int)o->conn_limit};
-	if (net_nft_init(&nc, why, sizeof why) != 0 || net_dns_init(base) != 0 ||
-		net_egress_init(base, o->egress_ca_dir, o->egress_ca_file, why, sizeof why) != 0)
+	if (net_nft_init(&nc, &why) != 0 || net_dns_init(base) != 0 ||
+		net_egress_init(base, o->egress_ca_dir, o->egress_ca_file, &why) != 0)
 		goto fail;
 	g.on = true;
 	fprintf(stderr,
@@ -131,7 +133,7 @@ int net_init(struct event_base *base, const struct net_options *o)
 		block, sub, g.ifprefix, net_dns_upstreams());
 	return 0;
 fail:
-	fprintf(stderr, "e2b-local-backend: cannot set up sandbox networking: %s\n", why);
+	fprintf(stderr, "e2b-local-backend: cannot set up sandbox networking: %.511s\n", why.msg);
 	net_shutdown();
 	return -1;
 }
@@ -236,13 +238,13 @@ static void net_free(struct sandbox_net *n)
 struct net_attach {
 	struct sandbox *sb;
 	struct sandbox_net *n;
-	int udp, tcp;     /* the relay's sockets, once made */
-	int err;          /* errno of the step that failed, or 0 */
-	const char *step; /* what failed */
+	int udp, tcp;   /* the relay's sockets, once made */
+	int rc;         /* net_sandbox_attach_work's: 0, or -1 with err */
+	struct err err; /* the step that failed (status its errno) */
 };
 
 int net_sandbox_attach_begin(struct sandbox *sb, struct net_policy *policy, struct net_attach **out,
-	char *why, size_t why_len)
+	struct err *err)
 {
 	*out = NULL;
 	if (!g.on) {
@@ -255,7 +257,7 @@ int net_sandbox_attach_begin(struct sandbox *sb, struct net_policy *policy, stru
 		free(n);
 		free(a);
 		net_policy_free(policy);
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return -1;
 	}
 	n->policy = *policy;
@@ -263,7 +265,7 @@ int net_sandbox_attach_begin(struct sandbox *sb, struct net_policy *policy, stru
 	n->refuse_dns = net_policy_blocks_all(&n->policy);
 	n->slot = net_pool_take(slot_usable, NULL);
 	if (n->slot < 0) {
-		snprintf(why, why_len, "no sandbox address left in this backend's block");
+		err_set(err, 0, "no sandbox address left in this backend's block");
 		net_free(n);
 		free(a);
 		return -1;
@@ -274,45 +276,51 @@ int net_sandbox_attach_begin(struct sandbox *sb, struct net_policy *policy, stru
 	return 0;
 }
 
+/* -1 with "cannot <step>: <errno's text>" in err. */
+static int step_failed(struct err *err, const char *step)
+{
+	return err_set(err, errno, "cannot %s: %s", step, strerror(errno));
+}
+
 void net_sandbox_attach_work(struct net_attach *a)
 {
 	struct sandbox_net *n = a->n;
-	a->step = "open rtnetlink in the sandbox";
 	int nl = runtime_socket(a->sb, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
-	int rc = nl < 0 ? -errno : 0;
+	int rc = nl < 0 ? step_failed(&a->err, "open rtnetlink in the sandbox") : 0;
 	if (rc == 0) {
 		/* The backend's rtnetlink socket (and the sequence of its
 		 * messages) is one: a create on the loop may attach meanwhile. */
 		pthread_mutex_lock(&rtnl_lock);
 		rc = net_link_attach(nl, g.rtnl, g.self_ns, n->ifname, net_pool_host_ip(n->slot),
-			net_pool_sandbox_ip(n->slot), 31, &a->step);
+			net_pool_sandbox_ip(n->slot), 31, &a->err);
 		pthread_mutex_unlock(&rtnl_lock);
 		close(nl);
 	}
-	if (rc == 0 && (a->step = "start its DNS relay", dns_sockets(a->sb, &a->udp, &a->tcp) != 0))
-		rc = -errno;
-	if (rc == 0 && (a->step = "write /etc/resolv.conf", write_resolv_conf(a->sb) != 0))
-		rc = -errno;
-	a->err = -rc;
+	if (rc == 0 && dns_sockets(a->sb, &a->udp, &a->tcp) != 0)
+		rc = step_failed(&a->err, "start its DNS relay");
+	if (rc == 0 && write_resolv_conf(a->sb) != 0)
+		rc = step_failed(&a->err, "write /etc/resolv.conf");
+	a->rc = rc;
 }
 
-int net_sandbox_attach_end(struct net_attach *a, char *why, size_t why_len)
+int net_sandbox_attach_end(struct net_attach *a, struct err *err)
 {
 	if (!a)
 		return 0;
 	struct sandbox_net *n = a->n;
 	int rc = -1;
-	if (a->err != 0) {
-		snprintf(why, why_len, "cannot %s: %s", a->step, strerror(a->err));
+	if (a->rc != 0) {
+		if (err)
+			*err = a->err;
 	} else {
 		n->dns = net_dns_open(a->udp, a->tcp, &n->refuse_dns);
 		a->udp = a->tcp = -1; /* the relay's now, or closed */
 		if (!n->dns)
-			snprintf(why, why_len, "cannot start its DNS relay: %s", strerror(errno));
+			err_set(err, errno, "cannot start its DNS relay: %s", strerror(errno));
 		else
-			rc = net_nft_apply(n->slot, n->ifname, &n->policy, &n->nft, why, why_len);
+			rc = net_nft_apply(n->slot, n->ifname, &n->policy, &n->nft, err);
 		if (rc == 0 && net_egress_wanted(&n->policy) &&
-			!(n->egress = net_egress_start(a->sb, n->slot, &n->policy, why, why_len))) {
+			!(n->egress = net_egress_start(a->sb, n->slot, &n->policy, err))) {
 			net_nft_forget(n->slot, n->ifname, &n->nft);
 			rc = -1;
 		}
@@ -329,24 +337,24 @@ int net_sandbox_attach_end(struct net_attach *a, char *why, size_t why_len)
 	return rc;
 }
 
-int net_sandbox_attach(struct sandbox *sb, struct net_policy *policy, char *why, size_t why_len)
+int net_sandbox_attach(struct sandbox *sb, struct net_policy *policy, struct err *err)
 {
 	struct net_attach *a;
-	if (net_sandbox_attach_begin(sb, policy, &a, why, why_len) != 0)
+	if (net_sandbox_attach_begin(sb, policy, &a, err) != 0)
 		return -1;
 	if (a)
 		net_sandbox_attach_work(a);
-	return net_sandbox_attach_end(a, why, why_len);
+	return net_sandbox_attach_end(a, err);
 }
 
-int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, char *why, size_t why_len)
+int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, struct err *err)
 {
 	struct sandbox_net *n = sb->net;
 	if (!n) {
 		net_policy_free(policy);
 		return 0;
 	}
-	if (net_nft_apply(n->slot, n->ifname, policy, &n->nft, why, why_len) != 0) {
+	if (net_nft_apply(n->slot, n->ifname, policy, &n->nft, err) != 0) {
 		net_policy_free(policy);
 		return -1;
 	}
@@ -356,13 +364,13 @@ int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, char *why,
 	n->refuse_dns = net_policy_blocks_all(&n->policy);
 	bool wanted = net_egress_wanted(&n->policy);
 	if (wanted && !n->egress)
-		return (n->egress = net_egress_start(sb, n->slot, &n->policy, why, why_len)) ? 0 : -1;
+		return (n->egress = net_egress_start(sb, n->slot, &n->policy, err)) ? 0 : -1;
 	if (!wanted && n->egress) {
 		net_egress_stop(n->egress, true);
 		n->egress = NULL;
 	}
 	/* The old one is gone: the proxy reads the new one. */
-	return n->egress ? net_egress_set_policy(n->egress, &n->policy, why, why_len) : 0;
+	return n->egress ? net_egress_set_policy(n->egress, &n->policy, err) : 0;
 }
 
 void net_sandbox_to_json(const struct sandbox *sb, struct cJSON *network)
@@ -420,23 +428,23 @@ static void relink_sandbox(struct sandbox *sb, struct sandbox_net *n)
 {
 	struct net_attach a = {.sb = sb, .n = n, .udp = -1, .tcp = -1};
 	net_sandbox_attach_work(&a);
-	char why[256] = "";
-	if (a.err == 0) {
+	struct err *why = &a.err;
+	int rc = a.rc;
+	if (rc == 0) {
 		n->dns = net_dns_open(a.udp, a.tcp, &n->refuse_dns);
 		a.udp = a.tcp = -1;
 		if (!n->dns)
-			snprintf(why, sizeof why, "its DNS relay: %s", strerror(errno));
-		else if (net_egress_wanted(&n->policy))
-			n->egress = net_egress_start(sb, n->slot, &n->policy, why, sizeof why);
-	} else {
-		snprintf(why, sizeof why, "cannot %s: %s", a.step, strerror(a.err));
+			rc = err_set(why, errno, "its DNS relay: %s", strerror(errno));
+		else if (net_egress_wanted(&n->policy) &&
+			!(n->egress = net_egress_start(sb, n->slot, &n->policy, why)))
+			rc = -1;
 	}
 	if (a.udp >= 0)
 		close(a.udp);
 	if (a.tcp >= 0)
 		close(a.tcp);
-	if (why[0])
-		fprintf(stderr, "sandbox %s: its network after a checkpoint: %s\n", sb->id, why);
+	if (rc != 0)
+		fprintf(stderr, "sandbox %s: its network after a checkpoint: %.255s\n", sb->id, why->msg);
 }
 
 static void on_checkpoint(void *ctx, struct sandbox *sb, enum registry_checkpoint_step step)

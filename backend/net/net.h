@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 struct cJSON;
+struct err;
 struct event_base;
 struct net_policy;
 struct registry_hooks;
@@ -44,23 +45,23 @@ bool net_enabled(void);
 void net_registry_hooks(struct registry_hooks *hooks);
 
 /* Gives a new sandbox its interface, relay, /etc/resolv.conf and rules;
- * takes *policy (it is reset either way). -1 with why (a 500). */
-int net_sandbox_attach(struct sandbox *sb, struct net_policy *policy, char *why, size_t why_len);
+ * takes *policy (it is reset either way). -1 with err (a 500). */
+int net_sandbox_attach(struct sandbox *sb, struct net_policy *policy, struct err *err);
 /* net_sandbox_attach in three parts, for a caller that runs the middle one
  * off the loop (warm/): begin (on the loop) takes the sandbox's address and
  * *policy, and sets *attach (NULL, with 0, when networking is off); work
  * makes its link, its relay's sockets and /etc/resolv.conf, touching nothing
  * the loop does (it may run on a worker, lib/worker.h); end (on the loop,
  * always, once begin gave an attach) starts the relay and the rules, or
- * undoes it all, and frees *attach. -1 with why. */
+ * undoes it all, and frees *attach. -1 with err. */
 struct net_attach;
 int net_sandbox_attach_begin(struct sandbox *sb, struct net_policy *policy, struct net_attach **attach,
-	char *why, size_t why_len);
+	struct err *err);
 void net_sandbox_attach_work(struct net_attach *attach);
-int net_sandbox_attach_end(struct net_attach *attach, char *why, size_t why_len);
+int net_sandbox_attach_end(struct net_attach *attach, struct err *err);
 /* Replaces a sandbox's rules at once (takes *policy); the next connection
- * sees them. -1 with why. */
-int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, char *why, size_t why_len);
+ * sees them. -1 with err. */
+int net_sandbox_update(struct sandbox *sb, struct net_policy *policy, struct err *err);
 /* Adds allowOut/denyOut as last set to a SandboxDetail's network object. */
 void net_sandbox_to_json(const struct sandbox *sb, struct cJSON *network);
 

@@ -5,6 +5,7 @@
 #include "net/net_egress.h"
 
 #include "egress/egress_ca.h"
+#include "lib/err.h"
 #include "net/net_egress_admit.h"
 #include "net/net_egress_conn.h"
 #include "net/net_policy.h"
@@ -73,11 +74,11 @@ static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outle
 	return SSL_TLSEXT_ERR_NOACK;
 }
 
-int net_egress_init(struct event_base *base, const char *ca_dir, const char *upstream_ca_file, char *why,
-	size_t why_len)
+int net_egress_init(struct event_base *base, const char *ca_dir, const char *upstream_ca_file,
+	struct err *err)
 {
 	g.base = base;
-	g.ca = egress_ca_open(ca_dir, why, why_len);
+	g.ca = egress_ca_open(ca_dir, err);
 	if (!g.ca)
 		return -1;
 	g.server_ctx = SSL_CTX_new(TLS_server_method());
@@ -86,12 +87,12 @@ int net_egress_init(struct event_base *base, const char *ca_dir, const char *ups
 		SSL_CTX_set_min_proto_version(g.server_ctx, TLS1_2_VERSION) != 1 ||
 		SSL_CTX_set_min_proto_version(g.client_ctx, TLS1_2_VERSION) != 1 ||
 		SSL_CTX_set_default_verify_paths(g.client_ctx) != 1) {
-		snprintf(why, why_len, "cannot set up TLS");
+		err_set(err, 0, "cannot set up TLS");
 		net_egress_shutdown();
 		return -1;
 	}
 	if (upstream_ca_file && SSL_CTX_load_verify_locations(g.client_ctx, upstream_ca_file, NULL) != 1) {
-		snprintf(why, why_len, "cannot read --egress-ca-file %s", upstream_ca_file);
+		err_set(err, 0, "cannot read --egress-ca-file %s", upstream_ca_file);
 		net_egress_shutdown();
 		return -1;
 	}
@@ -242,16 +243,16 @@ bool net_egress_wanted(const struct net_policy *policy)
 	return policy->rules.n > 0 || policy->n_domains > 0 || policy->tunnel.set;
 }
 
-struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy, char *why,
-	size_t why_len)
+struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy,
+	struct err *err)
 {
 	if (!g.ca) {
-		snprintf(why, why_len, "the egress proxy is not running");
+		err_set(err, 0, "the egress proxy is not running");
 		return NULL;
 	}
 	struct net_egress *e = calloc(1, sizeof *e);
 	if (!e) {
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return NULL;
 	}
 	e->env = (struct net_egress_env){.base = g.base,
@@ -265,7 +266,7 @@ struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct n
 		.secret_ctx = g.secret_ctx};
 	int fd = listen_in_sandbox(sb);
 	if (fd < 0) {
-		snprintf(why, why_len, "cannot listen in the sandbox: %s", strerror(errno));
+		err_set(err, errno, "cannot listen in the sandbox: %s", strerror(errno));
 		free(e);
 		return NULL;
 	}
@@ -278,11 +279,11 @@ struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct n
 	enum redirect how = redirect_for(policy);
 	e->redirect = how;
 	if (!e->listener || !e->resume) {
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 	} else if (trust_ca(sb) != 0) {
-		snprintf(why, why_len, "cannot add the egress CA to %s: %s", BUNDLE, strerror(errno));
+		err_set(err, errno, "cannot add the egress CA to %s: %s", BUNDLE, strerror(errno));
 	} else if (runtime_in_netns(sb, set_redirect, &how) != 0) {
-		snprintf(why, why_len, "cannot redirect the sandbox's HTTP and HTTPS to its egress proxy");
+		err_set(err, 0, "cannot redirect the sandbox's HTTP and HTTPS to its egress proxy");
 	} else {
 		return e;
 	}
@@ -290,14 +291,14 @@ struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct n
 	return NULL;
 }
 
-int net_egress_set_policy(struct net_egress *e, const struct net_policy *policy, char *why, size_t why_len)
+int net_egress_set_policy(struct net_egress *e, const struct net_policy *policy, struct err *err)
 {
 	e->env.policy = policy;
 	enum redirect how = redirect_for(policy);
 	if ((int)how == e->redirect)
 		return 0;
 	if (runtime_in_netns(e->env.sb, set_redirect, &how) != 0) {
-		snprintf(why, why_len, "cannot change what the sandbox sends to its egress proxy");
+		err_set(err, 0, "cannot change what the sandbox sends to its egress proxy");
 		return -1;
 	}
 	e->redirect = how;

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct err;
 struct event_base;
 struct net_policy;
 struct sandbox;
@@ -34,9 +35,9 @@ struct sandbox;
 
 /* Loads or makes the egress CA (in ca_dir when given, else in memory) and
  * the TLS settings; upstream_ca_file (or NULL): more certificates to trust
- * upstream. -1 with why. Until it succeeds no sandbox may have rules. */
-int net_egress_init(struct event_base *base, const char *ca_dir, const char *upstream_ca_file, char *why,
-	size_t why_len);
+ * upstream. -1 with err. Until it succeeds no sandbox may have rules. */
+int net_egress_init(struct event_base *base, const char *ca_dir, const char *upstream_ca_file,
+	struct err *err);
 void net_egress_shutdown(void);
 bool net_egress_available(void);
 
@@ -52,13 +53,13 @@ struct net_egress;
 bool net_egress_wanted(const struct net_policy *policy);
 /* Starts the proxy of the sandbox whose networking has slot, for policy
  * (borrowed: the caller keeps it alive until net_egress_set_policy or
- * net_egress_stop). NULL with why. */
-struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy, char *why,
-	size_t why_len);
+ * net_egress_stop). NULL with err. */
+struct net_egress *net_egress_start(struct sandbox *sb, int slot, const struct net_policy *policy,
+	struct err *err);
 /* A new policy (updateNetwork): connections already open keep going;
- * each request reads the rules anew. -1 with why when the sandbox's table
+ * each request reads the rules anew. -1 with err when the sandbox's table
  * could not follow it (a tunnel turned on or off). */
-int net_egress_set_policy(struct net_egress *e, const struct net_policy *policy, char *why, size_t why_len);
+int net_egress_set_policy(struct net_egress *e, const struct net_policy *policy, struct err *err);
 /* Closes the listener and every connection; remove_redirect: also drops
  * the sandbox's table (its rules were cleared; the sandbox goes on). */
 void net_egress_stop(struct net_egress *e, bool remove_redirect);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "net/net_egress_admit.h"
 
+#include "lib/err.h"
 #include "net/net_egress_conn.h"
 #include "net/net_nft.h"
 #include "net/net_policy.h"
@@ -109,19 +110,19 @@ static void on_lookup_event(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct net_egress_lookup *l = arg;
-	char why[320];
+	struct err why;
 	const struct sockaddr_in *to = NULL;
 	if (!l->answered) {
 		if (l->req)
 			evdns_getaddrinfo_cancel(l->req);
-		snprintf(why, sizeof why, "no answer for %s within %d s", l->name, NET_EGRESS_LOOKUP_SECONDS);
+		err_set(&why, 0, "no answer for %s within %d s", l->name, NET_EGRESS_LOOKUP_SECONDS);
 	} else if (!l->found) {
-		snprintf(why, sizeof why, "%s has no IPv4 address: %s", l->name,
+		err_set(&why, 0, "%s has no IPv4 address: %s", l->name,
 			l->result ? evutil_gai_strerror(l->result) : "none in the answer");
 	} else if (l->open &&
 		net_nft_allow_upstream(l->env->slot, ntohl(l->to.sin_addr.s_addr), ntohs(l->to.sin_port),
 			NET_EGRESS_PASS_SECONDS) != 0) {
-		snprintf(why, sizeof why, "cannot open the sandbox's rules to %s", l->name);
+		err_set(&why, 0, "cannot open the sandbox's rules to %s", l->name);
 	} else {
 		to = &l->to;
 	}
@@ -129,7 +130,7 @@ static void on_lookup_event(evutil_socket_t fd, short what, void *arg)
 	net_egress_admitted done = l->done;
 	void *ctx = l->ctx;
 	lookup_free(l);
-	done(ctx, to ? &where : NULL, why);
+	done(ctx, to ? &where : NULL, to ? NULL : &why);
 }
 
 /* Through the tunnel the sandbox's chain sees nothing but the proxy's
@@ -137,12 +138,12 @@ static void on_lookup_event(evutil_socket_t fd, short what, void *arg)
  * "Never reachable"; allowOut, then denyOut, then the LAN). The proxy
  * connects by name to a name allowOut allows. */
 static enum net_egress_verdict tunneled(const struct net_policy *p, const struct sockaddr_in *dst,
-	const char *addr, const char *name, char *why, size_t why_len)
+	const char *addr, const char *name, struct err *err)
 {
 	uint32_t a = ntohl(dst->sin_addr.s_addr);
 	if (net_policy_in_ranges(net_policy_never, NET_POLICY_NEVER_RANGES, a) ||
 		net_cidr_contains(net_pool_subnet(), a)) {
-		snprintf(why, why_len, "%s is never reachable from a sandbox", addr);
+		err_set(err, 0, "%s is never reachable from a sandbox", addr);
 		return NET_EGRESS_REFUSED;
 	}
 	bool lan = net_policy_in_ranges(net_policy_lan, NET_POLICY_LAN_RANGES, a);
@@ -150,41 +151,39 @@ static enum net_egress_verdict tunneled(const struct net_policy *p, const struct
 		return NET_EGRESS_GO;
 	if (!lan && name && net_policy_allows_name(p, name))
 		return NET_EGRESS_GO;
-	snprintf(why, why_len, "%s:%u%s%s is not allowed by the sandbox's rules", addr,
+	err_set(err, 0, "%s:%u%s%s is not allowed by the sandbox's rules", addr,
 		(unsigned)ntohs(dst->sin_port), name ? " as " : "", name ? name : "");
 	return NET_EGRESS_REFUSED;
 }
 
 enum net_egress_verdict net_egress_admit(struct net_egress_env *env, const struct sockaddr_in *dst,
 	const char *name, bool pin, net_egress_admitted done, void *ctx, struct net_egress_lookup **lookup,
-	char *why, size_t why_len)
+	struct err *err)
 {
 	const struct net_policy *p = env->policy;
 	char addr[INET_ADDRSTRLEN];
 	inet_ntop(AF_INET, &dst->sin_addr, addr, sizeof addr);
 	if (p->tunnel.set)
-		return tunneled(p, dst, addr, name, why, why_len);
+		return tunneled(p, dst, addr, name, err);
 	bool by_address = p->n_domains == 0 || net_policy_allows_address(p, ntohl(dst->sin_addr.s_addr));
 	if (by_address && !(pin && name))
 		return NET_EGRESS_GO;
 	if (!by_address && (!name || !net_policy_allows_name(p, name))) {
-		snprintf(why, why_len, "%s:%u%s%s is not allowed by allowOut", addr,
-			(unsigned)ntohs(dst->sin_port), name ? " as " : " (no server name)",
-			name ? name : "");
+		err_set(err, 0, "%s:%u%s%s is not allowed by allowOut", addr, (unsigned)ntohs(dst->sin_port),
+			name ? " as " : " (no server name)", name ? name : "");
 		return NET_EGRESS_REFUSED;
 	}
-	*lookup = net_egress_lookup(env, name, dst, !by_address, done, ctx, why, why_len);
+	*lookup = net_egress_lookup(env, name, dst, !by_address, done, ctx, err);
 	return *lookup ? NET_EGRESS_LOOKING : NET_EGRESS_REFUSED;
 }
 
 struct net_egress_lookup *net_egress_lookup(struct net_egress_env *env, const char *name,
-	const struct sockaddr_in *asked, bool open, net_egress_admitted done, void *ctx, char *why,
-	size_t why_len)
+	const struct sockaddr_in *asked, bool open, net_egress_admitted done, void *ctx, struct err *err)
 {
 	struct net_egress_lookup *l = calloc(1, sizeof *l);
 	if (!l || !dns) {
 		free(l);
-		snprintf(why, why_len, "%s: %s", name, dns ? "out of memory" : "the backend has no resolver");
+		err_set(err, 0, "%s: %s", name, dns ? "out of memory" : "the backend has no resolver");
 		return NULL;
 	}
 	*l = (struct net_egress_lookup){.env = env, .asked = *asked, .done = done, .ctx = ctx, .open = open};
@@ -193,7 +192,7 @@ struct net_egress_lookup *net_egress_lookup(struct net_egress_env *env, const ch
 	l->ev = evtimer_new(env->base, on_lookup_event, l);
 	if (!l->ev || evtimer_add(l->ev, &tv) != 0) {
 		lookup_free(l);
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return NULL;
 	}
 	struct evutil_addrinfo hints = {.ai_family = AF_INET,

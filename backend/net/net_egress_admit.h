@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct err;
 struct event_base;
 struct net_egress_env;
 struct net_egress_lookup;
@@ -29,12 +30,13 @@ struct net_egress_lookup;
 
 enum net_egress_verdict {
 	NET_EGRESS_GO,      /* to dst as asked */
-	NET_EGRESS_REFUSED, /* why says what */
+	NET_EGRESS_REFUSED, /* err says what */
 	NET_EGRESS_LOOKING, /* done will say, later (never from within the call) */
 };
 
-/* to: where to connect, or NULL when the name cannot be had (why). */
-typedef void (*net_egress_admitted)(void *ctx, const struct sockaddr_in *to, const char *why);
+/* to: where to connect, or NULL when the name cannot be had (err says why,
+ * status 0; NULL otherwise). */
+typedef void (*net_egress_admitted)(void *ctx, const struct sockaddr_in *to, const struct err *err);
 
 /* Makes the resolver (from /etc/resolv.conf); -1 when it has no nameserver. */
 int net_egress_admit_init(struct event_base *base);
@@ -45,14 +47,13 @@ void net_egress_admit_shutdown(void);
  * under way, for net_egress_lookup_cancel until done is called. */
 enum net_egress_verdict net_egress_admit(struct net_egress_env *env, const struct sockaddr_in *dst,
 	const char *name, bool pin, net_egress_admitted done, void *ctx, struct net_egress_lookup **lookup,
-	char *why, size_t why_len);
+	struct err *err);
 /* Resolves name for a connection that asked for asked (its address is
  * preferred when the name has it; the answer gets its port); open: let the
  * answer past denyOut (net_nft_allow_upstream). done is called later, never
- * from within. NULL with why. */
+ * from within. NULL with err. */
 struct net_egress_lookup *net_egress_lookup(struct net_egress_env *env, const char *name,
-	const struct sockaddr_in *asked, bool open, net_egress_admitted done, void *ctx, char *why,
-	size_t why_len);
+	const struct sockaddr_in *asked, bool open, net_egress_admitted done, void *ctx, struct err *err);
 /* done will not be called. */
 void net_egress_lookup_cancel(struct net_egress_lookup *l);
 

@@ -18,6 +18,7 @@
 #include "egress/egress_http.h"
 #include "egress/egress_sni.h"
 #include "lib/clock.h"
+#include "lib/err.h"
 #include "net/net_egress_admit.h"
 #include "net/net_egress_fill.h"
 #include "net/net_egress_splice.h"
@@ -185,23 +186,18 @@ static void fail_upstream(struct net_egress_conn *c, const char *why)
 /* --- the rule's headers, per request ---------------------------------------- */
 
 static int request_headers(void *ctx, const char *host, const struct egress_header **headers, size_t *n,
-	const char **why)
+	struct err *err)
 {
 	/* The rule is the connection's name: the one its TLS was made for, or
 	 * on port 80 the first request's Host, which every later request on the
 	 * connection must name too (its upstream is that name's server). */
 	struct net_egress_conn *c = ctx;
-	static char refusal[320];
 	clear_headers(c);
 	*headers = NULL;
 	*n = 0;
 	char name[256];
-	if (c->plain && (!host || !egress_host_name(host, name, sizeof name) || strcmp(name, c->sni) != 0)) {
-		snprintf(refusal, sizeof refusal, "a request for another host than %s on its connection",
-			c->sni);
-		*why = refusal;
-		return -1;
-	}
+	if (c->plain && (!host || !egress_host_name(host, name, sizeof name) || strcmp(name, c->sni) != 0))
+		return err_set(err, 0, "a request for another host than %s on its connection", c->sni);
 	const struct net_rule_set *set = net_rules_match(&c->env->policy->rules, c->sni);
 	if (!set || set->n_headers == 0)
 		return 0;
@@ -209,17 +205,13 @@ static int request_headers(void *ctx, const char *host, const struct egress_head
 	if (h)
 		c->headers = h;
 	char **values = h ? realloc(c->values, set->n_headers * sizeof *values) : NULL;
-	if (!values) {
-		*why = "out of memory";
-		return -1;
-	}
+	if (!values)
+		return err_set(err, 0, "out of memory");
 	c->values = values;
 	for (size_t i = 0; i < set->n_headers; i++) {
-		char *value = net_egress_fill(c->env, set->headers[i].value, refusal, sizeof refusal);
-		if (!value) {
-			*why = refusal;
+		char *value = net_egress_fill(c->env, set->headers[i].value, err);
+		if (!value)
 			return -1;
-		}
 		h[i] = (struct egress_header){set->headers[i].name, value};
 		values[c->n_headers++] = value;
 	}
@@ -292,15 +284,15 @@ static void on_client_read(struct bufferevent *bev, void *arg)
 		struct evbuffer_iovec v;
 		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
 			break;
-		const char *why = NULL;
+		struct err why;
 		enum egress_http_status st = egress_http_feed(c->http, v.iov_base, v.iov_len, &why);
 		evbuffer_drain(in, v.iov_len);
 		if (st == EGRESS_HTTP_BAD) {
-			answer(c, 400, "Bad Request", why ? why : "a request that cannot be forwarded");
+			answer(c, 400, "Bad Request", why.msg);
 			return;
 		}
 		if (st == EGRESS_HTTP_REFUSED) {
-			answer(c, 502, "Bad Gateway", why ? why : "a rule's headers cannot be set");
+			answer(c, 502, "Bad Gateway", why.msg);
 			return;
 		}
 	}
@@ -320,18 +312,20 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_CONNECTED)
 		return; /* the sandbox's handshake */
 	if (bev == c->upstream && !c->upstream_ready) {
-		char why[256] = "the connection failed";
+		struct err why;
 		SSL *ssl = bufferevent_openssl_get_ssl(bev);
 		long verify = ssl ? SSL_get_verify_result(ssl) : X509_V_OK;
 		unsigned long e = bufferevent_get_openssl_error(bev);
 		if (what & BEV_EVENT_TIMEOUT)
-			snprintf(why, sizeof why, "no TLS handshake within %d s", CONNECT_SECONDS);
+			err_set(&why, ETIMEDOUT, "no TLS handshake within %d s", CONNECT_SECONDS);
 		else if (verify != X509_V_OK)
-			snprintf(why, sizeof why, "its certificate does not verify: %s",
+			err_set(&why, 0, "its certificate does not verify: %s",
 				X509_verify_cert_error_string(verify));
 		else if (e)
-			snprintf(why, sizeof why, "TLS: %s", ERR_reason_error_string(e));
-		fail_upstream(c, why);
+			err_set(&why, 0, "TLS: %s", ERR_reason_error_string(e));
+		else
+			err_set(&why, 0, "the connection failed");
+		fail_upstream(c, why.msg);
 		return;
 	}
 	finish(c); /* an end, an error or a timeout, either way */
@@ -407,12 +401,12 @@ static void on_connected(evutil_socket_t fd, short what, void *arg)
 	upstream_open(c, NULL, 0);
 }
 
-static void on_dialed(void *ctx, int fd, const unsigned char *early, size_t early_len, const char *why)
+static void on_dialed(void *ctx, int fd, const unsigned char *early, size_t early_len, const struct err *why)
 {
 	struct net_egress_conn *c = ctx;
 	c->dial = NULL;
 	if (fd < 0) {
-		fail_upstream(c, why);
+		fail_upstream(c, why->msg);
 		return;
 	}
 	c->ufd = fd;
@@ -422,11 +416,11 @@ static void on_dialed(void *ctx, int fd, const unsigned char *early, size_t earl
 static void connect_upstream(struct net_egress_conn *c)
 {
 	if (c->env->policy->tunnel.set) {
-		char why[300];
+		struct err why;
 		c->dial = net_egress_tunnel_dial(c->env, c->by_name ? c->sni : NULL, &c->dst, on_dialed, c,
-			why, sizeof why);
+			&why);
 		if (!c->dial)
-			fail_upstream(c, why);
+			fail_upstream(c, why.msg);
 		return;
 	}
 	c->ufd = runtime_socket(c->env->sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -479,12 +473,12 @@ static void refuse(struct net_egress_conn *c, const char *why)
 	conn_free(c);
 }
 
-static void on_admitted(void *ctx, const struct sockaddr_in *to, const char *why)
+static void on_admitted(void *ctx, const struct sockaddr_in *to, const struct err *why)
 {
 	struct net_egress_conn *c = ctx;
 	c->lookup = NULL;
 	if (!to) {
-		refuse(c, why);
+		refuse(c, why->msg);
 		return;
 	}
 	c->dst = *to;
@@ -503,10 +497,10 @@ static void decide(struct net_egress_conn *c, bool named)
 	/* Plain HTTP that a rule will add headers to goes to its name's own
 	 * server: nothing else would tell a sandbox's chosen address from it. */
 	bool pin = c->plain && named && net_rules_match(&c->env->policy->rules, c->sni) != NULL;
-	char why[400];
+	struct err why;
 	const struct net_policy *p = c->env->policy;
-	switch (net_egress_admit(c->env, &c->dst, named ? c->sni : NULL, pin, on_admitted, c, &c->lookup, why,
-		sizeof why)) {
+	switch (net_egress_admit(c->env, &c->dst, named ? c->sni : NULL, pin, on_admitted, c, &c->lookup,
+		&why)) {
 	case NET_EGRESS_GO:
 		/* A tunnel goes by name where a name was what let it through. */
 		c->by_name = p->tunnel.set && named &&
@@ -514,7 +508,7 @@ static void decide(struct net_egress_conn *c, bool named)
 		go(c);
 		break;
 	case NET_EGRESS_REFUSED:
-		refuse(c, why);
+		refuse(c, why.msg);
 		break;
 	case NET_EGRESS_LOOKING:
 		break;

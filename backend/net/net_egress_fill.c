@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "net/net_egress_fill.h"
 
+#include "lib/err.h"
 #include "net/net_egress_conn.h"
 #include "net/net_rules.h"
 
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *net_egress_fill(const struct net_egress_env *env, const char *value, char *why, size_t why_len)
+char *net_egress_fill(const struct net_egress_env *env, const char *value, struct err *err)
 {
 	size_t cap = strlen(value) + 1, len = 0;
 	char *out = malloc(cap);
@@ -24,13 +25,13 @@ char *net_egress_fill(const struct net_egress_env *env, const char *value, char 
 			char name[256];
 			size_t nlen = (size_t)(end - at) - strlen(open);
 			if (nlen == 0 || nlen >= sizeof name) {
-				snprintf(why, why_len, "a secret placeholder names no secret");
+				err_set(err, 0, "a secret placeholder names no secret");
 				break;
 			}
 			memcpy(name, at + strlen(open), nlen);
 			name[nlen] = '\0';
 			if (!env->secret || env->secret(env->secret_ctx, name, &secret) != 0) {
-				snprintf(why, why_len, "secret '%s' is not defined", name);
+				err_set(err, 0, "secret '%s' is not defined", name);
 				break;
 			}
 			slen = strlen(secret);
@@ -57,7 +58,7 @@ char *net_egress_fill(const struct net_egress_env *env, const char *value, char 
 			free(secret);
 		}
 		if (!out) {
-			snprintf(why, why_len, "out of memory");
+			err_set(err, 0, "out of memory");
 			return NULL;
 		}
 		if (!(at && end)) {

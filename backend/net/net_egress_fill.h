@@ -6,10 +6,11 @@
 
 #include <stddef.h>
 
+struct err;
 struct net_egress_env;
 
-/* A malloc'd copy of value, filled; NULL with why (which never holds a
+/* A malloc'd copy of value, filled; NULL with err (which never holds a
  * secret). The caller wipes it (explicit_bzero) before freeing it. */
-char *net_egress_fill(const struct net_egress_env *env, const char *value, char *why, size_t why_len);
+char *net_egress_fill(const struct net_egress_env *env, const char *value, struct err *err);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "egress/egress_socks.h"
 #include "lib/clock.h"
+#include "lib/err.h"
 #include "net/net_egress_admit.h"
 #include "net/net_egress_conn.h"
 #include "net/net_policy.h"
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <netinet/tcp.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,22 +47,35 @@ static void dial_free(struct net_egress_dial *d)
 	free(d);
 }
 
-/* The end: done gets the socket (or why), d goes. */
-static void finish(struct net_egress_dial *d, const unsigned char *early, size_t n, const char *why)
+/* The end: done gets the socket (why NULL), or why with its context; d goes. */
+static void finish(struct net_egress_dial *d, const unsigned char *early, size_t n, struct err *why)
 {
 	int fd = why ? -1 : d->fd;
-	if (!why)
-		d->fd = -1;
-	char reason[200] = "";
 	if (why)
-		snprintf(reason, sizeof reason, "through the egress proxy: %s", why);
+		err_wrap(why, "through the egress proxy");
+	else
+		d->fd = -1;
 	unsigned char rest[ANSWER_MAX];
 	if (n)
 		memcpy(rest, early, n);
 	net_egress_dialed done = d->done;
 	void *ctx = d->ctx;
 	dial_free(d);
-	done(ctx, fd, rest, n, why ? reason : NULL);
+	done(ctx, fd, rest, n, why);
+}
+
+/* finish, failed for the reason fmt says. */
+static void failed(struct net_egress_dial *d, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void failed(struct net_egress_dial *d, int status, const char *fmt, ...)
+{
+	struct err why;
+	va_list ap;
+	va_start(ap, fmt);
+	err_setv(&why, status, fmt, ap);
+	va_end(ap);
+	finish(d, NULL, 0, &why);
 }
 
 /* Waits for d->ev (the connect, then each answer) within the dial's time;
@@ -84,7 +99,7 @@ static void on_answer(evutil_socket_t fd, short what, void *arg)
 {
 	struct net_egress_dial *d = arg;
 	if (what & EV_TIMEOUT) {
-		finish(d, NULL, 0, "no answer in time");
+		failed(d, ETIMEDOUT, "no answer in time");
 		return;
 	}
 	unsigned char buf[ANSWER_MAX];
@@ -94,16 +109,19 @@ static void on_answer(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (n <= 0) {
-		finish(d, NULL, 0, n == 0 ? "the proxy closed the connection" : strerror(errno));
+		failed(d, n == 0 ? 0 : errno, "%s",
+			n == 0 ? "the proxy closed the connection" : strerror(errno));
 		return;
 	}
 	size_t at = 0;
+	struct err why;
 	while (at < (size_t)n) {
 		size_t used = 0;
-		enum egress_socks_status st = egress_socks_feed(&d->socks, buf + at, (size_t)n - at, &used);
+		enum egress_socks_status st =
+			egress_socks_feed(&d->socks, buf + at, (size_t)n - at, &used, &why);
 		at += used;
 		if (st == EGRESS_SOCKS_SEND && send_all(fd, d->socks.out, d->socks.out_len) != 0) {
-			finish(d, NULL, 0, strerror(errno));
+			failed(d, errno, "%s", strerror(errno));
 			return;
 		}
 		if (st == EGRESS_SOCKS_OPEN) {
@@ -111,7 +129,7 @@ static void on_answer(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		if (st == EGRESS_SOCKS_FAILED) {
-			finish(d, NULL, 0, d->socks.why);
+			finish(d, NULL, 0, &why);
 			return;
 		}
 		if (st == EGRESS_SOCKS_MORE)
@@ -132,13 +150,13 @@ static void on_connected(evutil_socket_t fd, short what, void *arg)
 	else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
 		err = errno;
 	if (err) {
-		finish(d, NULL, 0, strerror(err));
+		failed(d, err, "%s", strerror(err));
 		return;
 	}
 	event_free(d->ev);
 	d->ev = event_new(d->env->base, fd, EV_READ, on_answer, d);
 	if (!d->ev || wait_in_time(d) != 0 || send_all(fd, d->socks.out, d->socks.out_len) != 0)
-		finish(d, NULL, 0, d->ev ? strerror(errno) : "out of memory");
+		failed(d, d->ev ? errno : ENOMEM, "%s", d->ev ? strerror(errno) : "out of memory");
 }
 
 static void connect_to(struct net_egress_dial *d, const struct sockaddr_in *proxy)
@@ -160,26 +178,26 @@ static void connect_to(struct net_egress_dial *d, const struct sockaddr_in *prox
 		wait_in_time(d);
 }
 
-static void on_proxy_resolved(void *ctx, const struct sockaddr_in *to, const char *why)
+static void on_proxy_resolved(void *ctx, const struct sockaddr_in *to, const struct err *why)
 {
 	struct net_egress_dial *d = ctx;
 	d->lookup = NULL;
 	if (!to) {
-		finish(d, NULL, 0, why);
+		failed(d, why->status, "%s", why->msg);
 		return;
 	}
 	connect_to(d, to);
 	if (!d->ev)
-		finish(d, NULL, 0, "out of memory");
+		failed(d, ENOMEM, "out of memory");
 }
 
 struct net_egress_dial *net_egress_tunnel_dial(struct net_egress_env *env, const char *name,
-	const struct sockaddr_in *dst, net_egress_dialed done, void *ctx, char *why, size_t why_len)
+	const struct sockaddr_in *dst, net_egress_dialed done, void *ctx, struct err *err)
 {
 	const struct net_tunnel *t = &env->policy->tunnel;
 	struct net_egress_dial *d = calloc(1, sizeof *d);
 	if (!d) {
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return NULL;
 	}
 	d->env = env;
@@ -188,8 +206,8 @@ struct net_egress_dial *net_egress_tunnel_dial(struct net_egress_env *env, const
 	d->ctx = ctx;
 	d->until_ms = clock_monotonic_ms() + NET_EGRESS_TUNNEL_SECONDS * 1000;
 	if (egress_socks_start(&d->socks, t->user, t->pass, name, ntohl(dst->sin_addr.s_addr),
-		    ntohs(dst->sin_port)) != EGRESS_SOCKS_SEND) {
-		snprintf(why, why_len, "through the egress proxy: %s", d->socks.why);
+		    ntohs(dst->sin_port), err) != EGRESS_SOCKS_SEND) {
+		err_wrap(err, "through the egress proxy");
 		dial_free(d);
 		return NULL;
 	}
@@ -197,14 +215,14 @@ struct net_egress_dial *net_egress_tunnel_dial(struct net_egress_env *env, const
 	if (inet_pton(AF_INET, t->host, &proxy.sin_addr) == 1) {
 		connect_to(d, &proxy);
 		if (!d->ev) {
-			snprintf(why, why_len, "out of memory");
+			err_set(err, 0, "out of memory");
 			dial_free(d);
 			return NULL;
 		}
 		return d;
 	}
 	/* A name is resolved at each dial: the proxy may move. */
-	d->lookup = net_egress_lookup(env, t->host, &proxy, false, on_proxy_resolved, d, why, why_len);
+	d->lookup = net_egress_lookup(env, t->host, &proxy, false, on_proxy_resolved, d, err);
 	if (!d->lookup) {
 		dial_free(d);
 		return NULL;

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "net/net_link.h"
 
+#include "lib/err.h"
 #include "net/net_rtnl.h"
 
 #include <arpa/inet.h>
@@ -160,32 +161,37 @@ static unsigned index_in(int fd, const char *name)
 	return ioctl(fd, SIOCGIFINDEX, &ifr) == 0 ? (unsigned)ifr.ifr_ifindex : 0;
 }
 
+/* -1 with "cannot <step>: <what -rc says>" in err. */
+static int step_failed(struct err *err, const char *step, int rc)
+{
+	return err_set(err, -rc, "cannot %s: %s", step, strerror(-rc));
+}
+
 int net_link_attach(int sandbox_fd, int host_fd, int host_ns_fd, const char *host_ifname, uint32_t host_ip,
-	uint32_t sandbox_ip, int prefix, const char **step)
+	uint32_t sandbox_ip, int prefix, struct err *err)
 {
 	struct net_rtnl_batch b = {0};
-	*step = "create the veth pair";
 	add_pair(&b, host_ifname, host_ns_fd, host_ip, sandbox_ip);
 	int rc = net_rtnl_send(sandbox_fd, &b);
+	unsigned host_index = rc ? 0 : index_in(host_fd, host_ifname);
+	unsigned eth0 = rc ? 0 : index_in(sandbox_fd, NET_LINK_SANDBOX_NAME);
+	if (rc == 0 && (!host_index || !eth0))
+		rc = -ENODEV;
 	if (rc)
-		return rc;
-	unsigned host_index = index_in(host_fd, host_ifname);
-	unsigned eth0 = index_in(sandbox_fd, NET_LINK_SANDBOX_NAME);
-	if (!host_index || !eth0)
-		return -ENODEV;
-	*step = "configure the backend's end";
+		return step_failed(err, "create the veth pair", rc);
 	no_ipv6(&b, host_index);
 	set_up(&b, host_index); /* before its routes: a route needs its link up */
 	add_host_route(&b, host_index, host_ip, true, 0);
 	add_host_route(&b, host_index, sandbox_ip, false, host_ip);
 	add_neighbour(&b, host_index, sandbox_ip);
 	if ((rc = net_rtnl_send(host_fd, &b)))
-		return rc;
-	*step = "configure eth0";
+		return step_failed(err, "configure the backend's end", rc);
 	add_address(&b, eth0, sandbox_ip, prefix);
 	no_ipv6(&b, eth0);
 	set_up(&b, eth0);
 	add_neighbour(&b, eth0, host_ip);
 	add_default_route(&b, eth0, host_ip);
-	return net_rtnl_send(sandbox_fd, &b);
+	if ((rc = net_rtnl_send(sandbox_fd, &b)))
+		return step_failed(err, "configure eth0", rc);
+	return 0;
 }

@@ -10,13 +10,15 @@
 
 #include <stdint.h>
 
+struct err;
+
 #define NET_LINK_SANDBOX_NAME "eth0"
 
 /* sandbox_fd: an rtnetlink socket made inside the sandbox's namespace;
  * host_fd: one in the backend's, whose namespace file host_ns_fd is.
- * Addresses in host byte order, on a /prefix of their own. 0, or -errno
- * with *step naming what failed. */
+ * Addresses in host byte order, on a /prefix of their own. 0, or -1 with
+ * err naming the step that failed (status its errno). */
 int net_link_attach(int sandbox_fd, int host_fd, int host_ns_fd, const char *host_ifname, uint32_t host_ip,
-	uint32_t sandbox_ip, int prefix, const char **step);
+	uint32_t sandbox_ip, int prefix, struct err *err);
 
 #endif

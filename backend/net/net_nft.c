@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "net/net_nft.h"
 
+#include "lib/err.h"
 #include "net/net_policy.h"
 #include "runtime/runtime_leftovers.h"
 
@@ -20,20 +21,21 @@
 static struct nft_ctx *nft;
 static char table[64];
 
-/* Runs one nft script as one transaction; -1 with nft's message in why. */
-static int run(const char *script, char *why, size_t why_len)
+/* Runs one nft script as one transaction; -1 with nft's message in err
+ * (which may be NULL). */
+static int run(const char *script, struct err *err)
 {
 	int rc = nft_run_cmd_from_buffer(nft, script);
-	const char *err = nft_ctx_get_error_buffer(nft);
-	if (rc != 0 && why)
-		snprintf(why, why_len, "nftables: %.*s", (int)strcspn(err ? err : "?", "\n"),
-			err && *err ? err : "failed");
+	const char *said = nft_ctx_get_error_buffer(nft);
+	if (rc != 0)
+		err_set(err, 0, "nftables: %.*s", (int)strcspn(said ? said : "?", "\n"),
+			said && *said ? said : "failed");
 	return rc == 0 ? 0 : -1;
 }
 
 static void clean_stale_tables(void)
 {
-	if (run("list tables inet", NULL, 0) != 0)
+	if (run("list tables inet", NULL) != 0)
 		return;
 	char *text = strdup(nft_ctx_get_output_buffer(nft));
 	for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n")) {
@@ -44,7 +46,7 @@ static void clean_stale_tables(void)
 		char cmd[96];
 		snprintf(cmd, sizeof cmd, "delete table inet " TABLE_PREFIX "%d", pid);
 		fprintf(stderr, "e2b-local-backend: removing the nftables table left by backend %d\n", pid);
-		run(cmd, NULL, 0);
+		run(cmd, NULL);
 	}
 	free(text);
 }
@@ -63,11 +65,11 @@ static void put_ranges(FILE *f, const struct net_range *r, size_t n)
 	}
 }
 
-int net_nft_init(const struct net_nft_config *c, char *why, size_t why_len)
+int net_nft_init(const struct net_nft_config *c, struct err *err)
 {
 	nft = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (!nft || nft_ctx_buffer_output(nft) != 0 || nft_ctx_buffer_error(nft) != 0) {
-		snprintf(why, why_len, "cannot set up libnftables");
+		err_set(err, 0, "cannot set up libnftables");
 		return -1;
 	}
 	clean_stale_tables();
@@ -121,17 +123,17 @@ int net_nft_init(const struct net_nft_config *c, char *why, size_t why_len)
 			  "  }\n"
 			  "}\n",
 			  table, c->ifprefix, c->subnet, c->block, c->conn_limit, lan, never);
-	int rc = n < 0 ? -1 : run(script, why, why_len);
+	int rc = n < 0 ? -1 : run(script, err);
 	free(script);
 	free(lan);
 	free(never);
 	if (n < 0)
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 	return rc;
 }
 
 int net_nft_apply(int slot, const char *ifname, const struct net_policy *p, struct net_nft_sandbox *has,
-	char *why, size_t why_len)
+	struct err *err)
 {
 	if (!has->chain && p->n_allow == 0 && p->n_deny == 0 && p->n_domains == 0)
 		return 0; /* the shared rules already say it all (transform rules are net_egress's) */
@@ -139,7 +141,7 @@ int net_nft_apply(int slot, const char *ifname, const struct net_policy *p, stru
 	size_t len = 0;
 	FILE *f = open_memstream(&script, &len);
 	if (!f) {
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return -1;
 	}
 	if (has->chain) {
@@ -169,7 +171,7 @@ int net_nft_apply(int slot, const char *ifname, const struct net_policy *p, stru
 		put_ranges(f, p->deny, p->n_deny);
 		fprintf(f, " } " REFUSE "\n");
 	}
-	int rc = fclose(f) == 0 ? run(script, why, why_len) : -1;
+	int rc = fclose(f) == 0 ? run(script, err) : -1;
 	free(script);
 	if (rc == 0) {
 		has->chain = true;
@@ -180,14 +182,15 @@ int net_nft_apply(int slot, const char *ifname, const struct net_policy *p, stru
 
 int net_nft_allow_upstream(int slot, uint32_t addr, uint16_t port, int seconds)
 {
-	char a[INET_ADDRSTRLEN], script[256], why[256];
+	char a[INET_ADDRSTRLEN], script[256];
+	struct err why;
 	struct in_addr in = {.s_addr = htonl(addr)};
 	inet_ntop(AF_INET, &in, a, sizeof a);
 	snprintf(script, sizeof script, "add element inet %s p%d { %s . %u timeout %ds }\n", table, slot, a,
 		(unsigned)port, seconds);
-	int rc = run(script, why, sizeof why);
+	int rc = run(script, &why);
 	if (rc != 0)
-		fprintf(stderr, "e2b-local-backend: %s\n", why);
+		fprintf(stderr, "e2b-local-backend: %.255s\n", why.msg);
 	return rc;
 }
 
@@ -201,9 +204,9 @@ void net_nft_forget(int slot, const char *ifname, const struct net_nft_sandbox *
 		size_t n = strlen(script);
 		snprintf(script + n, sizeof script - n, "delete set inet %s p%d\n", table, slot);
 	}
-	char why[256];
-	if (run(script, why, sizeof why) != 0)
-		fprintf(stderr, "e2b-local-backend: %s\n", why);
+	struct err why;
+	if (run(script, &why) != 0)
+		fprintf(stderr, "e2b-local-backend: %.255s\n", why.msg);
 }
 
 void net_nft_shutdown(void)
@@ -213,7 +216,7 @@ void net_nft_shutdown(void)
 	if (table[0]) {
 		char cmd[96];
 		snprintf(cmd, sizeof cmd, "delete table inet %s", table);
-		run(cmd, NULL, 0);
+		run(cmd, NULL);
 	}
 	nft_ctx_free(nft);
 	nft = NULL;

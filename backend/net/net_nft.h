@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct err;
 struct net_policy;
 
 struct net_nft_config {
@@ -24,8 +25,8 @@ struct net_nft_config {
 	int conn_limit;       /* tracked connections per sandbox */
 };
 
-/* Removes the tables of dead backends, then makes this one's. -1 with why. */
-int net_nft_init(const struct net_nft_config *c, char *why, size_t why_len);
+/* Removes the tables of dead backends, then makes this one's. -1 with err. */
+int net_nft_init(const struct net_nft_config *c, struct err *err);
 /* What exists of one sandbox's rules in the table. */
 struct net_nft_sandbox {
 	bool chain; /* s<slot>, and its element in the sandboxes map */
@@ -33,9 +34,9 @@ struct net_nft_sandbox {
 };
 
 /* Replaces the sandbox's rules (slot numbers its chain and set); the set of
- * the proxy's destinations starts empty. 0, or -1 with why. */
+ * the proxy's destinations starts empty. 0, or -1 with err. */
 int net_nft_apply(int slot, const char *ifname, const struct net_policy *p, struct net_nft_sandbox *has,
-	char *why, size_t why_len);
+	struct err *err);
 /* Lets the sandbox's new connections to addr:port (host byte order) pass
  * its denyOut for the next seconds: the egress proxy's, to an address it
  * resolved for a name allowOut allows. */

@@ -1,6 +1,7 @@
 /* Egress rules (net_policy.h). */
 #include "net/net_policy.h"
 
+#include "lib/err.h"
 #include "net/net_name.h"
 
 #include <arpa/inet.h>
@@ -73,36 +74,36 @@ static size_t merge(struct net_range *r, size_t n)
 /* One list into ranges; extra (0.0.0.0/0 for allow_internet_access false)
  * is added when given. */
 static int parse_list(const cJSON *list, bool allow, const struct net_range *extra, struct net_range **out,
-	size_t *count, struct net_policy *p, char *err, size_t err_len)
+	size_t *count, struct net_policy *p, struct err *err)
 {
 	const char *field = allow ? "allowOut" : "denyOut";
 	size_t n = list ? (size_t)cJSON_GetArraySize(list) : 0;
 	if (list && !cJSON_IsArray(list)) {
-		snprintf(err, err_len, "field \"network.%s\" must be an array of strings", field);
+		err_set(err, 0, "field \"network.%s\" must be an array of strings", field);
 		return -1;
 	}
 	if (n > NET_POLICY_MAX_ENTRIES) {
-		snprintf(err, err_len, "field \"network.%s\" may have at most %d entries", field,
+		err_set(err, 0, "field \"network.%s\" may have at most %d entries", field,
 			NET_POLICY_MAX_ENTRIES);
 		return -1;
 	}
 	*out = calloc(n + 1, sizeof **out);
 	if (!*out) {
-		snprintf(err, err_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return -1;
 	}
 	size_t k = 0;
 	const cJSON *item;
 	cJSON_ArrayForEach(item, list) {
 		if (!cJSON_IsString(item)) {
-			snprintf(err, err_len, "field \"network.%s\" must be an array of strings", field);
+			err_set(err, 0, "field \"network.%s\" must be an array of strings", field);
 			goto fail;
 		}
 		int kind = parse_entry(item->valuestring, &(*out)[k]);
 		if (kind == 1) {
 			k++;
 		} else if (kind == 2 && allow) {
-			snprintf(err, err_len,
+			err_set(err, 0,
 				"invalid allowed address %.64s: IPv6 is not routed to "
 				"sandboxes of the local backend",
 				item->valuestring);
@@ -110,18 +111,18 @@ static int parse_list(const cJSON *list, bool allow, const struct net_range *ext
 		} else if (kind == 0 && allow) {
 			char name[256];
 			if (!net_name_domain(item->valuestring, name, sizeof name)) {
-				snprintf(err, err_len, "invalid allowed address %.64s", item->valuestring);
+				err_set(err, 0, "invalid allowed address %.64s", item->valuestring);
 				goto fail;
 			}
 			if (!p->domains)
 				p->domains = calloc(n, sizeof *p->domains);
 			if (!p->domains || !(p->domains[p->n_domains] = strdup(name))) {
-				snprintf(err, err_len, "out of memory");
+				err_set(err, 0, "out of memory");
 				goto fail;
 			}
 			p->n_domains++;
 		} else if (kind == 0) {
-			snprintf(err, err_len, "invalid denied CIDR %.64s", item->valuestring);
+			err_set(err, 0, "invalid denied CIDR %.64s", item->valuestring);
 			goto fail;
 		} /* an IPv6 deny: nothing to do, no IPv6 leaves a sandbox */
 	}
@@ -136,20 +137,20 @@ fail:
 }
 
 int net_policy_parse(const cJSON *allow_out, const cJSON *deny_out, int allow_internet_access,
-	struct net_policy *out, char *err, size_t err_len)
+	struct net_policy *out, struct err *err)
 {
 	memset(out, 0, sizeof *out);
 	out->allow_internet_access = allow_internet_access;
 	static const struct net_range everything = {0, 0xffffffffu};
-	if (parse_list(allow_out, true, NULL, &out->allow, &out->n_allow, out, err, err_len) != 0 ||
+	if (parse_list(allow_out, true, NULL, &out->allow, &out->n_allow, out, err) != 0 ||
 		parse_list(deny_out, false, allow_internet_access == 0 ? &everything : NULL, &out->deny,
-			&out->n_deny, out, err, err_len) != 0) {
+			&out->n_deny, out, err) != 0) {
 		net_policy_free(out);
 		return -1;
 	}
 	if (out->n_domains && !net_policy_denies_all(out)) {
 		/* E2B's rule and words: a domain allowlist means nothing else. */
-		snprintf(err, err_len,
+		err_set(err, 0,
 			"When specifying allowed domains in allow out, you must include "
 			"'ALL_TRAFFIC' in deny out to block all other traffic.");
 		net_policy_free(out);
@@ -159,7 +160,7 @@ int net_policy_parse(const cJSON *allow_out, const cJSON *deny_out, int allow_in
 	out->deny_out = deny_out ? cJSON_Duplicate(deny_out, 1) : NULL;
 	if ((allow_out && !out->allow_out) || (deny_out && !out->deny_out)) {
 		net_policy_free(out);
-		snprintf(err, err_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return -1;
 	}
 	return 0;

@@ -13,6 +13,7 @@
 #include "net/net_tunnel.h"
 
 struct cJSON;
+struct err;
 
 #define NET_POLICY_MAX_ENTRIES 256
 #define NET_POLICY_ALL_TRAFFIC "0.0.0.0/0"
@@ -47,7 +48,7 @@ bool net_policy_in_ranges(const struct net_range *r, size_t n, uint32_t addr);
  * (a DNS name, or "*." and one), which need denyOut to block everything, as
  * on E2B. On failure -1 with the 400 message in err and nothing to free. */
 int net_policy_parse(const struct cJSON *allow_out, const struct cJSON *deny_out, int allow_internet_access,
-	struct net_policy *out, char *err, size_t err_len);
+	struct net_policy *out, struct err *err);
 void net_policy_free(struct net_policy *p);
 /* Nothing restricted, rewritten or tunneled: no list, no transform rule, no
  * egress proxy, and internet access not turned off. */

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "net/net_pool.h"
 
+#include "lib/err.h"
 #include "net/net_rtnl.h"
 #include "runtime/runtime_leftovers.h"
 
@@ -157,13 +158,12 @@ static void remove_stale_claims(int fd, struct net_cidr subnet, struct routes *r
 }
 
 /* The first block of the subnet that no route overlaps. */
-static int pick_block(int fd, struct net_cidr subnet, int block_prefix, struct net_cidr *out, char *why,
-	size_t why_len)
+static int pick_block(int fd, struct net_cidr subnet, int block_prefix, struct net_cidr *out, struct err *err)
 {
 	struct routes rs = {0};
 	int rc = net_rtnl_dump(fd, RTM_GETROUTE, sizeof(struct rtmsg), AF_INET, collect, &rs);
 	if (rc) {
-		snprintf(why, why_len, "cannot list the routes: %s", strerror(-rc));
+		err_set(err, 0, "cannot list the routes: %s", strerror(-rc));
 		free(rs.items);
 		return -1;
 	}
@@ -191,7 +191,7 @@ static int pick_block(int fd, struct net_cidr subnet, int block_prefix, struct n
 	format_cidr(subnet, sub, sizeof sub);
 	if (blocker)
 		format_cidr(blocker->dst, route, sizeof route);
-	snprintf(why, why_len,
+	err_set(err, 0,
 		"no free block of %d addresses in the sandbox subnet %s%s%s%s "
 		"(choose another with --sandbox-subnet)",
 		1 << (32 - block_prefix), sub, blocker ? ": it overlaps the route " : "", route,
@@ -200,7 +200,7 @@ static int pick_block(int fd, struct net_cidr subnet, int block_prefix, struct n
 	return -1;
 }
 
-int net_pool_claim(int fd, struct net_cidr subnet, int max_sandboxes, char *why, size_t why_len)
+int net_pool_claim(int fd, struct net_cidr subnet, int max_sandboxes, struct err *err)
 {
 	/* At least a /24, and room for max_sandboxes /31s if the subnet has it. */
 	int block_prefix = 24;
@@ -214,7 +214,7 @@ int net_pool_claim(int fd, struct net_cidr subnet, int max_sandboxes, char *why,
 		pool.slots = 65536; /* slot numbers are 4 hex digits of an interface name */
 	pool.used = calloc((size_t)pool.slots, 1);
 	if (!pool.used) {
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return -1;
 	}
 	/* One backend at a time between looking at the routes and claiming. */
@@ -223,11 +223,11 @@ int net_pool_claim(int fd, struct net_cidr subnet, int max_sandboxes, char *why,
 		lock = open("/tmp/e2b-local-net.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lock >= 0)
 		flock(lock, LOCK_EX);
-	int rc = pick_block(fd, subnet, block_prefix, &pool.block, why, why_len);
+	int rc = pick_block(fd, subnet, block_prefix, &pool.block, err);
 	if (rc == 0) {
-		int err = claim_route(fd, pool.block, getpid(), true);
-		if (err) {
-			snprintf(why, why_len, "cannot claim addresses with a route: %s", strerror(-err));
+		int en = claim_route(fd, pool.block, getpid(), true);
+		if (en) {
+			err_set(err, -en, "cannot claim addresses with a route: %s", strerror(-en));
 			rc = -1;
 		}
 	}

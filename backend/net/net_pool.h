@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct err;
+
 #define NET_POOL_DEFAULT_SUBNET "100.96.0.0/16"
 #define NET_POOL_PROTO 226 /* rtm_protocol of a claim: none of iproute2's names */
 
@@ -26,8 +28,8 @@ int net_pool_parse_subnet(const char *text, struct net_cidr *out);
 /* Whether addr (host byte order) is in c. */
 bool net_cidr_contains(struct net_cidr c, uint32_t addr);
 /* Claims a block for max_sandboxes sandboxes on rtnetlink socket fd (under a
- * lock file shared by the backends of this machine). -1 with why filled. */
-int net_pool_claim(int fd, struct net_cidr subnet, int max_sandboxes, char *why, size_t why_len);
+ * lock file shared by the backends of this machine). -1 with err filled. */
+int net_pool_claim(int fd, struct net_cidr subnet, int max_sandboxes, struct err *err);
 /* The claimed block, and the whole subnet. */
 struct net_cidr net_pool_block(void);
 struct net_cidr net_pool_subnet(void);

@@ -1,6 +1,7 @@
 /* E2B's egress transform rules (net_rules.h). */
 #include "net/net_rules.h"
 
+#include "lib/err.h"
 #include "net/net_name.h"
 
 #include <cJSON.h>
@@ -73,20 +74,20 @@ static int set_header(struct net_rule_set *set, const char *name, const char *va
 }
 
 /* The rules of one key into set; -1 with err. */
-static int read_set(const char *key, const cJSON *list, struct net_rule_set *set, char *err, size_t err_len)
+static int read_set(const char *key, const cJSON *list, struct net_rule_set *set, struct err *err)
 {
 	if (!cJSON_IsArray(list)) {
-		snprintf(err, err_len, "network rules for '%s' must be a list of rules", key);
+		err_set(err, 0, "network rules for '%s' must be a list of rules", key);
 		return -1;
 	}
 	if (cJSON_GetArraySize(list) > NET_RULES_MAX_RULES) {
-		snprintf(err, err_len, "network rules for '%s': at most %d rules", key, NET_RULES_MAX_RULES);
+		err_set(err, 0, "network rules for '%s': at most %d rules", key, NET_RULES_MAX_RULES);
 		return -1;
 	}
 	const cJSON *rule;
 	cJSON_ArrayForEach(rule, list) {
 		if (!cJSON_IsObject(rule)) {
-			snprintf(err, err_len, "network rules for '%s': each rule must be an object", key);
+			err_set(err, 0, "network rules for '%s': each rule must be an object", key);
 			return -1;
 		}
 		const cJSON *transform = cJSON_GetObjectItemCaseSensitive(rule, "transform");
@@ -97,7 +98,7 @@ static int read_set(const char *key, const cJSON *list, struct net_rule_set *set
 			: NULL;
 		if (!cJSON_IsObject(transform) ||
 			(headers && !cJSON_IsNull(headers) && !cJSON_IsObject(headers))) {
-			snprintf(err, err_len,
+			err_set(err, 0,
 				"network rules for '%s': transform must be an object "
 				"whose headers are an object of strings",
 				key);
@@ -106,7 +107,7 @@ static int read_set(const char *key, const cJSON *list, struct net_rule_set *set
 		const cJSON *h, *set_headers = cJSON_IsObject(headers) ? headers : NULL;
 		cJSON_ArrayForEach(h, set_headers) {
 			if (!header_name_ok(h->string)) {
-				snprintf(err, err_len,
+				err_set(err, 0,
 					"network rules for '%s': '%.64s' is not a header name a rule "
 					"may set (a token, not Content-Length, Transfer-Encoding, Connection or Upgrade)",
 					key, h->string);
@@ -114,14 +115,14 @@ static int read_set(const char *key, const cJSON *list, struct net_rule_set *set
 			}
 			if (!cJSON_IsString(h) || !header_value_ok(h->valuestring)) {
 				/* The value may be a credential: never quoted. */
-				snprintf(err, err_len,
+				err_set(err, 0,
 					"network rules for '%s': the value of header %s must be "
 					"a string of at most %d printable ASCII characters",
 					key, h->string, NET_RULES_MAX_VALUE);
 				return -1;
 			}
 			if (strstr(h->valuestring, NET_RULES_IDENTITY_OPEN)) {
-				snprintf(err, err_len,
+				err_set(err, 0,
 					"network rules for '%s': workload identity tokens "
 					"(${e2b.identity.tokens.*}) are not supported by the local backend",
 					key);
@@ -129,12 +130,12 @@ static int read_set(const char *key, const cJSON *list, struct net_rule_set *set
 			}
 			int rc = set_header(set, h->string, h->valuestring);
 			if (rc == -2) {
-				snprintf(err, err_len, "network rules for '%s': at most %d headers", key,
+				err_set(err, 0, "network rules for '%s': at most %d headers", key,
 					NET_RULES_MAX_HEADERS);
 				return -1;
 			}
 			if (rc != 0) {
-				snprintf(err, err_len, "out of memory");
+				err_set(err, 0, "out of memory");
 				return -1;
 			}
 		}
@@ -142,32 +143,32 @@ static int read_set(const char *key, const cJSON *list, struct net_rule_set *set
 	return 0;
 }
 
-int net_rules_parse(const cJSON *rules, struct net_rules *out, char *err, size_t err_len)
+int net_rules_parse(const cJSON *rules, struct net_rules *out, struct err *err)
 {
 	memset(out, 0, sizeof *out);
 	if (!rules || cJSON_IsNull(rules))
 		return 0;
 	if (!cJSON_IsObject(rules)) {
-		snprintf(err, err_len, "network rules must be an object of domain names to lists of rules");
+		err_set(err, 0, "network rules must be an object of domain names to lists of rules");
 		return -1;
 	}
 	int count = cJSON_GetArraySize(rules);
 	if (count > NET_RULES_MAX_KEYS) {
-		snprintf(err, err_len, "network rules: at most %d domains", NET_RULES_MAX_KEYS);
+		err_set(err, 0, "network rules: at most %d domains", NET_RULES_MAX_KEYS);
 		return -1;
 	}
 	out->sets = calloc(count ? (size_t)count : 1, sizeof *out->sets);
 	out->given = cJSON_CreateObject();
 	if (!out->sets || !out->given) {
 		net_rules_free(out);
-		snprintf(err, err_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return -1;
 	}
 	const cJSON *item;
 	cJSON_ArrayForEach(item, rules) {
 		char name[256];
 		if (strcmp(item->string, "*") == 0 || !net_name_domain(item->string, name, sizeof name)) {
-			snprintf(err, err_len,
+			err_set(err, 0,
 				"network rules: '%.64s' is not a domain name or a leading "
 				"wildcard of one (such as \"*.example.com\"); rules match the TLS server name",
 				item->string);
@@ -176,7 +177,7 @@ int net_rules_parse(const cJSON *rules, struct net_rules *out, char *err, size_t
 		}
 		for (size_t i = 0; i < out->n; i++) {
 			if (strcmp(out->sets[i].pattern, name) == 0) {
-				snprintf(err, err_len, "network rules: '%s' is given twice", name);
+				err_set(err, 0, "network rules: '%s' is given twice", name);
 				net_rules_free(out);
 				return -1;
 			}
@@ -184,10 +185,10 @@ int net_rules_parse(const cJSON *rules, struct net_rules *out, char *err, size_t
 		struct net_rule_set *set = &out->sets[out->n];
 		set->pattern = strdup(name);
 		out->n++;
-		if (!set->pattern || read_set(name, item, set, err, err_len) != 0 ||
+		if (!set->pattern || read_set(name, item, set, err) != 0 ||
 			!cJSON_AddItemToObject(out->given, name, cJSON_Duplicate(item, 1))) {
 			if (!set->pattern)
-				snprintf(err, err_len, "out of memory");
+				err_set(err, 0, "out of memory");
 			net_rules_free(out);
 			return -1;
 		}

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 struct cJSON;
+struct err;
 
 #define NET_RULES_MAX_KEYS 64
 #define NET_RULES_MAX_RULES 16   /* per key */
@@ -45,7 +46,7 @@ struct net_rules {
 
 /* rules: an object or NULL (none). -1 with the 400 message in err and
  * nothing to free. */
-int net_rules_parse(const struct cJSON *rules, struct net_rules *out, char *err, size_t err_len);
+int net_rules_parse(const struct cJSON *rules, struct net_rules *out, struct err *err);
 void net_rules_free(struct net_rules *r);
 /* The set for a TLS server name (lowercase), or NULL. */
 const struct net_rule_set *net_rules_match(const struct net_rules *r, const char *host);

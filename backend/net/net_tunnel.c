@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "net/net_tunnel.h"
 
+#include "lib/err.h"
 #include "net/net_name.h"
 
 #include <arpa/inet.h>
@@ -13,19 +14,19 @@
 
 #define FIELD_MAX 255 /* RFC 1929's username and password */
 
-static int string_field(const cJSON *obj, const char *name, char **out, char *err, size_t err_len)
+static int string_field(const cJSON *obj, const char *name, char **out, struct err *err)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
 	*out = NULL;
 	if (!v || cJSON_IsNull(v))
 		return 0;
 	if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) > FIELD_MAX) {
-		snprintf(err, err_len, "field \"network.egressProxy.%s\" must be a string of 1 to %d bytes",
-			name, FIELD_MAX);
+		err_set(err, 0, "field \"network.egressProxy.%s\" must be a string of 1 to %d bytes", name,
+			FIELD_MAX);
 		return -1;
 	}
 	if (!(*out = strdup(v->valuestring))) {
-		snprintf(err, err_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -54,31 +55,31 @@ static bool parse_address(const char *text, struct net_tunnel *t)
 	return true;
 }
 
-int net_tunnel_parse(const cJSON *obj, struct net_tunnel *out, char *err, size_t err_len)
+int net_tunnel_parse(const cJSON *obj, struct net_tunnel *out, struct err *err)
 {
 	memset(out, 0, sizeof *out);
 	if (!obj || cJSON_IsNull(obj))
 		return 0;
 	if (!cJSON_IsObject(obj)) {
-		snprintf(err, err_len, "field \"network.egressProxy\" must be an object");
+		err_set(err, 0, "field \"network.egressProxy\" must be an object");
 		return -1;
 	}
 	const cJSON *address = cJSON_GetObjectItemCaseSensitive(obj, "address");
 	if (!cJSON_IsString(address) || !parse_address(address->valuestring, out)) {
-		snprintf(err, err_len,
+		err_set(err, 0,
 			"invalid egress proxy address %.64s: expected host:port (a DNS name or an "
 			"IPv4 address, and a port from 1 to 65535)",
 			cJSON_IsString(address) ? address->valuestring : "");
 		return -1;
 	}
-	if (string_field(obj, "username", &out->user, err, err_len) != 0 ||
-		string_field(obj, "password", &out->pass, err, err_len) != 0) {
+	if (string_field(obj, "username", &out->user, err) != 0 ||
+		string_field(obj, "password", &out->pass, err) != 0) {
 		net_tunnel_free(out);
 		return -1;
 	}
 	if (out->pass && !out->user) {
 		net_tunnel_free(out);
-		snprintf(err, err_len, "field \"network.egressProxy.password\" needs a username");
+		err_set(err, 0, "field \"network.egressProxy.password\" needs a username");
 		return -1;
 	}
 	out->set = true;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 struct cJSON;
+struct err;
 
 struct net_tunnel {
 	bool set;
@@ -20,7 +21,7 @@ struct net_tunnel {
 
 /* obj: the egressProxy value (NULL or JSON null: none). -1 with the 400
  * message in err (which never quotes a password), nothing to free. */
-int net_tunnel_parse(const struct cJSON *obj, struct net_tunnel *out, char *err, size_t err_len);
+int net_tunnel_parse(const struct cJSON *obj, struct net_tunnel *out, struct err *err);
 void net_tunnel_free(struct net_tunnel *t);
 /* {"address","username"?}: what getInfo shows (never the password). */
 struct cJSON *net_tunnel_to_json(const struct net_tunnel *t);

@@ -3,6 +3,7 @@
 
 #include "lib/clock.h"
 #include "lib/crashpoint.h"
+#include "lib/err.h"
 #include "lib/mem_trim.h"
 #include "lib/random.h"
 #include "lib/text.h"
@@ -293,10 +294,9 @@ static int assign_id_and_dir(struct registry *reg, struct sandbox *sb)
 }
 
 struct sandbox *registry_launch_reserved(struct registry *reg, const struct sandbox_spec *spec,
-	struct runtime_error *err)
+	struct err *err)
 {
-	err->status = 500;
-	snprintf(err->message, sizeof err->message, "Failed to create sandbox");
+	err_set(err, 500, "Failed to create sandbox");
 	struct sandbox *sb = calloc(1, sizeof *sb);
 	if (!sb)
 		return NULL;
@@ -326,8 +326,7 @@ struct sandbox *registry_launch_reserved(struct registry *reg, const struct sand
 	return sb;
 }
 
-struct sandbox *registry_launch(struct registry *reg, const struct sandbox_spec *spec,
-	struct runtime_error *err)
+struct sandbox *registry_launch(struct registry *reg, const struct sandbox_spec *spec, struct err *err)
 {
 	struct sandbox *sb = registry_launch_reserved(reg, spec, err);
 	if (sb && runtime_sandbox_build(sb, err) != 0) {
@@ -338,11 +337,9 @@ struct sandbox *registry_launch(struct registry *reg, const struct sandbox_spec 
 	return sb;
 }
 
-int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbox_spec *spec,
-	struct runtime_error *err)
+int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbox_spec *spec, struct err *err)
 {
-	err->status = 500;
-	snprintf(err->message, sizeof err->message, "Failed to create sandbox");
+	err_set(err, 500, "Failed to create sandbox");
 	cJSON *metadata = copy_object(spec->metadata), *env_vars = copy_object(spec->env_vars);
 	cJSON *network = spec->asked_network ? cJSON_Duplicate(spec->asked_network, 1) : NULL;
 	char *mask = spec->mask_request_host ? strdup(spec->mask_request_host) : NULL;
@@ -392,10 +389,8 @@ int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbo
 	sb->started_at_ms = clock_now_ms();
 	sb->end_at_ms = sb->started_at_ms + spec->timeout_s * 1000;
 	crashpoint("sandbox-started");
-	if (save(reg, sb) != 0) {
-		snprintf(err->message, sizeof err->message, "Failed to create sandbox: cannot record it");
-		return -1;
-	}
+	if (save(reg, sb) != 0)
+		return err_set(err, 500, "Failed to create sandbox: cannot record it");
 	reg->items[reg->count++] = sb;
 	arm_expiry(sb);
 	watch_init(sb);
@@ -411,8 +406,7 @@ void registry_discard(struct registry *reg, struct sandbox *sb)
 	sandbox_free(sb);
 }
 
-struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec,
-	struct runtime_error *err)
+struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec, struct err *err)
 {
 	struct sandbox *sb = registry_launch(reg, spec, err);
 	if (!sb)
@@ -476,7 +470,7 @@ void registry_pause(struct registry *reg, struct sandbox *sb, bool memory)
 	fire(reg, HOOK_PAUSED, sb);
 }
 
-int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s, struct runtime_error *err)
+int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s, struct err *err)
 {
 	bool restored = false;
 	if (runtime_sandbox_cold(sb) && runtime_checkpoint_present(sb)) {
@@ -541,7 +535,7 @@ static int restore_one(void *ctx, const char *id, cJSON *record)
 	struct sandbox *sb = calloc(1, sizeof *sb);
 	uint32_t id_base = 0;
 	struct stat st;
-	char why[256] = "out of memory";
+	struct err why;
 	if (!sb || grow(reg) != 0) {
 		free(sb);
 		cJSON_Delete(record);
@@ -567,8 +561,9 @@ static int restore_one(void *ctx, const char *id, cJSON *record)
 		sandbox_free(sb);
 		return 0;
 	}
-	if (!sb->dir || runtime_sandbox_adopt(sb, (uid_t)id_base, why, sizeof why) != 0) {
-		fprintf(stderr, "e2b-local-backend: cannot bring back sandbox %s: %s\n", sb->id, why);
+	if (!sb->dir || runtime_sandbox_adopt(sb, (uid_t)id_base, &why) != 0) {
+		fprintf(stderr, "e2b-local-backend: cannot bring back sandbox %s: %s\n", sb->id,
+			sb->dir ? why.msg : "out of memory");
 		sandbox_free(sb);
 		return 0;
 	}

@@ -93,11 +93,11 @@ void registry_free(struct registry *reg);
 #define REGISTRY_MAX_HOOKS 8
 int registry_add_hooks(struct registry *reg, const struct registry_hooks *hooks);
 
-struct runtime_error;
+struct err;
 /* Creates a running sandbox with its directory, runtime (root, init,
- * cgroups) and expiry timer. NULL on failure with err set. */
-struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec,
-	struct runtime_error *err);
+ * cgroups) and expiry timer. NULL on failure with err set (an HTTP
+ * status; so are the other functions' here). */
+struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec *spec, struct err *err);
 /* registry_create in three steps, for sandboxes made before anyone asks
  * (warm/): registry_launch makes one of spec's template, layers, volumes
  * and resources and lets its init go (runtime_sandbox_launch: wait for it
@@ -105,15 +105,14 @@ struct sandbox *registry_create(struct registry *reg, const struct sandbox_spec 
  * gives it spec's metadata, environment, default user and workdir, tokens,
  * network fields and lifetime, records it and adds it (on failure it stays unclaimed);
  * registry_discard removes one never claimed. */
-struct sandbox *registry_launch(struct registry *reg, const struct sandbox_spec *spec,
-	struct runtime_error *err);
+struct sandbox *registry_launch(struct registry *reg, const struct sandbox_spec *spec, struct err *err);
 /* registry_launch up to runtime_sandbox_reserve: what must run on the loop.
  * The caller then runs runtime_sandbox_build (on a worker, if it likes) and
  * registry_discard's the sandbox if that fails. */
 struct sandbox *registry_launch_reserved(struct registry *reg, const struct sandbox_spec *spec,
-	struct runtime_error *err);
+	struct err *err);
 int registry_claim(struct registry *reg, struct sandbox *sb, const struct sandbox_spec *spec,
-	struct runtime_error *err);
+	struct err *err);
 void registry_discard(struct registry *reg, struct sandbox *sb);
 struct sandbox *registry_find(const struct registry *reg, const char *id);
 /* The user a request that names none acts as: sb->default_user, or
@@ -132,7 +131,7 @@ void registry_pause(struct registry *reg, struct sandbox *sb, bool memory);
 /* paused -> running with endAt = now + timeout_s. A sandbox kept from an
  * earlier run (runtime_sandbox_cold) is started again on its own disk
  * first; -1 with err when that fails (it stays paused). */
-int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s, struct runtime_error *err);
+int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s, struct err *err);
 /* endAt = now + timeout_s (shorter or longer) and re-arms the timer. */
 void registry_set_timeout(struct registry *reg, struct sandbox *sb, int64_t timeout_s);
 /* Its network as now asked for (updateNetwork; asked is taken, NULL none),

@@ -1,6 +1,7 @@
 /* The processes' side of a pause (registry_pause.h). */
 #include "registry/registry_pause.h"
 
+#include "lib/err.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_checkpoint.h"
 #include "runtime/runtime_remove.h"
@@ -41,30 +42,29 @@ void registry_pause_processes(const struct registry_hooks *hooks, size_t nhooks,
 		freeze(sb);
 		return;
 	}
-	const char *refused = runtime_checkpoint_refused(sb);
-	if (refused) {
-		snprintf(sb->pause_why, sizeof sb->pause_why, "%s", refused);
+	struct err why;
+	if (runtime_checkpoint_allowed(sb, &why) != 0) {
+		snprintf(sb->pause_why, sizeof sb->pause_why, "%.239s", why.msg);
 		freeze(sb);
 		return;
 	}
 	registry_pause_step(hooks, nhooks, sb, REGISTRY_CKPT_BEFORE);
-	char why[200];
-	int rc = runtime_checkpoint_dump(sb, why, sizeof why);
+	int rc = runtime_checkpoint_dump(sb, &why);
 	if (rc == 0) {
 		sb->pause_kind = SANDBOX_PAUSE_CHECKPOINT;
 		return;
 	}
-	fprintf(stderr, "sandbox %s: no checkpoint (%s)\n", sb->id, why);
+	fprintf(stderr, "sandbox %s: no checkpoint (%.199s)\n", sb->id, why.msg);
 	if (rc == -2) {
 		/* The dump ended its processes but its image could not be kept. */
-		snprintf(sb->pause_why, sizeof sb->pause_why, "%s; its processes have ended", why);
+		snprintf(sb->pause_why, sizeof sb->pause_why, "%.199s; its processes have ended", why.msg);
 		sb->pause_kind = SANDBOX_PAUSE_FILES;
 		registry_pause_step(hooks, nhooks, sb, REGISTRY_CKPT_STOPPED);
 		return;
 	}
 	/* Still running: back as it was, then frozen as everywhere else. */
 	registry_pause_step(hooks, nhooks, sb, REGISTRY_CKPT_FAILED);
-	snprintf(sb->pause_why, sizeof sb->pause_why, "%s", why);
+	snprintf(sb->pause_why, sizeof sb->pause_why, "%.199s", why.msg);
 	freeze(sb);
 }
 

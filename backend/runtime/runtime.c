@@ -14,6 +14,7 @@
  * whose length is checked. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+#include "lib/err.h"
 #include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_clone.h"
@@ -102,19 +103,18 @@ pid_t runtime_host_pid(void)
 
 /* --- start -------------------------------------------------------------------- */
 
-static const char *missing_piece(const char *templates_dir)
+/* Whether the kernel, the init binary and the templates are there: -1
+ * with what is missing (status an errno, or 0). */
+static int check_pieces(const char *templates_dir, struct err *err)
 {
-	static char why[512];
 	if (runtime_self()->mode == ISOLATION_FULL && geteuid() != 0)
-		return "not running as root";
+		return err_set(err, EPERM, "not running as root");
 	static const char *const ns[] = {"user", "pid", "mnt", "uts", "ipc", "net"};
 	for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/self/ns/%s", ns[i]);
-		if (access(path, F_OK) != 0) {
-			snprintf(why, sizeof why, "no %s namespaces in this kernel", ns[i]);
-			return why;
-		}
+		if (access(path, F_OK) != 0)
+			return err_set(err, errno, "no %s namespaces in this kernel", ns[i]);
 	}
 	FILE *f = fopen("/proc/filesystems", "re");
 	bool overlay = false;
@@ -125,29 +125,26 @@ static const char *missing_piece(const char *templates_dir)
 	if (f)
 		fclose(f);
 	if (!overlay)
-		return "no overlayfs in this kernel";
-	if (runtime_self()->init_fd < 0) {
-		snprintf(why, sizeof why, "no sandbox init binary next to the backend (%s)",
+		return err_set(err, ENODEV, "no overlayfs in this kernel");
+	if (runtime_self()->init_fd < 0)
+		return err_set(err, ENOENT, "no sandbox init binary next to the backend (%s)",
 			runtime_self()->init_path ? runtime_self()->init_path : "?");
-		return why;
-	}
 	struct stat st;
-	if (stat(templates_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		snprintf(why, sizeof why, "no templates directory %s (./build.sh builds it)", templates_dir);
-		return why;
-	}
-	return runtime_self()->mode == ISOLATION_FULL ? runtime_disk_image_missing() : NULL;
+	if (stat(templates_dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return err_set(err, ENOENT, "no templates directory %s (./build.sh builds it)",
+			templates_dir);
+	return runtime_self()->mode == ISOLATION_FULL ? runtime_disk_image_check(err) : 0;
 }
 
 /* The backend's own mount namespace, so every overlay disappears with the
  * backend even when it is killed with SIGKILL. */
-static const char *private_mounts(void)
+static int private_mounts(struct err *err)
 {
 	if (unshare(CLONE_NEWNS) != 0)
-		return "unshare(CLONE_NEWNS) failed";
+		return err_set(err, errno, "unshare(CLONE_NEWNS) failed");
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-		return "cannot make mounts private";
-	return NULL;
+		return err_set(err, errno, "cannot make mounts private");
+	return 0;
 }
 
 static void locate_init(void)
@@ -208,14 +205,15 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 	}
 	runtime_self()->mode = requested == ISOLATION_ROOTLESS ? ISOLATION_ROOTLESS : ISOLATION_FULL;
 	locate_init();
-	const char *why = missing_piece(templates_dir);
-	if (!why && runtime_self()->mode == ISOLATION_FULL) {
-		why = runtime_ids_init_pool();
-		if (!why)
-			why = private_mounts();
-		if (!why)
-			why = runtime_cgroup_init(true, runtime_backend_alive);
-	} else if (!why) {
+	struct err why;
+	int rc = check_pieces(templates_dir, &why);
+	if (rc == 0 && runtime_self()->mode == ISOLATION_FULL) {
+		rc = runtime_ids_init_pool(&why);
+		if (rc == 0)
+			rc = private_mounts(&why);
+		if (rc == 0)
+			rc = runtime_cgroup_init(true, runtime_backend_alive, &why);
+	} else if (rc == 0) {
 		/* Rootless: the backend's namespace holds the sandboxes' ids (its
 		 * subordinate ids from 1, or only 0), one range for all of them. */
 		const struct runtime_rootless *rl = runtime_rootless_state();
@@ -224,31 +222,31 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 			rl->ids_count < RUNTIME_IDS_PER_SANDBOX ? rl->ids_count : RUNTIME_IDS_PER_SANDBOX);
 		/* Cgroups where the machine delegates them to the user (v2);
 		 * without, sandboxes go without limits. */
-		const char *no_cgroups = runtime_cgroup_init(false, runtime_backend_alive);
-		if (no_cgroups)
-			fprintf(stderr, "e2b-local-backend: rootless without cgroups: %s\n", no_cgroups);
+		struct err no_cgroups;
+		if (runtime_cgroup_init(false, runtime_backend_alive, &no_cgroups) != 0)
+			fprintf(stderr, "e2b-local-backend: rootless without cgroups: %s\n", no_cgroups.msg);
 	}
-	if (!why) {
+	if (rc == 0) {
 		runtime_self()->self_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
 		runtime_self()->cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (runtime_self()->self_pid_ns < 0)
-			why = "cannot open the backend's own namespaces";
+			rc = err_set(&why, errno, "cannot open the backend's own namespaces");
 		else if (runtime_self()->cwd_fd < 0)
-			why = "cannot open the working directory";
+			rc = err_set(&why, errno, "cannot open the working directory");
 	}
-	if (!why)
-		why = runtime_seccomp_build();
+	if (rc == 0)
+		rc = runtime_seccomp_build(&why);
 	runtime_clean_stale_dirs(state_root);
-	if (!why && runtime_self()->mode == ISOLATION_FULL)
-		why = runtime_disk_init(state_root); /* after the cleaning of a dead backend's disks/ */
-	if (why) {
+	if (rc == 0 && runtime_self()->mode == ISOLATION_FULL)
+		rc = runtime_disk_init(state_root, &why); /* after the cleaning of a dead backend's disks/ */
+	if (rc != 0) {
 		const char *mode = requested == ISOLATION_AUTO ? "isolation auto: full isolation"
 			: requested == ISOLATION_FULL          ? "--isolation full"
 							       : "rootless isolation";
 		fprintf(stderr,
 			"e2b-local-backend: %s is not possible here: %s (--isolation none, "
 			"asked for by name, runs sandbox commands on the host instead)\n",
-			mode, why);
+			mode, why.msg);
 		runtime_self()->mode = ISOLATION_NONE;
 		return -1;
 	}
@@ -285,51 +283,35 @@ void runtime_shutdown(void)
 /* --- create ------------------------------------------------------------------ */
 
 int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, int disk_size_mb,
-	struct runtime_error *err)
+	struct err *err)
 {
-	err->status = 400;
-	if (cpu_count < 1 || cpu_count > SANDBOX_MAX_CPU_COUNT) {
-		snprintf(err->message, sizeof err->message, "cpuCount must be between 1 and %d",
-			SANDBOX_MAX_CPU_COUNT);
-		return -1;
-	}
-	if (memory_mb < SANDBOX_MIN_MEMORY_MB || memory_mb > SANDBOX_MAX_MEMORY_MB) {
-		snprintf(err->message, sizeof err->message,
-			"memoryMB must be between %d and %d (a shell needs at least %d MiB)",
+	if (cpu_count < 1 || cpu_count > SANDBOX_MAX_CPU_COUNT)
+		return err_set(err, 400, "cpuCount must be between 1 and %d", SANDBOX_MAX_CPU_COUNT);
+	if (memory_mb < SANDBOX_MIN_MEMORY_MB || memory_mb > SANDBOX_MAX_MEMORY_MB)
+		return err_set(err, 400, "memoryMB must be between %d and %d (a shell needs at least %d MiB)",
 			SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB, SANDBOX_MIN_MEMORY_MB);
-		return -1;
-	}
-	if (disk_size_mb < SANDBOX_MIN_DISK_SIZE_MB || disk_size_mb > SANDBOX_MAX_DISK_SIZE_MB) {
-		snprintf(err->message, sizeof err->message,
+	if (disk_size_mb < SANDBOX_MIN_DISK_SIZE_MB || disk_size_mb > SANDBOX_MAX_DISK_SIZE_MB)
+		return err_set(err, 400,
 			"diskSizeMB must be between %d and %d (a sandbox's disk needs at least %d MiB)",
 			SANDBOX_MIN_DISK_SIZE_MB, SANDBOX_MAX_DISK_SIZE_MB, SANDBOX_MIN_DISK_SIZE_MB);
-		return -1;
-	}
 	if (!runtime_isolated())
 		return 0; /* no templates without isolation: any name runs on the host */
 	char *rootfs = runtime_template_rootfs(template_id);
 	struct stat st;
 	bool ok = rootfs && stat(rootfs, &st) == 0 && S_ISDIR(st.st_mode);
 	free(rootfs);
-	if (!ok) {
-		/* E2B's answer for a template that does not exist. */
-		err->status = 404;
-		snprintf(err->message, sizeof err->message, "template '%.64s' not found", template_id);
-		return -1;
-	}
+	if (!ok) /* E2B's answer for a template that does not exist */
+		return err_set(err, 404, "template '%.64s' not found", template_id);
 	/* Rootless cannot idmap the template: its files must already belong to
 	 * the ids the sandboxes' root and users are (the subordinate ids). */
 	struct runtime_ids ids;
 	if (runtime_self()->mode == ISOLATION_ROOTLESS && runtime_ids_take(&ids) == 0 &&
-		st.st_uid != ids.base) {
-		err->status = 500;
-		snprintf(err->message, sizeof err->message,
+		st.st_uid != ids.base)
+		return err_set(err, 500,
 			"template '%.64s' is owned by uid %u in the "
 			"backend's namespace, not by the sandboxes' root (%u): rootless needs a template "
 			"built by this user (./build.sh) from its subordinate ids",
 			template_id, (unsigned)st.st_uid, (unsigned)ids.base);
-		return -1;
-	}
 	/* Rootless has no disk limit: it cannot attach loop devices. */
 	return runtime_self()->mode == ISOLATION_FULL ? runtime_disk_check_space(disk_size_mb, err) : 0;
 }
@@ -346,23 +328,20 @@ static struct sandbox_rt *rt_new(void)
 	return rt;
 }
 
-int runtime_sandbox_adopt(struct sandbox *sb, uid_t id_base, char *why, size_t why_len)
+int runtime_sandbox_adopt(struct sandbox *sb, uid_t id_base, struct err *err)
 {
 	if (!runtime_isolated())
 		return 0;
 	struct sandbox_rt *rt = rt_new();
-	if (!rt) {
-		snprintf(why, why_len, "out of memory");
-		return -1;
-	}
+	if (!rt)
+		return err_set(err, ENOMEM, "out of memory");
 	if (runtime_ids_take_base(id_base, &rt->ids) != 0) {
 		/* Taken meanwhile (another backend), or another --id-range: a
 		 * free range, and its files move there when it starts. */
 		if (runtime_ids_take(&rt->ids) != 0) {
-			snprintf(why, why_len, "no free id range (the %s of --id-range are in use)",
-				runtime_ids_describe());
 			free(rt);
-			return -1;
+			return err_set(err, EBUSY, "no free id range (the %s of --id-range are in use)",
+				runtime_ids_describe());
 		}
 		rt->rebase = true;
 	}
@@ -397,76 +376,62 @@ static int attach_disk(struct sandbox *sb, struct sandbox_rt *rt)
 	return 0;
 }
 
-int runtime_sandbox_reserve(struct sandbox *sb, struct runtime_error *err)
+int runtime_sandbox_reserve(struct sandbox *sb, struct err *err)
 {
 	if (!runtime_isolated())
 		return 0;
-	err->status = 500;
 	/* Adopted (runtime_sandbox_adopt): its id range is taken already, its
 	 * disk and writable layer are there. */
 	struct sandbox_rt *rt = sb->rt ? sb->rt : rt_new();
-	if (!rt) {
-		snprintf(err->message, sizeof err->message, "out of memory");
-		return -1;
-	}
+	if (!rt)
+		return err_set(err, 500, "out of memory");
 	sb->rt = rt;
 	if (!rt->kept && runtime_ids_take(&rt->ids) != 0) {
-		err->status = 503;
-		snprintf(err->message, sizeof err->message,
+		err_set(err, 503,
 			"no free id range for a new sandbox: the "
 			"%s of --id-range are all in use or still being removed",
 			runtime_ids_describe());
 	} else if (runtime_self()->mode == ISOLATION_FULL && attach_disk(sb, rt) != 0) {
-		if (errno == ENOSPC)
-			err->status = 507; /* the host's disk is full */
-		snprintf(err->message, sizeof err->message, "cannot prepare the sandbox's disk: %s",
+		/* 507: the host's disk is full */
+		err_set(err, errno == ENOSPC ? 507 : 500, "cannot prepare the sandbox's disk: %s",
 			strerror(errno));
 	} else {
 		return 0;
 	}
-	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
+	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->msg);
 	return -1; /* the caller removes it (runtime_sandbox_remove) or stops it again */
 }
 
-int runtime_sandbox_mount(struct sandbox *sb, struct runtime_error *err)
+int runtime_sandbox_mount(struct sandbox *sb, struct err *err)
 {
-	err->status = 500;
 	struct sandbox_rt *rt = sb->rt;
-	char why[256] = "";
 	if (runtime_cgroup_make(&rt->cg, sb->id, sb->memory_mb, sb->cpu_count) != 0) {
-		snprintf(err->message, sizeof err->message, "cannot create the sandbox's cgroups: %s",
-			strerror(errno));
-	} else if (runtime_overlay_mount(sb, rt, err) != 0) {
+		err_set(err, 500, "cannot create the sandbox's cgroups: %s", strerror(errno));
+	} else if (runtime_overlay_mount(sb, rt, err) != 0 || runtime_volumes_mount(sb, err) != 0) {
 		/* err says why */
-	} else if (runtime_volumes_mount(sb, why, sizeof why) != 0) {
-		snprintf(err->message, sizeof err->message, "%s", why);
 	} else {
 		return 0;
 	}
-	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
+	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->msg);
 	return -1;
 }
 
-int runtime_sandbox_build(struct sandbox *sb, struct runtime_error *err)
+int runtime_sandbox_build(struct sandbox *sb, struct err *err)
 {
 	if (!runtime_isolated())
 		return 0;
 	if (runtime_sandbox_mount(sb, err) != 0)
 		return -1;
-	err->status = 500;
-	struct sandbox_rt *rt = sb->rt;
-	char why[256] = "";
-	if (runtime_clone_init(rt, why, sizeof why) != 0) {
-		snprintf(err->message, sizeof err->message, "cannot start the sandbox: %s",
-			why[0] ? why : strerror(errno));
+	if (runtime_clone_init(sb->rt, err) != 0) {
+		err_wrap(err, "cannot start the sandbox");
 	} else {
 		return 0;
 	}
-	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
+	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->msg);
 	return -1; /* the caller removes it (runtime_sandbox_remove) or stops it again */
 }
 
-int runtime_sandbox_launch(struct sandbox *sb, struct runtime_error *err)
+int runtime_sandbox_launch(struct sandbox *sb, struct err *err)
 {
 	return runtime_sandbox_reserve(sb, err) == 0 ? runtime_sandbox_build(sb, err) : -1;
 }
@@ -485,26 +450,24 @@ int runtime_sandbox_report_fd(const struct sandbox *sb)
 	return sb->rt ? sb->rt->report_fd : -1;
 }
 
-int runtime_sandbox_await(struct sandbox *sb, struct runtime_error *err)
+int runtime_sandbox_await(struct sandbox *sb, struct err *err)
 {
 	if (!sb->rt || sb->rt->report_fd < 0)
 		return 0;
-	char why[256] = "";
-	if (runtime_clone_await(sb->rt, why, sizeof why) == 0) {
+	if (runtime_clone_await(sb->rt, err) == 0) {
 		/* Set up: from now on it starts the sandbox's commands. */
 		if (sb->rt->niced && setpriority(PRIO_PROCESS, (id_t)sb->rt->init_pid, 0) == 0)
 			sb->rt->niced = false;
 		if (runtime_spawn_watch(sb) == 0)
 			return 0;
-		snprintf(why, sizeof why, "cannot watch its init");
+		err_set(err, 500, "cannot watch its init");
 	}
-	err->status = 500;
-	snprintf(err->message, sizeof err->message, "cannot start the sandbox: %s", why);
-	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
+	err_wrap(err, "cannot start the sandbox");
+	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->msg);
 	return -1;
 }
 
-int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err)
+int runtime_sandbox_start(struct sandbox *sb, struct err *err)
 {
 	return runtime_sandbox_launch(sb, err) == 0 ? runtime_sandbox_await(sb, err) : -1;
 }

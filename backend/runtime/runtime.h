@@ -41,6 +41,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct err;
 struct sandbox;
 struct event_base;
 
@@ -99,35 +100,33 @@ bool runtime_migrates(void);
  * own pid namespace). */
 pid_t runtime_host_pid(void);
 
-/* Typed refusal of a create request: 404 unknown template, 400 bad limits,
- * 507 a disk larger than the host's free space. */
-struct runtime_error {
-	int status;
-	char message[256];
-};
+/* Whether a create request may go on: -1 with err's status the HTTP answer
+ * (404 unknown template, 400 bad limits, 507 a disk larger than the host's
+ * free space). The functions below that start a sandbox also set an HTTP
+ * status (500, 503 no id range left, 507 the host's disk is full). */
 int runtime_check_create(const char *template_id, int cpu_count, int memory_mb, int disk_size_mb,
-	struct runtime_error *err);
+	struct err *err);
 /* Starts the sandbox (disk, overlay, volumes, cgroups, init) in its existing
  * directory sb->dir; an adopted one on its own disk. -1 with err set.
  * runtime_sandbox_launch + runtime_sandbox_await. */
 /* A reserved sandbox's cgroups, root and volumes (runtime_sandbox_build's
  * first part, before its init): 0, or -1 with err, printed. */
-int runtime_sandbox_mount(struct sandbox *sb, struct runtime_error *err);
+int runtime_sandbox_mount(struct sandbox *sb, struct err *err);
 
-int runtime_sandbox_start(struct sandbox *sb, struct runtime_error *err);
+int runtime_sandbox_start(struct sandbox *sb, struct err *err);
 /* The part that runs on the event loop: everything up to letting its init
  * go. The init then mounts its root on its own; until it reports,
  * runtime_sandbox_report_fd is the pipe it reports on (-1 when there is
  * nothing to wait for: no isolation). -1 with err set. */
-int runtime_sandbox_launch(struct sandbox *sb, struct runtime_error *err);
+int runtime_sandbox_launch(struct sandbox *sb, struct err *err);
 /* runtime_sandbox_launch in two parts, for a caller that runs the second
  * off the loop (warm/): reserve takes what is shared (its id range, a disk
  * from the pool) and must run on the loop; build (the range's idmap user
  * namespace the first time it is used, cgroups, overlay, volumes, the
  * init's clone) touches only the sandbox's own state and may run on a
  * worker thread (lib/worker.h) whose working directory is its own. */
-int runtime_sandbox_reserve(struct sandbox *sb, struct runtime_error *err);
-int runtime_sandbox_build(struct sandbox *sb, struct runtime_error *err);
+int runtime_sandbox_reserve(struct sandbox *sb, struct err *err);
+int runtime_sandbox_build(struct sandbox *sb, struct err *err);
 int runtime_sandbox_report_fd(const struct sandbox *sb);
 /* Lowers the CPU priority of a launched sandbox's init while it sets up
  * (nice 19): one started ahead must not slow the commands of those in use.
@@ -137,13 +136,13 @@ void runtime_sandbox_setup_in_background(const struct sandbox *sb);
 /* Waits for the init's report (at once when the pipe is readable): 0 once
  * it said "ok" (its exit reports are then watched, runtime_spawn.h), else
  * -1 with err set. Either way the pipe is closed. */
-int runtime_sandbox_await(struct sandbox *sb, struct runtime_error *err);
+int runtime_sandbox_await(struct sandbox *sb, struct err *err);
 /* A sandbox an earlier backend left (its record says it existed, its
  * directory holds its disk image with its writable layer): takes its id
  * range (id_base, the files on its disk carry those ids) and nothing else;
  * it is cold, without processes or mounts, until runtime_sandbox_start
- * brings it up again on its own disk. 0, or -1 with why. */
-int runtime_sandbox_adopt(struct sandbox *sb, uid_t id_base, char *why, size_t why_len);
+ * brings it up again on its own disk. 0, or -1 with err (status an errno). */
+int runtime_sandbox_adopt(struct sandbox *sb, uid_t id_base, struct err *err);
 /* Whether the sandbox was adopted and has not been started since. */
 bool runtime_sandbox_cold(const struct sandbox *sb);
 /* The host id of the sandbox's root (its range's first id); 0 without isolation. */

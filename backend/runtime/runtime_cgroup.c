@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_cgroup.h"
 
+#include "lib/err.h"
 #include "runtime/runtime_cgroup_v1.h"
 #include "runtime/runtime_cgroup_v2.h"
 #include "runtime/runtime_state.h"
@@ -28,7 +29,7 @@ static const struct runtime_cgroup_ops *ops(void)
 	}
 }
 
-const char *runtime_cgroup_init(bool full, bool (*alive)(pid_t pid))
+int runtime_cgroup_init(bool full, bool (*alive)(pid_t pid), struct err *err)
 {
 	struct statfs fs;
 	enum runtime_cgroup_version v = statfs(CGROUP_ROOT, &fs) == 0
@@ -37,13 +38,13 @@ const char *runtime_cgroup_init(bool full, bool (*alive)(pid_t pid))
 	/* Rootless on v1: no delegation to a user there. */
 	if (v == RT_CGROUP_NONE || (v == RT_CGROUP_V1 && !full)) {
 		runtime_self()->cgroups.version = RT_CGROUP_NONE;
-		return full ? "no cgroup hierarchy at " CGROUP_ROOT : NULL;
+		return full ? err_set(err, ENOENT, "no cgroup hierarchy at " CGROUP_ROOT) : 0;
 	}
 	runtime_self()->cgroups.version = v;
-	const char *why = ops()->init(full, alive);
-	if (why)
+	int rc = ops()->init(full, alive, err);
+	if (rc != 0)
 		runtime_self()->cgroups.version = RT_CGROUP_NONE;
-	return why;
+	return rc;
 }
 
 void runtime_cgroup_shutdown(void)

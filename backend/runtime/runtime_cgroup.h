@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct err;
+
 #define CGROUP_ROOT "/sys/fs/cgroup"
 #define CGROUP_GROUP "e2b-local" /* v1: <root>/<ctrl>/e2b-local/b<backend pid>/<sandbox id> */
 
@@ -67,7 +69,7 @@ struct runtime_cgroups {
 
 /* Each hierarchy's side of the interface below. */
 struct runtime_cgroup_ops {
-	const char *(*init)(bool full, bool (*alive)(pid_t pid));
+	int (*init)(bool full, bool (*alive)(pid_t pid), struct err *err);
 	void (*shutdown)(void);
 	int (*make)(struct runtime_cgroup *cg, const char *id, int memory_mb, int cpu_count);
 	int (*freeze)(const struct runtime_cgroup *cg, bool frozen);
@@ -78,10 +80,10 @@ struct runtime_cgroup_ops {
 
 /* At start: which hierarchy, and (full) checks that every piece is there,
  * removes the cgroups of backends that are gone (alive(pid) says whether
- * a backend's pid is still one), makes this backend's own. NULL ok; else
- * why not: full isolation is then refused; rootless goes on without
- * cgroups (the reason is printed). */
-const char *runtime_cgroup_init(bool full, bool (*alive)(pid_t pid));
+ * a backend's pid is still one), makes this backend's own. 0 ok; else -1
+ * with why not in err (status an errno, or 0): full isolation is then
+ * refused; rootless goes on without cgroups (the reason is printed). */
+int runtime_cgroup_init(bool full, bool (*alive)(pid_t pid), struct err *err);
 /* Removes this backend's own cgroups (each sandbox's drained already). */
 void runtime_cgroup_shutdown(void);
 /* Whether children are moved into their cgroups after the fact (v1: no

@@ -25,11 +25,14 @@
 
 #include <stdbool.h>
 
+struct err;
+
 /* On cgroup v2 (nothing otherwise, and nothing the second time): finds
  * <home>, checks it, makes <home>/b<pid>/backend, moves this process there
  * and enables the controllers; records all of it in runtime_self()->cgroups. full:
- * memory, pids and cpu are all required. NULL ok; else why not, naming the
- * cgroup v2 piece that is missing. */
-const char *runtime_cgroup_enter(bool full);
+ * memory, pids and cpu are all required. 0 ok; else -1 with why not in err
+ * (status an errno, or 0), naming the cgroup v2 piece that is missing. err
+ * may be NULL. */
+int runtime_cgroup_enter(bool full, struct err *err);
 
 #endif

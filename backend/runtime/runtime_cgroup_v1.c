@@ -6,6 +6,7 @@
  * and then simply not found. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+#include "lib/err.h"
 #include "runtime/runtime_control.h"
 #include "runtime/runtime_devices.h"
 #include "runtime/runtime_state.h"
@@ -134,9 +135,8 @@ static void clean_stale(bool (*alive)(pid_t pid))
 	}
 }
 
-static const char *make_parents(void)
+static int make_parents(struct err *err)
 {
-	static char why[512];
 	for (int i = 0; i < RT_NCTRL; i++) {
 		char path[256];
 		snprintf(path, sizeof path, CGROUP_ROOT "/%s/" CGROUP_GROUP, rt_controllers[i]);
@@ -150,40 +150,33 @@ static const char *make_parents(void)
 		if (!runtime_self()->cgroups.parent[i])
 			goto fail;
 		/* Once here, for every sandbox group made below (they inherit it). */
-		if (i == RT_DEVICES && restrict_devices(path) != 0) {
-			snprintf(why, sizeof why, "cannot restrict devices in cgroup %s: %s", path,
+		if (i == RT_DEVICES && restrict_devices(path) != 0)
+			return err_set(err, errno, "cannot restrict devices in cgroup %s: %s", path,
 				strerror(errno));
-			return why;
-		}
 		continue;
 	fail:
-		snprintf(why, sizeof why, "cannot create cgroup %s: %s", path, strerror(errno));
-		return why;
+		return err_set(err, errno, "cannot create cgroup %s: %s", path, strerror(errno));
 	}
-	return NULL;
+	return 0;
 }
 
-static const char *v1_init(bool full, bool (*alive)(pid_t pid))
+static int v1_init(bool full, bool (*alive)(pid_t pid), struct err *err)
 {
-	static char why[512];
 	(void)full; /* runtime_cgroup_init asks only with full isolation */
 	for (int i = 0; i < RT_NCTRL; i++) {
 		char path[256];
 		snprintf(path, sizeof path, CGROUP_ROOT "/%s/cgroup.procs", rt_controllers[i]);
-		if (access(path, W_OK) != 0) {
-			snprintf(why, sizeof why, "no writable cgroup v1 controller %s (%s)",
+		if (access(path, W_OK) != 0)
+			return err_set(err, errno, "no writable cgroup v1 controller %s (%s)",
 				rt_controllers[i], path);
-			return why;
-		}
 	}
 	runtime_self()->cgroups.owner = getpid();
 	clean_stale(alive);
-	const char *failed = make_parents();
-	if (failed)
-		return failed;
+	if (make_parents(err) != 0)
+		return -1;
 	runtime_self()->cgroups.memory = runtime_self()->cgroups.pids = runtime_self()->cgroups.cpu = true;
 	runtime_self()->cgroups.devices = "cgroup";
-	return NULL;
+	return 0;
 }
 
 static void v1_shutdown(void)

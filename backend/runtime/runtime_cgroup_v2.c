@@ -6,6 +6,7 @@
  * and then simply not found. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+#include "lib/err.h"
 #include "runtime/runtime_cgroup_enter.h"
 #include "runtime/runtime_control.h"
 #include "runtime/runtime_devices.h"
@@ -142,24 +143,22 @@ static void clean_stale(bool (*alive)(pid_t pid))
 		closedir(d);
 }
 
-static const char *v2_init(bool full, bool (*alive)(pid_t pid))
+static int v2_init(bool full, bool (*alive)(pid_t pid), struct err *err)
 {
-	static char why[512];
 	runtime_self()->cgroups.devices_prog = -1;
-	const char *failed = runtime_cgroup_enter(full);
-	if (failed)
-		return failed;
+	if (runtime_cgroup_enter(full, err) != 0)
+		return -1;
 	clean_stale(alive);
 	if (full) {
-		runtime_self()->cgroups.devices_prog = runtime_devices_load(why, sizeof why);
+		runtime_self()->cgroups.devices_prog = runtime_devices_load(err);
 		if (runtime_self()->cgroups.devices_prog < 0)
-			return why;
+			return -1;
 		runtime_self()->cgroups.devices = "bpf";
 	}
 	/* Rootless: no program (loading one needs CAP_BPF or CAP_SYS_ADMIN over
 	 * the machine); the user namespace opens no device node of the
 	 * template's (runtime_devices.h's list is the init's own binds). */
-	return NULL;
+	return 0;
 }
 
 static void v2_shutdown(void)

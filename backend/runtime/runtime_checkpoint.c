@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_checkpoint.h"
 
+#include "lib/err.h"
 #include "lib/init_wire.h"
 #include "lib/tree_remove.h"
 #include "runtime/runtime_clone.h"
@@ -39,8 +40,8 @@
 static struct {
 	bool started, done;
 	pid_t pid;
-	int fd;        /* `criu check`'s output, until read */
-	char why[256]; /* "" when checkpoints work */
+	int fd;         /* `criu check`'s output, until read */
+	struct err why; /* status 0, "" when checkpoints work */
 } probe = {.fd = -1};
 
 void runtime_checkpoint_probe(void)
@@ -49,7 +50,7 @@ void runtime_checkpoint_probe(void)
 		return;
 	probe.started = true;
 	if (runtime_self()->mode != ISOLATION_FULL) {
-		snprintf(probe.why, sizeof probe.why,
+		err_set(&probe.why, 0,
 			"the backend runs with %s isolation; a checkpoint "
 			"needs full isolation (root)",
 			runtime_isolation_name());
@@ -58,7 +59,7 @@ void runtime_checkpoint_probe(void)
 	}
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0) {
-		snprintf(probe.why, sizeof probe.why, "cannot run criu check: %s", strerror(errno));
+		err_set(&probe.why, 0, "cannot run criu check: %s", strerror(errno));
 		probe.done = true;
 		return;
 	}
@@ -73,7 +74,7 @@ void runtime_checkpoint_probe(void)
 	close(p[1]);
 	if (probe.pid < 0) {
 		close(p[0]);
-		snprintf(probe.why, sizeof probe.why, "cannot run criu check: %s", strerror(errno));
+		err_set(&probe.why, 0, "cannot run criu check: %s", strerror(errno));
 		probe.done = true;
 		return;
 	}
@@ -122,32 +123,31 @@ static void probe_finish(void)
 	if (code == 0)
 		return; /* "Looks good." */
 	if (code == 127) {
-		snprintf(probe.why, sizeof probe.why, "criu is not installed");
+		err_set(&probe.why, 0, "criu is not installed");
 		return;
 	}
 	char line[220];
 	error_line(text, line, sizeof line);
-	snprintf(probe.why, sizeof probe.why, "criu check fails on this kernel: %s", line);
+	err_set(&probe.why, 0, "criu check fails on this kernel: %s", line);
 }
 
-const char *runtime_checkpoint_unavailable(void)
+int runtime_checkpoint_available(struct err *err)
 {
 	if (!probe.started)
-		return "not probed";
+		return err_set(err, 0, "not probed");
 	probe_finish();
-	return probe.why[0] ? probe.why : NULL;
+	return probe.why.msg[0] ? err_set(err, probe.why.status, "%s", probe.why.msg) : 0;
 }
 
-const char *runtime_checkpoint_refused(const struct sandbox *sb)
+int runtime_checkpoint_allowed(const struct sandbox *sb, struct err *err)
 {
-	const char *why = runtime_checkpoint_unavailable();
-	if (why)
-		return why;
+	if (runtime_checkpoint_available(err) != 0)
+		return -1;
 	if (!sb->rt || sb->rt->init_pid <= 0 || sb->rt->req_fd < 0)
-		return "the sandbox has no running init";
+		return err_set(err, 0, "the sandbox has no running init");
 	if (cJSON_GetArraySize(sb->volume_mounts) > 0)
-		return "a sandbox with volumes mounted is not checkpointed";
-	return NULL;
+		return err_set(err, 0, "a sandbox with volumes mounted is not checkpointed");
+	return 0;
 }
 
 static void image_path(const struct sandbox *sb, const char *name, char *out, size_t len)
@@ -206,8 +206,8 @@ static int run_criu(char *const argv[], const struct runtime_cgroup *cg, const i
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* Why CRIU failed, from its log in dir. */
-static void criu_failure(const char *dir, const char *log, int rc, char *why, size_t why_len)
+/* Why CRIU failed, from its log in dir, after what (status 0). Returns -1. */
+static int criu_failure(const char *dir, const char *log, int rc, const char *what, struct err *err)
 {
 	char path[4200], text[65536];
 	snprintf(path, sizeof path, "%s/%s", dir, log);
@@ -226,7 +226,7 @@ static void criu_failure(const char *dir, const char *log, int rc, char *why, si
 		error_line(text, line, sizeof line);
 	else
 		snprintf(line, sizeof line, "exit status %d", rc);
-	snprintf(why, why_len, "%s", line);
+	return err_set(err, 0, "%s: %s", what, line);
 }
 
 /* The image's files are read by the restored tasks themselves once they
@@ -267,13 +267,10 @@ static void sync_dir(const char *path)
 	}
 }
 
-int runtime_checkpoint_dump(struct sandbox *sb, char *why, size_t why_len)
+int runtime_checkpoint_dump(struct sandbox *sb, struct err *err)
 {
-	const char *refused = runtime_checkpoint_refused(sb);
-	if (refused) {
-		snprintf(why, why_len, "%s", refused);
+	if (runtime_checkpoint_allowed(sb, err) != 0)
 		return -1;
-	}
 	struct sandbox_rt *rt = sb->rt;
 	char tmp[4096], dir[4096];
 	image_path(sb, RUNTIME_CHECKPOINT_TMP, tmp, sizeof tmp);
@@ -283,7 +280,7 @@ int runtime_checkpoint_dump(struct sandbox *sb, char *why, size_t why_len)
 	unsigned long req = socket_inode(rt->init_pid, INIT_FD_REQUESTS);
 	unsigned long ev = socket_inode(rt->init_pid, INIT_FD_EVENTS);
 	if (mkdir(tmp, 0700) != 0 || req == 0 || ev == 0) {
-		snprintf(why, why_len, "cannot prepare the image: %s", strerror(errno ? errno : EIO));
+		err_set(err, 0, "cannot prepare the image: %s", strerror(errno ? errno : EIO));
 		tree_remove(tmp);
 		return -1;
 	}
@@ -306,9 +303,7 @@ int runtime_checkpoint_dump(struct sandbox *sb, char *why, size_t why_len)
 	}
 	int rc = run_criu(argv, NULL, NULL, 0);
 	if (rc != 0) {
-		char line[220];
-		criu_failure(tmp, "dump.log", rc, line, sizeof line);
-		snprintf(why, why_len, "criu dump failed: %s", line);
+		criu_failure(tmp, "dump.log", rc, "criu dump failed", err);
 		tree_remove(tmp);
 		runtime_spawn_dumpable(sb, false);
 		return -1; /* CRIU lets the tree run on after a failed dump */
@@ -326,7 +321,7 @@ int runtime_checkpoint_dump(struct sandbox *sb, char *why, size_t why_len)
 	if (dfd >= 0)
 		close(dfd);
 	if (!written || !synced || rename(tmp, dir) != 0) {
-		snprintf(why, why_len, "cannot keep the image: %s", strerror(errno));
+		err_set(err, 0, "cannot keep the image: %s", strerror(errno));
 		tree_remove(tmp);
 		runtime_sandbox_stop(sb);
 		return -2; /* its processes are gone */
@@ -336,9 +331,8 @@ int runtime_checkpoint_dump(struct sandbox *sb, char *why, size_t why_len)
 	return 0;
 }
 
-int runtime_checkpoint_restore(struct sandbox *sb, struct runtime_error *err)
+int runtime_checkpoint_restore(struct sandbox *sb, struct err *err)
 {
-	err->status = 500;
 	char dir[4096], file[4200];
 	image_path(sb, RUNTIME_CHECKPOINT_DIR, dir, sizeof dir);
 	snprintf(file, sizeof file, "%s/" SOCKETS_FILE, dir);
@@ -347,16 +341,12 @@ int runtime_checkpoint_restore(struct sandbox *sb, struct runtime_error *err)
 	bool read_ok = f && fscanf(f, "%lu %lu", &req, &ev) == 2;
 	if (f)
 		fclose(f);
-	if (!read_ok || !sb->rt || !runtime_sandbox_cold(sb)) {
-		snprintf(err->message, sizeof err->message, "no checkpoint image to restore");
-		return -1;
-	}
-	if (sb->rt->rebase) {
-		snprintf(err->message, sizeof err->message,
+	if (!read_ok || !sb->rt || !runtime_sandbox_cold(sb))
+		return err_set(err, 500, "no checkpoint image to restore");
+	if (sb->rt->rebase)
+		return err_set(err, 500,
 			"the checkpoint's id range is another "
 			"backend's now; the sandbox cannot be restored");
-		return -1;
-	}
 	if (runtime_sandbox_reserve(sb, err) != 0)
 		return -1;
 	struct sandbox_rt *rt = sb->rt;
@@ -368,12 +358,12 @@ int runtime_checkpoint_restore(struct sandbox *sb, struct runtime_error *err)
 	}
 	int rq[2], evp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rq) != 0) {
-		snprintf(err->message, sizeof err->message, "socketpair: %s", strerror(errno));
+		err_set(err, 500, "socketpair: %s", strerror(errno));
 		runtime_sandbox_stop(sb);
 		return -1;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, evp) != 0) {
-		snprintf(err->message, sizeof err->message, "socketpair: %s", strerror(errno));
+		err_set(err, 500, "socketpair: %s", strerror(errno));
 		close(rq[0]);
 		close(rq[1]);
 		runtime_sandbox_stop(sb);
@@ -401,17 +391,13 @@ int runtime_checkpoint_restore(struct sandbox *sb, struct runtime_error *err)
 			pid = 0;
 		fclose(f);
 	}
-	char line[220];
-	err->status = 500;
 	if (rc != 0 || pid <= 0) {
-		criu_failure(dir, "restore.log", rc, line, sizeof line);
-		snprintf(err->message, sizeof err->message, "criu restore failed: %s", line);
+		criu_failure(dir, "restore.log", rc, "criu restore failed", err);
+		err->status = 500;
 	} else if ((rt->init_pid = pid, runtime_clone_open_namespaces(rt)) != 0) {
-		snprintf(err->message, sizeof err->message, "cannot open the restored init: %s",
-			strerror(errno));
+		err_set(err, 500, "cannot open the restored init: %s", strerror(errno));
 	} else if (runtime_spawn_swap(sb) != 0 || runtime_spawn_watch(sb) != 0) {
-		snprintf(err->message, sizeof err->message, "the restored init does not answer: %s",
-			strerror(errno));
+		err_set(err, 500, "the restored init does not answer: %s", strerror(errno));
 	} else {
 		/* Running: the image is spent (a later pause makes a new one). */
 		char spent[4200];
@@ -421,7 +407,7 @@ int runtime_checkpoint_restore(struct sandbox *sb, struct runtime_error *err)
 			tree_remove(spent);
 		return 0;
 	}
-	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->message);
+	fprintf(stderr, "sandbox %s: %s\n", sb->id, err->msg);
 	runtime_sandbox_stop(sb); /* cold again, its image kept */
 	return -1;
 }

@@ -3,6 +3,7 @@
 #include "runtime/runtime_clone.h"
 
 #include "lib/child_stack.h"
+#include "lib/err.h"
 #include "lib/clone3.h"
 #include "lib/init_wire.h"
 #include "runtime/runtime_cgroup.h"
@@ -242,15 +243,16 @@ static int say_go(int fd, const int served[2])
 	return sendmsg(fd, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
 }
 
-int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
+int runtime_clone_init(struct sandbox_rt *rt, struct err *err)
 {
 	int p[2], go[2], served[2] = {-1, -1};
 	if (pipe2(p, O_CLOEXEC) != 0)
-		return -1;
+		return err_set(err, 500, "%s", strerror(errno));
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) != 0) {
+		int e = errno;
 		close(p[0]);
 		close(p[1]);
-		return -1;
+		return err_set(err, 500, "%s", strerror(e));
 	}
 	struct init_launch *l = launch_block();
 	if (l) {
@@ -303,11 +305,12 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 		errno = e;
 	}
 	if (pid < 0) {
+		int e = errno;
 		close(p[0]);
 		close(p[1]);
 		close(go[0]);
 		close(go[1]);
-		return -1;
+		return err_set(err, 500, "%s", strerror(e));
 	}
 	close(p[1]);
 	close(go[0]);
@@ -331,14 +334,13 @@ int runtime_clone_init(struct sandbox_rt *rt, char *why, size_t why_len)
 	}
 	if (rc != 0) {
 		close(p[0]);
-		snprintf(why, why_len, "cannot set up the init's user namespace: %s", strerror(e));
-		return -1;
+		return err_set(err, 500, "cannot set up the init's user namespace: %s", strerror(e));
 	}
 	rt->report_fd = p[0];
 	return 0;
 }
 
-int runtime_clone_await(struct sandbox_rt *rt, char *why, size_t why_len)
+int runtime_clone_await(struct sandbox_rt *rt, struct err *err)
 {
 	char buf[256];
 	size_t got = 0;
@@ -363,6 +365,5 @@ int runtime_clone_await(struct sandbox_rt *rt, char *why, size_t why_len)
 	buf[got] = '\0';
 	if (strcmp(buf, "ok") == 0)
 		return 0;
-	snprintf(why, why_len, "%s", got ? buf : "init did not start");
-	return -1;
+	return err_set(err, 500, "%s", got ? buf : "init did not start");
 }

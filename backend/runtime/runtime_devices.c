@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_devices.h"
 
+#include "lib/err.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -85,7 +87,7 @@ static int load(const struct bpf_insn *prog, size_t n, char *log, size_t log_siz
 	return (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof attr);
 }
 
-int runtime_devices_load(char *why, size_t why_len)
+int runtime_devices_load(struct err *err)
 {
 	struct bpf_insn prog[64];
 	size_t n = runtime_devices_program(prog, sizeof prog / sizeof prog[0]);
@@ -102,7 +104,7 @@ int runtime_devices_load(char *why, size_t why_len)
 	char *nl = strchr(log, '\n');
 	if (nl)
 		*nl = '\0';
-	snprintf(why, why_len, "cannot load the devices program (bpf BPF_PROG_LOAD): %s%s%s", strerror(e),
+	err_set(err, e, "cannot load the devices program (bpf BPF_PROG_LOAD): %s%s%s", strerror(e),
 		log[0] ? ": " : "", log);
 	errno = e;
 	return -1;

@@ -5,12 +5,14 @@
  * sandbox's cgroup (as crun and systemd do), which the kernel runs on every
  * open and mknod of a device node by a process in it. The program is a few
  * instructions made here and loaded with bpf(2), no library. Calls only the
- * kernel. */
+ * kernel (and lib/err). */
 #ifndef E2B_BACKEND_RUNTIME_DEVICES_H
 #define E2B_BACKEND_RUNTIME_DEVICES_H
 
 #include <linux/bpf.h>
 #include <stddef.h>
+
+struct err;
 
 /* 'c' (character) or 'b' (block), major, minor (-1: any); access is always
  * "rwm" (read, write, mknod: overlayfs copies an allowed node up by making it). */
@@ -25,9 +27,9 @@ extern const size_t runtime_devices_count;
  * Its instructions into out (at most max): how many, 0 when max is too
  * small. */
 size_t runtime_devices_program(struct bpf_insn *out, size_t max);
-/* Loads the program: its descriptor, or -1 with why (the verifier's first
- * words when it refused). */
-int runtime_devices_load(char *why, size_t why_len);
+/* Loads the program: its descriptor, or -1 with err (status the errno; the
+ * message has the verifier's first words when it refused). */
+int runtime_devices_load(struct err *err);
 /* Attaches it to a cgroup v2 directory (BPF_F_ALLOW_MULTI: programs of
  * ancestors, such as systemd's DevicePolicy, keep applying). 0, -1 errno. */
 int runtime_devices_attach(int prog_fd, int cgroup_fd);

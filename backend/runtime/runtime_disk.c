@@ -16,6 +16,7 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #include "lib/child_fds.h"
+#include "lib/err.h"
 #include "lib/tree_remove.h"
 #include "runtime/runtime_control.h"
 #include "runtime/runtime_disk_image.h"
@@ -279,23 +280,18 @@ static int move_in(const struct pool_image *p, const char *img, const char *mnt)
 
 /* --- the interface -------------------------------------------------------------- */
 
-const char *runtime_disk_init(const char *state_root)
+int runtime_disk_init(const char *state_root, struct err *err)
 {
-	static char why[512];
 	dk.dir = malloc(strlen(state_root) + 8);
 	if (!dk.dir)
-		return "out of memory";
+		return err_set(err, ENOMEM, "out of memory");
 	sprintf(dk.dir, "%s/disks", state_root);
-	if (mkdir(dk.dir, 0700) != 0 && errno != EEXIST) {
-		snprintf(why, sizeof why, "cannot create %s: %s", dk.dir, strerror(errno));
-		return why;
-	}
-	if (start_helper() != 0) {
-		snprintf(why, sizeof why, "cannot start the disk image helper: %s", strerror(errno));
-		return why;
-	}
+	if (mkdir(dk.dir, 0700) != 0 && errno != EEXIST)
+		return err_set(err, errno, "cannot create %s: %s", dk.dir, strerror(errno));
+	if (start_helper() != 0)
+		return err_set(err, errno, "cannot start the disk image helper: %s", strerror(errno));
 	refill();
-	return NULL;
+	return 0;
 }
 
 void runtime_disk_shutdown(void)
@@ -335,7 +331,7 @@ void runtime_disk_shutdown(void)
 	dk.in_len = 0;
 }
 
-int runtime_disk_check_space(int size_mb, struct runtime_error *err)
+int runtime_disk_check_space(int size_mb, struct err *err)
 {
 	struct statvfs vfs;
 	if (!dk.dir || statvfs(dk.dir, &vfs) != 0)
@@ -343,10 +339,8 @@ int runtime_disk_check_space(int size_mb, struct runtime_error *err)
 	unsigned long long free_mb = ((unsigned long long)vfs.f_bavail * vfs.f_frsize) >> 20;
 	if (free_mb >= (unsigned long long)size_mb)
 		return 0;
-	err->status = 507;
-	snprintf(err->message, sizeof err->message,
-		"diskSizeMB %d is more than the host's free disk space (%llu MiB)", size_mb, free_mb);
-	return -1;
+	return err_set(err, 507, "diskSizeMB %d is more than the host's free disk space (%llu MiB)", size_mb,
+		free_mb);
 }
 
 int runtime_disk_attach(const char *dir, int size_mb, struct runtime_disk *disk)

@@ -18,16 +18,19 @@
 
 #include "runtime/runtime_state.h"
 
+struct err;
+
 #define RUNTIME_DISK_MOUNT "disk" /* <sandbox dir>/disk: upper/ and work/ are in it */
 #define RUNTIME_DISK_POOL 4       /* images of the default size kept ready */
 
 /* Makes <state_root>/disks and starts the pool's helper. Call in the
- * backend's private mount namespace. NULL ok, else why not. */
-const char *runtime_disk_init(const char *state_root);
+ * backend's private mount namespace. 0, or -1 with err (status an errno). */
+int runtime_disk_init(const char *state_root, struct err *err);
 /* Blocking: stops the helper, unmounts the pool, deletes <state_root>/disks. */
 void runtime_disk_shutdown(void);
-/* 507 when the host's free space (where the images live) is below size_mb. */
-int runtime_disk_check_space(int size_mb, struct runtime_error *err);
+/* -1 with err's status 507 when the host's free space (where the images
+ * live) is below size_mb. */
+int runtime_disk_check_space(int size_mb, struct err *err);
 /* Gives the sandbox directory dir its disk: <dir>/disk.img mounted at
  * <dir>/disk. From the pool for the default size, else prepared here.
  * 0 ok, -1 with errno (disk says what to release). */

@@ -10,6 +10,7 @@
  * not fit is cut and then simply not found. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+#include "lib/err.h"
 #include "runtime/runtime_control.h"
 
 #include <dirent.h>
@@ -42,18 +43,18 @@
 static const char *mke2fs_path;
 static int masters; /* sizes other than the default with a master image */
 
-const char *runtime_disk_image_missing(void)
+int runtime_disk_image_check(struct err *err)
 {
 	static const char *const mke2fs[] = {"/usr/sbin/mke2fs", "/sbin/mke2fs"};
 	if (access("/dev/loop-control", R_OK | W_OK) != 0)
-		return "no loop devices (/dev/loop-control), needed for the disk limit";
+		return err_set(err, errno, "no loop devices (/dev/loop-control), needed for the disk limit");
 	for (size_t i = 0; i < sizeof mke2fs / sizeof mke2fs[0]; i++) {
 		if (access(mke2fs[i], X_OK) == 0) {
 			mke2fs_path = mke2fs[i];
-			return NULL;
+			return 0;
 		}
 	}
-	return "no mke2fs (e2fsprogs) in /usr/sbin or /sbin, needed for the disk limit";
+	return err_set(err, ENOENT, "no mke2fs (e2fsprogs) in /usr/sbin or /sbin, needed for the disk limit");
 }
 
 static int run_mke2fs(const char *img)

@@ -9,8 +9,11 @@
 
 #include <stdbool.h>
 
-/* NULL when loop devices and mke2fs are there, else what is missing. */
-const char *runtime_disk_image_missing(void);
+struct err;
+
+/* 0 when loop devices and mke2fs are there, else -1 with what is missing
+ * (status an errno). */
+int runtime_disk_image_check(struct err *err);
 /* Makes img, an ext4 filesystem of size_mb (a copy of the size's master
  * image in masters_dir, made first if need be), attaches it to a free loop
  * device (autoclear, direct I/O) and mounts it at mnt. warm: its metadata is

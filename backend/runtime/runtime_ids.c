@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_ids.h"
 
+#include "lib/err.h"
 #include "runtime/runtime_userns.h"
 
 #include <errno.h>
@@ -44,39 +45,35 @@ static int parse_ulong(const char *text, size_t len, unsigned long *out)
 	return 0;
 }
 
-int runtime_ids_configure(const char *spec, char *why, size_t why_len)
+int runtime_ids_configure(const char *spec, struct err *err)
 {
 	if (!spec)
 		return 0;
 	const char *colon = strchr(spec, ':');
 	unsigned long start, count;
 	if (!colon || parse_ulong(spec, (size_t)(colon - spec), &start) != 0 ||
-		parse_ulong(colon + 1, strlen(colon + 1), &count) != 0) {
-		snprintf(why, why_len, "--id-range must be START:COUNT (decimal host ids)");
-		return -1;
-	}
+		parse_ulong(colon + 1, strlen(colon + 1), &count) != 0)
+		return err_set(err, EINVAL, "--id-range must be START:COUNT (decimal host ids)");
 	/* Below 65536 are the host's own accounts; 2^32-1 is no id at all. */
 	if (start < RUNTIME_IDS_PER_SANDBOX || count < RUNTIME_IDS_PER_SANDBOX ||
-		count % RUNTIME_IDS_PER_SANDBOX != 0 || (uint64_t)start + count > UINT32_MAX) {
-		snprintf(why, why_len,
+		count % RUNTIME_IDS_PER_SANDBOX != 0 || (uint64_t)start + count > UINT32_MAX)
+		return err_set(err, EINVAL,
 			"--id-range: START must be at least 65536, COUNT a multiple "
 			"of 65536 (one range per sandbox), and START+COUNT at most 4294967295");
-		return -1;
-	}
 	ids.start = start;
 	ids.count = count;
 	return 0;
 }
 
-/* The first line of an /etc/sub[ug]id file whose range meets the pool. */
-static const char *overlap_in(const char *file)
+/* -1 with the first line of an /etc/sub[ug]id file whose range meets the
+ * pool in err. */
+static int overlap_in(const char *file, struct err *err)
 {
-	static char why[512];
 	FILE *f = fopen(file, "re");
 	if (!f)
-		return NULL; /* no file: no subordinate ids to collide with */
+		return 0; /* no file: no subordinate ids to collide with */
 	char line[512];
-	const char *found = NULL;
+	int found = 0;
 	for (int n = 1; !found && fgets(line, sizeof line, f); n++) {
 		line[strcspn(line, "\n")] = '\0';
 		char *first = strchr(line, ':'), *second = first ? strchr(first + 1, ':') : NULL;
@@ -85,36 +82,32 @@ static const char *overlap_in(const char *file)
 			parse_ulong(first + 1, (size_t)(second - first - 1), &s) != 0 ||
 			parse_ulong(second + 1, strlen(second + 1), &c) != 0)
 			continue;
-		if ((uint64_t)s < (uint64_t)ids.start + ids.count && (uint64_t)s + c > ids.start) {
-			snprintf(why, sizeof why,
+		if ((uint64_t)s < (uint64_t)ids.start + ids.count && (uint64_t)s + c > ids.start)
+			found = err_set(err, EEXIST,
 				"the sandboxes' id range %lu:%lu overlaps %s line %d "
 				"(%.200s): choose another with --id-range START:COUNT",
 				ids.start, ids.count, file, n, line);
-			found = why;
-		}
 	}
 	fclose(f);
 	return found;
 }
 
-const char *runtime_ids_init_pool(void)
+int runtime_ids_init_pool(struct err *err)
 {
-	const char *why = overlap_in("/etc/subuid");
-	if (!why)
-		why = overlap_in("/etc/subgid");
-	if (why)
-		return why;
+	if (overlap_in("/etc/subuid", err) != 0 || overlap_in("/etc/subgid", err) != 0)
+		return -1;
 	/* Every sandbox needs one (user.max_user_namespaces, or a kernel
 	 * without them, would only show at the first create). */
 	int probe = runtime_userns_new((uid_t)ids.start, (gid_t)ids.start, RUNTIME_IDS_PER_SANDBOX);
 	if (probe < 0)
-		return "no user namespaces (CONFIG_USER_NS, sysctl user.max_user_namespaces)";
+		return err_set(err, errno,
+			"no user namespaces (CONFIG_USER_NS, sysctl user.max_user_namespaces)");
 	close(probe);
 	ids.slots = (unsigned)(ids.count / RUNTIME_IDS_PER_SANDBOX);
 	ids.used = calloc(ids.slots, 1);
 	ids.userns = malloc(ids.slots * sizeof *ids.userns);
 	if (!ids.used || !ids.userns)
-		return "out of memory";
+		return err_set(err, ENOMEM, "out of memory");
 	for (unsigned i = 0; i < ids.slots; i++)
 		ids.userns[i] = -1;
 	/* Without the lock file (no /run) ranges are still unique within this
@@ -126,7 +119,7 @@ const char *runtime_ids_init_pool(void)
 			"coordinated with other backends\n",
 			RUNTIME_IDS_LOCK_FILE, strerror(errno));
 	snprintf(ids.describe, sizeof ids.describe, "%lu:%lu", ids.start, ids.count);
-	return NULL;
+	return 0;
 }
 
 void runtime_ids_init_shared(uid_t base, unsigned long count)

@@ -18,6 +18,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+struct err;
 #include <sys/types.h>
 
 #define RUNTIME_IDS_PER_SANDBOX 65536UL
@@ -35,11 +37,11 @@ struct runtime_ids {
 };
 
 /* --id-range START:COUNT (before runtime_init): 0 ok, -1 with the reason in
- * why. NULL keeps the default. */
-int runtime_ids_configure(const char *spec, char *why, size_t why_len);
+ * err (status EINVAL). NULL keeps the default. */
+int runtime_ids_configure(const char *spec, struct err *err);
 /* Full isolation: checks the range against /etc/subuid and /etc/subgid and
- * opens the lock file. NULL ok, else why not (a static string). */
-const char *runtime_ids_init_pool(void);
+ * opens the lock file. 0, or -1 with err (status an errno). */
+int runtime_ids_init_pool(struct err *err);
 /* Rootless: every sandbox gets the same range. */
 void runtime_ids_init_shared(uid_t base, unsigned long count);
 /* Takes a free range: 0 ok, -1 when every range is in use. */

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_overlay.h"
 
+#include "lib/err.h"
 #include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_disk.h"
 #include "runtime/runtime_ids.h"
@@ -41,38 +42,29 @@ char *runtime_template_rootfs(const char *template_id)
 }
 
 /* The where and why of a failed mount, for the create's 500. */
-static int failed(struct runtime_error *err, int status, const char *what)
+static int failed(struct err *err, const char *what)
 {
-	err->status = status;
-	snprintf(err->message, sizeof err->message, "%s: %s", what, strerror(errno));
-	return -1;
+	return err_set(err, 500, "%s: %s", what, strerror(errno));
 }
 
 /* Rootless cannot idmap: its one layer must already belong to the ids the
  * sandboxes' root and users are (the subordinate ids). */
-static int check_rootless(const char *const *layers, size_t n, const struct sandbox_rt *rt,
-	struct runtime_error *err)
+static int check_rootless(const char *const *layers, size_t n, const struct sandbox_rt *rt, struct err *err)
 {
 	struct stat st;
-	err->status = 400;
-	if (n > 1) {
-		snprintf(err->message, sizeof err->message,
+	if (n > 1)
+		return err_set(err, 400,
 			"rootless isolation starts sandboxes from one "
 			"layer only (it has no idmapped mounts), not a stack of %zu",
 			n);
-		return -1;
-	}
 	if (stat(layers[0], &st) != 0)
-		return failed(err, 500, "cannot find the sandbox's layer");
-	if (st.st_uid != rt->ids.base) {
-		err->status = 500;
-		snprintf(err->message, sizeof err->message,
+		return failed(err, "cannot find the sandbox's layer");
+	if (st.st_uid != rt->ids.base)
+		return err_set(err, 500,
 			"the sandbox's layer is owned by uid %u in the "
 			"backend's namespace, not by the sandboxes' root (%u): rootless needs layers made "
 			"by this user from its subordinate ids",
 			(unsigned)st.st_uid, (unsigned)rt->ids.base);
-		return -1;
-	}
 	return 0;
 }
 
@@ -103,27 +95,27 @@ static int made(int rc, const struct sandbox_rt *rt)
 }
 
 static int mount_layers(const char *const *layers, size_t n, struct sandbox_rt *rt, int dir_fd,
-	struct runtime_error *err)
+	struct err *err)
 {
 	int userns = runtime_self()->mode == ISOLATION_FULL ? runtime_ids_userns(&rt->ids) : -1;
 	if (runtime_self()->mode == ISOLATION_FULL && userns < 0)
-		return failed(err, 500, "cannot map the sandbox's ids");
+		return failed(err, "cannot map the sandbox's ids");
 	for (size_t i = 0; i < n; i++) {
 		char name[32];
 		snprintf(name, sizeof name, "lower%zu", i);
 		if (made(mkdirat(dir_fd, name, 0755), rt) != 0)
-			return failed(err, 500, "cannot mount the sandbox's root");
+			return failed(err, "cannot mount the sandbox's root");
 		if (runtime_userns_mount_lower(layers[i], userns, dir_fd, name) != 0) {
 			char what[64];
 			snprintf(what, sizeof what, "cannot mount layer %zu of the sandbox's root", i);
-			return failed(err, 500, what);
+			return failed(err, what);
 		}
 		rt->lowers_mounted = (int)i + 1;
 	}
 	return 0;
 }
 
-int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runtime_error *err)
+int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct err *err)
 {
 	char *template = sb->layer_count ? NULL : runtime_template_rootfs(sb->template_id);
 	const char *const *layers =
@@ -138,19 +130,18 @@ int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runt
 	rt->rootfs = malloc(strlen(sb->dir) + 8);
 	int dir_fd = open(sb->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	int rc = -1;
-	err->status = 400;
 	if (n > RUNTIME_MAX_LAYERS)
-		snprintf(err->message, sizeof err->message,
+		err_set(err, 400,
 			"a stack of %zu layers is more than the %d a "
 			"sandbox can start from",
 			n, RUNTIME_MAX_LAYERS);
 	else if (!rt->rootfs || !layers[0] || dir_fd < 0)
-		failed(err, 500, "cannot mount the sandbox's root");
+		failed(err, "cannot mount the sandbox's root");
 	else if (runtime_self()->mode == ISOLATION_ROOTLESS && check_rootless(layers, n, rt, err) != 0)
 		rc = -1; /* err says why */
 	else if (overlay_options(opts, sizeof opts, n, on) != 0 || made(mkdir(upper, 0755), rt) != 0 ||
 		made(mkdir(work, 0700), rt) != 0)
-		failed(err, 500, "cannot mount the sandbox's root");
+		failed(err, "cannot mount the sandbox's root");
 	else
 		rc = mount_layers(layers, n, rt, dir_fd, err);
 	free(template);
@@ -166,7 +157,7 @@ int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runt
 	 * directory. */
 	if (made(mkdir(rt->rootfs, 0755), rt) != 0 || chown(upper, rt->ids.base, rt->ids.base) != 0 ||
 		chdir(sb->dir) != 0)
-		return failed(err, 500, "cannot mount the sandbox's root");
+		return failed(err, "cannot mount the sandbox's root");
 	rc = mount("overlay", "rootfs", "overlay", 0, opts);
 	int e = errno;
 	if (fchdir(runtime_self()->cwd_fd) != 0) {
@@ -175,10 +166,10 @@ int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runt
 	}
 	errno = e;
 	if (rc != 0)
-		return failed(err, 500, "cannot mount the sandbox's root");
+		return failed(err, "cannot mount the sandbox's root");
 	rt->mounted = true;
 	rt->root_fd = open(rt->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return rt->root_fd >= 0 ? 0 : failed(err, 500, "cannot mount the sandbox's root");
+	return rt->root_fd >= 0 ? 0 : failed(err, "cannot mount the sandbox's root");
 }
 
 void runtime_overlay_unmount(const struct sandbox_rt *rt, const char *dir)

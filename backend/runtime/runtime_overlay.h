@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct err;
 struct sandbox;
 
 /* At most this many layers in a stack (overlay itself takes 500; the store's
@@ -25,9 +26,10 @@ struct sandbox;
  * element of [A-Za-z0-9._-] (or out of memory). The caller frees it. */
 char *runtime_template_rootfs(const char *template_id);
 /* Mounts the sandbox's layers and its overlay (upper and work on its disk,
- * rt->disk, with full isolation) at <dir>/rootfs. -1 with err set; what was
- * mounted is in rt for runtime_overlay_unmount. */
-int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct runtime_error *err);
+ * rt->disk, with full isolation) at <dir>/rootfs. -1 with err set (an HTTP
+ * status: 400 too many layers, else 500); what was mounted is in rt for
+ * runtime_overlay_unmount. */
+int runtime_overlay_mount(struct sandbox *sb, struct sandbox_rt *rt, struct err *err);
 /* Unmounts the overlay and its layers (in a cleaner). */
 void runtime_overlay_unmount(const struct sandbox_rt *rt, const char *dir);
 

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_rootless.h"
 
+#include "lib/err.h"
 #include "runtime/runtime_cgroup_enter.h"
 #include "runtime/runtime_control.h"
 
@@ -95,9 +96,8 @@ static int run_map_tool(const char *tool, pid_t pid, unsigned own, unsigned long
 /* A user namespace where this process is root: over the subordinate ids
  * when the user has them (a helper runs the setuid map tools on us), else
  * over the user's own id alone. */
-static const char *enter_userns(void)
+static int enter_userns(struct err *err)
 {
-	static char why[512];
 	uid_t uid = getuid();
 	gid_t gid = getgid();
 	struct passwd *pw = getpwuid(uid);
@@ -109,7 +109,7 @@ static const char *enter_userns(void)
 	int go[2] = {-1, -1}, done[2] = {-1, -1};
 	pid_t helper = -1, self = getpid();
 	if (sub && (pipe2(go, O_CLOEXEC) != 0 || pipe2(done, O_CLOEXEC) != 0))
-		return "cannot make a pipe";
+		return err_set(err, errno, "cannot make a pipe");
 	if (sub && (helper = fork()) == 0) {
 		char c = 0;
 		close(go[1]);
@@ -126,7 +126,7 @@ static const char *enter_userns(void)
 		close(done[1]);
 	}
 	if (unshare(CLONE_NEWUSER) != 0) {
-		snprintf(why, sizeof why,
+		err_set(err, errno,
 			"cannot create a user namespace (%s); check that user "
 			"namespaces are enabled (sysctl user.max_user_namespaces)",
 			strerror(errno));
@@ -135,7 +135,7 @@ static const char *enter_userns(void)
 			close(done[0]);
 			waitpid(helper, NULL, 0);
 		}
-		return why;
+		return -1;
 	}
 	char c = 'n';
 	if (sub) {
@@ -144,13 +144,11 @@ static const char *enter_userns(void)
 		close(go[1]);
 		close(done[0]);
 		waitpid(helper, NULL, 0);
-		if (c != 'y') {
-			snprintf(why, sizeof why,
+		if (c != 'y')
+			return err_set(err, 0,
 				"newuidmap/newgidmap could not map the subordinate ids "
 				"of %s (/etc/subuid, /etc/subgid)",
 				rl.user);
-			return why;
-		}
 		rl.ids_base = 1;
 		rl.ids_count = uc < gc ? uc : gc;
 	} else {
@@ -158,17 +156,17 @@ static const char *enter_userns(void)
 		snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
 		if (runtime_write_at("/proc/self", "setgroups", "deny") != 0 ||
 			runtime_write_at("/proc/self", "uid_map", map) != 0)
-			return "cannot write this process's uid_map";
+			return err_set(err, errno, "cannot write this process's uid_map");
 		snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
 		if (runtime_write_at("/proc/self", "gid_map", map) != 0)
-			return "cannot write this process's gid_map";
+			return err_set(err, errno, "cannot write this process's gid_map");
 		rl.single_id = true;
 		rl.ids_base = 0;
 		rl.ids_count = 1;
 	}
 	if (setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0 || (sub && setgroups(0, NULL) != 0))
-		return "cannot become root in the new user namespace";
-	return NULL;
+		return err_set(err, errno, "cannot become root in the new user namespace");
+	return 0;
 }
 
 /* The started process, outside: passes signals on and ends as the backend
@@ -198,14 +196,14 @@ __attribute__((noreturn)) static void forward(pid_t child, const sigset_t *set)
 	}
 }
 
-static const char *enter_pid_and_mount_ns(void)
+static int enter_pid_and_mount_ns(struct err *err)
 {
 	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-		return "cannot make a private mount namespace";
+		return err_set(err, errno, "cannot make a private mount namespace");
 	/* Back into our own pid namespace after forking into a sandbox's needs
 	 * CAP_SYS_ADMIN over its owner: so the backend runs in one it owns. */
 	if (unshare(CLONE_NEWPID) != 0)
-		return "cannot make a pid namespace";
+		return err_set(err, errno, "cannot make a pid namespace");
 	sigset_t set, old;
 	sigemptyset(&set);
 	static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD};
@@ -214,10 +212,10 @@ static const char *enter_pid_and_mount_ns(void)
 	sigprocmask(SIG_BLOCK, &set, &old);
 	int alive[2];
 	if (pipe2(alive, O_CLOEXEC) != 0)
-		return "cannot make a pipe";
+		return err_set(err, errno, "cannot make a pipe");
 	pid_t child = fork();
 	if (child < 0)
-		return "cannot fork";
+		return err_set(err, errno, "cannot fork");
 	if (child > 0) {
 		close(alive[0]);
 		forward(child, &set); /* keeps alive[1] open until it ends */
@@ -232,12 +230,12 @@ static const char *enter_pid_and_mount_ns(void)
 	/* /proc still shows the machine's pids: our pid there, then our own /proc. */
 	char self[32] = "";
 	if (readlink("/proc/self", self, sizeof self - 1) <= 0)
-		return "cannot read /proc/self";
+		return err_set(err, errno, "cannot read /proc/self");
 	rl.host_pid = (pid_t)atoi(self);
 	rl.host_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-		return "cannot mount /proc for the backend's pid namespace";
-	return NULL;
+		return err_set(err, errno, "cannot mount /proc for the backend's pid namespace");
+	return 0;
 }
 
 int runtime_rootless_prepare(enum isolation *mode)
@@ -262,13 +260,11 @@ int runtime_rootless_prepare(enum isolation *mode)
 	 * the fork below: the process that stays outside must leave that
 	 * cgroup too. Without one, sandboxes go without cgroups
 	 * (runtime_init says so). */
-	runtime_cgroup_enter(false);
-	const char *why = enter_userns();
-	if (!why)
-		why = enter_pid_and_mount_ns();
-	if (why) {
+	runtime_cgroup_enter(false, NULL);
+	struct err why;
+	if (enter_userns(&why) != 0 || enter_pid_and_mount_ns(&why) != 0) {
 		fprintf(stderr, "e2b-local-backend: %s: rootless isolation is not possible here: %s\n",
-			*mode == ISOLATION_AUTO ? "isolation auto" : "--isolation rootless", why);
+			*mode == ISOLATION_AUTO ? "isolation auto" : "--isolation rootless", why.msg);
 		return -1;
 	}
 	rl.entered = true;

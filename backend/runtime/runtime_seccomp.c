@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_seccomp.h"
 
+#include "lib/err.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -405,72 +407,72 @@ static int add_rules(scmp_filter_ctx ctx)
 
 /* The program as the kernel takes it, through a sealed memfd (libseccomp
  * 2.5 exports to a descriptor only). */
-static const char *export_program(scmp_filter_ctx ctx)
+static int export_program(scmp_filter_ctx ctx, struct err *err)
 {
 	int fd = memfd_create("e2b-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
-		return "memfd_create failed";
+		return err_set(err, errno, "memfd_create failed");
 	off_t size;
 	if (seccomp_export_bpf(ctx, fd) != 0 || (size = lseek(fd, 0, SEEK_END)) <= 0 ||
 		size % (off_t)sizeof(struct sock_filter) != 0 ||
 		size > (off_t)(BPF_MAXINSNS * sizeof(struct sock_filter))) {
 		close(fd);
-		return "cannot export the filter";
+		return err_set(err, 0, "cannot export the filter");
 	}
 	struct sock_filter *insns = malloc((size_t)size);
 	if (!insns || pread(fd, insns, (size_t)size, 0) != size ||
 		fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
 		free(insns);
 		close(fd);
-		return "cannot read the exported filter back";
+		return err_set(err, 0, "cannot read the exported filter back");
 	}
 	program.filter = insns;
 	program.len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
 	program_fd = fd;
-	return NULL;
+	return 0;
 }
 
 /* Installs the program in a throwaway child: a kernel without seccomp
  * filters, or one that rejects this program, is found at start. */
-static const char *kernel_accepts(void)
+static int kernel_accepts(struct err *err)
 {
 	pid_t pid = fork();
 	if (pid < 0)
-		return "fork failed";
+		return err_set(err, errno, "fork failed");
 	if (pid == 0)
 		_exit(runtime_seccomp_apply() == 0 ? 0 : 1);
 	int status;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
-			return "waitpid failed";
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0
-		? NULL
-		: "the kernel refuses seccomp filters (prctl PR_SET_SECCOMP)";
+			return err_set(err, errno, "waitpid failed");
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	return err_set(err, 0, "the kernel refuses seccomp filters (prctl PR_SET_SECCOMP)");
 }
 
-const char *runtime_seccomp_build(void)
+int runtime_seccomp_build(struct err *err)
 {
 	if (program.filter)
-		return NULL;
+		return 0;
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
 	if (!ctx)
-		return "seccomp: libseccomp cannot start a filter";
-	const char *why = NULL;
+		return err_set(err, 0, "seccomp: libseccomp cannot start a filter");
+	int rc = 0;
 	/* A call through another ABI's entry (int 0x80 for i386, or x32's
 	 * numbers with bit 30 set) would escape every rule: the process is
 	 * killed (SIGSYS). */
 	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0 ||
 		seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) != 0 || /* a binary tree, not a list */
 		add_rules(ctx) != 0)
-		why = "seccomp: cannot build the policy with libseccomp";
-	if (!why)
-		why = export_program(ctx);
+		rc = err_set(err, 0, "seccomp: cannot build the policy with libseccomp");
+	if (rc == 0)
+		rc = export_program(ctx, err);
 	seccomp_release(ctx);
-	if (!why)
-		why = kernel_accepts();
-	if (why)
+	if (rc == 0)
+		rc = kernel_accepts(err);
+	if (rc != 0)
 		runtime_seccomp_release();
-	return why;
+	return rc;
 }
 
 bool runtime_seccomp_active(void)

@@ -4,15 +4,17 @@
  * program the kernel takes, so installing it in a forked child is one
  * async-signal-safe prctl. The sandbox's init, which must mount first, gets
  * the same program on a descriptor and installs it itself. Calls only
- * libseccomp and the kernel. */
+ * libseccomp, the kernel and lib/err. */
 #ifndef E2B_BACKEND_RUNTIME_SECCOMP_H
 #define E2B_BACKEND_RUNTIME_SECCOMP_H
 
 #include <stdbool.h>
 
+struct err;
+
 /* Builds the policy, exports it and checks that the kernel accepts it (in a
- * throwaway child). NULL on success, else why not (a static text). */
-const char *runtime_seccomp_build(void);
+ * throwaway child). 0, or -1 with err (status an errno, or 0). */
+int runtime_seccomp_build(struct err *err);
 /* Whether sandboxes run under the policy (it was built). */
 bool runtime_seccomp_active(void);
 /* In a forked child, before exec: installs the policy for this process and

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "runtime/runtime_volumes.h"
 
+#include "lib/err.h"
 #include "lib/text.h"
 #include "runtime/runtime_sandbox.h"
 #include "runtime/runtime_ids.h"
@@ -111,17 +112,15 @@ static int mount_one(struct sandbox *sb, const char *volume_id, const char *path
 	return rc;
 }
 
-int runtime_volumes_mount(struct sandbox *sb, char *why, size_t why_len)
+int runtime_volumes_mount(struct sandbox *sb, struct err *err)
 {
 	const cJSON *m;
 	cJSON_ArrayForEach(m, sb->volume_mounts) {
 		const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "volumeID"));
 		const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "path"));
-		if (!id || !path || mount_one(sb, id, path) != 0) {
-			snprintf(why, why_len, "cannot mount volume %s at %s: %s", id ? id : "?",
+		if (!id || !path || mount_one(sb, id, path) != 0)
+			return err_set(err, 500, "cannot mount volume %s at %s: %s", id ? id : "?",
 				path ? path : "?", strerror(errno));
-			return -1;
-		}
 	}
 	return 0;
 }

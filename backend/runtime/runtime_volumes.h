@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+struct err;
 struct sandbox;
 
 /* <state root>/volumes/<id>/data: where a volume's files are (its own ext4
@@ -19,7 +20,7 @@ struct sandbox;
  * caller frees it; NULL on a bad id or no memory. */
 char *runtime_volumes_data_dir(const char *volume_id);
 /* Mounts every volume of sb->volume_mounts into its root. 0, or -1 with
- * what failed in why. */
-int runtime_volumes_mount(struct sandbox *sb, char *why, size_t why_len);
+ * what failed in err (status 500, for the create's answer). */
+int runtime_volumes_mount(struct sandbox *sb, struct err *err);
 
 #endif

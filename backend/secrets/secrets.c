@@ -10,7 +10,6 @@
 
 #include <cJSON.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,35 +161,24 @@ const struct secret *secrets_at(const struct secrets *ss, size_t i)
 	return i < ss->count ? &ss->items[i]->pub : NULL;
 }
 
-static void fail(struct secrets_error *err, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void fail(struct secrets_error *err, int status, const char *fmt, ...)
-{
-	err->status = status;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof err->message, fmt, ap);
-	va_end(ap);
-}
-
 /* A value goes into the headers of requests (transform rules): a byte a
  * header cannot carry (a control byte but tab, or DEL) is refused now, not
  * when a rule first uses it. The refusal names the byte, never the value. */
-static bool value_sendable(const char *value, struct secrets_error *err)
+static bool value_sendable(const char *value, struct err *err)
 {
 	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
 		if (*p == '\t' || (*p >= 0x20 && *p != 0x7f))
 			continue;
 		if (*p == '\r')
-			fail(err, 400,
+			err_set(err, 400,
 				"value must not contain a carriage return (CR, \\r): it goes into HTTP "
 				"headers, which cannot carry one");
 		else if (*p == '\n')
-			fail(err, 400,
+			err_set(err, 400,
 				"value must not contain a line feed (LF, \\n): it goes into HTTP headers, "
 				"which cannot carry one");
 		else
-			fail(err, 400,
+			err_set(err, 400,
 				"value must not contain the control character 0x%02X: it goes into HTTP "
 				"headers, which cannot carry one",
 				*p);
@@ -199,23 +187,22 @@ static bool value_sendable(const char *value, struct secrets_error *err)
 	return true;
 }
 
-static bool value_ok(const char *value, struct secrets_error *err)
+static bool value_ok(const char *value, struct err *err)
 {
 	size_t n = strlen(value);
 	if (n == 0)
-		fail(err, 400, "value must not be empty");
+		err_set(err, 400, "value must not be empty");
 	else if (n > SECRETS_VALUE_MAX)
-		fail(err, 400, "value may be at most %d bytes", SECRETS_VALUE_MAX);
+		err_set(err, 400, "value may be at most %d bytes", SECRETS_VALUE_MAX);
 	return n > 0 && n <= SECRETS_VALUE_MAX && value_sendable(value, err);
 }
 
 /* The record of s with value, when secrets are kept on disk. */
-static int save(const struct secrets *ss, const struct secret *s, const char *value,
-	struct secrets_error *err)
+static int save(const struct secrets *ss, const struct secret *s, const char *value, struct err *err)
 {
 	if (!ss->state_root || secrets_records_write(ss->state_root, s, value) == 0)
 		return 0;
-	fail(err, 500, "cannot write the secret's record: %s", strerror(errno));
+	err_set(err, 500, "cannot write the secret's record: %s", strerror(errno));
 	return -1;
 }
 
@@ -225,29 +212,27 @@ static cJSON *metadata_copy(const cJSON *metadata)
 }
 
 const struct secret *secrets_create(struct secrets *ss, const char *name, const char *value,
-	const cJSON *metadata, struct secrets_error *err)
+	const cJSON *metadata, struct err *err)
 {
 	char canonical[SECRETS_NAME_MAX + 1];
-	const char *why = secrets_names_canonical(name, canonical);
-	if (why) {
-		fail(err, 400, "%s", why);
+	if (secrets_names_canonical(name, canonical, err) != 0)
 		return NULL;
-	}
 	if (!value_ok(value, err))
 		return NULL;
 	if (find_name(ss, canonical)) {
-		fail(err, 409, "Secret with name '%s' already exists", canonical);
+		err_set(err, 409, "Secret with name '%s' already exists", canonical);
 		return NULL;
 	}
 	if (ss->count >= SECRETS_MAX_COUNT) {
-		fail(err, 403, "this backend holds at most %d secrets: delete one first", SECRETS_MAX_COUNT);
+		err_set(err, 403, "this backend holds at most %d secrets: delete one first",
+			SECRETS_MAX_COUNT);
 		return NULL;
 	}
 	struct item *it = calloc(1, sizeof *it);
 	if (!it || grow(ss) != 0 || !(it->pub.metadata = metadata_copy(metadata)) ||
 		!(it->value = strdup(value)) || secrets_names_new_id(it->pub.id) != 0) {
 		item_free(it);
-		fail(err, 500, "out of memory");
+		err_set(err, 500, "out of memory");
 		return NULL;
 	}
 	memcpy(it->pub.name, canonical, sizeof canonical);
@@ -262,11 +247,11 @@ const struct secret *secrets_create(struct secrets *ss, const char *name, const 
 }
 
 const struct secret *secrets_update(struct secrets *ss, const char *ref, const char *value,
-	const cJSON *metadata, struct secrets_error *err)
+	const cJSON *metadata, struct err *err)
 {
 	size_t i = index_of(ss, ref);
 	if (i == ss->count) {
-		fail(err, 404, "Secret '%.128s' not found", ref);
+		err_set(err, 404, "Secret '%.128s' not found", ref);
 		return NULL;
 	}
 	if (!value_ok(value, err))
@@ -280,7 +265,7 @@ const struct secret *secrets_update(struct secrets *ss, const char *ref, const c
 		if (metadata)
 			cJSON_Delete(next.metadata);
 		value_free(copy);
-		fail(err, 500, "out of memory");
+		err_set(err, 500, "out of memory");
 		return NULL;
 	}
 	next.version++;
@@ -301,16 +286,16 @@ const struct secret *secrets_update(struct secrets *ss, const char *ref, const c
 	return &it->pub;
 }
 
-int secrets_delete(struct secrets *ss, const char *ref, struct secrets_error *err)
+int secrets_delete(struct secrets *ss, const char *ref, struct err *err)
 {
 	size_t i = index_of(ss, ref);
 	if (i == ss->count) {
-		fail(err, 404, "Secret '%.128s' not found", ref);
+		err_set(err, 404, "Secret '%.128s' not found", ref);
 		return -1;
 	}
 	struct item *it = ss->items[i];
 	if (ss->state_root && secrets_records_delete(ss->state_root, it->pub.id) != 0) {
-		fail(err, 500, "cannot remove the secret's record: %s", strerror(errno));
+		err_set(err, 500, "cannot remove the secret's record: %s", strerror(errno));
 		return -1;
 	}
 	memmove(ss->items + i, ss->items + i + 1, (ss->count - i - 1) * sizeof *ss->items);

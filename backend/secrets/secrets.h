@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/err.h"
+
 struct cJSON;
 struct secrets;
 
@@ -41,12 +43,9 @@ struct secret {
 	int64_t created_ms, updated_ms;
 };
 
-/* A typed refusal: 400 bad name or value, 403 too many secrets, 404
- * unknown, 409 name taken, 500 otherwise. The message never holds a value. */
-struct secrets_error {
-	int status;
-	char message[256];
-};
+/* Refusals are a struct err (lib/err.h) whose status is 400 bad name or
+ * value, 403 too many secrets, 404 unknown, 409 name taken, 500 otherwise.
+ * The message never holds a value. */
 
 /* state_root NULL: secrets live in memory only. Otherwise the records of
  * earlier runs are read back (a record that is not one is skipped with a
@@ -69,12 +68,12 @@ const struct secret *secrets_at(const struct secrets *ss, size_t i);
 /* metadata (an object of strings within the limits above, or NULL for
  * none) is copied. NULL with err on refusal. */
 const struct secret *secrets_create(struct secrets *ss, const char *name, const char *value,
-	const struct cJSON *metadata, struct secrets_error *err);
+	const struct cJSON *metadata, struct err *err);
 /* A new version with value; metadata replaces the stored one when given
  * (non-NULL), else it is kept. */
 const struct secret *secrets_update(struct secrets *ss, const char *ref, const char *value,
-	const struct cJSON *metadata, struct secrets_error *err);
+	const struct cJSON *metadata, struct err *err);
 /* 0, or -1 with err (404 unknown). */
-int secrets_delete(struct secrets *ss, const char *ref, struct secrets_error *err);
+int secrets_delete(struct secrets *ss, const char *ref, struct err *err);
 
 #endif

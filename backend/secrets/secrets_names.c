@@ -1,6 +1,7 @@
 /* Secret names and identifiers (secrets_names.h). */
 #include "secrets/secrets_names.h"
 
+#include "lib/err.h"
 #include "lib/random.h"
 
 #include <string.h>
@@ -10,26 +11,27 @@ static bool lower_alnum(char c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-const char *secrets_names_canonical(const char *name, char out[SECRETS_NAME_MAX + 1])
+int secrets_names_canonical(const char *name, char out[SECRETS_NAME_MAX + 1], struct err *err)
 {
 	size_t n = strlen(name);
 	if (n == 0 || n > SECRETS_NAME_MAX)
-		return "name must be 1 to 128 bytes";
+		return err_set(err, 400, "name must be 1 to 128 bytes");
 	for (size_t i = 0; i < n; i++) {
 		char c = name[i];
 		if (c >= 'A' && c <= 'Z')
 			c = (char)(c - 'A' + 'a');
 		if (!lower_alnum(c) && c != '.' && c != '_' && c != '-')
-			return "name may hold only letters, digits, '.', '_' and '-' (letters are lower-cased)";
+			return err_set(err, 400,
+				"name may hold only letters, digits, '.', '_' and '-' (letters are lower-cased)");
 		out[i] = c;
 	}
 	out[n] = '\0';
 	if (!lower_alnum(out[0]))
-		return "name must start with a letter or a digit";
+		return err_set(err, 400, "name must start with a letter or a digit");
 	/* Identifiers and names share the {secretID} path segment. */
 	if (strncmp(out, SECRETS_ID_PREFIX, strlen(SECRETS_ID_PREFIX)) == 0)
-		return "the prefix sec_ is reserved for secret identifiers";
-	return NULL;
+		return err_set(err, 400, "the prefix sec_ is reserved for secret identifiers");
+	return 0;
 }
 
 bool secrets_names_is_id(const char *id)

@@ -86,7 +86,7 @@ static int load_one(void *arg, const char *id, cJSON *record)
 		.updated_ms = integer(record, "updatedAt", 0)};
 	size_t vlen = value ? strlen(value) : 0;
 	bool whole = name && rid && strcmp(rid, id) == 0 && secrets_names_is_id(id) &&
-		secrets_names_canonical(name, s.name) == NULL && strcmp(name, s.name) == 0 && vlen > 0 &&
+		secrets_names_canonical(name, s.name, NULL) == 0 && strcmp(name, s.name) == 0 && vlen > 0 &&
 		vlen <= SECRETS_VALUE_MAX && metadata_valid(meta) && s.version >= 1 && s.created_ms >= 0 &&
 		s.updated_ms >= 0;
 	char *copy = whole ? strdup(value) : NULL;

@@ -254,8 +254,7 @@ bool snapshots_matches(const struct snapshot *s, const struct snapshot_ref *ref,
 const struct snapshot *snapshots_resolve(const struct snapshots *ss, const char *text)
 {
 	struct snapshot_ref ref;
-	const char *why;
-	if (snapshots_ref_parse(text, &ref, &why) != 0)
+	if (snapshots_ref_parse(text, &ref, NULL) != 0)
 		return NULL;
 	for (size_t i = ss->count; i-- > 0;)
 		if (snapshots_matches(ss->items[i], &ref, false))

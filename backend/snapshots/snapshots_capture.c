@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "snapshots/snapshots_capture.h"
 
+#include "lib/err.h"
 #include "registry/registry.h"
 #include "registry/registry_records.h"
 #include "runtime/runtime.h"
@@ -89,12 +90,11 @@ static void on_sealed(void *arg, const struct store_layer *layer, const char *er
 }
 
 int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *template_layer,
-	const char *origin, snapshots_captured done, void *ctx, int *status, char *why, size_t why_len)
+	const char *origin, snapshots_captured done, void *ctx, struct err *err)
 {
-	*status = 500;
 	if (!runtime_full()) {
 		/* none: nothing to seal; rootless: no idmapped mounts, so no stacks. */
-		snprintf(why, why_len, "snapshots and forks need full isolation (not %s)",
+		err_set(err, 500, "snapshots and forks need full isolation (not %s)",
 			runtime_isolation_name());
 		return -1;
 	}
@@ -102,8 +102,7 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *temp
 	 * fork), and its fork answers a paused one with this 409. A paused one
 	 * kept from an earlier run has not even its disk mounted. */
 	if (sb->state != SANDBOX_RUNNING) {
-		*status = 409;
-		snprintf(why, why_len, "Sandbox '%s' is paused and cannot be %s; resume it first", sb->id,
+		err_set(err, 409, "Sandbox '%s' is paused and cannot be %s; resume it first", sb->id,
 			strcmp(origin, "fork") == 0 ? "forked" : "snapshotted");
 		return -1;
 	}
@@ -113,7 +112,7 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *temp
 	struct capture *c = calloc(1, sizeof *c);
 	if (!c || runtime_sandbox_upper(sb, upper, sizeof upper, &base, &id_count) != 0 ||
 		stack_of(sb, template_layer, &c->ids, &c->count) != 0) {
-		snprintf(why, why_len, "cannot capture the sandbox: %s", strerror(errno));
+		err_set(err, 500, "cannot capture the sandbox: %s", strerror(errno));
 		free(c);
 		return -1;
 	}
@@ -124,7 +123,7 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *temp
 	/* Still while it is copied: a consistent filesystem. */
 	if (runtime_sandbox_freeze(sb, true) != 0) {
 		runtime_sandbox_freeze(sb, false);
-		snprintf(why, why_len, "cannot freeze the sandbox");
+		err_set(err, 500, "cannot freeze the sandbox");
 		snapshots_capture_free_ids(c->ids, c->count);
 		free(c);
 		return -1;
@@ -135,7 +134,7 @@ int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *temp
 		.parent = c->ids[c->count - 1],
 		.origin = origin};
 	if (store_layer_seal(&spec, on_sealed, c, NULL) != 0) {
-		snprintf(why, why_len, "cannot seal the sandbox's files: %s", strerror(errno));
+		err_set(err, 500, "cannot seal the sandbox's files: %s", strerror(errno));
 		runtime_sandbox_freeze(sb, false);
 		snapshots_capture_free_ids(c->ids, c->count);
 		free(c);

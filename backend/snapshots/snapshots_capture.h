@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+struct err;
 struct registry;
 struct sandbox;
 
@@ -22,10 +23,10 @@ typedef void (*snapshots_captured)(void *ctx, char *const *ids, size_t count, co
 /* Starts capturing sb; template_layer is the layer id of its template's
  * root filesystem when sb stands on that alone (no layers of its own), else
  * NULL; origin names the new layer's purpose ("snapshot", "fork"). 0: done
- * will run from the loop; -1 with why (409 for a paused sandbox: resume it
+ * will run from the loop; -1 with err (409 for a paused sandbox: resume it
  * first; 500 otherwise) and done will not. */
 int snapshots_capture(struct registry *reg, struct sandbox *sb, const char *template_layer,
-	const char *origin, snapshots_captured done, void *ctx, int *status, char *why, size_t why_len);
+	const char *origin, snapshots_captured done, void *ctx, struct err *err);
 void snapshots_capture_free_ids(char **ids, size_t count);
 /* Names every layer a capture in progress stands on by calling keep(set,
  * id): its snapshot or forks are not recorded yet. */

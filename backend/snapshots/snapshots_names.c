@@ -1,6 +1,8 @@
 /* Snapshot names (snapshots_names.h). */
 #include "snapshots/snapshots_names.h"
 
+#include "lib/err.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -31,30 +33,28 @@ bool snapshots_tag_valid(const char *text, size_t len)
 	return true;
 }
 
-int snapshots_ref_parse(const char *text, struct snapshot_ref *ref, const char **why)
+int snapshots_ref_parse(const char *text, struct snapshot_ref *ref, struct err *err)
 {
 	memset(ref, 0, sizeof *ref);
 	const char *slash = strchr(text, '/');
 	if (slash) {
 		if ((size_t)(slash - text) != strlen(SNAPSHOTS_NAMESPACE) ||
-			strncmp(text, SNAPSHOTS_NAMESPACE, (size_t)(slash - text)) != 0) {
-			*why = "snapshots live in the namespace \"" SNAPSHOTS_NAMESPACE "\" of this backend";
-			return -1;
-		}
+			strncmp(text, SNAPSHOTS_NAMESPACE, (size_t)(slash - text)) != 0)
+			return err_set(err, 400,
+				"snapshots live in the namespace \"" SNAPSHOTS_NAMESPACE
+				"\" of this backend");
 		text = slash + 1;
 	}
 	const char *colon = strchr(text, ':');
 	size_t name_len = colon ? (size_t)(colon - text) : strlen(text);
-	if (!snapshots_name_valid(text, name_len)) {
-		*why = "a snapshot name is 1 to 64 of a-z 0-9 _ - and starts with a letter or a digit";
-		return -1;
-	}
+	if (!snapshots_name_valid(text, name_len))
+		return err_set(err, 400,
+			"a snapshot name is 1 to 64 of a-z 0-9 _ - and starts with a letter or a digit");
 	memcpy(ref->name, text, name_len);
 	if (colon) {
-		if (!snapshots_tag_valid(colon + 1, strlen(colon + 1))) {
-			*why = "a tag is 1 to 64 of A-Z a-z 0-9 . _ - and does not start with .";
-			return -1;
-		}
+		if (!snapshots_tag_valid(colon + 1, strlen(colon + 1)))
+			return err_set(err, 400,
+				"a tag is 1 to 64 of A-Z a-z 0-9 . _ - and does not start with .");
 		snprintf(ref->tag, sizeof ref->tag, "%s", colon + 1);
 		ref->has_tag = true;
 	} else {

@@ -3,12 +3,14 @@
  * unnamed, known by its raw id as "<id>:<tag>". The tag defaults to
  * "default". References accepted (create from it, delete, list filter):
  * "name", "name:tag", "local/name", "local/name:tag", "<id>", "<id>:tag".
- * Pure string work; calls nothing. */
+ * Pure string work; calls only lib/err. */
 #ifndef E2B_BACKEND_SNAPSHOTS_NAMES_H
 #define E2B_BACKEND_SNAPSHOTS_NAMES_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+struct err;
 
 #define SNAPSHOTS_NAMESPACE "local"
 #define SNAPSHOTS_DEFAULT_TAG "default"
@@ -26,8 +28,8 @@ bool snapshots_name_valid(const char *text, size_t len);
 /* Whether text is a tag: 1 to 64 of [A-Za-z0-9._-], not starting with '.'. */
 bool snapshots_tag_valid(const char *text, size_t len);
 /* Parses a reference (above). A namespace other than "local" is refused.
- * 0, or -1 with why (a static string). */
-int snapshots_ref_parse(const char *text, struct snapshot_ref *ref, const char **why);
+ * 0, or -1 with why in err (status 400). err may be NULL. */
+int snapshots_ref_parse(const char *text, struct snapshot_ref *ref, struct err *err);
 /* E2B's snapshotID: "local/<name>:<tag>" when named, else "<id>:<tag>".
  * out needs SNAPSHOTS_ID_TEXT_MAX bytes. */
 #define SNAPSHOTS_ID_TEXT_MAX (sizeof SNAPSHOTS_NAMESPACE + 2 * SNAPSHOTS_NAME_MAX + 4)

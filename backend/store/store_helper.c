@@ -6,6 +6,7 @@
 #include "store/store_helper.h"
 
 #include "lib/child_fds.h"
+#include "lib/err.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -96,11 +97,12 @@ __attribute__((noreturn)) static void run_job(const char *name, int fd, store_he
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	char why[400] = "";
-	if (job(arg, why, sizeof why) == 0)
+	struct err err;
+	err_clear(&err);
+	if (job(arg, &err) == 0)
 		dprintf(3, "ok\n");
 	else
-		dprintf(3, "%s\n", why[0] ? why : "failed");
+		dprintf(3, "%.399s\n", err.msg[0] ? err.msg : "failed");
 	_exit(0);
 }
 

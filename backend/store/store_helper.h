@@ -8,10 +8,11 @@
 
 #include <stddef.h>
 
+struct err;
 struct event_base;
 
-/* Runs in the helper: 0 ok, else -1 with why filled in. */
-typedef int (*store_helper_job)(void *arg, char *why, size_t why_len);
+/* Runs in the helper: 0 ok, else -1 with err filled in. */
+typedef int (*store_helper_job)(void *arg, struct err *err);
 /* Runs on the loop once the helper has exited: error NULL when the job
  * succeeded, else what went wrong. */
 typedef void (*store_helper_done)(void *ctx, const char *error);

@@ -5,6 +5,7 @@
 #include "store/store_layers.h"
 
 #include "lib/clock.h"
+#include "lib/err.h"
 #include "lib/random.h"
 #include "lib/text.h"
 #include "lib/tree_remove.h"
@@ -204,7 +205,7 @@ char *store_layer_path(const char *id)
 }
 
 int store_layer_publish(const char *dir, const char *id, const char *parent, const char *origin,
-	uint64_t size, char *why, size_t why_len)
+	uint64_t size, struct err *err)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc = fd >= 0 && syncfs(fd) == 0 && write_layer_json(dir, id, parent, origin, NULL, size) == 0
@@ -219,7 +220,7 @@ int store_layer_publish(const char *dir, const char *id, const char *parent, con
 		return 0;
 	}
 	if (rc != 0)
-		snprintf(why, why_len, "cannot write layer %s: %s", id, strerror(e));
+		err_set(err, e, "cannot write layer %s: %s", id, strerror(e));
 	return rc;
 }
 
@@ -237,12 +238,12 @@ const struct store_layer *store_layer_adopt(const char *id)
 
 /* --- removing the .tmp-* of an earlier run ------------------------------------ */
 
-static int remove_paths(void *arg, char *why, size_t why_len)
+static int remove_paths(void *arg, struct err *err)
 {
 	int rc = 0;
 	for (char **p = arg; *p; p++) {
 		if (tree_remove(*p) != 0) {
-			snprintf(why, why_len, "cannot delete %s completely", *p);
+			err_set(err, 0, "cannot delete %s completely", *p);
 			rc = -1;
 		}
 	}
@@ -314,8 +315,8 @@ int store_scratch_remove(char *path)
 	}
 	paths[0] = path;
 	if (store_helper_run(g.base, "e2b-layer-clean", remove_paths, paths, paths_removed, paths) != 0) {
-		char why[256] = "";
-		paths_removed(paths, remove_paths(paths, why, sizeof why) == 0 ? NULL : why);
+		struct err err;
+		paths_removed(paths, remove_paths(paths, &err) == 0 ? NULL : err.msg);
 	}
 	return 0;
 }
@@ -378,7 +379,7 @@ int store_layer_add_external(const char *id, const char *dir, const char *origin
 /* --- sealing ---------------------------------------------------------------------- */
 
 /* In the helper. */
-static int seal_run(void *arg, char *why, size_t why_len)
+static int seal_run(void *arg, struct err *err)
 {
 	struct seal_job *job = arg;
 	char root[PATH_MAX];
@@ -386,9 +387,9 @@ static int seal_run(void *arg, char *why, size_t why_len)
 	snprintf(root, sizeof root, "%s/root", job->tmp);
 	int rc = mkdir(job->tmp, 0700);
 	if (rc != 0)
-		snprintf(why, why_len, "cannot make %s: %s", job->tmp, strerror(errno));
+		err_set(err, errno, "cannot make %s: %s", job->tmp, strerror(errno));
 	if (rc == 0)
-		rc = store_shift_copy(job->upper, root, job->id_base, job->id_count, &bytes, why, why_len);
+		rc = store_shift_copy(job->upper, root, job->id_base, job->id_count, &bytes, err);
 	/* One syncfs, not an fsync per file: the tree is on disk before
 	 * layer.json says it is complete. */
 	int fd = rc == 0 ? open(job->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
@@ -396,7 +397,7 @@ static int seal_run(void *arg, char *why, size_t why_len)
 		(fd < 0 || syncfs(fd) != 0 ||
 			write_layer_json(job->tmp, job->id, job->parent, job->origin, NULL, bytes) != 0 ||
 			publish(job->tmp, job->id) != 0)) {
-		snprintf(why, why_len, "cannot write layer %s: %s", job->id, strerror(errno));
+		err_set(err, errno, "cannot write layer %s: %s", job->id, strerror(errno));
 		rc = -1;
 	}
 	if (fd >= 0)
@@ -498,12 +499,12 @@ int store_layer_seal(const struct store_seal_spec *spec, store_layer_done done, 
 
 /* --- removing ------------------------------------------------------------------- */
 
-static int remove_run(void *arg, char *why, size_t why_len)
+static int remove_run(void *arg, struct err *err)
 {
 	struct remove_job *job = arg;
 	if (tree_remove(job->tmp) == 0)
 		return 0;
-	snprintf(why, why_len, "cannot delete %s completely", job->tmp);
+	err_set(err, 0, "cannot delete %s completely", job->tmp);
 	return -1;
 }
 
@@ -548,8 +549,8 @@ int store_layer_remove(const char *id, store_layer_done done, void *ctx)
 	job->ctx = ctx;
 	if (store_helper_run(g.base, "e2b-layer-rm", remove_run, job, remove_done, job) != 0) {
 		/* No helper: delete it here, blocking, rather than leave it. */
-		char why[256] = "";
-		remove_done(job, remove_run(job, why, sizeof why) == 0 ? NULL : why);
+		struct err err;
+		remove_done(job, remove_run(job, &err) == 0 ? NULL : err.msg);
 	}
 	return 0;
 }

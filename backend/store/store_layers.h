@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct err;
 struct event_base;
 
 struct store_layer {
@@ -102,9 +103,9 @@ char *store_layer_path(const char *id);
 /* Blocking, for a helper: makes dir (holding root/, on the store's file
  * system) the layer id: syncs it, writes layer.json and renames it into
  * place. A layer of that id made meanwhile by another job is the same tree:
- * dir is removed and 0 returned. 0 ok, -1 with why. */
+ * dir is removed and 0 returned. 0 ok, -1 with err. */
 int store_layer_publish(const char *dir, const char *id, const char *parent, const char *origin,
-	uint64_t size, char *why, size_t why_len);
+	uint64_t size, struct err *err);
 /* On the loop: the layer id, read from layers/<id> when a helper has
  * published it since (store_layer_publish), or NULL when there is none. */
 const struct store_layer *store_layer_adopt(const char *id);

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "store/store_lock.h"
 
+#include "lib/err.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,13 +12,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-int store_lock_take(const char *state_root, int pid, char *why, size_t why_len)
+int store_lock_take(const char *state_root, int pid, struct err *err)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/lock", state_root);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
-		snprintf(why, why_len, "cannot open %s: %s", path, strerror(errno));
+		err_set(err, errno, "cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
 	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -27,12 +29,12 @@ int store_lock_take(const char *state_root, int pid, char *why, size_t why_len)
 		ssize_t n = e == EWOULDBLOCK ? pread(fd, text, sizeof text - 1, 0) : -1;
 		int holder = n > 0 ? atoi(text) : 0;
 		if (e != EWOULDBLOCK)
-			snprintf(why, why_len, "cannot lock %s: %s", path, strerror(e));
+			err_set(err, e, "cannot lock %s: %s", path, strerror(e));
 		else if (holder > 0)
-			snprintf(why, why_len, "state directory %s is in use by another backend (pid %d)",
+			err_set(err, 0, "state directory %s is in use by another backend (pid %d)",
 				state_root, holder);
 		else
-			snprintf(why, why_len, "state directory %s is in use by another backend", state_root);
+			err_set(err, 0, "state directory %s is in use by another backend", state_root);
 		close(fd);
 		return -1;
 	}

@@ -8,11 +8,13 @@
 
 #include <stddef.h>
 
+struct err;
+
 /* Takes <state_root>/lock (made when missing) and writes this process's pid
  * into it (pid: the machine's, for the message a second backend prints).
  * Returns the lock's descriptor (close-on-exec; closing it releases the
- * lock), or -1 with why filled in: "state directory DIR is in use by another
+ * lock), or -1 with err filled in: "state directory DIR is in use by another
  * backend (pid N)" when another process holds it. */
-int store_lock_take(const char *state_root, int pid, char *why, size_t why_len);
+int store_lock_take(const char *state_root, int pid, struct err *err);
 
 #endif

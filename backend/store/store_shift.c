@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "store/store_shift.h"
 
+#include "lib/err.h"
 #include "lib/tree_remove.h"
 
 #include <dirent.h>
@@ -45,8 +46,7 @@ struct shift {
 	void *links;         /* tsearch tree of struct link_seen */
 	char path[PATH_MAX]; /* the entry being copied, relative to the root */
 	size_t len;
-	char *why;
-	size_t why_len;
+	struct err *err;
 };
 
 __attribute__((format(printf, 2, 3))) static int fail(struct shift *s, const char *fmt, ...)
@@ -57,7 +57,7 @@ __attribute__((format(printf, 2, 3))) static int fail(struct shift *s, const cha
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	snprintf(s->why, s->why_len, "%s /%.*s: %s", what, (int)s->len, s->path, strerror(e));
+	err_set(s->err, e, "%s /%.*s: %s", what, (int)s->len, s->path, strerror(e));
 	return -1;
 }
 
@@ -413,19 +413,18 @@ static int shift_tree(struct shift *s, const char *src, const char *dst)
 }
 
 int store_shift_copy(const char *src, const char *dst, uid_t base, unsigned long count, uint64_t *bytes,
-	char *why, size_t why_len)
+	struct err *err)
 {
-	struct shift s =
-		{.base = base, .count = count, .dst_root = -1, .bottom = -1, .why = why, .why_len = why_len};
+	struct shift s = {.base = base, .count = count, .dst_root = -1, .bottom = -1, .err = err};
 	int rc = shift_tree(&s, src, dst);
 	*bytes = s.bytes;
 	return rc;
 }
 
-int store_shift_merge(const char *src, const char *dst, const char *bottom, char *why, size_t why_len)
+int store_shift_merge(const char *src, const char *dst, const char *bottom, struct err *err)
 {
 	/* Layers have canonical ids already: every id maps to itself. */
-	struct shift s = {.base = 0, .count = ULONG_MAX, .dst_root = -1, .why = why, .why_len = why_len};
+	struct shift s = {.base = 0, .count = ULONG_MAX, .dst_root = -1, .err = err};
 	s.bottom = open(bottom, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s.bottom < 0)
 		return fail(&s, "cannot open the bottom layer");

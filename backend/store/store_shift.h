@@ -20,14 +20,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct err;
+
 #define STORE_SHIFT_MAX_DEPTH 512 /* deeper trees are refused (each level holds two descriptors) */
 
 /* Creates dst (must not exist) as a copy of the directory src with host ids
  * base..base+count-1 shifted down by base. *bytes: the sizes of the regular
- * files and symbolic links copied. 0 ok, -1 with why filled in (dst may be
+ * files and symbolic links copied. 0 ok, -1 with err filled in (dst may be
  * left half-made: the caller removes it). */
 int store_shift_copy(const char *src, const char *dst, uid_t base, unsigned long count, uint64_t *bytes,
-	char *why, size_t why_len);
+	struct err *err);
 
 /* Merges the layer tree src into dst (made when missing) as an overlay
  * stacks it over the layers merged there before: what src has at a name
@@ -36,8 +38,8 @@ int store_shift_copy(const char *src, const char *dst, uid_t base, unsigned long
  * on (the stack's bottom layer, only looked into): a whiteout stays, and an
  * opaque directory (one of src's, or a directory replacing what hid
  * bottom's) stays opaque, only where bottom has something to hide. Ids are
- * kept as they are (layers have canonical ids). Blocks. 0 ok, -1 with why
+ * kept as they are (layers have canonical ids). Blocks. 0 ok, -1 with err
  * (dst may be half-merged: the caller removes it). */
-int store_shift_merge(const char *src, const char *dst, const char *bottom, char *why, size_t why_len);
+int store_shift_merge(const char *src, const char *dst, const char *bottom, struct err *err);
 
 #endif

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "store/store_squash.h"
 
+#include "lib/err.h"
 #include "lib/text.h"
 #include "lib/tree_remove.h"
 #include "store/store_helper.h"
@@ -30,7 +31,7 @@ struct squash_job {
 static struct squash_job *jobs; /* those running, for store_squash_cancel */
 
 /* What layer.json says of a layer's size: its files' and links' bytes. */
-static int tree_bytes(const char *dir, uint64_t *bytes, char *why, size_t why_len)
+static int tree_bytes(const char *dir, uint64_t *bytes, struct err *err)
 {
 	char *copy = strdup(dir); /* fts_open takes char *const * */
 	char *paths[] = {copy, NULL};
@@ -45,24 +46,23 @@ static int tree_bytes(const char *dir, uint64_t *bytes, char *why, size_t why_le
 			rc = -1;
 	}
 	if (rc != 0)
-		snprintf(why, why_len, "cannot measure the merged layer: %s", strerror(errno));
+		err_set(err, errno, "cannot measure the merged layer: %s", strerror(errno));
 	if (fts)
 		fts_close(fts);
 	free(copy);
 	return rc;
 }
 
-int store_squash_merge(const char *const *roots, size_t n, const char *dst, uint64_t *bytes, char *why,
-	size_t why_len)
+int store_squash_merge(const char *const *roots, size_t n, const char *dst, uint64_t *bytes, struct err *err)
 {
 	if (n < 2) {
-		snprintf(why, why_len, "a stack of %zu layers has nothing to squash", n);
+		err_set(err, 0, "a stack of %zu layers has nothing to squash", n);
 		return -1;
 	}
 	for (size_t i = 1; i < n; i++)
-		if (store_shift_merge(roots[i], dst, roots[0], why, why_len) != 0)
+		if (store_shift_merge(roots[i], dst, roots[0], err) != 0)
 			return -1;
-	return tree_bytes(dst, bytes, why, why_len);
+	return tree_bytes(dst, bytes, err);
 }
 
 static void job_free(struct squash_job *job)
@@ -81,17 +81,14 @@ static void job_free(struct squash_job *job)
 }
 
 /* In the helper. */
-static int squash_run(void *arg, char *why, size_t why_len)
+static int squash_run(void *arg, struct err *err)
 {
 	struct squash_job *job = arg;
 	uint64_t bytes = 0;
 	char *root = text_printf("%s/root", job->scratch);
-	int rc = root
-		? store_squash_merge((const char *const *)job->roots, job->n, root, &bytes, why, why_len)
-		: -1;
+	int rc = root ? store_squash_merge((const char *const *)job->roots, job->n, root, &bytes, err) : -1;
 	if (rc == 0)
-		rc = store_layer_publish(job->scratch, job->id, job->parent, job->origin, bytes, why,
-			why_len);
+		rc = store_layer_publish(job->scratch, job->id, job->parent, job->origin, bytes, err);
 	if (rc != 0)
 		tree_remove(job->scratch);
 	free(root);

@@ -19,9 +19,8 @@ struct event_base;
 
 /* Blocking: dst (must not exist) becomes roots[1..n-1] merged in that order
  * as stacked over roots[0] (n >= 2); *bytes: the sizes of its files and
- * links. 0 ok, -1 with why (dst may be left half-made). */
-int store_squash_merge(const char *const *roots, size_t n, const char *dst, uint64_t *bytes, char *why,
-	size_t why_len);
+ * links. 0 ok, -1 with err (dst may be left half-made). */
+int store_squash_merge(const char *const *roots, size_t n, const char *dst, uint64_t *bytes, struct err *err);
 
 /* On the loop: merges the layers ids[1..n-1] over ids[0] (n >= 2) into a
  * new layer id (its parent ids[0], its origin origin) in a helper; done

@@ -1,6 +1,7 @@
 /* The accounts a build makes (templates_accounts.h). */
 #include "templates/templates_accounts.h"
 
+#include "lib/err.h"
 #include "lib/text.h"
 #include "runtime/runtime_enter.h"
 #include "runtime/runtime_users.h"
@@ -63,11 +64,11 @@ static const char provision_script[] =
 	"fi\n"
 	"echo \"Provisioned $name: uid $uid, gid $gid, home $home, shell $shell$sudo ($tool)\"\n";
 
-int templates_accounts_missing(const struct sandbox *sb, const char *name, char *why, size_t len)
+int templates_accounts_missing(const struct sandbox *sb, const char *name, struct err *err)
 {
 	struct sandbox_user u;
 	if (strlen(name) >= 64) {
-		snprintf(why, len, "failed to set user '%.64s': invalid username: '%.64s'", name, name);
+		err_set(err, 0, "failed to set user '%.64s': invalid username: '%.64s'", name, name);
 		return -1;
 	}
 	return runtime_user_resolve(sb, name, &u) != 0;
@@ -106,12 +107,12 @@ cJSON *templates_accounts_provision_step(void)
 	return step;
 }
 
-const char *templates_accounts_unprovisionable(const struct sandbox *sb)
+int templates_accounts_can_provision(const struct sandbox *sb, struct err *err)
 {
 	struct sandbox_user root;
 	if (runtime_path_is_dir(sb, TEMPLATES_ACCOUNTS_SHELL) != 0)
-		return "the image has no " TEMPLATES_ACCOUNTS_SHELL " to run it";
+		return err_set(err, 0, "the image has no " TEMPLATES_ACCOUNTS_SHELL " to run it");
 	if (runtime_user_resolve(sb, "root", &root) != 0)
-		return "the image's /etc/passwd has no root to run it as";
-	return NULL;
+		return err_set(err, 0, "the image's /etc/passwd has no root to run it as");
+	return 0;
 }

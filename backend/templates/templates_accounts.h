@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 struct cJSON;
+struct err;
 struct sandbox;
 
 #define TEMPLATES_ACCOUNT_USER "user" /* E2B's account */
@@ -25,9 +26,9 @@ struct sandbox;
 #define TEMPLATES_ACCOUNTS_SHELL "/bin/sh"
 
 /* A USER step of name in the build sandbox sb: 0 its account exists, 1 it
- * must be made first, -1 no account can have that name (why: E2B's
+ * must be made first, -1 no account can have that name (err: E2B's
  * message, the reason the build fails). */
-int templates_accounts_missing(const struct sandbox *sb, const char *name, char *why, size_t len);
+int templates_accounts_missing(const struct sandbox *sb, const char *name, struct err *err);
 /* The root script that makes the account name as a USER step does
  * (the tools' defaults: home /home/<name>, the next free uid). malloc'd,
  * NULL out of memory. */
@@ -44,9 +45,9 @@ const char *templates_accounts_provision_script(void);
  * type "PROVISION", args its log text and its script, so that a change to
  * the provisioning is another key. NULL out of memory; the caller frees. */
 struct cJSON *templates_accounts_provision_step(void);
-/* Whether the build sandbox can run the provisioning: NULL yes, else why
- * not (static text): an image without a shell or without root's account
- * runs no command at all, so it stays as it is (its user root). */
-const char *templates_accounts_unprovisionable(const struct sandbox *sb);
+/* Whether the build sandbox can run the provisioning: 0 yes, else -1 with
+ * why not in err (status 0): an image without a shell or without root's
+ * account runs no command at all, so it stays as it is (its user root). */
+int templates_accounts_can_provision(const struct sandbox *sb, struct err *err);
 
 #endif

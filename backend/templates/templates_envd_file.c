@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "templates/templates_envd_file.h"
 
+#include "lib/err.h"
 #include "lib/sha256.h"
 #include "lib/write_all.h"
 #include "registry/registry.h"
@@ -65,13 +66,13 @@ static int open_dir(const struct sandbox *sb, uid_t root_uid, gid_t root_gid)
 	return runtime_open_in_root(sb, TEMPLATES_ENVD_FILE_DIR, O_DIRECTORY | O_RDONLY);
 }
 
-int templates_envd_file_write(const struct sandbox *sb, char *why, size_t why_len)
+int templates_envd_file_write(const struct sandbox *sb, struct err *err)
 {
 	uid_t root_uid = runtime_host_id(sb, 0);
 	gid_t root_gid = runtime_host_id(sb, 0);
 	char *text = file_text(sb);
 	if (!text) {
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return -1;
 	}
 	int dir = open_dir(sb, root_uid, root_gid), fd = -1, rc = -1;
@@ -85,7 +86,7 @@ int templates_envd_file_write(const struct sandbox *sb, char *why, size_t why_le
 		renameat(dir, TMP_NAME, dir, TEMPLATES_ENVD_FILE_NAME) == 0)
 		rc = 0;
 	if (rc != 0)
-		snprintf(why, why_len, "%s: %s", step, strerror(errno));
+		err_set(err, errno, "%s: %s", step, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	if (dir >= 0)

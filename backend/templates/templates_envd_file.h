@@ -11,13 +11,14 @@
 
 #include <stddef.h>
 
+struct err;
 struct sandbox;
 
 #define TEMPLATES_ENVD_FILE_DIR "/run/e2b"
 #define TEMPLATES_ENVD_FILE_NAME "envd.json"
 
 /* Writes (atomically replaces) the file for sb's environment and token.
- * 0, or -1 with why. Isolated sandboxes only. */
-int templates_envd_file_write(const struct sandbox *sb, char *why, size_t why_len);
+ * 0, or -1 with err. Isolated sandboxes only. */
+int templates_envd_file_write(const struct sandbox *sb, struct err *err);
 
 #endif

@@ -11,6 +11,7 @@
 #include "templates/templates_exec.h"
 
 #include "envd/process/process_run.h"
+#include "lib/err.h"
 #include "lib/text.h"
 #include "registry/registry.h"
 #include "store/store_helper.h"
@@ -84,13 +85,13 @@ static int run(struct exec *e, const char *user, const char *shell, const char *
 		.command = command,
 		.envs = e->cfg.envs,
 		.shell = shell};
-	char why[600];
-	e->proc = process_run(e->env->pm, &spec, &observer, e, why, sizeof why);
+	struct err why;
+	e->proc = process_run(e->env->pm, &spec, &observer, e, &why);
 	if (!e->proc) {
 		char reason[1400];
 		/* E2B's builder: Start's error as its command stream ends with it */
-		snprintf(reason, sizeof reason, "failed to run command '%.700s': command failed: %s", shown,
-			why);
+		snprintf(reason, sizeof reason, "failed to run command '%.700s': command failed: %.599s",
+			shown, why.msg);
 		exec_state_finish(e, reason);
 		return -1;
 	}
@@ -99,12 +100,13 @@ static int run(struct exec *e, const char *user, const char *shell, const char *
 
 static void step_copy(struct exec *e, const cJSON *step)
 {
-	char shown[1200], why[1400];
+	char shown[1200];
+	struct err why;
 	snprintf(shown, sizeof shown, "COPY %.500s %.500s", arg(step, 0), arg(step, 1));
 	char *script = templates_files_copy_command(e->sb, step, e->cfg.user ? e->cfg.user : "user",
-		e->cfg.workdir, why, sizeof why);
+		e->cfg.workdir, &why);
 	if (!script) {
-		exec_state_finish(e, why);
+		exec_state_finish(e, why.msg);
 		return;
 	}
 	run(e, "root", NULL, script, shown);
@@ -174,10 +176,10 @@ static bool settled_before_run(struct exec *e, const cJSON *s, const char *type,
 static void step_user(struct exec *e, const cJSON *s, const char *type, const char *args)
 {
 	const char *name = arg(s, 0);
-	char why[200];
-	int missing = templates_accounts_missing(e->sb, name, why, sizeof why);
+	struct err why;
+	int missing = templates_accounts_missing(e->sb, name, &why);
 	if (missing < 0) {
-		exec_state_finish(e, why);
+		exec_state_finish(e, why.msg);
 		return;
 	}
 	if (missing && settled_before_run(e, s, type, args))
@@ -215,11 +217,11 @@ static void squashed(void *ctx, const char *error, const char *line)
 /* The stack is at its depth limit: merged into [bottom, merged] first. */
 static void squash(struct exec *e)
 {
-	char why[300];
+	struct err why;
 	exec_state_drop_sandbox(e); /* it stands on the old stack */
 	e->sealing = true;
-	if (templates_squash_start(e->env->base, e->cfg.layers, squashed, e, why, sizeof why) != 0)
-		squashed(e, why, NULL);
+	if (templates_squash_start(e->env->base, e->cfg.layers, squashed, e, &why) != 0)
+		squashed(e, why.msg, NULL);
 }
 
 static void step(struct exec *e)
@@ -237,9 +239,9 @@ static void step(struct exec *e)
 	if (strcmp(type, "ENV") != 0 && strcmp(type, "USER") != 0 && settled_before_run(e, s, type, args))
 		return;
 	build_log(e->b, "info", e->step_name, "[builder %d/%d] %s%s", e->i + 1, e->n, type, args);
-	char why[700];
-	if (!e->sb && !(e->sb = templates_stack_sandbox(e->env->reg, &e->cfg, e->b, why, sizeof why))) {
-		exec_state_finish(e, why);
+	struct err why;
+	if (!e->sb && !(e->sb = templates_stack_sandbox(e->env->reg, &e->cfg, e->b, &why))) {
+		exec_state_finish(e, why.msg);
 		return;
 	}
 	if (strcmp(type, "RUN") == 0) {
@@ -267,8 +269,7 @@ static void step(struct exec *e)
 static void provision(struct exec *e)
 {
 	cJSON *s = templates_accounts_provision_step();
-	char why[700];
-	const char * not ;
+	struct err why;
 	if (!s) {
 		exec_state_finish(e, "out of memory");
 		return;
@@ -278,12 +279,11 @@ static void provision(struct exec *e)
 	if (!e->force && store_layer_find(e->key)) {
 		build_log(e->b, "info", e->step_name, "CACHED Provisioning: %s", TEMPLATES_PROVISION_SHOWN);
 		exec_state_took_layer(e, e->key);
-	} else if (!e->sb &&
-		!(e->sb = templates_stack_sandbox(e->env->reg, &e->cfg, e->b, why, sizeof why))) {
-		exec_state_finish(e, why);
-	} else if ((not = templates_accounts_unprovisionable(e->sb)) != NULL) {
+	} else if (!e->sb && !(e->sb = templates_stack_sandbox(e->env->reg, &e->cfg, e->b, &why))) {
+		exec_state_finish(e, why.msg);
+	} else if (templates_accounts_can_provision(e->sb, &why) != 0) {
 		build_log(e->b, "warn", e->step_name,
-			"Provisioning: skipped, %s: the template's user stays root", not );
+			"Provisioning: skipped, %s: the template's user stays root", why.msg);
 		e->key[0] = '\0';
 		e->provision = false;
 		exec_state_schedule(e);
@@ -311,13 +311,13 @@ static void sealed(void *ctx, const struct store_layer *layer, const char *error
 
 static void seal_step(struct exec *e)
 {
-	char why[400], reason[600];
+	struct err why;
 	e->sealing = true;
-	if (templates_stack_seal(e->sb, e->key, exec_state_top_layer(e), sealed, e, why, sizeof why) == 0)
+	if (templates_stack_seal(e->sb, e->key, exec_state_top_layer(e), sealed, e, &why) == 0)
 		return;
 	e->sealing = false;
-	snprintf(reason, sizeof reason, "cannot keep the files of step %s: %s", e->step_name, why);
-	exec_state_finish(e, reason);
+	err_wrap(&why, "cannot keep the files of step %s", e->step_name);
+	exec_state_finish(e, why.msg);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
@@ -363,13 +363,12 @@ static void image_ready(void *ctx, const char *error, bool lacks_user)
 }
 
 int templates_exec_start(struct templates_env *env, struct template *tpl, struct template_build *b,
-	const cJSON *request, char *why, size_t why_len)
+	const cJSON *request, struct err *err)
 {
 	(void)tpl;
 	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(request, "steps");
-	if (templates_steps_check(steps, why, why_len) != 0 ||
-		templates_image_check(request, why, why_len) != 0 ||
-		templates_steps_check_strings(request, why, why_len) != 0)
+	if (templates_steps_check(steps, err) != 0 || templates_image_check(request, err) != 0 ||
+		templates_steps_check_strings(request, err) != 0)
 		return -1;
 	struct exec *e = calloc(1, sizeof *e);
 	if (!e || !(e->request = cJSON_Duplicate(request, true)) || !(e->cfg.envs = cJSON_CreateObject()) ||
@@ -379,7 +378,7 @@ int templates_exec_start(struct templates_env *env, struct template *tpl, struct
 			build_config_clear(&e->cfg);
 			free(e);
 		}
-		snprintf(why, why_len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return -1;
 	}
 	e->env = env;
@@ -392,23 +391,21 @@ int templates_exec_start(struct templates_env *env, struct template *tpl, struct
 	b->status = BUILD_BUILDING;
 	snprintf(e->step_name, sizeof e->step_name, "base");
 	build_log(b, "info", "base", "Building template %s, build %s", b->template_id, b->id);
-	char reason[700];
+	struct err reason;
 	e->force = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e->request, "force"));
 	if (templates_steps_start_cmds(e->request, &e->cfg) != 0) {
 		exec_state_finish(e, "out of memory");
 		return 0;
 	}
 	if (templates_stack_wants_image(e->request)) {
-		e->pull =
-			templates_image_start(b, e->request, &e->cfg, image_ready, e, reason, sizeof reason);
+		e->pull = templates_image_start(b, e->request, &e->cfg, image_ready, e, &reason);
 		templates_image_forget_credentials(e->request); /* the pull has its own copy */
 		if (!e->pull)
-			exec_state_finish(e, reason);
+			exec_state_finish(e, reason.msg);
 		return 0;
 	}
-	const char *bad = templates_stack_parent(e->env->catalog, e->request, &e->cfg, reason, sizeof reason);
-	if (bad) {
-		exec_state_finish(e, bad);
+	if (templates_stack_parent(e->env->catalog, e->request, &e->cfg, &reason) != 0) {
+		exec_state_finish(e, reason.msg);
 		return 0;
 	}
 	exec_state_mirror_layers(e);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 struct cJSON;
+struct err;
 struct proc_manager;
 struct registry;
 struct template;
@@ -33,11 +34,11 @@ struct templates_env {
 	void *running;          /* the executors (templates_exec_state.h) */
 };
 
-/* Checks the request (400 text in why when malformed: an unknown step
+/* Checks the request (400 text in err when malformed: an unknown step
  * type, missing arguments, a COPY without filesHash, a path that leaves
  * the context) and starts the build; the build's status says the rest. */
 int templates_exec_start(struct templates_env *env, struct template *tpl, struct template_build *b,
-	const struct cJSON *request, char *why, size_t why_len);
+	const struct cJSON *request, struct err *err);
 /* Stops a running build (its template is deleted, or the backend stops):
  * its sandbox is removed, the build ends in error. */
 void templates_exec_cancel(struct templates_env *env, struct template_build *b);

@@ -1,6 +1,7 @@
 /* Uploaded build files (templates_files.h). */
 #include "templates/templates_files.h"
 
+#include "lib/err.h"
 #include "lib/random.h"
 #include "lib/sha256.h"
 #include "lib/text.h"
@@ -153,17 +154,17 @@ static const char *arg(const cJSON *step, int k)
 }
 
 char *templates_files_copy_command(struct sandbox *sb, const cJSON *step, const char *user,
-	const char *workdir, char *why, size_t len)
+	const char *workdir, struct err *err)
 {
 	const char *hash = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "filesHash"));
 	char inside[128];
 	if (!templates_files_present(hash)) {
-		snprintf(why, len, "COPY %.500s %.500s: the files of hash %.64s were not uploaded",
-			arg(step, 0), arg(step, 1), hash);
+		err_set(err, 0, "COPY %.500s %.500s: the files of hash %.64s were not uploaded", arg(step, 0),
+			arg(step, 1), hash);
 		return NULL;
 	}
 	if (templates_files_place(sb, hash, inside, sizeof inside) != 0) {
-		snprintf(why, len, "COPY %.500s %.500s: cannot put the files in the build sandbox: %s",
+		err_set(err, errno, "COPY %.500s %.500s: cannot put the files in the build sandbox: %s",
 			arg(step, 0), arg(step, 1), strerror(errno));
 		return NULL;
 	}
@@ -175,6 +176,6 @@ char *templates_files_copy_command(struct sandbox *sb, const cJSON *step, const 
 			     : NULL;
 	free(owner);
 	if (!script)
-		snprintf(why, len, "out of memory");
+		err_set(err, 0, "out of memory");
 	return script;
 }

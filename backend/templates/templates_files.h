@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 struct cJSON;
+struct err;
 struct sandbox;
 
 #define TEMPLATES_HASH_LEN 64 /* sha256, hex */
@@ -38,8 +39,8 @@ int templates_files_place(struct sandbox *sb, const char *hash, char *inside, si
  * there first (templates_steps_copy_script): what it copies belongs to the
  * step's user, else to user; a relative dest is from workdir (NULL: the
  * home, /home/user). malloc'd, or NULL with the reason the build fails in
- * why (an upload that never arrived, ...). */
+ * err (an upload that never arrived, ...). */
 char *templates_files_copy_command(struct sandbox *sb, const struct cJSON *step, const char *user,
-	const char *workdir, char *why, size_t len);
+	const char *workdir, struct err *err);
 
 #endif

@@ -2,6 +2,7 @@
 #include "templates/templates_image.h"
 
 #include "images/images.h"
+#include "lib/err.h"
 #include "runtime/runtime.h"
 #include "templates/templates_build.h"
 #include "templates/templates_stack.h"
@@ -19,7 +20,7 @@ struct templates_image {
 	void *ctx;
 };
 
-int templates_image_check(const cJSON *request, char *why, size_t len)
+int templates_image_check(const cJSON *request, struct err *err)
 {
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(request, "fromImageRegistry");
 	if (!r || cJSON_IsNull(r))
@@ -28,22 +29,22 @@ int templates_image_check(const cJSON *request, char *why, size_t len)
 	const char *user = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "username"));
 	const char *password = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "password"));
 	if (!cJSON_IsObject(r) || !type) {
-		snprintf(why, len, "fromImageRegistry must be an object with a type");
+		err_set(err, 0, "fromImageRegistry must be an object with a type");
 		return -1;
 	}
 	if (strcmp(type, "aws") == 0 || strcmp(type, "gcp") == 0) {
-		snprintf(why, len,
+		err_set(err, 0,
 			"fromImageRegistry of type '%s' is not supported by this backend: give the "
 			"registry's username and password (type 'registry')",
 			type);
 		return -1;
 	}
 	if (strcmp(type, "registry") != 0) {
-		snprintf(why, len, "fromImageRegistry.type must be 'registry', 'aws' or 'gcp'");
+		err_set(err, 0, "fromImageRegistry.type must be 'registry', 'aws' or 'gcp'");
 		return -1;
 	}
 	if (!user || !*user || !password || !*password) {
-		snprintf(why, len, "fromImageRegistry needs a username and a password");
+		err_set(err, 0, "fromImageRegistry needs a username and a password");
 		return -1;
 	}
 	return 0;
@@ -99,10 +100,10 @@ static void pulled(void *ctx, const struct images_pulled *got, const char *error
 }
 
 struct templates_image *templates_image_start(struct template_build *b, const cJSON *request,
-	struct template_config *cfg, templates_image_done done, void *ctx, char *why, size_t len)
+	struct template_config *cfg, templates_image_done done, void *ctx, struct err *err)
 {
 	if (strcmp(runtime_isolation_name(), "full") != 0) {
-		snprintf(why, len,
+		err_set(err, 0,
 			"images from registries need the backend's full isolation (it is %s): their "
 			"files are unpacked with the owners they have inside a sandbox",
 			runtime_isolation_name());
@@ -117,11 +118,11 @@ struct templates_image *templates_image_start(struct template_build *b, const cJ
 		.max_layers = TEMPLATES_IMAGE_MAX_LAYERS};
 	struct templates_image *t = calloc(1, sizeof *t);
 	if (!t) {
-		snprintf(why, len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return NULL;
 	}
 	*t = (struct templates_image){.b = b, .cfg = cfg, .done = done, .ctx = ctx};
-	t->pull = images_pull_start(&spec, pulled, t, why, len);
+	t->pull = images_pull_start(&spec, pulled, t, err);
 	if (!t->pull) {
 		free(t);
 		return NULL;

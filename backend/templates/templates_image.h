@@ -16,13 +16,14 @@
 #define TEMPLATES_IMAGE_MAX_LAYERS 128
 
 struct cJSON;
+struct err;
 struct template_build;
 struct template_config;
 struct templates_image;
 
-/* 400 text in why for fromImageRegistry that is not {type: "registry",
+/* 400 text in err for fromImageRegistry that is not {type: "registry",
  * username, password} (AWS and GCP registries are refused by name). 0 ok. */
-int templates_image_check(const struct cJSON *request, char *why, size_t len);
+int templates_image_check(const struct cJSON *request, struct err *err);
 /* The registry password leaves a request (zeroed, then removed with
  * fromImageRegistry): a build keeps no credential once its pull has its own. */
 void templates_image_forget_credentials(struct cJSON *request);
@@ -33,9 +34,9 @@ void templates_image_forget_credentials(struct cJSON *request);
 typedef void (*templates_image_done)(void *ctx, const char *error, bool lacks_user);
 /* Starts pulling the request's fromImage for build b; done fills cfg (its
  * base, layers, envs, workdir, user) and logs what the pull did. NULL with
- * why when it cannot start. */
+ * err when it cannot start. */
 struct templates_image *templates_image_start(struct template_build *b, const struct cJSON *request,
-	struct template_config *cfg, templates_image_done done, void *ctx, char *why, size_t len);
+	struct template_config *cfg, templates_image_done done, void *ctx, struct err *err);
 /* Stops the pull; done is not called. */
 void templates_image_cancel(struct templates_image *t);
 

@@ -2,6 +2,7 @@
 #include "templates/templates_squash.h"
 
 #include "lib/clock.h"
+#include "lib/err.h"
 #include "lib/sha256.h"
 #include "store/store_layers.h"
 #include "store/store_squash.h"
@@ -76,7 +77,7 @@ static void merged(void *ctx, const struct store_layer *layer, const char *error
 }
 
 int templates_squash_start(struct event_base *base, cJSON *layers, templates_squash_done done, void *ctx,
-	char *why, size_t len)
+	struct err *err)
 {
 	char id[STORE_NAME_MAX + 1];
 	int n = cJSON_GetArraySize(layers);
@@ -85,7 +86,7 @@ int templates_squash_start(struct event_base *base, cJSON *layers, templates_squ
 		char line[300];
 		snprintf(line, sizeof line, "Stack of %d layers squashed: %s, in the store already", n, id);
 		if (replace(layers, id) != 0) {
-			snprintf(why, len, "out of memory");
+			err_set(err, 0, "out of memory");
 			return -1;
 		}
 		done(ctx, NULL, line);
@@ -109,7 +110,7 @@ int templates_squash_start(struct event_base *base, cJSON *layers, templates_squ
 		running = q;
 	}
 	if (rc != 0) {
-		snprintf(why, len, "%s", ids && q ? strerror(errno) : "out of memory");
+		err_set(err, errno, "%s", ids && q ? strerror(errno) : "out of memory");
 		free(q);
 	}
 	free(ids);

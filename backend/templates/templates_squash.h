@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 struct cJSON;
+struct err;
 struct event_base;
 struct template_build;
 struct template_config;
@@ -35,10 +36,10 @@ void templates_squash_id(const struct cJSON *layers, char id[STORE_NAME_MAX + 1]
 typedef void (*templates_squash_done)(void *ctx, const char *error, const char *line);
 /* Squashes layers (the caller's array, rewritten when done succeeds; it
  * must stay until then). A merged layer in the store already is taken at
- * once: done runs before this returns. 0 ok, -1 with why (done will not
+ * once: done runs before this returns. 0 ok, -1 with err (done will not
  * run). */
 int templates_squash_start(struct event_base *base, struct cJSON *layers, templates_squash_done done,
-	void *ctx, char *why, size_t len);
+	void *ctx, struct err *err);
 /* Kills the squash started with ctx, if one runs (store_squash_cancel): its
  * done then runs with an error, once its helper is gone, and nothing half
  * made of it stays. */

@@ -1,6 +1,7 @@
 /* Templates' layers in the store (templates_stack.h). */
 #include "templates/templates_stack.h"
 
+#include "lib/err.h"
 #include "lib/sha256.h"
 #include "lib/text.h"
 #include "net/net.h"
@@ -31,11 +32,11 @@ static void hex(const uint8_t *d, size_t n, char *out)
 		sprintf(out + 2 * i, "%02x", d[i]);
 }
 
-int templates_stack_builtin(const char *name, char id[STORE_NAME_MAX + 1], char *why, size_t len)
+int templates_stack_builtin(const char *name, char id[STORE_NAME_MAX + 1], struct err *err)
 {
 	char *rootfs = runtime_template_rootfs(name);
 	if (!rootfs) {
-		snprintf(why, len, "template '%.64s' not found", name);
+		err_set(err, 0, "template '%.64s' not found", name);
 		return -1;
 	}
 	/* <templates>/<name>/RECIPE_HASH, beside rootfs (./build.sh writes it). */
@@ -52,9 +53,9 @@ int templates_stack_builtin(const char *name, char id[STORE_NAME_MAX + 1], char 
 	snprintf(id, STORE_NAME_MAX + 1, "%.64s-%.16s", name, hash[0] ? hash : "unversioned");
 	int rc = store_layer_add_external(id, rootfs, TEMPLATES_ORIGIN_BASE);
 	if (rc != 0 && errno == ENOENT)
-		snprintf(why, len, "template '%.64s' not found", name);
+		err_set(err, 0, "template '%.64s' not found", name);
 	else if (rc != 0)
-		snprintf(why, len, "cannot use template '%.64s' as a layer: %s", name, strerror(errno));
+		err_set(err, errno, "cannot use template '%.64s' as a layer: %s", name, strerror(errno));
 	free(rootfs);
 	return rc;
 }
@@ -109,12 +110,12 @@ void templates_stack_key(const cJSON *layers, const cJSON *step, const struct te
 	cJSON_Delete(o);
 }
 
-const char **templates_stack_roots(const cJSON *layers, size_t *n, char *why, size_t len)
+const char **templates_stack_roots(const cJSON *layers, size_t *n, struct err *err)
 {
 	*n = (size_t)cJSON_GetArraySize(layers);
 	const char **roots = calloc(*n ? *n : 1, sizeof *roots);
 	if (!roots) {
-		snprintf(why, len, "out of memory");
+		err_set(err, 0, "out of memory");
 		return NULL;
 	}
 	size_t i = 0;
@@ -122,7 +123,7 @@ const char **templates_stack_roots(const cJSON *layers, size_t *n, char *why, si
 	cJSON_ArrayForEach(id, layers) {
 		const struct store_layer *l = store_layer_find(cJSON_GetStringValue(id));
 		if (!l) {
-			snprintf(why, len, "layer %.80s of the template is missing from the store",
+			err_set(err, 0, "layer %.80s of the template is missing from the store",
 				cJSON_GetStringValue(id) ? id->valuestring : "?");
 			free(roots);
 			return NULL;
@@ -135,7 +136,7 @@ const char **templates_stack_roots(const cJSON *layers, size_t *n, char *why, si
 #define BUILD_SANDBOX_TIMEOUT_S 86400
 
 struct sandbox *templates_stack_sandbox(struct registry *reg, const struct template_config *cfg,
-	const struct template_build *b, char *why, size_t len)
+	const struct template_build *b, struct err *err)
 {
 	struct sandbox_spec spec = {.template_id = cfg->base,
 		.timeout_s = BUILD_SANDBOX_TIMEOUT_S,
@@ -144,22 +145,21 @@ struct sandbox *templates_stack_sandbox(struct registry *reg, const struct templ
 		.cpu_count = b->cpu_count,
 		.memory_mb = b->memory_mb,
 		.disk_size_mb = b->disk_mb};
-	struct runtime_error rerr;
+	struct err rerr;
 	struct sandbox *sb = NULL;
-	const char **roots = templates_stack_roots(cfg->layers, &spec.layer_count, why, len);
+	const char **roots = templates_stack_roots(cfg->layers, &spec.layer_count, err);
 	if (!roots)
 		return NULL;
 	spec.layers = roots;
 	if (runtime_check_create(spec.template_id, spec.cpu_count, spec.memory_mb, spec.disk_size_mb,
 		    &rerr) != 0 ||
 		!(sb = registry_create(reg, &spec, &rerr)))
-		snprintf(why, len, "cannot create the build sandbox: %s", rerr.message);
+		err_set(err, 0, "cannot create the build sandbox: %s", rerr.msg);
 	free(roots);
 	/* The same network rules as any sandbox: egress as --sandbox-network allows. */
 	struct net_policy policy = {.allow_internet_access = -1};
-	char nwhy[256];
-	if (sb && net_sandbox_attach(sb, &policy, nwhy, sizeof nwhy) != 0) {
-		snprintf(why, len, "cannot create the build sandbox: %s", nwhy);
+	if (sb && net_sandbox_attach(sb, &policy, err) != 0) {
+		err_wrap(err, "cannot create the build sandbox");
 		registry_kill(reg, sb);
 		sb = NULL;
 	}
@@ -167,14 +167,14 @@ struct sandbox *templates_stack_sandbox(struct registry *reg, const struct templ
 }
 
 int templates_stack_seal(struct sandbox *sb, const char *key, const char *parent, store_layer_done done,
-	void *ctx, char *why, size_t len)
+	void *ctx, struct err *err)
 {
 	char upper[4096];
 	struct store_seal_spec spec = {.upper = upper, .parent = parent, .origin = TEMPLATES_ORIGIN_STEP};
 	spec.id = store_layer_find(key) ? NULL : key;
 	/* Whiteouts and trusted.* xattrs are written as the host's root. */
 	if (strcmp(runtime_isolation_name(), "full") != 0) {
-		snprintf(why, len, "steps that change files need the backend's full isolation (it is %s)",
+		err_set(err, 0, "steps that change files need the backend's full isolation (it is %s)",
 			runtime_isolation_name());
 		return -1;
 	}
@@ -182,7 +182,7 @@ int templates_stack_seal(struct sandbox *sb, const char *key, const char *parent
 	 * is consistent (the sandbox is removed after, never thawed). */
 	if (runtime_sandbox_freeze(sb, true) != 0 ||
 		runtime_sandbox_upper(sb, upper, sizeof upper, &spec.id_base, &spec.id_count) != 0) {
-		snprintf(why, len, "cannot freeze the build sandbox: %s", strerror(errno));
+		err_set(err, errno, "cannot freeze the build sandbox: %s", strerror(errno));
 		return -1;
 	}
 	int rc = store_layer_seal(&spec, done, ctx, NULL);
@@ -191,7 +191,7 @@ int templates_stack_seal(struct sandbox *sb, const char *key, const char *parent
 		rc = store_layer_seal(&spec, done, ctx, NULL);
 	}
 	if (rc != 0)
-		snprintf(why, len, "cannot seal the build sandbox's files: %s", strerror(errno));
+		err_set(err, errno, "cannot seal the build sandbox's files: %s", strerror(errno));
 	return rc;
 }
 
@@ -209,8 +209,8 @@ bool templates_stack_wants_image(const cJSON *req)
 	return true;
 }
 
-const char *templates_stack_parent(struct templates *catalog, const cJSON *req, struct template_config *cfg,
-	char *why, size_t len)
+int templates_stack_parent(struct templates *catalog, const cJSON *req, struct template_config *cfg,
+	struct err *err)
 {
 	const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "fromTemplate"));
 	if (!from)
@@ -219,26 +219,25 @@ const char *templates_stack_parent(struct templates *catalog, const cJSON *req, 
 	const char *colon = strchr(from, ':');
 	struct template_build *pb = parent ? templates_ready_build(parent, colon ? colon + 1 : NULL) : NULL;
 	if (parent && !pb) {
-		snprintf(why, len, "template '%.200s' has no ready build", from);
-		return why;
+		return err_set(err, 0, "template '%.200s' has no ready build", from);
 	}
 	if (pb) {
 		build_config_clear(cfg);
 		if (build_config_copy(cfg, &pb->config) != 0)
-			return "out of memory";
+			return err_set(err, 0, "out of memory");
 		free(cfg->start_cmd);
 		free(cfg->ready_cmd);
 		cfg->start_cmd = cfg->ready_cmd = NULL;
 	} else {
 		/* A built-in template (build/templates/<name>): one external layer. */
 		char id[STORE_NAME_MAX + 1];
-		if (templates_stack_builtin(from, id, why, len) != 0)
-			return why;
+		if (templates_stack_builtin(from, id, err) != 0)
+			return -1;
 		if (!(cfg->base = strdup(from)) || !(cfg->layers = cJSON_CreateArray()))
-			return "out of memory";
+			return err_set(err, 0, "out of memory");
 		cJSON_AddItemToArray(cfg->layers, cJSON_CreateString(id));
 	}
-	return NULL;
+	return 0;
 }
 
 /* --- collection --------------------------------------------------------------- */

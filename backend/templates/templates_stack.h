@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 struct cJSON;
+struct err;
 struct event_base;
 struct registry;
 struct sandbox;
@@ -52,18 +53,18 @@ void templates_stack_add_keeper(templates_layer_keeper fn, void *ctx);
 /* The layer standing for the built-in template name (imported on first
  * use; its id carries the recipe's hash, so a rebuilt rootfs is another
  * layer and no cache entry of the old one matches): the one layer builds
- * and snapshots of its sandboxes stand on. 0, or -1 with why. */
-int templates_stack_builtin(const char *name, char id[STORE_NAME_MAX + 1], char *why, size_t len);
+ * and snapshots of its sandboxes stand on. 0, or -1 with err. */
+int templates_stack_builtin(const char *name, char id[STORE_NAME_MAX + 1], struct err *err);
 /* Whether the build starts from a registry image (fromImage other than
  * E2B's base image, without fromTemplate): templates_image.h pulls it. */
 bool templates_stack_wants_image(const struct cJSON *req);
 /* The configuration and stack a build starts from (E2B's fromTemplate or
  * fromImage of TemplateBuildStartV2): a ready build of the catalog, or a
  * built-in template; e2bdev/base stands for the built-in base. cfg holds
- * the defaults (a parent build's configuration replaces it). NULL, or the reason the build fails at "base" (in why, or
- * a constant). */
-const char *templates_stack_parent(struct templates *catalog, const struct cJSON *req,
-	struct template_config *cfg, char *why, size_t len);
+ * the defaults (a parent build's configuration replaces it). 0, or -1 with
+ * the reason the build fails at "base" in err. */
+int templates_stack_parent(struct templates *catalog, const struct cJSON *req, struct template_config *cfg,
+	struct err *err);
 /* A step's cache key: sha256 (hex) of the stack below it, the step's
  * canonical JSON (type, args, filesHash) and the configuration it runs
  * with (user, working directory, environment). The stack counts as its top
@@ -73,21 +74,21 @@ const char *templates_stack_parent(struct templates *catalog, const struct cJSON
 void templates_stack_key(const struct cJSON *layers, const struct cJSON *step,
 	const struct template_config *cfg, char key[TEMPLATES_KEY_LEN + 1]);
 /* The root paths of the stack's layers for sandbox_spec.layers (a malloc'd
- * array of pointers into the store; free the array only), or NULL with why
+ * array of pointers into the store; free the array only), or NULL with err
  * when a layer is missing. */
-const char **templates_stack_roots(const struct cJSON *layers, size_t *n, char *why, size_t len);
+const char **templates_stack_roots(const struct cJSON *layers, size_t *n, struct err *err);
 
 /* A build sandbox on cfg's stack, with b's resources: hidden from the
- * sandbox lists, under the network rules of any sandbox. NULL with why. */
+ * sandbox lists, under the network rules of any sandbox. NULL with err. */
 struct sandbox *templates_stack_sandbox(struct registry *reg, const struct template_config *cfg,
-	const struct template_build *b, char *why, size_t len);
+	const struct template_build *b, struct err *err);
 
 /* Freezes the build sandbox sb and seals its writable layer into a layer on
  * parent, in a helper; done runs on the loop with the layer. Its id is key,
  * or a random one when key is taken (a forced step, or the same step being
  * sealed by another build). The caller keeps sb until done has run.
- * 0 ok, -1 with why (done will not run). */
+ * 0 ok, -1 with err (done will not run). */
 int templates_stack_seal(struct sandbox *sb, const char *key, const char *parent, store_layer_done done,
-	void *ctx, char *why, size_t len);
+	void *ctx, struct err *err);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "envd/process/process_run.h"
 #include "lib/clock.h"
+#include "lib/err.h"
 #include "registry/registry.h"
 #include "templates/templates_build.h"
 #include "templates/templates_exec.h"
@@ -94,7 +95,7 @@ static const struct process_observer ready_obs = {.output = ignore_output, .ende
 /* The start command's output goes to the sandbox's log, as on E2B; the
  * ready checks', every TEMPLATES_READY_INTERVAL_MS, does not. */
 static struct proc *run(struct templates_start *s, const char *command, const struct process_observer *obs,
-	char *why, size_t len)
+	struct err *err)
 {
 	struct process_run_spec spec = {.sb = s->sb,
 		.user = s->cfg.user ? s->cfg.user : "user",
@@ -102,7 +103,7 @@ static struct proc *run(struct templates_start *s, const char *command, const st
 		.command = command,
 		.envs = s->cfg.envs,
 		.log = obs == &start_obs};
-	return process_run(s->env->pm, &spec, obs, s, why, len);
+	return process_run(s->env->pm, &spec, obs, s, err);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *ctx)
@@ -133,11 +134,11 @@ static void on_timer(evutil_socket_t fd, short what, void *ctx)
 		conclude(s, why);
 		return;
 	}
-	char why[600];
-	s->ready = run(s, s->cfg.ready_cmd, &ready_obs, why, sizeof why);
+	struct err why;
+	s->ready = run(s, s->cfg.ready_cmd, &ready_obs, &why);
 	if (!s->ready) {
 		char msg[700];
-		snprintf(msg, sizeof msg, "cannot run the template's ready command: %s", why);
+		snprintf(msg, sizeof msg, "cannot run the template's ready command: %.599s", why.msg);
 		conclude(s, msg);
 	}
 }
@@ -159,11 +160,11 @@ static struct templates_start *begin(struct templates_env *env, struct sandbox *
 		s_free(s);
 		return NULL;
 	}
-	char why[600];
-	s->start = run(s, cfg->start_cmd, &start_obs, why, sizeof why);
+	struct err why;
+	s->start = run(s, cfg->start_cmd, &start_obs, &why);
 	if (!s->start) {
 		char msg[700];
-		snprintf(msg, sizeof msg, "cannot run the template's start command: %s", why);
+		snprintf(msg, sizeof msg, "cannot run the template's start command: %.599s", why.msg);
 		conclude(s, msg);
 	} else if (!cfg->ready_cmd) {
 		conclude(s, NULL);

@@ -1,6 +1,7 @@
 /* Build steps: checks and the COPY script (templates_steps.h). */
 #include "templates/templates_steps.h"
 
+#include "lib/err.h"
 #include "lib/text.h"
 #include "templates/templates_build.h"
 
@@ -10,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *why, size_t len, int i, const char *what)
+static int fail(struct err *err, int i, const char *what)
 {
-	snprintf(why, len, "steps[%d]: %s", i, what);
+	err_set(err, 0, "steps[%d]: %s", i, what);
 	return -1;
 }
 
@@ -43,67 +44,67 @@ static bool mode_ok(const char *m)
 	return true;
 }
 
-static int check_one(const cJSON *step, int i, char *why, size_t len)
+static int check_one(const cJSON *step, int i, struct err *err)
 {
 	if (!cJSON_IsObject(step))
-		return fail(why, len, i, "must be an object");
+		return fail(err, i, "must be an object");
 	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "type"));
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(step, "args");
 	if (!type)
-		return fail(why, len, i, "field \"type\" must be a string");
+		return fail(err, i, "field \"type\" must be a string");
 	if (args && !cJSON_IsNull(args) && !cJSON_IsArray(args))
-		return fail(why, len, i, "field \"args\" must be an array of strings");
+		return fail(err, i, "field \"args\" must be an array of strings");
 	int n = cJSON_GetArraySize(args);
 	const cJSON *a;
 	cJSON_ArrayForEach(a, args) {
 		if (!cJSON_IsString(a))
-			return fail(why, len, i, "field \"args\" must be an array of strings");
+			return fail(err, i, "field \"args\" must be an array of strings");
 	}
 #define ARG(k) (cJSON_GetArrayItem(args, (k))->valuestring)
 	if (strcmp(type, "RUN") == 0) {
 		if (n < 1 || n > 2 || ARG(0)[0] == '\0')
-			return fail(why, len, i, "RUN takes [command] or [command, user]");
+			return fail(err, i, "RUN takes [command] or [command, user]");
 	} else if (strcmp(type, "COPY") == 0) {
 		if (n < 2 || n > 4)
-			return fail(why, len, i, "COPY takes [src, dest, user?, mode?]");
+			return fail(err, i, "COPY takes [src, dest, user?, mode?]");
 		if (!context_path_ok(ARG(0)))
-			return fail(why, len, i, "COPY source must be a path inside the build context");
+			return fail(err, i, "COPY source must be a path inside the build context");
 		if (ARG(1)[0] == '\0')
-			return fail(why, len, i, "COPY needs a destination");
+			return fail(err, i, "COPY needs a destination");
 		if (n == 4 && !mode_ok(ARG(3)))
-			return fail(why, len, i, "COPY mode must be octal digits");
+			return fail(err, i, "COPY mode must be octal digits");
 		const char *hash = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "filesHash"));
 		if (!hash || !hash[0])
-			return fail(why, len, i, "COPY needs its filesHash");
+			return fail(err, i, "COPY needs its filesHash");
 	} else if (strcmp(type, "ENV") == 0) {
 		if (n == 0 || n % 2 != 0)
-			return fail(why, len, i, "ENV takes [key, value, ...]");
+			return fail(err, i, "ENV takes [key, value, ...]");
 		for (int k = 0; k < n; k += 2)
 			if (ARG(k)[0] == '\0' || strchr(ARG(k), '='))
-				return fail(why, len, i, "ENV keys must be non-empty, without '='");
+				return fail(err, i, "ENV keys must be non-empty, without '='");
 	} else if (strcmp(type, "WORKDIR") == 0 || strcmp(type, "USER") == 0) {
 		if (n != 1 || ARG(0)[0] == '\0')
-			return fail(why, len, i, "WORKDIR and USER take one non-empty argument");
+			return fail(err, i, "WORKDIR and USER take one non-empty argument");
 	} else {
 		char what[200];
 		snprintf(what, sizeof what, "unknown step type '%.64s' (RUN, COPY, ENV, WORKDIR, USER)",
 			type);
-		return fail(why, len, i, what);
+		return fail(err, i, what);
 	}
 #undef ARG
 	return 0;
 }
 
-int templates_steps_check(const cJSON *steps, char *why, size_t why_len)
+int templates_steps_check(const cJSON *steps, struct err *err)
 {
 	if (steps && !cJSON_IsNull(steps) && !cJSON_IsArray(steps)) {
-		snprintf(why, why_len, "field \"steps\" must be an array");
+		err_set(err, 0, "field \"steps\" must be an array");
 		return -1;
 	}
 	int i = 0;
 	const cJSON *s;
 	cJSON_ArrayForEach(s, steps) {
-		if (check_one(s, i++, why, why_len) != 0)
+		if (check_one(s, i++, err) != 0)
 			return -1;
 	}
 	return 0;
@@ -189,13 +190,13 @@ char *templates_steps_workdir_script(const char *dir, const char *user)
 	return script;
 }
 
-int templates_steps_check_strings(const cJSON *request, char *why, size_t why_len)
+int templates_steps_check_strings(const cJSON *request, struct err *err)
 {
 	static const char *const strings[] = {"fromImage", "fromTemplate", "startCmd", "readyCmd"};
 	for (size_t k = 0; k < sizeof strings / sizeof strings[0]; k++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(request, strings[k]);
 		if (v && !cJSON_IsNull(v) && !cJSON_IsString(v)) {
-			snprintf(why, why_len, "field \"%s\" must be a string", strings[k]);
+			err_set(err, 0, "field \"%s\" must be a string", strings[k]);
 			return -1;
 		}
 	}

@@ -7,13 +7,14 @@
 #include <stddef.h>
 
 struct cJSON;
+struct err;
 struct template_config;
 
 /* 0, or -1 with a 400 message naming the step ("steps[2]: ..."). */
-int templates_steps_check(const struct cJSON *steps, char *why, size_t why_len);
+int templates_steps_check(const struct cJSON *steps, struct err *err);
 /* The request's fromImage, fromTemplate, startCmd and readyCmd: strings,
  * null or absent. 0, or -1 with a 400 message naming the field. */
-int templates_steps_check_strings(const struct cJSON *request, char *why, size_t why_len);
+int templates_steps_check_strings(const struct cJSON *request, struct err *err);
 /* The request's startCmd and readyCmd (checked) into cfg, those not empty.
  * 0, or -1 out of memory. */
 int templates_steps_start_cmds(const struct cJSON *request, struct template_config *cfg);

@@ -219,12 +219,6 @@ const struct volume *volumes_at(const struct volumes *vs, size_t i)
 	return i < vs->count ? vs->items[i] : NULL;
 }
 
-static void fail(struct volumes_error *err, int status, const char *message)
-{
-	err->status = status;
-	snprintf(err->message, sizeof err->message, "%s", message);
-}
-
 /* Makes <dir>/<id>/ with its data: the image formatted and mounted at data/
  * (or a plain data/), its root the default user's, without lost+found. */
 static int make_data(struct volumes *vs, struct volume *v)
@@ -272,35 +266,31 @@ static int save(struct volumes *vs, const struct volume *v)
 	return rc;
 }
 
-const struct volume *volumes_create(struct volumes *vs, const char *name, int size_mb,
-	struct volumes_error *err)
+const struct volume *volumes_create(struct volumes *vs, const char *name, int size_mb, struct err *err)
 {
 	if (!volumes_name_valid(name)) {
-		fail(err, 400,
+		err_set(err, 400,
 			"name must be 1 to 64 of A-Z a-z 0-9 . _ - and start with a letter, "
 			"a digit or _");
 		return NULL;
 	}
 	if (size_mb < VOLUME_MIN_SIZE_MB || size_mb > VOLUME_MAX_SIZE_MB) {
-		err->status = 400;
-		snprintf(err->message, sizeof err->message, "sizeMB must be between %d and %d",
-			VOLUME_MIN_SIZE_MB, VOLUME_MAX_SIZE_MB);
+		err_set(err, 400, "sizeMB must be between %d and %d", VOLUME_MIN_SIZE_MB, VOLUME_MAX_SIZE_MB);
 		return NULL;
 	}
 	if (volumes_find_name(vs, name)) {
-		err->status = 409;
-		snprintf(err->message, sizeof err->message, "Volume with name '%s' already exists", name);
+		err_set(err, 409, "Volume with name '%s' already exists", name);
 		return NULL;
 	}
 	if (grow(vs) != 0) {
-		fail(err, 500, "out of memory");
+		err_set(err, 500, "out of memory");
 		return NULL;
 	}
 	struct volume *v = calloc(1, sizeof *v);
 	if (!v || random_lower_alnum(v->id, VOLUME_ID_LEN) != 0 || !(v->name = strdup(name)) ||
 		!(v->data_dir = runtime_volumes_data_dir(v->id))) {
 		volume_free(v);
-		fail(err, 500, "out of memory");
+		err_set(err, 500, "out of memory");
 		return NULL;
 	}
 	v->loop = -1;
@@ -310,8 +300,7 @@ const struct volume *volumes_create(struct volumes *vs, const char *name, int si
 	if (made == 0)
 		crashpoint("volume-made");
 	if (made != 0 || save(vs, v) != 0) {
-		err->status = errno == ENOSPC ? 507 : 500;
-		snprintf(err->message, sizeof err->message, "cannot make the volume's storage: %s",
+		err_set(err, errno == ENOSPC ? 507 : 500, "cannot make the volume's storage: %s",
 			strerror(errno));
 		unmount_volume(v);
 		char *home = text_printf("%s/%s", vs->dir, v->id);
@@ -341,30 +330,26 @@ static const struct sandbox *mounted_by(const struct volumes *vs, const char *id
 	return NULL;
 }
 
-int volumes_delete(struct volumes *vs, const char *id, struct volumes_error *err)
+int volumes_delete(struct volumes *vs, const char *id, struct err *err)
 {
 	size_t i = 0;
 	while (i < vs->count && strcmp(vs->items[i]->id, id) != 0)
 		i++;
 	if (i == vs->count) {
-		err->status = 404;
-		snprintf(err->message, sizeof err->message, "Volume %.64s not found", id);
+		err_set(err, 404, "Volume %.64s not found", id);
 		return -1;
 	}
 	struct volume *v = vs->items[i];
 	const struct sandbox *user = mounted_by(vs, id);
 	if (user) {
-		err->status = 409;
-		snprintf(err->message, sizeof err->message,
+		err_set(err, 409,
 			"Volume '%s' is mounted by sandbox %s "
 			"(running or paused); kill the sandbox first",
 			v->name, user->id);
 		return -1;
 	}
 	if (vs->state_root && store_records_delete(vs->state_root, RECORDS_KIND, v->id, STORE_DURABLE) != 0) {
-		err->status = 500;
-		snprintf(err->message, sizeof err->message, "cannot remove the volume's record: %s",
-			strerror(errno));
+		err_set(err, 500, "cannot remove the volume's record: %s", strerror(errno));
 		return -1;
 	}
 	vs->items[i] = vs->items[--vs->count];

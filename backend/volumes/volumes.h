@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/err.h"
+
 struct registry;
 struct volumes;
 
@@ -48,24 +50,20 @@ struct volumes *volumes_open(const char *state_root, struct registry *reg, const
 /* Unmounts every volume (what was written is kept). */
 void volumes_close(struct volumes *vs);
 
-/* A typed refusal: 400 bad name or size, 409 name taken or volume in use,
- * 404 unknown, 507 no room, 500 otherwise. */
-struct volumes_error {
-	int status;
-	char message[256];
-};
+/* Refusals are a struct err (lib/err.h) whose status is 400 bad name or
+ * size, 409 name taken or volume in use, 404 unknown, 507 no room, 500
+ * otherwise. */
 /* Whether name is a volume name: 1 to 64 of [A-Za-z0-9._-], not starting
  * with '.' or '-'. */
 bool volumes_name_valid(const char *name);
-const struct volume *volumes_create(struct volumes *vs, const char *name, int size_mb,
-	struct volumes_error *err);
+const struct volume *volumes_create(struct volumes *vs, const char *name, int size_mb, struct err *err);
 const struct volume *volumes_find(const struct volumes *vs, const char *id);
 const struct volume *volumes_find_name(const struct volumes *vs, const char *name);
 size_t volumes_count(const struct volumes *vs);
 const struct volume *volumes_at(const struct volumes *vs, size_t i);
 /* Deletes the volume and its data; refused (409) while a sandbox, running
  * or paused, mounts it. 0 or -1 with err. */
-int volumes_delete(struct volumes *vs, const char *id, struct volumes_error *err);
+int volumes_delete(struct volumes *vs, const char *id, struct err *err);
 /* The volume's content token (hex, VOLUME_TOKEN_LEN + 1 bytes). */
 void volumes_token(const struct volumes *vs, const struct volume *v, char *out);
 /* Whether an Authorization header value is "Bearer <the volume's token>". */

@@ -2,6 +2,7 @@
 #include "warm/warm.h"
 
 #include "lib/clock.h"
+#include "lib/err.h"
 #include "lib/worker.h"
 #include "net/net.h"
 #include "net/net_policy.h"
@@ -47,7 +48,7 @@ struct warming {
 	struct sandbox *sb;   /* NULL: the slot is free */
 	struct event *report; /* its init's report pipe */
 	int built;            /* runtime_sandbox_build's result, and its error */
-	struct runtime_error build_err;
+	struct err build_err;
 	struct net_attach *linking; /* net_sandbox_attach's middle part */
 	bool wants_link;            /* its init reported: the worker links it next */
 };
@@ -216,13 +217,13 @@ static void link_done(void *arg)
 	struct warming *f = arg;
 	struct warm *w = f->w;
 	w->worker_busy = false;
-	char why[256];
-	int rc = net_sandbox_attach_end(f->linking, why, sizeof why);
+	struct err why;
+	int rc = net_sandbox_attach_end(f->linking, &why);
 	f->linking = NULL;
 	if (w->closing)
 		return;
 	if (rc != 0)
-		failed(f, why);
+		failed(f, why.msg);
 	else
 		become_ready(f);
 }
@@ -232,11 +233,11 @@ static void start_link(struct warming *f)
 {
 	struct warm *w = f->w;
 	f->wants_link = false;
-	char why[256];
+	struct err why;
 	struct net_policy open;
-	if (net_policy_parse(NULL, NULL, -1, &open, why, sizeof why) != 0 ||
-		net_sandbox_attach_begin(f->sb, &open, &f->linking, why, sizeof why) != 0) {
-		failed(f, why);
+	if (net_policy_parse(NULL, NULL, -1, &open, &why) != 0 ||
+		net_sandbox_attach_begin(f->sb, &open, &f->linking, &why) != 0) {
+		failed(f, why.msg);
 		return;
 	}
 	if (!f->linking) {
@@ -253,9 +254,9 @@ static void on_report(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct warming *f = arg;
-	struct runtime_error err;
+	struct err err;
 	if (runtime_sandbox_await(f->sb, &err) != 0) {
-		failed(f, err.message);
+		failed(f, err.msg);
 		return;
 	}
 	f->wants_link = true;
@@ -278,7 +279,7 @@ static void build_done(void *arg)
 	if (w->closing)
 		return;
 	if (f->built != 0) {
-		failed(f, f->build_err.message);
+		failed(f, f->build_err.msg);
 		return;
 	}
 	runtime_sandbox_setup_in_background(f->sb);
@@ -318,16 +319,16 @@ static void launch(struct warm *w, struct warm_pool *p)
 	f->p = p;
 	p->nflight++;
 	w->nflight++;
-	struct runtime_error err;
+	struct err err;
 	/* What a create checks first (the template, free disk space). */
 	if (runtime_check_create(p->shape.template_id, p->shape.cpu_count, p->shape.memory_mb,
 		    p->shape.disk_size_mb, &err) != 0) {
-		failed(f, err.message);
+		failed(f, err.msg);
 		return;
 	}
 	f->sb = registry_launch_reserved(w->reg, &p->shape, &err);
 	if (!f->sb) {
-		failed(f, err.message);
+		failed(f, err.msg);
 		return;
 	}
 	w->worker_busy = true;

@@ -18,6 +18,7 @@
 #include "check_program.h"
 #include "lib/child_stack.h"
 #include "lib/clone3.h"
+#include "lib/err.h"
 #include "runtime/runtime_cgroup.h"
 #include "runtime/runtime_cgroup_v2.h"
 #include "runtime/runtime_control.h"
@@ -131,9 +132,10 @@ int main(int argc, char **argv)
 	CHECK(cg.dir_fd >= 0, "open %s: %s", dir, strerror(errno));
 
 	/* The devices program, attached as a sandbox's is. */
-	char why[256] = "";
-	int prog = runtime_devices_load(why, sizeof why);
-	CHECK(prog >= 0, "%s", why);
+	struct err why;
+	err_clear(&why);
+	int prog = runtime_devices_load(&why);
+	CHECK(prog >= 0, "%s", why.msg);
 	CHECK(prog < 0 || runtime_devices_attach(prog, cg.dir_fd) == 0, "attach: %s", strerror(errno));
 
 	/* A vfork child on a stack of its own, cloned into the cgroup. */

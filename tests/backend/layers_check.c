@@ -13,6 +13,7 @@
  *   layers-check TEMPLATES_DIR      prints "ok" and exits 0, or names the failures */
 #define _GNU_SOURCE
 #include "check_program.h"
+#include "lib/err.h"
 #include "lib/tree_remove.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
@@ -123,9 +124,9 @@ static struct sandbox *create(struct registry *reg, const char *const *layers, s
 		.cpu_count = 1,
 		.memory_mb = 256,
 		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB};
-	struct runtime_error err;
+	struct err err;
 	struct sandbox *sb = registry_create(reg, &spec, &err);
-	CHECK(sb, "create a sandbox from %zu layer(s): %s", n, err.message);
+	CHECK(sb, "create a sandbox from %zu layer(s): %s", n, err.msg);
 	return sb;
 }
 

@@ -6,6 +6,7 @@
  *
  *   runtime-api-check TEMPLATES_DIR      prints "ok" and exits 0, or names the failure */
 #include "check_program.h"
+#include "lib/err.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_enter.h"
@@ -65,11 +66,11 @@ int main(int argc, char **argv)
 		.cpu_count = 1,
 		.memory_mb = 256,
 		.disk_size_mb = SANDBOX_DEFAULT_DISK_SIZE_MB};
-	struct runtime_error err;
+	struct err err;
 	struct sandbox *a = registry_create(reg, &spec, &err);
 	struct sandbox *b = a ? registry_create(reg, &spec, &err) : NULL;
 	if (!a || !b) {
-		printf("FAIL: cannot create sandboxes: %s\n", err.message);
+		printf("FAIL: cannot create sandboxes: %s\n", err.msg);
 		return 1;
 	}
 

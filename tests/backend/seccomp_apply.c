@@ -4,6 +4,7 @@
  * with every privilege of the caller otherwise. Needs CAP_SYS_ADMIN (root):
  * like the backend, it sets no NO_NEW_PRIVS. tests/node/backend-seccomp.test.mjs
  * runs seccomp-probe under it on the host. */
+#include "lib/err.h"
 #include "runtime/runtime_seccomp.h"
 
 #include <errno.h>
@@ -17,9 +18,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: seccomp-apply PROGRAM [ARG...]\n");
 		return 2;
 	}
-	const char *why = runtime_seccomp_build();
-	if (why) {
-		fprintf(stderr, "seccomp-apply: %s\n", why);
+	struct err why;
+	if (runtime_seccomp_build(&why) != 0) {
+		fprintf(stderr, "seccomp-apply: %s\n", why.msg);
 		return 125;
 	}
 	if (runtime_seccomp_apply() != 0) {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "egress/egress_http.h"
+#include "lib/err.h"
 
 #include "fuzz_require.h"
 
@@ -43,7 +44,7 @@ static void emit_cb(void *ctx, const void *bytes, size_t len)
 }
 
 static int headers_cb(void *ctx, const char *host, const struct egress_header **headers, size_t *n,
-	const char **why)
+	struct err *err)
 {
 	struct seen *s = ctx;
 	int w = snprintf(s->hosts + s->hosts_len, sizeof s->hosts - s->hosts_len, "%s|",
@@ -52,8 +53,7 @@ static int headers_cb(void *ctx, const char *host, const struct egress_header **
 		s->hosts_len = s->hosts_len + (size_t)w < sizeof s->hosts ? s->hosts_len + (size_t)w
 									  : sizeof s->hosts - 1;
 	if ((s->rules & 4) && host && strcmp(host, "r") == 0) {
-		*why = "refused";
-		return -1;
+		return err_set(err, 0, "refused");
 	}
 	*headers = (s->rules & 3) == 0 ? NULL : (s->rules & 3) == 1 ? set_both : set_both + 1;
 	*n = (s->rules & 3) == 0 ? 0 : (s->rules & 3) == 1 ? 2 : 1;
@@ -62,8 +62,7 @@ static int headers_cb(void *ctx, const char *host, const struct egress_header **
 
 struct outcome {
 	enum egress_http_status st;
-	const char *why; /* a copy's: the rewriter is freed */
-	char why_copy[200];
+	struct err why;
 	bool pass;
 	struct seen seen;
 };
@@ -77,21 +76,19 @@ static void feed(const uint8_t *data, size_t size, unsigned rules, unsigned seed
 	REQUIRE(h, "out of memory");
 	uint32_t x = seed * 2654435761u + 1;
 	size_t at = 0;
-	const char *why = NULL;
+	err_clear(&o->why);
 	do {
 		size_t n = size - at;
 		if (seed) {
 			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
 			n = x % 64 < n ? x % 64 : n;
 		}
-		o->st = egress_http_feed(h, n ? data + at : data, n, &why);
-		REQUIRE((o->st == EGRESS_HTTP_OK) == (why == NULL), "status %d with why %s", o->st,
-			why ? why : "(null)");
+		o->st = egress_http_feed(h, n ? data + at : data, n, &o->why);
+		REQUIRE((o->st == EGRESS_HTTP_OK) == (o->why.msg[0] == '\0'), "status %d with why %s", o->st,
+			o->why.msg);
 		at += n;
 	} while (at < size);
 	o->pass = egress_http_passthrough(h);
-	snprintf(o->why_copy, sizeof o->why_copy, "%s", why ? why : "");
-	o->why = o->why_copy;
 	egress_http_free(h);
 }
 
@@ -116,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	feed(whole.seen.out, whole.seen.len, rules, 0, &again);
 	if (again.st == EGRESS_HTTP_BAD &&
-		(strstr(again.why, "more than 100 headers") || strstr(again.why, "over 64 KiB"))) {
+		(strstr(again.why.msg, "more than 100 headers") || strstr(again.why.msg, "over 64 KiB"))) {
 		/* the set headers took a head just over a limit: sent, but not again */
 		free(whole.seen.out);
 		free(pieces.seen.out);
@@ -124,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	REQUIRE(again.st == EGRESS_HTTP_OK, "what was emitted is refused again (%d: %s)", again.st,
-		again.why);
+		again.why.msg);
 	REQUIRE(again.seen.len == whole.seen.len &&
 			(again.seen.len == 0 || memcmp(again.seen.out, whole.seen.out, again.seen.len) == 0),
 		"rewriting what was emitted changed it (%zu bytes, then %zu)", whole.seen.len,

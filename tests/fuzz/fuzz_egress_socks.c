@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "egress/egress_socks.h"
+#include "lib/err.h"
 
 #include "fuzz_require.h"
 
@@ -27,14 +28,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *copy = malloc(size ? size : 1);
 	memcpy(copy, data, size);
 	struct egress_socks s;
+	struct err why;
+	err_clear(&why);
 	enum egress_socks_status st = egress_socks_start(&s, authed ? "user" : NULL,
-		authed ? "pa55word" : NULL, by_name ? "api.world.test" : NULL, 0x7f000001u, 80);
+		authed ? "pa55word" : NULL, by_name ? "api.world.test" : NULL, 0x7f000001u, 80, &why);
 	size_t at = 0;
 	while ((st == EGRESS_SOCKS_SEND || st == EGRESS_SOCKS_MORE) && at < size) {
 		if (st == EGRESS_SOCKS_SEND)
 			REQUIRE(s.out_len > 0 && s.out_len <= sizeof s.out, "out_len %zu", s.out_len);
 		size_t n = size - at < chunk ? size - at : chunk, used = 0;
-		st = egress_socks_feed(&s, copy + at, n, &used);
+		st = egress_socks_feed(&s, copy + at, n, &used, &why);
 		REQUIRE(used <= n, "used %zu of %zu", used, n);
 		REQUIRE(st == EGRESS_SOCKS_SEND || st == EGRESS_SOCKS_MORE || st == EGRESS_SOCKS_OPEN ||
 				st == EGRESS_SOCKS_FAILED,
@@ -45,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* (the proxy's own bytes in s.in may hold anything, these very letters too) */
 		REQUIRE(!s.user[0] && !s.pass[0] && !memmem(s.out, sizeof s.out, "pa55word", 8),
 			"the credentials outlived the handshake");
-		REQUIRE(!strstr(s.why, "pa55word"), "the password in a reason");
+		REQUIRE(st == EGRESS_SOCKS_OPEN || why.msg[0], "a failure without a reason");
+		REQUIRE(!strstr(why.msg, "pa55word"), "the password in a reason");
 	}
 	free(copy);
 	return 0;

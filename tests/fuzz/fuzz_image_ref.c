@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "images/images_ref.h"
+#include "lib/err.h"
 
 #include "fuzz_require.h"
 
@@ -29,9 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 
 	struct images_ref ref;
-	char why[300] = "";
-	if (images_ref_parse(text, &ref, why, sizeof why) != 0) {
-		REQUIRE(why[0] && ended(why, sizeof why), "refused \"%s\" without a reason", text);
+	struct err why;
+	err_clear(&why);
+	if (images_ref_parse(text, &ref, &why) != 0) {
+		REQUIRE(why.msg[0] && ended(why.msg, sizeof why.msg), "refused \"%s\" without a reason",
+			text);
 	} else {
 		REQUIRE(ended(ref.host, sizeof ref.host) && ended(ref.path, sizeof ref.path) &&
 				ended(ref.tag, sizeof ref.tag) && ended(ref.digest, sizeof ref.digest),
@@ -50,9 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (images_ref_transport(&ref, ref.host, name, sizeof name) == 0 &&
 			strlen(name + 9) < IMAGES_REF_MAX) {
 			struct images_ref again;
-			char why2[300];
-			REQUIRE(images_ref_parse(name + 9, &again, why2, sizeof why2) == 0,
-				"\"%s\": '%s' does not read back: %s", text, name + 9, why2);
+			struct err why2;
+			REQUIRE(images_ref_parse(name + 9, &again, &why2) == 0,
+				"\"%s\": '%s' does not read back: %s", text, name + 9, why2.msg);
 			REQUIRE(strcmp(again.host, ref.host) == 0 && strcmp(again.path, ref.path) == 0 &&
 					strcmp(again.digest, ref.digest) == 0 &&
 					(ref.digest[0] || strcmp(again.tag, ref.tag) == 0),

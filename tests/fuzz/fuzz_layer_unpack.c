@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "images/images_unpack.h"
+#include "lib/err.h"
 
 #include "fuzz_require.h"
 
@@ -222,14 +223,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
 	int fds = count_fds();
 
 	struct images_unpack_stats st;
-	char why[400];
-	memset(why, 0x55, sizeof why);
-	int rc = images_unpack_layer(blob, root, NULL, MAX_TAR, &st, why, sizeof why);
+	struct err why;
+	memset(&why, 0x55, sizeof why);
+	int rc = images_unpack_layer(blob, root, NULL, MAX_TAR, &st, &why);
 	unlink(blob);
 
 	REQUIRE(rc == 0 || rc == -1, "unpack returned %d", rc);
 	if (rc != 0)
-		REQUIRE(memchr(why, '\0', sizeof why) && why[0], "a refusal without a reason");
+		REQUIRE(memchr(why.msg, '\0', sizeof why.msg) && why.msg[0], "a refusal without a reason");
 	REQUIRE(getcwd(cwd_after, sizeof cwd_after) && strcmp(cwd_before, cwd_after) == 0,
 		"the cwd moved to %s", cwd_after);
 	REQUIRE(count_fds() == fds, "descriptors leaked: %d before, %d after", fds, count_fds());

@@ -15,6 +15,7 @@
 
 #include <cJSON.h>
 
+#include "lib/err.h"
 #include "net/net_name.h"
 #include "net/net_policy.h"
 
@@ -31,13 +32,13 @@ static const cJSON *field(const cJSON *o, const char *name)
 }
 
 /* As api_network.c: the address lists, then the rules, then the tunnel. */
-static int parse(const cJSON *network, int allow_internet, struct net_policy *p, char *err, size_t cap)
+static int parse(const cJSON *network, int allow_internet, struct net_policy *p, struct err *err)
 {
-	if (net_policy_parse(field(network, "allowOut"), field(network, "denyOut"), allow_internet, p, err,
-		    cap) != 0)
+	if (net_policy_parse(field(network, "allowOut"), field(network, "denyOut"), allow_internet, p, err) !=
+		0)
 		return -1;
-	if (net_rules_parse(field(network, "rules"), &p->rules, err, cap) != 0 ||
-		net_tunnel_parse(field(network, "egressProxy"), &p->tunnel, err, cap) != 0) {
+	if (net_rules_parse(field(network, "rules"), &p->rules, err) != 0 ||
+		net_tunnel_parse(field(network, "egressProxy"), &p->tunnel, err) != 0) {
 		net_policy_free(p);
 		return -1;
 	}
@@ -110,10 +111,11 @@ static void check_round_trip(const struct net_policy *p)
 	REQUIRE(!tunnel || !cJSON_GetObjectItemCaseSensitive(tunnel, "password"),
 		"getInfo shows the password");
 	struct net_policy q;
-	char err[512] = "";
+	struct err err;
+	err_clear(&err);
 	/* a tunnel with a password reads back without it, and needs none */
-	REQUIRE(parse(shown, p->allow_internet_access, &q, err, sizeof err) == 0,
-		"what getInfo shows is refused: %s", err);
+	REQUIRE(parse(shown, p->allow_internet_access, &q, &err) == 0, "what getInfo shows is refused: %s",
+		err.msg);
 	REQUIRE(q.n_allow == p->n_allow && q.n_deny == p->n_deny && q.n_domains == p->n_domains &&
 			q.rules.n == p->rules.n,
 		"read back differently");
@@ -151,18 +153,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	struct net_policy p;
-	char err[512];
-	memset(err, 'x', sizeof err);
-	if (parse(network, allow_internet, &p, err, sizeof err) != 0) {
-		REQUIRE(memchr(err, '\0', sizeof err) && err[0] && err[0] != 'x',
+	struct err err;
+	memset(&err, 'x', sizeof err);
+	if (parse(network, allow_internet, &p, &err) != 0) {
+		REQUIRE(memchr(err.msg, '\0', sizeof err.msg) && err.msg[0] && err.msg[0] != 'x',
 			"a refusal without a message");
 		/* The same request with a password only it holds: never quoted. */
 		cJSON *proxy = cJSON_GetObjectItemCaseSensitive(network, "egressProxy");
 		if (cJSON_IsObject(proxy) && !memmem(data, json_len, MARK, strlen(MARK))) {
 			cJSON_DeleteItemFromObjectCaseSensitive(proxy, "password");
 			cJSON_AddStringToObject(proxy, "password", MARK);
-			if (parse(network, allow_internet, &p, err, sizeof err) != 0)
-				REQUIRE(!strstr(err, MARK), "a refusal quotes the password: %s", err);
+			if (parse(network, allow_internet, &p, &err) != 0)
+				REQUIRE(!strstr(err.msg, MARK), "a refusal quotes the password: %s", err.msg);
 			else
 				net_policy_free(&p);
 		}

@@ -25,16 +25,16 @@ static const struct protojson_enum_value signals[] = {{"SIGNAL_UNSPECIFIED", 0},
 /* The verdict's shape, for any reader: absent iff missing or null; a
  * refusal names the field. */
 static void check(enum protojson_result r, const cJSON *obj, const char *json, const char *proto,
-	const struct connect_error *err)
+	const struct err *err)
 {
 	const cJSON *m = protojson_member(obj, json, proto);
 	REQUIRE((r == PROTOJSON_ABSENT) == (!m || cJSON_IsNull(m)), "%s: absent %d but member %p", json,
 		r == PROTOJSON_ABSENT, (const void *)m);
 	if (r == PROTOJSON_BAD) {
-		REQUIRE(err->code == CONNECT_INVALID_ARGUMENT, "%s: refused with code %d", json,
-			(int)err->code);
-		REQUIRE(strstr(err->message, json) || strstr(err->message, proto),
-			"%s: the refusal \"%s\" names no field", json, err->message);
+		REQUIRE(err->status == CONNECT_INVALID_ARGUMENT, "%s: refused with code %d", json,
+			(int)err->status);
+		REQUIRE(strstr(err->msg, json) || strstr(err->msg, proto),
+			"%s: the refusal \"%s\" names no field", json, err->msg);
 	}
 }
 
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cJSON *obj = cJSON_ParseWithLength((const char *)data, size);
 	if (!obj)
 		return 0;
-	struct connect_error err;
+	struct err err;
 	enum protojson_result r;
 
 	const cJSON *msg = NULL;

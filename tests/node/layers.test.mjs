@@ -185,6 +185,39 @@ test('backend: each folder\'s main header says what the folder owns and what it 
   }
 })
 
+// The backend's one error convention is lib/err.h's struct err. None of the
+// shapes a reason used to travel in may come back: a reason buffer and its
+// size as parameters, a struct <x>_error of a module's own, a static reason
+// buffer, a reason handed out through a const char ** parameter, or a reason
+// a call returned as a string (const char *why = f(...)).
+const REASON = String.raw`\w*(?:why|reason|refusal|error|err|msg|message)\w*`
+const ERROR_SHAPES = [
+  [/(?<!const\s+)\bchar\s*\*\s*(?:\w*(?:why|reason)\w*|err)\s*,\s*size_t\s+\w+/g, 'reason buffer parameter'],
+  [/\bstruct\s+\w+_error\s*\{/g, 'struct *_error'],
+  [new RegExp(String.raw`\bstatic\s+char\s+${REASON}\s*\[`, 'g'), 'static reason buffer'],
+  [new RegExp(String.raw`\bconst\s+char\s*\*\s*\*\s*(?:${REASON}|step)\s*[,)]`, 'g'), 'const char ** reason parameter'],
+  [/\bconst\s+char\s*\*\s*(?:why|refusal)\w*\s*=\s*\w+\s*\(/g, 'reason returned as a string'],
+]
+const errorShapes = (src) => ERROR_SHAPES.flatMap(([re, what]) => [...stripC(src).matchAll(re)].map(() => what))
+
+test('backend: reasons travel up in struct err only, never in the older shapes', () => {
+  const found = []
+  for (const f of components.backend.files()) {
+    for (const what of errorShapes(readFileSync(f, 'utf8'))) found.push(`${path.relative(components.backend.root, f)}: ${what}`)
+  }
+  assert.deepEqual(found, [])
+})
+
+test('the error-shape scanner sees each old shape', () => {
+  assert.deepEqual(errorShapes('int f(const char *p, char *why, size_t why_len);\nstruct body_error {\n\tint status;\n};\n' +
+    'static const char *g(void) { static char why[512]; return why; }\n/* char *why, size_t n */\nint h(struct err *e);\n' +
+    'int p(const char *text, struct ref *r, const char **why);\nstatic char refusal[320];\nint q(int fd, const char **step);\n' +
+    'void r(void) { const char *why = g(); const char *name = h2(); static char buf[64]; }\n' +
+    'int s(const char *const *layers, const char **leaf, char *out, size_t size);\n'),
+  ['reason buffer parameter', 'struct *_error', 'static reason buffer', 'static reason buffer',
+    'const char ** reason parameter', 'const char ** reason parameter', 'reason returned as a string'])
+})
+
 for (const [name, c] of Object.entries(components)) {
   const files = c.files()
   const { owner, edges, text, mod } = moduleGraph(c.root, files)

@@ -4,6 +4,7 @@
 #include "envd/fs/fs_files_auth.h"
 #include "http/http_head.h"
 #include "http/http_reply.h"
+#include "lib/err.h"
 #include "registry/registry.h"
 
 #include <event2/http.h>
@@ -24,11 +25,11 @@ static int prelude(struct evhttp_request *req, struct sandbox *sb, const char *o
 	f->q.count = 0;
 	if (query_parse(evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)), &f->q) != 0)
 		return reply_error(req, 400, "invalid query string");
-	char why[128];
+	struct err err;
 	struct http_head head;
 	http_head_of_request(req, &head);
-	if (files_auth_check(sb, &head, &f->q, op, why, sizeof why) != 0)
-		return reply_error(req, 401, why);
+	if (files_auth_check(sb, &head, &f->q, op, &err) != 0)
+		return reply_error(req, err.status, err.msg);
 	/* No username: the sandbox's default user (its template's), looked up
 	 * and refused alike. */
 	const char *name = query_get(&f->q, "username");

@@ -3,6 +3,7 @@
 
 #include "http/http_head.h"
 #include "lib/base64.h"
+#include "lib/err.h"
 #include "lib/query.h"
 #include "lib/sha256.h"
 #include "lib/text.h"
@@ -46,37 +47,37 @@ static bool is_unix_seconds(const char *s)
 	return true;
 }
 
-/* The signature alone (no header): 0 valid, -1 with why. */
+/* The signature alone (no header): 0 valid, -1 with err (401). */
 static int check_signature(const struct sandbox *sb, const struct query *q, const char *op, bool check_expiry,
-	char *why, size_t cap)
+	struct err *err)
 {
 	const char *sig = query_get(q, "signature");
 	const char *exp = query_get(q, "signature_expiration");
 	const char *path = query_get(q, "path");
 	const char *user = query_get(q, "username");
 	if (!sig) {
-		snprintf(why, cap, "missing signature query parameter");
+		err_set(err, 401, "missing signature query parameter");
 		return -1;
 	}
 	if (exp && !is_unix_seconds(exp)) {
-		snprintf(why, cap, "invalid signature_expiration");
+		err_set(err, 401, "invalid signature_expiration");
 		return -1;
 	}
 	char want[64];
 	expected_signature(path ? path : "", op, user ? user : "", sb->access_token, exp, want);
 	if (!text_secret_equal(sig, want)) {
-		snprintf(why, cap, "invalid signature");
+		err_set(err, 401, "invalid signature");
 		return -1;
 	}
 	if (check_expiry && exp && strtoll(exp, NULL, 10) < (long long)time(NULL)) {
-		snprintf(why, cap, "signature is already expired");
+		err_set(err, 401, "signature is already expired");
 		return -1;
 	}
 	return 0;
 }
 
 int files_auth_check(const struct sandbox *sb, const struct http_head *head, const struct query *q,
-	const char *op, char *why, size_t cap)
+	const char *op, struct err *err)
 {
 	if (!sb->secure || !sb->access_token[0])
 		return 0;
@@ -84,10 +85,10 @@ int files_auth_check(const struct sandbox *sb, const struct http_head *head, con
 	if (token && *token) {
 		if (text_secret_equal(token, sb->access_token))
 			return 0;
-		snprintf(why, cap, "access token present in header but does not match");
+		err_set(err, 401, "access token present in header but does not match");
 		return -1;
 	}
-	return check_signature(sb, q, op, true, why, cap);
+	return check_signature(sb, q, op, true, err);
 }
 
 struct sandbox *files_auth_find_signer(const struct registry *reg, const struct http_head *head)
@@ -97,12 +98,12 @@ struct sandbox *files_auth_find_signer(const struct registry *reg, const struct 
 	if (query_parse(http_head_query(head), &q) != 0)
 		return NULL;
 	struct sandbox *found = NULL;
-	char why[128];
+	struct err why;
 	if (query_get(&q, "signature")) {
 		for (size_t i = 0; i < registry_count(reg) && !found; i++) {
 			struct sandbox *sb = registry_at(reg, i);
 			if (sb->state == SANDBOX_RUNNING && sb->secure && sb->access_token[0] &&
-				check_signature(sb, &q, op, false, why, sizeof why) == 0)
+				check_signature(sb, &q, op, false, &why) == 0)
 				found = sb;
 		}
 	}

@@ -8,15 +8,16 @@
 
 #include <stddef.h>
 
+struct err;
 struct http_head;
 struct query;
 struct registry;
 struct sandbox;
 
-/* 0 when allowed, else -1 with envd's reason in why. op is "read" or
+/* 0 when allowed, else -1 with envd's reason in err (401). op is "read" or
  * "write". */
 int files_auth_check(const struct sandbox *sb, const struct http_head *head, const struct query *q,
-	const char *op, char *why, size_t cap);
+	const char *op, struct err *err);
 
 /* For a signed /files URL that names no sandbox (the SDK's URL when one
  * sandbox_url serves every sandbox): the running sandbox whose token makes

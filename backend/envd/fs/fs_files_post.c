@@ -29,20 +29,20 @@
 #include <unistd.h>
 
 /* X-Metadata-<key> headers, checked up front (printable ASCII only). */
-static int check_metadata(struct evkeyvalq *headers, struct fs_upload_error *e)
+static int check_metadata(struct evkeyvalq *headers, struct err *e)
 {
 	for (struct evkeyval *h = headers->tqh_first; h; h = h->next.tqe_next) {
 		if (strncasecmp(h->key, "X-Metadata-", 11) != 0)
 			continue;
 		const char *k = h->key + 11;
 		if (!*k)
-			return fs_upload_fail(e, 400, "invalid metadata key: empty");
+			return err_set(e, 400, "invalid metadata key: empty");
 		for (const char *p = k; *p; p++)
 			if (*p < 0x21 || *p > 0x7e)
-				return fs_upload_fail(e, 400, "invalid metadata key: not printable ASCII");
+				return err_set(e, 400, "invalid metadata key: not printable ASCII");
 		for (const char *p = h->value; *p; p++)
 			if (*p < 0x20 || *p > 0x7e)
-				return fs_upload_fail(e, 400, "invalid metadata value: not printable ASCII");
+				return err_set(e, 400, "invalid metadata value: not printable ASCII");
 	}
 	return 0;
 }
@@ -85,7 +85,7 @@ static cJSON *apply_metadata(struct evkeyvalq *headers, int fd)
 
 /* Opens one file for writing (truncated) as the user: parents made, owned
  * by the user. Its descriptor, or -1 with e set. */
-static int open_target(const struct files_req *f, const char *path, struct fs_upload_error *e)
+static int open_target(const struct files_req *f, const char *path, struct err *e)
 {
 	int probe = fs_open(f->root_fd, path, O_PATH, 0, false);
 	struct stat sst;
@@ -93,10 +93,10 @@ static int open_target(const struct files_req *f, const char *path, struct fs_up
 		int rc = fstat(probe, &sst);
 		close(probe);
 		if (rc == 0 && S_ISDIR(sst.st_mode))
-			return fs_upload_fail(e, 400, "path '%s' is a directory", path);
+			return err_set(e, 400, "path '%s' is a directory", path);
 		/* Devices and FIFOs inside a sandbox are not written by the backend. */
 		if (rc == 0 && !S_ISREG(sst.st_mode))
-			return fs_upload_fail(e, 400, "path '%s' is not a regular file", path);
+			return err_set(e, 400, "path '%s' is not a regular file", path);
 	}
 	char parent[FS_PATH_MAX];
 	snprintf(parent, sizeof parent, "%s", path);
@@ -104,20 +104,20 @@ static int open_target(const struct files_req *f, const char *path, struct fs_up
 	*(slash == parent ? slash + 1 : slash) = '\0';
 	if (fs_mkdir_all(f->root_fd, parent, f->user.host_uid, f->user.host_gid) != 0) {
 		if (errno == ENOTDIR || errno == EEXIST)
-			return fs_upload_fail(e, 400, "path '%s' is not in a directory", path);
+			return err_set(e, 400, "path '%s' is not in a directory", path);
 		return fs_upload_io_fail(e, errno, "ensuring directories for", path);
 	}
 	int fd = fs_open(f->root_fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK, 0644, false);
 	if (fd < 0) {
 		if (errno == EISDIR)
-			return fs_upload_fail(e, 400, "path '%s' is a directory", path);
+			return err_set(e, 400, "path '%s' is a directory", path);
 		if (errno == ENXIO)
-			return fs_upload_fail(e, 400, "path '%s' is not a regular file", path);
+			return err_set(e, 400, "path '%s' is not a regular file", path);
 		return fs_upload_io_fail(e, errno, "opening file", path);
 	}
 	if (fstat(fd, &sst) != 0 || !S_ISREG(sst.st_mode)) {
 		close(fd);
-		return fs_upload_fail(e, 400, "path '%s' is not a regular file", path);
+		return err_set(e, 400, "path '%s' is not a regular file", path);
 	}
 	if (fchown(fd, f->user.host_uid, f->user.host_gid) != 0) {
 		int en = errno;
@@ -128,8 +128,7 @@ static int open_target(const struct files_req *f, const char *path, struct fs_up
 }
 
 /* A written file's metadata, then its entry in result. Closes fd. */
-static int finish_target(int fd, const char *path, struct evkeyvalq *headers, cJSON *result,
-	struct fs_upload_error *e)
+static int finish_target(int fd, const char *path, struct evkeyvalq *headers, cJSON *result, struct err *e)
 {
 	cJSON *meta = apply_metadata(headers, fd);
 	if (close(fd) != 0) {
@@ -139,7 +138,7 @@ static int finish_target(int fd, const char *path, struct evkeyvalq *headers, cJ
 	cJSON *entry = cJSON_CreateObject();
 	if (!entry) {
 		cJSON_Delete(meta);
-		return fs_upload_fail(e, 500, "out of memory");
+		return err_set(e, 500, "out of memory");
 	}
 	cJSON_AddStringToObject(entry, "path", path);
 	cJSON_AddStringToObject(entry, "name", files_base_name(path));
@@ -212,7 +211,7 @@ static void post_free(struct post *p)
 
 /* The target of the body (octet-stream) or of a part named "file"; other
  * parts are skipped. */
-static int on_begin(void *arg, const char *disposition, char *path, struct fs_upload_error *e)
+static int on_begin(void *arg, const char *disposition, char *path, struct err *e)
 {
 	struct post *p = arg;
 	const struct files_req *f = &p->f;
@@ -224,12 +223,12 @@ static int on_begin(void *arg, const char *disposition, char *path, struct fs_up
 			snprintf(p->target, sizeof p->target, "%s", f->path);
 		} else {
 			if (!header_param(disposition, "filename", filename, sizeof filename) || !filename[0])
-				return fs_upload_fail(e, 400, "missing filename in multipart part");
+				return err_set(e, 400, "missing filename in multipart part");
 			if (fs_expand(filename, &f->user, p->target, sizeof p->target) != 0)
-				return fs_upload_fail(e, 400, "invalid path '%s'", filename);
+				return err_set(e, 400, "invalid path '%s'", filename);
 		}
 		if (seen_before(p->result, p->target))
-			return fs_upload_fail(e, 400, "cannot upload multiple files to the same path '%s'",
+			return err_set(e, 400, "cannot upload multiple files to the same path '%s'",
 				p->target);
 	} else {
 		snprintf(p->target, sizeof p->target, "%s", f->path);
@@ -238,19 +237,19 @@ static int on_begin(void *arg, const char *disposition, char *path, struct fs_up
 	return open_target(f, p->target, e);
 }
 
-static int on_end(void *arg, int fd, struct fs_upload_error *e)
+static int on_end(void *arg, int fd, struct err *e)
 {
 	struct post *p = arg;
 	return finish_target(fd, p->target, evhttp_request_get_input_headers(p->req), p->result, e);
 }
 
-static void on_done(void *arg, const struct fs_upload_error *e)
+static void on_done(void *arg, const struct err *e)
 {
 	struct post *p = arg;
 	http_conn_set_closecb(p->evcon, NULL, NULL);
 	int status;
 	if (e->status) {
-		status = reply_error(p->req, e->status, e->message);
+		status = reply_error(p->req, e->status, e->msg);
 	} else {
 		status = reply_json(p->req, 200, p->result);
 		p->result = NULL;
@@ -272,7 +271,7 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 /* What the headers alone decide: 0 and the body's form, or the status of
  * the error answer. */
 static int check_request(struct evhttp_request *req, const struct files_req *f, bool *gzip, char *boundary,
-	size_t cap, struct fs_upload_error *e)
+	size_t cap, struct err *e)
 {
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	const char *ctype = evhttp_find_header(in, "Content-Type");
@@ -283,19 +282,18 @@ static int check_request(struct evhttp_request *req, const struct files_req *f, 
 		mlen--;
 	boundary[0] = '\0';
 	if (cenc && !*gzip && strcasecmp(cenc, "identity") != 0)
-		return fs_upload_fail(e, 400, "unsupported Content-Encoding '%.40s'", cenc);
+		return err_set(e, 400, "unsupported Content-Encoding '%.40s'", cenc);
 	if (check_metadata(in, e) != 0)
 		return -1;
 	if (mlen == 24 && strncasecmp(ctype, "application/octet-stream", 24) == 0)
-		return f->has_path
-			? 0
-			: fs_upload_fail(e, 400, "path is required for application/octet-stream uploads");
+		return f->has_path ? 0
+				   : err_set(e, 400, "path is required for application/octet-stream uploads");
 	if (mlen == 19 && strncasecmp(ctype, "multipart/form-data", 19) == 0) {
 		if (!header_param(ctype, "boundary", boundary, cap) || !boundary[0])
-			return fs_upload_fail(e, 400, "multipart upload without a boundary");
+			return err_set(e, 400, "multipart upload without a boundary");
 		return 0;
 	}
-	return fs_upload_fail(e, 400,
+	return err_set(e, 400,
 		"unsupported Content-Type '%.80s': use multipart/form-data or application/octet-stream",
 		ctype ? ctype : "");
 }
@@ -310,7 +308,8 @@ int files_post(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox 
 		free(p);
 		return st;
 	}
-	struct fs_upload_error e = {0, ""};
+	struct err e;
+	err_clear(&e);
 	bool gzip;
 	char boundary[200];
 	struct http_gate *gate = http_conns_gate(req);
@@ -318,19 +317,19 @@ int files_post(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox 
 	p->evcon = evhttp_request_get_connection(req);
 	p->result = cJSON_CreateArray();
 	if (!p->result || !gate)
-		fs_upload_fail(&e, 500, "out of memory");
+		err_set(&e, 500, "out of memory");
 	else if (check_request(req, &p->f, &gzip, boundary, sizeof boundary, &e) == 0) {
 		p->multipart = boundary[0] != '\0';
 		struct fs_upload_sink sink = {.begin = on_begin, .end = on_end, .done = on_done, .arg = p};
 		p->upload = fs_upload_start(ctx->base, gate, gzip, p->multipart ? boundary : NULL,
 			ctx->max_upload_bytes, &sink);
 		if (!p->upload)
-			fs_upload_fail(&e, p->multipart ? 400 : 500,
+			err_set(&e, p->multipart ? 400 : 500,
 				p->multipart ? "invalid multipart boundary" : "out of memory");
 	}
 	if (e.status) {
 		post_free(p);
-		return reply_error(req, e.status, e.message);
+		return reply_error(req, e.status, e.msg);
 	}
 	http_conn_set_closecb(p->evcon, on_client_gone, p);
 	return ENVD_STATUS_PENDING;

@@ -49,7 +49,7 @@ struct list_job {
 	struct evbuffer *body; /* the entries, as JSON text joined by commas */
 	size_t count;          /* entries in body */
 	size_t pending;        /* names read but not yet visited, every level */
-	struct connect_error err;
+	struct err err;
 	bool failed;
 };
 
@@ -105,8 +105,8 @@ static int push(struct list_job *j, const char *path, const char *display, uint3
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		if (l->n == room) {
-			connect_error_set(&j->err, CONNECT_RESOURCE_EXHAUSTED,
-				"too many entries (more than %d)", FS_LIST_MAX_ENTRIES);
+			err_set(&j->err, CONNECT_RESOURCE_EXHAUSTED, "too many entries (more than %d)",
+				FS_LIST_MAX_ENTRIES);
 			j->failed = true;
 			break;
 		}
@@ -223,7 +223,7 @@ static void schedule(struct list_job *j)
 {
 	struct timeval now = {0, 0};
 	if (evtimer_add(j->tick, &now) != 0) {
-		connect_error_set(&j->err, CONNECT_INTERNAL, "out of memory");
+		err_set(&j->err, CONNECT_INTERNAL, "out of memory");
 		j->failed = true;
 		if (j->req)
 			answer(j);
@@ -254,7 +254,7 @@ static void step(evutil_socket_t fd, short what, void *arg)
 			level_free(j, top);
 			j->depth--;
 		} else if (visit(j, sb) != 0) {
-			connect_error_set(&j->err, CONNECT_INTERNAL, "out of memory");
+			err_set(&j->err, CONNECT_INTERNAL, "out of memory");
 			j->failed = true;
 		}
 	}

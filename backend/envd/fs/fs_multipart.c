@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "envd/fs/fs_multipart.h"
 
+#include "lib/err.h"
+
 #include <event2/buffer.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -47,9 +49,9 @@ void fs_multipart_free(struct fs_multipart *m)
 	free(m);
 }
 
-static int malformed(char *err, size_t cap, const char *what)
+static int malformed(struct err *err, const char *what)
 {
-	snprintf(err, cap, "%s", what);
+	err_set(err, 400, "%s", what);
 	return -2;
 }
 
@@ -67,7 +69,7 @@ static void find_disposition(const char *headers, char *out, size_t cap)
 }
 
 /* One step; 1 when it made progress, 0 when it needs more bytes. */
-static int step(struct fs_multipart *m, struct evbuffer *in, char *err, size_t cap)
+static int step(struct fs_multipart *m, struct evbuffer *in, struct err *err)
 {
 	size_t len = evbuffer_get_length(in);
 	switch (m->state) {
@@ -103,7 +105,7 @@ static int step(struct fs_multipart *m, struct evbuffer *in, char *err, size_t c
 				break;
 		}
 		if (len - pad < 2)
-			return pad > 256 ? malformed(err, cap, "malformed multipart body") : 0;
+			return pad > 256 ? malformed(err, "malformed multipart body") : 0;
 		evbuffer_drain(in, pad);
 		evbuffer_copyout(in, c, 2);
 		if (pad == 0 && c[0] == '-' && c[1] == '-') {
@@ -111,7 +113,7 @@ static int step(struct fs_multipart *m, struct evbuffer *in, char *err, size_t c
 			return 1;
 		}
 		if (c[0] != '\r' || c[1] != '\n')
-			return malformed(err, cap, "malformed multipart body");
+			return malformed(err, "malformed multipart body");
 		evbuffer_drain(in, 2);
 		m->state = MP_HEADERS;
 		return 1;
@@ -129,14 +131,13 @@ static int step(struct fs_multipart *m, struct evbuffer *in, char *err, size_t c
 		}
 		struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
 		if (end.pos < 0)
-			return len > PART_HEADERS_MAX
-				? malformed(err, cap, "malformed multipart part headers")
-				: 0;
+			return len > PART_HEADERS_MAX ? malformed(err, "malformed multipart part headers")
+						      : 0;
 		if ((size_t)end.pos > PART_HEADERS_MAX)
-			return malformed(err, cap, "malformed multipart part headers");
+			return malformed(err, "malformed multipart part headers");
 		char *text = malloc((size_t)end.pos + 3);
 		if (!text)
-			return malformed(err, cap, "out of memory");
+			return malformed(err, "out of memory");
 		evbuffer_remove(in, text, (size_t)end.pos + 2);
 		text[end.pos + 2] = '\0';
 		evbuffer_drain(in, 2);
@@ -166,22 +167,22 @@ static int step(struct fs_multipart *m, struct evbuffer *in, char *err, size_t c
 	}
 }
 
-int fs_multipart_feed(struct fs_multipart *m, struct evbuffer *in, char *err, size_t cap)
+int fs_multipart_feed(struct fs_multipart *m, struct evbuffer *in, struct err *err)
 {
 	for (;;) {
-		int rc = step(m, in, err, cap);
+		int rc = step(m, in, err);
 		if (rc <= 0)
 			return rc;
 	}
 }
 
-int fs_multipart_finish(struct fs_multipart *m, char *err, size_t cap)
+int fs_multipart_finish(struct fs_multipart *m, struct err *err)
 {
 	if (m->state == MP_END)
 		return 0;
 	if (m->state == MP_DATA || m->state == MP_HEADERS)
-		return malformed(err, cap,
+		return malformed(err,
 			m->state == MP_DATA ? "malformed multipart body: missing closing boundary"
 					    : "malformed multipart part headers");
-	return malformed(err, cap, "malformed multipart body");
+	return malformed(err, "malformed multipart body");
 }

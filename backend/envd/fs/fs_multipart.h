@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 struct evbuffer;
+struct err;
 
 struct fs_multipart_events {
 	/* Each returns 0, or -1 to stop the parse (the caller has its reason). */
@@ -29,9 +30,9 @@ struct fs_multipart *fs_multipart_new(const char *boundary, const struct fs_mult
 void fs_multipart_free(struct fs_multipart *m);
 
 /* Parses what it can of in (draining it). 0; -1 when a callback stopped it
- * (err untouched) or the body is malformed (err set, returns -2). */
-int fs_multipart_feed(struct fs_multipart *m, struct evbuffer *in, char *err, size_t cap);
+ * (err untouched) or the body is malformed (err set with 400, returns -2). */
+int fs_multipart_feed(struct fs_multipart *m, struct evbuffer *in, struct err *err);
 /* The body has ended: 0 when the closing delimiter was seen, else -2 with err. */
-int fs_multipart_finish(struct fs_multipart *m, char *err, size_t cap);
+int fs_multipart_finish(struct fs_multipart *m, struct err *err);
 
 #endif

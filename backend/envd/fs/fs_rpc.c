@@ -32,8 +32,7 @@ const char *fs_rpc_errno_text(int e, char *buf, size_t cap)
 	return buf;
 }
 
-int fs_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_user *u,
-	struct connect_error *err)
+int fs_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_user *u, struct err *err)
 {
 	char name[256];
 	int given = request_basic_user(req, name, sizeof name);
@@ -41,19 +40,19 @@ int fs_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_
 		/* envd's GetAuthUser: no user named is the default one, which the
 		 * sandbox's /etc/passwd may no longer have. */
 		if (given == 0 || (given > 0 && !name[0]))
-			connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid default user: '%.64s'",
+			err_set(err, CONNECT_UNAUTHENTICATED, "invalid default user: '%.64s'",
 				registry_default_user(sb));
 		else
-			connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
+			err_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
 		return -1;
 	}
 	return 0;
 }
 
-int fs_rpc_path(const char *raw, const struct fs_user *u, char *out, size_t cap, struct connect_error *err)
+int fs_rpc_path(const char *raw, const struct fs_user *u, char *out, size_t cap, struct err *err)
 {
 	if (fs_expand(raw, u, out, cap) != 0) {
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT, "invalid path '%.200s'", raw);
+		err_set(err, CONNECT_INVALID_ARGUMENT, "invalid path '%.200s'", raw);
 		return -1;
 	}
 	return 0;
@@ -73,7 +72,7 @@ static int begin(struct evhttp_request *req, struct sandbox *sb, struct call *c)
 	int st = connect_check_request(req, CONNECT_UNARY);
 	if (st)
 		return st;
-	struct connect_error err;
+	struct err err;
 	if (fs_rpc_user(req, sb, &c->user, &err) != 0)
 		return connect_reply_unary_error(req, &err);
 	c->msg = connect_read_unary(req, &err);
@@ -82,13 +81,13 @@ static int begin(struct evhttp_request *req, struct sandbox *sb, struct call *c)
 	c->root_fd = fs_root_open(sb);
 	if (c->root_fd < 0) {
 		cJSON_Delete(c->msg);
-		connect_error_set(&err, CONNECT_INTERNAL, "sandbox root filesystem unavailable");
+		err_set(&err, CONNECT_INTERNAL, "sandbox root filesystem unavailable");
 		return connect_reply_unary_error(req, &err);
 	}
 	return 0;
 }
 
-static int finish(struct evhttp_request *req, struct call *c, cJSON *answer, const struct connect_error *err)
+static int finish(struct evhttp_request *req, struct call *c, cJSON *answer, const struct err *err)
 {
 	if (c->root_fd >= 0)
 		close(c->root_fd);
@@ -99,7 +98,7 @@ static int finish(struct evhttp_request *req, struct call *c, cJSON *answer, con
 }
 
 /* A path field, expanded for the user. */
-static int path_field(struct call *c, const char *name, char *out, struct connect_error *err)
+static int path_field(struct call *c, const char *name, char *out, struct err *err)
 {
 	const char *raw = "";
 	if (protojson_string(c->msg, name, name, &raw, err) == PROTOJSON_BAD)
@@ -118,7 +117,7 @@ static cJSON *wrap(const char *key, cJSON *entry)
 }
 
 static cJSON *entry_or_error(const struct sandbox *sb, int root_fd, const char *path,
-	const char *missing_prefix, const char *op, struct connect_error *err)
+	const char *missing_prefix, const char *op, struct err *err)
 {
 	cJSON *e = fs_entry_info(sb, root_fd, path, NULL);
 	if (!e) {
@@ -126,18 +125,16 @@ static cJSON *entry_or_error(const struct sandbox *sb, int root_fd, const char *
 		int en = errno;
 		fs_rpc_errno_text(en, t, sizeof t);
 		if (en == ENOENT || en == ENOTDIR)
-			connect_error_set(err, CONNECT_NOT_FOUND, "%s: %s %s: %s", missing_prefix, op, path,
-				t);
+			err_set(err, CONNECT_NOT_FOUND, "%s: %s %s: %s", missing_prefix, op, path, t);
 		else
-			connect_error_set(err, CONNECT_INTERNAL, "error getting file info: %s %s: %s", op,
-				path, t);
+			err_set(err, CONNECT_INTERNAL, "error getting file info: %s %s: %s", op, path, t);
 	}
 	return e;
 }
 
 /* A unary RPC that answers at once: begin, then fn builds the answer (NULL
  * with err set), then finish. */
-typedef cJSON *(*unary_fn)(const struct sandbox *sb, struct call *c, struct connect_error *err);
+typedef cJSON *(*unary_fn)(const struct sandbox *sb, struct call *c, struct err *err);
 
 static int unary(struct evhttp_request *req, struct sandbox *sb, unary_fn fn)
 {
@@ -145,12 +142,12 @@ static int unary(struct evhttp_request *req, struct sandbox *sb, unary_fn fn)
 	int st = begin(req, sb, &c);
 	if (st)
 		return st;
-	struct connect_error err;
+	struct err err;
 	cJSON *answer = fn(sb, &c, &err);
 	return finish(req, &c, answer, &err);
 }
 
-static cJSON *stat_answer(const struct sandbox *sb, struct call *c, struct connect_error *err)
+static cJSON *stat_answer(const struct sandbox *sb, struct call *c, struct err *err)
 {
 	char path[FS_PATH_MAX];
 	if (path_field(c, "path", path, err) != 0)
@@ -172,7 +169,7 @@ int fs_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct san
 	int st = begin(req, sb, &c);
 	if (st)
 		return st;
-	struct connect_error err;
+	struct err err;
 	char path[FS_PATH_MAX];
 	uint32_t depth = 1;
 	if (path_field(&c, "path", path, &err) != 0 ||
@@ -186,18 +183,17 @@ int fs_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct san
 	if (fd < 0 || fstat(fd, &sst) != 0) {
 		int en = errno;
 		if (en == ENOENT)
-			connect_error_set(&err, CONNECT_NOT_FOUND, "path not found: %s", path);
+			err_set(&err, CONNECT_NOT_FOUND, "path not found: %s", path);
 		else if (en == ELOOP)
-			connect_error_set(&err, CONNECT_FAILED_PRECONDITION, "symlink loop: %s: %s", path,
+			err_set(&err, CONNECT_FAILED_PRECONDITION, "symlink loop: %s: %s", path,
 				fs_rpc_errno_text(en, t, sizeof t));
 		else if (en == ENOTDIR)
-			connect_error_set(&err, CONNECT_INVALID_ARGUMENT, "path is not a directory: %s",
-				path);
+			err_set(&err, CONNECT_INVALID_ARGUMENT, "path is not a directory: %s", path);
 		else
-			connect_error_set(&err, CONNECT_INTERNAL, "error resolving path %s: %s", path,
+			err_set(&err, CONNECT_INTERNAL, "error resolving path %s: %s", path,
 				fs_rpc_errno_text(en, t, sizeof t));
 	} else if (!S_ISDIR(sst.st_mode)) {
-		connect_error_set(&err, CONNECT_INVALID_ARGUMENT, "path is not a directory: %s", path);
+		err_set(&err, CONNECT_INVALID_ARGUMENT, "path is not a directory: %s", path);
 	} else {
 		close(fd);
 		cJSON_Delete(c.msg);
@@ -205,7 +201,7 @@ int fs_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct san
 			return ENVD_STATUS_PENDING;
 		c.root_fd = -1; /* taken */
 		c.msg = NULL;
-		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		err_set(&err, CONNECT_INTERNAL, "out of memory");
 		return finish(req, &c, NULL, &err);
 	}
 	if (fd >= 0)
@@ -215,7 +211,7 @@ int fs_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct san
 
 /* --- MakeDir, Move, Remove -------------------------------------------------- */
 
-static cJSON *make_dir_answer(const struct sandbox *sb, struct call *c, struct connect_error *err)
+static cJSON *make_dir_answer(const struct sandbox *sb, struct call *c, struct err *err)
 {
 	char path[FS_PATH_MAX], t[128];
 	if (path_field(c, "path", path, err) != 0)
@@ -225,13 +221,13 @@ static cJSON *make_dir_answer(const struct sandbox *sb, struct call *c, struct c
 	struct stat sst;
 	if (fd >= 0 && fstat(fd, &sst) == 0) {
 		if (S_ISDIR(sst.st_mode))
-			connect_error_set(err, CONNECT_ALREADY_EXISTS, "directory already exists: %s", path);
+			err_set(err, CONNECT_ALREADY_EXISTS, "directory already exists: %s", path);
 		else
-			connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+			err_set(err, CONNECT_INVALID_ARGUMENT,
 				"path already exists but it is not a directory: %s", path);
 	} else if (fs_mkdir_all(c->root_fd, path, c->user.host_uid, c->user.host_gid) != 0) {
 		int en = errno;
-		connect_error_set(err, en == ENOTDIR ? CONNECT_INVALID_ARGUMENT : CONNECT_INTERNAL,
+		err_set(err, en == ENOTDIR ? CONNECT_INVALID_ARGUMENT : CONNECT_INTERNAL,
 			"error creating directory: mkdir %s: %s", path, fs_rpc_errno_text(en, t, sizeof t));
 	} else {
 		answer = wrap("entry", entry_or_error(sb, c->root_fd, path, "file not found", "lstat", err));
@@ -247,7 +243,7 @@ int fs_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct san
 	return unary(req, sb, make_dir_answer);
 }
 
-static cJSON *move_answer(const struct sandbox *sb, struct call *c, struct connect_error *err)
+static cJSON *move_answer(const struct sandbox *sb, struct call *c, struct err *err)
 {
 	char src[FS_PATH_MAX], dst[FS_PATH_MAX], t[128];
 	if (path_field(c, "source", src, err) != 0 || path_field(c, "destination", dst, err) != 0)
@@ -256,7 +252,7 @@ static cJSON *move_answer(const struct sandbox *sb, struct call *c, struct conne
 	int sp = fs_open_parent(c->root_fd, src, &sleaf);
 	struct stat sst;
 	if (sp < 0 || fstatat(sp, sleaf, &sst, AT_SYMLINK_NOFOLLOW) != 0) {
-		connect_error_set(err, CONNECT_NOT_FOUND, "source file not found: lstat %s: %s", src,
+		err_set(err, CONNECT_NOT_FOUND, "source file not found: lstat %s: %s", src,
 			fs_rpc_errno_text(errno, t, sizeof t));
 		if (sp >= 0)
 			close(sp);
@@ -271,7 +267,7 @@ static cJSON *move_answer(const struct sandbox *sb, struct call *c, struct conne
 	int dp = -1;
 	if (fs_mkdir_all(c->root_fd, dparent, c->user.host_uid, c->user.host_gid) != 0 ||
 		(dp = fs_open_parent(c->root_fd, dst, &dleaf)) < 0 || renameat(sp, sleaf, dp, dleaf) != 0) {
-		connect_error_set(err, CONNECT_INTERNAL, "error renaming: rename %s %s: %s", src, dst,
+		err_set(err, CONNECT_INTERNAL, "error renaming: rename %s %s: %s", src, dst,
 			fs_rpc_errno_text(errno, t, sizeof t));
 	} else {
 		answer = wrap("entry", entry_or_error(sb, c->root_fd, dst, "file not found", "lstat", err));
@@ -292,9 +288,9 @@ static int answer_remove(struct evhttp_request *req, const char *path, int err)
 {
 	if (!err)
 		return connect_reply_unary(req, cJSON_CreateObject());
-	struct connect_error e;
+	struct err e;
 	char t[128];
-	connect_error_set(&e, CONNECT_INTERNAL, "error removing file or directory: unlinkat %s: %s", path,
+	err_set(&e, CONNECT_INTERNAL, "error removing file or directory: unlinkat %s: %s", path,
 		fs_rpc_errno_text(err, t, sizeof t));
 	return connect_reply_unary_error(req, &e);
 }
@@ -305,12 +301,12 @@ int fs_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandb
 	int st = begin(req, sb, &c);
 	if (st)
 		return st;
-	struct connect_error err;
+	struct err err;
 	char path[FS_PATH_MAX];
 	if (path_field(&c, "path", path, &err) != 0)
 		return finish(req, &c, NULL, &err);
 	if (fs_remove_for_request(ctx->base, c.root_fd, path, req, "envd", answer_remove) != 0) {
-		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		err_set(&err, CONNECT_INTERNAL, "out of memory");
 		return finish(req, &c, NULL, &err);
 	}
 	close(c.root_fd);

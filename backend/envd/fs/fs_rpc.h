@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-struct connect_error;
+struct err;
 struct fs_user;
 
 int fs_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
@@ -32,9 +32,8 @@ int fs_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandb
  * (unauthenticated "invalid username" / "invalid default user" when the
  * sandbox has no such account) and a request
  * path expanded for it (invalid_argument when it cannot be). 0 or -1. */
-int fs_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_user *u,
-	struct connect_error *err);
-int fs_rpc_path(const char *raw, const struct fs_user *u, char *out, size_t cap, struct connect_error *err);
+int fs_rpc_user(struct evhttp_request *req, const struct sandbox *sb, struct fs_user *u, struct err *err);
+int fs_rpc_path(const char *raw, const struct fs_user *u, char *out, size_t cap, struct err *err);
 /* Go's lowercase text for an errno ("no such file or directory"). */
 const char *fs_rpc_errno_text(int e, char *buf, size_t cap);
 

@@ -21,7 +21,7 @@ struct fs_upload {
 	struct http_gate *gate;
 	struct event *slice_ev;
 	struct fs_upload_sink sink;
-	struct fs_upload_error err;
+	struct err err;
 	bool started;
 	bool gzip, z_ready, z_ended;
 	z_stream z;
@@ -34,21 +34,11 @@ struct fs_upload {
 	uint64_t file_written, file_room;
 };
 
-int fs_upload_fail(struct fs_upload_error *e, int status, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	e->status = status;
-	vsnprintf(e->message, sizeof e->message, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-int fs_upload_io_fail(struct fs_upload_error *e, int en, const char *what, const char *path)
+int fs_upload_io_fail(struct err *e, int en, const char *what, const char *path)
 {
 	if (en == ENOSPC || en == EDQUOT)
-		return fs_upload_fail(e, 507, "not enough disk space available");
-	return fs_upload_fail(e, 500, "error %s '%s': %s", what, path, strerror(en));
+		return err_set(e, 507, "not enough disk space available");
+	return err_set(e, 500, "error %s '%s': %s", what, path, strerror(en));
 }
 
 /* --- the files ----------------------------------------------------------------- */
@@ -78,7 +68,7 @@ static int end_file(struct fs_upload *u)
 static int write_bytes(struct fs_upload *u, struct evbuffer *src, size_t n)
 {
 	if (u->written + n > u->max_bytes)
-		return fs_upload_fail(&u->err, 413, "upload larger than the limit of %llu bytes",
+		return err_set(&u->err, 413, "upload larger than the limit of %llu bytes",
 			(unsigned long long)u->max_bytes);
 	u->written += n;
 	if (u->fd < 0) {
@@ -86,7 +76,7 @@ static int write_bytes(struct fs_upload *u, struct evbuffer *src, size_t n)
 		return 0;
 	}
 	if (u->file_written + n > u->file_room)
-		return fs_upload_fail(&u->err, 507, "not enough disk space available");
+		return err_set(&u->err, 507, "not enough disk space available");
 	u->file_written += n;
 	while (n > 0) {
 		struct evbuffer_iovec seg;
@@ -151,7 +141,7 @@ static int produce(struct fs_upload *u, size_t cap)
 	}
 	struct evbuffer_iovec out;
 	if (evbuffer_reserve_space(u->plain, (ev_ssize_t)cap, &out, 1) < 1)
-		return fs_upload_fail(&u->err, 500, "out of memory");
+		return err_set(&u->err, 500, "out of memory");
 	size_t room = out.iov_len < cap ? out.iov_len : cap;
 	uInt in_before = u->z.avail_in;
 	u->z.next_out = out.iov_base;
@@ -162,7 +152,7 @@ static int produce(struct fs_upload *u, size_t cap)
 	if (rc == Z_STREAM_END)
 		u->z_ended = true;
 	else if (rc != Z_OK && rc != Z_BUF_ERROR)
-		return fs_upload_fail(&u->err, 400, "invalid gzip data");
+		return err_set(&u->err, 400, "invalid gzip data");
 	return out.iov_len > 0 || u->z.avail_in != in_before || u->z_ended;
 }
 
@@ -171,10 +161,7 @@ static int consume(struct fs_upload *u)
 {
 	if (!u->mp)
 		return write_bytes(u, u->plain, evbuffer_get_length(u->plain));
-	int rc = fs_multipart_feed(u->mp, u->plain, u->err.message, sizeof u->err.message);
-	if (rc == -2)
-		u->err.status = 400;
-	return rc < 0 ? -1 : 0;
+	return fs_multipart_feed(u->mp, u->plain, &u->err) < 0 ? -1 : 0;
 }
 
 /* --- slices ---------------------------------------------------------------------- */
@@ -183,8 +170,7 @@ static void finish(struct fs_upload *u)
 {
 	if (u->err.status == 0) {
 		if (u->mp) {
-			if (fs_multipart_finish(u->mp, u->err.message, sizeof u->err.message) != 0)
-				u->err.status = 400;
+			fs_multipart_finish(u->mp, &u->err);
 		} else {
 			end_file(u);
 		}
@@ -232,13 +218,13 @@ static void slice(evutil_socket_t fd, short what, void *arg)
 	}
 	int framing = http_gate_body_error(u->gate);
 	if (rc == 0 && framing)
-		rc = framing == 413 ? fs_upload_fail(&u->err, 413, "request body too large")
-				    : fs_upload_fail(&u->err, 400, "invalid request body");
+		rc = framing == 413 ? err_set(&u->err, 413, "request body too large")
+				    : err_set(&u->err, 400, "invalid request body");
 	if (rc < 0) {
 		finish(u);
 	} else if (body_over(u)) {
 		if (u->gzip && !u->z_ended)
-			fs_upload_fail(&u->err, 400, "invalid gzip data: unexpected EOF");
+			err_set(&u->err, 400, "invalid gzip data: unexpected EOF");
 		finish(u);
 	} else if (produced >= FS_UPLOAD_SLICE_BYTES) {
 		/* More after every other client's turn: a zero timer, not

@@ -15,6 +15,7 @@
 #define E2B_BACKEND_FS_UPLOAD_H
 
 #include "envd/fs/fs_path.h"
+#include "lib/err.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,27 +26,20 @@ struct http_gate;
 #define FS_UPLOAD_SLICE_BYTES (1024 * 1024) /* inflated and written per loop turn */
 #define FS_UPLOAD_SKIP (-2)                 /* begin: drop this part's bytes */
 
-struct fs_upload_error {
-	int status; /* 0: none */
-	char message[FS_PATH_MAX + 128];
-};
-
-int fs_upload_fail(struct fs_upload_error *e, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 /* 507 for ENOSPC/EDQUOT, else 500 "error <what> '<path>': <strerror>". */
-int fs_upload_io_fail(struct fs_upload_error *e, int en, const char *what, const char *path);
+int fs_upload_io_fail(struct err *e, int en, const char *what, const char *path);
 
 struct fs_upload_sink {
 	/* A file begins (the octet-stream body, or a part with its
 	 * Content-Disposition): a descriptor to write it to (its sandbox path
 	 * in path, FS_PATH_MAX bytes, for messages), FS_UPLOAD_SKIP, or -1
 	 * with e set. */
-	int (*begin)(void *arg, const char *disposition, char *path, struct fs_upload_error *e);
+	int (*begin)(void *arg, const char *disposition, char *path, struct err *e);
 	/* Its bytes are written: finish and close fd. 0, or -1 with e set. */
-	int (*end)(void *arg, int fd, struct fs_upload_error *e);
+	int (*end)(void *arg, int fd, struct err *e);
 	/* The upload is over (e->status 0: all went well). The sink frees it
 	 * with fs_upload_free, inside this call or later. */
-	void (*done)(void *arg, const struct fs_upload_error *e);
+	void (*done)(void *arg, const struct err *e);
 	void *arg;
 };
 

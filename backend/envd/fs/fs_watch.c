@@ -96,7 +96,7 @@ void fs_watch_free(struct fs_watch *w)
 }
 
 /* Ends a WatchDir stream (err NULL: a clean end) and frees the watch. */
-static void stream_end(struct fs_watch *w, const struct connect_error *err)
+static void stream_end(struct fs_watch *w, const struct err *err)
 {
 	if (w->evcon && w->req) {
 		struct evbuffer *buf = evbuffer_new();
@@ -156,7 +156,7 @@ static void schedule(struct fs_watch *w);
 /* A CreateWatcher watcher at a limit: its watches and events are given
  * back at once, and the next GetWatcherEvents answers why (never a watcher
  * that goes on answering nothing). */
-static void drop(struct fs_watch *w, const struct connect_error *why)
+static void drop(struct fs_watch *w, const struct err *why)
 {
 	w->dropped = true;
 	w->drop_reason = *why;
@@ -173,7 +173,7 @@ static void drop(struct fs_watch *w, const struct connect_error *why)
 
 /* A watcher that hit a limit after it was answered: a stream ends with
  * the error, a queue watcher is dropped with it. */
-static void fail(struct fs_watch *w, const struct connect_error *err)
+static void fail(struct fs_watch *w, const struct err *err)
 {
 	if (w->stream)
 		stream_end(w, err);
@@ -190,8 +190,8 @@ static void emit(struct fs_watch *w, cJSON *event)
 		}
 		if (w->queued >= FS_WATCH_QUEUE_MAX || w->sw->events >= FS_WATCH_SANDBOX_EVENTS_MAX) {
 			cJSON_Delete(event);
-			struct connect_error err;
-			connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED,
+			struct err err;
+			err_set(&err, CONNECT_RESOURCE_EXHAUSTED,
 				"watcher %s was dropped: its events were not read (at most %d unread per "
 				"watcher, %d per sandbox)",
 				w->id, FS_WATCH_QUEUE_MAX, FS_WATCH_SANDBOX_EVENTS_MAX);
@@ -260,7 +260,7 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 	struct sandbox *sb = registry_find(w->owner->reg, w->sandbox_id);
 	int root_fd = sb ? fs_root_open(sb) : -1;
 	bool root_gone = false, walk = false;
-	struct connect_error err;
+	struct err err;
 	bool failed = false;
 	static const struct {
 		uint32_t bits;
@@ -277,7 +277,7 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 		struct inotify_event *ie = (struct inotify_event *)p;
 		p += sizeof *ie + ie->len;
 		if (ie->mask & IN_Q_OVERFLOW) {
-			connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED,
+			err_set(&err, CONNECT_RESOURCE_EXHAUSTED,
 				"the host's inotify event queue "
 				"overflowed (fs.inotify.max_queued_events): events were lost");
 			failed = true;
@@ -325,7 +325,7 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 	if (w->stream && w->evcon &&
 		evbuffer_get_length(bufferevent_get_output(evhttp_connection_get_bufferevent(w->evcon))) >
 			FS_WATCH_STREAM_HIGH_WATER) {
-		connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED, "watch events are not being read");
+		err_set(&err, CONNECT_RESOURCE_EXHAUSTED, "watch events are not being read");
 		stream_end(w, &err);
 		return;
 	}
@@ -339,7 +339,7 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 
 /* User, message fields, and the directory check (envd's codes). */
 int fs_watch_parse(struct evhttp_request *req, struct sandbox *sb, const cJSON *msg, struct watch_request *r,
-	struct connect_error *err)
+	struct err *err)
 {
 	struct fs_user u;
 	const char *raw = "";
@@ -362,7 +362,7 @@ int fs_watch_parse(struct evhttp_request *req, struct sandbox *sb, const cJSON *
 static void answer_ready(struct fs_watch *w);
 
 /* The first walk's failure: its request gets the error, the watch goes. */
-static void answer_failed(struct fs_watch *w, const struct connect_error *err)
+static void answer_failed(struct fs_watch *w, const struct err *err)
 {
 	http_conn_set_closecb(w->evcon, NULL, NULL);
 	int status =
@@ -377,7 +377,7 @@ static void walk_step(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	struct fs_watch *w = arg;
 	struct sandbox *sb = registry_find(w->owner->reg, w->sandbox_id);
-	struct connect_error err;
+	struct err err;
 	if (!sb)
 		return; /* the removing hook frees the watch */
 	int root_fd = fs_root_open(sb);
@@ -386,7 +386,7 @@ static void walk_step(evutil_socket_t fd, short what, void *arg)
 	if (root_fd >= 0)
 		close(root_fd);
 	else
-		connect_error_set(&err, CONNECT_INTERNAL, "cannot open the sandbox's root");
+		err_set(&err, CONNECT_INTERNAL, "cannot open the sandbox's root");
 	if (rc != 0) {
 		if (!w->ready)
 			answer_failed(w, &err);
@@ -421,7 +421,7 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 /* Checks the directory and starts its walk; answer_ready answers once the
  * walk is done, answer_failed if it fails. */
 struct fs_watch *fs_watch_new(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
-	const struct watch_request *r, bool stream, struct connect_error *err)
+	const struct watch_request *r, bool stream, struct err *err)
 {
 	int root_fd = fs_root_open(sb);
 	int fd = root_fd >= 0 ? fs_open(root_fd, r->path, O_PATH, 0, false) : -1;
@@ -430,13 +430,13 @@ struct fs_watch *fs_watch_new(struct envd_ctx *ctx, struct evhttp_request *req, 
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		int en = errno;
 		if (en == ENOENT)
-			connect_error_set(err, CONNECT_NOT_FOUND, "path %s not found: %s", r->path,
+			err_set(err, CONNECT_NOT_FOUND, "path %s not found: %s", r->path,
 				fs_rpc_errno_text(en, t, sizeof t));
 		else
-			connect_error_set(err, CONNECT_INTERNAL, "error statting path %s: %s", r->path,
+			err_set(err, CONNECT_INTERNAL, "error statting path %s: %s", r->path,
 				fs_rpc_errno_text(en, t, sizeof t));
 	} else if (!S_ISDIR(st.st_mode)) {
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT, "path %s not a directory", r->path);
+		err_set(err, CONNECT_INVALID_ARGUMENT, "path %s not a directory", r->path);
 		close(fd);
 		fd = -1;
 	}
@@ -448,7 +448,7 @@ struct fs_watch *fs_watch_new(struct envd_ctx *ctx, struct evhttp_request *req, 
 	struct fs_watchers *ws = ctx->watchers;
 	struct fs_watch *w = calloc(1, sizeof *w);
 	if (!w) {
-		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+		err_set(err, CONNECT_INTERNAL, "out of memory");
 		return NULL;
 	}
 	w->owner = ws;
@@ -464,14 +464,14 @@ struct fs_watch *fs_watch_new(struct envd_ctx *ctx, struct evhttp_request *req, 
 	w->next = ws->list;
 	ws->list = w;
 	if (w->ifd < 0 && (en == EMFILE || en == ENFILE))
-		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED,
+		err_set(err, CONNECT_RESOURCE_EXHAUSTED,
 			en == EMFILE
 				? "the host's limit of inotify instances is reached (fs.inotify.max_user_instances)"
 				: "the host's limit of open files is reached");
 	else if (w->ifd < 0 || !w->sw || (!stream && !(w->queue = cJSON_CreateArray())) ||
 		!(w->ev = event_new(ws->base, w->ifd, EV_READ | EV_PERSIST, on_inotify, w)) ||
 		!(w->tick = evtimer_new(ws->base, walk_step, w)))
-		connect_error_set(err, CONNECT_INTERNAL, "error creating watcher: %s", strerror(en));
+		err_set(err, CONNECT_INTERNAL, "error creating watcher: %s", strerror(en));
 	else if (fs_watch_dirs_push(&w->dirs, r->path, "", false, err) == 0) {
 		w->req = req;
 		w->evcon = evhttp_request_get_connection(req);
@@ -502,8 +502,8 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	struct connect_error err;
-	connect_error_set(&err, CONNECT_DEADLINE_EXCEEDED, "context deadline exceeded");
+	struct err err;
+	err_set(&err, CONNECT_DEADLINE_EXCEEDED, "context deadline exceeded");
 	stream_end(arg, &err);
 }
 
@@ -545,7 +545,7 @@ int fs_watch_rpc_watch_dir(struct envd_ctx *ctx, struct evhttp_request *req, str
 	int st = connect_check_request(req, CONNECT_SERVER_STREAM);
 	if (st)
 		return st;
-	struct connect_error err;
+	struct err err;
 	struct watch_request r;
 	cJSON *msg = connect_read_stream_request(req, &err);
 	struct fs_watch *w = NULL;
@@ -573,8 +573,8 @@ static void answer_ready(struct fs_watch *w)
 	w->req = NULL;
 	w->evcon = NULL;
 	if (random_hex(hex, 16) != 0) {
-		struct connect_error err;
-		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		struct err err;
+		err_set(&err, CONNECT_INTERNAL, "out of memory");
 		request_log("envd", req, connect_reply_unary_error(req, &err));
 		fs_watch_free(w);
 		return;

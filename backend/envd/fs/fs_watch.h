@@ -25,7 +25,7 @@
 #define FS_WATCH_STREAM_HIGH_WATER (4 * 1024 * 1024)
 
 struct cJSON;
-struct connect_error;
+struct err;
 struct fs_watch;
 struct fs_watchers;
 struct registry_hooks;
@@ -43,12 +43,12 @@ int fs_watch_rpc_watch_dir(struct envd_ctx *ctx, struct evhttp_request *req, str
 /* For fs_watch_queue.c (records in fs_watch_table.h). */
 /* User, message fields, and the directory check (envd's codes). */
 int fs_watch_parse(struct evhttp_request *req, struct sandbox *sb, const struct cJSON *msg,
-	struct watch_request *r, struct connect_error *err);
+	struct watch_request *r, struct err *err);
 /* Checks the directory and starts watching it, in slices; req is answered
  * once every directory is watched (a stream's start, or CreateWatcher's
  * id), or with the error of a limit. NULL with err set when it cannot start. */
 struct fs_watch *fs_watch_new(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
-	const struct watch_request *r, bool stream, struct connect_error *err);
+	const struct watch_request *r, bool stream, struct err *err);
 void fs_watch_free(struct fs_watch *w);
 /* Takes the events the kernel holds for w now. */
 void fs_watch_read(struct fs_watch *w);

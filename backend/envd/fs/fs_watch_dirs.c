@@ -31,9 +31,9 @@ struct fs_watch_todo {
 	bool announce;
 };
 
-static void budget_error(const struct fs_watch_dirs *d, struct connect_error *err)
+static void budget_error(const struct fs_watch_dirs *d, struct err *err)
 {
-	connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED,
+	err_set(err, CONNECT_RESOURCE_EXHAUSTED,
 		"the sandbox has reached its limit of %zu inotify watches (--max-watches)", d->budget->max);
 }
 
@@ -51,7 +51,7 @@ static void *room_for_one(void *array, size_t n, size_t *cap, size_t size)
 }
 
 static int push_depth(struct fs_watch_dirs *d, const char *dir, const char *rel, unsigned depth,
-	bool announce, struct connect_error *err)
+	bool announce, struct err *err)
 {
 	if (d->budget->in_use >= d->budget->max) {
 		budget_error(d, err);
@@ -75,26 +75,26 @@ static int push_depth(struct fs_watch_dirs *d, const char *dir, const char *rel,
 	d->budget->in_use++;
 	return 0;
 oom:
-	connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+	err_set(err, CONNECT_INTERNAL, "out of memory");
 	return -1;
 }
 
 int fs_watch_dirs_push(struct fs_watch_dirs *d, const char *dir, const char *rel, bool announce,
-	struct connect_error *err)
+	struct err *err)
 {
 	return push_depth(d, dir, rel, 0, announce, err);
 }
 
 /* inotify_add_watch's failure as the client should see it. */
-static void watch_error(int en, const struct fs_watch_todo *t, struct connect_error *err)
+static void watch_error(int en, const struct fs_watch_todo *t, struct err *err)
 {
 	if (en == ENOSPC)
-		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED,
+		err_set(err, CONNECT_RESOURCE_EXHAUSTED,
 			"the host's limit of inotify watches is reached (fs.inotify.max_user_watches)");
 	else if (en == ENOMEM)
-		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED, "out of memory for inotify watches");
+		err_set(err, CONNECT_RESOURCE_EXHAUSTED, "out of memory for inotify watches");
 	else
-		connect_error_set(err, CONNECT_INTERNAL, "error watching %s: %s", t->dir, strerror(en));
+		err_set(err, CONNECT_INTERNAL, "error watching %s: %s", t->dir, strerror(en));
 }
 
 /* The index of wd in d->dirs (kept sorted by wd), or where it would go. */
@@ -114,7 +114,7 @@ static size_t find(const struct fs_watch_dirs *d, int wd)
 /* Records wd; the kernel hands out increasing numbers, but gives a
  * directory watched already (reached twice, by the walk and by its create
  * event) its old one: that one is not counted twice. */
-static int record(struct fs_watch_dirs *d, int wd, const char *path, struct connect_error *err)
+static int record(struct fs_watch_dirs *d, int wd, const char *path, struct err *err)
 {
 	size_t at = find(d, wd);
 	if (at < d->ndirs && d->dirs[at].wd == wd) {
@@ -135,14 +135,14 @@ static int record(struct fs_watch_dirs *d, int wd, const char *path, struct conn
 	return 0;
 oom:
 	d->budget->in_use--;
-	connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+	err_set(err, CONNECT_INTERNAL, "out of memory");
 	return -1;
 }
 
 /* Queues the subdirectories of t (open as fd, which this closes) and
  * announces its entries when asked. */
 static int descend(struct fs_watch_dirs *d, int fd, const struct fs_watch_todo *t, fs_watch_announce announce,
-	void *arg, struct connect_error *err)
+	void *arg, struct err *err)
 {
 	DIR *dir = fdopendir(fd);
 	if (!dir) {
@@ -177,7 +177,7 @@ static int descend(struct fs_watch_dirs *d, int fd, const struct fs_watch_todo *
 
 /* Watches t and queues what is below it; the budget already counts t. */
 static int visit(struct fs_watch_dirs *d, int root_fd, struct fs_watch_todo *t, fs_watch_announce announce,
-	void *arg, struct connect_error *err)
+	void *arg, struct err *err)
 {
 	int fd = fs_open(root_fd, t->dir, O_RDONLY | O_DIRECTORY, 0, false);
 	int wd = -1, en = errno;
@@ -210,7 +210,7 @@ static int visit(struct fs_watch_dirs *d, int root_fd, struct fs_watch_todo *t, 
 }
 
 int fs_watch_dirs_step(struct fs_watch_dirs *d, int root_fd, fs_watch_announce announce, void *arg,
-	struct connect_error *err)
+	struct err *err)
 {
 	for (int budget = FS_WATCH_DIRS_SLICE; budget > 0 && d->ntodo > 0; budget--) {
 		struct fs_watch_todo t = d->todo[--d->ntodo];

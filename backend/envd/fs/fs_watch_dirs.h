@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct connect_error;
+struct err;
 
 #define FS_WATCH_DIRS_SLICE 256 /* directories visited per loop turn */
 
@@ -41,13 +41,13 @@ typedef void (*fs_watch_announce)(void *arg, const char *rel, const char *full, 
 /* Queues directory dir (a sandbox path; rel below the watched root) to be
  * watched; announce: tell of its entries. -1 with err set at the budget. */
 int fs_watch_dirs_push(struct fs_watch_dirs *d, const char *dir, const char *rel, bool announce,
-	struct connect_error *err);
+	struct err *err);
 /* Visits up to FS_WATCH_DIRS_SLICE queued directories under root_fd:
  * watches each, and queues its subdirectories when recursive. 0, or -1 with
  * err set (resource_exhausted at a limit; the watched root itself cannot be
  * watched). */
 int fs_watch_dirs_step(struct fs_watch_dirs *d, int root_fd, fs_watch_announce announce, void *arg,
-	struct connect_error *err);
+	struct err *err);
 /* The path below the root of watch descriptor wd, or NULL. */
 const char *fs_watch_dirs_rel(const struct fs_watch_dirs *d, int wd);
 /* Forgets every directory (the inotify descriptor is the caller's) and

@@ -14,7 +14,7 @@ static cJSON *begin_unary(struct evhttp_request *req, int *status)
 		*status = st;
 		return NULL;
 	}
-	struct connect_error err;
+	struct err err;
 	cJSON *msg = connect_read_unary(req, &err);
 	if (!msg)
 		*status = connect_reply_unary_error(req, &err);
@@ -27,7 +27,7 @@ int fs_watch_rpc_create(struct envd_ctx *ctx, struct evhttp_request *req, struct
 	cJSON *msg = begin_unary(req, &status);
 	if (!msg)
 		return status;
-	struct connect_error err;
+	struct err err;
 	struct watch_request r;
 	struct fs_watch *w = NULL;
 	if (fs_watch_parse(req, sb, msg, &r, &err) == 0)
@@ -39,7 +39,7 @@ int fs_watch_rpc_create(struct envd_ctx *ctx, struct evhttp_request *req, struct
 }
 
 static struct fs_watch *find_watcher(struct envd_ctx *ctx, const struct sandbox *sb, const cJSON *msg,
-	struct connect_error *err)
+	struct err *err)
 {
 	const char *id = "";
 	if (protojson_string(msg, "watcherId", "watcher_id", &id, err) == PROTOJSON_BAD)
@@ -48,7 +48,7 @@ static struct fs_watch *find_watcher(struct envd_ctx *ctx, const struct sandbox 
 	for (struct fs_watch *w = ws->list; w; w = w->next)
 		if (!w->stream && w->ready && strcmp(w->id, id) == 0 && strcmp(w->sandbox_id, sb->id) == 0)
 			return w;
-	connect_error_set(err, CONNECT_NOT_FOUND, "watcher with id %.64s not found", id);
+	err_set(err, CONNECT_NOT_FOUND, "watcher with id %.64s not found", id);
 	return NULL;
 }
 
@@ -60,7 +60,7 @@ static struct fs_watch *watcher_request(struct envd_ctx *ctx, struct evhttp_requ
 	cJSON *msg = begin_unary(req, status);
 	if (!msg)
 		return NULL;
-	struct connect_error err;
+	struct err err;
 	struct fs_watch *w = find_watcher(ctx, sb, msg, &err);
 	cJSON_Delete(msg);
 	if (!w)
@@ -79,7 +79,7 @@ int fs_watch_rpc_get_events(struct envd_ctx *ctx, struct evhttp_request *req, st
 		fs_watch_read(w);
 	if (w->dropped) {
 		/* Said once; the watcher is gone after this answer. */
-		struct connect_error err = w->drop_reason;
+		struct err err = w->drop_reason;
 		fs_watch_free(w);
 		return connect_reply_unary_error(req, &err);
 	}

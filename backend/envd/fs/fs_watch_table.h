@@ -49,7 +49,7 @@ struct fs_watch {
 	struct cJSON *queue;
 	size_t queued;
 	bool dropped; /* at a limit: the next GetWatcherEvents says so */
-	struct connect_error drop_reason;
+	struct err drop_reason;
 	/* stream mode (WatchDir) */
 	struct event *keepalive, *deadline;
 	struct timeval keepalive_tv;

@@ -40,13 +40,13 @@ static void clean_absolute(char *path)
 	path[out] = '\0';
 }
 
-char *process_resolve_cwd(const char *cwd, const char *home, const char *user, struct connect_error *err)
+char *process_resolve_cwd(const char *cwd, const char *home, const char *user, struct err *err)
 {
 	const char *path = cwd ? cwd : "";
 	char *joined;
 	if (path[0] == '~') {
 		if (path[1] && path[1] != '/' && path[1] != '\\') {
-			connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+			err_set(err, CONNECT_INVALID_ARGUMENT,
 				"failed to expand path '%s' for user '%s': cannot expand user-specific home dir",
 				path, user);
 			return NULL;
@@ -60,7 +60,7 @@ char *process_resolve_cwd(const char *cwd, const char *home, const char *user, s
 		joined = text_printf("%s/%s", home, path);
 	}
 	if (!joined) {
-		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+		err_set(err, CONNECT_INTERNAL, "out of memory");
 		return NULL;
 	}
 	clean_absolute(joined);

@@ -4,10 +4,10 @@
 #ifndef E2B_BACKEND_PROCESS_CWD_H
 #define E2B_BACKEND_PROCESS_CWD_H
 
-struct connect_error;
+struct err;
 
 /* The working directory envd would use: ~ and relative paths against home,
  * absolute paths literally; NULL with err set (invalid_argument). malloc'd. */
-char *process_resolve_cwd(const char *cwd, const char *home, const char *user, struct connect_error *err);
+char *process_resolve_cwd(const char *cwd, const char *home, const char *user, struct err *err);
 
 #endif

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 /* Answers a held input request (clearing its close callback first). */
-static void answer_wait(struct proc_input_wait *w, const struct connect_error *err)
+static void answer_wait(struct proc_input_wait *w, const struct err *err)
 {
 	if (w->evcon)
 		http_conn_set_closecb(w->evcon, NULL, NULL);
@@ -41,18 +41,18 @@ static void unlink_wait(struct proc_input_wait *w)
 }
 
 /* Go's text for a write error: "write |1: broken pipe". */
-static void input_error(const struct proc *p, int err_no, struct connect_error *err)
+static void input_error(const struct proc *p, int err_no, struct err *err)
 {
 	char text[128];
 	snprintf(text, sizeof text, "%s", strerror(err_no));
 	if (text[0] >= 'A' && text[0] <= 'Z')
 		text[0] = (char)(text[0] + 32);
 	if (p->is_pty)
-		connect_error_set(err, CONNECT_INTERNAL,
+		err_set(err, CONNECT_INTERNAL,
 			"error writing to tty: error writing to tty of process '%d': write /dev/ptmx: %s",
 			(int)p->ns_pid, text);
 	else
-		connect_error_set(err, CONNECT_INTERNAL,
+		err_set(err, CONNECT_INTERNAL,
 			"error writing to stdin: error writing to stdin of process '%d': write |1: %s",
 			(int)p->ns_pid, text);
 }
@@ -73,7 +73,7 @@ static void close_input(struct proc *p)
  * with err_no (the pipe broke or the process is gone). */
 static void fail_waits(struct proc *p, int err_no)
 {
-	struct connect_error err;
+	struct err err;
 	input_error(p, err_no, &err);
 	while (p->waits) {
 		struct proc_input_wait *w = p->waits;
@@ -102,8 +102,8 @@ static void hold(struct proc *p, struct evhttp_request *req, bool close_after)
 {
 	struct proc_input_wait *w = calloc(1, sizeof *w);
 	if (!w) {
-		struct connect_error err;
-		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		struct err err;
+		err_set(&err, CONNECT_INTERNAL, "out of memory");
 		connect_reply_unary_error(req, &err);
 		return;
 	}
@@ -150,7 +150,7 @@ static void on_input_writable(evutil_socket_t fd, short what, void *arg)
 		event_del(p->in_ev);
 		p->in_written = p->in_queued;
 		/* Queued input is lost: fail it; a pending close still succeeds. */
-		struct connect_error err;
+		struct err err;
 		input_error(p, p->in_errno, &err);
 		while (p->waits) {
 			struct proc_input_wait *w = p->waits;
@@ -183,12 +183,12 @@ static size_t pending_input(const struct proc *p)
 
 void process_send_input(struct proc *p, struct evhttp_request *req, const uint8_t *data, size_t len)
 {
-	struct connect_error err;
+	struct err err;
 	if (p->in_fd < 0 || p->in_closing) {
 		if (p->is_pty)
-			connect_error_set(&err, CONNECT_INTERNAL, "error writing to tty: tty closed");
+			err_set(&err, CONNECT_INTERNAL, "error writing to tty: tty closed");
 		else
-			connect_error_set(&err, CONNECT_INTERNAL,
+			err_set(&err, CONNECT_INTERNAL,
 				"error writing to stdin: stdin not enabled or closed");
 		connect_reply_unary_error(req, &err);
 		return;
@@ -205,7 +205,7 @@ void process_send_input(struct proc *p, struct evhttp_request *req, const uint8_
 	/* Checked before any byte is written, so a refused call wrote nothing. */
 	size_t pending = pending_input(p);
 	if (pending + len > PROC_INPUT_PENDING_MAX) {
-		connect_error_set(&err, CONNECT_RESOURCE_EXHAUSTED,
+		err_set(&err, CONNECT_RESOURCE_EXHAUSTED,
 			"too much input waiting for the sandbox's processes to read it (%zu bytes; at most "
 			"%d MiB)",
 			pending, PROC_INPUT_PENDING_MAX >> 20);
@@ -230,7 +230,7 @@ void process_send_input(struct proc *p, struct evhttp_request *req, const uint8_
 		return;
 	}
 	if (evbuffer_add(p->in_queue, data + done, len - done) != 0) {
-		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		err_set(&err, CONNECT_INTERNAL, "out of memory");
 		connect_reply_unary_error(req, &err);
 		return;
 	}

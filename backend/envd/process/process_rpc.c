@@ -27,7 +27,7 @@
 #include <sys/ioctl.h>
 
 /* Connect-Timeout-Ms: 0 when absent (or "0": no timeout); -1 if malformed. */
-static long long timeout_ms(struct evhttp_request *req, struct connect_error *err)
+static long long timeout_ms(struct evhttp_request *req, struct err *err)
 {
 	const char *t = evhttp_find_header(evhttp_request_get_input_headers(req), "Connect-Timeout-Ms");
 	if (!t)
@@ -37,7 +37,7 @@ static long long timeout_ms(struct evhttp_request *req, struct connect_error *er
 	for (size_t i = 0; digits && i < n; i++)
 		digits = t[i] >= '0' && t[i] <= '9';
 	if (!digits) {
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT, "parse timeout: invalid value \"%.20s\"", t);
+		err_set(err, CONNECT_INVALID_ARGUMENT, "parse timeout: invalid value \"%.20s\"", t);
 		return -1;
 	}
 	return strtoll(t, NULL, 10);
@@ -50,7 +50,7 @@ static long long timeout_ms(struct evhttp_request *req, struct connect_error *er
  * known and everything runs as the backend's uid. A header that is not
  * valid Basic is ignored, as Go's Request.BasicAuth does. */
 static int check_user(const struct proc_manager *pm, const struct sandbox *sb, struct evhttp_request *req,
-	char user[64], struct connect_error *err)
+	char user[64], struct err *err)
 {
 	user[0] = '\0';
 	char name[256];
@@ -64,7 +64,7 @@ static int check_user(const struct proc_manager *pm, const struct sandbox *sb, s
 					strcmp(name, pm->user_name) == 0);
 	if (!known) {
 		/* connectrpc.com/authn's answer in envd (AuthenticateUsername). */
-		connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
+		err_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
 		return -1;
 	}
 	snprintf(user, 64, "%.63s", name); /* known names are shorter */
@@ -73,7 +73,7 @@ static int check_user(const struct proc_manager *pm, const struct sandbox *sb, s
 
 /* --- common ----------------------------------------------------------------- */
 
-static int fail(struct evhttp_request *req, enum connect_kind kind, const struct connect_error *err)
+static int fail(struct evhttp_request *req, enum connect_kind kind, const struct err *err)
 {
 	return kind == CONNECT_UNARY ? connect_reply_unary_error(req, err)
 				     : connect_reply_stream_error(req, err);
@@ -89,7 +89,7 @@ static cJSON *begin(struct envd_ctx *ctx, struct evhttp_request *req, const stru
 		*status = st;
 		return NULL;
 	}
-	struct connect_error err;
+	struct err err;
 	cJSON *msg = NULL;
 	if (check_user(ctx->process_manager, sb, req, user, &err) == 0)
 		msg = kind == CONNECT_UNARY ? connect_read_unary(req, &err)
@@ -107,7 +107,7 @@ struct selector {
 	const char *tag;
 };
 
-static int read_selector(const cJSON *msg, struct selector *sel, struct connect_error *err)
+static int read_selector(const cJSON *msg, struct selector *sel, struct err *err)
 {
 	const cJSON *process = NULL;
 	if (protojson_message(msg, "process", "process", &process, err) == PROTOJSON_BAD)
@@ -119,7 +119,7 @@ static int read_selector(const cJSON *msg, struct selector *sel, struct connect_
 	if (rt == PROTOJSON_BAD)
 		return -1;
 	if (rp == PROTOJSON_OK && rt == PROTOJSON_OK) {
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+		err_set(err, CONNECT_INVALID_ARGUMENT,
 			"unmarshal message: oneof process.ProcessSelector.selector is already set");
 		return -1;
 	}
@@ -127,18 +127,18 @@ static int read_selector(const cJSON *msg, struct selector *sel, struct connect_
 	if (rt != PROTOJSON_OK)
 		sel->tag = NULL;
 	if (!sel->has_pid && !sel->tag) {
-		connect_error_set(err, CONNECT_UNIMPLEMENTED, "invalid input type *process.ProcessSelector");
+		err_set(err, CONNECT_UNIMPLEMENTED, "invalid input type *process.ProcessSelector");
 		return -1;
 	}
 	return 0;
 }
 
-static void not_found(const struct selector *sel, struct connect_error *err)
+static void not_found(const struct selector *sel, struct err *err)
 {
 	if (sel->tag)
-		connect_error_set(err, CONNECT_NOT_FOUND, "process with tag %s not found", sel->tag);
+		err_set(err, CONNECT_NOT_FOUND, "process with tag %s not found", sel->tag);
 	else
-		connect_error_set(err, CONNECT_NOT_FOUND, "process with pid %u not found", sel->pid);
+		err_set(err, CONNECT_NOT_FOUND, "process with pid %u not found", sel->pid);
 }
 
 static struct proc *find(struct envd_ctx *ctx, const struct sandbox *sb, const struct selector *sel,
@@ -151,7 +151,7 @@ static struct proc *find(struct envd_ctx *ctx, const struct sandbox *sb, const s
  * not_found. Called after the whole message is read, as envd unmarshals
  * first and looks up second. */
 static struct proc *lookup(struct envd_ctx *ctx, struct sandbox *sb, const struct selector *sel,
-	struct connect_error *err)
+	struct err *err)
 {
 	struct proc *p = find(ctx, sb, sel, false);
 	if (!p)
@@ -203,7 +203,7 @@ struct start_request {
 	bool stdin_pipe;
 };
 
-static int parse_start(const cJSON *msg, struct start_request *r, struct connect_error *err)
+static int parse_start(const cJSON *msg, struct start_request *r, struct err *err)
 {
 	memset(r, 0, sizeof *r);
 	r->cmd = "";
@@ -227,7 +227,7 @@ static int parse_start(const cJSON *msg, struct start_request *r, struct connect
 }
 
 static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb, const char *user,
-	const cJSON *msg, struct connect_error *err)
+	const cJSON *msg, struct err *err)
 {
 	struct proc_manager *pm = ctx->process_manager;
 	struct start_request r;
@@ -242,10 +242,9 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 	struct sandbox_user account;
 	if (runtime_user_resolve(sb, name, &account) != 0) {
 		if (user[0])
-			connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
+			err_set(err, CONNECT_UNAUTHENTICATED, "invalid username: '%.64s'", name);
 		else
-			connect_error_set(err, CONNECT_UNAUTHENTICATED, "invalid default user: '%.64s'",
-				name);
+			err_set(err, CONNECT_UNAUTHENTICATED, "invalid default user: '%.64s'", name);
 		return -1;
 	}
 	/* Without isolation every name is the backend's own user (see check_user). */
@@ -278,7 +277,7 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 		cJSON_Delete(config);
 		free(tag);
 		free(cwd);
-		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+		err_set(err, CONNECT_INTERNAL, "out of memory");
 		return -1;
 	}
 	struct proc_spawned sp;
@@ -291,7 +290,7 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 	}
 	struct proc *p = process_register(pm, sb, &sp, r.pty, config, tag, timeout);
 	if (!p) {
-		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+		err_set(err, CONNECT_INTERNAL, "out of memory");
 		return -1;
 	}
 	process_log_start(p);
@@ -305,7 +304,7 @@ int process_rpc_start(struct envd_ctx *ctx, struct evhttp_request *req, struct s
 	cJSON *msg = begin(ctx, req, sb, user, CONNECT_SERVER_STREAM, &status);
 	if (!msg)
 		return status;
-	struct connect_error err;
+	struct err err;
 	status = start(ctx, req, sb, user, msg, &err);
 	cJSON_Delete(msg);
 	return status < 0 ? connect_reply_stream_error(req, &err) : status;
@@ -319,7 +318,7 @@ int process_rpc_connect(struct envd_ctx *ctx, struct evhttp_request *req, struct
 	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_SERVER_STREAM, &status);
 	if (!msg)
 		return status;
-	struct connect_error err;
+	struct err err;
 	struct selector sel;
 	int rc = read_selector(msg, &sel, &err);
 	long long timeout = rc == 0 ? timeout_ms(req, &err) : -1;
@@ -374,8 +373,8 @@ int process_rpc_list(struct envd_ctx *ctx, struct evhttp_request *req, struct sa
 	cJSON_Delete(list);
 	if (!ok) {
 		cJSON_Delete(out);
-		struct connect_error err;
-		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		struct err err;
+		err_set(&err, CONNECT_INTERNAL, "out of memory");
 		return connect_reply_unary_error(req, &err);
 	}
 	return connect_reply_unary(req, out);
@@ -389,7 +388,7 @@ int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, str
 	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
-	struct connect_error err;
+	struct err err;
 	struct selector sel;
 	const cJSON *input = NULL;
 	uint8_t *stdin_data = NULL, *pty_data = NULL;
@@ -403,7 +402,7 @@ int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, str
 		(rp = protojson_bytes(input, "pty", "pty", &pty_data, &pty_len, &err)) != PROTOJSON_BAD) {
 		rc = 0;
 		if (rs == PROTOJSON_OK && rp == PROTOJSON_OK) {
-			connect_error_set(&err, CONNECT_INVALID_ARGUMENT,
+			err_set(&err, CONNECT_INVALID_ARGUMENT,
 				"unmarshal message: oneof process.ProcessInput.input is already set");
 			rc = -1;
 		}
@@ -413,14 +412,14 @@ int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, str
 		rc = -1;
 	if (rc == 0) {
 		if (rs != PROTOJSON_OK && rp != PROTOJSON_OK) {
-			connect_error_set(&err, CONNECT_UNIMPLEMENTED, "invalid input type <nil>");
+			err_set(&err, CONNECT_UNIMPLEMENTED, "invalid input type <nil>");
 			rc = -1;
 		} else if (rs == PROTOJSON_OK && p->is_pty) {
-			connect_error_set(&err, CONNECT_INTERNAL,
+			err_set(&err, CONNECT_INTERNAL,
 				"error writing to stdin: tty assigned to process \xe2\x80\x94 input should be written to the pty, not the stdin");
 			rc = -1;
 		} else if (rp == PROTOJSON_OK && !p->is_pty) {
-			connect_error_set(&err, CONNECT_INTERNAL,
+			err_set(&err, CONNECT_INTERNAL,
 				"error writing to tty: tty not assigned to process \xe2\x80\x94 input should be written to the stdin, not the tty");
 			rc = -1;
 		}
@@ -453,7 +452,7 @@ int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, st
 	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
-	struct connect_error err;
+	struct err err;
 	struct selector sel;
 	int32_t signal_number = 0;
 	struct proc *p = NULL;
@@ -468,10 +467,9 @@ int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, st
 		return connect_reply_unary_error(req, &err);
 	if (signal_number != 9 && signal_number != 15) {
 		if (signal_number == 0)
-			connect_error_set(&err, CONNECT_UNIMPLEMENTED, "invalid signal: SIGNAL_UNSPECIFIED");
+			err_set(&err, CONNECT_UNIMPLEMENTED, "invalid signal: SIGNAL_UNSPECIFIED");
 		else
-			connect_error_set(&err, CONNECT_UNIMPLEMENTED, "invalid signal: %d",
-				(int)signal_number);
+			err_set(&err, CONNECT_UNIMPLEMENTED, "invalid signal: %d", (int)signal_number);
 		return connect_reply_unary_error(req, &err);
 	}
 	/* The whole process group, so a shell's children go too. */
@@ -487,7 +485,7 @@ int process_rpc_close_stdin(struct envd_ctx *ctx, struct evhttp_request *req, st
 	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
-	struct connect_error err;
+	struct err err;
 	struct selector sel;
 	struct proc *p = NULL;
 	if (read_selector(msg, &sel, &err) == 0)
@@ -496,7 +494,7 @@ int process_rpc_close_stdin(struct envd_ctx *ctx, struct evhttp_request *req, st
 	if (!p)
 		return connect_reply_unary_error(req, &err);
 	if (p->is_pty) {
-		connect_error_set(&err, CONNECT_UNKNOWN,
+		err_set(&err, CONNECT_UNKNOWN,
 			"error closing stdin: cannot close stdin for PTY process \xe2\x80\x94 send Ctrl+D (0x04) instead");
 		return connect_reply_unary_error(req, &err);
 	}
@@ -512,7 +510,7 @@ int process_rpc_update(struct envd_ctx *ctx, struct evhttp_request *req, struct 
 	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
-	struct connect_error err;
+	struct err err;
 	struct selector sel;
 	const cJSON *pty = NULL, *size = NULL;
 	uint32_t cols = 0, rows = 0;
@@ -530,13 +528,12 @@ int process_rpc_update(struct envd_ctx *ctx, struct evhttp_request *req, struct 
 		return connect_reply_unary_error(req, &err);
 	if (rp == PROTOJSON_OK) {
 		if (!p->is_pty || p->in_fd < 0) {
-			connect_error_set(&err, CONNECT_INTERNAL,
-				"error resizing tty: tty not assigned to process");
+			err_set(&err, CONNECT_INTERNAL, "error resizing tty: tty not assigned to process");
 			return connect_reply_unary_error(req, &err);
 		}
 		struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
 		if (ioctl(p->in_fd, TIOCSWINSZ, &ws) != 0) {
-			connect_error_set(&err, CONNECT_INTERNAL, "error resizing tty: %s", strerror(errno));
+			err_set(&err, CONNECT_INTERNAL, "error resizing tty: %s", strerror(errno));
 			return connect_reply_unary_error(req, &err);
 		}
 	}

@@ -6,6 +6,7 @@
 #include "envd/process/process_manager.h"
 #include "envd/process/process_spawn.h"
 #include "http/http_connect.h"
+#include "lib/err.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_users.h"
@@ -16,23 +17,22 @@
 #include <string.h>
 
 struct proc *process_run(struct proc_manager *pm, const struct process_run_spec *spec,
-	const struct process_observer *obs, void *ctx, char *why, size_t why_len)
+	const struct process_observer *obs, void *ctx, struct err *err)
 {
 	struct sandbox_user account;
 	if (strlen(spec->user) >= 64 || runtime_user_resolve(spec->sb, spec->user, &account) != 0) {
-		snprintf(why, why_len, "%s: invalid username: '%.64s'",
+		err_set(err, CONNECT_UNAUTHENTICATED, "%s: invalid username: '%.64s'",
 			connect_code_name(CONNECT_UNAUTHENTICATED), spec->user);
 		return NULL;
 	}
 	const char *user_name = runtime_isolated() ? account.name : pm->user_name;
-	struct connect_error err;
-	char *cwd = process_resolve_cwd(spec->cwd, account.home, user_name, &err);
+	char *cwd = process_resolve_cwd(spec->cwd, account.home, user_name, err);
 	cJSON *args = cJSON_CreateArray();
 	if (!cwd || !args) {
 		if (cwd)
-			snprintf(why, why_len, "out of memory");
+			err_set(err, CONNECT_INTERNAL, "out of memory");
 		else
-			snprintf(why, why_len, "%s: %s", connect_code_name(err.code), err.message);
+			err_wrap(err, "%s", connect_code_name(err->status));
 		free(cwd);
 		cJSON_Delete(args);
 		return NULL;
@@ -56,11 +56,11 @@ struct proc *process_run(struct proc_manager *pm, const struct process_run_spec 
 		.stdin_pipe = false,
 	};
 	struct proc_spawned sp;
-	int rc = process_spawn_start(&sp_spec, &sp, &err);
+	int rc = process_spawn_start(&sp_spec, &sp, err);
 	free(cwd);
 	if (rc != 0) {
 		cJSON_Delete(args);
-		snprintf(why, why_len, "%s: %s", connect_code_name(err.code), err.message);
+		err_wrap(err, "%s", connect_code_name(err->status));
 		return NULL;
 	}
 	/* List shows it like any process: {cmd, args}. */
@@ -73,7 +73,7 @@ struct proc *process_run(struct proc_manager *pm, const struct process_run_spec 
 	}
 	struct proc *p = process_register(pm, spec->sb, &sp, false, config, NULL, 0);
 	if (!p) {
-		snprintf(why, why_len, "out of memory");
+		err_set(err, CONNECT_INTERNAL, "out of memory");
 		return NULL;
 	}
 	p->observer = obs;

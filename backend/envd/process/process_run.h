@@ -24,11 +24,12 @@ struct process_run_spec {
 };
 
 /* Starts it; obs is told of its output and its end (never from inside this
- * call). NULL with why filled as a Connect error reads in Go, "<code>:
+ * call). NULL with err filled as a Connect error reads in Go, "<code>:
  * <message>" (an unknown user: "unauthenticated: invalid username: 'x'"),
- * what a Start through envd would have failed with. */
+ * what a Start through envd would have failed with; its status is the
+ * connect_code. */
 struct proc *process_run(struct proc_manager *pm, const struct process_run_spec *spec,
-	const struct process_observer *obs, void *ctx, char *why, size_t why_len);
+	const struct process_observer *obs, void *ctx, struct err *err);
 /* The observer goes away first: nothing more is reported. */
 void process_run_detach(struct proc *p);
 

@@ -243,15 +243,15 @@ static pid_t clone_vfork(struct child_args *c)
 
 /* A start the sandbox refused: a full sandbox (EAGAIN) is the client's to
  * resolve, one whose init has ended (ESRCH) can start nothing more. */
-static void sandbox_refused(struct connect_error *err)
+static void sandbox_refused(struct err *err)
 {
 	if (errno == EAGAIN)
-		connect_error_set(err, CONNECT_RESOURCE_EXHAUSTED,
+		err_set(err, CONNECT_RESOURCE_EXHAUSTED,
 			"the sandbox has reached its limit "
 			"of %d processes (pids.max): end some before starting more",
 			SANDBOX_PIDS_MAX);
 	else
-		connect_error_set(err, CONNECT_UNAVAILABLE,
+		err_set(err, CONNECT_UNAVAILABLE,
 			"the sandbox's init process has ended (killed "
 			"from outside, or out of memory), and with it every process of the sandbox: it "
 			"can start nothing more; kill it and create another");
@@ -260,7 +260,7 @@ static void sandbox_refused(struct connect_error *err)
 /* --- in an isolated sandbox: its init starts it ------------------------------ */
 
 static int spawn_in_init(const struct proc_spawn *spec, const struct child_args *c, struct proc_spawned *out,
-	struct connect_error *err)
+	struct err *err)
 {
 	struct runtime_command cmd = {.argv = c->argv,
 		.envp = c->envp,
@@ -280,17 +280,17 @@ static int spawn_in_init(const struct proc_spawn *spec, const struct child_args 
 	}
 	if (runtime_spawn(spec->sb, &cmd, &st, &step) != 0) {
 		if (step == RUNTIME_SPAWN_PTY)
-			connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+			err_set(err, CONNECT_INVALID_ARGUMENT,
 				"error starting pty with command '%s' in dir '%s' with '%u' cols and '%u' rows: %s",
 				spec->cmd, spec->cwd, spec->cols, spec->rows, strerror(errno));
 		else if (step == RUNTIME_SPAWN_PIPES)
-			connect_error_set(err, CONNECT_INTERNAL, "error creating pipes for command '%s': %s",
-				spec->cmd, strerror(errno));
+			err_set(err, CONNECT_INTERNAL, "error creating pipes for command '%s': %s", spec->cmd,
+				strerror(errno));
 		else if ((step == RUNTIME_SPAWN_FORK && errno == EAGAIN) ||
 			(step == RUNTIME_SPAWN_INIT && errno == ESRCH))
 			sandbox_refused(err);
 		else
-			connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
+			err_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
 				errno == EPROTO ? "the sandbox's init answered out of turn"
 						: strerror(errno));
 		return -1;
@@ -309,22 +309,21 @@ static int spawn_in_init(const struct proc_spawn *spec, const struct child_args 
 
 /* Starts c's child; -1 with err set (the caller closes the descriptors it
  * made for it). */
-static pid_t start_on_host(const struct proc_spawn *spec, struct child_args *c, struct connect_error *err)
+static pid_t start_on_host(const struct proc_spawn *spec, struct child_args *c, struct err *err)
 {
 	pid_t pid = clone_vfork(c);
 	if (pid < 0)
-		connect_error_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd,
-			strerror(errno));
+		err_set(err, CONNECT_INTERNAL, "error starting process '%s': %s", spec->cmd, strerror(errno));
 	return pid;
 }
 
 static int spawn_pty(const struct proc_spawn *spec, struct child_args *c, struct proc_spawned *out,
-	struct connect_error *err)
+	struct err *err)
 {
 	struct winsize ws = {.ws_row = spec->rows, .ws_col = spec->cols};
 	int master = -1, slave = -1, input = -1;
 	if (openpty(&master, &slave, NULL, NULL, &ws) != 0) {
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+		err_set(err, CONNECT_INVALID_ARGUMENT,
 			"error starting pty with command '%s' in dir '%s' with '%u' cols and '%u' rows: %s",
 			spec->cmd, spec->cwd, spec->cols, spec->rows, strerror(errno));
 		return -1;
@@ -333,7 +332,7 @@ static int spawn_pty(const struct proc_spawn *spec, struct child_args *c, struct
 	slave = private_fd(slave);
 	input = master >= 0 ? fcntl(master, F_DUPFD_CLOEXEC, 3) : -1;
 	if (master < 0 || slave < 0 || input < 0 || set_nonblocking(master) != 0) {
-		connect_error_set(err, CONNECT_INTERNAL, "error setting up the pty: %s", strerror(errno));
+		err_set(err, CONNECT_INTERNAL, "error setting up the pty: %s", strerror(errno));
 		goto fail;
 	}
 	c->pty_slave = slave;
@@ -360,7 +359,7 @@ fail:
 }
 
 static int spawn_pipes(const struct proc_spawn *spec, struct child_args *c, struct proc_spawned *out,
-	struct connect_error *err)
+	struct err *err)
 {
 	int o[2] = {-1, -1}, e[2] = {-1, -1}, in[2] = {-1, -1};
 	int null_fd = -1;
@@ -369,8 +368,8 @@ static int spawn_pipes(const struct proc_spawn *spec, struct child_args *c, stru
 			0 ||
 		set_nonblocking(o[0]) != 0 || set_nonblocking(e[0]) != 0 ||
 		(spec->stdin_pipe && set_nonblocking(in[1]) != 0)) {
-		connect_error_set(err, CONNECT_INTERNAL, "error creating pipes for command '%s': %s",
-			spec->cmd, strerror(errno));
+		err_set(err, CONNECT_INTERNAL, "error creating pipes for command '%s': %s", spec->cmd,
+			strerror(errno));
 		goto fail;
 	}
 	c->in_fd = spec->stdin_pipe ? in[0] : null_fd;
@@ -402,17 +401,17 @@ fail:
 	return -1;
 }
 
-int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out, struct connect_error *err)
+int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out, struct err *err)
 {
 	/* Looked up inside the sandbox's root: a host path does not exist there,
 	 * and ".." or a symbolic link cannot leave it. */
 	int is_dir = runtime_path_is_dir(spec->sb, spec->cwd);
 	if (is_dir < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP || errno == EXDEV)) {
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT, "cwd '%s' does not exist", spec->cwd);
+		err_set(err, CONNECT_INVALID_ARGUMENT, "cwd '%s' does not exist", spec->cwd);
 		return -1;
 	}
 	if (is_dir == 0) {
-		connect_error_set(err, CONNECT_INVALID_ARGUMENT,
+		err_set(err, CONNECT_INVALID_ARGUMENT,
 			"error starting process '%s': chdir %s: not a directory", spec->cmd, spec->cwd);
 		return -1;
 	}
@@ -428,7 +427,7 @@ int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out,
 	c.sh_argv = c.argv ? process_argv_sh_fallback(c.argv) : NULL;
 	int rc = -1;
 	if (!c.argv || !c.envp || !c.paths)
-		connect_error_set(err, CONNECT_INTERNAL, "out of memory");
+		err_set(err, CONNECT_INTERNAL, "out of memory");
 	else if (runtime_isolated())
 		rc = spawn_in_init(spec, &c, out, err);
 	else

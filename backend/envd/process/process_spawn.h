@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 struct cJSON;
-struct connect_error;
+struct err;
 struct sandbox;
 struct sandbox_user;
 
@@ -38,6 +38,6 @@ struct proc_spawned {
 	int err_fd;      /* stderr pipe, or -1 */
 	int in_fd;       /* stdin pipe, a dup of the PTY master, or -1 */
 };
-int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out, struct connect_error *err);
+int process_spawn_start(const struct proc_spawn *spec, struct proc_spawned *out, struct err *err);
 
 #endif

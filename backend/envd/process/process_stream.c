@@ -117,7 +117,7 @@ static void unlink_stream(struct proc_stream *s)
 
 /* Ends the answer (optional end event, then end-stream with err or {}) if
  * the client is still there, and frees the stream. */
-static void stream_close(struct proc_stream *s, const char *end_json, const struct connect_error *err)
+static void stream_close(struct proc_stream *s, const char *end_json, const struct err *err)
 {
 	struct proc *p = s->proc;
 	unlink_stream(s);
@@ -163,8 +163,8 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 	 * process lifetime, so the process is killed too. */
 	if (s->kill_on_deadline)
 		process_kill_group(s->proc, SIGKILL);
-	struct connect_error err;
-	connect_error_set(&err, CONNECT_DEADLINE_EXCEEDED, "context deadline exceeded");
+	struct err err;
+	err_set(&err, CONNECT_DEADLINE_EXCEEDED, "context deadline exceeded");
 	stream_close(s, NULL, &err);
 }
 
@@ -191,8 +191,8 @@ int process_stream_open(struct proc *p, struct evhttp_request *req, int64_t keep
 				event_free(s->keepalive);
 			free(s);
 		}
-		struct connect_error err;
-		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		struct err err;
+		err_set(&err, CONNECT_INTERNAL, "out of memory");
 		return connect_reply_stream_error(req, &err);
 	}
 	s->proc = p;
@@ -250,8 +250,8 @@ int process_stream_replay(struct proc *p, struct evhttp_request *req)
 		if (buf)
 			evbuffer_free(buf);
 		free(end);
-		struct connect_error err;
-		connect_error_set(&err, CONNECT_INTERNAL, "out of memory");
+		struct err err;
+		err_set(&err, CONNECT_INTERNAL, "out of memory");
 		return connect_reply_stream_error(req, &err);
 	}
 	free(end);
@@ -283,8 +283,8 @@ static void stream_broadcast_data(struct proc *p, enum proc_output_kind kind, co
 
 static void stream_finish_all(struct proc *p)
 {
-	struct connect_error err;
-	connect_error_set(&err, CONNECT_UNKNOWN, "end event channel closed before sending end event");
+	struct err err;
+	err_set(&err, CONNECT_UNKNOWN, "end event channel closed before sending end event");
 	while (p->streams)
 		stream_close(p->streams, p->end_json, p->end_json ? NULL : &err);
 }
@@ -307,8 +307,8 @@ static void stream_set_paused(struct proc *p, bool paused)
 
 static void stream_detach_all(struct proc *p)
 {
-	struct connect_error err;
-	connect_error_set(&err, CONNECT_UNAVAILABLE, "the process is no longer tracked");
+	struct err err;
+	err_set(&err, CONNECT_UNAVAILABLE, "the process is no longer tracked");
 	while (p->streams)
 		stream_close(p->streams, NULL, &err);
 }

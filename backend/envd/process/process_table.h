@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 struct cJSON;
-struct connect_error;
+struct err;
 struct process_log_lines;
 struct event;
 struct event_base;

@@ -2,7 +2,7 @@
  * strings, list cursors, protobuf-JSON, Connect framing, text, egress
  * rules, the store's records and squashing, the off-loop worker, the egress
  * proxy's splice relay, cgroup
- * files and the devices program), on the core's check.h. Built natively and with ASan+UBSan (make backend-unit);
+ * files, the error type and the devices program), on the core's check.h. Built natively and with ASan+UBSan (make backend-unit);
  * exit status 1 when any check failed. */
 #include "check.h"
 #include "suites.h"
@@ -35,6 +35,7 @@ static const check_suite suites[] = {
 	{"registry log", suite_registry_log},
 	{"egress splice", suite_egress_splice},
 	{"cgroup", suite_cgroup},
+	{"err", suite_err},
 };
 
 int main(void)

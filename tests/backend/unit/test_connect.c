@@ -21,7 +21,7 @@ static char *take(struct evbuffer *buf, size_t *len)
 	return out;
 }
 
-static cJSON *read_stream(const void *body, size_t len, struct connect_error *err)
+static cJSON *read_stream(const void *body, size_t len, struct err *err)
 {
 	struct evhttp_request *req = evhttp_request_new(NULL, NULL);
 	evbuffer_add(evhttp_request_get_input_buffer(req), body, len);
@@ -75,8 +75,8 @@ void suite_connect(void)
 	bytes = take(buf, &len);
 	CHECK(len == 7 && memcmp(bytes, "\x02\0\0\0\x02{}", 7) == 0);
 	free(bytes);
-	struct connect_error err;
-	connect_error_set(&err, CONNECT_NOT_FOUND, "process with pid %d not found", 42);
+	struct err err;
+	err_set(&err, CONNECT_NOT_FOUND, "process with pid %d not found", 42);
 	CHECK(connect_end_stream_add(buf, &err) == 0);
 	bytes = take(buf, &len);
 	const char *want =
@@ -123,8 +123,8 @@ void suite_connect(void)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		msg = read_stream(bad[i].body, bad[i].len, &err);
 		CHECK(msg == NULL);
-		CHECK(err.code == CONNECT_INVALID_ARGUMENT);
-		CHECK_STR(err.message, bad[i].message);
+		CHECK(err.status == CONNECT_INVALID_ARGUMENT);
+		CHECK_STR(err.msg, bad[i].message);
 		cJSON_Delete(msg);
 	}
 

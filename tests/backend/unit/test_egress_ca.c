@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "egress/egress_ca.h"
+#include "lib/err.h"
 #include "suites.h"
 
 static X509 *from_pem(const char *pem)
@@ -76,12 +77,13 @@ static void ca_fields(const char *pem)
 
 static void on_disk(void)
 {
-	char dir[] = "/tmp/egress-ca-XXXXXX", path[256], why[256] = "";
+	char dir[] = "/tmp/egress-ca-XXXXXX", path[256];
+	struct err why;
 	CHECK(mkdtemp(dir) != NULL);
-	struct egress_ca *ca = egress_ca_open(dir, why, sizeof why);
+	struct egress_ca *ca = egress_ca_open(dir, &why);
 	CHECK(ca != NULL);
 	if (!ca) {
-		fprintf(stderr, "  %s\n", why);
+		fprintf(stderr, "  %s\n", why.msg);
 		return;
 	}
 	char *pem = strdup(egress_ca_pem(ca));
@@ -93,33 +95,33 @@ static void on_disk(void)
 	snprintf(path, sizeof path, "%s/egress-ca.crt", dir);
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0644);
 
-	ca = egress_ca_open(dir, why, sizeof why); /* read back: the same CA */
+	ca = egress_ca_open(dir, &why); /* read back: the same CA */
 	CHECK(ca && strcmp(egress_ca_pem(ca), pem) == 0);
 	egress_ca_free(ca);
 
 	snprintf(path, sizeof path, "%s/egress-ca.key", dir);
 	CHECK(chmod(path, 0640) == 0);
-	CHECK(egress_ca_open(dir, why, sizeof why) == NULL);
-	CHECK(strstr(why, "egress-ca.key") && strstr(why, "0600") && strstr(why, "0640"));
+	CHECK(egress_ca_open(dir, &why) == NULL);
+	CHECK(strstr(why.msg, "egress-ca.key") && strstr(why.msg, "0600") && strstr(why.msg, "0640"));
 	CHECK(chmod(path, 0600) == 0);
 
 	/* a certificate of another CA beside the key: refused */
-	struct egress_ca *other = egress_ca_open(NULL, why, sizeof why);
+	struct egress_ca *other = egress_ca_open(NULL, &why);
 	CHECK(other && strcmp(egress_ca_pem(other), pem) != 0);
 	snprintf(path, sizeof path, "%s/egress-ca.crt", dir);
 	FILE *f = fopen(path, "w");
 	fputs(egress_ca_pem(other), f);
 	fclose(f);
 	egress_ca_free(other);
-	CHECK(egress_ca_open(dir, why, sizeof why) == NULL);
-	CHECK(strstr(why, "do not match") != NULL);
+	CHECK(egress_ca_open(dir, &why) == NULL);
+	CHECK(strstr(why.msg, "do not match") != NULL);
 
 	/* the certificate gone: a new CA, both files written again */
 	CHECK(unlink(path) == 0);
-	ca = egress_ca_open(dir, why, sizeof why);
+	ca = egress_ca_open(dir, &why);
 	CHECK(ca && strcmp(egress_ca_pem(ca), pem) != 0);
 	egress_ca_free(ca);
-	ca = egress_ca_open(dir, why, sizeof why);
+	ca = egress_ca_open(dir, &why);
 	CHECK(ca && strcmp(egress_ca_pem(ca), pem) != 0);
 	egress_ca_free(ca);
 
@@ -176,7 +178,7 @@ static void leaves(struct egress_ca *ca, X509 *ca_cert)
 	CHECK(near(from_now(X509_get0_notAfter(leaf)), 7 * 86400 - 3600));
 	/* a leaf is not a CA: what it signed is not trusted */
 	X509 *other = NULL;
-	struct egress_ca *ca2 = egress_ca_open(NULL, (char[64]){0}, 64);
+	struct egress_ca *ca2 = egress_ca_open(NULL, &(struct err){0});
 	EVP_PKEY *k2;
 	CHECK(ca2 && egress_ca_leaf(ca2, "api.example.com", &other, &k2) == 0);
 	CHECK(other && verify(ca_cert, other, NULL) != 1); /* another CA's leaf */
@@ -286,8 +288,8 @@ static bool tls_to(struct egress_ca *ca, X509 *ca_cert, const char *want_host)
 void suite_egress_ca(void)
 {
 	on_disk();
-	char why[256];
-	struct egress_ca *ca = egress_ca_open(NULL, why, sizeof why);
+	struct err why;
+	struct egress_ca *ca = egress_ca_open(NULL, &why);
 	CHECK(ca != NULL);
 	if (!ca)
 		return;

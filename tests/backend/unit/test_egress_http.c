@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "egress/egress_http.h"
+#include "lib/err.h"
 #include "suites.h"
 
 /* What the callback gives, and what a run saw. */
@@ -38,14 +39,13 @@ static void emit_cb(void *ctx, const void *bytes, size_t len)
 }
 
 static int headers_cb(void *ctx, const char *host, const struct egress_header **headers, size_t *n,
-	const char **why)
+	struct err *err)
 {
 	struct seen *s = ctx;
 	size_t at = strlen(s->hosts);
 	snprintf(s->hosts + at, sizeof s->hosts - at, "%s|", host ? host : "(none)");
 	if (s->rules->refuse && host && strcmp(host, s->rules->refuse) == 0) {
-		*why = "no rule lets this host be reached";
-		return -1;
+		return err_set(err, 0, "no rule lets this host be reached");
 	}
 	*headers = s->rules->set;
 	*n = s->rules->n;
@@ -68,7 +68,8 @@ static bool run(const struct rules *rules, const char *in, size_t len, const siz
 	struct seen s = {.rules = rules};
 	struct egress_http *h = egress_http_new(headers_cb, emit_cb, &s);
 	enum egress_http_status st = EGRESS_HTTP_OK;
-	const char *why = NULL;
+	struct err why;
+	err_clear(&why);
 	size_t from = 0;
 	for (size_t i = 0; i <= ncuts; i++) {
 		size_t to = i < ncuts ? cuts[i] : len;
@@ -78,17 +79,18 @@ static bool run(const struct rules *rules, const char *in, size_t len, const siz
 	size_t want_len = w->out_len ? w->out_len : strlen(w->out);
 	bool ok = st == w->status && s.len == want_len && memcmp(s.out ? s.out : "", w->out, want_len) == 0 &&
 		egress_http_passthrough(h) == w->pass && (!w->hosts || strcmp(s.hosts, w->hosts) == 0) &&
-		(!w->why || (why && strcmp(why, w->why) == 0)) && (st == EGRESS_HTTP_OK) == (why == NULL);
+		(!w->why || strcmp(why.msg, w->why) == 0) && (st == EGRESS_HTTP_OK) == (why.msg[0] == '\0');
 	if (ok && st != EGRESS_HTTP_OK) { /* an error stays, and emits nothing more */
 		size_t before = s.len;
-		const char *again = NULL;
-		ok = egress_http_feed(h, "GET / HTTP/1.1\r\n\r\n", 18, &again) == st && again &&
-			strcmp(again, why) == 0 && s.len == before;
+		struct err again;
+		err_clear(&again);
+		ok = egress_http_feed(h, "GET / HTTP/1.1\r\n\r\n", 18, &again) == st &&
+			strcmp(again.msg, why.msg) == 0 && s.len == before;
 	}
 	if (!ok)
 		fprintf(stderr, "  %s: status %d (%s), %zu bytes out: %.*s\n    hosts %s\n", how, st,
-			why ? why : "-", s.len, (int)(s.len < 400 ? s.len : 400), s.out ? s.out : "",
-			s.hosts);
+			why.msg[0] ? why.msg : "-", s.len, (int)(s.len < 400 ? s.len : 400),
+			s.out ? s.out : "", s.hosts);
 	egress_http_free(h);
 	free(s.out);
 	return ok;

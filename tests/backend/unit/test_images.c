@@ -21,14 +21,15 @@
 #include "images/images_config.h"
 #include "images/images_ref.h"
 #include "images/images_unpack.h"
+#include "lib/err.h"
 #include "lib/tree_remove.h"
 #include "suites.h"
 
 static void ref_is(const char *text, const char *host, const char *path, const char *tag, const char *digest)
 {
 	struct images_ref r;
-	char why[300] = "";
-	CHECK(images_ref_parse(text, &r, why, sizeof why) == 0);
+	struct err why;
+	CHECK(images_ref_parse(text, &r, &why) == 0);
 	CHECK_STR(r.host, host);
 	CHECK_STR(r.path, path);
 	CHECK_STR(r.tag, tag);
@@ -38,9 +39,9 @@ static void ref_is(const char *text, const char *host, const char *path, const c
 static void ref_bad(const char *text, const char *says)
 {
 	struct images_ref r;
-	char why[300] = "";
-	CHECK(images_ref_parse(text, &r, why, sizeof why) == -1);
-	CHECK(strstr(why, says) != NULL);
+	struct err why;
+	CHECK(images_ref_parse(text, &r, &why) == -1);
+	CHECK(strstr(why.msg, says) != NULL);
 }
 
 static void refs(void)
@@ -73,11 +74,12 @@ static void refs(void)
 	ref_bad("h.x:99999999/a", "registry host");
 
 	struct images_ref r;
-	char why[100], out[300];
-	CHECK(images_ref_parse("x.test/a:1", &r, why, sizeof why) == 0 && !images_ref_is_docker_hub(&r));
+	struct err why;
+	char out[300];
+	CHECK(images_ref_parse("x.test/a:1", &r, &why) == 0 && !images_ref_is_docker_hub(&r));
 	CHECK(images_ref_transport(&r, "mirror:1", out, sizeof out) == 0);
 	CHECK_STR(out, "docker://mirror:1/a:1");
-	CHECK(images_ref_parse("python", &r, why, sizeof why) == 0 && images_ref_is_docker_hub(&r));
+	CHECK(images_ref_parse("python", &r, &why) == 0 && images_ref_is_docker_hub(&r));
 	CHECK(images_ref_transport(&r, "127.0.0.1:9", out, sizeof out) == 0);
 	CHECK_STR(out, "docker://127.0.0.1:9/library/python:latest");
 	CHECK(images_ref_transport(&r, "127.0.0.1:9", out, 10) == -1);
@@ -106,7 +108,8 @@ static cJSON *json(const char *text)
 
 static void configs(void)
 {
-	char why[300], text[600];
+	struct err why;
+	char text[600];
 	const char *arch = images_config_host_arch();
 	snprintf(text, sizeof text,
 		"{\"os\":\"linux\",\"architecture\":\"%s\",\"config\":{\"Env\":["
@@ -114,27 +117,27 @@ static void configs(void)
 		"\"rootfs\":{\"diff_ids\":[\"sha256:%064d\"]}}",
 		arch, 7);
 	cJSON *c = json(text);
-	CHECK(images_config_check_platform(c, "x", why, sizeof why) == 0);
+	CHECK(images_config_check_platform(c, "x", &why) == 0);
 	cJSON *envs = images_config_envs(c);
 	char *printed = cJSON_PrintUnformatted(envs);
 	CHECK_STR(printed, "{\"PATH\":\"/usr/bin\",\"A\":\"later\"}");
 	free(printed);
 	cJSON_Delete(envs);
 	CHECK_STR(images_config_workdir(c), "/app");
-	cJSON *ids = images_config_diff_ids(c, why, sizeof why);
+	cJSON *ids = images_config_diff_ids(c, &why);
 	CHECK(cJSON_GetArraySize(ids) == 1);
 	cJSON_Delete(ids);
 	cJSON_Delete(c);
 
 	c = json(
 		"{\"os\":\"linux\",\"architecture\":\"s390x\",\"config\":{\"WorkingDir\":\"rel\"},\"rootfs\":{\"diff_ids\":[\"md5:1\"]}}");
-	CHECK(images_config_check_platform(c, "img", why, sizeof why) == -1);
-	CHECK(strstr(why, "image 'img' is for linux/s390x, not linux/") != NULL);
+	CHECK(images_config_check_platform(c, "img", &why) == -1);
+	CHECK(strstr(why.msg, "image 'img' is for linux/s390x, not linux/") != NULL);
 	CHECK(images_config_workdir(c) == NULL);
-	CHECK(images_config_diff_ids(c, why, sizeof why) == NULL && strstr(why, "malformed layer digest"));
+	CHECK(images_config_diff_ids(c, &why) == NULL && strstr(why.msg, "malformed layer digest"));
 	cJSON_Delete(c);
 	c = json("{\"rootfs\":{\"diff_ids\":[]}}");
-	CHECK(images_config_diff_ids(c, why, sizeof why) == NULL && strstr(why, "no layers"));
+	CHECK(images_config_diff_ids(c, &why) == NULL && strstr(why.msg, "no layers"));
 	cJSON_Delete(c);
 
 	snprintf(text, sizeof text,
@@ -142,23 +145,23 @@ static void configs(void)
 		"{\"digest\":\"sha256:%064d\",\"platform\":{\"os\":\"linux\",\"architecture\":\"%s\"}}]}",
 		1, 2, arch);
 	c = json(text);
-	const char *picked = images_config_pick(c, "x", why, sizeof why);
+	const char *picked = images_config_pick(c, "x", &why);
 	CHECK(picked && picked[70] == '2');
 	cJSON_Delete(c);
 	c = json(
 		"{\"manifests\":[{\"digest\":\"sha256:1\",\"platform\":{\"os\":\"windows\",\"architecture\":\"amd64\"}}]}");
-	CHECK(images_config_pick(c, "img", why, sizeof why) == NULL);
-	CHECK(strstr(why, "has no linux/") && strstr(why, "(it has windows/amd64)"));
+	CHECK(images_config_pick(c, "img", &why) == NULL);
+	CHECK(strstr(why.msg, "has no linux/") && strstr(why.msg, "(it has windows/amd64)"));
 	cJSON_Delete(c);
 	double bytes;
 	snprintf(text, sizeof text,
 		"{\"schemaVersion\":2,\"config\":{\"digest\":\"sha256:%064d\"},\"layers\":[{\"size\":10},{\"size\":5}]}",
 		3);
 	c = json(text);
-	CHECK(images_config_layers(c, &bytes, why, sizeof why) == 2 && bytes == 15);
+	CHECK(images_config_layers(c, &bytes, &why) == 2 && bytes == 15);
 	cJSON_Delete(c);
 	c = json("{\"schemaVersion\":1,\"fsLayers\":[]}");
-	CHECK(images_config_layers(c, &bytes, why, sizeof why) == -1 && strstr(why, "schema 2"));
+	CHECK(images_config_layers(c, &bytes, &why) == -1 && strstr(why.msg, "schema 2"));
 	cJSON_Delete(c);
 }
 
@@ -231,7 +234,7 @@ static void diff_id_of(const char *file, char out[72])
 
 /* Unpacks items (through filter) into a fresh <dir>/root: 0 or -1, why. */
 static int unpack(const char *dir, const char *filter, const struct item *items, size_t n, uint64_t max,
-	char *why, size_t len, struct images_unpack_stats *st)
+	struct err *why, struct images_unpack_stats *st)
 {
 	char plain[300], blob[300], root[300], id[72];
 	snprintf(plain, sizeof plain, "%s/plain.tar", dir);
@@ -242,14 +245,15 @@ static int unpack(const char *dir, const char *filter, const struct item *items,
 	make_tar(plain, "none", items, n);
 	diff_id_of(plain, id);
 	make_tar(blob, filter, items, n);
-	return images_unpack_layer(blob, root, id, max, st, why, len);
+	return images_unpack_layer(blob, root, id, max, st, why);
 }
 
 static void layers(void)
 {
 	if (geteuid() != 0)
 		return; /* owners, whiteouts and trusted.* xattrs need root, as the backend's helpers have */
-	char dir[] = "/tmp/e2bw-unpack-XXXXXX", path[400], why[400], value[8];
+	char dir[] = "/tmp/e2bw-unpack-XXXXXX", path[400], value[8];
+	struct err why;
 	CHECK(mkdtemp(dir) != NULL);
 	struct images_unpack_stats st;
 	static const struct item good[] = {{"./", AE_IFDIR, NULL, 0}, {"a/", AE_IFDIR, NULL, 1000},
@@ -261,7 +265,7 @@ static void layers(void)
 	const size_t ngood = sizeof good / sizeof good[0];
 	for (int f = 0; f < 3; f++) {
 		const char *filter = f == 0 ? "none" : f == 1 ? "gzip" : "zstd";
-		CHECK(unpack(dir, filter, good, ngood, 1 << 20, why, sizeof why, &st) == 0);
+		CHECK(unpack(dir, filter, good, ngood, 1 << 20, &why, &st) == 0);
 		CHECK(st.whiteouts == 2 && st.opaque == 1 && st.dropped == 1 && st.tar_bytes > 0);
 		struct stat s;
 		snprintf(path, sizeof path, "%s/root/a/f", dir);
@@ -288,8 +292,8 @@ static void layers(void)
 		snprintf(path, sizeof path, "%s/root/.wh..wh.plnk", dir);
 		CHECK(lstat(path, &s) != 0);
 	}
-	CHECK(unpack(dir, "gzip", good, ngood, 100, why, sizeof why, &st) == -1);
-	CHECK(strstr(why, "larger than the limit") != NULL);
+	CHECK(unpack(dir, "gzip", good, ngood, 100, &why, &st) == -1);
+	CHECK(strstr(why.msg, "larger than the limit") != NULL);
 
 	/* A diff id that is not the content's. */
 	char blob[300], root[300];
@@ -300,8 +304,8 @@ static void layers(void)
 	make_tar(blob, "gzip", good, ngood);
 	CHECK(images_unpack_layer(blob, root,
 		      "sha256:0000000000000000000000000000000000000000000000000000000000000000", 1 << 20, &st,
-		      why, sizeof why) == -1);
-	CHECK(strstr(why, "does not match its digest") != NULL);
+		      &why) == -1);
+	CHECK(strstr(why.msg, "does not match its digest") != NULL);
 
 	/* Ways out of the root, refused; nothing is written outside. */
 	char outside[100], target[300];
@@ -309,23 +313,21 @@ static void layers(void)
 	mkdir(outside, 0755);
 	snprintf(target, sizeof target, "%s/pwned", outside);
 	const struct item dotdot[] = {{"a/../../pwned", AE_IFREG, "x", 0}};
-	CHECK(unpack(dir, "none", dotdot, 1, 1 << 20, why, sizeof why, &st) == -1 &&
-		strstr(why, "leaves its root"));
+	CHECK(unpack(dir, "none", dotdot, 1, 1 << 20, &why, &st) == -1 && strstr(why.msg, "leaves its root"));
 	const struct item through[] = {{"evil", AE_IFLNK, outside, 0}, {"evil/pwned", AE_IFREG, "x", 0}};
-	CHECK(unpack(dir, "none", through, 2, 1 << 20, why, sizeof why, &st) == -1);
+	CHECK(unpack(dir, "none", through, 2, 1 << 20, &why, &st) == -1);
 	const struct item wh_through[] = {{"evil", AE_IFLNK, outside, 0},
 		{"evil/.wh.pwned", AE_IFREG, "", 0}};
-	CHECK(unpack(dir, "none", wh_through, 2, 1 << 20, why, sizeof why, &st) == -1);
+	CHECK(unpack(dir, "none", wh_through, 2, 1 << 20, &why, &st) == -1);
 	const struct item link_out[] = {{"h", AE_IFLNK + 1, "../../../etc/passwd", 0}};
-	CHECK(unpack(dir, "none", link_out, 1, 1 << 20, why, sizeof why, &st) == -1 &&
-		strstr(why, "leaves its root"));
+	CHECK(unpack(dir, "none", link_out, 1, 1 << 20, &why, &st) == -1 &&
+		strstr(why.msg, "leaves its root"));
 	snprintf(path, sizeof path, "%s/secret", outside);
 	int fd = open(path, O_CREAT | O_WRONLY, 0600);
 	close(fd);
 	const struct item link_through[] = {{"evil", AE_IFLNK, outside, 0},
 		{"h", AE_IFLNK + 1, "evil/secret", 0}};
-	CHECK(unpack(dir, "none", link_through, 2, 1 << 20, why, sizeof why, &st) == -1 &&
-		strstr(why, "hard link"));
+	CHECK(unpack(dir, "none", link_through, 2, 1 << 20, &why, &st) == -1 && strstr(why.msg, "hard link"));
 	struct stat s;
 	CHECK(lstat(target, &s) != 0);
 	CHECK(lstat(path, &s) == 0 && s.st_nlink == 1);
@@ -341,8 +343,8 @@ static void layers(void)
 	CHECK(mkdir("etc", 0755) == 0);
 	const struct item then_refused[] = {{"./", AE_IFDIR, NULL, 0}, {"etc/", AE_IFDIR, NULL, 0},
 		{"a/../../pwned", AE_IFREG, "x", 0}};
-	CHECK(unpack(dir, "none", then_refused, 3, 1 << 20, why, sizeof why, &st) == -1 &&
-		strstr(why, "leaves its root"));
+	CHECK(unpack(dir, "none", then_refused, 3, 1 << 20, &why, &st) == -1 &&
+		strstr(why.msg, "leaves its root"));
 	struct stat cwd_st, etc_st;
 	CHECK(stat(".", &cwd_st) == 0 && (cwd_st.st_mode & 07777) == 0755);
 	CHECK(stat("etc", &etc_st) == 0 && (etc_st.st_mode & 07777) == 0755);
@@ -354,7 +356,7 @@ static void layers(void)
 	close(fd);
 	CHECK(images_unpack_layer(blob, root,
 		      "sha256:0000000000000000000000000000000000000000000000000000000000000000", 1 << 20, &st,
-		      why, sizeof why) == -1);
+		      &why) == -1);
 	tree_remove(dir);
 }
 

@@ -7,13 +7,14 @@
 #include <string.h>
 
 #include "check.h"
+#include "lib/err.h"
 #include "net/net_rules.h"
 #include "suites.h"
 
-static int parse(const char *json, struct net_rules *r, char *err)
+static int parse(const char *json, struct net_rules *r, struct err *err)
 {
 	cJSON *j = json ? cJSON_Parse(json) : NULL;
-	int rc = net_rules_parse(j, r, err, 300);
+	int rc = net_rules_parse(j, r, err);
 	cJSON_Delete(j);
 	return rc;
 }
@@ -21,12 +22,13 @@ static int parse(const char *json, struct net_rules *r, char *err)
 static void refused(const char *json, const char *message)
 {
 	struct net_rules r;
-	char err[300] = "";
-	CHECK(parse(json, &r, err) == -1);
-	CHECK(strstr(err, message) != NULL);
-	if (!strstr(err, message))
-		fprintf(stderr, "    message: %s\n", err);
-	CHECK(strstr(err, "s3cr3t") == NULL); /* a value is never quoted */
+	struct err err;
+	err_clear(&err);
+	CHECK(parse(json, &r, &err) == -1);
+	CHECK(strstr(err.msg, message) != NULL);
+	if (!strstr(err.msg, message))
+		fprintf(stderr, "    message: %s\n", err.msg);
+	CHECK(strstr(err.msg, "s3cr3t") == NULL); /* a value is never quoted */
 }
 
 static const char *header(const struct net_rule_set *set, const char *name)
@@ -40,16 +42,16 @@ static const char *header(const struct net_rule_set *set, const char *name)
 void suite_net_rules(void)
 {
 	struct net_rules r;
-	char err[300];
-	CHECK(parse(NULL, &r, err) == 0 && r.n == 0 && !r.given);
-	CHECK(parse("null", &r, err) == 0 && r.n == 0);
+	struct err err;
+	CHECK(parse(NULL, &r, &err) == 0 && r.n == 0 && !r.given);
+	CHECK(parse("null", &r, &err) == 0 && r.n == 0);
 
 	/* keys lowercased; rules of one key merged in order, later headers win (any case) */
 	CHECK(parse("{\"API.Example.com\":[{\"transform\":{\"headers\":{\"Authorization\":\"a\",\"X-One\":\"1\"}}},"
 		    "{\"transform\":{\"headers\":{\"authorization\":\"b\"}}},{}],"
 		    "\"*.example.com\":[{\"transform\":{\"headers\":{\"X-Wild\":\"w\"}}}],"
 		    "\"*.deep.example.com\":[{\"transform\":{\"headers\":{\"X-Deep\":\"d\"}}}]}",
-		      &r, err) == 0);
+		      &r, &err) == 0);
 	CHECK_NUM(r.n, 3);
 	const struct net_rule_set *api = net_rules_match(&r, "api.example.com");
 	CHECK(api && strcmp(api->pattern, "api.example.com") == 0);
@@ -68,7 +70,7 @@ void suite_net_rules(void)
 	net_rules_free(&r);
 
 	/* an empty rule set matches (and sets nothing) */
-	CHECK(parse("{\"x.test\":[]}", &r, err) == 0);
+	CHECK(parse("{\"x.test\":[]}", &r, &err) == 0);
 	CHECK(net_rules_match(&r, "x.test") && net_rules_match(&r, "x.test")->n_headers == 0);
 	net_rules_free(&r);
 

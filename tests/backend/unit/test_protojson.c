@@ -25,7 +25,7 @@ void suite_protojson(void)
 		"\"bad_uint\":-1,\"frac\":1.5,\"big\":\"4294967296\",\"str_num\":7,"
 		"\"args_bad\":[\"a\",1],\"envs_bad\":{\"A\":1},\"data_bad\":\"***\",\"signal_bad\":\"SIGHUP\"}");
 	CHECK(m != NULL);
-	struct connect_error err = {0};
+	struct err err = {0};
 	const char *s = NULL;
 	uint32_t u = 0;
 	bool b = true;
@@ -69,8 +69,8 @@ void suite_protojson(void)
 	do { \
 		memset(&err, 0, sizeof err); \
 		CHECK((call) == PROTOJSON_BAD); \
-		CHECK(err.code == CONNECT_INVALID_ARGUMENT); \
-		CHECK_STR(err.message, "unmarshal message: invalid value for " text); \
+		CHECK(err.status == CONNECT_INVALID_ARGUMENT); \
+		CHECK_STR(err.msg, "unmarshal message: invalid value for " text); \
 	} while (0)
 	BAD(protojson_uint32(m, "badUint", "bad_uint", &u, &err), "uint32 field badUint");
 	BAD(protojson_uint32(m, "frac", "frac", &u, &err), "uint32 field frac");

@@ -2,6 +2,7 @@
  * lib/hmac.c (RFC 4231 vectors: the envd, traffic and volume tokens are
  * HMACs keyed by the API key). */
 #include "check.h"
+#include "lib/err.h"
 #include "lib/hmac.h"
 #include "snapshots/snapshots_names.h"
 #include "suites.h"
@@ -11,7 +12,7 @@
 static void refs(void)
 {
 	struct snapshot_ref r;
-	const char *why = NULL;
+	struct err why;
 	CHECK(snapshots_ref_parse("my-snap", &r, &why) == 0);
 	CHECK(strcmp(r.name, "my-snap") == 0 && strcmp(r.tag, "default") == 0 && !r.has_tag);
 	CHECK(snapshots_ref_parse("my-snap:v1.2", &r, &why) == 0);
@@ -23,8 +24,9 @@ static void refs(void)
 	const char *bad[] = {"", "other/x", "local/", "Big", "-x", "x:", "x:.hidden", "x:a/b", "a b", "x:y:z",
 		"../x", "x\n"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		why = NULL;
-		CHECK(snapshots_ref_parse(bad[i], &r, &why) == -1 && why != NULL);
+		err_clear(&why);
+		CHECK(snapshots_ref_parse(bad[i], &r, &why) == -1);
+		CHECK(why.status == 400 && why.msg[0] != '\0');
 	}
 	char long_name[80];
 	memset(long_name, 'a', 65);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "lib/err.h"
 #include "lib/tree_remove.h"
 #include "store/store_squash.h"
 #include "suites.h"
@@ -253,11 +254,12 @@ void suite_store_squash(void)
 		snprintf(layer[i], sizeof layer[i], "%s", at(names[i], ""));
 	const char *roots[] = {layer[0], layer[1], layer[2], layer[3]};
 	const char *merged = layer[4];
-	char why[400] = "";
+	struct err why;
+	err_clear(&why);
 	uint64_t bytes = 0;
-	CHECK(store_squash_merge(roots, 4, merged, &bytes, why, sizeof why) == 0);
-	if (why[0])
-		fprintf(stderr, "  %s\n", why);
+	CHECK(store_squash_merge(roots, 4, merged, &bytes, &why) == 0);
+	if (why.msg[0])
+		fprintf(stderr, "  %s\n", why.msg);
 	check_merged(merged);
 	/* new + one's link target + two + hard (once per name) + three */
 	CHECK_NUM(bytes,
@@ -271,12 +273,12 @@ void suite_store_squash(void)
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
 	/* Bad input: nothing to merge, a layer that is not there. */
-	CHECK(store_squash_merge(roots, 1, at("none", ""), &bytes, why, sizeof why) == -1);
-	CHECK(strstr(why, "nothing to squash") != NULL);
+	CHECK(store_squash_merge(roots, 1, at("none", ""), &bytes, &why) == -1);
+	CHECK(strstr(why.msg, "nothing to squash") != NULL);
 	char nowhere[128];
 	snprintf(nowhere, sizeof nowhere, "%s", at("no-such-layer", ""));
 	const char *lost[] = {layer[0], nowhere};
-	CHECK(store_squash_merge(lost, 2, at("lost", ""), &bytes, why, sizeof why) == -1);
-	CHECK(strstr(why, "cannot open the layer to copy") != NULL);
+	CHECK(store_squash_merge(lost, 2, at("lost", ""), &bytes, &why) == -1);
+	CHECK(strstr(why.msg, "cannot open the layer to copy") != NULL);
 	CHECK(tree_remove(top) == 0);
 }
