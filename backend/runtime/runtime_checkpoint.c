@@ -296,7 +296,7 @@ int runtime_checkpoint_dump(struct sandbox *sb, struct err *err)
 	 * the sandbox still cannot trace it meanwhile: it lacks CAP_SYS_PTRACE
 	 * and capabilities the init has. */
 	if (runtime_spawn_dumpable(sb, true) != 0) {
-		snprintf(why, why_len, "the sandbox's init does not answer: %s", strerror(errno));
+		err_set(err, 0, "the sandbox's init does not answer: %s", strerror(errno));
 		runtime_spawn_dumpable(sb, false);
 		tree_remove(tmp);
 		return -1;
