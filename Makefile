@@ -107,7 +107,11 @@ $(eval $(call UNIT_FLAVOUR,$(BUILD)/asan,$$(CC) $$(CSTD) -O1 -g $$(SAN),$$(CC) $
 # allocator, printf and strtod, and tests/node/wasm-modules.test.mjs checks
 # both behave alike. core.wasm's objects are LLVM bitcode, optimised whole
 # at the link (-flto), in the order of the sources: its bytes are those of
-# one emcc call over all of them.
+# one emcc call over all of them. Binaryen inlines a function with one
+# caller only when it is under 100 bytes (its default: at any size): V8
+# compiles each function at its first call, and one function the size of
+# every method's dispatch made the first initialize compile them all
+# (docs/PERFORMANCE.md, "Start-up").
 WASM_SRC := $(CORE_SRC) wasm/abi.c $(CJSON_C)
 wasm: $(BUILD)/wasm/core.wasm $(BUILD)/wasm/core-wasi.wasm
 
@@ -127,7 +131,7 @@ $(BUILD)/wasm/obj-wasi/cjson/cJSON.o: $(CJSON_C)
 	$(WASI_CC) $(INC) -DE2BW_WASM $(DEPS) -c $< -o $@
 
 $(BUILD)/wasm/core.wasm: $(call objects,$(BUILD)/wasm/obj,$(WASM_SRC) $(SMALL_SRC))
-	$(EMCC_CC) -sMALLOC=emmalloc \
+	$(EMCC_CC) -sMALLOC=emmalloc -sBINARYEN_EXTRA_PASSES=--one-caller-inline-max-function-size=100 \
 	  -sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB \
 	  -sTOTAL_STACK=262144 -sERROR_ON_UNDEFINED_SYMBOLS=1 \
 	  $^ -o $@

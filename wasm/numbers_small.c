@@ -100,7 +100,9 @@ static double nearest(uint64_t digits, int exp10)
 	return z;
 }
 
-double LIBC_SMALL(strtod)(const char *s, char **end)
+/* The general case of strtod below; apart so that numbers that take the
+ * short way never run (and in core.wasm never compile) it. */
+__attribute__((noinline)) static double strtod_general(const char *s, char **end)
 {
 	const char *p = s;
 	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
@@ -162,6 +164,23 @@ double LIBC_SMALL(strtod)(const char *s, char **end)
 			errno = ERANGE;
 	}
 	return negative ? -value : value;
+}
+
+/* What cJSON hands over for ids, sizes and counts, [-]digits with at
+ * most 15 of them and no fraction or exponent after, is exact as a double:
+ * read here. Anything else takes the general way. */
+double LIBC_SMALL(strtod)(const char *s, char **end)
+{
+	const char *p = s + (*s == '-');
+	uint64_t v = 0;
+	int n = 0;
+	for (; n < 16 && is_digit(*p); n++)
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	if (n == 0 || n > 15 || is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E')
+		return strtod_general(s, end);
+	if (end)
+		*end = (char *)(uintptr_t)p;
+	return *s == '-' ? -(double)v : (double)v;
 }
 
 /* The core's one sscanf: cJSON reading back a number it printed ("%lg") to

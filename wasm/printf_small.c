@@ -400,11 +400,42 @@ int LIBC_SMALL(vsprintf)(char *restrict s, const char *restrict fmt, va_list ap)
 	return LIBC_SMALL(vsnprintf)(s, INT_MAX, fmt, ap);
 }
 
+/* cJSON prints every number with sprintf "%1.15g" (and reads it back with
+ * sscanf "%lg"). An integral value under 10^15 is then its digits: written
+ * here, so printing ids, sizes and counts runs (and in core.wasm compiles)
+ * none of the formatter above. -1 for anything else. */
+static int integral_15g(char *s, const char *fmt, va_list ap)
+{
+	if (fmt[0] != '%' || fmt[1] != '1' || fmt[2] != '.' || fmt[3] != '1' || fmt[4] != '5' ||
+		fmt[5] != 'g' || fmt[6])
+		return -1;
+	va_list aq;
+	va_copy(aq, ap);
+	double x = va_arg(aq, double);
+	va_end(aq);
+	if (!(x > -1e15 && x < 1e15) || x != (double)(int64_t)x || (x == 0 && __builtin_signbit(x)))
+		return -1;
+	uint64_t v = (uint64_t)(x < 0 ? -x : x);
+	char digits[16];
+	int n = 0, len = 0;
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while (v /= 10);
+	if (x < 0)
+		s[len++] = '-';
+	while (n)
+		s[len++] = digits[--n];
+	s[len] = '\0';
+	return len;
+}
+
 int LIBC_SMALL(sprintf)(char *restrict s, const char *restrict fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int r = LIBC_SMALL(vsnprintf)(s, INT_MAX, fmt, ap);
+	int r = integral_15g(s, fmt, ap);
+	if (r < 0)
+		r = LIBC_SMALL(vsnprintf)(s, INT_MAX, fmt, ap);
 	va_end(ap);
 	return r;
 }

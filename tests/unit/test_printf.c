@@ -3,6 +3,7 @@
  * value: every format the core and cJSON use; random integers at every
  * conversion, length, flag, width and precision; special and random doubles
  * (all bit patterns, exact ties, powers of ten) at %e %f %g with flags,
+ * sprintf "%1.15g" (cJSON's every number; integers take a short way),
  * widths and precisions; truncation at small buffer sizes, and nothing
  * written past the size given. E2BW_PRINTF_DOUBLES sets how many random
  * doubles (default 200,000; 20,000 under ASan). */
@@ -413,8 +414,30 @@ static void refused(void)
 	}
 }
 
+/* sprintf "%1.15g", cJSON's way of printing every number (integral ones
+ * under 10^15 take a short way), against glibc's. */
+static void cjson_numbers(void)
+{
+	double xs[] = {0, -0.0, 1, -1, 9, 10, 99, 100, 999999999999999, -999999999999999, 1e15, -1e15,
+		1e15 - 0.5, 9007199254740993.0, 0.5, -0.5, 1e-7, 123456789012345, 42.000001, NAN, INFINITY,
+		-INFINITY};
+	char want[64], got[64];
+	for (size_t i = 0; i < sizeof xs / sizeof xs[0] + 20000; i++) {
+		double x = i < sizeof xs / sizeof xs[0]
+			? xs[i]
+			: (double)(int64_t)(rng() % 2000000000000000ull) - 1e15;
+		if (i % 7 == 0 && i >= sizeof xs / sizeof xs[0])
+			x /= 1000; /* and some with a fraction */
+		int want_n = sprintf(want, "%1.15g", x), got_n = small_sprintf(got, "%1.15g", x);
+		compared++;
+		if (want_n != got_n || strcmp(want, got) != 0)
+			report("%1.15g (sprintf)", 64, want_n, want, got_n, got);
+	}
+}
+
 void suite_printf(void)
 {
+	cjson_numbers();
 	core_formats();
 	integers();
 	text();

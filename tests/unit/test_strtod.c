@@ -4,7 +4,8 @@
  * pointer. Random doubles printed with 1 to 19 digits, random digit strings
  * at every exponent, 19-digit decimals between neighbouring doubles (below
  * every power of two too), exact ties between doubles (integers and
- * fractions), the edges of the range, and the syntax. E2BW_STRTOD_DOUBLES sets how many
+ * fractions), integers of every length up to 17 digits (the short way ends at
+ * 15), the edges of the range, and the syntax. E2BW_STRTOD_DOUBLES sets how many
  * random doubles (default 200,000; 20,000 under ASan). */
 #include <math.h>
 #include <stdint.h>
@@ -159,8 +160,32 @@ static void edges(void)
 	}
 }
 
+/* Integers of every length around the short way's 15 digits, with what may follow them. */
+static void integers(void)
+{
+	const char *after[] = {"", "x", ".", ".5", "e", "e3", "E-2", " ", ","};
+	char text[64];
+	for (int len = 1; len <= 17; len++) {
+		for (int k = 0; k < 40; k++) {
+			int n = 0;
+			if (k % 2)
+				text[n++] = '-';
+			for (int i = 0; i < len; i++)
+				text[n++] = (char)('0' + (k < 4 ? (k < 2 ? 9 : 0) : rng() % 10));
+			snprintf(text + n, sizeof text - (size_t)n, "%s",
+				after[k % (sizeof after / sizeof after[0])]);
+			compare(text);
+		}
+	}
+	const char *texts[] = {"999999999999999", "-999999999999999", "1000000000000000", "-0", "0", "007",
+		"-007x", "+5", "- 5"};
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+		compare(texts[i]);
+}
+
 void suite_strtod(void)
 {
+	integers();
 	edges();
 	ties();
 	const char *env = getenv("E2BW_STRTOD_DOUBLES");
