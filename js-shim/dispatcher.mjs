@@ -60,6 +60,7 @@ function hostConfig(config) {
  *   transport             'ctx.http' or 'fetch'
  */
 export async function createDispatcher(options = {}) {
+  const log = options.log || (() => {})
   const core = await Core.create(options.module)
   if (options.keyHint) core.setKeyHint(options.keyHint)
   // A host that never sends initialize: the core initializes itself from
@@ -67,7 +68,6 @@ export async function createDispatcher(options = {}) {
   if (options.ctx && options.ctx.options && !core.setHostConfig(hostConfig(options.ctx.options)))
     log('e2b-wasm: ctx.options is not a JSON object: the host must send initialize itself')
   const given = options.fetch
-  const log = options.log || (() => {})
   let transport
   try {
     transport = given ? { fetch: (url, init) => given(url, init), source: 'fetch' } : pickTransport(options.ctx, undefined, log)

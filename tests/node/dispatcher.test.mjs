@@ -270,3 +270,12 @@ test('a host that never sends initialize, with options the core cannot use: the 
   assert.ok((await d.handle({ jsonrpc: '2.0', id: 3, method: 'sandbox.list', params: {} })).result)
   d.close()
 })
+
+test('ctx.options that are no JSON object: the dispatcher is made, says so in its log, and initialize still works', async () => {
+  const logged = []
+  const d = await createDispatcher({ ctx: { options: { n: 1n } }, log: (l) => logged.push(l) }) // a BigInt has no JSON
+  assert.ok(logged.some((l) => /ctx\.options is not a JSON object/.test(l)), JSON.stringify(logged))
+  const init = await d.handle({ jsonrpc: '2.0', id: 1, method: 'initialize', params: config() })
+  assert.ok(init.result, JSON.stringify(init))
+  d.close()
+})
