@@ -19,8 +19,11 @@
 // imported first). No backend is needed: initialize sends no request.
 //
 //   node bench/startup.mjs [--runs 30] [--json] [--provider path/to/provider.mjs]
-//   (--provider: another tree's plugin under the same harness, e.g. a
-//   checkout of main for a before/after; default this tree's provider.mjs)
+//                          [--baseline path/to/provider.mjs]
+//   (--provider: another tree's plugin under the same harness; default this
+//   tree's provider.mjs. --baseline: one more way, "baseline", the plugin's
+//   process with that plugin, alternated with the others: a before/after in
+//   one run, e.g. against a checkout of main)
 import { spawnSync } from 'node:child_process'
 import { statSync } from 'node:fs'
 import path from 'node:path'
@@ -34,12 +37,13 @@ const arg = (name, def) => {
 const RUNS = Number(arg('runs', 30))
 const providerFile = path.resolve(arg('provider', path.join(root, 'provider.mjs')))
 const provider = pathToFileURL(providerFile).href
+const baselineFile = arg('baseline') && path.resolve(arg('baseline'))
 
 // The plugin's process: what a host does to get a working provider, and no
 // more. With plugin false, the same process with an empty ES module (the
 // warm-up file under another URL, so loaded again) where the plugin is.
 const warmup = pathToFileURL(path.join(root, 'bench', 'empty.mjs')).href
-const processScript = (plugin) => `
+const processScript = (plugin, provider) => `
 const atStart = process.resourceUsage().maxRSS
 await import(${JSON.stringify(warmup)})
 const before = process.resourceUsage().maxRSS
@@ -67,7 +71,8 @@ const peak = process.resourceUsage().maxRSS
 process.getBuiltinModule('node:fs').writeSync(2, JSON.stringify({ extraKiB: peak - before, withLoaderKiB: peak - atStart, phases: [t1 - t0, t2 - t1, t3 - t2] }))
 `
 const WAYS = {
-  plugin: ['--input-type=module', '-e', processScript(true)],
+  plugin: ['--input-type=module', '-e', processScript(true, provider)],
+  ...(baselineFile ? { baseline: ['--input-type=module', '-e', processScript(true, pathToFileURL(baselineFile).href)] } : {}),
   sdk: ['--input-type=module', '-e', "await import('e2b')"],
   bare: ['-e', '0'],
   // Not a target, for reading the others: what any ES-module host pays before
@@ -78,7 +83,7 @@ const WAYS = {
   emptyfile: [path.join(root, 'bench', 'empty.mjs')],
   // (e): the plugin's process with an empty ES module in its place: the
   // baseline of "over an empty ES module", harness and all.
-  emptyplugin: ['--input-type=module', '-e', processScript(false)],
+  emptyplugin: ['--input-type=module', '-e', processScript(false, provider)],
 }
 
 // Each process runs under bash so that its CPU time (user + system, all its
@@ -93,7 +98,7 @@ function once(name) {
     const m = /^(\d+)m([\d.]+)s$/.exec(t)
     return (Number(m[1]) * 60 + Number(m[2])) * 1000
   })
-  return { ms, cpu: user + sys, ...(name === 'plugin' ? JSON.parse(r.stderr) : {}) }
+  return { ms, cpu: user + sys, ...(name === 'plugin' || name === 'baseline' ? JSON.parse(r.stderr) : {}) }
 }
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
@@ -102,13 +107,15 @@ const cpu = Object.fromEntries(Object.keys(WAYS).map((k) => [k, []]))
 const extra = []
 const withLoader = []
 const phases = [[], [], []] // in the plugin's process: import, buildInfra, first initialize
+const baselinePhases = [[], [], []]
 for (const name of Object.keys(WAYS)) once(name) // warm the file cache; not counted
 for (let i = 0; i < RUNS; i++) {
   for (const name of Object.keys(WAYS)) {
     const r = once(name)
     times[name].push(r.ms)
     cpu[name].push(r.cpu)
-    if (r.extraKiB !== undefined) {
+    if (name === 'baseline') r.phases.forEach((ms, k) => baselinePhases[k].push(ms))
+    else if (r.extraKiB !== undefined) {
       extra.push(r.extraKiB)
       withLoader.push(r.withLoaderKiB)
       r.phases.forEach((ms, k) => phases[k].push(ms))
@@ -146,6 +153,13 @@ const result = {
   plugin_phases_median_ms: { import: median(phases[0]), build_infra: median(phases[1]), first_initialize: median(phases[2]) },
   node: process.version,
 }
+if (baselineFile) {
+  result.baseline = baselineFile
+  result.baseline_minus_emptyplugin_ms = med.baseline - med.emptyplugin
+  result.cpu_baseline_minus_emptyplugin_ms = medCpu.baseline - medCpu.emptyplugin
+  result.baseline_phases_median_ms = { import: median(baselinePhases[0]), build_infra: median(baselinePhases[1]), first_initialize: median(baselinePhases[2]) }
+  result.baseline_core_wasm_bytes = statSync(path.join(path.dirname(baselineFile), 'wasm', 'core.wasm')).size
+}
 
 if (process.argv.includes('--json')) {
   process.stdout.write(JSON.stringify(result, null, 2) + '\n')
@@ -160,5 +174,9 @@ if (process.argv.includes('--json')) {
   const ph = result.plugin_phases_median_ms
   process.stdout.write(`  inside the plugin's process: import ${f(ph.import)} ms · buildInfra (read, compile, instantiate) ${f(ph.build_infra)} ms · first initialize ${f(ph.first_initialize)} ms\n`)
   process.stdout.write(`  core.wasm ${result.core_wasm_bytes} bytes (${f(result.core_wasm_bytes / 1024)} KiB)\n`)
+  if (baselineFile) {
+    const bp = result.baseline_phases_median_ms
+    process.stdout.write(`  baseline (${baselineFile}) over an empty ES module: ${f(result.baseline_minus_emptyplugin_ms)} ms (CPU ${f(result.cpu_baseline_minus_emptyplugin_ms)}) · import ${f(bp.import)} · buildInfra ${f(bp.build_infra)} · first initialize ${f(bp.first_initialize)} ms · core.wasm ${result.baseline_core_wasm_bytes} bytes\n`)
+  }
   process.stdout.write(`  plugin's extra peak memory ${f(result.extra_peak_kib_median / 1024)} MiB (median; ${f(result.extra_peak_with_esm_loader_kib_median / 1024)} MiB counting Node's ESM file loader)\n`)
 }
