@@ -50,25 +50,28 @@ const before = process.resourceUsage().maxRSS
 // process.hrtime, not performance.now(): the first touch of \`performance\` loads Node's perf_hooks,
 // which is the plugin's cost to measure, not the harness's.
 const ms = () => Number(process.hrtime.bigint()) / 1e6
+// CPU of every thread of the process (V8's compile threads too), in µs: steadier than wall time on a shared machine.
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e3 }
+const c0 = cpu()
 const t0 = ms()
 ${plugin ? `const { default: create } = await import(${JSON.stringify(provider)})
-const t1 = ms()
+const t1 = ms(), c1 = cpu()
 let d
 const kit = { epp: { infra: async (ctx, factory) => (d = await factory(ctx)) } }
 await create(kit).buildInfra({ options: {}, noAuth: () => ({}) })
-const t2 = ms()
+const t2 = ms(), c2 = cpu()
 const answer = await new Promise((resolve) => {
   d.onMessage = resolve
   d.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":"node/1","config":{"api_key":"k"}}}')
 })
-const t3 = ms()
+const t3 = ms(), c3 = cpu()
 if (!JSON.parse(answer).result) throw new Error(answer)
 d.close()` : `await import(${JSON.stringify(warmup + '?in-place-of-the-plugin')})
-const t1 = ms(), t2 = ms(), t3 = ms()`}
+const t1 = ms(), t2 = ms(), t3 = ms(), c1 = cpu(), c2 = c1, c3 = c1`}
 const peak = process.resourceUsage().maxRSS
 // Written to fd 2 through the fs Node has loaded at boot: process.stderr
 // would build a stream (6–8 ms of CPU) that is the harness's cost, not the plugin's.
-process.getBuiltinModule('node:fs').writeSync(2, JSON.stringify({ extraKiB: peak - before, withLoaderKiB: peak - atStart, phases: [t1 - t0, t2 - t1, t3 - t2] }))
+process.getBuiltinModule('node:fs').writeSync(2, JSON.stringify({ extraKiB: peak - before, withLoaderKiB: peak - atStart, phases: [t1 - t0, t2 - t1, t3 - t2], phasesCpu: [c1 - c0, c2 - c1, c3 - c2] }))
 `
 const WAYS = {
   plugin: ['--input-type=module', '-e', processScript(true, provider)],
@@ -107,15 +110,20 @@ const cpu = Object.fromEntries(Object.keys(WAYS).map((k) => [k, []]))
 const extra = []
 const withLoader = []
 const phases = [[], [], []] // in the plugin's process: import, buildInfra, first initialize
+const phasesCpu = [[], [], []]
 const baselinePhases = [[], [], []]
+const baselinePhasesCpu = [[], [], []]
 for (const name of Object.keys(WAYS)) once(name) // warm the file cache; not counted
 for (let i = 0; i < RUNS; i++) {
   for (const name of Object.keys(WAYS)) {
     const r = once(name)
     times[name].push(r.ms)
     cpu[name].push(r.cpu)
-    if (name === 'baseline') r.phases.forEach((ms, k) => baselinePhases[k].push(ms))
-    else if (r.extraKiB !== undefined) {
+    if (name === 'baseline') {
+      r.phases.forEach((ms, k) => baselinePhases[k].push(ms))
+      r.phasesCpu.forEach((ms, k) => baselinePhasesCpu[k].push(ms))
+    } else if (r.extraKiB !== undefined) {
+      r.phasesCpu.forEach((ms, k) => phasesCpu[k].push(ms))
       extra.push(r.extraKiB)
       withLoader.push(r.withLoaderKiB)
       r.phases.forEach((ms, k) => phases[k].push(ms))
@@ -151,6 +159,8 @@ const result = {
   extra_peak_kib_median: median(extra),
   extra_peak_with_esm_loader_kib_median: median(withLoader),
   plugin_phases_median_ms: { import: median(phases[0]), build_infra: median(phases[1]), first_initialize: median(phases[2]) },
+  plugin_phases_cpu_median_ms: { import: median(phasesCpu[0]), build_infra: median(phasesCpu[1]), first_initialize: median(phasesCpu[2]),
+    all: median(phasesCpu[0].map((x, i) => x + phasesCpu[1][i] + phasesCpu[2][i])) },
   node: process.version,
 }
 if (baselineFile) {
@@ -158,6 +168,8 @@ if (baselineFile) {
   result.baseline_minus_emptyplugin_ms = med.baseline - med.emptyplugin
   result.cpu_baseline_minus_emptyplugin_ms = medCpu.baseline - medCpu.emptyplugin
   result.baseline_phases_median_ms = { import: median(baselinePhases[0]), build_infra: median(baselinePhases[1]), first_initialize: median(baselinePhases[2]) }
+  result.baseline_phases_cpu_median_ms = { import: median(baselinePhasesCpu[0]), build_infra: median(baselinePhasesCpu[1]),
+    first_initialize: median(baselinePhasesCpu[2]), all: median(baselinePhasesCpu[0].map((x, i) => x + baselinePhasesCpu[1][i] + baselinePhasesCpu[2][i])) }
   result.baseline_core_wasm_bytes = statSync(path.join(path.dirname(baselineFile), 'wasm', 'core.wasm')).size
 }
 
@@ -172,11 +184,15 @@ if (process.argv.includes('--json')) {
   process.stdout.write(`  CPU:  plugin − bare ${f(result.cpu_plugin_minus_bare_ms)} ms · sdk − bare ${f(result.cpu_sdk_minus_bare_ms)} ms · ratio ${f(result.cpu_ratio)}× · plugin − esm ${f(result.cpu_plugin_minus_esm_ms)} ms · plugin − emptyfile ${f(result.cpu_plugin_minus_emptyfile_ms)} ms · emptyfile − bare ${f(result.cpu_emptyfile_minus_bare_ms)} ms\n`)
   process.stdout.write(`  over an empty ES module (plugin's process with an empty module in its place): plugin ${f(result.plugin_minus_emptyplugin_ms)} ms · sdk ${f(result.sdk_minus_emptyplugin_ms)} ms · ratio ${f(result.ratio_over_emptyplugin)}× (CPU: ${f(result.cpu_plugin_minus_emptyplugin_ms)} · ${f(result.cpu_sdk_minus_emptyplugin_ms)} ms · ${f(result.cpu_ratio_over_emptyplugin)}×)\n`)
   const ph = result.plugin_phases_median_ms
+  const pc = result.plugin_phases_cpu_median_ms
   process.stdout.write(`  inside the plugin's process: import ${f(ph.import)} ms · buildInfra (read, compile, instantiate) ${f(ph.build_infra)} ms · first initialize ${f(ph.first_initialize)} ms\n`)
+  process.stdout.write(`    the same in CPU (all threads): ${f(pc.import)} · ${f(pc.build_infra)} · ${f(pc.first_initialize)} ms, ${f(pc.all)} ms in all\n`)
   process.stdout.write(`  core.wasm ${result.core_wasm_bytes} bytes (${f(result.core_wasm_bytes / 1024)} KiB)\n`)
   if (baselineFile) {
     const bp = result.baseline_phases_median_ms
+    const bc = result.baseline_phases_cpu_median_ms
     process.stdout.write(`  baseline (${baselineFile}) over an empty ES module: ${f(result.baseline_minus_emptyplugin_ms)} ms (CPU ${f(result.cpu_baseline_minus_emptyplugin_ms)}) · import ${f(bp.import)} · buildInfra ${f(bp.build_infra)} · first initialize ${f(bp.first_initialize)} ms · core.wasm ${result.baseline_core_wasm_bytes} bytes\n`)
+    process.stdout.write(`    its phases in CPU: ${f(bc.import)} · ${f(bc.build_infra)} · ${f(bc.first_initialize)} ms, ${f(bc.all)} ms in all\n`)
   }
   process.stdout.write(`  plugin's extra peak memory ${f(result.extra_peak_kib_median / 1024)} MiB (median; ${f(result.extra_peak_with_esm_loader_kib_median / 1024)} MiB counting Node's ESM file loader)\n`)
 }
