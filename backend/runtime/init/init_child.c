@@ -130,6 +130,15 @@ void init_child_run(const struct init_child_fds *fds, uint32_t flags)
 			break;
 		}
 	}
+	/* An image without bash (busybox, FROM scratch): E2B's /bin/bash -l -c
+	 * runs as /bin/sh -l -c, as the backend's own child does. */
+	if (e == ENOENT && strcmp(c.argv[0], "/bin/bash") == 0) {
+		static char sh[] = "/bin/sh";
+		char *bash = c.argv[0];
+		c.argv[0] = sh;
+		execve(sh, c.argv, c.envp);
+		c.argv[0] = bash;
+	}
 	say("exec: ", c.argv[0], e);
 	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
