@@ -125,7 +125,7 @@ for (const mode of modes()) {
       }
     });
 
-    test('pause freezes the sandbox (nothing runs, no signal is seen) until resume', T, async () => {
+    test('pause stops the sandbox (a freeze, or a checkpoint where CRIU works: nothing runs, no signal is seen) until resume', T, async () => {
       const s = await sandbox(backend);
       const stream = await s.envd.open('process.Process/Start', { process: { cmd: '/bin/bash', args: ['-c',
         'trap "echo SIGCONT-seen" CONT; while :; do echo "tick $(date +%s%N)"; sleep 0.1; done'] } });
@@ -133,9 +133,15 @@ for (const mode of modes()) {
       try {
         await until(() => (c.text().match(/tick/g) ?? []).length >= 3, 'the loop ticks');
         assert.equal((await api(backend, 'POST', `/sandboxes/${s.id}/pause`)).status, 204);
-        if (hierarchy() === 'v2') {
-          const frozen = cgroupDirsNaming(s.id).filter((d) => /^frozen 1$/m.test(execFileSync('cat', [path.join(d, 'cgroup.events')], { encoding: 'utf8' })));
-          assert.ok(frozen.length >= 1, `a cgroup of the sandbox says frozen 1 in cgroup.events: ${cgroupDirsNaming(s.id)}`);
+        const kind = (await api(backend, 'GET', `/sandboxes/${s.id}`)).json.pause?.kind;
+        if (kind === 'checkpoint') {
+          assert.deepEqual(sandboxPids(s.id), [], 'a checkpointed sandbox keeps no process on the host');
+        } else {
+          assert.equal(kind, 'freeze');
+          if (hierarchy() === 'v2') {
+            const frozen = cgroupDirsNaming(s.id).filter((d) => /^frozen 1$/m.test(execFileSync('cat', [path.join(d, 'cgroup.events')], { encoding: 'utf8' })));
+            assert.ok(frozen.length >= 1, `a cgroup of the sandbox says frozen 1 in cgroup.events: ${cgroupDirsNaming(s.id)}`);
+          }
         }
         await sleep(300); // what was already on its way
         const ticksPaused = c.text();
