@@ -22,6 +22,7 @@
 #include "runtime/runtime_disk_image.h"
 #include "runtime/runtime_enter.h"
 #include "runtime/runtime_ids.h"
+#include "runtime/runtime_init_copy.h"
 #include "runtime/runtime_leftovers.h"
 #include "runtime/runtime_overlay.h"
 #include "runtime/runtime_remove.h"
@@ -212,6 +213,8 @@ int runtime_init(struct event_base *base, enum isolation requested, const char *
 		if (rc == 0)
 			rc = private_mounts(&why);
 		if (rc == 0)
+			rc = runtime_init_copy(&why);
+		if (rc == 0)
 			rc = runtime_cgroup_init(true, runtime_backend_alive, &why);
 	} else if (rc == 0) {
 		/* Rootless: the backend's namespace holds the sandboxes' ids (its
@@ -262,6 +265,7 @@ void runtime_shutdown(void)
 	runtime_disk_shutdown();
 	runtime_cgroup_shutdown();
 	runtime_ids_shutdown();
+	runtime_init_copy_remove();
 	if (runtime_self()->state_root) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/backend.pid", runtime_self()->state_root);
