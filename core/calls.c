@@ -133,3 +133,20 @@ e2bw_http_op *e2bw_call_request(e2bw_core *core, e2bw_call *call, const char *me
 	op->on_done = on_done;
 	return op;
 }
+
+const cJSON *e2bw_call_param(const e2bw_call *call, const char *name)
+{
+	return cJSON_GetObjectItemCaseSensitive(call->params, name);
+}
+
+const char *e2bw_call_param_str(const e2bw_call *call, const char *name)
+{
+	const cJSON *v = e2bw_call_param(call, name);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+const cJSON *e2bw_call_param_num(const e2bw_call *call, const char *name)
+{
+	const cJSON *v = e2bw_call_param(call, name);
+	return cJSON_IsNumber(v) ? v : NULL;
+}

@@ -32,6 +32,12 @@ struct e2bw_call {
 	e2bw_call *next;
 };
 
+/* The call's param NAME (NULL when absent); as a string's text, or as a
+ * number's item (NULL when absent or of another type). */
+const cJSON *e2bw_call_param(const e2bw_call *call, const char *name);
+const char *e2bw_call_param_str(const e2bw_call *call, const char *name);
+const cJSON *e2bw_call_param_num(const e2bw_call *call, const char *name);
+
 /* A method's handler: starts serving the call (method table, methods.h). */
 typedef void (*e2bw_start_fn)(e2bw_core *core, e2bw_call *call);
 

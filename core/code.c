@@ -26,15 +26,9 @@
 #define CODE_IDLE_MS 30000.0
 #define CODE_MAX_LINE (16u * 1024u * 1024u)
 
-static const char *param_str(const e2bw_call *call, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->params, name);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static const char *sandbox_of(const e2bw_call *call)
 {
-	return param_str(call, "sandbox_id");
+	return e2bw_call_param_str(call, "sandbox_id");
 }
 
 static void fail_oom(e2bw_core *core, e2bw_call *call)
@@ -250,7 +244,7 @@ static void stop_clock(e2bw_core *core, void *call)
 static void run_go(e2bw_core *core, e2bw_call *call)
 {
 	cJSON *body = cJSON_CreateObject();
-	cJSON_AddStringToObject(body, "code", param_str(call, "code"));
+	cJSON_AddStringToObject(body, "code", e2bw_call_param_str(call, "code"));
 	const char *names[][2] = {{"context_id", "context_id"}, {"language", "language"},
 		{"envs", "env_vars"}};
 	for (size_t i = 0; i < 3; i++) {
@@ -294,7 +288,7 @@ static void run_go(e2bw_core *core, e2bw_call *call)
 
 void e2bw_code_run(e2bw_core *core, e2bw_call *call)
 {
-	if (param_str(call, "context_id") && param_str(call, "language")) {
+	if (e2bw_call_param_str(call, "context_id") && e2bw_call_param_str(call, "language")) {
 		e2bw_call_fail(core, call,
 			e2bw_error_set_str(
 				e2bw_error_new(E2BW_ERR_INVALID_PARAMS,
@@ -333,7 +327,7 @@ static void context_done(e2bw_core *core, e2bw_http_op *op)
 	if (listing)
 		e2bw_add(result, "contexts", body);
 	if (!listing && !created) {
-		cJSON_AddStringToObject(result, "context_id", param_str(call, "context_id"));
+		cJSON_AddStringToObject(result, "context_id", e2bw_call_param_str(call, "context_id"));
 		cJSON_AddTrueToObject(result, strcmp(m, "code.context.remove") ? "restarted" : "removed");
 	}
 	e2bw_call_succeed(core, call, result);
@@ -348,7 +342,8 @@ static void context_go(e2bw_core *core, e2bw_call *call)
 	}
 	if (!strcmp(m, "create")) {
 		cJSON *body = cJSON_CreateObject();
-		const char *language = param_str(call, "language"), *cwd = param_str(call, "cwd");
+		const char *language = e2bw_call_param_str(call, "language"),
+			   *cwd = e2bw_call_param_str(call, "cwd");
 		if (language)
 			cJSON_AddStringToObject(body, "language", language);
 		if (cwd)
@@ -362,7 +357,7 @@ static void context_go(e2bw_core *core, e2bw_call *call)
 	}
 	e2bw_buf path = {0};
 	int rc = e2bw_buf_append_str(&path, "/contexts/") ||
-		e2bw_url_encode_str(&path, param_str(call, "context_id"));
+		e2bw_url_encode_str(&path, e2bw_call_param_str(call, "context_id"));
 	if (!strcmp(m, "restart"))
 		rc |= e2bw_buf_append_str(&path, "/restart");
 	if (rc)

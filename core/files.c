@@ -20,15 +20,9 @@
 /* An error answer is kept up to this size for its message. */
 #define ERROR_BODY_MAX (64u * 1024u)
 
-const char *e2bw_files_param_str(const e2bw_call *call, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->params, name);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 const char *e2bw_files_user(const e2bw_call *call)
 {
-	return e2bw_files_param_str(call, "user");
+	return e2bw_call_param_str(call, "user");
 }
 
 static double param_num(const e2bw_call *call, const char *name, double fallback)
@@ -44,7 +38,7 @@ cJSON *e2bw_fs_answer(e2bw_core *core, e2bw_http_op *op, const char *path)
 	e2bw_call *call = op->call;
 	cJSON *error = NULL, *json = NULL;
 	if (op->status != 200) {
-		error = e2bw_files_error(op, e2bw_files_param_str(call, "sandbox_id"), path);
+		error = e2bw_files_error(op, e2bw_call_param_str(call, "sandbox_id"), path);
 	} else {
 		json = op->body.len ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
 		if (!cJSON_IsObject(json))
@@ -92,7 +86,7 @@ static void stat_done(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
 	const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(call->scratch, "stat_path"));
-	cJSON *answer = e2bw_fs_answer(core, op, path ? path : e2bw_files_param_str(call, "path"));
+	cJSON *answer = e2bw_fs_answer(core, op, path ? path : e2bw_call_param_str(call, "path"));
 	if (answer)
 		answer_entry(core, call, answer, NULL);
 }
@@ -110,7 +104,7 @@ void e2bw_files_answer_stat(e2bw_core *core, e2bw_call *call, const char *path)
 /* files.stat */
 static void stat_go(e2bw_core *core, e2bw_call *call)
 {
-	e2bw_files_answer_stat(core, call, e2bw_files_param_str(call, "path"));
+	e2bw_files_answer_stat(core, call, e2bw_call_param_str(call, "path"));
 }
 void e2bw_files_stat(e2bw_core *core, e2bw_call *call)
 {
@@ -121,7 +115,7 @@ void e2bw_files_stat(e2bw_core *core, e2bw_call *call)
 static void list_done(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	cJSON *answer = e2bw_fs_answer(core, op, e2bw_files_param_str(call, "path"));
+	cJSON *answer = e2bw_fs_answer(core, op, e2bw_call_param_str(call, "path"));
 	if (!answer)
 		return;
 	cJSON *r = cJSON_CreateObject();
@@ -145,7 +139,7 @@ static cJSON *list_message(const char *path, double depth)
 
 static void list_go(e2bw_core *core, e2bw_call *call)
 {
-	cJSON *m = list_message(e2bw_files_param_str(call, "path"), param_num(call, "depth", 1));
+	cJSON *m = list_message(e2bw_call_param_str(call, "path"), param_num(call, "depth", 1));
 	e2bw_envd_unary(core, call, "filesystem.Filesystem/ListDir", m, e2bw_files_user(call), list_done);
 }
 void e2bw_files_list(e2bw_core *core, e2bw_call *call)
@@ -160,10 +154,10 @@ void e2bw_files_list(e2bw_core *core, e2bw_call *call)
 static void search_done(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	cJSON *answer = e2bw_fs_answer(core, op, e2bw_files_param_str(call, "path"));
+	cJSON *answer = e2bw_fs_answer(core, op, e2bw_call_param_str(call, "path"));
 	if (!answer)
 		return;
-	const char *pattern = e2bw_files_param_str(call, "pattern");
+	const char *pattern = e2bw_call_param_str(call, "pattern");
 	double limit = param_num(call, "limit", SEARCH_DEFAULT_LIMIT);
 	cJSON *r = cJSON_CreateObject();
 	cJSON *list = cJSON_AddArrayToObject(r, "entries");
@@ -190,7 +184,7 @@ static void search_done(e2bw_core *core, e2bw_http_op *op)
 
 static void search_go(e2bw_core *core, e2bw_call *call)
 {
-	cJSON *m = list_message(e2bw_files_param_str(call, "path"),
+	cJSON *m = list_message(e2bw_call_param_str(call, "path"),
 		param_num(call, "depth", SEARCH_DEFAULT_DEPTH));
 	e2bw_envd_unary(core, call, "filesystem.Filesystem/ListDir", m, e2bw_files_user(call), search_done);
 }
@@ -261,7 +255,7 @@ int e2bw_glob_match(const char *p, const char *s)
 static void mkdir_stat_done(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	const char *path = e2bw_files_param_str(call, "path");
+	const char *path = e2bw_call_param_str(call, "path");
 	cJSON *answer = e2bw_fs_answer(core, op, path);
 	if (!answer)
 		return;
@@ -284,9 +278,9 @@ static void mkdir_stat_done(e2bw_core *core, e2bw_http_op *op)
 static void mkdir_done(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	const char *path = e2bw_files_param_str(call, "path");
+	const char *path = e2bw_call_param_str(call, "path");
 	if (op->status != 200) {
-		cJSON *e = e2bw_files_error(op, e2bw_files_param_str(call, "sandbox_id"), path);
+		cJSON *e = e2bw_files_error(op, e2bw_call_param_str(call, "sandbox_id"), path);
 		const cJSON *data = cJSON_GetObjectItemCaseSensitive(e, "data");
 		const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "kind"));
 		const char *code =
@@ -316,7 +310,7 @@ static void mkdir_done(e2bw_core *core, e2bw_http_op *op)
 static void mkdir_go(e2bw_core *core, e2bw_call *call)
 {
 	e2bw_envd_unary(core, call, "filesystem.Filesystem/MakeDir",
-		path_message(e2bw_files_param_str(call, "path")), e2bw_files_user(call), mkdir_done);
+		path_message(e2bw_call_param_str(call, "path")), e2bw_files_user(call), mkdir_done);
 }
 void e2bw_files_mkdir(e2bw_core *core, e2bw_call *call)
 {
@@ -327,7 +321,7 @@ void e2bw_files_mkdir(e2bw_core *core, e2bw_call *call)
 static void remove_done(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	cJSON *answer = e2bw_fs_answer(core, op, e2bw_files_param_str(call, "path"));
+	cJSON *answer = e2bw_fs_answer(core, op, e2bw_call_param_str(call, "path"));
 	if (!answer)
 		return;
 	cJSON_Delete(answer);
@@ -337,7 +331,7 @@ static void remove_done(e2bw_core *core, e2bw_http_op *op)
 static void remove_go(e2bw_core *core, e2bw_call *call)
 {
 	e2bw_envd_unary(core, call, "filesystem.Filesystem/Remove",
-		path_message(e2bw_files_param_str(call, "path")), e2bw_files_user(call), remove_done);
+		path_message(e2bw_call_param_str(call, "path")), e2bw_files_user(call), remove_done);
 }
 void e2bw_files_remove(e2bw_core *core, e2bw_call *call)
 {
@@ -348,7 +342,7 @@ void e2bw_files_remove(e2bw_core *core, e2bw_call *call)
 static void move_done(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	cJSON *answer = e2bw_fs_answer(core, op, e2bw_files_param_str(call, "source"));
+	cJSON *answer = e2bw_fs_answer(core, op, e2bw_call_param_str(call, "source"));
 	if (answer)
 		answer_entry(core, call, answer, NULL);
 }
@@ -356,8 +350,8 @@ static void move_done(e2bw_core *core, e2bw_http_op *op)
 static void move_go(e2bw_core *core, e2bw_call *call)
 {
 	cJSON *m = cJSON_CreateObject();
-	cJSON_AddStringToObject(m, "source", e2bw_files_param_str(call, "source"));
-	cJSON_AddStringToObject(m, "destination", e2bw_files_param_str(call, "destination"));
+	cJSON_AddStringToObject(m, "source", e2bw_call_param_str(call, "source"));
+	cJSON_AddStringToObject(m, "destination", e2bw_call_param_str(call, "destination"));
 	e2bw_envd_unary(core, call, "filesystem.Filesystem/Move", m, e2bw_files_user(call), move_done);
 }
 void e2bw_files_move(e2bw_core *core, e2bw_call *call)

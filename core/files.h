@@ -26,7 +26,6 @@ void e2bw_files_move(e2bw_core *core, e2bw_call *call);
 void e2bw_files_search(e2bw_core *core, e2bw_call *call);
 
 /* Shared by the handlers (files.c). */
-const char *e2bw_files_param_str(const e2bw_call *call, const char *name);
 /* The call's `user`, or NULL: then no user is sent and envd acts as the
  * sandbox's default user (`user` in E2B's base template, a template's last
  * setUser otherwise), as the E2B SDK does. */

@@ -26,7 +26,7 @@
 
 static void chmod_done(e2bw_core *core, e2bw_call *call, cJSON *result)
 {
-	const char *path = e2bw_files_param_str(call, "path");
+	const char *path = e2bw_call_param_str(call, "path");
 	const cJSON *code = cJSON_GetObjectItemCaseSensitive(result, "exit_code");
 	/* exec.run's result carries output as raw JSON text (written from bytes) */
 	const cJSON *raw = cJSON_GetObjectItemCaseSensitive(result, "stderr");
@@ -59,10 +59,10 @@ static void chmod_done(e2bw_core *core, e2bw_call *call, cJSON *result)
 
 void e2bw_files_chmod_then_stat(e2bw_core *core, e2bw_call *call)
 {
-	const char *path = e2bw_files_param_str(call, "path");
+	const char *path = e2bw_call_param_str(call, "path");
 	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(call->params, "mode");
-	const char *owner = e2bw_files_param_str(call, "owner");
-	const char *group = e2bw_files_param_str(call, "group");
+	const char *owner = e2bw_call_param_str(call, "owner");
+	const char *group = e2bw_call_param_str(call, "group");
 	if (!cJSON_IsNumber(mode) && !owner && !group) {
 		e2bw_files_answer_stat(core, call, path);
 		return;
@@ -87,8 +87,8 @@ void e2bw_files_chmod_then_stat(e2bw_core *core, e2bw_call *call)
 static void chmod_go(e2bw_core *core, e2bw_call *call)
 {
 	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(call->params, "mode");
-	if (!cJSON_IsNumber(mode) && !e2bw_files_param_str(call, "owner") &&
-		!e2bw_files_param_str(call, "group")) {
+	if (!cJSON_IsNumber(mode) && !e2bw_call_param_str(call, "owner") &&
+		!e2bw_call_param_str(call, "group")) {
 		cJSON *e = e2bw_error_new(E2BW_ERR_INVALID_PARAMS,
 			"Invalid params: give 'mode', 'owner', 'group' or several");
 		e2bw_call_fail(core, call, e2bw_error_set_str(e, "field", "mode"));

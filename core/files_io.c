@@ -36,8 +36,8 @@
 static e2bw_http_op *files_request(e2bw_core *core, e2bw_call *call, const char *method,
 	const char *const *extra, const uint8_t *body, size_t body_len, uint8_t *given)
 {
-	const char *id = e2bw_files_param_str(call, "sandbox_id");
-	const char *path = e2bw_files_param_str(call, "path");
+	const char *id = e2bw_call_param_str(call, "sandbox_id");
+	const char *path = e2bw_call_param_str(call, "path");
 	const e2bw_sandbox_info *info = e2bw_sandbox_lookup(core, id);
 	e2bw_buf url = {0}, what = {0};
 	const char *user = e2bw_files_user(call);
@@ -209,7 +209,7 @@ static int read_head(e2bw_core *core, e2bw_http_op *op, read_state *st)
 		return 0;
 	st->head_seen = 1;
 	e2bw_call *call = op->call;
-	const char *path = e2bw_files_param_str(call, "path");
+	const char *path = e2bw_call_param_str(call, "path");
 	char v[128];
 	st->ok = op->status == 200 || op->status == 206;
 	if (!st->ok)
@@ -269,7 +269,7 @@ static void read_data(e2bw_core *core, e2bw_http_op *op, const uint8_t *data, si
 		len = (size_t)st->want;
 	if (!len)
 		return;
-	const char *path = e2bw_files_param_str(op->call, "path");
+	const char *path = e2bw_call_param_str(op->call, "path");
 	if (st->got + len > E2BW_FILES_MAX_READ) {
 		read_fail(core, op, too_large(path, st->got + len));
 		return;
@@ -305,7 +305,7 @@ static void read_done(e2bw_core *core, e2bw_http_op *op)
 {
 	read_state *st = op->owner;
 	e2bw_call *call = op->call;
-	const char *path = e2bw_files_param_str(call, "path");
+	const char *path = e2bw_call_param_str(call, "path");
 	if (read_head(core, op, st) != 0)
 		return;
 	if (op->status == 416) { /* offset at or past the end: no bytes */
@@ -313,7 +313,7 @@ static void read_done(e2bw_core *core, e2bw_http_op *op)
 		if (e2bw_http_header(op, "content-range", v, sizeof v))
 			st->total = content_range_total(v);
 	} else if (!st->ok) {
-		read_end_fail(core, op, e2bw_files_error(op, e2bw_files_param_str(call, "sandbox_id"), path));
+		read_end_fail(core, op, e2bw_files_error(op, e2bw_call_param_str(call, "sandbox_id"), path));
 		return;
 	} else if (st->expect != UNKNOWN && st->received != st->expect) {
 		read_end_fail(core, op,
@@ -362,7 +362,7 @@ static void read_done(e2bw_core *core, e2bw_http_op *op)
 
 static void read_go(e2bw_core *core, e2bw_call *call)
 {
-	const char *path = e2bw_files_param_str(call, "path");
+	const char *path = e2bw_call_param_str(call, "path");
 	const cJSON *off = cJSON_GetObjectItemCaseSensitive(call->params, "offset");
 	const cJSON *len = cJSON_GetObjectItemCaseSensitive(call->params, "length");
 	read_state *st = calloc(1, sizeof *st);
@@ -433,9 +433,9 @@ void e2bw_files_read(e2bw_core *core, e2bw_call *call)
 static void write_done(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	const char *path = e2bw_files_param_str(call, "path");
+	const char *path = e2bw_call_param_str(call, "path");
 	if (op->status != 200) {
-		cJSON *e = e2bw_files_error(op, e2bw_files_param_str(call, "sandbox_id"), path);
+		cJSON *e = e2bw_files_error(op, e2bw_call_param_str(call, "sandbox_id"), path);
 		e2bw_http_op_finish(core, op);
 		e2bw_call_fail(core, call, e);
 		return;
@@ -466,7 +466,7 @@ static int occurs(const uint8_t *data, size_t len, const char *needle)
 
 static void write_go(e2bw_core *core, e2bw_call *call)
 {
-	const char *path = e2bw_files_param_str(call, "path");
+	const char *path = e2bw_call_param_str(call, "path");
 	int base64 = e2bw_param_base64(call->params);
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(call->params, "content");
 	e2bw_buf bytes = {0}, body = {0};
@@ -490,7 +490,7 @@ static void write_go(e2bw_core *core, e2bw_call *call)
 	e2bw_buf *given = base64 ? &bytes : NULL;
 	const char *headers[4] = {"Content-Type", "application/octet-stream", NULL, NULL};
 	char type[96], boundary[48];
-	if (!e2bw_envd_at_least(core, e2bw_files_param_str(call, "sandbox_id"), 0, 5, 7)) {
+	if (!e2bw_envd_at_least(core, e2bw_call_param_str(call, "sandbox_id"), 0, 5, 7)) {
 		/* envd before 0.5.7 takes only multipart (as the SDK falls back) */
 		unsigned n = 0;
 		do

@@ -74,9 +74,9 @@ void e2bw_rfc3339(char out[32], long long t)
 
 static void url_go(e2bw_core *core, e2bw_call *call)
 {
-	const char *id = e2bw_files_param_str(call, "sandbox_id");
-	const char *path = e2bw_files_param_str(call, "path");
-	const char *operation = e2bw_files_param_str(call, "operation");
+	const char *id = e2bw_call_param_str(call, "sandbox_id");
+	const char *path = e2bw_call_param_str(call, "path");
+	const char *operation = e2bw_call_param_str(call, "operation");
 	const char *user = e2bw_files_user(call);
 	const cJSON *expires_in = cJSON_GetObjectItemCaseSensitive(call->params, "expires_in");
 	const e2bw_sandbox_info *info = e2bw_sandbox_lookup(core, id);
@@ -155,7 +155,7 @@ static int localhost_domain(const char *domain)
 
 static void port_go(e2bw_core *core, e2bw_call *call)
 {
-	const char *id = e2bw_files_param_str(call, "sandbox_id");
+	const char *id = e2bw_call_param_str(call, "sandbox_id");
 	const cJSON *port = cJSON_GetObjectItemCaseSensitive(call->params, "port");
 	const e2bw_sandbox_info *info = e2bw_sandbox_lookup(core, id);
 	const e2bw_config *cfg = &core->config;

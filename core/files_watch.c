@@ -20,7 +20,7 @@ static double next_watch_number(e2bw_core *core)
 
 static void watch_go(e2bw_core *core, e2bw_call *call)
 {
-	const char *path = e2bw_files_param_str(call, "path");
+	const char *path = e2bw_call_param_str(call, "path");
 	cJSON *msg = cJSON_CreateObject();
 	cJSON_AddStringToObject(msg, "path", path);
 	cJSON_AddBoolToObject(msg, "recursive",
@@ -35,7 +35,7 @@ void e2bw_files_watch(e2bw_core *core, e2bw_call *call)
 
 void e2bw_files_unwatch(e2bw_core *core, e2bw_call *call)
 {
-	const char *id = e2bw_files_param_str(call, "watch_id");
+	const char *id = e2bw_call_param_str(call, "watch_id");
 	double number = 0;
 	int ok = id && id[0] == 'w' && id[1];
 	for (const char *c = id ? id + 1 : ""; ok && *c; c++) {
@@ -44,10 +44,10 @@ void e2bw_files_unwatch(e2bw_core *core, e2bw_call *call)
 		else
 			number = number * 10 + (*c - '0');
 	}
-	if (!ok || !e2bw_watch_close(core, e2bw_files_param_str(call, "sandbox_id"), number)) {
+	if (!ok || !e2bw_watch_close(core, e2bw_call_param_str(call, "sandbox_id"), number)) {
 		cJSON *e = e2bw_error_new(E2BW_ERR_NOT_FOUND,
 			"No watch '%.60s' in sandbox '%.128s' (it ended, or was never started here)",
-			id ? id : "", e2bw_files_param_str(call, "sandbox_id"));
+			id ? id : "", e2bw_call_param_str(call, "sandbox_id"));
 		e2bw_call_fail(core, call, e);
 		return;
 	}

@@ -74,4 +74,10 @@ void e2bw_http_ops_free(e2bw_core *core);
 double e2bw_http_next_deadline(const e2bw_core *core);
 void e2bw_http_tick(e2bw_core *core);
 
+/* A 2xx status. */
+static inline int e2bw_http_ok(int status)
+{
+	return status >= 200 && status < 300;
+}
+
 #endif

@@ -20,17 +20,6 @@
 
 /* --- small helpers ---------------------------------------------------------- */
 
-static const cJSON *param(const e2bw_call *call, const char *name)
-{
-	return cJSON_GetObjectItemCaseSensitive(call->params, name);
-}
-
-static const char *param_str(const e2bw_call *call, const char *name)
-{
-	const cJSON *v = param(call, name);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* --- requests -------------------------------------------------------------------- */
 
 /* StartRequest for a shell command line (as the E2B SDK runs commands). */
@@ -38,8 +27,8 @@ static cJSON *start_message(const e2bw_call *call, int with_stdin, const cJSON *
 {
 	cJSON *msg = cJSON_CreateObject();
 	cJSON *process = cJSON_AddObjectToObject(msg, "process");
-	const cJSON *envs = param(call, "envs");
-	const char *cwd = param_str(call, "cwd");
+	const cJSON *envs = e2bw_call_param(call, "envs");
+	const char *cwd = e2bw_call_param_str(call, "cwd");
 	if (pty) {
 		cJSON_AddStringToObject(process, "cmd", "/bin/bash");
 		cJSON *args = cJSON_AddArrayToObject(process, "args");
@@ -60,13 +49,13 @@ static cJSON *start_message(const e2bw_call *call, int with_stdin, const cJSON *
 		cJSON *args = cJSON_AddArrayToObject(process, "args");
 		e2bw_push(args, cJSON_CreateString("-l"));
 		e2bw_push(args, cJSON_CreateString("-c"));
-		e2bw_push(args, cJSON_CreateString(param_str(call, "command")));
+		e2bw_push(args, cJSON_CreateString(e2bw_call_param_str(call, "command")));
 		if (cJSON_IsObject(envs))
 			e2bw_add(process, "envs", cJSON_Duplicate(envs, 1));
 	}
 	if (cwd)
 		cJSON_AddStringToObject(process, "cwd", cwd);
-	const char *tag = param_str(call, "tag");
+	const char *tag = e2bw_call_param_str(call, "tag");
 	if (tag)
 		cJSON_AddStringToObject(msg, "tag", tag);
 	cJSON_AddBoolToObject(msg, "stdin", with_stdin);
@@ -75,13 +64,13 @@ static cJSON *start_message(const e2bw_call *call, int with_stdin, const cJSON *
 
 static double param_seconds(const e2bw_call *call, const char *name, double fallback)
 {
-	const cJSON *v = param(call, name);
+	const cJSON *v = e2bw_call_param(call, name);
 	return cJSON_IsNumber(v) ? v->valuedouble : fallback;
 }
 
 static void run_go(e2bw_core *core, e2bw_call *call)
 {
-	cJSON *msg = start_message(call, cJSON_IsString(param(call, "stdin")), NULL);
+	cJSON *msg = start_message(call, cJSON_IsString(e2bw_call_param(call, "stdin")), NULL);
 	double timeout = param_seconds(call, "timeout", DEFAULT_RUN_TIMEOUT_S);
 	e2bw_stream_open(core, call, STREAM_RUN, "process.Process/Start", msg,
 		timeout > 0 ? timeout : DEFAULT_RUN_TIMEOUT_S);
@@ -89,7 +78,7 @@ static void run_go(e2bw_core *core, e2bw_call *call)
 
 static void start_go(e2bw_core *core, e2bw_call *call)
 {
-	cJSON *msg = start_message(call, cJSON_IsTrue(param(call, "stdin")), NULL);
+	cJSON *msg = start_message(call, cJSON_IsTrue(e2bw_call_param(call, "stdin")), NULL);
 	e2bw_stream_open(core, call, STREAM_START, "process.Process/Start", msg,
 		param_seconds(call, "timeout", 0));
 }
@@ -98,8 +87,8 @@ static void pty_go(e2bw_core *core, e2bw_call *call)
 {
 	cJSON *pty = cJSON_CreateObject();
 	cJSON *size = cJSON_AddObjectToObject(pty, "size");
-	cJSON_AddNumberToObject(size, "cols", param(call, "cols")->valuedouble);
-	cJSON_AddNumberToObject(size, "rows", param(call, "rows")->valuedouble);
+	cJSON_AddNumberToObject(size, "cols", e2bw_call_param(call, "cols")->valuedouble);
+	cJSON_AddNumberToObject(size, "rows", e2bw_call_param(call, "rows")->valuedouble);
 	cJSON *msg = start_message(call, 1, pty);
 	cJSON_Delete(pty);
 	e2bw_stream_open(core, call, STREAM_START, "process.Process/Start", msg,
@@ -136,7 +125,7 @@ static cJSON *unary_answer(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
 	if (op->status != 200) {
-		cJSON *error = e2bw_envd_status_error(op, param_str(call, "sandbox_id"));
+		cJSON *error = e2bw_envd_status_error(op, e2bw_call_param_str(call, "sandbox_id"));
 		e2bw_http_op_finish(core, op);
 		e2bw_call_fail(core, call, error);
 		return NULL;
@@ -168,7 +157,7 @@ static e2bw_call *unary_done(e2bw_core *core, e2bw_http_op *op)
 static cJSON *pid_result(const e2bw_call *call)
 {
 	cJSON *r = cJSON_CreateObject();
-	cJSON_AddStringToObject(r, "sandbox_id", param_str(call, "sandbox_id"));
+	cJSON_AddStringToObject(r, "sandbox_id", e2bw_call_param_str(call, "sandbox_id"));
 	cJSON_AddNumberToObject(r, "pid", e2bw_param_pid(call->params, "pid"));
 	return r;
 }
@@ -223,7 +212,7 @@ static void signalled(e2bw_core *core, e2bw_http_op *op)
 		return;
 	cJSON *r = pid_result(call);
 	const char *sig = call->method->start == e2bw_process_signal
-		? e2bw_param_signal(param(call, "signal"))
+		? e2bw_param_signal(e2bw_call_param(call, "signal"))
 		: "SIGNAL_SIGKILL";
 	cJSON_AddStringToObject(r, "signal", sig + 7); /* "SIGNAL_SIGKILL" → "SIGKILL" */
 	e2bw_call_succeed(core, call, r);
@@ -232,7 +221,7 @@ static void signalled(e2bw_core *core, e2bw_http_op *op)
 static void signal_go(e2bw_core *core, e2bw_call *call)
 {
 	const char *sig = call->method->start == e2bw_process_signal
-		? e2bw_param_signal(param(call, "signal"))
+		? e2bw_param_signal(e2bw_call_param(call, "signal"))
 		: "SIGNAL_SIGKILL";
 	cJSON *msg = e2bw_process_selector(e2bw_param_pid(call->params, "pid"));
 	cJSON_AddStringToObject(msg, "signal", sig);
@@ -272,7 +261,7 @@ static void stdin_step(e2bw_core *core, e2bw_http_op *op)
 	e2bw_call *call = unary_done(core, op);
 	if (!call)
 		return;
-	if (call->step == STDIN_WRITE && cJSON_IsTrue(param(call, "close"))) {
+	if (call->step == STDIN_WRITE && cJSON_IsTrue(e2bw_call_param(call, "close"))) {
 		stdin_close(core, call);
 		return;
 	}
@@ -280,15 +269,15 @@ static void stdin_step(e2bw_core *core, e2bw_http_op *op)
 	const cJSON *written = cJSON_GetObjectItemCaseSensitive(call->scratch, "written");
 	cJSON_AddNumberToObject(r, "written", cJSON_IsNumber(written) ? written->valuedouble : 0);
 	if (call->method->start == e2bw_process_stdin)
-		cJSON_AddBoolToObject(r, "closed", cJSON_IsTrue(param(call, "close")));
+		cJSON_AddBoolToObject(r, "closed", cJSON_IsTrue(e2bw_call_param(call, "close")));
 	e2bw_call_succeed(core, call, r);
 }
 
 static void input_go(e2bw_core *core, e2bw_call *call)
 {
-	const cJSON *data = param(call, "data");
+	const cJSON *data = e2bw_call_param(call, "data");
 	if (!cJSON_IsString(data)) { /* process.stdin with only close */
-		if (cJSON_IsTrue(param(call, "close")))
+		if (cJSON_IsTrue(e2bw_call_param(call, "close")))
 			stdin_close(core, call);
 		else
 			e2bw_call_fail(core, call,
@@ -343,8 +332,8 @@ static void resized(e2bw_core *core, e2bw_http_op *op)
 	if (!call)
 		return;
 	cJSON *r = pid_result(call);
-	cJSON_AddNumberToObject(r, "cols", param(call, "cols")->valuedouble);
-	cJSON_AddNumberToObject(r, "rows", param(call, "rows")->valuedouble);
+	cJSON_AddNumberToObject(r, "cols", e2bw_call_param(call, "cols")->valuedouble);
+	cJSON_AddNumberToObject(r, "rows", e2bw_call_param(call, "rows")->valuedouble);
 	e2bw_call_succeed(core, call, r);
 }
 
@@ -352,8 +341,8 @@ static void resize_go(e2bw_core *core, e2bw_call *call)
 {
 	cJSON *msg = e2bw_process_selector(e2bw_param_pid(call->params, "pid"));
 	cJSON *size = cJSON_AddObjectToObject(cJSON_AddObjectToObject(msg, "pty"), "size");
-	cJSON_AddNumberToObject(size, "cols", param(call, "cols")->valuedouble);
-	cJSON_AddNumberToObject(size, "rows", param(call, "rows")->valuedouble);
+	cJSON_AddNumberToObject(size, "cols", e2bw_call_param(call, "cols")->valuedouble);
+	cJSON_AddNumberToObject(size, "rows", e2bw_call_param(call, "rows")->valuedouble);
 	e2bw_envd_unary(core, call, "process.Process/Update", msg, NULL, resized);
 }
 

@@ -23,27 +23,10 @@
 /* sandbox.list's page size (E2B's maximum); halved while a page is too big. */
 #define LIST_PAGE 100
 
-static const char *param_str(const e2bw_call *call, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->params, name);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static const cJSON *param_num(const e2bw_call *call, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->params, name);
-	return cJSON_IsNumber(v) ? v : NULL;
-}
-
 /* E2B takes whole seconds; never round a requested lifetime down. */
 static double whole_seconds(double s)
 {
 	return ceil(s);
-}
-
-static int ok_status(int status)
-{
-	return status >= 200 && status < 300;
 }
 
 /* "/sandboxes/<id><suffix>" with the id percent-encoded (it was validated,
@@ -59,7 +42,7 @@ static e2bw_http_op *sandbox_request(e2bw_core *core, e2bw_call *call, const cha
 {
 	e2bw_buf path = {0};
 	e2bw_http_op *op = NULL;
-	if (e2bw_sandbox_path(&path, prefix, param_str(call, "sandbox_id"), suffix) != 0)
+	if (e2bw_sandbox_path(&path, prefix, e2bw_call_param_str(call, "sandbox_id"), suffix) != 0)
 		e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
 	else
 		op = e2bw_api_request(core, call, method, path.data, body, done);
@@ -99,8 +82,8 @@ void e2bw_sandbox_fail_bad_record(e2bw_core *core, e2bw_http_op *op)
 
 static void got(e2bw_core *core, e2bw_http_op *op)
 {
-	if (!ok_status(op->status)) {
-		e2bw_sandbox_fail_status(core, op, param_str(op->call, "sandbox_id"));
+	if (!e2bw_http_ok(op->status)) {
+		e2bw_sandbox_fail_status(core, op, e2bw_call_param_str(op->call, "sandbox_id"));
 		return;
 	}
 	cJSON *detail = e2bw_api_json(core, op, 0);
@@ -134,7 +117,7 @@ static int list_request(e2bw_core *core, e2bw_call *call, const char *next_token
 static void listed(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	if (!ok_status(op->status)) {
+	if (!e2bw_http_ok(op->status)) {
 		e2bw_sandbox_fail_status(core, op, NULL);
 		return;
 	}
@@ -163,7 +146,7 @@ static void listed(e2bw_core *core, e2bw_http_op *op)
 	char token[512] = "";
 	e2bw_http_header(op, "x-next-token", token, sizeof token);
 	e2bw_http_op_finish(core, op);
-	int one_page = param_num(call, "limit") != NULL;
+	int one_page = e2bw_call_param_num(call, "limit") != NULL;
 	if (token[0] && !one_page) {
 		cJSON *pages = cJSON_GetObjectItemCaseSensitive(call->scratch, "pages");
 		cJSON *last = cJSON_GetObjectItemCaseSensitive(call->scratch, "last_token");
@@ -276,7 +259,7 @@ static int list_request(e2bw_core *core, e2bw_call *call, const char *next_token
 void e2bw_sandbox_list(e2bw_core *core, e2bw_call *call)
 {
 	call->scratch = cJSON_CreateObject();
-	const cJSON *limit = param_num(call, "limit");
+	const cJSON *limit = e2bw_call_param_num(call, "limit");
 	if (!call->scratch || !cJSON_AddArrayToObject(call->scratch, "sandboxes") ||
 		!cJSON_AddNumberToObject(call->scratch, "pages", 1) ||
 		!cJSON_AddStringToObject(call->scratch, "last_token", "") ||
@@ -285,7 +268,7 @@ void e2bw_sandbox_list(e2bw_core *core, e2bw_call *call)
 		e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
 		return;
 	}
-	list_request(core, call, param_str(call, "next_token"));
+	list_request(core, call, e2bw_call_param_str(call, "next_token"));
 }
 
 /* --- sandbox.kill ------------------------------------------------------ */
@@ -294,7 +277,7 @@ static cJSON *id_result(const e2bw_call *call)
 {
 	cJSON *r = cJSON_CreateObject();
 	if (r)
-		cJSON_AddStringToObject(r, "sandbox_id", param_str(call, "sandbox_id"));
+		cJSON_AddStringToObject(r, "sandbox_id", e2bw_call_param_str(call, "sandbox_id"));
 	return r;
 }
 
@@ -302,13 +285,13 @@ static void killed(e2bw_core *core, e2bw_http_op *op)
 {
 	/* Killing a sandbox that is already gone is not an error
    * (docs/plugin-contract.md, "Errors"). */
-	if (!ok_status(op->status) && op->status != 404) {
-		e2bw_sandbox_fail_status(core, op, param_str(op->call, "sandbox_id"));
+	if (!e2bw_http_ok(op->status) && op->status != 404) {
+		e2bw_sandbox_fail_status(core, op, e2bw_call_param_str(op->call, "sandbox_id"));
 		return;
 	}
-	e2bw_sandbox_forget(core, param_str(op->call, "sandbox_id"));
+	e2bw_sandbox_forget(core, e2bw_call_param_str(op->call, "sandbox_id"));
 	cJSON *r = id_result(op->call);
-	cJSON_AddBoolToObject(r, "killed", ok_status(op->status));
+	cJSON_AddBoolToObject(r, "killed", e2bw_http_ok(op->status));
 	e2bw_sandbox_succeed(core, op, r);
 }
 
@@ -321,19 +304,21 @@ void e2bw_sandbox_kill(e2bw_core *core, e2bw_call *call)
 
 static void timeout_set(e2bw_core *core, e2bw_http_op *op)
 {
-	if (!ok_status(op->status)) {
-		e2bw_sandbox_fail_status(core, op, param_str(op->call, "sandbox_id"));
+	if (!e2bw_http_ok(op->status)) {
+		e2bw_sandbox_fail_status(core, op, e2bw_call_param_str(op->call, "sandbox_id"));
 		return;
 	}
 	cJSON *r = id_result(op->call);
-	cJSON_AddNumberToObject(r, "timeout", whole_seconds(param_num(op->call, "timeout")->valuedouble));
+	cJSON_AddNumberToObject(r, "timeout",
+		whole_seconds(e2bw_call_param_num(op->call, "timeout")->valuedouble));
 	e2bw_sandbox_succeed(core, op, r);
 }
 
 void e2bw_sandbox_set_timeout(e2bw_core *core, e2bw_call *call)
 {
 	cJSON *body = cJSON_CreateObject();
-	cJSON_AddNumberToObject(body, "timeout", whole_seconds(param_num(call, "timeout")->valuedouble));
+	cJSON_AddNumberToObject(body, "timeout",
+		whole_seconds(e2bw_call_param_num(call, "timeout")->valuedouble));
 	sandbox_request(core, call, "POST", "/sandboxes/", "/timeout", body, timeout_set);
 	cJSON_Delete(body);
 }
@@ -343,13 +328,13 @@ void e2bw_sandbox_set_timeout(e2bw_core *core, e2bw_call *call)
 static void paused(e2bw_core *core, e2bw_http_op *op)
 {
 	/* 409: already paused (or changing state) — pausing is idempotent. */
-	if (!ok_status(op->status) && op->status != 409) {
-		e2bw_sandbox_fail_status(core, op, param_str(op->call, "sandbox_id"));
+	if (!e2bw_http_ok(op->status) && op->status != 409) {
+		e2bw_sandbox_fail_status(core, op, e2bw_call_param_str(op->call, "sandbox_id"));
 		return;
 	}
 	cJSON *r = id_result(op->call);
 	cJSON_AddStringToObject(r, "status", "paused");
-	cJSON_AddBoolToObject(r, "changed", ok_status(op->status));
+	cJSON_AddBoolToObject(r, "changed", e2bw_http_ok(op->status));
 	e2bw_sandbox_succeed(core, op, r);
 }
 
@@ -406,8 +391,8 @@ static double paused_lifetime_left(const cJSON *detail, double now_ms)
 static void connect_step(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	if (!ok_status(op->status)) {
-		e2bw_sandbox_fail_status(core, op, param_str(call, "sandbox_id"));
+	if (!e2bw_http_ok(op->status)) {
+		e2bw_sandbox_fail_status(core, op, e2bw_call_param_str(call, "sandbox_id"));
 		return;
 	}
 	if (call->step == CONNECT_RESUME) { /* 200 or 201: now running; read its record */
@@ -439,7 +424,7 @@ static void connect_step(e2bw_core *core, e2bw_http_op *op)
 
 void e2bw_sandbox_connect(e2bw_core *core, e2bw_call *call)
 {
-	const cJSON *timeout = param_num(call, "timeout");
+	const cJSON *timeout = e2bw_call_param_num(call, "timeout");
 	if (timeout)
 		connect_issue(core, call, CONNECT_RESUME, timeout->valuedouble);
 	else

@@ -12,27 +12,10 @@
 #include "sandbox.h"
 #include "sandbox_create.h"
 
-static const char *param_str(const e2bw_call *call, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->params, name);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static const cJSON *param_num(const e2bw_call *call, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->params, name);
-	return cJSON_IsNumber(v) ? v : NULL;
-}
-
 /* E2B takes whole seconds; never round a requested lifetime down. */
 static double whole_seconds(double s)
 {
 	return ceil(s);
-}
-
-static int ok_status(int status)
-{
-	return status >= 200 && status < 300;
 }
 
 static const char *const looked_fields[] = {"created_at", "expires_at", "cpu", "memory", "disk", NULL};
@@ -42,7 +25,7 @@ static void create_looked(e2bw_core *core, e2bw_http_op *op)
 	e2bw_call *call = op->call;
 	cJSON *rec = call->scratch;
 	call->scratch = NULL;
-	cJSON *detail = ok_status(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+	cJSON *detail = e2bw_http_ok(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
 	cJSON *full = detail ? e2bw_record_from_detail(&core->config, detail) : NULL;
 	for (const char *const *f = looked_fields; full && *f; f++)
 		if (cJSON_HasObjectItem(full, *f))
@@ -64,9 +47,9 @@ static void create_look_failed(e2bw_core *core, e2bw_http_op *op, cJSON *error)
 static void created(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	if (!ok_status(op->status)) {
+	if (!e2bw_http_ok(op->status)) {
 		if (op->status == 404) {
-			const char *tpl = param_str(call, "template");
+			const char *tpl = e2bw_call_param_str(call, "template");
 			cJSON *e = e2bw_error_new(E2BW_ERR_NOT_FOUND,
 				"Template '%s' not found on the E2B backend", tpl ? tpl : "base");
 			e2bw_error_set_num(e, "http_status", 404);
@@ -129,7 +112,7 @@ static void create_recovery_failed(e2bw_core *core, e2bw_http_op *op, cJSON *err
 static void create_recovered(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	cJSON *detail = ok_status(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+	cJSON *detail = e2bw_http_ok(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
 	cJSON *rec = detail ? e2bw_record_from_detail(&core->config, detail) : NULL;
 	if (rec)
 		e2bw_sandbox_remember(core, detail); /* its envd token, for exec */
@@ -144,7 +127,7 @@ static void create_recovered(e2bw_core *core, e2bw_http_op *op)
 static void create_found(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	cJSON *page = ok_status(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
+	cJSON *page = e2bw_http_ok(op->status) ? cJSON_ParseWithLength(op->body.data, op->body.len) : NULL;
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(page, 0), "sandboxID");
 	e2bw_buf path = {0};
 	e2bw_http_op *look = NULL;
@@ -234,8 +217,8 @@ static cJSON *apply_options(cJSON *body, const cJSON *options)
 
 void e2bw_sandbox_create(e2bw_core *core, e2bw_call *call)
 {
-	const char *tpl = param_str(call, "template");
-	const cJSON *timeout = param_num(call, "timeout");
+	const char *tpl = e2bw_call_param_str(call, "template");
+	const cJSON *timeout = e2bw_call_param_num(call, "timeout");
 	const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(call->params, "metadata");
 	const cJSON *envs = cJSON_GetObjectItemCaseSensitive(call->params, "envs");
 	const cJSON *secure = cJSON_GetObjectItemCaseSensitive(call->params, "secure");
@@ -268,7 +251,7 @@ void e2bw_sandbox_create(e2bw_core *core, e2bw_call *call)
 	static const char *const resources[][2] = {{"cpu", "cpuCount"}, {"memory", "memoryMB"},
 		{"disk", "diskSizeMB"}};
 	for (int i = 0; i < 3; i++) {
-		const cJSON *r = param_num(call, resources[i][0]);
+		const cJSON *r = e2bw_call_param_num(call, resources[i][0]);
 		if (r)
 			cJSON_AddNumberToObject(body, resources[i][1], r->valuedouble);
 	}

@@ -19,17 +19,6 @@
 
 /* --- small helpers ---------------------------------------------------------- */
 
-static const cJSON *param(const e2bw_call *call, const char *name)
-{
-	return cJSON_GetObjectItemCaseSensitive(call->params, name);
-}
-
-static const char *param_str(const e2bw_call *call, const char *name)
-{
-	const cJSON *v = param(call, name);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static char *dup_str(const char *s)
 {
 	if (!s)
@@ -61,13 +50,13 @@ static e2bw_stream *stream_new(e2bw_core *core, e2bw_call *call, int kind, doubl
 	}
 	s->kind = kind;
 	s->request_id = id_text;
-	s->sandbox_id = dup_str(param_str(call, "sandbox_id"));
+	s->sandbox_id = dup_str(e2bw_call_param_str(call, "sandbox_id"));
 	s->user = dup_str(user);
 	s->base64 = base64;
 	s->timeout_s = timeout_s;
 	s->deadline = timeout_s > 0 ? core->now + timeout_s * 1000.0 : -1;
 	e2bw_env_decoder_init(&s->dec);
-	const cJSON *input = param(call, "stdin");
+	const cJSON *input = e2bw_call_param(call, "stdin");
 	if (kind == STREAM_RUN && cJSON_IsString(input)) {
 		s->has_stdin = 1;
 		if (s->base64)
@@ -109,7 +98,7 @@ static void stream_send(e2bw_core *core, e2bw_stream *s, const char *rpc, cJSON 
 void e2bw_stream_open(e2bw_core *core, e2bw_call *call, int kind, const char *rpc, cJSON *message,
 	double timeout_s)
 {
-	e2bw_stream *s = stream_new(core, call, kind, timeout_s, param_str(call, "user"),
+	e2bw_stream *s = stream_new(core, call, kind, timeout_s, e2bw_call_param_str(call, "user"),
 		e2bw_param_base64(call->params));
 	if (!s) {
 		cJSON_Delete(message);

@@ -39,11 +39,6 @@ static double scratch_num(const e2bw_call *call, const char *name)
 {
 	return scratch(call, name)->valuedouble;
 }
-static int ok_status(int status)
-{
-	return status >= 200 && status < 300;
-}
-
 static void fail_oom(e2bw_core *core, e2bw_call *call)
 {
 	e2bw_call_fail(core, call, e2bw_error_new(E2BW_ERR_INTERNAL, "Out of memory"));
@@ -192,7 +187,7 @@ static void build_ended(e2bw_core *core, e2bw_call *call)
 static void polled(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	if (!ok_status(op->status)) {
+	if (!e2bw_http_ok(op->status)) {
 		e2bw_template_fail(core, op, str_of(call->scratch, "template_id"));
 		return;
 	}
@@ -273,7 +268,7 @@ static void poll(e2bw_core *core, e2bw_call *call)
 static void triggered(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	if (!ok_status(op->status)) {
+	if (!e2bw_http_ok(op->status)) {
 		e2bw_template_fail(core, op, str_of(call->scratch, "template_id"));
 		return;
 	}
@@ -302,7 +297,7 @@ static void copy_done(e2bw_core *core, e2bw_call *call)
 static void uploaded(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	if (!ok_status(op->status)) {
+	if (!e2bw_http_ok(op->status)) {
 		fail_op(core, op, e2bw_api_error(op, NULL));
 		return;
 	}
@@ -378,7 +373,7 @@ static void upload(e2bw_core *core, e2bw_call *call, const cJSON *link)
 static void linked(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	if (!ok_status(op->status)) {
+	if (!e2bw_http_ok(op->status)) {
 		e2bw_template_fail(core, op, str_of(call->scratch, "template_id"));
 		return;
 	}
@@ -418,7 +413,7 @@ static void next_copy(e2bw_core *core, e2bw_call *call)
 static void created(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	if (!ok_status(op->status)) {
+	if (!e2bw_http_ok(op->status)) {
 		e2bw_template_fail(core, op, NULL);
 		return;
 	}

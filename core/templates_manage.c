@@ -10,17 +10,6 @@
 #include "template_api.h"
 #include "url.h"
 
-static const char *param_str(const e2bw_call *call, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->params, name);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static int ok_status(int status)
-{
-	return status >= 200 && status < 300;
-}
-
 static void answer(e2bw_core *core, e2bw_http_op *op, cJSON *result)
 {
 	e2bw_call *call = op->call;
@@ -43,8 +32,8 @@ static void bad_record(e2bw_core *core, e2bw_http_op *op, cJSON *partial, const 
 static void got(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	if (!ok_status(op->status)) {
-		e2bw_template_fail(core, op, param_str(call, "template_id"));
+	if (!e2bw_http_ok(op->status)) {
+		e2bw_template_fail(core, op, e2bw_call_param_str(call, "template_id"));
 		return;
 	}
 	cJSON *info = e2bw_api_json(core, op, 0);
@@ -59,8 +48,8 @@ static void got(e2bw_core *core, e2bw_http_op *op)
 	}
 	const cJSON *offset = cJSON_GetObjectItemCaseSensitive(call->params, "logs_offset");
 	cJSON *r = cJSON_CreateObject();
-	cJSON_AddStringToObject(r, "template_id", param_str(call, "template_id"));
-	cJSON_AddStringToObject(r, "build_id", param_str(call, "build_id"));
+	cJSON_AddStringToObject(r, "template_id", e2bw_call_param_str(call, "template_id"));
+	cJSON_AddStringToObject(r, "build_id", e2bw_call_param_str(call, "build_id"));
 	cJSON_AddStringToObject(r, "status", status->valuestring);
 	cJSON *logs = cJSON_AddArrayToObject(r, "logs");
 	cJSON_ArrayForEach(entry, entries) {
@@ -88,8 +77,8 @@ void e2bw_templates_get(e2bw_core *core, e2bw_call *call)
 	char query[64];
 	snprintf(query, sizeof query, "/status?logsOffset=%.0f",
 		cJSON_IsNumber(offset) ? offset->valuedouble : 0.0);
-	const char *parts[] = {"/templates/", param_str(call, "template_id"), "/builds/",
-		param_str(call, "build_id"), query, NULL};
+	const char *parts[] = {"/templates/", e2bw_call_param_str(call, "template_id"), "/builds/",
+		e2bw_call_param_str(call, "build_id"), query, NULL};
 	e2bw_template_request(core, call, "GET", parts, NULL, got);
 }
 
@@ -97,7 +86,7 @@ void e2bw_templates_get(e2bw_core *core, e2bw_call *call)
 
 static void listed(e2bw_core *core, e2bw_http_op *op)
 {
-	if (!ok_status(op->status)) {
+	if (!e2bw_http_ok(op->status)) {
 		e2bw_template_fail(core, op, NULL);
 		return;
 	}
@@ -128,7 +117,7 @@ static void listed(e2bw_core *core, e2bw_http_op *op)
 void e2bw_templates_list(e2bw_core *core, e2bw_call *call)
 {
 	const cJSON *limit = cJSON_GetObjectItemCaseSensitive(call->params, "limit");
-	const char *next = param_str(call, "next_token");
+	const char *next = e2bw_call_param_str(call, "next_token");
 	e2bw_buf q = {0};
 	int rc = e2bw_buf_append_str(&q, "/v2/templates");
 	char number[32];
@@ -150,18 +139,18 @@ void e2bw_templates_list(e2bw_core *core, e2bw_call *call)
 static void deleted(e2bw_core *core, e2bw_http_op *op)
 {
 	e2bw_call *call = op->call;
-	if (!ok_status(op->status)) {
-		e2bw_template_fail(core, op, param_str(call, "template_id"));
+	if (!e2bw_http_ok(op->status)) {
+		e2bw_template_fail(core, op, e2bw_call_param_str(call, "template_id"));
 		return;
 	}
 	cJSON *r = cJSON_CreateObject();
-	cJSON_AddStringToObject(r, "template_id", param_str(call, "template_id"));
+	cJSON_AddStringToObject(r, "template_id", e2bw_call_param_str(call, "template_id"));
 	cJSON_AddTrueToObject(r, "deleted");
 	answer(core, op, r);
 }
 
 void e2bw_templates_delete(e2bw_core *core, e2bw_call *call)
 {
-	const char *parts[] = {"/templates/", param_str(call, "template_id"), NULL};
+	const char *parts[] = {"/templates/", e2bw_call_param_str(call, "template_id"), NULL};
 	e2bw_template_request(core, call, "DELETE", parts, NULL, deleted);
 }
