@@ -9,8 +9,9 @@
 //          world.test, on WORLD.echo with a certificate for another name;
 //          it answers like port 80 with "server":"world-tls", and logs the
 //          request's headers (the answer carries none of them); /bytes/N
-//          answers N zero bytes, /sink reads a request's body and answers
-//          {"received":N}; on the gateway's address, port 443, a TCP server
+//          answers N zero bytes, /random/N N random bytes whose SHA-256 (hex)
+//          is its x-body-sha256 header, /sink reads a request's body and
+//          answers {"received":N}, /digest the same with "sha256":hex; on the gateway's address, port 443, a TCP server
 //          that reads until its client ends its writing (a half close) and
 //          then answers "received N" and closes; a SOCKS5 proxy on port 1080 (RFC 1928, CONNECT by
 //          address or by a name of NAMES; no authentication) and on port 1081
@@ -24,6 +25,7 @@
 // Each connection (and each DNS question) is appended to the log file named
 // by the second argument as one JSON line, so a test can tell what reached
 // the world; "ready" is printed on stdout once every server listens.
+import { createHash, randomBytes } from 'node:crypto'
 import dgram from 'node:dgram'
 import { SOCKS } from './world.mjs'
 import { appendFileSync } from 'node:fs'
@@ -182,10 +184,21 @@ if (mode === 'world') {
         }
         return more()
       }
-      if (req.url === '/sink') { // a body read and dropped, for throughput (bench/egress.mjs); not logged
+      const random = /^\/random\/(\d+)$/.exec(req.url)
+      if (random) { // a body whose bytes a relay cannot get wrong unseen (tests/net/egress-cases.mjs); not logged
+        const body = randomBytes(Number(random[1]))
+        res.setHeader('content-length', body.length)
+        res.setHeader('x-body-sha256', createHash('sha256').update(body).digest('hex'))
+        return res.end(body)
+      }
+      if (req.url === '/sink' || req.url === '/digest') { // a body read and dropped, for throughput (bench/egress.mjs); not logged
         let received = 0
-        req.on('data', (d) => { received += d.length })
-        req.on('end', () => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ received })) })
+        const hash = req.url === '/digest' ? createHash('sha256') : null
+        req.on('data', (d) => { received += d.length; if (hash) hash.update(d) })
+        req.on('end', () => {
+          res.setHeader('content-type', 'application/json')
+          res.end(JSON.stringify(hash ? { received, sha256: hash.digest('hex') } : { received }))
+        })
         return
       }
       const o = { server: 'world-tls', local: `${req.socket.localAddress}:${req.socket.localPort}`, remote: req.socket.remoteAddress, host: req.headers.host, path: req.url }

@@ -9,8 +9,9 @@
  * (net_egress_splice.h). Intercepted: the sandbox's side is a
  * TLS server with a leaf for its server name, the destination's a TLS
  * client verifying that name (port 80: plain both sides, every request's
- * Host that of the first); requests go through egress_http, which sets the
- * rule's headers, and answers come back unchanged. */
+ * Host that of the first), each a net_egress_stream; requests go through
+ * egress_http, which sets the rule's headers, and answers come back
+ * unchanged. */
 #define _GNU_SOURCE
 #include "net/net_egress_conn.h"
 
@@ -22,6 +23,7 @@
 #include "net/net_egress_admit.h"
 #include "net/net_egress_fill.h"
 #include "net/net_egress_splice.h"
+#include "net/net_egress_stream.h"
 #include "net/net_egress_tls.h"
 #include "net/net_egress_tunnel.h"
 #include "net/net_policy.h"
@@ -30,8 +32,6 @@
 
 #include <errno.h>
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <linux/netfilter_ipv4.h>
 #include <netinet/in.h>
@@ -50,17 +50,14 @@
 #define IDLE_SECONDS 300     /* with nothing read either way */
 #define FLUSH_SECONDS 5      /* for what is left to write once one side ended */
 #define MAX_QUEUED (1 << 20) /* bytes queued towards one side before the other is paused */
-#define MAX_STEP \
-	(256 << 10) /* per write, and per read of a TLS side (libevent 2.1 reads a plain
-                               * socket 4 KiB at a time whatever this says) */
 
 struct net_egress_conn {
 	struct net_egress_env *env;
 	struct net_egress_conn *prev, *next;
-	int cfd, ufd;                          /* until a bufferevent owns them */
-	struct event *ev;                      /* the peek, the connect, the last flush */
-	struct bufferevent *client, *upstream; /* intercepted */
-	struct net_egress_splice *relay;       /* passed on */
+	int cfd, ufd;                                /* until a stream or the relay owns them */
+	struct event *ev;                            /* the peek, the connect, the last flush */
+	struct net_egress_stream *client, *upstream; /* intercepted */
+	struct net_egress_splice *relay;             /* passed on */
 	struct sockaddr_in dst;
 	char sni[256];         /* the server name (port 80: the Host's) */
 	bool plain;            /* port 80: HTTP, without TLS either side */
@@ -102,11 +99,11 @@ static void conn_free(struct net_egress_conn *c)
 	if (c->ev)
 		event_free(c->ev);
 	if (c->client)
-		bufferevent_free(c->client);
+		net_egress_stream_free(c->client);
 	else if (c->cfd >= 0)
 		close(c->cfd);
 	if (c->upstream)
-		bufferevent_free(c->upstream);
+		net_egress_stream_free(c->upstream);
 	else if (c->ufd >= 0)
 		close(c->ufd);
 	net_egress_splice_free(c->relay);
@@ -120,8 +117,8 @@ static void conn_free(struct net_egress_conn *c)
 
 static bool flushed(const struct net_egress_conn *c)
 {
-	return (!c->client || evbuffer_get_length(bufferevent_get_output(c->client)) == 0) &&
-		(!c->upstream || evbuffer_get_length(bufferevent_get_output(c->upstream)) == 0);
+	return (!c->client || net_egress_stream_unsent(c->client) == 0) &&
+		(!c->upstream || net_egress_stream_unsent(c->upstream) == 0);
 }
 
 static void on_flush_timeout(evutil_socket_t fd, short what, void *arg)
@@ -138,7 +135,7 @@ static void on_flush_timeout(evutil_socket_t fd, short what, void *arg)
 static void finish(struct net_egress_conn *c)
 {
 	if (c->upstream)
-		bufferevent_disable(c->upstream, EV_READ);
+		net_egress_stream_reading(c->upstream, false);
 	if (flushed(c)) {
 		conn_free(c);
 		return;
@@ -158,7 +155,7 @@ static void finish(struct net_egress_conn *c)
 static void answer(struct net_egress_conn *c, int status, const char *reason, const char *text)
 {
 	fprintf(stderr, "egress proxy: %s (%s): %d %s\n", c->sni, reason, status, text);
-	evbuffer_add_printf(bufferevent_get_output(c->client),
+	evbuffer_add_printf(net_egress_stream_output(c->client),
 		"HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
 		"Content-Length: %zu\r\n\r\ne2b-local-backend egress proxy: %s\n",
 		status, reason, strlen(text) + strlen("e2b-local-backend egress proxy: \n"), text);
@@ -179,7 +176,7 @@ static void fail_upstream(struct net_egress_conn *c, const char *why)
 		conn_free(c);
 		return;
 	}
-	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
+	if (evbuffer_get_length(net_egress_stream_input(c->client)) > 0)
 		answer(c, 502, "Bad Gateway", c->failure);
 }
 
@@ -223,28 +220,22 @@ static int request_headers(void *ctx, const char *host, const struct egress_head
 static void emit_upstream(void *ctx, const void *bytes, size_t len)
 {
 	struct net_egress_conn *c = ctx;
-	bufferevent_write(c->upstream, bytes, len);
+	evbuffer_add(net_egress_stream_output(c->upstream), bytes, len);
 }
 
 /* --- moving bytes ---------------------------------------------------------------- */
 
-static void widen(struct bufferevent *bev)
-{
-	bufferevent_set_max_single_read(bev, MAX_STEP);
-	bufferevent_set_max_single_write(bev, MAX_STEP);
-}
-
 /* Pauses from while its partner's output is full; the partner's write
  * callback (at half) resumes it. */
-static void throttle(struct bufferevent *from, struct bufferevent *to)
+static void throttle(struct net_egress_stream *from, struct net_egress_stream *to)
 {
-	if (evbuffer_get_length(bufferevent_get_output(to)) >= MAX_QUEUED) {
-		bufferevent_setwatermark(to, EV_WRITE, MAX_QUEUED / 2, 0);
-		bufferevent_disable(from, EV_READ);
+	if (evbuffer_get_length(net_egress_stream_output(to)) >= MAX_QUEUED) {
+		net_egress_stream_write_low(to, MAX_QUEUED / 2);
+		net_egress_stream_reading(from, false);
 	}
 }
 
-static void on_write(struct bufferevent *bev, void *arg)
+static void on_write(struct net_egress_stream *s, void *arg)
 {
 	struct net_egress_conn *c = arg;
 	if (c->finishing) {
@@ -252,24 +243,24 @@ static void on_write(struct bufferevent *bev, void *arg)
 			conn_free(c);
 		return;
 	}
-	struct bufferevent *other = bev == c->client ? c->upstream : c->client;
-	if (other && evbuffer_get_length(bufferevent_get_output(bev)) <= MAX_QUEUED / 2) {
-		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
-		bufferevent_enable(other, EV_READ);
+	struct net_egress_stream *other = s == c->client ? c->upstream : c->client;
+	if (other && evbuffer_get_length(net_egress_stream_output(s)) <= MAX_QUEUED / 2) {
+		net_egress_stream_write_low(s, 0);
+		net_egress_stream_reading(other, true);
 	}
 }
 
-static void on_upstream_read(struct bufferevent *bev, void *arg)
+static void on_upstream_read(struct net_egress_stream *s, void *arg)
 {
 	struct net_egress_conn *c = arg;
-	bufferevent_write_buffer(c->client, bufferevent_get_input(bev));
-	throttle(bev, c->client);
+	evbuffer_add_buffer(net_egress_stream_output(c->client), net_egress_stream_input(s));
+	throttle(s, c->client);
 }
 
-static void on_client_read(struct bufferevent *bev, void *arg)
+static void on_client_read(struct net_egress_stream *s, void *arg)
 {
 	struct net_egress_conn *c = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer *in = net_egress_stream_input(s);
 	if (c->finishing) {
 		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
@@ -296,27 +287,27 @@ static void on_client_read(struct bufferevent *bev, void *arg)
 			return;
 		}
 	}
-	throttle(bev, c->upstream);
+	throttle(s, c->upstream);
 }
 
-static void on_event(struct bufferevent *bev, short what, void *arg)
+static void on_event(struct net_egress_stream *s, enum net_egress_stream_event what, void *arg)
 {
 	struct net_egress_conn *c = arg;
-	if (bev == c->upstream && (what & BEV_EVENT_CONNECTED)) {
+	if (s == c->upstream && what == NET_EGRESS_STREAM_CONNECTED) {
 		c->upstream_ready = true;
-		bufferevent_set_timeouts(c->upstream, &(struct timeval){IDLE_SECONDS, 0}, NULL);
+		net_egress_stream_idle(c->upstream, IDLE_SECONDS);
 		if (c->client)
 			on_client_read(c->client, c);
 		return;
 	}
-	if (what & BEV_EVENT_CONNECTED)
+	if (what == NET_EGRESS_STREAM_CONNECTED)
 		return; /* the sandbox's handshake */
-	if (bev == c->upstream && !c->upstream_ready) {
+	if (s == c->upstream && !c->upstream_ready) {
 		struct err why;
-		SSL *ssl = bufferevent_openssl_get_ssl(bev);
+		SSL *ssl = net_egress_stream_ssl(s);
 		long verify = ssl ? SSL_get_verify_result(ssl) : X509_V_OK;
-		unsigned long e = bufferevent_get_openssl_error(bev);
-		if (what & BEV_EVENT_TIMEOUT)
+		unsigned long e = net_egress_stream_ssl_error(s);
+		if (what == NET_EGRESS_STREAM_TIMEOUT)
 			err_set(&why, ETIMEDOUT, "no TLS handshake within %d s", CONNECT_SECONDS);
 		else if (verify != X509_V_OK)
 			err_set(&why, 0, "its certificate does not verify: %s",
@@ -358,27 +349,21 @@ static void upstream_open(struct net_egress_conn *c, const unsigned char *early,
 	}
 	int ufd = c->ufd;
 	c->ufd = -1;
-	c->upstream = !c->plain ? net_egress_tls_side(c->env, c->sni, ufd, false)
-				: bufferevent_socket_new(c->env->base, ufd, BEV_OPT_CLOSE_ON_FREE);
+	const struct net_egress_stream_callbacks cb = {on_upstream_read, on_write, on_event, c};
+	c->upstream = !c->plain ? net_egress_tls_side(c->env, c->sni, ufd, false, &cb)
+				: net_egress_stream_new(c->env->base, ufd, NULL, false, &cb);
 	if (!c->upstream) {
 		close(ufd);
 		fail_upstream(c, "out of memory");
 		return;
 	}
-	widen(c->upstream);
-	bufferevent_setcb(c->upstream, on_upstream_read, on_write, on_event, c);
-	/* Without a high-water mark a TLS side reads 4 KiB of a record, then
-	 * the rest: each record the destination sends would reach the sandbox
-	 * as two, a write and a record's work more. */
-	bufferevent_setwatermark(c->upstream, EV_READ, 0, MAX_QUEUED);
-	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
 	if (!c->plain) {
 		/* The handshake's time counts against the connect. */
-		bufferevent_set_timeouts(c->upstream, &(struct timeval){CONNECT_SECONDS, 0}, NULL);
+		net_egress_stream_idle(c->upstream, CONNECT_SECONDS);
 		return;
 	}
 	c->upstream_ready = true; /* plain HTTP: connected is ready */
-	bufferevent_set_timeouts(c->upstream, &(struct timeval){IDLE_SECONDS, 0}, NULL);
+	net_egress_stream_idle(c->upstream, IDLE_SECONDS);
 	on_client_read(c->client, c);
 }
 
@@ -446,20 +431,17 @@ static void go(struct net_egress_conn *c)
 {
 	c->intercept = c->sni[0] && net_rules_match(&c->env->policy->rules, c->sni) != NULL;
 	if (c->intercept) {
+		const struct net_egress_stream_callbacks cb = {on_client_read, on_write, on_event, c};
 		c->http = egress_http_new(request_headers, emit_upstream, c);
 		c->client = !c->http ? NULL
-			: c->plain   ? bufferevent_socket_new(c->env->base, c->cfd, BEV_OPT_CLOSE_ON_FREE)
-				     : net_egress_tls_side(c->env, c->sni, c->cfd, true);
+			: c->plain   ? net_egress_stream_new(c->env->base, c->cfd, NULL, true, &cb)
+				     : net_egress_tls_side(c->env, c->sni, c->cfd, true, &cb);
 		if (!c->client) {
 			conn_free(c);
 			return;
 		}
 		c->cfd = -1;
-		widen(c->client);
-		bufferevent_setcb(c->client, on_client_read, on_write, on_event, c);
-		bufferevent_setwatermark(c->client, EV_READ, 0, MAX_QUEUED);
-		bufferevent_set_timeouts(c->client, &(struct timeval){IDLE_SECONDS, 0}, NULL);
-		bufferevent_enable(c->client, EV_READ | EV_WRITE);
+		net_egress_stream_idle(c->client, IDLE_SECONDS);
 	}
 	connect_upstream(c);
 }

@@ -3,13 +3,12 @@
 
 #include "egress/egress_ca.h"
 #include "net/net_egress_conn.h"
+#include "net/net_egress_stream.h"
 
-#include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <openssl/ssl.h>
 
-struct bufferevent *net_egress_tls_side(const struct net_egress_env *env, const char *sni, int fd,
-	bool server)
+struct net_egress_stream *net_egress_tls_side(const struct net_egress_env *env, const char *sni, int fd,
+	bool server, const struct net_egress_stream_callbacks *cb)
 {
 	SSL *ssl = SSL_new(server ? env->server_ctx : env->client_ctx);
 	if (!ssl)
@@ -27,13 +26,8 @@ struct bufferevent *net_egress_tls_side(const struct net_egress_env *env, const 
 		SSL_free(ssl);
 		return NULL;
 	}
-	struct bufferevent *bev = bufferevent_openssl_socket_new(env->base, fd, ssl,
-		server ? BUFFEREVENT_SSL_ACCEPTING : BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
-	if (!bev) {
+	struct net_egress_stream *s = net_egress_stream_new(env->base, fd, ssl, server, cb);
+	if (!s)
 		SSL_free(ssl);
-		return NULL;
-	}
-	/* Many servers end without close_notify: an end all the same. */
-	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
-	return bev;
+	return s;
 }

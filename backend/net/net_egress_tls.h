@@ -7,12 +7,13 @@
 
 #include <stdbool.h>
 
-struct bufferevent;
 struct net_egress_env;
+struct net_egress_stream;
+struct net_egress_stream_callbacks;
 
-/* A bufferevent that owns fd once made (not before: on NULL the caller
- * still has it). */
-struct bufferevent *net_egress_tls_side(const struct net_egress_env *env, const char *sni, int fd,
-	bool server);
+/* A stream that owns fd once made (not before: on NULL the caller still
+ * has it). */
+struct net_egress_stream *net_egress_tls_side(const struct net_egress_env *env, const char *sni, int fd,
+	bool server, const struct net_egress_stream_callbacks *cb);
 
 #endif

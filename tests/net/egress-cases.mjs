@@ -114,6 +114,26 @@ describe('transform rules', () => {
     assert.equal(half.stdout.trim(), 'received 100000', half.stderr)
   })
 
+  test('an intercepted connection carries 32 MiB each way intact, and the requests after them on it', async () => {
+    const s = await sandbox({ network: { rules: rules({ 'X-Fixed': 'yes' }) } })
+    await run(s, 'head -c 33554432 /dev/urandom > /tmp/up.bin')
+    // The proxy decrypts and encrypts again: only the bytes' digest can tell
+    // a relay that lost, doubled or reordered some.
+    const [before, after] = [tag('before'), tag('after')]
+    const down = await curl(s, `-D /tmp/down.head -o /tmp/down.bin https://api.world.test/random/33554432 --next -sS -o /dev/null https://api.world.test${before}`)
+    assert.equal(down.code, 0, down.err)
+    const sent = /x-body-sha256: ([0-9a-f]{64})/i.exec((await run(s, 'cat /tmp/down.head')).stdout)
+    assert.ok(sent, 'the world said what it sent')
+    const got = await run(s, 'stat -c %s /tmp/down.bin; sha256sum < /tmp/down.bin')
+    assert.deepEqual(got.stdout.split(/\s+/).slice(0, 2), ['33554432', sent[1]])
+    const up = await curl(s, `-T /tmp/up.bin https://api.world.test/digest --next -sS -o /dev/null https://api.world.test${after}`)
+    assert.equal(up.code, 0, up.err)
+    const upSum = (await run(s, 'sha256sum < /tmp/up.bin')).stdout.split(/\s+/)[0]
+    assert.deepEqual(JSON.parse(up.body), { received: 33554432, sha256: upSum })
+    // Each a request of its own on the same kept connection, the rule's header set.
+    for (const p of [before, after]) assert.equal(atWorld(p).headers['x-fixed'], 'yes', `${p} reached the world rewritten`)
+  })
+
   test('a sandbox without rules is not intercepted; updateNetwork adds rules and clearing them stops it', async () => {
     const s = await sandbox()
     await s.files.write('/tmp/world-ca.pem', readFileSync(process.env.E2BW_WORLD_CA, 'utf8'))

@@ -30,4 +30,4 @@ test('sandbox networking in a world namespace (egress rules, DNS, what is never 
   () => inWorld('world-cases.mjs', 14))
 
 test('transform rules and the egress proxy in a world namespace (HTTPS with a CA of its own)', { timeout: 600000 },
-  () => inWorld('egress-cases.mjs', 8))
+  () => inWorld('egress-cases.mjs', 9))
