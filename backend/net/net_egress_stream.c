@@ -62,6 +62,13 @@ static int take_plain(struct net_egress_stream *s, size_t *budget)
 	int n = evbuffer_reserve_space(s->in, NET_EGRESS_STREAM_CHUNK, v, 2);
 	if (n < 1)
 		return -1;
+	/* It may offer more than asked: a read stays a chunk. */
+	if (v[0].iov_len >= NET_EGRESS_STREAM_CHUNK) {
+		v[0].iov_len = NET_EGRESS_STREAM_CHUNK;
+		n = 1;
+	} else if (n == 2 && v[0].iov_len + v[1].iov_len > NET_EGRESS_STREAM_CHUNK) {
+		v[1].iov_len = NET_EGRESS_STREAM_CHUNK - v[0].iov_len;
+	}
 	ssize_t got;
 	do
 		got = readv(s->fd, (struct iovec *)v, n);

@@ -1,7 +1,7 @@
 /* main.c — the local backend's unit tests: its pure code (clock, query
  * strings, list cursors, protobuf-JSON, Connect framing, text, egress
  * rules, the store's records and squashing, the off-loop worker, the egress
- * proxy's splice relay, cgroup
+ * proxy's splice relay and stream sides, cgroup
  * files, the error type and the devices program), on the core's check.h. Built natively and with ASan+UBSan (make backend-unit);
  * exit status 1 when any check failed. */
 #include "check.h"
@@ -34,6 +34,7 @@ static const check_suite suites[] = {
 	{"egress ca", suite_egress_ca},
 	{"registry log", suite_registry_log},
 	{"egress splice", suite_egress_splice},
+	{"egress stream", suite_egress_stream},
 	{"cgroup", suite_cgroup},
 	{"err", suite_err},
 };

@@ -25,6 +25,7 @@ void suite_egress_http(void);
 void suite_egress_ca(void);
 void suite_registry_log(void);
 void suite_egress_splice(void);
+void suite_egress_stream(void);
 void suite_cgroup(void);
 void suite_err(void);
 

@@ -6,6 +6,7 @@
  * relay runs on the loop. */
 #define _GNU_SOURCE
 #include "check.h"
+#include "loopback.h"
 #include "net/net_egress_splice.h"
 #include "suites.h"
 
@@ -25,34 +26,6 @@
 
 #define UP_BYTES (24u << 20)   /* sandbox -> destination */
 #define DOWN_BYTES (40u << 20) /* destination -> sandbox, after the half close */
-
-static uint8_t pattern(uint64_t i)
-{
-	return (uint8_t)((i * 2654435761u) >> 13);
-}
-
-/* A connected pair of TCP sockets on loopback: *a the connecting end, *b the accepted one. */
-static int tcp_pair(int *a, int *b)
-{
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof addr;
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-	if (l < 0 || bind(l, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(l, 1) != 0 ||
-		getsockname(l, (struct sockaddr *)&addr, &len) != 0) {
-		close(l);
-		return -1;
-	}
-	*a = socket(AF_INET, SOCK_STREAM, 0);
-	int rc = *a >= 0 && connect(*a, (struct sockaddr *)&addr, sizeof addr) == 0 ? 0 : -1;
-	*b = rc == 0 ? accept(l, NULL, NULL) : -1;
-	close(l);
-	return *b >= 0 ? 0 : -1;
-}
-
-static void nonblocking(int fd)
-{
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
 
 static bool write_pattern(int fd, uint64_t from, uint64_t n)
 {
@@ -140,7 +113,7 @@ static void on_done(void *arg)
 
 static void both_ways(void)
 {
-	int sandbox_end, client, upstream, destination_end;
+	int sandbox_end = -1, client = -1, upstream = -1, destination_end = -1;
 	CHECK(tcp_pair(&sandbox_end, &client) == 0);
 	CHECK(tcp_pair(&upstream, &destination_end) == 0);
 	nonblocking(client);
@@ -167,7 +140,7 @@ static void both_ways(void)
 /* The destination resets while the sandbox is still sending: the relay ends. */
 static void reset(void)
 {
-	int sandbox_end, client, upstream, destination_end;
+	int sandbox_end = -1, client = -1, upstream = -1, destination_end = -1;
 	CHECK(tcp_pair(&sandbox_end, &client) == 0);
 	CHECK(tcp_pair(&upstream, &destination_end) == 0);
 	nonblocking(client);
@@ -189,7 +162,7 @@ static void reset(void)
 /* Nothing moves either way: the relay ends after its idle time, not before. */
 static void idle(void)
 {
-	int sandbox_end, client, upstream, destination_end;
+	int sandbox_end = -1, client = -1, upstream = -1, destination_end = -1;
 	CHECK(tcp_pair(&sandbox_end, &client) == 0);
 	CHECK(tcp_pair(&upstream, &destination_end) == 0);
 	nonblocking(client);
