@@ -17,11 +17,15 @@
 // For each: a new connection per request (TLS handshake included: curl's
 // time_total), R requests per round; requests on one kept-alive connection;
 // the download rate of one M MiB body, and the upload rate of one (a PUT of
-// a file in the sandbox's /tmp). Medians over all rounds, and ratios
-// against direct.
+// a file in the sandbox's /tmp), with the backend's CPU time per MiB moved
+// (utime + stime of its process during the transfer: the proxy's own cost,
+// steady on a loaded machine where rates are not). Medians over all rounds,
+// and ratios against direct.
 //
-//   node bench/egress.mjs [--rounds 5] [--requests 40] [--mib 64] [--json]
-//   (--requests 0: the transfer rates only)
+//   node bench/egress.mjs [--rounds 5] [--requests 40] [--mib 64] [--json] [--baseline BINARY]
+//   (--requests 0: the transfer rates only; --baseline: a second backend from
+//   another build, e.g. main's, whose four ways alternate with these in the
+//   same rounds, reported as "<way> (baseline)")
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
@@ -49,14 +53,29 @@ if (!process.env.E2BW_BENCH_INSIDE) {
   const round = (x) => Math.round(x * 1000) / 1000
   const median = (xs) => round(quantile(xs, 0.5))
 
-  const backend = await startBackend({ extraArgs: ['--egress-ca-file', process.env.E2BW_WORLD_CA] })
-  const opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl }
+  const extraArgs = ['--egress-ca-file', process.env.E2BW_WORLD_CA]
+  const backends = { '': await startBackend({ extraArgs }) }
+  if (arg('baseline')) backends[' (baseline)'] = await startBackend({ extraArgs, binary: arg('baseline') })
   const rule = (host) => ({ [host]: [{ transform: { headers: { 'X-Bench': 'on' } } }] })
-  const ways = {
-    direct: await Sandbox.create('base', opts),
-    passed: await Sandbox.create('base', { ...opts, network: { rules: rule('other.world.test') } }),
-    intercepted: await Sandbox.create('base', { ...opts, network: { rules: rule('api.world.test') } }),
-    named: await Sandbox.create('base', { ...opts, network: { allowOut: ['api.world.test'], denyOut: ['0.0.0.0/0'] } }),
+  const ways = {}
+  const pidOf = {}
+  for (const [suffix, backend] of Object.entries(backends)) {
+    const opts = { apiKey: backend.apiKey, apiUrl: backend.apiUrl, sandboxUrl: backend.sandboxUrl }
+    const made = {
+      direct: await Sandbox.create('base', opts),
+      passed: await Sandbox.create('base', { ...opts, network: { rules: rule('other.world.test') } }),
+      intercepted: await Sandbox.create('base', { ...opts, network: { rules: rule('api.world.test') } }),
+      named: await Sandbox.create('base', { ...opts, network: { allowOut: ['api.world.test'], denyOut: ['0.0.0.0/0'] } }),
+    }
+    for (const [way, s] of Object.entries(made)) {
+      ways[way + suffix] = s
+      pidOf[way + suffix] = backend.pid
+    }
+  }
+  // The backend's CPU time so far, in ms (clock ticks of /proc/<pid>/stat: 10 ms each).
+  const cpuMs = (pid) => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
   }
   // Every sandbox trusts the world's CA through the system bundle, as the
   // intercepted one trusts the egress CA there: each curl reads the same file.
@@ -71,7 +90,7 @@ if (!process.env.E2BW_BENCH_INSIDE) {
     const r = await ways[way].commands.run(`curl -sS -o /dev/null ${args}`, { timeoutMs: 300000 })
     return r.stdout.trim().split('\n').map(Number)
   }
-  const results = Object.fromEntries(Object.keys(ways).map((w) => [w, { fresh_ms: [], kept_ms: [], mib_per_s: [], up_mib_per_s: [] }]))
+  const results = Object.fromEntries(Object.keys(ways).map((w) => [w, { fresh_ms: [], kept_ms: [], mib_per_s: [], up_mib_per_s: [], cpu: [], up_cpu: [] }]))
   for (let r = 0; r < ROUNDS; r++) {
     for (const way of Object.keys(ways)) {
       if (REQUESTS > 0) { // --requests 0: the transfer rates only
@@ -82,27 +101,35 @@ if (!process.env.E2BW_BENCH_INSIDE) {
         const kept = await curl(way, `-w '%{time_total}\\n' ${Array.from({ length: REQUESTS }, (_, i) => `${url}/kept-${i} -o /dev/null`).join(' ')}`)
         results[way].kept_ms.push(...kept.slice(1).map((t) => t * 1000))
       }
+      let cpu0 = cpuMs(pidOf[way])
       const [speed] = await curl(way, `-w '%{speed_download}\\n' ${url}/bytes/${MIB << 20}`)
       results[way].mib_per_s.push(speed / (1 << 20))
+      results[way].cpu.push((cpuMs(pidOf[way]) - cpu0) / MIB)
+      cpu0 = cpuMs(pidOf[way])
       const [up] = await curl(way, `-w '%{speed_upload}\\n' -T /tmp/upload.bin ${url}/sink`)
       results[way].up_mib_per_s.push(up / (1 << 20))
+      results[way].up_cpu.push((cpuMs(pidOf[way]) - cpu0) / MIB)
     }
   }
   const out = {}
   for (const [way, r] of Object.entries(results)) {
     out[way] = { fresh_ms_median: median(r.fresh_ms), kept_ms_median: median(r.kept_ms), mib_per_s_median: median(r.mib_per_s),
-      up_mib_per_s_median: median(r.up_mib_per_s), requests: r.fresh_ms.length }
+      up_mib_per_s_median: median(r.up_mib_per_s), backend_cpu_ms_per_mib: median(r.cpu), up_backend_cpu_ms_per_mib: median(r.up_cpu),
+      requests: r.fresh_ms.length }
   }
-  for (const way of ['passed', 'intercepted', 'named']) {
-    out[way].fresh_vs_direct = round(out[way].fresh_ms_median / out.direct.fresh_ms_median)
-    out[way].kept_vs_direct = round(out[way].kept_ms_median / out.direct.kept_ms_median)
-    out[way].rate_vs_direct = round(out[way].mib_per_s_median / out.direct.mib_per_s_median)
-    out[way].up_vs_direct = round(out[way].up_mib_per_s_median / out.direct.up_mib_per_s_median)
+  for (const suffix of Object.keys(backends)) {
+    const direct = out['direct' + suffix]
+    for (const way of ['passed', 'intercepted', 'named'].map((w) => w + suffix)) {
+      out[way].fresh_vs_direct = round(out[way].fresh_ms_median / direct.fresh_ms_median)
+      out[way].kept_vs_direct = round(out[way].kept_ms_median / direct.kept_ms_median)
+      out[way].rate_vs_direct = round(out[way].mib_per_s_median / direct.mib_per_s_median)
+      out[way].up_vs_direct = round(out[way].up_mib_per_s_median / direct.up_mib_per_s_median)
+    }
   }
   for (const s of Object.values(ways)) await s.kill().catch(() => {})
-  await backend.stop()
+  for (const backend of Object.values(backends)) await backend.stop()
   if (process.argv.includes('--json')) console.log(JSON.stringify({ rounds: ROUNDS, requests: REQUESTS, mib: MIB, ...out }))
   else {
-    for (const [way, o] of Object.entries(out)) console.log(way.padEnd(12), JSON.stringify(o))
+    for (const [way, o] of Object.entries(out)) console.log(way.padEnd(24), JSON.stringify(o))
   }
 }
