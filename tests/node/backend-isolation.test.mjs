@@ -151,6 +151,16 @@ describe('sandbox isolation', () => {
     assert.equal((await a.run('id -u; id -g')).out, '1000\n1000\n');
   });
 
+  test('a command keeps Docker\'s capabilities but CAP_MKNOD at most, and starts with no signal ignored or blocked', T, async (t) => {
+    if (skipUnlessFull(t)) return;
+    // CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID SETPCAP NET_BIND_SERVICE NET_RAW SYS_CHROOT AUDIT_WRITE SETFCAP
+    const kept = [0, 1, 3, 4, 5, 6, 7, 8, 10, 13, 18, 29, 31].reduce((m, b) => m | (1n << BigInt(b)), 0n);
+    const status = async (user) => Object.fromEntries((await a.run('cat /proc/self/status', { user })).out.split('\n')
+      .filter((l) => /^(Cap(Bnd|Eff)|Sig(Ign|Blk)):/.test(l)).map((l) => l.split(/:\s+/)).map(([k, v]) => [k, BigInt(`0x${v}`)]));
+    assert.deepEqual(await status('user'), { SigBlk: 0n, SigIgn: 0n, CapEff: 0n, CapBnd: kept });
+    assert.deepEqual(await status('root'), { SigBlk: 0n, SigIgn: 0n, CapEff: kept, CapBnd: kept });
+  });
+
   test('two sandboxes both serve port 8000, each reached separately', T, async (t) => {
     if (skipUnlessFull(t)) return;
     const serve = (sb, text) => sb.envd.open('process.Process/Start', {

@@ -74,16 +74,10 @@ static int read_command(int blob, struct init_command *c)
 	return init_command_parse(base, size, c);
 }
 
-/* Drops every capability outside INIT_CAPS_KEPT from the bounding set (what
- * the command's execve may keep), then takes on the account's ids. */
+/* Takes on the account's ids (the bounding set, what the command's execve
+ * may keep, is the init's: cut to INIT_CAPS_KEPT once, init_serve.c). */
 static int become(const struct init_command *c, uint32_t flags)
 {
-	for (int cap = 0; cap <= 63; cap++) {
-		if (INIT_CAPS_KEPT & (1ull << cap))
-			continue;
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
-			return -1;
-	}
 	if (flags & INIT_SPAWN_NO_GROUPS)
 		return setgid(0) == 0 && setuid(0) == 0 ? 0 : -1;
 	if (setgroups(c->head->ngroups, c->groups) != 0 || setgid(c->head->gid) != 0 ||
@@ -94,12 +88,8 @@ static int become(const struct init_command *c, uint32_t flags)
 
 void init_child_run(const struct init_child_fds *fds, uint32_t flags)
 {
-	/* The init's dispositions and mask (SIGCHLD blocked) are not the
-	 * command's. */
-	struct sigaction dfl = {.sa_handler = SIG_DFL};
-	for (int sig = 1; sig < 65; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &dfl, NULL);
+	/* The init's mask (SIGCHLD blocked) is not the command's; its
+	 * dispositions are all the default already (init_serve.c). */
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);

@@ -328,6 +328,19 @@ static int serve_one(void)
 	return 0;
 }
 
+int init_serve_prepare(void)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	for (int sig = 1; sig < 65; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &dfl, NULL);
+	for (int cap = 0; cap <= 63; cap++)
+		if (!(INIT_CAPS_KEPT & (1ull << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 &&
+			errno != EINVAL)
+			return -1;
+	return 0;
+}
+
 void init_serve(void)
 {
 	/* Enough descriptors to hold every command's ends across a checkpoint;

@@ -194,6 +194,8 @@ static void bind_self(const char *self)
 static int serve(void)
 {
 	prctl(PR_SET_NAME, "e2b-sandbox-init");
+	if (init_serve_prepare() != 0)
+		fail("cut the capability bounding set");
 	install_syscall_policy(4);
 	if (write(report_fd, "ok", 2) != 2)
 		return 1;
