@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "init_serve.h"
 
-#include "init_child.h"
+#include "init_clone.h"
 #include "lib/init_wire.h"
 
 #include <errno.h>
@@ -31,7 +31,8 @@
 static struct command {
 	pid_t pid; /* 0: free */
 	int status;
-	bool ended; /* reaped; its report waits for room on the events socket */
+	bool ended;               /* reaped; its report waits for room on the events socket */
+	struct init_clone *clone; /* until the child has left the init's memory */
 } commands[COMMANDS_MAX];
 static unsigned commands_used; /* slots at or above this were never used */
 static unsigned ended_unreported;
@@ -109,6 +110,18 @@ static void report_ended(void)
 	}
 }
 
+/* Frees what each child that has executed since held (init_clone.h). */
+static void release_clones(void)
+{
+	for (unsigned i = 0; i < commands_used; i++) {
+		struct command *c = &commands[i];
+		if (c->clone && !init_clone_running(c->clone)) {
+			init_clone_release(c->clone);
+			c->clone = NULL;
+		}
+	}
+}
+
 /* Reaps every ended child: commands are reported, orphans of the sandbox
  * only reaped. */
 static void reap(void)
@@ -119,6 +132,9 @@ static void reap(void)
 		struct command *c = command_of(pid);
 		if (!c || c->ended)
 			continue;
+		if (c->clone && !init_clone_running(c->clone)) /* ended: it has left */
+			init_clone_release(c->clone);
+		c->clone = NULL;
 		c->ended = true;
 		c->status = status;
 		ended_unreported++;
@@ -155,6 +171,7 @@ static void spawn(const struct init_wire_msg *m, int blob)
 	struct init_wire_msg r = {.type = INIT_REPLY};
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, master = -1, slave = -1;
 	int give[4], ngive = 0, pidfd = -1;
+	release_clones();
 	struct command *c = free_command();
 	if (!c) {
 		r.value = EAGAIN;
@@ -170,20 +187,18 @@ static void spawn(const struct init_wire_msg *m, int blob)
 		r.flags = INIT_REPLY_FAILED_PIPES;
 	}
 	if (r.value == 0) {
-		pid_t pid = fork();
-		if (pid == 0) {
-			struct init_child_fds f = {.in = in[0],
-				.out = out[1],
-				.err = err[1],
-				.slave = slave,
-				.blob = blob};
-			init_child_run(&f, m->flags);
-		}
+		struct init_child_args a = {.in = in[0],
+			.out = out[1],
+			.err = err[1],
+			.slave = slave,
+			.flags = m->flags};
+		struct init_clone *started = NULL;
+		pid_t pid = init_clone_start(&started, blob, &a);
 		if (pid < 0) {
 			r.value = errno;
 			r.flags = INIT_REPLY_FAILED_FORK;
 		} else {
-			*c = (struct command){.pid = pid};
+			*c = (struct command){.pid = pid, .clone = started};
 			r.pid = pid;
 			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 			if (pidfd >= 0) {
