@@ -304,7 +304,7 @@ describe('envd process.Process', () => {
     }
     // Whatever the kernel and client buffered, the process cannot have got
     // far: it is still there, blocked on its pipe.
-    assert.ok(alive(pid), 'the writer is still running');
+    assert.ok(alive(hostPid(pid)), 'the writer is still running');
     const listed = (await envd.call('process.Process/List', {})).json.processes.map((p) => p.pid);
     assert.ok(listed.includes(pid));
     t.diagnostic(`backend RSS peak ${(peak / MiB).toFixed(1)} MiB while the client read ${(read / MiB).toFixed(1)} MiB slowly`);
@@ -383,7 +383,7 @@ describe('envd process.Process', () => {
     // The process lives on. Had the backend kept the gone (and backpressured)
     // subscriber, the process would stay blocked and a new stream would get
     // no data.
-    assert.ok(alive(pid));
+    assert.ok(alive(hostPid(pid)));
     const c = await envd.open('process.Process/Connect', { process: { pid } });
     assert.equal(c.status, 200);
     assert.deepEqual((await c.next()).message, { event: { start: { pid } } });
