@@ -162,6 +162,20 @@ describe('envd process.Process', () => {
     assert.deepEqual(endOf(r.messages), { exited: true, status: 'exit status 0' });
   });
 
+  test('commands started at once each run with their own arguments, environment, working directory and user', T, async (t) => {
+    // The sandbox's init starts each in its own memory until it executes:
+    // a command must never see what the init prepared for the next.
+    if (!full()) { t.skip('the init starts commands with full isolation only'); return; }
+    const runs = await Promise.all(Array.from({ length: 40 }, (_, i) => envd.stream('process.Process/Start', {
+      process: { cmd: '/bin/sh', args: ['-c', 'echo "$1|$X|$(pwd)|$(id -u)"', 'sh', `arg${i}`], envs: { X: `env${i}` }, ...(i % 2 ? { cwd: '/tmp' } : {}) },
+    }, i % 3 ? {} : { user: 'root' })));
+    runs.forEach((r, i) => {
+      const cwd = i % 2 ? '/tmp' : i % 3 ? '/home/user' : '/root';
+      assert.equal(dataOf(r.messages).stdout.toString(), `arg${i}|env${i}|${cwd}|${i % 3 ? 1000 : 0}\n`, `command ${i}`);
+      assert.deepEqual(endOf(r.messages), { exited: true, status: 'exit status 0' });
+    });
+  });
+
   test('cwd: default home, absolute, ~, relative, missing → invalid_argument', T, async (t) => {
     mkdirSync(onHost(path.join(home(), 'sub')), { recursive: true });
     const pwd = async (cwd) => {
