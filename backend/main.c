@@ -76,7 +76,7 @@ static int secret_value(void *ctx, const char *name, char **value)
 /* The warm pool runs a built-in template's start command (warm.h) as a
  * create does (templates_start.h). */
 static void *warm_start_begin(void *ctx, struct sandbox *sb, const void *start,
-	void (*done)(void *arg, const char *error), void *arg)
+	void (*done)(void *arg, const struct err *err), void *arg)
 {
 	return templates_start_begin_pooled(ctx, sb, start, done, arg);
 }

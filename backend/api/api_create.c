@@ -188,17 +188,17 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 	free(w);
 }
 
-static void on_ready(void *arg, const char *error)
+static void on_ready(void *arg, const struct err *err)
 {
 	struct ready_wait *w = arg;
 	http_conn_set_closecb(evhttp_request_get_connection(w->req), NULL, NULL);
 	struct sandbox *sb = registry_find(w->ctx->reg, w->sb_id);
 	int status;
-	if (error || !sb) {
+	if (err || !sb) {
 		if (sb)
 			registry_kill(w->ctx->reg, sb);
 		status = reply_errorf(w->req, 500, "Failed to create sandbox: %s",
-			error ? error : "the sandbox went away");
+			err ? err->msg : "the sandbox went away");
 	} else {
 		status = reply_json(w->req, 201, sandbox_json_created(sb, w->ctx->domain));
 	}

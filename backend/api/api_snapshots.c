@@ -94,15 +94,15 @@ static int start_capture(struct api_ctx *ctx, struct evhttp_request *req, const 
 
 /* --- createSnapshot --------------------------------------------------------------- */
 
-static void on_snapshot_captured(void *arg, char *const *ids, size_t count, const char *error)
+static void on_snapshot_captured(void *arg, char *const *ids, size_t count, const struct err *err)
 {
 	struct pending *p = arg;
 	struct evhttp_request *req = http_parked_take(&p->parked);
 	const struct sandbox *sb = registry_find(p->ctx->reg, p->sandbox_id);
 	const struct snapshot *s = NULL;
-	if (!error)
+	if (!err)
 		crashpoint("snapshot-sealed");
-	if (!error && sb)
+	if (!err && sb)
 		s = snapshots_add(p->ctx->snapshots, sb, p->name.name[0] ? p->name.name : NULL, p->name.tag,
 			(const char *const *)ids, count);
 	int status = 201;
@@ -114,7 +114,7 @@ static void on_snapshot_captured(void *arg, char *const *ids, size_t count, cons
 		status = reply_not_found(req, p->sandbox_id);
 	else if (req)
 		status = reply_errorf(req, 500, "Failed to create the snapshot: %s",
-			error ? error : "cannot record it");
+			err ? err->msg : "cannot record it");
 	finish(p, req, status);
 }
 
@@ -215,17 +215,17 @@ int api_snapshot_delete(struct api_ctx *ctx, struct evhttp_request *req, const c
 
 /* --- fork ------------------------------------------------------------------------- */
 
-static void on_fork_captured(void *arg, char *const *ids, size_t count, const char *error)
+static void on_fork_captured(void *arg, char *const *ids, size_t count, const struct err *err)
 {
 	struct pending *p = arg;
 	struct evhttp_request *req = http_parked_take(&p->parked);
 	const struct sandbox *orig = registry_find(p->ctx->reg, p->sandbox_id);
 	/* A client gone (or the backend stopping) gets no forks: nobody would
 	 * know of them. */
-	if (error || !orig || !req) {
+	if (err || !orig || !req) {
 		int status = !req ? 0
 			: !orig   ? reply_not_found(req, p->sandbox_id)
-				  : reply_errorf(req, 500, "Failed to fork the sandbox: %s", error);
+				  : reply_errorf(req, 500, "Failed to fork the sandbox: %s", err->msg);
 		snapshots_collect(p->ctx->snapshots);
 		finish(p, req, status);
 		return;

@@ -57,41 +57,42 @@ static void pull_free(struct images_pull *p)
 	free(p);
 }
 
-/* error with every occurrence of the password replaced by "***". */
-static void scrub(char *error, const char *password)
+/* text with every occurrence of the password replaced by "***". */
+static void scrub(char *text, const char *password)
 {
 	size_t n = password ? strlen(password) : 0;
-	for (char *hit; n && (hit = strstr(error, password)) != NULL;) {
+	for (char *hit; n && (hit = strstr(text, password)) != NULL;) {
 		memcpy(hit, "***", 3);
 		memmove(hit + 3, hit + n, strlen(hit + n) + 1);
 	}
 }
 
 /* The helper has ended. */
-static void pulled(void *ctx, const char *error)
+static void pulled(void *ctx, const struct err *err)
 {
 	struct images_pull *p = ctx;
 	if (p->cancelled) {
 		pull_free(p);
 		return;
 	}
-	char why[700];
+	struct err why;
 	cJSON *result = NULL;
-	if (error) {
-		snprintf(why, sizeof why, "%s", g.stopping ? "the backend stopped" : error);
+	if (g.stopping && err) {
+		err_set(&why, 0, "the backend stopped");
+	} else if (err) {
+		err_set(&why, err->status, "%s", err->msg);
 	} else {
 		char *path = text_printf("%s/result.json", p->scratch);
 		result = path ? store_json_read(path) : NULL;
 		free(path);
-		snprintf(why, sizeof why, "the pull of '%.200s' left no result", p->shown);
+		err_set(&why, 0, "the pull of '%.200s' left no result", p->shown);
 	}
 	const cJSON *layers = cJSON_GetObjectItemCaseSensitive(result, "layers"), *id;
 	cJSON_ArrayForEach(id, layers) {
 		/* Collected meanwhile is possible (another template's last user
 		 * deleted while this pull found the layer in the store). */
 		if (!store_layer_adopt(cJSON_GetStringValue(id))) {
-			snprintf(why, sizeof why,
-				"layer %.80s of '%.200s' is not in the store any more; build again",
+			err_set(&why, 0, "layer %.80s of '%.200s' is not in the store any more; build again",
 				cJSON_GetStringValue(id) ? id->valuestring : "?", p->shown);
 			cJSON_Delete(result);
 			result = NULL;
@@ -108,8 +109,8 @@ static void pulled(void *ctx, const char *error)
 			.log = cJSON_GetObjectItemCaseSensitive(result, "log")};
 		p->done(p->ctx, &got, NULL);
 	} else {
-		scrub(why, p->password);
-		p->done(p->ctx, NULL, why);
+		scrub(why.msg, p->password);
+		p->done(p->ctx, NULL, &why);
 	}
 	cJSON_Delete(result);
 	pull_free(p);

@@ -55,8 +55,9 @@ struct images_pulled {
 	const struct cJSON *log;    /* strings, what the pull did, for the build's log */
 };
 
-/* got is NULL when error is not. */
-typedef void (*images_pull_done)(void *ctx, const struct images_pulled *got, const char *error);
+/* err NULL: the image is pulled (got); else got is NULL and err says why
+ * (never with the password in it). */
+typedef void (*images_pull_done)(void *ctx, const struct images_pulled *got, const struct err *err);
 struct images_pull;
 
 /* Starts pulling; done runs on the loop once, after which the pull is

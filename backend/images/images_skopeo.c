@@ -90,16 +90,18 @@ __attribute__((noreturn)) static void exec_skopeo(const struct images_skopeo *ho
  * else the line itself. */
 static void message(const char *log, struct err *err)
 {
-	char why[ERR_MSG_MAX];
+	if (!err)
+		return;
+	char *msg = err->msg; /* written in place */
 	const char *m = NULL;
 	for (const char *p = strstr(log, "msg=\""); p; p = strstr(p + 1, "msg=\""))
 		m = p + 5;
 	size_t w = 0;
 	if (m) {
-		for (; *m && *m != '"' && w + 1 < sizeof why; m++) {
+		for (; *m && *m != '"' && w + 1 < sizeof err->msg; m++) {
 			if (*m == '\\' && m[1])
 				m++;
-			why[w++] = *m;
+			msg[w++] = *m;
 		}
 	} else {
 		size_t n = strlen(log);
@@ -108,13 +110,12 @@ static void message(const char *log, struct err *err)
 		const char *line = log + n;
 		while (line > log && line[-1] != '\n')
 			line--;
-		for (; line < log + n && w + 1 < sizeof why; line++)
-			why[w++] = *line;
+		for (; line < log + n && w + 1 < sizeof err->msg; line++)
+			msg[w++] = *line;
 	}
-	why[w] = '\0';
-	if (w)
-		err_set(err, 0, "%s", why);
-	else
+	msg[w] = '\0';
+	err->status = 0;
+	if (!w)
 		err_set(err, 0, "skopeo failed without a message");
 }
 

@@ -73,18 +73,24 @@ static void unlink_capture(struct capture *c)
 		*at = c->next;
 }
 
-static void on_sealed(void *arg, const struct store_layer *layer, const char *error)
+static void on_sealed(void *arg, const struct store_layer *layer, const struct err *err)
 {
 	struct capture *c = arg;
+	struct err failed;
 	struct sandbox *sb = registry_find(c->reg, c->sandbox_id);
 	if (sb && sb->state == SANDBOX_RUNNING) /* paused meanwhile: it stays frozen */
 		runtime_sandbox_freeze(sb, false);
-	if (!error && layer && !(c->ids[c->count] = strdup(layer->id)))
-		error = "out of memory";
-	if (!error && layer)
+	if (!err && !layer) {
+		err_set(&failed, 500, "no layer");
+		err = &failed;
+	} else if (!err && !(c->ids[c->count] = strdup(layer->id))) {
+		err_set(&failed, 500, "out of memory");
+		err = &failed;
+	} else if (!err) {
 		c->count++;
+	}
 	unlink_capture(c); /* done records what stands on them now */
-	c->done(c->ctx, error ? NULL : c->ids, c->count, error ? error : layer ? NULL : "no layer");
+	c->done(c->ctx, err ? NULL : c->ids, c->count, err);
 	snapshots_capture_free_ids(c->ids, c->count);
 	free(c);
 }

@@ -17,8 +17,8 @@ struct registry;
 struct sandbox;
 
 /* ids: the sandbox's stack with the new layer on top (bottom first), valid
- * during the call; error NULL on success (ids NULL otherwise). */
-typedef void (*snapshots_captured)(void *ctx, char *const *ids, size_t count, const char *error);
+ * during the call; err NULL on success (ids NULL otherwise). */
+typedef void (*snapshots_captured)(void *ctx, char *const *ids, size_t count, const struct err *err);
 
 /* Starts capturing sb; template_layer is the layer id of its template's
  * root filesystem when sb stands on that alone (no layers of its own), else

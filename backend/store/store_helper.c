@@ -1,7 +1,7 @@
 /* Forked helpers of the store (store_helper.h). The helper writes "ok" or
- * the reason it failed into a pipe and exits; the loop reads until EOF. The
- * process manager reaps every child (waitpid -1), so the pipe, not the exit
- * status, carries the result. */
+ * its error's status and message ("<status> <message>") into a pipe and
+ * exits; the loop reads until EOF. The process manager reaps every child
+ * (waitpid -1), so the pipe, not the exit status, carries the result. */
 #define _GNU_SOURCE
 #include "store/store_helper.h"
 
@@ -12,6 +12,7 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,19 @@ struct helper {
 };
 static struct helper *helpers;
 
+/* What a failed helper said ("<status> <message>"), or that it said nothing. */
+static void said_to_err(const char *said, bool spoke, struct err *err)
+{
+	char *end;
+	long status = strtol(said, &end, 10);
+	if (!spoke)
+		err_set(err, 0, "the helper died before it finished");
+	else if (end != said && *end == ' ')
+		err_set(err, (int)status, "%s", end + 1);
+	else
+		err_set(err, 0, "%s", said);
+}
+
 static void finish(struct helper *h)
 {
 	for (struct helper **pp = &helpers; *pp; pp = &(*pp)->next) {
@@ -43,13 +57,17 @@ static void finish(struct helper *h)
 		event_free(h->ev);
 	close(h->fd);
 	h->said[h->len] = '\0';
-	const char *error = strncmp(h->said, "ok\n", 3) == 0 ? NULL
-		: h->len > 0                                 ? h->said
-							     : "the helper died before it finished";
+	bool ok = strncmp(h->said, "ok\n", 3) == 0;
 	char *nl = strchr(h->said, '\n');
 	if (nl)
 		*nl = '\0';
-	h->done(h->ctx, error);
+	if (ok) {
+		h->done(h->ctx, NULL);
+	} else {
+		struct err err;
+		said_to_err(h->said, h->len > 0, &err);
+		h->done(h->ctx, &err);
+	}
 	free(h);
 }
 
@@ -102,7 +120,7 @@ __attribute__((noreturn)) static void run_job(const char *name, int fd, store_he
 	if (job(arg, &err) == 0)
 		dprintf(3, "ok\n");
 	else
-		dprintf(3, "%.399s\n", err.msg[0] ? err.msg : "failed");
+		dprintf(3, "%d %.399s\n", err.status, err.msg[0] ? err.msg : "failed");
 	_exit(0);
 }
 

@@ -13,9 +13,10 @@ struct event_base;
 
 /* Runs in the helper: 0 ok, else -1 with err filled in. */
 typedef int (*store_helper_job)(void *arg, struct err *err);
-/* Runs on the loop once the helper has exited: error NULL when the job
- * succeeded, else what went wrong. */
-typedef void (*store_helper_done)(void *ctx, const char *error);
+/* Runs on the loop once the helper has exited: err NULL when the job
+ * succeeded, else what went wrong (the job's status and message, the
+ * message cut to 399 bytes; status 0 for a helper that died first). */
+typedef void (*store_helper_done)(void *ctx, const struct err *err);
 
 /* Forks a helper named name (at most 15 characters) that runs job(arg).
  * 0 ok (done will be called), -1 with errno (it will not). */

@@ -250,10 +250,10 @@ static int remove_paths(void *arg, struct err *err)
 	return rc;
 }
 
-static void paths_removed(void *ctx, const char *error)
+static void paths_removed(void *ctx, const struct err *err)
 {
-	if (error)
-		fprintf(stderr, "e2b-local-backend: layers: %s\n", error);
+	if (err)
+		fprintf(stderr, "e2b-local-backend: layers: %s\n", err->msg);
 	for (char **p = ctx; *p; p++)
 		free(*p);
 	free(ctx);
@@ -316,7 +316,7 @@ int store_scratch_remove(char *path)
 	paths[0] = path;
 	if (store_helper_run(g.base, "e2b-layer-clean", remove_paths, paths, paths_removed, paths) != 0) {
 		struct err err;
-		paths_removed(paths, remove_paths(paths, &err) == 0 ? NULL : err.msg);
+		paths_removed(paths, remove_paths(paths, &err) == 0 ? NULL : &err);
 	}
 	return 0;
 }
@@ -420,28 +420,24 @@ static void seal_job_free(struct seal_job *job)
 	free(job);
 }
 
-static void seal_done(void *ctx, const char *error)
+static void seal_done(void *ctx, const struct err *err)
 {
 	struct seal_job *job = ctx;
-	char message[600];
+	struct err unread;
 	struct store_layer *l = NULL;
-	if (!error) {
+	if (!err) {
 		l = layer_load(job->id);
 		if (!l || add(l) != 0) {
 			layer_free(l);
 			l = NULL;
-			snprintf(message, sizeof message, "layer %s was made but cannot be read back",
-				job->id);
-			error = message;
+			err = &unread;
+			err_set(&unread, 0, "layer %s was made but cannot be read back", job->id);
 		}
-	} else {
-		snprintf(message, sizeof message, "%s", error);
-		error = message;
 	}
 	store_layer_done done = job->done;
 	void *done_ctx = job->ctx;
 	seal_job_free(job);
-	done(done_ctx, l, error);
+	done(done_ctx, l, err);
 }
 
 static bool id_in_use(const char *id)
@@ -508,13 +504,13 @@ static int remove_run(void *arg, struct err *err)
 	return -1;
 }
 
-static void remove_done(void *ctx, const char *error)
+static void remove_done(void *ctx, const struct err *err)
 {
 	struct remove_job *job = ctx;
-	if (error)
-		fprintf(stderr, "e2b-local-backend: layers: %s\n", error);
+	if (err)
+		fprintf(stderr, "e2b-local-backend: layers: %s\n", err->msg);
 	if (job->done)
-		job->done(job->ctx, NULL, error);
+		job->done(job->ctx, NULL, err);
 	free(job->tmp);
 	free(job);
 }
@@ -550,7 +546,7 @@ int store_layer_remove(const char *id, store_layer_done done, void *ctx)
 	if (store_helper_run(g.base, "e2b-layer-rm", remove_run, job, remove_done, job) != 0) {
 		/* No helper: delete it here, blocking, rather than leave it. */
 		struct err err;
-		remove_done(job, remove_run(job, &err) == 0 ? NULL : err.msg);
+		remove_done(job, remove_run(job, &err) == 0 ? NULL : &err);
 	}
 	return 0;
 }

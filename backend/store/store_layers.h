@@ -66,8 +66,8 @@ const struct store_layer *store_layers_at(size_t i);
 int store_layer_add_external(const char *id, const char *dir, const char *origin);
 
 /* Called on the loop when a seal or a removal has finished: layer is the new
- * layer (sealed) or NULL (removed, or failed); error NULL on success. */
-typedef void (*store_layer_done)(void *ctx, const struct store_layer *layer, const char *error);
+ * layer (sealed) or NULL (removed, or failed); err NULL on success. */
+typedef void (*store_layer_done)(void *ctx, const struct store_layer *layer, const struct err *err);
 
 struct store_seal_spec {
 	const char *upper;      /* the directory to seal (runtime_sandbox_upper) */

@@ -95,12 +95,12 @@ static int squash_run(void *arg, struct err *err)
 	return rc;
 }
 
-static void squash_done(void *ctx, const char *error)
+static void squash_done(void *ctx, const struct err *err)
 {
 	struct squash_job *job = ctx;
-	char message[600];
+	struct err unread;
 	const struct store_layer *l = store_layer_adopt(job->id);
-	if (error) {
+	if (err) {
 		/* Killed (store_squash_cancel) or failed: what it made goes. A layer
 		 * it published just before is complete and known to the store
 		 * (adopted above), for its owner's collection; it is not given. */
@@ -110,13 +110,13 @@ static void squash_done(void *ctx, const char *error)
 			job->scratch = NULL;
 		}
 	} else if (!l) {
-		snprintf(message, sizeof message, "layer %s was made but cannot be read back", job->id);
-		error = message;
+		err = &unread;
+		err_set(&unread, 0, "layer %s was made but cannot be read back", job->id);
 	}
 	store_layer_done done = job->done;
 	void *done_ctx = job->ctx;
 	job_free(job);
-	done(done_ctx, l, error);
+	done(done_ctx, l, err);
 }
 
 int store_squash_start(struct event_base *base, const char *const *ids, size_t n, const char *id,

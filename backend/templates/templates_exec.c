@@ -202,12 +202,13 @@ static void step_user(struct exec *e, const cJSON *s, const char *type, const ch
 }
 
 /* The squash of the stack is over (templates_squash_start). */
-static void squashed(void *ctx, const char *error, const char *line)
+static void squashed(void *ctx, const struct err *err, const char *line)
 {
 	struct exec *e = ctx;
-	char failed[700];
-	snprintf(failed, sizeof failed, "cannot squash the template's layers: %s", error ? error : "");
-	if (exec_state_ended(e, error ? failed : NULL))
+	struct err failed;
+	if (err)
+		err_set(&failed, err->status, "cannot squash the template's layers: %s", err->msg);
+	if (exec_state_ended(e, err ? failed.msg : NULL))
 		return;
 	build_log(e->b, "info", e->step_name, "%s", line);
 	exec_state_mirror_layers(e);
@@ -221,7 +222,7 @@ static void squash(struct exec *e)
 	exec_state_drop_sandbox(e); /* it stands on the old stack */
 	e->sealing = true;
 	if (templates_squash_start(e->env->base, e->cfg.layers, squashed, e, &why) != 0)
-		squashed(e, why.msg, NULL);
+		squashed(e, &why, NULL);
 }
 
 static void step(struct exec *e)
@@ -295,15 +296,16 @@ static void provision(struct exec *e)
 }
 
 /* The seal of the step's layer is over (templates_stack_seal). */
-static void sealed(void *ctx, const struct store_layer *layer, const char *error)
+static void sealed(void *ctx, const struct store_layer *layer, const struct err *err)
 {
 	struct exec *e = ctx;
-	char failed[700];
-	snprintf(failed, sizeof failed, "cannot keep the files of step %s: %s", e->step_name,
-		error ? error : "");
+	struct err failed;
+	if (!layer)
+		err_set(&failed, err ? err->status : 0, "cannot keep the files of step %s: %s", e->step_name,
+			err ? err->msg : "");
 	if (e->sb_lost && layer)
 		store_layer_remove(layer->id, NULL, NULL); /* copied while its sandbox went */
-	if (exec_state_ended(e, layer ? NULL : failed))
+	if (exec_state_ended(e, layer ? NULL : failed.msg))
 		return;
 	build_log(e->b, "debug", e->step_name, "Layer %s", layer->id);
 	exec_state_took_layer(e, layer->id);
@@ -349,13 +351,13 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
 }
 
 /* The base image is pulled (templates_image.h). */
-static void image_ready(void *ctx, const char *error, bool lacks_user)
+static void image_ready(void *ctx, const struct err *err, bool lacks_user)
 {
 	struct exec *e = ctx;
 	e->pull = NULL;
 	e->provision = lacks_user;
-	if (error) {
-		exec_state_finish(e, error);
+	if (err) {
+		exec_state_finish(e, err->msg);
 		return;
 	}
 	exec_state_mirror_layers(e);

@@ -81,22 +81,25 @@ static int take(struct template_config *cfg, const struct images_pulled *got)
 	return 0;
 }
 
-static void pulled(void *ctx, const struct images_pulled *got, const char *error)
+static void pulled(void *ctx, const struct images_pulled *got, const struct err *err)
 {
 	struct templates_image *t = ctx;
+	struct err no_memory;
 	const cJSON *line, *log = got ? got->log : NULL;
 	cJSON_ArrayForEach(line, log)
 		build_log(t->b, "info", "base", "%s", cJSON_GetStringValue(line) ? line->valuestring : "");
-	if (got && take(t->cfg, got) != 0)
-		error = "out of memory";
-	if (got && !error)
+	if (got && take(t->cfg, got) != 0) {
+		err_set(&no_memory, 0, "out of memory");
+		err = &no_memory;
+	}
+	if (got && !err)
 		build_log(t->b, "info", "base",
 			"Base: image, user '%s', working directory '%s', %d variables", t->cfg->user,
 			t->cfg->workdir ? t->cfg->workdir : "(home)", cJSON_GetArraySize(t->cfg->envs));
 	templates_image_done done = t->done;
 	void *done_ctx = t->ctx;
 	free(t);
-	done(done_ctx, error, got && got->lacks_user);
+	done(done_ctx, err, got && got->lacks_user);
 }
 
 struct templates_image *templates_image_start(struct template_build *b, const cJSON *request,

@@ -28,10 +28,10 @@ int templates_image_check(const struct cJSON *request, struct err *err);
  * fromImageRegistry): a build keeps no credential once its pull has its own. */
 void templates_image_forget_credentials(struct cJSON *request);
 
-/* Called on the loop: error NULL once cfg holds the image's stack;
+/* Called on the loop: err NULL once cfg holds the image's stack;
  * lacks_user: its /etc/passwd has no account `user` (templates_accounts.h
  * provisions it). */
-typedef void (*templates_image_done)(void *ctx, const char *error, bool lacks_user);
+typedef void (*templates_image_done)(void *ctx, const struct err *err, bool lacks_user);
 /* Starts pulling the request's fromImage for build b; done fills cfg (its
  * base, layers, envs, workdir, user) and logs what the pull did. NULL with
  * err when it cannot start. */

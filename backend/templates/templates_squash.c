@@ -52,9 +52,10 @@ static int replace(cJSON *layers, const char *id)
 	return cJSON_AddItemToArray(layers, cJSON_CreateString(id)) ? 0 : -1;
 }
 
-static void merged(void *ctx, const struct store_layer *layer, const char *error)
+static void merged(void *ctx, const struct store_layer *layer, const struct err *err)
 {
 	struct squash *q = ctx;
+	struct err no_memory;
 	char line[400];
 	for (struct squash **pp = &running; *pp; pp = &(*pp)->next) {
 		if (*pp == q) {
@@ -62,9 +63,11 @@ static void merged(void *ctx, const struct store_layer *layer, const char *error
 			break;
 		}
 	}
-	if (layer && replace(q->layers, layer->id) != 0)
-		error = "out of memory";
-	if (layer && !error) {
+	if (layer && replace(q->layers, layer->id) != 0) {
+		err_set(&no_memory, 0, "out of memory");
+		err = &no_memory;
+	}
+	if (layer && !err) {
 		snprintf(line, sizeof line,
 			"Stack of %d layers squashed: layers 2 to %d merged into %s (%.1f MiB) "
 			"in %lld ms",
@@ -72,7 +75,7 @@ static void merged(void *ctx, const struct store_layer *layer, const char *error
 			(long long)(clock_now_ms() - q->started_ms));
 		templates_stack_collect_soon(); /* the layers it replaced may be unused now */
 	}
-	q->done(q->ctx, error, error ? NULL : line);
+	q->done(q->ctx, err, err ? NULL : line);
 	free(q);
 }
 

@@ -31,9 +31,9 @@ bool templates_squash_due(const struct cJSON *layers, bool at_end);
  * (hex) of every id, bottom first. */
 void templates_squash_id(const struct cJSON *layers, char id[STORE_NAME_MAX + 1]);
 
-/* Runs on the loop: error NULL once the stack is [bottom, merged]; line
+/* Runs on the loop: err NULL once the stack is [bottom, merged]; line
  * then says what was done, for the build's log. */
-typedef void (*templates_squash_done)(void *ctx, const char *error, const char *line);
+typedef void (*templates_squash_done)(void *ctx, const struct err *err, const char *line);
 /* Squashes layers (the caller's array, rewritten when done succeeds; it
  * must stay until then). A merged layer in the store already is taken at
  * once: done runs before this returns. 0 ok, -1 with err (done will not

@@ -9,6 +9,7 @@
 #include "templates/templates_exec.h"
 
 #include <event2/event.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,8 @@ struct templates_start {
 	struct proc *start, *ready;
 	struct event *timer;
 	int64_t started_ms; /* the limit counts the ready command's own runs too */
-	char error[700];
+	struct err error;   /* why it failed, when failed */
+	bool failed;
 	bool done;
 	bool pooled; /* a warm pool's sandbox: in no list; the pool abandons it before removing it */
 };
@@ -48,12 +50,23 @@ static void arm(struct templates_start *s, int ms)
 	evtimer_add(s->timer, &tv);
 }
 
-/* Reports from the loop (a timer), then frees. */
-static void conclude(struct templates_start *s, const char *error)
+/* Reports from the loop (a timer), then frees: ready. */
+static void conclude(struct templates_start *s)
 {
 	s->done = true;
-	snprintf(s->error, sizeof s->error, "%s", error ? error : "");
 	arm(s, 0);
+}
+
+/* The same, failed: why, formatted into s->error. */
+__attribute__((format(printf, 2, 3))) static void conclude_failed(struct templates_start *s, const char *fmt,
+	...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	err_setv(&s->error, 500, fmt, ap);
+	va_end(ap);
+	s->failed = true;
+	conclude(s);
 }
 
 static void ignore_output(void *ctx, enum proc_output_kind kind, const uint8_t *data, size_t len)
@@ -67,13 +80,11 @@ static void on_start_ended(void *ctx, int status)
 	s->start = NULL;
 	if (s->done)
 		return;
-	char why[700];
-	snprintf(why, sizeof why,
+	conclude_failed(s,
 		"the template's start command '%.500s' ended (%s %d) before the "
 		"sandbox was ready",
 		s->cfg.start_cmd, WIFEXITED(status) ? "exit status" : "signal",
 		WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-	conclude(s, why);
 }
 
 static void on_ready_ended(void *ctx, int status)
@@ -83,7 +94,7 @@ static void on_ready_ended(void *ctx, int status)
 	if (s->done)
 		return;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		conclude(s, NULL);
+		conclude(s);
 		return;
 	}
 	arm(s, TEMPLATES_READY_INTERVAL_MS);
@@ -113,34 +124,27 @@ static void on_timer(evutil_socket_t fd, short what, void *ctx)
 	if (s->done) {
 		templates_ready_cb cb = s->cb;
 		void *cb_ctx = s->ctx;
-		char error[sizeof s->error];
-		memcpy(error, s->error, sizeof error);
+		bool failed = s->failed;
+		struct err error = s->error;
 		s_free(s);
-		cb(cb_ctx, error[0] ? error : NULL);
+		cb(cb_ctx, failed ? &error : NULL);
 		return;
 	}
 	if (!s->pooled)
 		s->sb = registry_find(s->env->reg, s->sb_id);
 	if (!s->sb || s->sb->state != SANDBOX_RUNNING) {
-		conclude(s, "the sandbox was removed or paused before it was ready");
+		conclude_failed(s, "the sandbox was removed or paused before it was ready");
 		return;
 	}
 	if (clock_now_ms() - s->started_ms > TEMPLATES_READY_TIMEOUT_MS) {
-		char why[700];
-		snprintf(why, sizeof why,
-			"the template's ready command '%.500s' did not succeed within "
-			"%d s",
+		conclude_failed(s, "the template's ready command '%.500s' did not succeed within %d s",
 			s->cfg.ready_cmd, TEMPLATES_READY_TIMEOUT_MS / 1000);
-		conclude(s, why);
 		return;
 	}
 	struct err why;
 	s->ready = run(s, s->cfg.ready_cmd, &ready_obs, &why);
-	if (!s->ready) {
-		char msg[700];
-		snprintf(msg, sizeof msg, "cannot run the template's ready command: %.599s", why.msg);
-		conclude(s, msg);
-	}
+	if (!s->ready)
+		conclude_failed(s, "cannot run the template's ready command: %.599s", why.msg);
 }
 
 static struct templates_start *begin(struct templates_env *env, struct sandbox *sb,
@@ -162,15 +166,12 @@ static struct templates_start *begin(struct templates_env *env, struct sandbox *
 	}
 	struct err why;
 	s->start = run(s, cfg->start_cmd, &start_obs, &why);
-	if (!s->start) {
-		char msg[700];
-		snprintf(msg, sizeof msg, "cannot run the template's start command: %.599s", why.msg);
-		conclude(s, msg);
-	} else if (!cfg->ready_cmd) {
-		conclude(s, NULL);
-	} else {
+	if (!s->start)
+		conclude_failed(s, "cannot run the template's start command: %.599s", why.msg);
+	else if (!cfg->ready_cmd)
+		conclude(s);
+	else
 		arm(s, 0);
-	}
 	return s;
 }
 

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+struct err;
 struct sandbox;
 struct template_config;
 struct templates_env;
@@ -18,8 +19,9 @@ struct templates_start;
 #define TEMPLATES_READY_INTERVAL_MS 100
 #define TEMPLATES_READY_TIMEOUT_MS (120 * 1000)
 
-/* error NULL: ready. Called once, from the loop, never from inside templates_start_begin. */
-typedef void (*templates_ready_cb)(void *ctx, const char *error);
+/* err NULL: ready; else err says why not (status 500). Called once, from
+ * the loop, never from inside templates_start_begin. */
+typedef void (*templates_ready_cb)(void *ctx, const struct err *err);
 
 struct templates_start *templates_start_begin(struct templates_env *env, struct sandbox *sb,
 	const struct template_config *cfg, templates_ready_cb cb, void *ctx);

@@ -145,7 +145,7 @@ static void failed(struct warming *f, const char *why)
 }
 
 /* The starter's report: the sandbox is ready, or it goes. */
-static void on_started(void *arg, const char *error)
+static void on_started(void *arg, const struct err *err)
 {
 	struct warm_start_wait *s = arg;
 	struct warm *w = s->w;
@@ -157,13 +157,13 @@ static void on_started(void *arg, const char *error)
 		}
 	}
 	p->nstarting--;
-	if (error || p->dropped)
+	if (err || p->dropped)
 		registry_discard(w->reg, s->sb);
 	else
 		p->ready[p->nready++] = s->sb;
 	free(s);
-	if (error)
-		back_off(w, error);
+	if (err)
+		back_off(w, err->msg);
 	else
 		w->failures = 0;
 	settle(w, p);
@@ -184,8 +184,11 @@ static void start_command(struct warm *w, struct warm_pool *p, struct sandbox *s
 	w->starting = s;
 	p->nstarting++;
 	s->handle = w->starter.begin(w->starter.ctx, sb, p->start, on_started, s);
-	if (!s->handle)
-		on_started(s, "cannot run its template's start command");
+	if (!s->handle) {
+		struct err err;
+		err_set(&err, 0, "cannot run its template's start command");
+		on_started(s, &err);
+	}
 }
 
 static void become_ready(struct warming *f)

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct err;
 struct event_base;
 struct registry;
 struct sandbox;
@@ -55,14 +56,14 @@ struct warm *warm_new(struct event_base *base, struct registry *reg, const struc
  * is pooled with it running: a pooled sandbox is ready once its ready
  * command succeeded, as on E2B, where the start command runs once at build
  * and every sandbox starts with it running (so it never sees a create's
- * envVars). begin starts `start` in sb and calls done(arg, error) later,
- * never from inside begin (error NULL: ready), returning a handle (NULL:
+ * envVars). begin starts `start` in sb and calls done(arg, err) later,
+ * never from inside begin (err NULL: ready), returning a handle (NULL:
  * nothing started); abandon stops waiting (no done any more). main.c gives
  * templates_start.h's; without a starter such templates get no pool. */
 struct warm_starter {
 	void *ctx;
 	void *(*begin)(void *ctx, struct sandbox *sb, const void *start,
-		void (*done)(void *arg, const char *error), void *arg);
+		void (*done)(void *arg, const struct err *err), void *arg);
 	void (*abandon)(void *handle);
 };
 void warm_set_starter(struct warm *w, const struct warm_starter *starter);

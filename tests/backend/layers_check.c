@@ -100,12 +100,12 @@ struct outcome {
 	char error[512];
 };
 
-static void on_done(void *ctx, const struct store_layer *layer, const char *error)
+static void on_done(void *ctx, const struct store_layer *layer, const struct err *err)
 {
 	struct outcome *o = ctx;
 	o->done = 1;
 	o->layer = layer;
-	snprintf(o->error, sizeof o->error, "%s", error ? error : "");
+	snprintf(o->error, sizeof o->error, "%.511s", err ? err->msg : "");
 }
 
 static void wait_for(struct outcome *o)

@@ -188,8 +188,10 @@ test('backend: each folder\'s main header says what the folder owns and what it 
 // The backend's one error convention is lib/err.h's struct err. None of the
 // shapes a reason used to travel in may come back: a reason buffer and its
 // size as parameters, a struct <x>_error of a module's own, a static reason
-// buffer, a reason handed out through a const char ** parameter, or a reason
-// a call returned as a string (const char *why = f(...)).
+// buffer, a reason handed out through a const char ** parameter, a reason
+// a call returned as a string (const char *why = f(...)), a reason handed to a
+// completion callback as a string (const char *error; it takes a
+// const struct err *, NULL on success), or a local char why[] it was built in.
 const REASON = String.raw`\w*(?:why|reason|refusal|error|err|msg|message)\w*`
 const ERROR_SHAPES = [
   [/(?<!const\s+)\bchar\s*\*\s*(?:\w*(?:why|reason)\w*|err)\s*,\s*size_t\s+\w+/g, 'reason buffer parameter'],
@@ -197,6 +199,8 @@ const ERROR_SHAPES = [
   [new RegExp(String.raw`\bstatic\s+char\s+${REASON}\s*\[`, 'g'), 'static reason buffer'],
   [new RegExp(String.raw`\bconst\s+char\s*\*\s*\*\s*(?:${REASON}|step)\s*[,)]`, 'g'), 'const char ** reason parameter'],
   [/\bconst\s+char\s*\*\s*(?:why|refusal)\w*\s*=\s*\w+\s*\(/g, 'reason returned as a string'],
+  [/\bconst\s+char\s*\*\s*error\s*[,)]/g, 'const char *error parameter'],
+  [/\bchar\s+why\s*\[/g, 'char why[] buffer'],
 ]
 const errorShapes = (src) => ERROR_SHAPES.flatMap(([re, what]) => [...stripC(src).matchAll(re)].map(() => what))
 
@@ -213,9 +217,12 @@ test('the error-shape scanner sees each old shape', () => {
     'static const char *g(void) { static char why[512]; return why; }\n/* char *why, size_t n */\nint h(struct err *e);\n' +
     'int p(const char *text, struct ref *r, const char **why);\nstatic char refusal[320];\nint q(int fd, const char **step);\n' +
     'void r(void) { const char *why = g(); const char *name = h2(); static char buf[64]; }\n' +
-    'int s(const char *const *layers, const char **leaf, char *out, size_t size);\n'),
+    'int s(const char *const *layers, const char **leaf, char *out, size_t size);\n' +
+    'typedef void (*done_fn)(void *ctx, const char *error);\nstatic void t(void *ctx, int n, const char *error) {}\n' +
+    'void u(void) { char why[700]; char pause_why[8]; const char *errors = v(); }\nvoid w(const struct err *error);\n'),
   ['reason buffer parameter', 'struct *_error', 'static reason buffer', 'static reason buffer',
-    'const char ** reason parameter', 'const char ** reason parameter', 'reason returned as a string'])
+    'const char ** reason parameter', 'const char ** reason parameter', 'reason returned as a string',
+    'const char *error parameter', 'const char *error parameter', 'char why[] buffer', 'char why[] buffer'])
 })
 
 for (const [name, c] of Object.entries(components)) {
