@@ -33,8 +33,10 @@ int serving_envd_ports_up(struct backend *b)
 	b->envd_ctx = (struct envd_ctx){.reg = b->reg,
 		.process_manager = b->pm,
 		.base = b->base,
-		.watchers = b->watchers,
-		.max_upload_bytes = (uint64_t)b->opt.max_upload_mb << 20,
+		.fs = {.reg = b->reg,
+			.base = b->base,
+			.watchers = b->watchers,
+			.max_upload_bytes = (uint64_t)b->opt.max_upload_mb << 20},
 		.proxy_idle_timeout_s = b->opt.proxy_idle_timeout_s,
 		.wake = api_sandboxes_wake,
 		.wake_ctx = &b->api_ctx};

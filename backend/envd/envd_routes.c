@@ -32,11 +32,18 @@ enum envd_auth {
 	ENVD_AUTH_TOKEN /* X-Access-Token must equal the sandbox's envdAccessToken */
 };
 
+/* A service's handler answering later is the router's (envd_dispatch) too. */
+_Static_assert(FS_STATUS_PENDING == ENVD_STATUS_PENDING, "one pending status");
+
+/* One of handler, process and fs is set: the router's own handler, or a
+ * service's, which gets that service's context. */
 struct envd_route {
 	const char *path;
 	enum evhttp_cmd_type method;
 	enum envd_auth auth;
 	envd_handler handler;
+	process_rpc_handler process;
+	fs_handler fs;
 };
 
 static int envd_health(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
@@ -47,26 +54,26 @@ static int envd_health(struct envd_ctx *ctx, struct evhttp_request *req, struct 
 }
 
 static const struct envd_route routes[] = {
-	{"/health", EVHTTP_REQ_GET, ENVD_AUTH_NONE, envd_health},
-	{"/files", EVHTTP_REQ_GET, ENVD_AUTH_NONE, files_get},
-	{"/files", EVHTTP_REQ_POST, ENVD_AUTH_NONE, files_post},
-	{"/process.Process/Start", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_start},
-	{"/process.Process/Connect", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_connect},
-	{"/process.Process/List", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_list},
-	{"/process.Process/SendInput", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_send_input},
-	{"/process.Process/SendSignal", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_send_signal},
-	{"/process.Process/CloseStdin", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_close_stdin},
-	{"/process.Process/Update", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, process_rpc_update},
-	{"/filesystem.Filesystem/Stat", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_rpc_stat},
-	{"/filesystem.Filesystem/ListDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_rpc_list_dir},
-	{"/filesystem.Filesystem/MakeDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_rpc_make_dir},
-	{"/filesystem.Filesystem/Move", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_rpc_move},
-	{"/filesystem.Filesystem/Remove", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_rpc_remove},
-	{"/filesystem.Filesystem/WatchDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_watch_dir},
-	{"/filesystem.Filesystem/CreateWatcher", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_create},
+	{"/health", EVHTTP_REQ_GET, ENVD_AUTH_NONE, .handler = envd_health},
+	{"/files", EVHTTP_REQ_GET, ENVD_AUTH_NONE, .fs = files_get},
+	{"/files", EVHTTP_REQ_POST, ENVD_AUTH_NONE, .fs = files_post},
+	{"/process.Process/Start", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .process = process_rpc_start},
+	{"/process.Process/Connect", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .process = process_rpc_connect},
+	{"/process.Process/List", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .process = process_rpc_list},
+	{"/process.Process/SendInput", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .process = process_rpc_send_input},
+	{"/process.Process/SendSignal", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .process = process_rpc_send_signal},
+	{"/process.Process/CloseStdin", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .process = process_rpc_close_stdin},
+	{"/process.Process/Update", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .process = process_rpc_update},
+	{"/filesystem.Filesystem/Stat", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .fs = fs_rpc_stat},
+	{"/filesystem.Filesystem/ListDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .fs = fs_rpc_list_dir},
+	{"/filesystem.Filesystem/MakeDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .fs = fs_rpc_make_dir},
+	{"/filesystem.Filesystem/Move", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .fs = fs_rpc_move},
+	{"/filesystem.Filesystem/Remove", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .fs = fs_rpc_remove},
+	{"/filesystem.Filesystem/WatchDir", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .fs = fs_watch_rpc_watch_dir},
+	{"/filesystem.Filesystem/CreateWatcher", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .fs = fs_watch_rpc_create},
 	{"/filesystem.Filesystem/GetWatcherEvents", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN,
-		fs_watch_rpc_get_events},
-	{"/filesystem.Filesystem/RemoveWatcher", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, fs_watch_rpc_remove},
+		.fs = fs_watch_rpc_get_events},
+	{"/filesystem.Filesystem/RemoveWatcher", EVHTTP_REQ_POST, ENVD_AUTH_TOKEN, .fs = fs_watch_rpc_remove},
 };
 
 /* The proxy's answers for a sandbox it cannot reach
@@ -256,7 +263,7 @@ static bool files_allowed(const struct envd_target *t, const struct http_head *h
  * route, token, signature or traffic token all good) wakes it first. */
 static void wake(struct envd_ctx *ctx, const struct http_head *h, struct envd_target *t)
 {
-	bool files = t->route && (t->route->handler == files_post || t->route->handler == files_get);
+	bool files = t->route && (t->route->fs == files_post || t->route->fs == files_get);
 	if (t->failure || (files && !files_allowed(t, h)) || ctx->wake(ctx->wake_ctx, t->sb) != 0)
 		t->failure = t->failure ? t->failure : ENVD_NO_SANDBOX;
 }
@@ -333,12 +340,12 @@ static void verdict(struct envd_ctx *ctx, const struct http_head *h, struct http
 	snprintf(v->sandbox, sizeof v->sandbox, "%s", t.sb->id);
 	if (!t.route) {
 		v->kind = HTTP_VERDICT_RAW; /* the port proxy forwards the body as it comes */
-	} else if (t.route->handler == files_post || t.route->handler == files_get) {
+	} else if (t.route->fs == files_post || t.route->fs == files_get) {
 		if (!files_allowed(&t, h))
 			v->kind = HTTP_VERDICT_REFUSE;
-		else if (t.route->handler == files_post)
+		else if (t.route->fs == files_post)
 			*v = (struct http_verdict){.kind = HTTP_VERDICT_STREAM,
-				.max_body = ctx->max_upload_bytes};
+				.max_body = ctx->fs.max_upload_bytes};
 		snprintf(v->sandbox, sizeof v->sandbox, "%s", t.sb->id);
 	}
 }
@@ -369,6 +376,10 @@ static int serve(struct envd_ctx *ctx, struct evhttp_request *req, const char *f
 		return reply_failure(req, &t);
 	if (!t.route)
 		return port_proxy_start(ctx, req, t.sb, t.port);
+	if (t.route->process)
+		return t.route->process(ctx->process_manager, req, t.sb);
+	if (t.route->fs)
+		return t.route->fs(&ctx->fs, req, t.sb);
 	return t.route->handler(ctx, req, t.sb);
 }
 

@@ -16,16 +16,19 @@
  * "<port>-<sandboxID>". An unknown or paused sandbox gets the proxy's 502
  * JSON; a port other than envd's 49983 goes to the port proxy. Each route
  * declares whether envd's X-Access-Token check applies; its handler gets
- * the resolved running sandbox. */
+ * the resolved running sandbox, and its service's context: the process
+ * manager for envd/process/'s, struct fs_ctx for envd/fs/'s. */
 #ifndef E2B_BACKEND_ENVD_ROUTES_H
 #define E2B_BACKEND_ENVD_ROUTES_H
 
+#include "envd/fs/fs_ctx.h"
 #include "http/http_gate.h"
 
 #include <stdint.h>
 
 struct event_base;
 struct evhttp_request;
+struct proc_manager;
 struct registry;
 struct sandbox;
 
@@ -35,10 +38,9 @@ struct sandbox;
 
 struct envd_ctx {
 	struct registry *reg;
-	void *process_manager; /* struct proc_manager (process_manager.h) */
+	struct proc_manager *process_manager; /* envd/process/'s handlers get it */
 	struct event_base *base;
-	void *watchers;            /* struct fs_watchers (fs_watch.h) */
-	uint64_t max_upload_bytes; /* one POST /files body, inflated or not (--max-upload-mb) */
+	struct fs_ctx fs;          /* envd/fs/'s handlers get it */
 	long proxy_idle_timeout_s; /* a proxied connection silent both ways (--proxy-idle-timeout) */
 	/* A request reached a paused sandbox: resume it if its lifecycle says
 	 * so (lifecycle.autoResume); 0 when it now runs. NULL: never. */

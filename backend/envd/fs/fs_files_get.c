@@ -267,7 +267,7 @@ static void http_date(time_t t, char *buf, size_t cap)
 	strftime(buf, cap, "%a, %d %b %Y %H:%M:%S GMT", &tm);
 }
 
-int files_get(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int files_get(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	struct files_req f;
 	int st = files_prelude(req, sb, "read", &f);

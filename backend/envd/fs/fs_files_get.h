@@ -11,13 +11,13 @@
 #ifndef E2B_BACKEND_FS_FILES_GET_H
 #define E2B_BACKEND_FS_FILES_GET_H
 
-#include "envd/envd_routes.h"
+#include "envd/fs/fs_ctx.h"
 
 #define FILES_HIGH_WATER (1024 * 1024)
 #define FILES_READ_CHUNK (256 * 1024)
 #define FILES_STEP_INPUT (4 * 1024 * 1024) /* file bytes one loop turn reads at most */
 #define FILES_STEP_US 10000                /* ... and for at most this long */
 
-int files_get(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int files_get(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
 
 #endif

@@ -298,7 +298,7 @@ static int check_request(struct evhttp_request *req, const struct files_req *f, 
 		ctype ? ctype : "");
 }
 
-int files_post(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int files_post(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	struct post *p = calloc(1, sizeof *p);
 	if (!p)
@@ -332,5 +332,5 @@ int files_post(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox 
 		return reply_error(req, e.status, e.msg);
 	}
 	http_conn_set_closecb(p->evcon, on_client_gone, p);
-	return ENVD_STATUS_PENDING;
+	return FS_STATUS_PENDING;
 }

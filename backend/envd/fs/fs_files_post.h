@@ -11,8 +11,8 @@
 #ifndef E2B_BACKEND_FS_FILES_POST_H
 #define E2B_BACKEND_FS_FILES_POST_H
 
-#include "envd/envd_routes.h"
+#include "envd/fs/fs_ctx.h"
 
-int files_post(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int files_post(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
 
 #endif

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "envd/fs/fs_list.h"
 
-#include "envd/envd_routes.h"
+#include "envd/fs/fs_ctx.h"
 #include "envd/fs/fs_entry.h"
 #include "envd/fs/fs_owners.h"
 #include "envd/fs/fs_path.h"
@@ -37,7 +37,7 @@ struct level {
 
 struct list_job {
 	struct list_job *prev, *next; /* listings in progress, for fs_list_shutdown */
-	struct envd_ctx *ctx;
+	struct fs_ctx *ctx;
 	char sandbox_id[SANDBOX_ID_LEN + 1];
 	struct evhttp_request *req; /* NULL once the client has gone */
 	struct evhttp_connection *evcon;
@@ -266,7 +266,7 @@ static void step(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-int fs_list_start(struct envd_ctx *ctx, struct evhttp_request *req, const struct sandbox *sb, int root_fd,
+int fs_list_start(struct fs_ctx *ctx, struct evhttp_request *req, const struct sandbox *sb, int root_fd,
 	const char *path, uint32_t depth)
 {
 	struct list_job *j = calloc(1, sizeof *j);

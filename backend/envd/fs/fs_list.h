@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-struct envd_ctx;
+struct fs_ctx;
 struct evhttp_request;
 struct sandbox;
 
@@ -16,10 +16,10 @@ struct sandbox;
 
 /* Lists the directory at path (already checked to be one) depth levels
  * deep and answers req later. Takes root_fd in every case. 0 when started
- * (the caller returns ENVD_STATUS_PENDING), -1 when out of memory (nothing
+ * (the caller returns FS_STATUS_PENDING), -1 when out of memory (nothing
  * sent). If the sandbox is removed meanwhile, the connection is cut, as
  * E2B's proxy cuts it. */
-int fs_list_start(struct envd_ctx *ctx, struct evhttp_request *req, const struct sandbox *sb, int root_fd,
+int fs_list_start(struct fs_ctx *ctx, struct evhttp_request *req, const struct sandbox *sb, int root_fd,
 	const char *path, uint32_t depth);
 /* Ends every listing in progress, unanswered; called before the envd
  * listener is freed. */

@@ -155,7 +155,7 @@ static cJSON *stat_answer(const struct sandbox *sb, struct call *c, struct err *
 	return wrap("entry", entry_or_error(sb, c->root_fd, path, "file not found", "lstat", err));
 }
 
-int fs_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_rpc_stat(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	(void)ctx;
 	return unary(req, sb, stat_answer);
@@ -163,7 +163,7 @@ int fs_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox
 
 /* --- ListDir ---------------------------------------------------------------- */
 
-int fs_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_rpc_list_dir(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	struct call c;
 	int st = begin(req, sb, &c);
@@ -198,7 +198,7 @@ int fs_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct san
 		close(fd);
 		cJSON_Delete(c.msg);
 		if (fs_list_start(ctx, req, sb, c.root_fd, path, depth) == 0)
-			return ENVD_STATUS_PENDING;
+			return FS_STATUS_PENDING;
 		c.root_fd = -1; /* taken */
 		c.msg = NULL;
 		err_set(&err, CONNECT_INTERNAL, "out of memory");
@@ -237,7 +237,7 @@ static cJSON *make_dir_answer(const struct sandbox *sb, struct call *c, struct e
 	return answer;
 }
 
-int fs_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_rpc_make_dir(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	(void)ctx;
 	return unary(req, sb, make_dir_answer);
@@ -278,7 +278,7 @@ static cJSON *move_answer(const struct sandbox *sb, struct call *c, struct err *
 	return answer;
 }
 
-int fs_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_rpc_move(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	(void)ctx;
 	return unary(req, sb, move_answer);
@@ -295,7 +295,7 @@ static int answer_remove(struct evhttp_request *req, const char *path, int err)
 	return connect_reply_unary_error(req, &e);
 }
 
-int fs_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_rpc_remove(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	struct call c;
 	int st = begin(req, sb, &c);
@@ -311,5 +311,5 @@ int fs_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandb
 	}
 	close(c.root_fd);
 	cJSON_Delete(c.msg);
-	return ENVD_STATUS_PENDING;
+	return FS_STATUS_PENDING;
 }

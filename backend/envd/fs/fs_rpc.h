@@ -15,18 +15,18 @@
 #ifndef E2B_BACKEND_FILESYSTEM_RPC_H
 #define E2B_BACKEND_FILESYSTEM_RPC_H
 
-#include "envd/envd_routes.h"
+#include "envd/fs/fs_ctx.h"
 
 #include <stddef.h>
 
 struct err;
 struct fs_user;
 
-int fs_rpc_stat(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int fs_rpc_list_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int fs_rpc_make_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int fs_rpc_move(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int fs_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_rpc_stat(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_rpc_list_dir(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_rpc_make_dir(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_rpc_move(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_rpc_remove(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
 
 /* Shared with the watcher RPCs: the Basic-auth user or the default one
  * (unauthenticated "invalid username" / "invalid default user" when the

@@ -420,7 +420,7 @@ static void on_client_gone(struct evhttp_connection *evcon, void *arg)
 
 /* Checks the directory and starts its walk; answer_ready answers once the
  * walk is done, answer_failed if it fails. */
-struct fs_watch *fs_watch_new(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
+struct fs_watch *fs_watch_new(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
 	const struct watch_request *r, bool stream, struct err *err)
 {
 	int root_fd = fs_root_open(sb);
@@ -540,7 +540,7 @@ static void stream_start(struct fs_watch *w)
 	}
 }
 
-int fs_watch_rpc_watch_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_watch_rpc_watch_dir(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int st = connect_check_request(req, CONNECT_SERVER_STREAM);
 	if (st)
@@ -554,7 +554,7 @@ int fs_watch_rpc_watch_dir(struct envd_ctx *ctx, struct evhttp_request *req, str
 	cJSON_Delete(msg);
 	if (!w)
 		return connect_reply_stream_error(req, &err);
-	return ENVD_STATUS_PENDING;
+	return FS_STATUS_PENDING;
 }
 
 /* --- CreateWatcher, GetWatcherEvents, RemoveWatcher -------------------------------- */

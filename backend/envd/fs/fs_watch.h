@@ -17,7 +17,10 @@
 #ifndef E2B_BACKEND_FS_WATCH_H
 #define E2B_BACKEND_FS_WATCH_H
 
-#include "envd/envd_routes.h"
+#include "envd/fs/fs_ctx.h"
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #define FS_WATCH_QUEUE_MAX 10000          /* unread events per CreateWatcher watcher */
 #define FS_WATCH_SANDBOX_EVENTS_MAX 20000 /* ... and per sandbox, its watchers together */
@@ -38,7 +41,7 @@ void fs_watchers_free(struct fs_watchers *w);
  * connection drops, as E2B's proxy drops it) and free its watchers. */
 void fs_watchers_hooks(struct fs_watchers *ws, struct registry_hooks *out);
 
-int fs_watch_rpc_watch_dir(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_watch_rpc_watch_dir(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
 
 /* For fs_watch_queue.c (records in fs_watch_table.h). */
 /* User, message fields, and the directory check (envd's codes). */
@@ -47,7 +50,7 @@ int fs_watch_parse(struct evhttp_request *req, struct sandbox *sb, const struct 
 /* Checks the directory and starts watching it, in slices; req is answered
  * once every directory is watched (a stream's start, or CreateWatcher's
  * id), or with the error of a limit. NULL with err set when it cannot start. */
-struct fs_watch *fs_watch_new(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
+struct fs_watch *fs_watch_new(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb,
 	const struct watch_request *r, bool stream, struct err *err);
 void fs_watch_free(struct fs_watch *w);
 /* Takes the events the kernel holds for w now. */

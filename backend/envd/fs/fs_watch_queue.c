@@ -21,7 +21,7 @@ static cJSON *begin_unary(struct evhttp_request *req, int *status)
 	return msg;
 }
 
-int fs_watch_rpc_create(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_watch_rpc_create(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status = 0;
 	cJSON *msg = begin_unary(req, &status);
@@ -35,10 +35,10 @@ int fs_watch_rpc_create(struct envd_ctx *ctx, struct evhttp_request *req, struct
 	cJSON_Delete(msg);
 	if (!w)
 		return connect_reply_unary_error(req, &err);
-	return ENVD_STATUS_PENDING;
+	return FS_STATUS_PENDING;
 }
 
-static struct fs_watch *find_watcher(struct envd_ctx *ctx, const struct sandbox *sb, const cJSON *msg,
+static struct fs_watch *find_watcher(struct fs_ctx *ctx, const struct sandbox *sb, const cJSON *msg,
 	struct err *err)
 {
 	const char *id = "";
@@ -54,7 +54,7 @@ static struct fs_watch *find_watcher(struct envd_ctx *ctx, const struct sandbox 
 
 /* The watcher a GetWatcherEvents or RemoveWatcher request names, or NULL
  * with the error answer sent (*status). */
-static struct fs_watch *watcher_request(struct envd_ctx *ctx, struct evhttp_request *req,
+static struct fs_watch *watcher_request(struct fs_ctx *ctx, struct evhttp_request *req,
 	const struct sandbox *sb, int *status)
 {
 	cJSON *msg = begin_unary(req, status);
@@ -68,7 +68,7 @@ static struct fs_watch *watcher_request(struct envd_ctx *ctx, struct evhttp_requ
 	return w;
 }
 
-int fs_watch_rpc_get_events(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_watch_rpc_get_events(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status = 0;
 	struct fs_watch *w = watcher_request(ctx, req, sb, &status);
@@ -93,7 +93,7 @@ int fs_watch_rpc_get_events(struct envd_ctx *ctx, struct evhttp_request *req, st
 	return connect_reply_unary(req, answer);
 }
 
-int fs_watch_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int fs_watch_rpc_remove(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status = 0;
 	struct fs_watch *w = watcher_request(ctx, req, sb, &status);

@@ -6,10 +6,10 @@
 #ifndef E2B_BACKEND_FS_WATCH_QUEUE_H
 #define E2B_BACKEND_FS_WATCH_QUEUE_H
 
-#include "envd/envd_routes.h"
+#include "envd/fs/fs_ctx.h"
 
-int fs_watch_rpc_create(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int fs_watch_rpc_get_events(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int fs_watch_rpc_remove(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_watch_rpc_create(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_watch_rpc_get_events(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+int fs_watch_rpc_remove(struct fs_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
 
 #endif

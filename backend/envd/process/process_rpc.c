@@ -80,7 +80,7 @@ static int fail(struct evhttp_request *req, enum connect_kind kind, const struct
 }
 
 /* Codec, user and message. NULL when it has already answered (*status). */
-static cJSON *begin(struct envd_ctx *ctx, struct evhttp_request *req, const struct sandbox *sb,
+static cJSON *begin(struct proc_manager *pm, struct evhttp_request *req, const struct sandbox *sb,
 	char *user_out, enum connect_kind kind, int *status)
 {
 	char user[64];
@@ -91,7 +91,7 @@ static cJSON *begin(struct envd_ctx *ctx, struct evhttp_request *req, const stru
 	}
 	struct err err;
 	cJSON *msg = NULL;
-	if (check_user(ctx->process_manager, sb, req, user, &err) == 0)
+	if (check_user(pm, sb, req, user, &err) == 0)
 		msg = kind == CONNECT_UNARY ? connect_read_unary(req, &err)
 					    : connect_read_stream_request(req, &err);
 	if (!msg)
@@ -141,19 +141,19 @@ static void not_found(const struct selector *sel, struct err *err)
 		err_set(err, CONNECT_NOT_FOUND, "process with pid %u not found", sel->pid);
 }
 
-static struct proc *find(struct envd_ctx *ctx, const struct sandbox *sb, const struct selector *sel,
+static struct proc *find(struct proc_manager *pm, const struct sandbox *sb, const struct selector *sel,
 	bool ended)
 {
-	return process_find(ctx->process_manager, sb, sel->pid, sel->tag, ended);
+	return process_find(pm, sb, sel->pid, sel->tag, ended);
 }
 
 /* The live process the selector names, or NULL with err set to envd's
  * not_found. Called after the whole message is read, as envd unmarshals
  * first and looks up second. */
-static struct proc *lookup(struct envd_ctx *ctx, struct sandbox *sb, const struct selector *sel,
+static struct proc *lookup(struct proc_manager *pm, struct sandbox *sb, const struct selector *sel,
 	struct err *err)
 {
-	struct proc *p = find(ctx, sb, sel, false);
+	struct proc *p = find(pm, sb, sel, false);
 	if (!p)
 		not_found(sel, err);
 	return p;
@@ -226,10 +226,9 @@ static int parse_start(const cJSON *msg, struct start_request *r, struct err *er
 	return 0;
 }
 
-static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb, const char *user,
+static int start(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb, const char *user,
 	const cJSON *msg, struct err *err)
 {
-	struct proc_manager *pm = ctx->process_manager;
 	struct start_request r;
 	if (parse_start(msg, &r, err) != 0)
 		return -1;
@@ -297,25 +296,25 @@ static int start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbo
 	return process_stream_open(p, req, keepalive_of(req), timeout, true);
 }
 
-int process_rpc_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int process_rpc_start(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
 	char user[64];
-	cJSON *msg = begin(ctx, req, sb, user, CONNECT_SERVER_STREAM, &status);
+	cJSON *msg = begin(pm, req, sb, user, CONNECT_SERVER_STREAM, &status);
 	if (!msg)
 		return status;
 	struct err err;
-	status = start(ctx, req, sb, user, msg, &err);
+	status = start(pm, req, sb, user, msg, &err);
 	cJSON_Delete(msg);
 	return status < 0 ? connect_reply_stream_error(req, &err) : status;
 }
 
 /* --- Connect ---------------------------------------------------------------- */
 
-int process_rpc_connect(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int process_rpc_connect(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_SERVER_STREAM, &status);
+	cJSON *msg = begin(pm, req, sb, NULL, CONNECT_SERVER_STREAM, &status);
 	if (!msg)
 		return status;
 	struct err err;
@@ -324,10 +323,10 @@ int process_rpc_connect(struct envd_ctx *ctx, struct evhttp_request *req, struct
 	long long timeout = rc == 0 ? timeout_ms(req, &err) : -1;
 	struct proc *p = NULL;
 	if (timeout >= 0) {
-		p = find(ctx, sb, &sel, false);
+		p = find(pm, sb, &sel, false);
 		if (p) {
 			status = process_stream_open(p, req, keepalive_of(req), timeout, false);
-		} else if ((p = find(ctx, sb, &sel, true))) {
+		} else if ((p = find(pm, sb, &sel, true))) {
 			status = process_stream_replay(p, req); /* exited in the last 30 s */
 		} else {
 			not_found(&sel, &err);
@@ -339,14 +338,13 @@ int process_rpc_connect(struct envd_ctx *ctx, struct evhttp_request *req, struct
 
 /* --- List --------------------------------------------------------------------- */
 
-int process_rpc_list(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int process_rpc_list(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
+	cJSON *msg = begin(pm, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
 	cJSON_Delete(msg);
-	struct proc_manager *pm = ctx->process_manager;
 	cJSON *out = cJSON_CreateObject();
 	cJSON *list = cJSON_CreateArray();
 	bool ok = out && list;
@@ -382,10 +380,10 @@ int process_rpc_list(struct envd_ctx *ctx, struct evhttp_request *req, struct sa
 
 /* --- SendInput ------------------------------------------------------------- */
 
-int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int process_rpc_send_input(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
+	cJSON *msg = begin(pm, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
 	struct err err;
@@ -407,7 +405,7 @@ int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, str
 			rc = -1;
 		}
 	}
-	struct proc *p = rc == 0 ? lookup(ctx, sb, &sel, &err) : NULL;
+	struct proc *p = rc == 0 ? lookup(pm, sb, &sel, &err) : NULL;
 	if (rc == 0 && !p)
 		rc = -1;
 	if (rc == 0) {
@@ -446,10 +444,10 @@ static const struct protojson_enum_value signal_values[] = {
 	{"SIGNAL_SIGKILL", 9},
 };
 
-int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int process_rpc_send_signal(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
+	cJSON *msg = begin(pm, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
 	struct err err;
@@ -460,7 +458,7 @@ int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, st
 		protojson_enum(msg, "signal", "signal", signal_values,
 			sizeof signal_values / sizeof signal_values[0], &signal_number,
 			&err) != PROTOJSON_BAD) {
-		p = lookup(ctx, sb, &sel, &err);
+		p = lookup(pm, sb, &sel, &err);
 	}
 	cJSON_Delete(msg);
 	if (!p)
@@ -479,17 +477,17 @@ int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, st
 
 /* --- CloseStdin -------------------------------------------------------------- */
 
-int process_rpc_close_stdin(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int process_rpc_close_stdin(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
+	cJSON *msg = begin(pm, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
 	struct err err;
 	struct selector sel;
 	struct proc *p = NULL;
 	if (read_selector(msg, &sel, &err) == 0)
-		p = lookup(ctx, sb, &sel, &err);
+		p = lookup(pm, sb, &sel, &err);
 	cJSON_Delete(msg);
 	if (!p)
 		return connect_reply_unary_error(req, &err);
@@ -504,10 +502,10 @@ int process_rpc_close_stdin(struct envd_ctx *ctx, struct evhttp_request *req, st
 
 /* --- Update ------------------------------------------------------------------ */
 
-int process_rpc_update(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb)
+int process_rpc_update(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb)
 {
 	int status;
-	cJSON *msg = begin(ctx, req, sb, NULL, CONNECT_UNARY, &status);
+	cJSON *msg = begin(pm, req, sb, NULL, CONNECT_UNARY, &status);
 	if (!msg)
 		return status;
 	struct err err;
@@ -521,7 +519,7 @@ int process_rpc_update(struct envd_ctx *ctx, struct evhttp_request *req, struct 
 		protojson_message(pty, "size", "size", &size, &err) != PROTOJSON_BAD &&
 		protojson_uint32(size, "cols", "cols", &cols, &err) != PROTOJSON_BAD &&
 		protojson_uint32(size, "rows", "rows", &rows, &err) != PROTOJSON_BAD) {
-		p = lookup(ctx, sb, &sel, &err);
+		p = lookup(pm, sb, &sel, &err);
 	}
 	cJSON_Delete(msg);
 	if (!p)

@@ -11,19 +11,25 @@
  *
  * This file's handlers (docs/e2b-protocol-notes.md, "Process service"):
  * Start and Connect stream, List, SendInput, SendSignal, CloseStdin and
- * Update are unary. Each has the envd_handler signature;
- * ctx->process_manager is the struct proc_manager. */
+ * Update are unary. Each has the process_rpc_handler signature: envd's
+ * router (envd_routes.c) gives it the process manager, and the running
+ * sandbox the request is for. */
 #ifndef E2B_BACKEND_PROCESS_RPC_H
 #define E2B_BACKEND_PROCESS_RPC_H
 
-#include "envd/envd_routes.h"
+struct evhttp_request;
+struct proc_manager;
+struct sandbox;
 
-int process_rpc_start(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int process_rpc_connect(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int process_rpc_list(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int process_rpc_send_input(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int process_rpc_send_signal(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int process_rpc_close_stdin(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
-int process_rpc_update(struct envd_ctx *ctx, struct evhttp_request *req, struct sandbox *sb);
+/* Answers req (or starts its stream) and returns the status it sent. */
+typedef int (*process_rpc_handler)(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb);
+
+int process_rpc_start(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb);
+int process_rpc_connect(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb);
+int process_rpc_list(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb);
+int process_rpc_send_input(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb);
+int process_rpc_send_signal(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb);
+int process_rpc_close_stdin(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb);
+int process_rpc_update(struct proc_manager *pm, struct evhttp_request *req, struct sandbox *sb);
 
 #endif
