@@ -259,6 +259,13 @@ $(eval $(call SANITIZED_LINKS,$(BUILD)/asan-backend,backend-asan))
 $(eval $(call BACKEND_FLAVOUR,$(BUILD)/tsan-backend,$(BUILD)/tsan-backend/bin,-O1 -fsanitize=thread,\
 	$(BUILD)/tsan-backend/obj/tests/backend/tsan_exit.o -Xlinker --wrap=_exit))
 $(eval $(call SANITIZED_LINKS,$(BUILD)/tsan-backend,backend-tsan))
+# The backend's unit tests (the worker thread's among them) under TSan too.
+backend-tsan: $(BUILD)/tsan-backend/backend_unit_tests
+$(BUILD)/tsan-backend/backend_unit_tests: $(call objects,$(BUILD)/tsan-backend/obj,$(BACKEND_UNIT_SRC)) \
+	  $(BUILD)/tsan-backend/libbackend.a $(BUILD)/tsan-backend/obj/cjson/cJSON.o \
+	  $(BUILD)/tsan-backend/obj/tests/backend/tsan_exit.o
+	@mkdir -p $(@D)
+	$(CC) -g -fsanitize=thread $(LINKED) $(BACKEND_LIBS) -lm -Xlinker --wrap=_exit -o $@
 
 # --- libFuzzer targets (clang) ------------------------------------------
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))

@@ -250,6 +250,7 @@ run_tests() {
   apt_install qemu-system-x86 kmod # the cgroup v2 guest (tests/guest/): QEMU and its virtiofsd; modprobe and depmod for the guest kernel's modules
   make_stage "the fuzz targets as plain programs (ASan + UBSan), to replay the corpora" replay
   make_stage "the fuzz targets (libFuzzer)" fuzz
+  make_stage "the backend and its unit tests under ThreadSanitizer" backend-tsan
   # shellcheck source=tests/layers.sh
   . tests/layers.sh
   layers_start "$BUILD/test-logs"
@@ -259,6 +260,7 @@ run_tests() {
   layer "backend unit tests (native)" unit "$BUILD/native/backend_unit_tests"
   layer "backend unit tests (ASan + UBSan)" unit \
     env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$BUILD/asan/backend_unit_tests"
+  layer "backend unit tests (TSan)" unit env TSAN_OPTIONS=halt_on_error=1 "$BUILD/tsan-backend/backend_unit_tests"
   local src name
   # the committed corpora, replayed by plain (non-libFuzzer) builds of the targets
   for src in tests/fuzz/fuzz_*.c; do

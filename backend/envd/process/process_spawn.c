@@ -186,11 +186,6 @@ __attribute__((noreturn)) static void child_exec(struct child_args *c)
 
 #define CHILD_STACK (256 * 1024)
 
-static int child_main(void *arg)
-{
-	child_exec(arg);
-}
-
 #ifdef __SANITIZE_THREAD__
 /* ThreadSanitizer keeps the handlers it wraps and the thread's state in
  * memory a CLONE_VM child would share: the child's resets would become the
@@ -205,6 +200,11 @@ static pid_t start_child(struct child_args *c, char *stack_top)
 	return pid;
 }
 #else
+static int child_main(void *arg)
+{
+	child_exec(arg);
+}
+
 static pid_t start_child(struct child_args *c, char *stack_top)
 {
 	return clone(child_main, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
