@@ -225,8 +225,8 @@ $(BUILD)/asan/backend_unit_tests: $(call objects,$(BUILD)/asan-backend/obj,$(BAC
 	$(CC) -g $(SAN) $(LINKED) $(BACKEND_LIBS) -lm -o $@
 
 # pid 1 of every sandbox; static so it runs inside any template's root.
-INIT_SRC := $(sort $(wildcard backend/runtime/init/*.c))
-$(BUILD)/bin/e2b-sandbox-init: $(INIT_SRC) $(wildcard backend/runtime/init/*.h) backend/lib/init_wire.h
+INIT_SRC := $(sort $(wildcard backend/runtime/init/*.c)) backend/lib/fd_pass.c
+$(BUILD)/bin/e2b-sandbox-init: $(INIT_SRC) $(wildcard backend/runtime/init/*.h) backend/lib/init_wire.h backend/lib/fd_pass.h
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 -O2 -static $(WARN) -Ibackend $(INIT_SRC) -o $@
 

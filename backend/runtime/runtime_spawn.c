@@ -6,6 +6,7 @@
 #include "runtime/runtime_spawn.h"
 
 #include "lib/fd_limit.h"
+#include "lib/fd_pass.h"
 #include "lib/init_wire.h"
 #include "lib/write_all.h"
 #include "runtime/runtime_sandbox.h"
@@ -96,26 +97,11 @@ void runtime_spawn_close(struct sandbox_rt *rt)
 
 /* --- messages ----------------------------------------------------------------- */
 
+_Static_assert(INIT_WIRE_FDS_MAX <= FD_PASS_MAX, "a message's descriptors fit one sendmsg");
+
 static int send_request(int fd, struct init_wire_msg *m, size_t len, const int *fds, size_t nfds, int flags)
 {
-	union {
-		char buf[CMSG_SPACE(INIT_WIRE_FDS_MAX * sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = {.iov_base = m, .iov_len = len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (nfds > 0) {
-		mh.msg_control = control.buf;
-		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-	}
-	ssize_t n;
-	while ((n = sendmsg(fd, &mh, flags | MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
+	ssize_t n = fd_pass_send(fd, m, len, fds, nfds, flags);
 	if (n == (ssize_t)len)
 		return 0;
 	if (n >= 0 || errno == EPIPE || errno == ECONNRESET)
@@ -216,6 +202,31 @@ static int await_reply(int fd, struct received *r)
 		return -1;
 	}
 	return 0;
+}
+
+/* Sends m (len bytes, with nfds descriptors) on fd and waits for the
+ * init's INIT_REPLY on answer_fd (fd but for a swap). 0 with the reply's
+ * value in *value, or -1 with errno. */
+static int ask(int fd, int answer_fd, struct init_wire_msg *m, size_t len, const int *fds, size_t nfds,
+	int32_t *value)
+{
+	struct received *r = malloc(sizeof *r);
+	int rc = r && send_request(fd, m, len, fds, nfds, 0) == 0 ? await_reply(answer_fd, r) : -1;
+	if (rc == 0) {
+		close_received(r);
+		*value = r->in.m.value;
+	}
+	free(r);
+	return rc;
+}
+
+/* The result of a request whose reply's value is an errno (0: done). */
+static int reply_errno(int32_t value)
+{
+	if (value == 0)
+		return 0;
+	errno = value > 0 && value < 4096 ? value : EIO;
+	return -1;
 }
 
 /* --- starting a command ------------------------------------------------------ */
@@ -418,26 +429,16 @@ int runtime_spawn_park(const struct sandbox *sb, const uint64_t *keys, const int
 		struct init_wire_msg m;
 		uint64_t keys[INIT_WIRE_FDS_MAX];
 	} batch;
-	struct received *r = malloc(sizeof *r);
-	if (!r)
-		return -1;
 	int rc = 0;
 	for (size_t from = 0; rc == 0 && from < n; from += INIT_WIRE_FDS_MAX) {
 		size_t k = n - from < INIT_WIRE_FDS_MAX ? n - from : INIT_WIRE_FDS_MAX;
+		int32_t value;
 		batch.m = (struct init_wire_msg){.type = INIT_PARK, .nkeys = (uint32_t)k};
 		memcpy(batch.keys, keys + from, k * sizeof *keys);
-		rc = send_request(fd, &batch.m, sizeof batch.m + k * sizeof *keys, fds + from, k, 0);
+		rc = ask(fd, fd, &batch.m, sizeof batch.m + k * sizeof *keys, fds + from, k, &value);
 		if (rc == 0)
-			rc = await_reply(fd, r);
-		if (rc == 0) {
-			close_received(r);
-			if (r->in.m.value != 0) {
-				errno = r->in.m.value > 0 && r->in.m.value < 4096 ? r->in.m.value : EIO;
-				rc = -1;
-			}
-		}
+			rc = reply_errno(value);
 	}
-	free(r);
 	return rc;
 }
 
@@ -478,12 +479,8 @@ int runtime_spawn_drop(const struct sandbox *sb)
 	if (fd < 0)
 		return -1;
 	struct init_wire_msg m = {.type = INIT_DROP};
-	struct received *r = malloc(sizeof *r);
-	int rc = r && send_request(fd, &m, sizeof m, NULL, 0, 0) == 0 ? await_reply(fd, r) : -1;
-	if (rc == 0)
-		close_received(r);
-	free(r);
-	return rc;
+	int32_t dropped; /* how many, which nobody needs */
+	return ask(fd, fd, &m, sizeof m, NULL, 0, &dropped);
 }
 
 int runtime_spawn_dumpable(const struct sandbox *sb, bool on)
@@ -492,17 +489,8 @@ int runtime_spawn_dumpable(const struct sandbox *sb, bool on)
 	if (fd < 0)
 		return -1;
 	struct init_wire_msg m = {.type = INIT_DUMPABLE, .value = on ? 1 : 0};
-	struct received *r = malloc(sizeof *r);
-	int rc = r && send_request(fd, &m, sizeof m, NULL, 0, 0) == 0 ? await_reply(fd, r) : -1;
-	if (rc == 0) {
-		close_received(r);
-		if (r->in.m.value != 0) {
-			errno = r->in.m.value > 0 && r->in.m.value < 4096 ? r->in.m.value : EIO;
-			rc = -1;
-		}
-	}
-	free(r);
-	return rc;
+	int32_t value;
+	return ask(fd, fd, &m, sizeof m, NULL, 0, &value) == 0 ? reply_errno(value) : -1;
 }
 
 int runtime_spawn_swap(struct sandbox *sb)
@@ -515,17 +503,10 @@ int runtime_spawn_swap(struct sandbox *sb)
 		return -1;
 	}
 	struct init_wire_msg m = {.type = INIT_SWAP};
-	struct received *r = malloc(sizeof *r);
-	int rc = r && send_request(old_req, &m, sizeof m, init_fds, 2, 0) == 0 ? await_reply(rt->req_fd, r)
-									       : -1;
-	if (rc == 0) {
-		close_received(r);
-		if (r->in.m.value != 0) {
-			errno = r->in.m.value > 0 && r->in.m.value < 4096 ? r->in.m.value : EIO;
-			rc = -1;
-		}
-	}
-	free(r);
+	int32_t value;
+	int rc = ask(old_req, rt->req_fd, &m, sizeof m, init_fds, 2, &value);
+	if (rc == 0)
+		rc = reply_errno(value);
 	close(init_fds[0]);
 	close(init_fds[1]);
 	if (rc == 0) {

@@ -6,6 +6,7 @@
 #include "init_serve.h"
 
 #include "init_clone.h"
+#include "lib/fd_pass.h"
 #include "lib/init_wire.h"
 
 #include <errno.h>
@@ -65,25 +66,7 @@ static struct command *free_command(void)
 
 static int send_msg(int fd, void *msg, size_t len, const int *fds, unsigned nfds, int flags)
 {
-	union {
-		char buf[CMSG_SPACE(INIT_WIRE_FDS_MAX * sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = {.iov_base = msg, .iov_len = len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (nfds > 0) {
-		mh.msg_control = control.buf;
-		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-	}
-	ssize_t n;
-	while ((n = sendmsg(fd, &mh, flags | MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
-	return n == (ssize_t)len ? 0 : -1;
+	return fd_pass_send(fd, msg, len, fds, nfds, flags) == (ssize_t)len ? 0 : -1;
 }
 
 static void reply(struct init_wire_msg *r, const int *fds, unsigned nfds)
