@@ -11,6 +11,7 @@
 #include "net/net.h"
 #include "net/net_policy.h"
 #include "registry/registry.h"
+#include "runtime/runtime_checkpoint.h"
 #include "runtime/runtime_overlay.h"
 #include "store/store_layers.h"
 
@@ -239,6 +240,27 @@ static int resume(struct registry *reg, struct sandbox *sb, int64_t timeout, str
 		return err_set(rerr, 500, "no network");
 	}
 	return 0;
+}
+
+int api_sandboxes_fork_restore(struct api_ctx *ctx, struct sandbox *fork, const char *image,
+	int64_t timeout_s, struct err *why)
+{
+	/* The processes it started with end; its files stay, and it is cold. */
+	registry_pause(ctx->reg, fork, false);
+	struct err rerr;
+	if (runtime_checkpoint_take(fork, image, why) == 0) {
+		if (resume(ctx->reg, fork, timeout_s, &rerr) == 0)
+			return 0;
+		err_set(why, 0, "%.200s", rerr.msg);
+		runtime_checkpoint_discard(fork);
+	}
+	fprintf(stderr, "sandbox %s: a fork without its source's processes: %.200s\n", fork->id, why->msg);
+	if (resume(ctx->reg, fork, timeout_s, &rerr) != 0) {
+		err_set(why, rerr.status ? rerr.status : 500, "Failed to fork the sandbox: %.200s", rerr.msg);
+		registry_kill(ctx->reg, fork);
+		return -2;
+	}
+	return -1;
 }
 
 /* paused -> running (resume, connect): 201 Sandbox. */

@@ -36,5 +36,14 @@ enum field_result api_sandboxes_read_timeout(const struct cJSON *body, int64_t *
  * volumes), running for timeout_s. NULL with err. */
 struct sandbox *api_sandboxes_fork(struct api_ctx *ctx, const struct sandbox *orig,
 	const char *const *layer_ids, size_t layer_count, int64_t timeout_s, struct err *err);
+/* A fork just made (api_sandboxes_fork) given the processes and memory of
+ * its source from image (registry_fork_image): its own processes end, then
+ * it is resumed from the image (runtime_checkpoint_take), with its own
+ * namespaces and address. 0 when it runs them; -1 with why (status 0) when
+ * they could not be restored: it then runs with fresh processes on its
+ * files; -2 with why (an HTTP status) when it could not start again at all:
+ * it is removed. */
+int api_sandboxes_fork_restore(struct api_ctx *ctx, struct sandbox *fork, const char *image,
+	int64_t timeout_s, struct err *why);
 
 #endif

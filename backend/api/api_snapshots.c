@@ -12,6 +12,7 @@
 #include "http/http_request.h"
 #include "lib/crashpoint.h"
 #include "lib/query.h"
+#include "lib/tree_remove.h"
 #include "registry/registry.h"
 #include "snapshots/snapshots.h"
 #include "snapshots/snapshots_capture.h"
@@ -40,10 +41,14 @@ struct pending {
 	struct snapshot_ref name; /* snapshots: the name asked for (name[0] == 0: none) */
 	int count;                /* forks: how many */
 	int64_t timeout_s;
+	char image[4200]; /* forks: the source's processes (registry_fork_image), "" none */
+	char why[256];    /* forks: why not, when image is "" */
 };
 
 static void finish(struct pending *p, struct evhttp_request *req, int status)
 {
+	if (p->image[0])
+		tree_remove(p->image);
 	if (req)
 		request_log("api", req, status);
 	free(p);
@@ -236,9 +241,23 @@ static void on_fork_captured(void *arg, char *const *ids, size_t count, const st
 		struct err rerr;
 		struct sandbox *fork = api_sandboxes_fork(p->ctx, orig, (const char *const *)ids, count,
 			p->timeout_s, &rerr);
+		struct err why;
+		err_set(&why, 0, "%s", p->why);
+		int restored = !fork  ? -1
+			: p->image[0] ? api_sandboxes_fork_restore(p->ctx, fork, p->image, p->timeout_s, &why)
+				      : -1;
+		if (restored == -2) {
+			fork = NULL;
+			rerr = why;
+		}
 		cJSON *r = cJSON_CreateObject();
 		if (fork) {
-			cJSON_AddItemToObject(r, "sandbox", sandbox_json_created(fork, p->ctx->domain));
+			cJSON *sj = sandbox_json_created(fork, p->ctx->domain);
+			cJSON *kind = cJSON_AddObjectToObject(sj, "fork");
+			cJSON_AddStringToObject(kind, "kind", restored == 0 ? "checkpoint" : "files");
+			if (restored != 0)
+				cJSON_AddStringToObject(kind, "reason", why.msg);
+			cJSON_AddItemToObject(r, "sandbox", sj);
 		} else {
 			cJSON *e = cJSON_AddObjectToObject(r, "error");
 			cJSON_AddNumberToObject(e, "code", rerr.status);
@@ -272,5 +291,21 @@ int api_fork(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 		return reply_error(req, 500, "out of memory");
 	p->count = (int)count;
 	p->timeout_s = timeout;
-	return start_capture(ctx, req, id, p, "fork", on_fork_captured);
+	/* Its processes and memory first, while they run on (the capture's
+	 * freeze would stop CRIU's); its files are sealed right after. */
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	static unsigned forks;
+	if (sb && sb->state == SANDBOX_RUNNING && runtime_full()) {
+		snprintf(p->image, sizeof p->image, "%s/fork-image-%u", sb->dir, forks++);
+		if (registry_fork_image(ctx->reg, sb, p->image, &err) != 0) {
+			p->image[0] = 0;
+			snprintf(p->why, sizeof p->why, "%.250s", err.msg);
+		}
+	}
+	char image[sizeof p->image];
+	strcpy(image, p->image);
+	int st = start_capture(ctx, req, id, p, "fork", on_fork_captured);
+	if (st != API_STATUS_PENDING && image[0])
+		tree_remove(image); /* p is gone */
+	return st;
 }

@@ -470,6 +470,11 @@ void registry_pause(struct registry *reg, struct sandbox *sb, bool memory)
 	fire(reg, HOOK_PAUSED, sb);
 }
 
+int registry_fork_image(struct registry *reg, struct sandbox *sb, const char *dir, struct err *err)
+{
+	return registry_pause_copy(reg->hooks, reg->nhooks, sb, dir, err);
+}
+
 int registry_resume(struct registry *reg, struct sandbox *sb, int64_t timeout_s, struct err *err)
 {
 	bool restored = false;

@@ -128,6 +128,11 @@ void registry_kill(struct registry *reg, struct sandbox *sb);
  * (runtime_checkpoint.h), else frozen; without, they end and its files are
  * kept. sb->pause_kind and sb->pause_why say which it got. */
 void registry_pause(struct registry *reg, struct sandbox *sb, bool memory);
+/* A running sandbox's processes and memory dumped into dir (new) for its
+ * forks while they run on (registry_pause.h): 0, or -1 with why not in err
+ * (status 0). A fork is given the image with runtime_checkpoint_take while
+ * paused, cold, and resumed. */
+int registry_fork_image(struct registry *reg, struct sandbox *sb, const char *dir, struct err *err);
 /* paused -> running with endAt = now + timeout_s. A sandbox kept from an
  * earlier run (runtime_sandbox_cold) is started again on its own disk
  * first; -1 with err when that fails (it stays paused). */

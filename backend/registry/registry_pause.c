@@ -68,6 +68,21 @@ void registry_pause_processes(const struct registry_hooks *hooks, size_t nhooks,
 	freeze(sb);
 }
 
+int registry_pause_copy(const struct registry_hooks *hooks, size_t nhooks, struct sandbox *sb,
+	const char *dir, struct err *err)
+{
+	if (!runtime_isolated())
+		return err_set(err, 0,
+			"the backend runs without isolation; a checkpoint needs full isolation (root)");
+	if (runtime_checkpoint_allowed(sb, err) != 0)
+		return -1;
+	registry_pause_step(hooks, nhooks, sb, REGISTRY_CKPT_BEFORE);
+	int rc = runtime_checkpoint_copy(sb, dir, err);
+	/* It ran on either way: back as it was. */
+	registry_pause_step(hooks, nhooks, sb, REGISTRY_CKPT_FAILED);
+	return rc;
+}
+
 void registry_pause_after_restart(struct sandbox *sb)
 {
 	if (runtime_isolated() && runtime_checkpoint_present(sb)) {

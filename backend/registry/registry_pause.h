@@ -14,6 +14,11 @@
 /* Sets sb->pause_kind and sb->pause_why. */
 void registry_pause_processes(const struct registry_hooks *hooks, size_t nhooks, struct sandbox *sb,
 	bool memory);
+/* A running sandbox's processes dumped into dir for its forks, while they
+ * go on (runtime_checkpoint_copy, between the hooks' BEFORE and FAILED
+ * steps). 0, or -1 with err (status 0) when it cannot be checkpointed. */
+int registry_pause_copy(const struct registry_hooks *hooks, size_t nhooks, struct sandbox *sb,
+	const char *dir, struct err *err);
 /* A sandbox brought back from its record, cold: a complete image makes it
  * a checkpointed one (whatever the record says: a crash may have come
  * between the two); else its processes are gone, whatever its last pause

@@ -12,6 +12,7 @@
 #include "lib/err.h"
 #include "lib/init_wire.h"
 #include "lib/tree_remove.h"
+#include "runtime/runtime_checkpoint_ids.h"
 #include "runtime/runtime_clone.h"
 #include "runtime/runtime_remove.h"
 #include "runtime/runtime_sandbox.h"
@@ -36,6 +37,7 @@
 #define INIT_SELF_PATH "/dev/shm/.e2b-sandbox-init"
 #define INIT_MOUNT_KEY "e2b-init"
 #define SOCKETS_FILE "e2b-sockets" /* the init's socket inodes at the dump */
+#define IDS_FILE "e2b-ids"         /* the id range's first id and size at the dump */
 
 static struct {
 	bool started, done;
@@ -249,6 +251,26 @@ static int give_image(const char *dir, uid_t owner)
 	return rc;
 }
 
+/* A copy of the file src as dst (new, 0644). 0, or -1 with errno. */
+static int copy_file(const char *src, const char *dst)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	int out = in < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	char buf[8192];
+	ssize_t n = -1;
+	while (out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	int rc = n == 0 && close(out) == 0 ? 0 : -1;
+	if (rc != 0 && out >= 0)
+		close(out);
+	if (in >= 0)
+		close(in);
+	return rc;
+}
+
 static unsigned long socket_inode(pid_t pid, int fd)
 {
 	char path[64];
@@ -267,16 +289,18 @@ static void sync_dir(const char *path)
 	}
 }
 
-int runtime_checkpoint_dump(struct sandbox *sb, struct err *err)
+/* `criu dump` of sb's tree into the new directory tmp (made here), with the
+ * init's socket inodes and the id range's first id written beside
+ * (SOCKETS_FILE, IDS_FILE). leave_running: its processes go on after,
+ * untouched, else they have ended. 0; -1 with err (status 0) when the dump
+ * failed (the tree runs on, tmp removed); -2 when the tree has ended but
+ * what goes beside could not be written (tmp left to the caller). */
+static int dump_into(struct sandbox *sb, const char *dir, bool leave_running, struct err *err)
 {
-	if (runtime_checkpoint_allowed(sb, err) != 0)
-		return -1;
 	struct sandbox_rt *rt = sb->rt;
-	char tmp[4096], dir[4096];
-	image_path(sb, RUNTIME_CHECKPOINT_TMP, tmp, sizeof tmp);
-	image_path(sb, RUNTIME_CHECKPOINT_DIR, dir, sizeof dir);
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s", dir);
 	tree_remove(tmp);
-	tree_remove(dir);
 	unsigned long req = socket_inode(rt->init_pid, INIT_FD_REQUESTS);
 	unsigned long ev = socket_inode(rt->init_pid, INIT_FD_EVENTS);
 	if (mkdir(tmp, 0700) != 0 || req == 0 || ev == 0) {
@@ -284,14 +308,16 @@ int runtime_checkpoint_dump(struct sandbox *sb, struct err *err)
 		tree_remove(tmp);
 		return -1;
 	}
-	char pid[16], ext_req[48], ext_ev[48], sockets[4200];
+	char pid[16], ext_req[48], ext_ev[48], sockets[4200], ids[4200];
 	snprintf(pid, sizeof pid, "%d", (int)rt->init_pid);
 	snprintf(ext_req, sizeof ext_req, "unix[%lu]", req);
 	snprintf(ext_ev, sizeof ext_ev, "unix[%lu]", ev);
 	snprintf(sockets, sizeof sockets, "%s/" SOCKETS_FILE, tmp);
+	snprintf(ids, sizeof ids, "%s/" IDS_FILE, tmp);
 	char *argv[] = {"criu", "dump", "-t", pid, "-D", tmp, "-o", "dump.log", "-v2", "--ext-unix-sk",
 		"--external", ext_req, "--external", ext_ev, "--external",
-		"mnt[" INIT_SELF_PATH "]:" INIT_MOUNT_KEY, "--manage-cgroups=ignore", "--tcp-close", NULL};
+		"mnt[" INIT_SELF_PATH "]:" INIT_MOUNT_KEY, "--manage-cgroups=ignore", "--tcp-close",
+		leave_running ? "--leave-running" : NULL, NULL};
 	/* Dumpable while CRIU looks at it (INIT_DUMPABLE says why); a command of
 	 * the sandbox still cannot trace it meanwhile: it lacks CAP_SYS_PTRACE
 	 * and capabilities the init has. */
@@ -302,32 +328,124 @@ int runtime_checkpoint_dump(struct sandbox *sb, struct err *err)
 		return -1;
 	}
 	int rc = run_criu(argv, NULL, NULL, 0);
+	if (rc != 0 || leave_running)
+		runtime_spawn_dumpable(sb, false);
 	if (rc != 0) {
 		criu_failure(tmp, "dump.log", rc, "criu dump failed", err);
 		tree_remove(tmp);
-		runtime_spawn_dumpable(sb, false);
 		return -1; /* CRIU lets the tree run on after a failed dump */
 	}
-	/* The tree has ended. The image is complete on disk before it counts:
-	 * its files synced, then the directory renamed into place. */
 	FILE *f = fopen(sockets, "we");
 	bool written = f && fprintf(f, "%lu %lu\n", req, ev) > 0;
 	if (f && fclose(f) != 0)
 		written = false;
-	if (written && give_image(tmp, rt->ids.base) != 0)
+	f = fopen(ids, "we");
+	if (!f || fprintf(f, "%lu %lu\n", (unsigned long)rt->ids.base, rt->ids.count) <= 0)
 		written = false;
+	if (f && fclose(f) != 0)
+		written = false;
+	if (!written) {
+		err_set(err, 0, "cannot keep the image: %s", strerror(errno));
+		return -2;
+	}
+	return 0;
+}
+
+int runtime_checkpoint_dump(struct sandbox *sb, struct err *err)
+{
+	if (runtime_checkpoint_allowed(sb, err) != 0)
+		return -1;
+	char tmp[4096], dir[4096];
+	image_path(sb, RUNTIME_CHECKPOINT_TMP, tmp, sizeof tmp);
+	image_path(sb, RUNTIME_CHECKPOINT_DIR, dir, sizeof dir);
+	tree_remove(dir);
+	int rc = dump_into(sb, tmp, false, err);
+	if (rc == -1)
+		return -1;
+	/* The tree has ended. The image is complete on disk before it counts:
+	 * its files synced, then the directory renamed into place. */
+	bool written = rc == 0 && give_image(tmp, sb->rt->ids.base) == 0;
 	int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	bool synced = dfd >= 0 && syncfs(dfd) == 0;
 	if (dfd >= 0)
 		close(dfd);
 	if (!written || !synced || rename(tmp, dir) != 0) {
-		err_set(err, 0, "cannot keep the image: %s", strerror(errno));
+		if (rc == 0)
+			err_set(err, 0, "cannot keep the image: %s", strerror(errno));
 		tree_remove(tmp);
 		runtime_sandbox_stop(sb);
 		return -2; /* its processes are gone */
 	}
 	sync_dir(sb->dir);
 	runtime_sandbox_stop(sb); /* cold: disk unmounted and kept */
+	return 0;
+}
+
+int runtime_checkpoint_copy(struct sandbox *sb, const char *dir, struct err *err)
+{
+	if (runtime_checkpoint_allowed(sb, err) != 0)
+		return -1;
+	int rc = dump_into(sb, dir, true, err);
+	if (rc == -2)
+		tree_remove(dir);
+	return rc == 0 ? 0 : -1;
+}
+
+int runtime_checkpoint_take(struct sandbox *sb, const char *from, struct err *err)
+{
+	char tmp[4096], dir[4096], path[4200];
+	if (!sb->rt || !runtime_sandbox_cold(sb))
+		return err_set(err, 0, "the sandbox is not stopped");
+	image_path(sb, RUNTIME_CHECKPOINT_TMP, tmp, sizeof tmp);
+	image_path(sb, RUNTIME_CHECKPOINT_DIR, dir, sizeof dir);
+	tree_remove(tmp);
+	tree_remove(dir);
+	snprintf(path, sizeof path, "%s/" IDS_FILE, from);
+	unsigned long base = 0, count = 0;
+	FILE *f = fopen(path, "re");
+	bool read_ok = f && fscanf(f, "%lu %lu", &base, &count) == 2;
+	if (f)
+		fclose(f);
+	DIR *d = read_ok && mkdir(tmp, 0700) == 0 ? opendir(from) : NULL;
+	if (!d) {
+		err_set(err, 0, "cannot read the image: %s", strerror(errno ? errno : EIO));
+		tree_remove(tmp);
+		return -1;
+	}
+	/* Links: the image is read, never written, by a restore. The id maps
+	 * are written anew (runtime_checkpoint_ids.h), never through a link. */
+	int rc = 0;
+	for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+		char src[4400], dst[4400];
+		if (e->d_name[0] == '.' || strstr(e->d_name, ".log"))
+			continue;
+		snprintf(src, sizeof src, "%s/%s", from, e->d_name);
+		snprintf(dst, sizeof dst, "%s/%s", tmp, e->d_name);
+		if (strncmp(e->d_name, "userns-", 7) == 0)
+			rc = copy_file(src, dst);
+		else
+			rc = link(src, dst);
+	}
+	closedir(d);
+	if (rc != 0) {
+		err_set(err, 0, "cannot copy the image: %s", strerror(errno));
+		tree_remove(tmp);
+		return -1;
+	}
+	if (count != sb->rt->ids.count) {
+		err_set(err, 0, "the image's id range has another size");
+		tree_remove(tmp);
+		return -1;
+	}
+	if (runtime_checkpoint_shift_ids(tmp, (uid_t)base, sb->rt->ids.base, count, err) != 0) {
+		tree_remove(tmp);
+		return -1;
+	}
+	if (give_image(tmp, sb->rt->ids.base) != 0 || rename(tmp, dir) != 0) {
+		err_set(err, 0, "cannot copy the image: %s", strerror(errno));
+		tree_remove(tmp);
+		return -1;
+	}
 	return 0;
 }
 

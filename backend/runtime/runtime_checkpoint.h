@@ -37,6 +37,17 @@ int runtime_checkpoint_allowed(const struct sandbox *sb, struct err *err);
  * could not be kept. The caller has parked the commands' descriptors in the init
  * (runtime_spawn_park) and taken its network link away. */
 int runtime_checkpoint_dump(struct sandbox *sb, struct err *err);
+/* A fork's image: sb's tree dumped into the new directory dir while its
+ * processes go on, untouched (the same preparations as for a dump: the
+ * commands' descriptors parked, the network link away). 0, or -1 with err
+ * (status 0; dir not left). */
+int runtime_checkpoint_copy(struct sandbox *sb, const char *dir, struct err *err);
+/* Gives a cold sandbox the image another sandbox's runtime_checkpoint_copy
+ * made in from (linked, with its user namespace's id maps moved to this
+ * sandbox's range), for runtime_checkpoint_restore to bring up: the same
+ * processes and memory in new namespaces (pid, user, mount, network, uts)
+ * on this sandbox's disk. 0, or -1 with err (status 0). */
+int runtime_checkpoint_take(struct sandbox *sb, const char *from, struct err *err);
 /* Whether the (cold) sandbox has a complete image. */
 bool runtime_checkpoint_present(const struct sandbox *sb);
 /* Brings a cold sandbox with an image back: disk, mounts, cgroups, then its

@@ -6,8 +6,10 @@
  * the stacks sandboxes are created from (a snapshot's, a fork's), and
  * collecting the layers it sealed once no snapshot and no sandbox (running,
  * paused or kept across a restart) stands on them.
- * Memory is not captured: a sandbox made from a snapshot or a fork starts
- * with that filesystem and fresh processes (E2B's filesystem-only mode).
+ * Memory is not captured here: a sandbox made from a snapshot starts with
+ * that filesystem and fresh processes (E2B's filesystem-only mode); a fork
+ * is also given its source's processes where CRIU works (api/, with
+ * registry_fork_image).
  * May call: registry/ (the sandboxes, their hooks), runtime/ (freeze, the
  * writable layer), store/ (layers, records), lib/. */
 #ifndef E2B_BACKEND_SNAPSHOTS_H

@@ -14,43 +14,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startBackend, api } from '../../host/backend.mjs';
-import { envdClient, dataOf } from '../../host/connect.mjs';
+import { dataOf } from '../../host/connect.mjs';
+import { skip, forceRun, sleep, run, counting, check } from './checkpoint-lib.mjs';
 import { sandboxPids } from '../cgroup2/cgroup2-lib.mjs';
-
-const probe = await startBackend({});
-const details = (await api(probe, 'GET', '/health/details')).json;
-await probe.stop();
-const skip = process.getuid() !== 0 ? 'needs root' : !details.checkpoint?.available && `no checkpoints here: ${details.checkpoint?.reason}`;
-const forceRun = process.env.E2BW_CKPT_FORCE === "1";
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// The counter: a token and a number in the shell's memory, its pid, written
-// to /tmp/c every 0.2 s; and a python server on port 8080 whose answer is
-// a token it drew at its start.
-const START = `setsid bash -c 'tok=$RANDOM$RANDOM; i=0; while :; do i=$((i+1)); echo "$$ $tok $i" > /tmp/c.new; mv /tmp/c.new /tmp/c; sleep 0.2; done' </dev/null >/dev/null 2>&1 &
-setsid python3 -c '
-import http.server, secrets
-tok = secrets.token_hex(8).encode()
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200); self.end_headers(); self.wfile.write(tok)
-    def log_message(self, *a): pass
-http.server.HTTPServer(("0.0.0.0", 8080), H).serve_forever()' </dev/null >/dev/null 2>&1 &
-sleep 1.5; cat /tmp/c`;
-const READ = 'cat /tmp/c; echo; curl -s --max-time 5 http://127.0.0.1:8080/ || python3 -c "import urllib.request; print(urllib.request.urlopen(\'http://127.0.0.1:8080/\', timeout=5).read().decode())"';
-
-function parse(out) {
-  const [pid, tok, n] = out.trim().split('\n')[0].split(' ');
-  return { pid, tok, n: Number(n), served: out.trim().split('\n').slice(1).join('').trim() };
-}
-
-// A bash script run to its end in the sandbox, through backend b's envd.
-async function run(b, { id, token }, script) {
-  const envd = envdClient({ sandboxUrl: b.sandboxUrl, sandboxId: id, token });
-  const r = await envd.stream('process.Process/Start', { process: { cmd: '/bin/bash', args: ['-c', script] } });
-  return dataOf(r.messages).stdout.toString();
-}
 
 async function pauseCheckpoint(b, sb) {
   const r = await api(b, 'POST', `/sandboxes/${sb.id}/pause`, {});
@@ -72,27 +38,6 @@ const restoreLog = (b, id) => {
 async function resume(b, sb) {
   const r = await api(b, 'POST', `/sandboxes/${sb.id}/resume`, { timeout: 900 });
   assert.equal(r.status, 201, JSON.stringify(r.json) + b.stderr() + restoreLog(b, sb.id));
-}
-
-// A new sandbox of b with the counter and the server started.
-async function counting(b) {
-  const created = await api(b, 'POST', '/v2/sandboxes', { templateID: 'base', timeout: 1800 });
-  assert.equal(created.status, 201);
-  const sb = { id: created.json.sandboxID, token: created.json.envdAccessToken };
-  sb.envd = envdClient({ sandboxUrl: b.sandboxUrl, sandboxId: sb.id, token: sb.token });
-  await run(b, sb, START);
-  sb.first = parse(await run(b, sb, READ));
-  assert.ok(sb.first.n >= 1 && sb.first.served.length === 16, JSON.stringify(sb.first));
-  return sb;
-}
-
-// The same processes, with their memory, counting on.
-async function check(b, sb, label) {
-  const now = parse(await run(b, sb, READ));
-  assert.equal(now.pid, sb.first.pid, `${label}: the same process`);
-  assert.equal(now.tok, sb.first.tok, `${label}: its token, held in memory`);
-  assert.ok(now.n >= sb.first.n, `${label}: it counts on from ${sb.first.n} (now ${now.n})`);
-  assert.equal(now.served, sb.first.served, `${label}: the server is the same process`);
 }
 
 test('a checkpointed sandbox keeps its processes and their memory: within a run, after a restart and after a SIGKILL', { skip: forceRun ? false : skip, timeout: 600_000 }, async () => {

@@ -4,8 +4,9 @@
 // /health/details say so and why; a process survives pause and resume
 // while the backend runs; keepMemory: false ends the processes and keeps
 // the files; lifecycle.onTimeout { action: 'pause', keepMemory: false } takes
-// the same path at the end of a lifetime. Where checkpoints work (the cgroup
-// v2 guest) tests/checkpoint/ proves them.
+// the same path at the end of a lifetime; a fork copies the files only, its
+// answer's fork.kind says so and why. Where checkpoints work (the cgroup v2
+// guest) tests/checkpoint/ proves them.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startBackend, api } from '../../host/backend.mjs';
@@ -51,6 +52,26 @@ describe('pause where no checkpoint can be made', () => {
     assert.equal(after[1], before[1], 'its token, held in memory');
     assert.equal((await api(backend, 'GET', `/sandboxes/${sandbox.sandboxId}`)).json.pause, undefined, 'running: no pause field');
     await resumed.kill();
+  });
+
+  test('fork copies the files only, and its answer says so and why', async (t) => {
+    if (checkpoint.available) return t.skip('checkpoints work here (tests/checkpoint/fork.test.mjs covers forks with processes)');
+    const sandbox = await Sandbox.create('base', { ...opts, timeoutMs: 300_000 });
+    await sandbox.files.write('/home/user/kept.txt', 'forked');
+    // Found by its command line: pids are those of a new pid namespace in the fork.
+    const sleepers = "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -c '^sleep 4242 ' || true";
+    await sandbox.commands.run(`setsid sleep 4242 </dev/null >/dev/null 2>&1 &`);
+    await until(async () => (await sandbox.commands.run(sleepers)).stdout.trim() === '1', 'the sleeper started');
+    const r = await api(backend, 'POST', `/sandboxes/${sandbox.sandboxId}/fork`, { count: 1, timeout: 300 });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    const made = r.json[0].sandbox;
+    assert.deepEqual(made.fork, { kind: 'files', reason: checkpoint.reason });
+    const fork = await Sandbox.connect(made.sandboxID, opts);
+    assert.equal(await fork.files.read('/home/user/kept.txt'), 'forked');
+    assert.equal((await fork.commands.run(sleepers)).stdout.trim(), '0', 'the fork has fresh processes');
+    assert.equal((await sandbox.commands.run(sleepers)).stdout.trim(), '1', 'the source runs on');
+    await fork.kill();
+    await sandbox.kill();
   });
 
   test('keepMemory: false ends the processes and keeps the files', async () => {
