@@ -47,7 +47,12 @@ export async function counting(b) {
   const sb = { id: created.json.sandboxID, token: created.json.envdAccessToken };
   sb.envd = envdClient({ sandboxUrl: b.sandboxUrl, sandboxId: sb.id, token: sb.token });
   await run(b, sb, START);
+  // The server answers once Python has started (seconds in a loaded TCG guest).
   sb.first = parse(await run(b, sb, READ));
+  for (let i = 0; i < 60 && sb.first.served === ''; i++) {
+    await sleep(1000);
+    sb.first = parse(await run(b, sb, READ));
+  }
   assert.ok(sb.first.n >= 1 && sb.first.served.length === 16, JSON.stringify(sb.first));
   return sb;
 }
