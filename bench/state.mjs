@@ -17,7 +17,7 @@
 //
 // With --checkpoint, pause with a checkpoint instead (bench/lib/state-checkpoint.mjs;
 // where CRIU works: the cgroup v2 guest), as ratios to a create in the same run:
-//   node bench/state.mjs --checkpoint [--runs 3] [--paused 20] [--mib 200] [--drop-caches] [--json]
+//   node bench/state.mjs --checkpoint [--runs 3] [--paused 20] [--mib 200] [--drop-caches] [--only fork] [--json]
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -31,7 +31,7 @@ const arg = (name, def) => {
 }
 if (process.argv.includes('--checkpoint')) {
   const { checkpointBench } = await import('./lib/state-checkpoint.mjs')
-  await checkpointBench({ runs: Number(arg('runs', 3)), paused: Number(arg('paused', 20)), mib: Number(arg('mib', 200)), json: process.argv.includes('--json'), drop: process.argv.includes('--drop-caches') })
+  await checkpointBench({ runs: Number(arg('runs', 3)), paused: Number(arg('paused', 20)), mib: Number(arg('mib', 200)), json: process.argv.includes('--json'), drop: process.argv.includes('--drop-caches'), only: arg('only', '') })
   process.exit(0)
 }
 const RUNS = Number(arg('runs', 20))

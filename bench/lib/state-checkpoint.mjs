@@ -7,11 +7,15 @@
 //                    (until its 201) of a sandbox running nothing but a sleep
 //   loaded         — the same, of a sandbox whose process holds --mib MiB of
 //                    random bytes (resident, checked after the last resume)
+//   fork           — fork of a running sandbox (a sleep and a shell counting
+//                    in memory) with its processes (until its 201, fork.kind
+//                    checkpoint; the fork's counter checked to count on)
 //   paused memory  — the machine's used memory (MemTotal - MemAvailable) and
 //                    the backend's RSS with --paused sandboxes running a sleep,
 //                    then with all of them paused, against none (--drop-caches:
 //                    the page cache dropped before each reading); the images'
 //                    size on disk
+// --only fork runs the creates and the forks alone.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -37,7 +41,7 @@ const rssMiB = (pid) => {
   try { return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024 } catch { return 0 }
 }
 
-export async function checkpointBench({ runs, paused, mib, json, drop }) {
+export async function checkpointBench({ runs, paused, mib, json, drop, only }) {
   dropCaches = drop
   const dir = mkdtempSync(path.join(tmpdir(), 'e2b-bench-ckpt-'))
   const apiKey = `e2b_local_${randomBytes(16).toString('hex')}`
@@ -82,6 +86,29 @@ export async function checkpointBench({ runs, paused, mib, json, drop }) {
       }
       return { pause: round(median(pauses)), resume: round(median(resumes)) }
     }
+    const source = await create()
+    await run(source, `${SLEEPER}; setsid bash -c 'i=0; while :; do i=$((i+1)); echo $i > /tmp/n; sleep 0.2; done' </dev/null >/dev/null 2>&1 &`)
+    const forks = []
+    for (let i = 0; i < runs; i++) {
+      let made
+      forks.push(await timed(async () => { made = (await call('POST', `/sandboxes/${source.sandboxID}/fork`, { count: 1, timeout: 3600 }, 201))[0].sandbox }))
+      if (made?.fork?.kind !== 'checkpoint') throw new Error(`fork: ${JSON.stringify(made?.fork)}`)
+      const n0 = Number(await run(made, 'cat /tmp/n'))
+      await sleep(1000)
+      const n1 = Number(await run(made, 'cat /tmp/n'))
+      if (!(n1 > n0)) throw new Error(`the fork's counter does not count on (${n0} then ${n1})`)
+      await kill(made.sandboxID)
+    }
+    await kill(source.sandboxID)
+    const forkFigure = round(median(forks))
+    if (only === 'fork') {
+      const create50 = median(creates)
+      const result = { runs, createMs: round(create50), fork: { ms: forkFigure, overCreate: round(forkFigure / create50) } }
+      if (json) console.log(JSON.stringify(result))
+      else console.log(`create          median ${result.createMs} ms (${runs} runs)\nfork            ${forkFigure} ms = ${result.fork.overCreate} x create (with its processes)`)
+      return
+    }
+
     const idle = await create()
     await run(idle, SLEEPER)
     const idleFigures = await cycles(idle, async () => {})
@@ -124,6 +151,7 @@ export async function checkpointBench({ runs, paused, mib, json, drop }) {
       createMs: round(create50),
       idle: { ...idleFigures, pauseOverCreate: round(idleFigures.pause / create50), resumeOverCreate: round(idleFigures.resume / create50) },
       loaded: { ...loadedFigures, pauseOverCreate: round(loadedFigures.pause / create50), resumeOverCreate: round(loadedFigures.resume / create50) },
+      fork: { ms: forkFigure, overCreate: round(forkFigure / create50) },
       paused: { count: paused, runningMiB: round(running), pausedMiB: round(pausedUsed), backendRssGrowthMiB: round(backendGrowth), imagesOnDiskMiB: images },
     }
     if (json) console.log(JSON.stringify(result))
@@ -132,6 +160,7 @@ export async function checkpointBench({ runs, paused, mib, json, drop }) {
       for (const [name, f] of [['idle', result.idle], [`${mib} MiB`, result.loaded]]) {
         console.log(`${name.padEnd(15)} pause ${f.pause} ms = ${f.pauseOverCreate} x create, resume ${f.resume} ms = ${f.resumeOverCreate} x create`)
       }
+      console.log(`fork            ${result.fork.ms} ms = ${result.fork.overCreate} x create (with its processes)`)
       const p = result.paused
       console.log(`${paused} sandboxes    running: ${p.runningMiB} MiB used; paused: ${p.pausedMiB} MiB used (backend RSS +${p.backendRssGrowthMiB} MiB), images ${p.imagesOnDiskMiB} MiB on disk`)
     }
