@@ -264,6 +264,7 @@ struct create {
 	const struct template_config *cfg; /* a built template's, or a built-in one's with a start command */
 	bool builtin_start;                /* cfg is a built-in template's (templates_builtin_cmds.h) */
 	const char *base_template;         /* a snapshot's template, else spec.template_id */
+	char image[4200];                  /* a snapshot's processes (snapshots_image_of), "" none */
 };
 
 static void create_free(struct create *c)
@@ -311,6 +312,19 @@ static int finish(struct create *c, struct evhttp_request *req, struct sandbox *
 		registry_kill(ctx->reg, sb);
 		return reply_error(req, 500, "Failed to create sandbox: cannot give it its environment");
 	}
+	/* A snapshot's processes (api_sandboxes_fork_restore, as a fork's). */
+	int restored = 0;
+	if (c->image[0]) {
+		restored = api_sandboxes_fork_restore(ctx, sb, c->image, c->spec.timeout_s, &why);
+		if (restored == -2)
+			return reply_error(req, why.status, why.msg);
+		cJSON *j = sandbox_json_created(sb, ctx->domain),
+		      *kind = cJSON_AddObjectToObject(j, "snapshot");
+		cJSON_AddStringToObject(kind, "kind", restored == 0 ? "checkpoint" : "files");
+		if (restored != 0)
+			cJSON_AddStringToObject(kind, "reason", why.msg);
+		return reply_json(req, 201, j);
+	}
 	/* A pooled sandbox of a built-in template runs its start command already. */
 	if (c->cfg && c->cfg->start_cmd && !(warm && c->builtin_start))
 		return api_template_wait_ready(ctx, req, sb, c->cfg);
@@ -347,6 +361,7 @@ static int create(struct api_ctx *ctx, struct evhttp_request *req, bool v2)
 	if (snap) {
 		spec->default_user = snap->default_user;
 		spec->default_workdir = snap->default_workdir;
+		snapshots_image_of(ctx->snapshots, snap, c->image, sizeof c->image);
 	}
 	spec->layers = c->roots;
 	spec->layer_count = layers > 0 ? (size_t)layers : 0;

@@ -97,6 +97,36 @@ static int start_capture(struct api_ctx *ctx, struct evhttp_request *req, const 
 	return API_STATUS_PENDING;
 }
 
+/* Its processes and memory first, into p->image, while they run on (the
+ * capture's freeze would stop CRIU's); its files are sealed right after.
+ * Where they cannot be, p->image is "" and p->why says why. */
+static void dump_processes(struct api_ctx *ctx, const char *id, struct pending *p)
+{
+	static unsigned images;
+	struct sandbox *sb = registry_find(ctx->reg, id);
+	if (!sb || sb->state != SANDBOX_RUNNING || !runtime_full())
+		return;
+	struct err err;
+	snprintf(p->image, sizeof p->image, "%s/fork-image-%u", sb->dir, images++);
+	if (registry_fork_image(ctx->reg, sb, p->image, &err) != 0) {
+		p->image[0] = 0;
+		snprintf(p->why, sizeof p->why, "%.250s", err.msg);
+	}
+}
+
+/* start_capture after dump_processes; the image removed when it cannot start. */
+static int dump_and_capture(struct api_ctx *ctx, struct evhttp_request *req, const char *id,
+	struct pending *p, const char *origin, snapshots_captured done)
+{
+	dump_processes(ctx, id, p);
+	char image[sizeof p->image];
+	strcpy(image, p->image);
+	int st = start_capture(ctx, req, id, p, origin, done);
+	if (st != API_STATUS_PENDING && image[0])
+		tree_remove(image); /* p is gone */
+	return st;
+}
+
 /* --- createSnapshot --------------------------------------------------------------- */
 
 static void on_snapshot_captured(void *arg, char *const *ids, size_t count, const struct err *err)
@@ -109,13 +139,21 @@ static void on_snapshot_captured(void *arg, char *const *ids, size_t count, cons
 		crashpoint("snapshot-sealed");
 	if (!err && sb)
 		s = snapshots_add(p->ctx->snapshots, sb, p->name.name[0] ? p->name.name : NULL, p->name.tag,
-			(const char *const *)ids, count);
+			(const char *const *)ids, count, p->image[0] ? p->image : NULL);
 	int status = 201;
 	if (!s)
 		snapshots_collect(p->ctx->snapshots); /* the sealed layer, now unused */
-	if (req && s)
-		reply_json(req, 201, snapshot_info(s));
-	else if (req && !sb)
+	if (req && s) {
+		/* Which it holds (ours): its processes, or its files only and why. */
+		char image[4200];
+		snapshots_image_of(p->ctx->snapshots, s, image, sizeof image);
+		cJSON *info = snapshot_info(s);
+		cJSON_AddStringToObject(info, "kind", image[0] ? "checkpoint" : "files");
+		if (!image[0])
+			cJSON_AddStringToObject(info, "reason",
+				p->why[0] ? p->why : "its processes could not be kept");
+		reply_json(req, 201, info);
+	} else if (req && !sb)
 		status = reply_not_found(req, p->sandbox_id);
 	else if (req)
 		status = reply_errorf(req, 500, "Failed to create the snapshot: %s",
@@ -145,7 +183,7 @@ int api_snapshot_create(struct api_ctx *ctx, struct evhttp_request *req, const c
 		free(p);
 		return st;
 	}
-	return start_capture(ctx, req, id, p, "snapshot", on_snapshot_captured);
+	return dump_and_capture(ctx, req, id, p, "snapshot", on_snapshot_captured);
 }
 
 /* --- listSnapshots ---------------------------------------------------------------- */
@@ -291,21 +329,5 @@ int api_fork(struct api_ctx *ctx, struct evhttp_request *req, const char *id)
 		return reply_error(req, 500, "out of memory");
 	p->count = (int)count;
 	p->timeout_s = timeout;
-	/* Its processes and memory first, while they run on (the capture's
-	 * freeze would stop CRIU's); its files are sealed right after. */
-	struct sandbox *sb = registry_find(ctx->reg, id);
-	static unsigned forks;
-	if (sb && sb->state == SANDBOX_RUNNING && runtime_full()) {
-		snprintf(p->image, sizeof p->image, "%s/fork-image-%u", sb->dir, forks++);
-		if (registry_fork_image(ctx->reg, sb, p->image, &err) != 0) {
-			p->image[0] = 0;
-			snprintf(p->why, sizeof p->why, "%.250s", err.msg);
-		}
-	}
-	char image[sizeof p->image];
-	strcpy(image, p->image);
-	int st = start_capture(ctx, req, id, p, "fork", on_fork_captured);
-	if (st != API_STATUS_PENDING && image[0])
-		tree_remove(image); /* p is gone */
-	return st;
+	return dump_and_capture(ctx, req, id, p, "fork", on_fork_captured);
 }

@@ -4,6 +4,7 @@
 
 #include "lib/clock.h"
 #include "lib/random.h"
+#include "lib/tree_remove.h"
 #include "registry/registry.h"
 #include "snapshots/snapshots_capture.h"
 #include "store/store_layers.h"
@@ -15,12 +16,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #define RECORDS_KIND "snapshots"
 
 struct snapshots {
 	struct registry *reg;
 	char *state_root;        /* records are kept there, or NULL */
+	char *images;            /* <root>/snapshot-images: a snapshot's processes, by id */
 	struct snapshot **items; /* oldest first */
 	size_t count, cap;
 	struct event *collect_ev; /* a zero timer: collect once the loop turns */
@@ -36,6 +41,13 @@ static void snapshot_free(struct snapshot *s)
 	free(s->default_workdir);
 	snapshots_capture_free_ids(s->layers, s->layer_count);
 	free(s);
+}
+
+void snapshots_image_of(const struct snapshots *ss, const struct snapshot *s, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s", ss->images ? ss->images : "", s->id);
+	if (!ss->images || access(out, F_OK) != 0)
+		out[0] = 0;
 }
 
 static int grow(struct snapshots *ss)
@@ -131,6 +143,10 @@ static struct snapshot *from_record(const char *id, const cJSON *r)
 static void forget(struct snapshots *ss, size_t i)
 {
 	struct snapshot *s = ss->items[i];
+	char image[4200];
+	snapshots_image_of(ss, s, image, sizeof image);
+	if (image[0])
+		tree_remove(image);
 	if (ss->state_root && store_records_delete(ss->state_root, RECORDS_KIND, s->id, STORE_DURABLE) != 0)
 		fprintf(stderr, "snapshot %s: cannot remove its record: %s\n", s->id, strerror(errno));
 	memmove(ss->items + i, ss->items + i + 1, (ss->count - i - 1) * sizeof *ss->items);
@@ -196,6 +212,21 @@ static void on_sandbox_removing(void *ctx, struct sandbox *sb)
 		evtimer_add(ss->collect_ev, &now);
 }
 
+/* Images no snapshot has (a crash between a dump and its record). */
+static void drop_lost_images(struct snapshots *ss)
+{
+	DIR *d = ss->images ? opendir(ss->images) : NULL;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		bool kept = e->d_name[0] == '.';
+		for (size_t i = 0; !kept && i < ss->count; i++)
+			kept = strcmp(ss->items[i]->id, e->d_name) == 0;
+		if (!kept)
+			tree_remove_at(dirfd(d), e->d_name);
+	}
+	if (d)
+		closedir(d);
+}
+
 struct snapshots *snapshots_new(struct event_base *base, struct registry *reg, const char *state_root,
 	bool persist)
 {
@@ -212,6 +243,15 @@ struct snapshots *snapshots_new(struct event_base *base, struct registry *reg, c
 		store_records_each(state_root, RECORDS_KIND, load_one, ss);
 		drop_duplicate_names(ss);
 	}
+	size_t n = strlen(state_root) + sizeof "/snapshot-images";
+	if ((ss->images = malloc(n))) {
+		snprintf(ss->images, n, "%s/snapshot-images", state_root);
+		if (mkdir(ss->images, 0700) != 0 && errno != EEXIST) {
+			free(ss->images);
+			ss->images = NULL;
+		}
+	}
+	drop_lost_images(ss);
 	struct registry_hooks hooks = {.ctx = ss, .removing = on_sandbox_removing};
 	registry_add_hooks(reg, &hooks);
 	return ss;
@@ -227,6 +267,7 @@ void snapshots_free(struct snapshots *ss)
 		event_free(ss->collect_ev);
 	free(ss->items);
 	free(ss->state_root);
+	free(ss->images);
 	free(ss);
 }
 
@@ -290,7 +331,7 @@ size_t snapshots_delete(struct snapshots *ss, const struct snapshot_ref *ref)
 }
 
 const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox *sb, const char *name,
-	const char *tag, const char *const *layer_ids, size_t layer_count)
+	const char *tag, const char *const *layer_ids, size_t layer_count, const char *image)
 {
 	struct snapshot *s = calloc(1, sizeof *s);
 	if (!s || grow(ss) != 0 || random_lower_alnum(s->id, SNAPSHOT_ID_LEN) != 0 ||
@@ -323,6 +364,10 @@ const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox 
 		snapshot_free(s);
 		return NULL;
 	}
+	char kept[4200];
+	snprintf(kept, sizeof kept, "%s/%s", ss->images ? ss->images : "", s->id);
+	if (image && (!ss->images || rename(image, kept) != 0))
+		fprintf(stderr, "snapshot %s: its processes are not kept: %s\n", s->id, strerror(errno));
 	/* The name now stands for this one: the one it stood for goes. */
 	size_t old = name ? find_name(ss, name, s->tag) : ss->count;
 	ss->items[ss->count++] = s;

@@ -6,10 +6,10 @@
  * the stacks sandboxes are created from (a snapshot's, a fork's), and
  * collecting the layers it sealed once no snapshot and no sandbox (running,
  * paused or kept across a restart) stands on them.
- * Memory is not captured here: a sandbox made from a snapshot starts with
- * that filesystem and fresh processes (E2B's filesystem-only mode); a fork
- * is also given its source's processes where CRIU works (api/, with
- * registry_fork_image).
+ * A snapshot may also keep its sandbox's processes (a checkpoint image,
+ * registry_fork_image, kept by id under <root>/snapshot-images/); its
+ * sandboxes and forks are given them by api/ where CRIU works, else they
+ * start fresh processes on the files (E2B's filesystem-only mode).
  * May call: registry/ (the sandboxes, their hooks), runtime/ (freeze, the
  * writable layer), store/ (layers, records), lib/. */
 #ifndef E2B_BACKEND_SNAPSHOTS_H
@@ -42,7 +42,8 @@ struct snapshot {
 	int64_t created_ms;
 };
 
-/* persist: keep records (--state-dir) and load those of an earlier run. */
+/* persist: keep records (--state-dir) and load those of an earlier run.
+ * state_root holds the images of snapshots' processes either way. */
 struct snapshots *snapshots_new(struct event_base *base, struct registry *reg, const char *state_root,
 	bool persist);
 void snapshots_free(struct snapshots *ss);
@@ -65,11 +66,16 @@ int snapshots_roots(const struct snapshot *s, const char **roots, size_t max);
 size_t snapshots_delete(struct snapshots *ss, const struct snapshot_ref *ref);
 
 /* Adds a snapshot of a captured sandbox (snapshots_capture.h): layers are
- * the sandbox's stack with its sealed layer on top. A name:tag taken is
+ * the sandbox's stack with its sealed layer on top; image (NULL: none) the
+ * directory of its processes' checkpoint (registry_fork_image), moved in. A name:tag taken is
  * given to the new one (E2B assigns a new build to the name). The record is
  * written first; NULL when that fails. */
 const struct snapshot *snapshots_add(struct snapshots *ss, const struct sandbox *sb, const char *name,
-	const char *tag, const char *const *layer_ids, size_t layer_count);
+	const char *tag, const char *const *layer_ids, size_t layer_count, const char *image);
+/* The directory of s's processes (the image, a directory, given to
+ * snapshots_add, moved under the root's snapshot-images/ and removed with
+ * the snapshot) in out, or "" when it has none. */
+void snapshots_image_of(const struct snapshots *ss, const struct snapshot *s, char *out, size_t len);
 
 /* Removes the layers it sealed that nothing stands on (off the loop). */
 void snapshots_collect(struct snapshots *ss);

@@ -4,8 +4,8 @@
 // /health/details say so and why; a process survives pause and resume
 // while the backend runs; keepMemory: false ends the processes and keeps
 // the files; lifecycle.onTimeout { action: 'pause', keepMemory: false } takes
-// the same path at the end of a lifetime; a fork copies the files only, its
-// answer's fork.kind says so and why. Where checkpoints work (the cgroup v2
+// the same path at the end of a lifetime; a fork and a snapshot copy the files
+// only, their answers' kind says so and why. Where checkpoints work (the cgroup v2
 // guest) tests/checkpoint/ proves them.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,7 +54,7 @@ describe('pause where no checkpoint can be made', () => {
     await resumed.kill();
   });
 
-  test('fork copies the files only, and its answer says so and why', async (t) => {
+  test('fork and createSnapshot copy the files only, and their answers say so and why', async (t) => {
     if (checkpoint.available) return t.skip('checkpoints work here (tests/checkpoint/fork.test.mjs covers forks with processes)');
     const sandbox = await Sandbox.create('base', { ...opts, timeoutMs: 300_000 });
     await sandbox.files.write('/home/user/kept.txt', 'forked');
@@ -70,6 +70,14 @@ describe('pause where no checkpoint can be made', () => {
     assert.equal(await fork.files.read('/home/user/kept.txt'), 'forked');
     assert.equal((await fork.commands.run(sleepers)).stdout.trim(), '0', 'the fork has fresh processes');
     assert.equal((await sandbox.commands.run(sleepers)).stdout.trim(), '1', 'the source runs on');
+    const snap = await api(backend, 'POST', `/sandboxes/${sandbox.sandboxId}/snapshots`, {});
+    assert.equal(snap.status, 201, JSON.stringify(snap.json));
+    assert.equal(snap.json.kind, 'files', 'a snapshot holds the files only');
+    assert.equal(snap.json.reason, checkpoint.reason);
+    const fromSnap = await api(backend, 'POST', '/v2/sandboxes', { templateID: snap.json.snapshotID, timeout: 60 });
+    assert.equal(fromSnap.status, 201, JSON.stringify(fromSnap.json));
+    assert.equal(fromSnap.json.snapshot, undefined, 'a snapshot without processes: a plain create');
+    await api(backend, 'DELETE', `/sandboxes/${fromSnap.json.sandboxID}`);
     await fork.kill();
     await sandbox.kill();
   });
