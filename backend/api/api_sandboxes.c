@@ -254,7 +254,7 @@ int api_sandboxes_fork_restore(struct api_ctx *ctx, struct sandbox *fork, const 
 		err_set(why, 0, "%.200s", rerr.msg);
 		runtime_checkpoint_discard(fork);
 	}
-	fprintf(stderr, "sandbox %s: a fork without its source's processes: %.200s\n", fork->id, why->msg);
+	fprintf(stderr, "sandbox %s: started without its source's processes: %.200s\n", fork->id, why->msg);
 	if (resume(ctx->reg, fork, timeout_s, &rerr) != 0) {
 		err_set(why, rerr.status ? rerr.status : 500, "Failed to fork the sandbox: %.200s", rerr.msg);
 		registry_kill(ctx->reg, fork);
