@@ -42,7 +42,7 @@ struct pending {
 	int count;                /* forks: how many */
 	int64_t timeout_s;
 	char image[4200]; /* forks: the source's processes (registry_fork_image), "" none */
-	char why[256];    /* forks: why not, when image is "" */
+	struct err why;   /* why not, when image is "" (status 0) */
 };
 
 static void finish(struct pending *p, struct evhttp_request *req, int status)
@@ -106,12 +106,9 @@ static void dump_processes(struct api_ctx *ctx, const char *id, struct pending *
 	struct sandbox *sb = registry_find(ctx->reg, id);
 	if (!sb || sb->state != SANDBOX_RUNNING || !runtime_full())
 		return;
-	struct err err;
 	snprintf(p->image, sizeof p->image, "%s/fork-image-%u", sb->dir, images++);
-	if (registry_fork_image(ctx->reg, sb, p->image, &err) != 0) {
+	if (registry_fork_image(ctx->reg, sb, p->image, &p->why) != 0)
 		p->image[0] = 0;
-		snprintf(p->why, sizeof p->why, "%.250s", err.msg);
-	}
 }
 
 /* start_capture after dump_processes; the image removed when it cannot start. */
@@ -151,7 +148,7 @@ static void on_snapshot_captured(void *arg, char *const *ids, size_t count, cons
 		cJSON_AddStringToObject(info, "kind", image[0] ? "checkpoint" : "files");
 		if (!image[0])
 			cJSON_AddStringToObject(info, "reason",
-				p->why[0] ? p->why : "its processes could not be kept");
+				p->why.msg[0] ? p->why.msg : "its processes could not be kept");
 		reply_json(req, 201, info);
 	} else if (req && !sb)
 		status = reply_not_found(req, p->sandbox_id);
@@ -279,8 +276,7 @@ static void on_fork_captured(void *arg, char *const *ids, size_t count, const st
 		struct err rerr;
 		struct sandbox *fork = api_sandboxes_fork(p->ctx, orig, (const char *const *)ids, count,
 			p->timeout_s, &rerr);
-		struct err why;
-		err_set(&why, 0, "%s", p->why);
+		struct err why = p->why;
 		int restored = !fork  ? -1
 			: p->image[0] ? api_sandboxes_fork_restore(p->ctx, fork, p->image, p->timeout_s, &why)
 				      : -1;
