@@ -103,7 +103,9 @@ export function pushBody(url, head, bodyBytes, { chunked = false, afterAnswer = 
       while (!done && sent < bodyBytes) {
         if (answeredAt !== null && sent - answeredAt >= afterAnswer) return finish()
         sent += data.length
-        if (!sock.write(piece)) return sock.once('drain', push)
+        // A write the kernel takes at once drains on the next tick, so a chain
+        // of drains would never let the loop read the answer: go round it.
+        if (!sock.write(piece)) return sock.once('drain', () => setImmediate(push))
       }
       if (answeredAt !== null) finish()
     }
