@@ -252,6 +252,16 @@ static int give_image(const char *dir, uid_t owner)
 }
 
 /* A copy of the file src as dst (new, 0644). 0, or -1 with errno. */
+/* The two numbers an image keeps in a small text file of its own. */
+static bool read_pair(const char *path, unsigned long *a, unsigned long *b)
+{
+	FILE *f = fopen(path, "re");
+	bool ok = f && fscanf(f, "%lu %lu", a, b) == 2;
+	if (f)
+		fclose(f);
+	return ok;
+}
+
 static int copy_file(const char *src, const char *dst)
 {
 	int in = open(src, O_RDONLY | O_CLOEXEC);
@@ -402,11 +412,7 @@ int runtime_checkpoint_take(struct sandbox *sb, const char *from, struct err *er
 	tree_remove(dir);
 	snprintf(path, sizeof path, "%s/" IDS_FILE, from);
 	unsigned long base = 0, count = 0;
-	FILE *f = fopen(path, "re");
-	bool read_ok = f && fscanf(f, "%lu %lu", &base, &count) == 2;
-	if (f)
-		fclose(f);
-	DIR *d = read_ok && mkdir(tmp, 0700) == 0 ? opendir(from) : NULL;
+	DIR *d = read_pair(path, &base, &count) && mkdir(tmp, 0700) == 0 ? opendir(from) : NULL;
 	if (!d) {
 		err_set(err, 0, "cannot read the image: %s", strerror(errno ? errno : EIO));
 		tree_remove(tmp);
@@ -455,11 +461,7 @@ int runtime_checkpoint_restore(struct sandbox *sb, struct err *err)
 	image_path(sb, RUNTIME_CHECKPOINT_DIR, dir, sizeof dir);
 	snprintf(file, sizeof file, "%s/" SOCKETS_FILE, dir);
 	unsigned long req = 0, ev = 0;
-	FILE *f = fopen(file, "re");
-	bool read_ok = f && fscanf(f, "%lu %lu", &req, &ev) == 2;
-	if (f)
-		fclose(f);
-	if (!read_ok || !sb->rt || !runtime_sandbox_cold(sb))
+	if (!read_pair(file, &req, &ev) || !sb->rt || !runtime_sandbox_cold(sb))
 		return err_set(err, 500, "no checkpoint image to restore");
 	if (sb->rt->rebase)
 		return err_set(err, 500,
@@ -502,7 +504,7 @@ int runtime_checkpoint_restore(struct sandbox *sb, struct err *err)
 	close(evp[1]);
 	rt->req_fd = rq[0];
 	rt->ev_fd = evp[0];
-	f = rc == 0 ? fopen(pidfile, "re") : NULL;
+	FILE *f = rc == 0 ? fopen(pidfile, "re") : NULL;
 	int pid = 0;
 	if (f) {
 		if (fscanf(f, "%d", &pid) != 1)
