@@ -112,7 +112,9 @@ describe('official e2b SDK: built templates in the warm pool', () => {
     const built = await Template.build(template, name, opts);
     const before = (await health()).templates;
     const s = await Sandbox.create(name, { ...opts, timeoutMs: 60_000 });
-    assert.equal((await s.commands.run('pgrep -x sleep >/dev/null && echo started')).stdout, 'started\n');
+    // By its command line: the login shell may not have exec'd sleep yet
+    // ([3]: the pattern does not match the shell that runs pgrep).
+    assert.equal((await s.commands.run("pgrep -f 'sleep [3]600' >/dev/null && echo started")).stdout, 'started\n');
     await sleep(500); // a pool would have been made at the create, synchronously
     assert.equal((await health()).templates, before, 'no pool for it');
     await s.kill();
